@@ -1,0 +1,81 @@
+//! The scripted client: a list of responses, in order.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::{DeltaSink, ModelClient, ModelError, ModelRequest, ModelResponse};
+
+/// Answers each request with the next scripted response (or failure), in order; for tests
+/// and demos. Running out of responses is an error naming how many were used.
+#[derive(Debug)]
+pub struct ScriptedClient {
+    responses: Vec<Result<ModelResponse, ModelError>>,
+    cursor: AtomicUsize,
+}
+
+impl ScriptedClient {
+    /// A client answering with `responses` in order.
+    pub fn new(responses: Vec<Result<ModelResponse, ModelError>>) -> Self {
+        Self::starting_at(responses, 0)
+    }
+
+    /// A client whose first `used` responses were consumed already (e.g. by another
+    /// process before a handoff).
+    pub fn starting_at(responses: Vec<Result<ModelResponse, ModelError>>, used: usize) -> Self {
+        Self {
+            responses,
+            cursor: AtomicUsize::new(used),
+        }
+    }
+
+    /// A client answering only with successful responses.
+    pub fn from_responses(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
+        Self::new(responses.into_iter().map(Ok).collect())
+    }
+
+    /// How many responses have been consumed.
+    pub fn cursor(&self) -> usize {
+        self.cursor.load(Ordering::SeqCst)
+    }
+
+    fn next(&self) -> Result<ModelResponse, ModelError> {
+        let i = self.cursor.fetch_add(1, Ordering::SeqCst);
+        match self.responses.get(i) {
+            Some(r) => r.clone(),
+            None => Err(ModelError::new(format!(
+                "Scripted client has no response left ({} scripted)",
+                self.responses.len()
+            ))),
+        }
+    }
+}
+
+#[async_trait]
+impl ModelClient for ScriptedClient {
+    async fn generate(
+        &self,
+        _request: &ModelRequest<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.next()
+    }
+
+    async fn stream(
+        &self,
+        _request: &ModelRequest<'_>,
+        _cancel: &CancellationToken,
+        deltas: &dyn DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let response = self.next()?;
+        if let Some(reasoning) = &response.message.reasoning {
+            deltas.reasoning_delta(reasoning);
+        }
+        // Word-sized deltas, as a real model would stream them.
+        for piece in response.message.content.split_inclusive(' ') {
+            deltas.text_delta(piece);
+        }
+        Ok(response)
+    }
+}

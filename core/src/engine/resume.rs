@@ -1,0 +1,329 @@
+//! Continuing a paused run (SPEC §4): the refusal checks, in order, then the decided calls.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::tools::{self, accept_result, call_failed, PhaseScope, Resolved};
+use super::{fail_in_step, Failure, RunCtx, Start};
+use crate::agent::AgentInner;
+use crate::error::{AgentError, ErrorCode};
+use crate::events::{EventData, EventType};
+use crate::options::ContinueOptions;
+use crate::state::{
+    Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus, STATE_VERSION,
+};
+
+/// What to do with each pending call, in pause order.
+pub(crate) enum Decision {
+    Reject(String),
+    Execute,
+    Supply(Value),
+}
+
+pub(crate) struct ResumePlan {
+    review_pause: bool,
+    decisions: Vec<(PendingToolCall, Decision)>,
+}
+
+/// All refusal checks, in SPEC order; nothing runs unless every check passes.
+pub(crate) fn check(
+    agent: &AgentInner,
+    state: &RunResult,
+    options: &ContinueOptions,
+) -> Result<ResumePlan, AgentError> {
+    let _ = STATE_VERSION;
+    state.check_consistency()?;
+    let run = &state.run;
+    if run.agent_id != agent.def.id {
+        return Err(AgentError::continue_invalid(format!(
+            "Cannot continue run {} with agent {}; it belongs to {}",
+            run.id, agent.def.id, run.agent_id
+        )));
+    }
+    let pause = match (&run.pause, run.status) {
+        (Some(p), RunStatus::WaitingForHuman) => p,
+        _ => {
+            return Err(AgentError::continue_invalid(format!(
+                "Run {} is not waiting for human input",
+                run.id
+            )))
+        }
+    };
+    if pause.kind == PauseKind::HumanReview {
+        if options.human_input.is_none() {
+            return Err(AgentError::continue_invalid(format!(
+                "Run {} is waiting for human input",
+                run.id
+            )));
+        }
+        if let Some(id) = options
+            .approvals
+            .iter()
+            .chain(&options.rejections)
+            .map(|d| &d.tool_call_id)
+            .chain(options.tool_outputs.iter().map(|o| &o.tool_call_id))
+            .next()
+        {
+            return Err(AgentError::continue_invalid(format!(
+                "Unknown tool call {id}"
+            )));
+        }
+        return Ok(ResumePlan {
+            review_pause: true,
+            decisions: Vec::new(),
+        });
+    }
+    let pending: HashMap<&str, &PendingToolCall> = pause
+        .pending_tool_calls
+        .iter()
+        .map(|p| (p.call.id.as_str(), p))
+        .collect();
+    for id in options
+        .approvals
+        .iter()
+        .chain(&options.rejections)
+        .map(|d| &d.tool_call_id)
+        .chain(options.tool_outputs.iter().map(|o| &o.tool_call_id))
+    {
+        if !pending.contains_key(id.as_str()) {
+            return Err(AgentError::continue_invalid(format!(
+                "Unknown tool call {id}"
+            )));
+        }
+    }
+    let approved: HashSet<&str> = options
+        .approvals
+        .iter()
+        .map(|d| d.tool_call_id.as_str())
+        .collect();
+    let rejected: HashMap<&str, Option<&String>> = options
+        .rejections
+        .iter()
+        .map(|d| (d.tool_call_id.as_str(), d.reason.as_ref()))
+        .collect();
+    for d in &options.approvals {
+        if rejected.contains_key(d.tool_call_id.as_str()) {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool call {} is both approved and rejected",
+                d.tool_call_id
+            )));
+        }
+    }
+    let outputs: HashMap<&str, &Value> = options
+        .tool_outputs
+        .iter()
+        .map(|o| (o.tool_call_id.as_str(), &o.output))
+        .collect();
+    for p in &pause.pending_tool_calls {
+        let Some(tool) = agent.tool(&p.call.name) else {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool '{}' of pending call {} is not defined on this agent",
+                p.call.name, p.call.id
+            )));
+        };
+        if p.kind == PendingKind::Approval
+            && tool.executor.is_some()
+            && outputs.contains_key(p.call.id.as_str())
+        {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool call {} requires approval; an output cannot be supplied for it",
+                p.call.id
+            )));
+        }
+    }
+    let mut decisions = Vec::with_capacity(pause.pending_tool_calls.len());
+    for p in &pause.pending_tool_calls {
+        let id = p.call.id.as_str();
+        let decision = if let Some(reason) = rejected.get(id) {
+            Decision::Reject(
+                reason
+                    .cloned()
+                    .unwrap_or_else(|| "Tool call rejected by human".to_owned()),
+            )
+        } else {
+            let manual = agent
+                .tool(&p.call.name)
+                .is_some_and(|t| t.executor.is_none());
+            match p.kind {
+                PendingKind::Approval if !approved.contains(id) => {
+                    return Err(AgentError::continue_invalid(format!(
+                        "Missing approval decision for tool call {id}"
+                    )))
+                }
+                PendingKind::Approval if !manual => Decision::Execute,
+                _ => match outputs.get(id) {
+                    Some(v) => Decision::Supply((*v).clone()),
+                    None => {
+                        return Err(AgentError::continue_invalid(format!(
+                            "Missing output for tool call {id}"
+                        )))
+                    }
+                },
+            }
+        };
+        decisions.push((p.clone(), decision));
+    }
+    Ok(ResumePlan {
+        review_pause: false,
+        decisions,
+    })
+}
+
+async fn supply(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    pending: &PendingToolCall,
+    output: Value,
+) -> Result<Resolved, AgentError> {
+    let call = &pending.call;
+    let tool = ctx
+        .agent
+        .tool(&call.name)
+        .expect("checked before resolving");
+    let runtime = scope.runtime(ctx, call, scope.token.child_token(), None);
+    let output = match &tool.on_response_received {
+        None => output,
+        Some(hook) => {
+            let outcome =
+                std::panic::AssertUnwindSafe(hook.on_response_received(output, runtime.clone()));
+            match futures::FutureExt::catch_unwind(outcome).await {
+                Ok(Ok(v)) => v,
+                Ok(Err(e)) => {
+                    return call_failed(
+                        ctx,
+                        scope,
+                        Some(tool),
+                        call,
+                        ErrorCode::ToolFailed,
+                        e.message,
+                        vec![],
+                    )
+                }
+                Err(p) => {
+                    let m = format!(
+                        "Tool {} panicked: {}",
+                        tool.id,
+                        crate::panic_message(p.as_ref())
+                    );
+                    return call_failed(
+                        ctx,
+                        scope,
+                        Some(tool),
+                        call,
+                        ErrorCode::ToolFailed,
+                        m,
+                        vec![],
+                    );
+                }
+            }
+        }
+    };
+    accept_result(ctx, scope, tool, call, &runtime, output, vec![]).await
+}
+
+fn reject(ctx: &RunCtx, scope: &PhaseScope, pending: &PendingToolCall, reason: String) -> Resolved {
+    ctx.emitter.emit(
+        EventType::ToolFailed,
+        Some(RunStatus::Running),
+        Some(scope.step_index),
+        || EventData::ToolFailed {
+            tool_call_id: pending.call.id.clone(),
+            tool_name: pending.call.name.clone(),
+            error: reason.clone(),
+        },
+    );
+    Resolved::error(&pending.call, reason)
+}
+
+/// Runs the decided calls and rebuilds the paused step; returns where the loop goes on.
+pub(crate) async fn resolve(
+    ctx: &RunCtx,
+    state: &mut RunResult,
+    plan: ResumePlan,
+    options: ContinueOptions,
+) -> Result<Start, Failure> {
+    let index = state.run.step_count.saturating_sub(1);
+    state.run.pause = None;
+    if plan.review_pause {
+        if let Some(text) = options.human_input {
+            state.run.messages.push(Message::user(text));
+        }
+        ctx.emitter.emit(
+            EventType::CheckpointSaved,
+            Some(RunStatus::Running),
+            Some(index),
+            || EventData::None,
+        );
+        return Ok(Start::AfterReviewPause);
+    }
+    let scope = PhaseScope::new(ctx, state, index);
+    // Call order of the paused turn: position of each call in the assistant message.
+    let order: HashMap<String, usize> = state
+        .step_results
+        .last()
+        .map(|s| {
+            s.tool_calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id.clone(), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    let position = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
+    let scope_ref = &scope;
+    let jobs: Vec<_> = plan
+        .decisions
+        .into_iter()
+        .map(|(pending, decision)| {
+            let i = position(&pending.call.id);
+            (i, move || async move {
+                match decision {
+                    Decision::Reject(reason) => Ok(reject(ctx, scope_ref, &pending, reason)),
+                    Decision::Execute => tools::execute_call(ctx, scope_ref, pending.call).await,
+                    Decision::Supply(output) => supply(ctx, scope_ref, &pending, output).await,
+                }
+            })
+        })
+        .collect();
+    let resolved = tools::run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs)
+        .await
+        .map_err(fail_in_step(index))?;
+    // The turn's automatic results are already at the end of the conversation: take them
+    // off and put every tool message of the turn back in call order.
+    let tail_start = state
+        .run
+        .messages
+        .iter()
+        .rposition(|m| m.role == crate::state::Role::Assistant)
+        .map(|i| i + 1)
+        .unwrap_or(state.run.messages.len());
+    let earlier: Vec<Message> = state.run.messages.drain(tail_start..).collect();
+    let earlier_results = std::mem::take(
+        &mut state
+            .step_results
+            .last_mut()
+            .expect("a paused tool step has a result")
+            .tool_results,
+    );
+    tools::apply(ctx, state, resolved);
+    let step = state.step_results.last_mut().expect("present");
+    let mut results = earlier_results;
+    results.append(&mut step.tool_results);
+    results.sort_by_key(|r| position(&r.tool_call_id));
+    step.tool_results = results;
+    let mut messages: Vec<Message> = earlier;
+    messages.extend(state.run.messages.drain(tail_start..));
+    messages.sort_by_key(|m| position(m.tool_call_id.as_deref().unwrap_or("")));
+    state.run.messages.extend(messages);
+    if let Some(text) = options.human_input {
+        state.run.messages.push(Message::user(text));
+    }
+    ctx.emitter.emit(
+        EventType::CheckpointSaved,
+        Some(RunStatus::Running),
+        Some(index),
+        || EventData::None,
+    );
+    Ok(Start::AfterToolPause)
+}

@@ -1,0 +1,649 @@
+//! One step: model request with retries, assistant message, tool phase, review, stop
+//! conditions, final answer.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use futures::FutureExt;
+use serde_json::{json, Value};
+
+use super::{fail_in_step, sleep_cancellable, tools, Failure, LoopResult, RunCtx, Start};
+use crate::error::{AgentError, ErrorCode};
+use crate::events::{now_iso, EventData, EventType};
+use crate::model::{DeltaSink, ModelRequest, ModelResponse, ToolSpec};
+use crate::next_turn::NextTurnParams;
+use crate::review::{HumanReviewContext, ReviewRequest};
+use crate::state::{
+    Item, Message, Pause, PauseKind, RunResult, RunStatus, StepRecord, StepResult, StepStatus,
+    ToolCall,
+};
+use crate::stop::StopState;
+use crate::turn::{TurnContext, TurnValue};
+
+/// Runs steps until the run completes, stops or pauses.
+pub(crate) async fn drive(ctx: &RunCtx, state: &mut RunResult, start: Start) -> LoopResult {
+    match start {
+        Start::NextStep => {}
+        Start::AfterToolPause => {
+            let index = state.run.step_count.saturating_sub(1);
+            if after_step(ctx, state, index, false, true).await? {
+                return Ok(());
+            }
+        }
+        Start::AfterReviewPause => {
+            let index = state.run.step_count.saturating_sub(1);
+            if let Some(reason) = check_stop(ctx, state, index).await? {
+                stop(ctx, state, reason, None);
+                return Ok(());
+            }
+        }
+    }
+    loop {
+        if state.run.step_count >= ctx.settings.max_steps {
+            return Err(Failure::Failed {
+                error: AgentError::new(
+                    ErrorCode::MaxSteps,
+                    format!("Max steps exceeded ({})", ctx.settings.max_steps),
+                ),
+                step: None,
+            });
+        }
+        if run_step(ctx, state).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// The values of one request.
+struct Resolved {
+    model: Option<String>,
+    instructions: Option<String>,
+    temperature: Option<f64>,
+    max_output_tokens: Option<u64>,
+    top_p: Option<f64>,
+    tools: Arc<Vec<ToolSpec>>,
+}
+
+async fn resolve_turn(
+    ctx: &RunCtx,
+    state: &mut RunResult,
+    index: usize,
+) -> Result<Resolved, AgentError> {
+    let def = &ctx.agent.def;
+    let turn = TurnContext {
+        number_of_turns: index + 1,
+        step_index: index,
+        messages: &state.run.messages,
+        context: &state.run.context,
+    };
+    async fn value(
+        field: &Option<TurnValue>,
+        turn: &TurnContext<'_>,
+        name: &str,
+    ) -> Result<Value, AgentError> {
+        match field {
+            None => Ok(Value::Null),
+            Some(v) => v.resolve(turn).await.map_err(|e| {
+                AgentError::new(ErrorCode::ToolFailed, format!("{name}: {}", e.message))
+            }),
+        }
+    }
+    let model = value(&def.model, &turn, "model").await?;
+    let instructions = value(&def.instructions, &turn, "instructions").await?;
+    let temperature = value(&def.temperature, &turn, "temperature").await?;
+    let max_output_tokens = value(&def.max_output_tokens, &turn, "maxOutputTokens").await?;
+    let top_p = value(&def.top_p, &turn, "topP").await?;
+    let s = &ctx.settings;
+    let mut resolved = Resolved {
+        model: s
+            .model
+            .clone()
+            .or_else(|| model.as_str().map(str::to_owned)),
+        instructions: instructions.as_str().map(str::to_owned),
+        temperature: s.temperature.or_else(|| temperature.as_f64()),
+        max_output_tokens: s.max_output_tokens.or_else(|| max_output_tokens.as_u64()),
+        top_p: s.top_p.or_else(|| top_p.as_f64()),
+        tools: ctx.agent.tool_specs.clone(),
+    };
+    if let Some(next) = state.run.next_turn_params.take() {
+        apply_next_turn(ctx, &mut resolved, next);
+    }
+    Ok(resolved)
+}
+
+fn apply_next_turn(ctx: &RunCtx, r: &mut Resolved, next: NextTurnParams) {
+    if next.model.is_some() {
+        r.model = next.model;
+    }
+    if next.instructions.is_some() {
+        r.instructions = next.instructions;
+    }
+    if next.temperature.is_some() {
+        r.temperature = next.temperature;
+    }
+    if next.max_output_tokens.is_some() {
+        r.max_output_tokens = next.max_output_tokens;
+    }
+    if next.top_p.is_some() {
+        r.top_p = next.top_p;
+    }
+    if let Some(ids) = next.tools {
+        let specs = &ctx.agent.tool_specs;
+        r.tools = Arc::new(
+            ids.iter()
+                .filter_map(|id| specs.iter().find(|s| &s.id == id).cloned())
+                .collect(),
+        );
+    }
+}
+
+struct StreamDeltas<'a>(&'a RunCtx, usize);
+
+impl DeltaSink for StreamDeltas<'_> {
+    fn text_delta(&self, delta: &str) {
+        self.0
+            .emitter
+            .emit(EventType::OutputTextDelta, None, Some(self.1), || {
+                EventData::Delta {
+                    delta: delta.to_owned(),
+                }
+            });
+    }
+
+    fn reasoning_delta(&self, delta: &str) {
+        self.0
+            .emitter
+            .emit(EventType::ReasoningDelta, None, Some(self.1), || {
+                EventData::Delta {
+                    delta: delta.to_owned(),
+                }
+            });
+    }
+}
+
+async fn call_model(
+    ctx: &RunCtx,
+    request: &ModelRequest<'_>,
+    index: usize,
+) -> Result<(ModelResponse, u32), AgentError> {
+    let attempts = ctx.settings.retry.max_retries + 1;
+    let mut attempt = 1;
+    loop {
+        ctx.emitter.emit(
+            EventType::ModelRequested,
+            Some(RunStatus::Running),
+            Some(index),
+            || EventData::ModelRequested {
+                attempt,
+                model: request.model.clone(),
+            },
+        );
+        let call = async {
+            if request.stream {
+                let sink = StreamDeltas(ctx, index);
+                ctx.client.stream(request, &ctx.cancel, &sink).await
+            } else {
+                ctx.client.generate(request, &ctx.cancel).await
+            }
+        };
+        let outcome = std::panic::AssertUnwindSafe(call).catch_unwind().await;
+        let error = match outcome {
+            Ok(Ok(response)) => return Ok((response, attempt)),
+            Ok(Err(e)) => e,
+            Err(panic) => crate::model::ModelError::new(format!(
+                "model client panicked: {}",
+                crate::panic_message(panic.as_ref())
+            )),
+        };
+        if attempt >= attempts {
+            ctx.emitter.emit(
+                EventType::ModelFailed,
+                Some(RunStatus::Running),
+                Some(index),
+                || EventData::ModelFailed {
+                    attempt,
+                    error: error.message.clone(),
+                },
+            );
+            return Err(match error.gateway {
+                Some(info) => AgentError::gateway(error.message, info),
+                None => AgentError::new(ErrorCode::ModelFailed, error.message),
+            });
+        }
+        sleep_cancellable(ctx, ctx.settings.retry.backoff * attempt).await;
+        attempt += 1;
+    }
+}
+
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(raw).map_err(|e| e.to_string())
+}
+
+/// Runs one step; `true` when the run ended or paused.
+async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> {
+    let index = state.run.step_count;
+    let resolved = resolve_turn(ctx, state, index)
+        .await
+        .map_err(fail_in_step(index))?;
+    ctx.emitter.emit(
+        EventType::StepStarted,
+        Some(RunStatus::Running),
+        Some(index),
+        || EventData::None,
+    );
+    let output_schema = ctx
+        .agent
+        .def
+        .output_schema
+        .as_ref()
+        .and_then(|v| v.json_schema());
+    let request = ModelRequest {
+        agent_id: &ctx.agent.def.id,
+        model: resolved.model,
+        instructions: resolved.instructions,
+        messages: &state.run.messages,
+        tools: resolved.tools,
+        context: &state.run.context,
+        temperature: resolved.temperature,
+        max_output_tokens: resolved.max_output_tokens,
+        top_p: resolved.top_p,
+        stream: ctx.emitter.is_streaming(),
+        output_schema: output_schema.as_ref(),
+    };
+    let requested_model = request.model.clone();
+    let (response, attempts) = call_model(ctx, &request, index)
+        .await
+        .map_err(fail_in_step(index))?;
+    drop(request);
+
+    let usage = response.normalized_usage();
+    let finish_reason = response.finish_reason_or_default();
+    let raw_calls = response.message.tool_calls;
+    let parsed: Vec<(ToolCall, Result<Value, String>)> = raw_calls
+        .into_iter()
+        .map(|c| {
+            let args = parse_arguments(&c.arguments);
+            let input = match &args {
+                Ok(v) => v.clone(),
+                Err(_) => Value::String(c.arguments.clone()),
+            };
+            (
+                ToolCall {
+                    id: c.id,
+                    name: c.name,
+                    input,
+                },
+                args,
+            )
+        })
+        .collect();
+    let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();
+    let text = response.message.content;
+    state.run.step_count += 1;
+    state.run.usage.add(&usage);
+    state.run.messages.push(Message {
+        tool_calls: (!calls.is_empty()).then(|| calls.clone()),
+        reasoning: response.message.reasoning.clone(),
+        ..Message::assistant(text.clone())
+    });
+    let model = response.model.clone().or(requested_model);
+    state.steps.push(StepRecord {
+        index,
+        status: StepStatus::Checkpointed,
+        model_attempts: attempts,
+        model: model.clone(),
+        request_id: response.request_id.clone(),
+        provider: response.provider.clone(),
+    });
+    state.step_results.push(StepResult {
+        step_index: index,
+        text: text.clone(),
+        reasoning: response.message.reasoning,
+        tool_calls: calls,
+        tool_results: Vec::new(),
+        usage,
+        finish_reason: Some(finish_reason),
+    });
+    ctx.emitter.emit(
+        EventType::ModelCompleted,
+        Some(RunStatus::Running),
+        Some(index),
+        || EventData::ModelCompleted {
+            attempt: attempts,
+            model,
+            usage,
+            request_id: response.request_id,
+        },
+    );
+    if ctx.emitter.is_streaming() {
+        let step = state.step_results.last().expect("just pushed");
+        let mut items = Item::of_step(step);
+        items.retain(|i| !matches!(i, Item::ToolResult { .. } | Item::Error { .. }));
+        for item in items {
+            ctx.emitter
+                .emit(EventType::ResponseItem, None, Some(index), || {
+                    EventData::Item { item }
+                });
+        }
+    }
+
+    if parsed.is_empty() {
+        return final_answer(ctx, state, index, text).await;
+    }
+
+    let pending = tools::tool_phase(ctx, state, index, parsed).await?;
+    if !pending.is_empty() {
+        let kind = if pending
+            .iter()
+            .any(|p| p.kind == crate::state::PendingKind::Approval)
+        {
+            PauseKind::ToolApproval
+        } else if pending
+            .iter()
+            .any(|p| p.kind == crate::state::PendingKind::Hitl)
+        {
+            PauseKind::Hitl
+        } else {
+            PauseKind::ManualTool
+        };
+        pause(
+            ctx,
+            state,
+            index,
+            Pause {
+                id: uuid::Uuid::new_v4().to_string(),
+                reason: "Pending tool calls require input".to_owned(),
+                payload: Value::Null,
+                requested_at: now_iso(),
+                kind,
+                pending_tool_calls: pending,
+            },
+        );
+        return Ok(true);
+    }
+    after_step(ctx, state, index, false, false).await
+}
+
+/// Pauses the run after a step.
+pub(crate) fn pause(ctx: &RunCtx, state: &mut RunResult, index: usize, pause: Pause) {
+    state.run.status = RunStatus::WaitingForHuman;
+    state.run.updated_at = now_iso();
+    if let Some(record) = state.steps.iter_mut().find(|s| s.index == index) {
+        record.status = StepStatus::Paused;
+    }
+    let status = Some(RunStatus::WaitingForHuman);
+    ctx.emitter
+        .emit(EventType::StepCompleted, status, Some(index), || {
+            EventData::None
+        });
+    ctx.emitter
+        .emit(EventType::CheckpointSaved, status, Some(index), || {
+            EventData::None
+        });
+    let event_pause = ctx.emitter.is_active().then(|| pause.clone());
+    state.run.pause = Some(pause);
+    ctx.emitter
+        .emit(EventType::RunWaitingForHuman, status, Some(index), || {
+            EventData::Waiting {
+                pause: Box::new(event_pause.expect("built when active")),
+            }
+        });
+}
+
+fn response_value(state: &RunResult, index: usize) -> Value {
+    match state
+        .step_results
+        .iter()
+        .rev()
+        .find(|s| s.step_index == index)
+    {
+        Some(step) => json!({
+            "message": {"content": step.text, "toolCalls": step.tool_calls},
+            "usage": step.usage,
+            "finishReason": step.finish_reason,
+        }),
+        None => Value::Null,
+    }
+}
+
+async fn review(
+    ctx: &RunCtx,
+    state: &RunResult,
+    index: usize,
+    is_final: bool,
+) -> Result<Option<ReviewRequest>, Failure> {
+    let Some(hook) = &ctx.agent.def.human_review else {
+        return Ok(None);
+    };
+    let response = response_value(state, index);
+    let review_ctx = HumanReviewContext {
+        run_id: &state.run.id,
+        agent_id: &state.run.agent_id,
+        step_index: index,
+        input: &state.run.input,
+        context: &state.run.context,
+        messages: &state.run.messages,
+        response: &response,
+        is_final,
+    };
+    let outcome = std::panic::AssertUnwindSafe(hook.review(&review_ctx))
+        .catch_unwind()
+        .await;
+    match outcome {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(fail_in_step(index)(AgentError::new(
+            ErrorCode::ToolFailed,
+            format!("humanReview failed: {}", e.message),
+        ))),
+        Err(p) => Err(fail_in_step(index)(AgentError::new(
+            ErrorCode::ToolFailed,
+            format!("humanReview panicked: {}", crate::panic_message(p.as_ref())),
+        ))),
+    }
+}
+
+fn review_pause(request: ReviewRequest) -> Pause {
+    Pause {
+        id: uuid::Uuid::new_v4().to_string(),
+        reason: request.reason,
+        payload: request.payload,
+        requested_at: now_iso(),
+        kind: PauseKind::HumanReview,
+        pending_tool_calls: Vec::new(),
+    }
+}
+
+pub(crate) fn elapsed_ms(ctx: &RunCtx) -> u64 {
+    SystemTime::now()
+        .duration_since(ctx.created_at)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+async fn check_stop(
+    ctx: &RunCtx,
+    state: &RunResult,
+    index: usize,
+) -> Result<Option<String>, Failure> {
+    if ctx.settings.stop_when.is_empty() {
+        return Ok(None);
+    }
+    let stop_state = StopState {
+        steps: &state.step_results,
+        usage: &state.run.usage,
+        elapsed_ms: elapsed_ms(ctx),
+        step_count: state.run.step_count,
+    };
+    for condition in &ctx.settings.stop_when {
+        let outcome = std::panic::AssertUnwindSafe(condition.check(&stop_state))
+            .catch_unwind()
+            .await;
+        match outcome {
+            Ok(Ok(Some(reason))) => return Ok(Some(reason)),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                return Err(fail_in_step(index)(AgentError::new(
+                    ErrorCode::ToolFailed,
+                    format!("stopWhen failed: {}", e.message),
+                )))
+            }
+            Err(p) => {
+                return Err(fail_in_step(index)(AgentError::new(
+                    ErrorCode::ToolFailed,
+                    format!("stopWhen panicked: {}", crate::panic_message(p.as_ref())),
+                )))
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn latest_text(state: &RunResult) -> String {
+    state
+        .run
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == crate::state::Role::Assistant)
+        .map(|m| m.content.clone())
+        .unwrap_or_default()
+}
+
+fn stop(ctx: &RunCtx, state: &mut RunResult, reason: String, step_completed: Option<usize>) {
+    state.run.status = RunStatus::Stopped;
+    state.run.result = Value::String(latest_text(state));
+    state.run.stop_reason = Some(reason.clone());
+    state.run.updated_at = now_iso();
+    let status = Some(RunStatus::Stopped);
+    emit_output_item(ctx, state);
+    if let Some(index) = step_completed {
+        ctx.emitter
+            .emit(EventType::StepCompleted, status, Some(index), || {
+                EventData::None
+            });
+    }
+    ctx.emitter
+        .emit(EventType::RunStopped, status, None, || EventData::Stopped {
+            stop_reason: reason,
+            output: state.run.result.clone(),
+        });
+}
+
+fn emit_output_item(ctx: &RunCtx, state: &RunResult) {
+    if ctx.emitter.is_streaming() {
+        ctx.emitter
+            .emit(EventType::ResponseItem, None, None, || EventData::Item {
+                item: Item::Output {
+                    value: state.run.result.clone(),
+                },
+            });
+    }
+}
+
+/// Review and stop conditions after a tool step that did not pause; `true` when the run
+/// ended or paused. `resumed`: the step was resolved by a continue (its `step.completed`
+/// was emitted before the pause).
+pub(crate) async fn after_step(
+    ctx: &RunCtx,
+    state: &mut RunResult,
+    index: usize,
+    is_final: bool,
+    resumed: bool,
+) -> Result<bool, Failure> {
+    if let Some(request) = review(ctx, state, index, is_final).await? {
+        pause(ctx, state, index, review_pause(request));
+        return Ok(true);
+    }
+    if let Some(reason) = check_stop(ctx, state, index).await? {
+        stop(ctx, state, reason, (!resumed).then_some(index));
+        return Ok(true);
+    }
+    if !resumed {
+        let status = Some(RunStatus::Running);
+        ctx.emitter
+            .emit(EventType::StepCompleted, status, Some(index), || {
+                EventData::None
+            });
+        ctx.emitter
+            .emit(EventType::CheckpointSaved, status, Some(index), || {
+                EventData::None
+            });
+    }
+    state.run.updated_at = now_iso();
+    Ok(false)
+}
+
+async fn final_answer(
+    ctx: &RunCtx,
+    state: &mut RunResult,
+    index: usize,
+    text: String,
+) -> Result<bool, Failure> {
+    if let Some(request) = review(ctx, state, index, true).await? {
+        pause(ctx, state, index, review_pause(request));
+        return Ok(true);
+    }
+    if let Some(reason) = check_stop(ctx, state, index).await? {
+        stop(ctx, state, reason, Some(index));
+        return Ok(true);
+    }
+    let output = match &ctx.agent.def.output_schema {
+        None => Value::String(text),
+        Some(validator) => validate_output(validator.as_ref(), text)
+            .await
+            .map_err(fail_in_step(index))?,
+    };
+    state.run.status = RunStatus::Completed;
+    state.run.result = output;
+    state.run.pause = None;
+    state.run.updated_at = now_iso();
+    emit_output_item(ctx, state);
+    let status = Some(RunStatus::Completed);
+    ctx.emitter
+        .emit(EventType::StepCompleted, status, Some(index), || {
+            EventData::None
+        });
+    ctx.emitter
+        .emit(EventType::CheckpointSaved, status, Some(index), || {
+            EventData::None
+        });
+    ctx.emitter.emit(EventType::RunCompleted, status, None, || {
+        EventData::Completed {
+            output: state.run.result.clone(),
+        }
+    });
+    Ok(true)
+}
+
+/// Validates the final text; when the text itself fails but parses as JSON that passes,
+/// the parsed value becomes the output (structured output).
+async fn validate_output(
+    validator: &dyn crate::schema::Validator,
+    text: String,
+) -> Result<Value, AgentError> {
+    let as_text = std::panic::AssertUnwindSafe(validator.validate(Value::String(text.clone())))
+        .catch_unwind()
+        .await;
+    let first_error = match as_text {
+        Ok(Ok(v)) => return Ok(v),
+        Ok(Err(e)) => e.message,
+        Err(p) => format!("validator panicked: {}", crate::panic_message(p.as_ref())),
+    };
+    if let Ok(parsed) = serde_json::from_str::<Value>(&text) {
+        if !parsed.is_string() {
+            if let Ok(Ok(v)) = std::panic::AssertUnwindSafe(validator.validate(parsed))
+                .catch_unwind()
+                .await
+            {
+                return Ok(v);
+            }
+        }
+    }
+    Err(AgentError::new(
+        ErrorCode::AgentOutputInvalid,
+        format!("Invalid agent output: {first_error}"),
+    ))
+}

@@ -1,0 +1,575 @@
+//! The tool phase: classify calls in call order, run automatic ones with bounded
+//! concurrency, apply results in call order.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::{FutureExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{fail_in_step, Failure, RunCtx};
+use crate::error::{AgentError, ErrorCode, ToolError};
+use crate::events::{EventData, EventType};
+use crate::json::{number_text, to_canonical_string};
+use crate::next_turn::NextTurnParams;
+use crate::state::{
+    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult,
+};
+use crate::tool::{Approval, OnError, Tool};
+use crate::tool_runtime::ToolRuntime;
+use crate::truncate::truncate_output;
+
+/// How one call ended (for calls that did not pause).
+pub(crate) struct Resolved {
+    pub(crate) call_id: String,
+    pub(crate) tool_name: String,
+    pub(crate) outcome: Result<Value, String>,
+    pub(crate) preliminary: Vec<Value>,
+    pub(crate) context_update: Option<Value>,
+    pub(crate) next_turn: Option<NextTurnParams>,
+}
+
+impl Resolved {
+    pub(crate) fn error(call: &ToolCall, message: String) -> Self {
+        Resolved {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            outcome: Err(message),
+            preliminary: Vec::new(),
+            context_update: None,
+            next_turn: None,
+        }
+    }
+}
+
+/// Shared per step: ids and the context as of the start of the tool phase.
+pub(crate) struct PhaseScope {
+    pub(crate) step_index: usize,
+    pub(crate) context: Arc<Value>,
+    pub(crate) token: CancellationToken,
+}
+
+impl PhaseScope {
+    pub(crate) fn new(ctx: &RunCtx, state: &RunResult, step_index: usize) -> Self {
+        PhaseScope {
+            step_index,
+            context: Arc::new(state.run.context.clone()),
+            token: ctx.cancel.child_token(),
+        }
+    }
+
+    pub(crate) fn runtime(
+        &self,
+        ctx: &RunCtx,
+        call: &ToolCall,
+        token: CancellationToken,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    ) -> ToolRuntime {
+        ToolRuntime::new(
+            ctx.emitter.run_id.clone(),
+            ctx.emitter.agent_id.clone(),
+            self.step_index,
+            self.context.clone(),
+            call.clone(),
+            token,
+            progress,
+        )
+    }
+}
+
+fn policy(ctx: &RunCtx, tool: Option<&Tool>) -> OnError {
+    tool.and_then(|t| t.on_error)
+        .or(ctx.settings.exec.on_error)
+        .unwrap_or_default()
+}
+
+fn emit_failed(ctx: &RunCtx, scope: &PhaseScope, call: &ToolCall, message: &str) {
+    ctx.emitter.emit(
+        EventType::ToolFailed,
+        Some(RunStatus::Running),
+        Some(scope.step_index),
+        || EventData::ToolFailed {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            error: message.to_owned(),
+        },
+    );
+}
+
+fn emit_completed(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    call_id: &str,
+    tool_name: &str,
+    output: &Value,
+) {
+    ctx.emitter.emit(
+        EventType::ToolCompleted,
+        Some(RunStatus::Running),
+        Some(scope.step_index),
+        || EventData::ToolCompleted {
+            tool_call_id: call_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+            output: output.clone(),
+        },
+    );
+}
+
+/// A failed call: `tool.failed`, then either the run fails or the model gets the error.
+pub(crate) fn call_failed(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: Option<&Tool>,
+    call: &ToolCall,
+    code: ErrorCode,
+    message: String,
+    preliminary: Vec<Value>,
+) -> Result<Resolved, AgentError> {
+    emit_failed(ctx, scope, call, &message);
+    match policy(ctx, tool) {
+        OnError::FailRun => Err(AgentError::new(code, message)),
+        OnError::ReturnToModel => Ok(Resolved {
+            preliminary,
+            ..Resolved::error(call, message)
+        }),
+    }
+}
+
+fn panic_text(tool: &Tool, p: &(dyn std::any::Any + Send)) -> String {
+    format!("Tool {} panicked: {}", tool.id, crate::panic_message(p))
+}
+
+async fn guarded<T>(
+    fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    tool: &Tool,
+) -> Result<T, String> {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.message),
+        Err(p) => Err(panic_text(tool, p.as_ref())),
+    }
+}
+
+/// Checks a result with `outputSchema` and collects its next-turn overrides: what every
+/// call that produced a result goes through.
+pub(crate) async fn accept_result(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: &ToolCall,
+    runtime: &ToolRuntime,
+    value: Value,
+    preliminary: Vec<Value>,
+) -> Result<Resolved, AgentError> {
+    let value = match &tool.output_schema {
+        None => value,
+        Some(v) => guarded(v.validate(value), tool).await.map_err(|m| {
+            emit_failed(ctx, scope, call, &format!("Invalid tool output: {m}"));
+            AgentError::new(
+                ErrorCode::ToolOutputInvalid,
+                format!("Invalid tool output: {m}"),
+            )
+        })?,
+    };
+    let next_turn = match &tool.next_turn_params {
+        None => None,
+        Some(source) => match guarded(source.resolve(&call.input, runtime), tool).await {
+            Ok(p) => Some(p),
+            Err(m) => {
+                return call_failed(
+                    ctx,
+                    scope,
+                    Some(tool),
+                    call,
+                    ErrorCode::ToolFailed,
+                    m,
+                    preliminary,
+                )
+            }
+        },
+    };
+    emit_completed(ctx, scope, &call.id, &call.name, &value);
+    Ok(Resolved {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        outcome: Ok(value),
+        preliminary,
+        context_update: runtime.take_context_update(),
+        next_turn,
+    })
+}
+
+/// Where a call goes after classification.
+pub(crate) enum Plan {
+    Done(Resolved),
+    Pending(PendingToolCall),
+    Execute(ToolCall),
+}
+
+async fn classify(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    call: ToolCall,
+    args: Result<Value, String>,
+) -> Result<Plan, AgentError> {
+    let Some(tool) = ctx.agent.tool(&call.name) else {
+        let message = format!("Unknown tool '{}'", call.name);
+        return call_failed(
+            ctx,
+            scope,
+            None,
+            &call,
+            ErrorCode::UnknownTool,
+            message,
+            vec![],
+        )
+        .map(Plan::Done);
+    };
+    let invalid = |message: String| {
+        call_failed(
+            ctx,
+            scope,
+            Some(tool),
+            &call,
+            ErrorCode::ToolInputInvalid,
+            format!("Invalid tool input: {message}"),
+            vec![],
+        )
+        .map(Plan::Done)
+    };
+    let mut input = match args {
+        Ok(v) => v,
+        Err(e) => return invalid(e),
+    };
+    if let Err(e) = tool.check_input(&input) {
+        return invalid(e);
+    }
+    if let Some(validator) = &tool.input_schema {
+        match guarded(validator.validate(input), tool).await {
+            Ok(v) => input = v,
+            Err(e) => return invalid(e),
+        }
+    }
+    let call = ToolCall { input, ..call };
+    if let Some(hook) = &tool.on_tool_called {
+        let runtime = scope.runtime(ctx, &call, scope.token.child_token(), None);
+        return match guarded(
+            hook.on_tool_called(call.input.clone(), runtime.clone()),
+            tool,
+        )
+        .await
+        {
+            Ok(None) => Ok(pending(call, PendingKind::Hitl)),
+            Ok(Some(value)) => accept_result(ctx, scope, tool, &call, &runtime, value, vec![])
+                .await
+                .map(Plan::Done),
+            Err(m) => call_failed(
+                ctx,
+                scope,
+                Some(tool),
+                &call,
+                ErrorCode::ToolFailed,
+                m,
+                vec![],
+            )
+            .map(Plan::Done),
+        };
+    }
+    let needs_approval = match (&ctx.agent.def.require_approval, &tool.approval) {
+        (Some(agent_rule), _) => {
+            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), None);
+            guarded(agent_rule.requires_approval(&call.input, &runtime), tool).await
+        }
+        (None, Approval::Never) => Ok(false),
+        (None, Approval::Always) => Ok(true),
+        (None, Approval::Predicate(p)) => {
+            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), None);
+            guarded(p.requires_approval(&call.input, &runtime), tool).await
+        }
+    };
+    match needs_approval {
+        Err(m) => call_failed(
+            ctx,
+            scope,
+            Some(tool),
+            &call,
+            ErrorCode::ToolFailed,
+            m,
+            vec![],
+        )
+        .map(Plan::Done),
+        Ok(true) => Ok(pending(call, PendingKind::Approval)),
+        Ok(false) if tool.executor.is_none() => Ok(pending(call, PendingKind::Manual)),
+        Ok(false) => Ok(Plan::Execute(call)),
+    }
+}
+
+fn pending(call: ToolCall, kind: PendingKind) -> Plan {
+    Plan::Pending(PendingToolCall {
+        call,
+        kind,
+        reason: kind.reason().to_owned(),
+    })
+}
+
+/// Runs one call's executor: timeout, progress, cancellation, panics, error policy.
+pub(crate) async fn execute_call(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    call: ToolCall,
+) -> Result<Resolved, AgentError> {
+    let tool = ctx
+        .agent
+        .tool(&call.name)
+        .expect("classified calls name known tools");
+    let executor = tool
+        .executor
+        .as_ref()
+        .expect("automatic calls have executors");
+    let token = scope.token.child_token();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let runtime = scope.runtime(ctx, &call, token.clone(), Some(tx));
+    ctx.emitter.emit(
+        EventType::ToolStarted,
+        Some(RunStatus::Running),
+        Some(scope.step_index),
+        || EventData::ToolStarted {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+        },
+    );
+    let exec =
+        AssertUnwindSafe(executor.execute(call.input.clone(), runtime.clone())).catch_unwind();
+    tokio::pin!(exec);
+    let timer = async {
+        match tool.timeout {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timer);
+    let mut preliminary = Vec::new();
+    let finished = loop {
+        tokio::select! {
+            biased;
+            Some(value) = rx.recv() => {
+                progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
+            }
+            r = &mut exec => break Some(r),
+            _ = &mut timer => break None,
+        }
+    };
+    while let Ok(value) = rx.try_recv() {
+        progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
+    }
+    match finished {
+        None => {
+            token.cancel();
+            let ms = tool
+                .timeout
+                .map(|d| d.as_secs_f64() * 1000.0)
+                .unwrap_or(0.0);
+            let message = format!("Tool {} timed out after {}ms", tool.id, number_text(ms));
+            call_failed(
+                ctx,
+                scope,
+                Some(tool),
+                &call,
+                ErrorCode::ToolTimeout,
+                message,
+                preliminary,
+            )
+        }
+        Some(Ok(Ok(value))) => {
+            accept_result(ctx, scope, tool, &call, &runtime, value, preliminary).await
+        }
+        Some(Ok(Err(e))) => call_failed(
+            ctx,
+            scope,
+            Some(tool),
+            &call,
+            ErrorCode::ToolFailed,
+            e.message,
+            preliminary,
+        ),
+        Some(Err(p)) => {
+            let message = panic_text(tool, p.as_ref());
+            call_failed(
+                ctx,
+                scope,
+                Some(tool),
+                &call,
+                ErrorCode::ToolFailed,
+                message,
+                preliminary,
+            )
+        }
+    }
+}
+
+async fn progress(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: &ToolCall,
+    token: &CancellationToken,
+    value: Value,
+    preliminary: &mut Vec<Value>,
+) -> Result<(), AgentError> {
+    let value = match &tool.event_schema {
+        None => value,
+        Some(v) => match guarded(v.validate(value), tool).await {
+            Ok(v) => v,
+            Err(m) => {
+                token.cancel();
+                let message = format!("Invalid tool event: {m}");
+                emit_failed(ctx, scope, call, &message);
+                return Err(AgentError::new(ErrorCode::ToolEventInvalid, message));
+            }
+        },
+    };
+    ctx.emitter.emit(
+        EventType::ToolPreliminaryResult,
+        None,
+        Some(scope.step_index),
+        || EventData::ToolPreliminary {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: value.clone(),
+        },
+    );
+    preliminary.push(value);
+    Ok(())
+}
+
+/// Runs calls with at most `concurrency` at once; results come back indexed. The first
+/// fatal error cancels the others and is returned.
+pub(crate) async fn run_concurrently<F, Fut>(
+    scope: &PhaseScope,
+    concurrency: usize,
+    jobs: Vec<(usize, F)>,
+) -> Result<Vec<(usize, Resolved)>, AgentError>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<Resolved, AgentError>>,
+{
+    let mut out = Vec::with_capacity(jobs.len());
+    if concurrency <= 1 || jobs.len() <= 1 {
+        for (i, job) in jobs {
+            out.push((i, job().await?));
+        }
+        return Ok(out);
+    }
+    let mut running = futures::stream::iter(
+        jobs.into_iter()
+            .map(|(i, job)| async move { (i, job().await) }),
+    )
+    .buffer_unordered(concurrency);
+    while let Some((i, r)) = running.next().await {
+        match r {
+            Ok(resolved) => out.push((i, resolved)),
+            Err(e) => {
+                scope.token.cancel();
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Tool message content: strings verbatim, other values as canonical JSON, truncated to
+/// `maxOutputChars`.
+pub(crate) fn message_content(ctx: &RunCtx, outcome: &Result<Value, String>) -> String {
+    let content = match outcome {
+        Ok(Value::String(s)) => s.clone(),
+        Ok(v) => to_canonical_string(v),
+        Err(message) => to_canonical_string(&json!({ "error": message })),
+    };
+    match ctx.settings.exec.max_output_chars {
+        Some(max) => truncate_output(content, max),
+        None => content,
+    }
+}
+
+/// Applies resolved calls in call order: tool messages, tool results, context
+/// replacements and next-turn overrides.
+pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usize, Resolved)>) {
+    resolved.sort_by_key(|(i, _)| *i);
+    let step = state
+        .step_results
+        .last_mut()
+        .expect("a tool phase follows a step");
+    for (_, r) in resolved {
+        let content = message_content(ctx, &r.outcome);
+        state.run.messages.push(Message::tool(
+            &r.call_id,
+            &r.tool_name,
+            content,
+            r.outcome.is_err(),
+        ));
+        let (result, error) = match r.outcome {
+            Ok(v) => (Some(v), None),
+            Err(e) => (None, Some(e)),
+        };
+        let tool_result = ToolResult {
+            tool_call_id: r.call_id,
+            tool_name: r.tool_name,
+            result,
+            preliminary_results: r.preliminary,
+            error,
+        };
+        if ctx.emitter.is_streaming() {
+            let item = crate::state::Item::of_tool_result(&tool_result);
+            ctx.emitter
+                .emit(EventType::ResponseItem, None, Some(step.step_index), || {
+                    EventData::Item { item }
+                });
+        }
+        step.tool_results.push(tool_result);
+        if let Some(context) = r.context_update {
+            state.run.context = context;
+        }
+        if let Some(next) = r.next_turn {
+            state
+                .run
+                .next_turn_params
+                .get_or_insert_with(NextTurnParams::default)
+                .merge(next);
+        }
+    }
+}
+
+/// The tool phase of a step. Returns the pending calls (empty: no pause).
+pub(crate) async fn tool_phase(
+    ctx: &RunCtx,
+    state: &mut RunResult,
+    index: usize,
+    calls: Vec<(ToolCall, Result<Value, String>)>,
+) -> Result<Vec<PendingToolCall>, Failure> {
+    let scope = PhaseScope::new(ctx, state, index);
+    let mut done = Vec::new();
+    let mut pending = Vec::new();
+    let mut execute = Vec::new();
+    for (i, (call, args)) in calls.into_iter().enumerate() {
+        match classify(ctx, &scope, call, args)
+            .await
+            .map_err(fail_in_step(index))?
+        {
+            Plan::Done(r) => done.push((i, r)),
+            Plan::Pending(p) => pending.push(p),
+            Plan::Execute(call) => execute.push((i, call)),
+        }
+    }
+    let scope_ref = &scope;
+    let jobs = execute
+        .into_iter()
+        .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call)))
+        .collect();
+    let executed = run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs)
+        .await
+        .map_err(fail_in_step(index))?;
+    done.extend(executed);
+    apply(ctx, state, done);
+    Ok(pending)
+}

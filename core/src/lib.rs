@@ -1,0 +1,94 @@
+//! # phaseo-agent
+//!
+//! The Rust core of the Phaseo Agent SDK: it runs a tool-using agent — sends requests to a
+//! model, validates each tool call against its JSON Schema, runs the application's tools
+//! (with timeouts, bounded concurrency and cancellation), pauses when a person must approve
+//! or supply something, and resumes from a portable, versioned JSON state. Python, Node
+//! and Kotlin/Swift bindings are thin adapters over this crate.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use phaseo_agent::{create_agent, json, AgentDefinition, ModelResponse, RunOptions,
+//!                    RunStatus, ScriptedClient, Tool};
+//!
+//! # phaseo_agent::exec::block_on(async {
+//! let add = Tool::new("add", "Adds two numbers", json!({"type": "object"}), |input, _rt| {
+//!     Ok(json!(input["a"].as_i64().unwrap() + input["b"].as_i64().unwrap()))
+//! });
+//! let agent = create_agent(AgentDefinition::new("calculator").tool(add)).unwrap();
+//! let client = Arc::new(ScriptedClient::from_responses([
+//!     ModelResponse::tool_calls([("c1", "add", r#"{"a":2,"b":3}"#)]),
+//!     ModelResponse::text("5"),
+//! ]));
+//! let result = agent.run(RunOptions::new("2+3?", client)).await.unwrap();
+//! assert_eq!(result.status(), RunStatus::Completed);
+//! assert_eq!(result.output(), &json!("5"));
+//! # });
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod clients;
+mod engine;
+pub mod error;
+pub mod events;
+pub mod exec;
+pub mod json;
+pub mod model;
+pub mod next_turn;
+pub mod options;
+pub mod review;
+pub mod schema;
+pub mod state;
+pub mod stop;
+pub mod stream;
+pub mod tool;
+pub mod tool_runtime;
+pub mod truncate;
+pub mod turn;
+
+pub use agent::{create_agent, Agent, AgentDefinition};
+pub use async_trait::async_trait;
+pub use clients::{ScriptedClient, TestClient};
+pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
+pub use events::{AgentEvent, EventData, EventListener, EventType};
+pub use model::{
+    DeltaSink, ModelClient, ModelError, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
+    ToolSpec,
+};
+pub use next_turn::{NextTurnParams, NextTurnParamsProvider};
+pub use options::{
+    ContinueOptions, ModelRetry, RunOptions, RunOverrides, ToolDecision, ToolExecutionConfig,
+    ToolOutput,
+};
+pub use review::{human_review_fn, HumanReview, HumanReviewContext, ReviewRequest};
+pub use schema::{json_schema_validator, JsonSchema, Validator};
+pub use serde_json::{json, Value};
+pub use state::{
+    Item, Message, Pause, PauseKind, PendingKind, PendingToolCall, Role, RunResult, RunStatus,
+    StepResult, ToolCall, ToolResult, Usage, STATE_VERSION,
+};
+pub use stop::{
+    finish_reason_is, has_tool_call, max_cost, max_duration, max_tokens_used, step_count_is,
+    StopCondition, StopState,
+};
+pub use stream::{AgentStream, EventCursor, StreamItem};
+pub use tokio_util::sync::CancellationToken;
+pub use tool::{
+    validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,
+    ToolExecutor,
+};
+pub use tool_runtime::ToolRuntime;
+pub use turn::{TurnContext, TurnResolver, TurnValue};
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}

@@ -1,0 +1,282 @@
+//! The model client contract (SPEC §8): requests, responses and the [`ModelClient`] trait.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::GatewayErrorInfo;
+use crate::state::{Message, Usage};
+
+/// A tool as offered to the model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// The id the model calls it by.
+    pub id: String,
+    /// Its description.
+    pub description: String,
+    /// Its JSON Schema.
+    pub parameters: Value,
+}
+
+/// One model request. Borrowed from the run, so building it never copies the history.
+#[derive(Clone, Debug)]
+pub struct ModelRequest<'a> {
+    /// The agent id.
+    pub agent_id: &'a str,
+    /// Model id, if any.
+    pub model: Option<String>,
+    /// Instructions, sent once per request (never also as a system message).
+    pub instructions: Option<String>,
+    /// The conversation so far.
+    pub messages: &'a [Message],
+    /// Tools offered for this request.
+    pub tools: Arc<Vec<ToolSpec>>,
+    /// The application context.
+    pub context: &'a Value,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    pub max_output_tokens: Option<u64>,
+    /// Nucleus sampling.
+    pub top_p: Option<f64>,
+    /// Whether the run is streamed (clients may stream deltas).
+    pub stream: bool,
+    /// The agent's output schema, when it is a JSON Schema (for structured output).
+    pub output_schema: Option<&'a Value>,
+}
+
+impl ModelRequest<'_> {
+    /// The request as canonical camelCase JSON (what host model clients receive).
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("agentId".into(), Value::from(self.agent_id));
+        m.insert("model".into(), opt(self.model.clone()));
+        m.insert("instructions".into(), opt(self.instructions.clone()));
+        m.insert(
+            "messages".into(),
+            serde_json::to_value(self.messages).expect("messages are JSON"),
+        );
+        m.insert(
+            "tools".into(),
+            serde_json::to_value(self.tools.as_slice()).expect("tool specs are JSON"),
+        );
+        m.insert("context".into(), self.context.clone());
+        m.insert("temperature".into(), opt(self.temperature));
+        m.insert("maxOutputTokens".into(), opt(self.max_output_tokens));
+        m.insert("topP".into(), opt(self.top_p));
+        m.insert("stream".into(), Value::Bool(self.stream));
+        Value::Object(m)
+    }
+}
+
+fn opt<T: Into<Value>>(v: Option<T>) -> Value {
+    v.map(Into::into).unwrap_or(Value::Null)
+}
+
+/// A call requested by the model, with its raw JSON argument text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelToolCall {
+    /// Call id.
+    pub id: String,
+    /// Tool id.
+    pub name: String,
+    /// The raw JSON string the model sent (may be invalid JSON).
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// The assistant message of a response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelMessage {
+    /// Text.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub content: String,
+    /// Requested calls.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub tool_calls: Vec<ModelToolCall>,
+    /// Reasoning text.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+fn null_as_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A model response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelResponse {
+    /// The assistant message.
+    #[serde(default)]
+    pub message: ModelMessage,
+    /// Token usage (`totalTokens` defaults to input + output).
+    #[serde(default)]
+    pub usage: Usage,
+    /// Why the model stopped (`tool_calls` when it requested calls, else `stop`).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// The endpoint's request id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The model that answered.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The provider that answered.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Cost of the request.
+    #[serde(default)]
+    pub cost: Option<f64>,
+}
+
+impl ModelResponse {
+    /// A text-only response.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            message: ModelMessage {
+                content: content.into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// A response requesting calls: `(id, name, arguments JSON text)`.
+    pub fn tool_calls<I, S1, S2, S3>(calls: I) -> Self
+    where
+        I: IntoIterator<Item = (S1, S2, S3)>,
+        S1: Into<String>,
+        S2: Into<String>,
+        S3: Into<String>,
+    {
+        Self {
+            message: ModelMessage {
+                tool_calls: calls
+                    .into_iter()
+                    .map(|(id, name, arguments)| ModelToolCall {
+                        id: id.into(),
+                        name: name.into(),
+                        arguments: arguments.into(),
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Sets the usage (builder style).
+    pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
+        self.usage.input_tokens = input_tokens;
+        self.usage.output_tokens = output_tokens;
+        self
+    }
+
+    /// Sets the cost (builder style).
+    pub fn with_cost(mut self, cost: f64) -> Self {
+        self.cost = Some(cost);
+        self
+    }
+
+    /// Parses a response from host JSON (camelCase keys). The error names the problem.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        serde_json::from_value(value).map_err(|e| format!("invalid model response: {e}"))
+    }
+
+    /// The step usage: `totalTokens` defaulted to input + output and `cost` from the
+    /// response.
+    pub(crate) fn normalized_usage(&self) -> Usage {
+        let mut usage = self.usage;
+        if usage.total_tokens == 0 {
+            usage.total_tokens = usage.input_tokens + usage.output_tokens;
+        }
+        if let Some(cost) = self.cost {
+            usage.cost = cost;
+        }
+        usage
+    }
+
+    pub(crate) fn finish_reason_or_default(&self) -> String {
+        self.finish_reason.clone().unwrap_or_else(|| {
+            if self.message.tool_calls.is_empty() {
+                "stop".to_owned()
+            } else {
+                "tool_calls".to_owned()
+            }
+        })
+    }
+
+    /// The response as camelCase JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("responses are JSON")
+    }
+}
+
+/// Why a model request failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelError {
+    /// The message (for HTTP errors: `Gateway request failed: <status> <statusText> - <reason>`).
+    pub message: String,
+    /// HTTP details, when the failure was an HTTP error of a model endpoint.
+    pub gateway: Option<GatewayErrorInfo>,
+}
+
+impl ModelError {
+    /// A non-HTTP failure.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            gateway: None,
+        }
+    }
+}
+
+impl From<crate::error::ToolError> for ModelError {
+    fn from(e: crate::error::ToolError) -> Self {
+        Self::new(e.message)
+    }
+}
+
+/// Receives streamed deltas while a streaming client produces a response.
+pub trait DeltaSink: Send + Sync {
+    /// A text delta (`response.output_text.delta`).
+    fn text_delta(&self, delta: &str);
+    /// A reasoning delta (`response.reasoning.delta`).
+    fn reasoning_delta(&self, delta: &str);
+}
+
+/// A model: turns a request into a response. Any host object with `generate(request)` is
+/// adapted to this trait by its binding.
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Produces one response. `cancel` is cancelled when the run is cancelled.
+    async fn generate(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError>;
+
+    /// Produces one response while reporting deltas (used when the run is streamed).
+    /// Defaults to `generate`.
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: &dyn DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let _ = deltas;
+        self.generate(request, cancel).await
+    }
+}

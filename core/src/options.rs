@@ -1,0 +1,313 @@
+//! Options of runs and continues, and the execution settings shared by agents and runs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EventListener;
+use crate::model::ModelClient;
+use crate::state::Message;
+use crate::stop::StopCondition;
+use crate::tool::OnError;
+
+/// How automatic calls of a turn run (SPEC §2.8, §2.9). Unset fields fall back to the
+/// agent's setting, then to the defaults (concurrency 1, `fail-run`, no output limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolExecutionConfig {
+    /// Calls of one turn running at once (values below 1 are raised to 1).
+    pub tool_concurrency: Option<usize>,
+    /// Error policy for tools without their own.
+    pub on_error: Option<OnError>,
+    /// Tool message content limit, in characters.
+    pub max_output_chars: Option<usize>,
+}
+
+impl ToolExecutionConfig {
+    /// Sets the concurrency.
+    pub fn tool_concurrency(mut self, n: usize) -> Self {
+        self.tool_concurrency = Some(n);
+        self
+    }
+
+    /// Sets the default error policy.
+    pub fn on_error(mut self, policy: OnError) -> Self {
+        self.on_error = Some(policy);
+        self
+    }
+
+    /// Sets the output limit.
+    pub fn max_output_chars(mut self, n: usize) -> Self {
+        self.max_output_chars = Some(n);
+        self
+    }
+
+    /// `self` with unset fields taken from `fallback`.
+    pub fn or(self, fallback: ToolExecutionConfig) -> Self {
+        Self {
+            tool_concurrency: self.tool_concurrency.or(fallback.tool_concurrency),
+            on_error: self.on_error.or(fallback.on_error),
+            max_output_chars: self.max_output_chars.or(fallback.max_output_chars),
+        }
+    }
+
+    pub(crate) fn concurrency(&self) -> usize {
+        self.tool_concurrency.unwrap_or(1).max(1)
+    }
+}
+
+/// Model retries: `max_retries` extra attempts, sleeping `backoff * attempt` between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelRetry {
+    /// Extra attempts after the first (default 0).
+    pub max_retries: u32,
+    /// Base backoff (default 250 ms).
+    pub backoff: Duration,
+}
+
+impl Default for ModelRetry {
+    fn default() -> Self {
+        Self {
+            max_retries: 0,
+            backoff: Duration::from_millis(250),
+        }
+    }
+}
+
+impl ModelRetry {
+    /// `max_retries` extra attempts with a base backoff.
+    pub fn new(max_retries: u32, backoff: Duration) -> Self {
+        Self {
+            max_retries,
+            backoff,
+        }
+    }
+}
+
+/// Overrides a run or continue may set over the agent definition.
+#[derive(Clone, Default)]
+pub struct RunOverrides {
+    /// Model id (kept in the state for continuations).
+    pub model: Option<String>,
+    /// Step limit (kept in the state for continuations).
+    pub max_steps: Option<usize>,
+    /// Replaces the agent's stop conditions.
+    pub stop_when: Option<Vec<Arc<dyn StopCondition>>>,
+    /// Replaces the agent's retry policy.
+    pub model_retry: Option<ModelRetry>,
+    /// Overrides the agent's tool execution settings, per field.
+    pub tool_execution: Option<ToolExecutionConfig>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    pub max_output_tokens: Option<u64>,
+    /// Nucleus sampling.
+    pub top_p: Option<f64>,
+}
+
+/// Options of `agent.run`.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The input (a string or any JSON value).
+    pub input: Value,
+    /// An earlier conversation to continue (multi-turn chat).
+    pub messages: Option<Vec<Message>>,
+    /// The model client.
+    pub client: Arc<dyn ModelClient>,
+    /// The application context.
+    pub context: Value,
+    /// Per-run overrides.
+    pub overrides: RunOverrides,
+    /// Event listener.
+    pub on_event: Option<Arc<dyn EventListener>>,
+    /// Cancels the run (it then ends `cancelled` and returns its result).
+    pub cancel: Option<CancellationToken>,
+}
+
+impl RunOptions {
+    /// A run of `input` on `client`.
+    pub fn new(input: impl Into<Value>, client: Arc<dyn ModelClient>) -> Self {
+        Self {
+            input: input.into(),
+            messages: None,
+            client,
+            context: Value::Null,
+            overrides: RunOverrides::default(),
+            on_event: None,
+            cancel: None,
+        }
+    }
+
+    /// Sets the application context.
+    pub fn context(mut self, context: Value) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Continues an earlier conversation.
+    pub fn messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = Some(messages);
+        self
+    }
+
+    /// Sets the overrides.
+    pub fn overrides(mut self, overrides: RunOverrides) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// Sets the event listener.
+    pub fn on_event(mut self, listener: Arc<dyn EventListener>) -> Self {
+        self.on_event = Some(listener);
+        self
+    }
+
+    /// Sets the cancellation token.
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+/// An approval or rejection of a pending call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolDecision {
+    /// The pending call's id.
+    pub tool_call_id: String,
+    /// Reason (a rejection's reason is sent to the model).
+    pub reason: Option<String>,
+}
+
+impl ToolDecision {
+    /// A decision without a reason.
+    pub fn new(tool_call_id: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            reason: None,
+        }
+    }
+
+    /// A decision with a reason.
+    pub fn with_reason(tool_call_id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+impl From<&str> for ToolDecision {
+    fn from(id: &str) -> Self {
+        Self::new(id)
+    }
+}
+
+impl From<String> for ToolDecision {
+    fn from(id: String) -> Self {
+        Self::new(id)
+    }
+}
+
+/// An output supplied for a manual or hitl call (or a manual tool that also needed
+/// approval).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// The pending call's id.
+    pub tool_call_id: String,
+    /// The output.
+    pub output: Value,
+}
+
+impl ToolOutput {
+    /// An output for a call.
+    pub fn new(tool_call_id: impl Into<String>, output: Value) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            output,
+        }
+    }
+}
+
+/// Options of `agent.continue_run`.
+#[derive(Clone)]
+pub struct ContinueOptions {
+    /// The model client.
+    pub client: Arc<dyn ModelClient>,
+    /// Approved calls.
+    pub approvals: Vec<ToolDecision>,
+    /// Rejected calls.
+    pub rejections: Vec<ToolDecision>,
+    /// Outputs of manual/hitl calls.
+    pub tool_outputs: Vec<ToolOutput>,
+    /// Human input, appended as a user message after the tool messages.
+    pub human_input: Option<String>,
+    /// Replaces the stored application context.
+    pub context: Option<Value>,
+    /// Per-continue overrides.
+    pub overrides: RunOverrides,
+    /// Event listener.
+    pub on_event: Option<Arc<dyn EventListener>>,
+    /// Cancels the run.
+    pub cancel: Option<CancellationToken>,
+}
+
+impl ContinueOptions {
+    /// A continue on `client` with no decisions yet.
+    pub fn new(client: Arc<dyn ModelClient>) -> Self {
+        Self {
+            client,
+            approvals: Vec::new(),
+            rejections: Vec::new(),
+            tool_outputs: Vec::new(),
+            human_input: None,
+            context: None,
+            overrides: RunOverrides::default(),
+            on_event: None,
+            cancel: None,
+        }
+    }
+
+    /// Approves a call.
+    pub fn approve(mut self, decision: impl Into<ToolDecision>) -> Self {
+        self.approvals.push(decision.into());
+        self
+    }
+
+    /// Rejects a call.
+    pub fn reject(mut self, decision: impl Into<ToolDecision>) -> Self {
+        self.rejections.push(decision.into());
+        self
+    }
+
+    /// Supplies an output.
+    pub fn output(mut self, tool_call_id: impl Into<String>, output: Value) -> Self {
+        self.tool_outputs
+            .push(ToolOutput::new(tool_call_id, output));
+        self
+    }
+
+    /// Sets the human input.
+    pub fn human_input(mut self, text: impl Into<String>) -> Self {
+        self.human_input = Some(text.into());
+        self
+    }
+
+    /// Sets the overrides.
+    pub fn overrides(mut self, overrides: RunOverrides) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// Sets the event listener.
+    pub fn on_event(mut self, listener: Arc<dyn EventListener>) -> Self {
+        self.on_event = Some(listener);
+        self
+    }
+
+    /// Sets the cancellation token.
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}

@@ -1,0 +1,665 @@
+//! The run result, which is also the whole resumable state (SPEC §7), and its canonical,
+//! versioned JSON form.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{AgentError, ErrorCode, GatewayErrorInfo};
+use crate::json::to_canonical_string;
+use crate::next_turn::NextTurnParams;
+
+/// The state format version this core writes. It reads every version up to this one.
+pub const STATE_VERSION: u64 = 1;
+
+/// Status of a run (SPEC §3.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Created, the loop has not started.
+    Queued,
+    /// The loop is working.
+    Running,
+    /// Paused: a person or another system must act (`pause` is set).
+    WaitingForHuman,
+    /// Finished with a final answer.
+    Completed,
+    /// Ended by a stop condition.
+    Stopped,
+    /// Ended by an error.
+    Failed,
+    /// Cancelled by the application.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// The snake_case status string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::WaitingForHuman => "waiting_for_human",
+            RunStatus::Completed => "completed",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Role of a conversation message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// System text.
+    System,
+    /// The user (or the human input given on continue).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A tool call requested by the model, with its parsed input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Call id, unique in the run (the idempotency key for side-effecting tools).
+    pub id: String,
+    /// The tool id the model called.
+    pub name: String,
+    /// The arguments (validated input for pending calls; the raw string when the model
+    /// sent arguments that are not JSON).
+    pub input: Value,
+}
+
+/// One conversation message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text (tool results as canonical JSON unless they are strings).
+    pub content: String,
+    /// Calls requested by an assistant message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// For tool messages: the call answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For tool messages: the tool id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For tool messages: whether the content is an error (`{"error": …}`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub is_error: bool,
+    /// Reasoning text of an assistant message, when the model gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(Role::User, content.into())
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(Role::System, content.into())
+    }
+
+    /// An assistant message without tool calls.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::plain(Role::Assistant, content.into())
+    }
+
+    /// A tool result message.
+    pub fn tool(call_id: &str, tool_name: &str, content: String, is_error: bool) -> Self {
+        Self {
+            role: Role::Tool,
+            content,
+            tool_calls: None,
+            tool_call_id: Some(call_id.to_owned()),
+            name: Some(tool_name.to_owned()),
+            is_error,
+            reasoning: None,
+        }
+    }
+
+    fn plain(role: Role, content: String) -> Self {
+        Self {
+            role,
+            content,
+            tool_calls: None,
+            tool_call_id: None,
+            name: None,
+            is_error: false,
+            reasoning: None,
+        }
+    }
+}
+
+/// Token and cost usage (SPEC §7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from a cache.
+    pub cached_tokens: u64,
+    /// Total tokens (defaults to input + output for a step).
+    pub total_tokens: u64,
+    /// Cost, as reported by the model endpoint.
+    pub cost: f64,
+}
+
+impl Usage {
+    /// Adds another usage to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.total_tokens += other.total_tokens;
+        self.cost += other.cost;
+    }
+}
+
+/// Kind of a pending tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingKind {
+    /// Needs an approval (and, for a manual tool, also an output).
+    Approval,
+    /// A manual tool: needs an output.
+    Manual,
+    /// An interactive tool whose hook asked for human input: needs an output.
+    Hitl,
+}
+
+impl PendingKind {
+    /// The reason text of a pending call of this kind.
+    pub fn reason(self) -> &'static str {
+        match self {
+            PendingKind::Approval => "Tool requires approval",
+            PendingKind::Manual => "Tool requires manual execution",
+            PendingKind::Hitl => "Tool requires human input",
+        }
+    }
+}
+
+/// Kind of a pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseKind {
+    /// At least one pending call needs approval.
+    ToolApproval,
+    /// Pending interactive calls (and no approvals).
+    Hitl,
+    /// Only manual calls pending.
+    ManualTool,
+    /// The human-review hook paused the run.
+    HumanReview,
+}
+
+/// A call waiting for a decision or an output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingToolCall {
+    /// The call, with its validated input.
+    pub call: ToolCall,
+    /// What it waits for.
+    pub kind: PendingKind,
+    /// Human-readable reason.
+    pub reason: String,
+}
+
+/// Why and where a run is paused.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pause {
+    /// Unique per pause: a store can compare-and-set on it to continue a pause only once.
+    pub id: String,
+    /// Why the run paused.
+    pub reason: String,
+    /// Application payload (human review) or null.
+    #[serde(default)]
+    pub payload: Value,
+    /// ISO-8601 UTC time of the pause.
+    pub requested_at: String,
+    /// The pause kind.
+    pub kind: PauseKind,
+    /// Calls waiting for a decision or output, in call order.
+    #[serde(default)]
+    pub pending_tool_calls: Vec<PendingToolCall>,
+}
+
+/// The error of a failed (or cancelled) run, as stored in the state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunError {
+    /// The error code (SPEC §9).
+    pub code: ErrorCode,
+    /// The message.
+    pub message: String,
+    /// HTTP details for gateway errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<GatewayErrorInfo>,
+}
+
+impl RunError {
+    /// The stored error as an [`AgentError`].
+    pub fn to_agent_error(&self) -> AgentError {
+        AgentError::new(self.code, self.message.clone()).with_gateway(self.gateway.clone())
+    }
+}
+
+/// The run record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    /// Run id (a UUID).
+    pub id: String,
+    /// The owning agent's id.
+    pub agent_id: String,
+    /// Current status.
+    pub status: RunStatus,
+    /// The run's input.
+    #[serde(default)]
+    pub input: Value,
+    /// The application context (replaced by tools' `setContext`).
+    #[serde(default)]
+    pub context: Value,
+    /// The conversation.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// The final output (completed or stopped runs).
+    #[serde(default)]
+    pub result: Value,
+    /// The error of a failed or cancelled run.
+    #[serde(default)]
+    pub error: Option<RunError>,
+    /// The pause, while waiting for a human.
+    #[serde(default)]
+    pub pause: Option<Pause>,
+    /// Why a stop condition ended the run.
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// Cumulative usage.
+    #[serde(default)]
+    pub usage: Usage,
+    /// ISO-8601 UTC creation time.
+    pub created_at: String,
+    /// ISO-8601 UTC time of the last change.
+    pub updated_at: String,
+    /// Model responses so far (the paused step is counted).
+    #[serde(default)]
+    pub step_count: usize,
+    /// Overrides waiting for the next model request.
+    #[serde(default)]
+    pub next_turn_params: Option<NextTurnParams>,
+    /// Run-level model override, kept for continuations.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Run-level step limit override, kept for continuations.
+    #[serde(default)]
+    pub max_steps: Option<usize>,
+}
+
+/// Status of a step record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// The step finished and was checkpointed.
+    Checkpointed,
+    /// The step paused the run.
+    Paused,
+    /// The step failed.
+    Failed,
+}
+
+/// Bookkeeping of one model request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRecord {
+    /// Step index (from 0).
+    pub index: usize,
+    /// Step status.
+    pub status: StepStatus,
+    /// Model attempts used (retries included).
+    pub model_attempts: u32,
+    /// The model that answered.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The endpoint's request id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The provider that answered.
+    #[serde(default)]
+    pub provider: Option<String>,
+}
+
+/// Outcome of one tool call in a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    /// The call answered.
+    pub tool_call_id: String,
+    /// The tool id.
+    pub tool_name: String,
+    /// The result (absent when the call errored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Progress values, in order.
+    #[serde(default)]
+    pub preliminary_results: Vec<Value>,
+    /// The error returned to the model, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What one step produced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepResult {
+    /// Step index.
+    pub step_index: usize,
+    /// The assistant text.
+    pub text: String,
+    /// Reasoning text, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// The calls the model requested.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// Outcomes of the calls, in call order.
+    #[serde(default)]
+    pub tool_results: Vec<ToolResult>,
+    /// The step's usage.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The model's finish reason.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+/// An item of the run's output stream (SPEC §6), derived from the steps.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Item {
+    /// Assistant text.
+    Message {
+        /// Always `assistant`.
+        role: Role,
+        /// The text.
+        content: String,
+    },
+    /// Reasoning text.
+    Reasoning {
+        /// The text.
+        text: String,
+    },
+    /// A requested call.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool id.
+        name: String,
+        /// Input.
+        input: Value,
+    },
+    /// A call's result.
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool id.
+        name: String,
+        /// Result.
+        output: Value,
+    },
+    /// A call's error returned to the model.
+    #[serde(rename_all = "camelCase")]
+    Error {
+        /// The message.
+        message: String,
+        /// Call id.
+        tool_call_id: String,
+        /// Tool id.
+        tool_name: String,
+    },
+    /// The run's final output.
+    Output {
+        /// The value.
+        value: Value,
+    },
+}
+
+impl Item {
+    /// The items of one step: its response, then its tool outcomes.
+    pub fn of_step(step: &StepResult) -> Vec<Item> {
+        let mut items = Vec::with_capacity(1 + step.tool_calls.len() + step.tool_results.len());
+        if let Some(reasoning) = &step.reasoning {
+            items.push(Item::Reasoning {
+                text: reasoning.clone(),
+            });
+        }
+        if !step.text.is_empty() {
+            items.push(Item::Message {
+                role: Role::Assistant,
+                content: step.text.clone(),
+            });
+        }
+        for call in &step.tool_calls {
+            items.push(Item::ToolCall {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                input: call.input.clone(),
+            });
+        }
+        for r in &step.tool_results {
+            items.push(Item::of_tool_result(r));
+        }
+        items
+    }
+
+    /// The item of one tool outcome.
+    pub fn of_tool_result(r: &ToolResult) -> Item {
+        match &r.error {
+            Some(message) => Item::Error {
+                message: message.clone(),
+                tool_call_id: r.tool_call_id.clone(),
+                tool_name: r.tool_name.clone(),
+            },
+            None => Item::ToolResult {
+                tool_call_id: r.tool_call_id.clone(),
+                name: r.tool_name.clone(),
+                output: r.result.clone().unwrap_or(Value::Null),
+            },
+        }
+    }
+}
+
+/// The result of `run`/`continue_run`: the whole resumable state.
+///
+/// Its canonical JSON (`to_json`) is identical whichever language produced it, and
+/// continues in any language (`from_json`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// The run record.
+    pub run: RunRecord,
+    /// One record per model request.
+    pub steps: Vec<StepRecord>,
+    /// What each step produced.
+    pub step_results: Vec<StepResult>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StateOut<'a> {
+    version: u64,
+    run: &'a RunRecord,
+    steps: &'a [StepRecord],
+    step_results: &'a [StepResult],
+    usage: &'a Usage,
+    output: &'a Value,
+    items: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StateIn {
+    run: RunRecord,
+    #[serde(default)]
+    steps: Vec<StepRecord>,
+    #[serde(default)]
+    step_results: Vec<StepResult>,
+}
+
+impl Serialize for RunResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StateOut {
+            version: STATE_VERSION,
+            run: &self.run,
+            steps: &self.steps,
+            step_results: &self.step_results,
+            usage: &self.run.usage,
+            output: &self.run.result,
+            items: self.items(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl RunResult {
+    /// The run's status.
+    pub fn status(&self) -> RunStatus {
+        self.run.status
+    }
+
+    /// The final output (null while paused or failed).
+    pub fn output(&self) -> &Value {
+        &self.run.result
+    }
+
+    /// The pause, while waiting for a human.
+    pub fn pause(&self) -> Option<&Pause> {
+        self.run.pause.as_ref()
+    }
+
+    /// Pending calls of a tool pause (empty otherwise).
+    pub fn pending(&self) -> &[PendingToolCall] {
+        self.run
+            .pause
+            .as_ref()
+            .map(|p| p.pending_tool_calls.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// Cumulative usage.
+    pub fn usage(&self) -> &Usage {
+        &self.run.usage
+    }
+
+    /// The conversation.
+    pub fn messages(&self) -> &[Message] {
+        &self.run.messages
+    }
+
+    /// The items of the run: per step its response and tool outcomes, then the output.
+    pub fn items(&self) -> Vec<Item> {
+        let mut items: Vec<Item> = self.step_results.iter().flat_map(Item::of_step).collect();
+        if matches!(self.run.status, RunStatus::Completed | RunStatus::Stopped) {
+            items.push(Item::Output {
+                value: self.run.result.clone(),
+            });
+        }
+        items
+    }
+
+    /// The canonical JSON text of the state.
+    pub fn to_json(&self) -> String {
+        to_canonical_string(self)
+    }
+
+    /// The state as a JSON value (same content as `to_json`).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("the state is JSON-compatible")
+    }
+
+    /// Parses state JSON text. Malformed state, or state of an unsupported version, is
+    /// refused with a `state_invalid` error naming the problem.
+    pub fn from_json(text: &str) -> Result<Self, AgentError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| AgentError::state_invalid(format!("Invalid state: not JSON ({e})")))?;
+        Self::from_value(value)
+    }
+
+    /// Parses a state JSON value (see [`RunResult::from_json`]).
+    pub fn from_value(value: Value) -> Result<Self, AgentError> {
+        let Some(obj) = value.as_object() else {
+            return Err(AgentError::state_invalid(
+                "Invalid state: expected a JSON object",
+            ));
+        };
+        match obj.get("version") {
+            None => return Err(AgentError::state_invalid("Invalid state: missing `version`")),
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=STATE_VERSION).contains(&n) => {}
+                _ => {
+                    return Err(AgentError::state_invalid(format!(
+                        "Invalid state: unsupported version {v} (this core reads versions 1 to {STATE_VERSION})"
+                    )))
+                }
+            },
+        }
+        let parsed: StateIn = serde_json::from_value(value)
+            .map_err(|e| AgentError::state_invalid(format!("Invalid state: {e}")))?;
+        let result = RunResult {
+            run: parsed.run,
+            steps: parsed.steps,
+            step_results: parsed.step_results,
+        };
+        result.check_consistency()?;
+        Ok(result)
+    }
+
+    /// Checks the invariants a continuable state must hold.
+    pub(crate) fn check_consistency(&self) -> Result<(), AgentError> {
+        let run = &self.run;
+        if run.id.is_empty() {
+            return Err(AgentError::state_invalid(
+                "Invalid state: `run.id` is empty",
+            ));
+        }
+        if run.status == RunStatus::WaitingForHuman && run.pause.is_none() {
+            return Err(AgentError::state_invalid(
+                "Invalid state: status is waiting_for_human but `run.pause` is null",
+            ));
+        }
+        if let Some(pause) = &run.pause {
+            if pause.kind != PauseKind::HumanReview && pause.pending_tool_calls.is_empty() {
+                return Err(AgentError::state_invalid(
+                    "Invalid state: a tool pause without pending tool calls",
+                ));
+            }
+            if pause.kind != PauseKind::HumanReview && run.step_count == 0 {
+                return Err(AgentError::state_invalid(
+                    "Invalid state: a tool pause with stepCount 0",
+                ));
+            }
+        }
+        if humantime::parse_rfc3339_weak(&run.created_at).is_err() {
+            return Err(AgentError::state_invalid(format!(
+                "Invalid state: `run.createdAt` is not an ISO-8601 time: {:?}",
+                run.created_at
+            )));
+        }
+        Ok(())
+    }
+}

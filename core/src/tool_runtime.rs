@@ -1,0 +1,131 @@
+//! The runtime passed to executors, predicates and hooks (SPEC §2.1).
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::state::ToolCall;
+
+struct RuntimeInner {
+    run_id: Arc<str>,
+    agent_id: Arc<str>,
+    step_index: usize,
+    context: Arc<Value>,
+    tool_call: ToolCall,
+    cancellation: CancellationToken,
+    progress: Option<UnboundedSender<Value>>,
+    context_update: Mutex<Option<Value>>,
+}
+
+/// What a tool call sees of its run: ids, the application context as it was when the tool
+/// phase began, the call itself, a cancellation token (cancelled on timeout or when the run
+/// is cancelled), and `emit_progress` / `set_context`. Cheap to clone.
+#[derive(Clone)]
+pub struct ToolRuntime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl std::fmt::Debug for ToolRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRuntime")
+            .field("run_id", &self.inner.run_id)
+            .field("step_index", &self.inner.step_index)
+            .field("tool_call", &self.inner.tool_call)
+            .finish()
+    }
+}
+
+impl ToolRuntime {
+    pub(crate) fn new(
+        run_id: Arc<str>,
+        agent_id: Arc<str>,
+        step_index: usize,
+        context: Arc<Value>,
+        tool_call: ToolCall,
+        cancellation: CancellationToken,
+        progress: Option<UnboundedSender<Value>>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(RuntimeInner {
+                run_id,
+                agent_id,
+                step_index,
+                context,
+                tool_call,
+                cancellation,
+                progress,
+                context_update: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.inner.run_id
+    }
+
+    /// The agent id.
+    pub fn agent_id(&self) -> &str {
+        &self.inner.agent_id
+    }
+
+    /// Index of the step that requested the call.
+    pub fn step_index(&self) -> usize {
+        self.inner.step_index
+    }
+
+    /// The application context as it was when the tool phase began.
+    pub fn context(&self) -> &Value {
+        &self.inner.context
+    }
+
+    /// The call: `{id, name, input}`. `id` is unique in the run: use it as an idempotency key.
+    pub fn tool_call(&self) -> &ToolCall {
+        &self.inner.tool_call
+    }
+
+    /// The call's cancellation token: cancelled when the call times out or the run is
+    /// cancelled.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.inner.cancellation
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancellation.is_cancelled()
+    }
+
+    /// Completes when the call is cancelled.
+    pub async fn cancelled(&self) {
+        self.inner.cancellation.cancelled().await
+    }
+
+    /// Publishes a progress value (checked by `eventSchema`, emitted as
+    /// `tool.preliminary_result`, stored in the step's `preliminaryResults`).
+    pub fn emit_progress(&self, value: Value) {
+        if let Some(tx) = &self.inner.progress {
+            // The receiver is gone only once the call has ended; late progress is dropped.
+            let _ = tx.send(value);
+        }
+    }
+
+    /// Replaces the whole application context for later turns (applied after the tool
+    /// phase, in call order).
+    pub fn set_context(&self, value: Value) {
+        *self
+            .inner
+            .context_update
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(value);
+    }
+
+    pub(crate) fn take_context_update(&self) -> Option<Value> {
+        self.inner
+            .context_update
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}

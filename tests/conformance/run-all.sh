@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs every conformance runner present over the cases (default tests/conformance/cases).
+#   tests/conformance/run-all.sh [PATH...]            every runner on every case
+#   tests/conformance/run-all.sh --handoff [PATH...]  for every ordered pair (A, B) of
+#       languages: A runs step 0 and saves the state, B resumes from it and runs the rest.
+# Prints PASS/FAIL lines and ONE closing line "<N> passed, <M> failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+handoff=0
+if [ "${1:-}" = "--handoff" ]; then handoff=1; shift; fi
+paths=("$@")
+[ ${#paths[@]} -eq 0 ] && paths=(tests/conformance/cases)
+
+langs=()
+declare -A cmd
+cargo build -q -p conformance || exit 2
+cmd[rust]="target/debug/conformance"
+langs+=(rust)
+if [ -f tests/conformance/python_runner.py ]; then
+  cmd[python]="${PHASEO_PYTHON:-python3} tests/conformance/python_runner.py"; langs+=(python)
+fi
+if [ -f tests/conformance/node_runner.mjs ]; then
+  cmd[node]="node tests/conformance/node_runner.mjs"; langs+=(node)
+fi
+if [ -f tests/conformance/kotlin_runner.sh ]; then
+  cmd[kotlin]="bash tests/conformance/kotlin_runner.sh"; langs+=(kotlin)
+fi
+
+passed=0; failed=0
+count() {  # reads runner output, prints case lines, tallies
+  while IFS= read -r line; do
+    case "$line" in
+      PASS\ *) echo "$line"; passed=$((passed + 1));;
+      FAIL\ *) echo "$line"; failed=$((failed + 1));;
+    esac
+  done
+}
+
+if [ $handoff -eq 0 ]; then
+  for lang in "${langs[@]}"; do
+    echo "== $lang"
+    count < <(${cmd[$lang]} "${paths[@]}" 2>&1)
+  done
+else
+  pairs=()
+  for a in "${langs[@]}"; do for b in "${langs[@]}"; do
+    [ "$a" != "$b" ] && pairs+=("$a:$b")
+  done; done
+  # With a single language, hand off to itself so the save/resume path is still proven.
+  [ ${#pairs[@]} -eq 0 ] && pairs=("${langs[0]}:${langs[0]}")
+  for pair in "${pairs[@]}"; do
+    a=${pair%%:*}; b=${pair##*:}
+    dir=$(mktemp -d)
+    first=$(${cmd[$a]} --stop-after 1 --save-state "$dir" "${paths[@]}" 2>&1)
+    second=$(${cmd[$b]} --resume-state "$dir" --from-step 1 "${paths[@]}" 2>&1)
+    rm -rf "$dir"
+    while IFS= read -r line; do
+      case "$line" in
+        PASS\ *|FAIL\ *) ;;
+        *) continue;;
+      esac
+      name=${line#* }; name=${name%%: *}
+      if [ "${line%% *}" = FAIL ]; then
+        echo "FAIL $name [$a→$b]: first half: ${line#*: }"; failed=$((failed + 1)); continue
+      fi
+      resumed=$(grep -F -x -m1 "PASS $name" <<<"$second" || grep -F -m1 "FAIL $name: " <<<"$second" || true)
+      case "$resumed" in
+        "PASS $name") echo "PASS $name [$a→$b]"; passed=$((passed + 1));;
+        FAIL*) echo "FAIL $name [$a→$b]: second half: ${resumed#*: }"; failed=$((failed + 1));;
+        *) echo "FAIL $name [$a→$b]: $b did not resume it"; failed=$((failed + 1));;
+      esac
+    done <<<"$first"
+  done
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,484 @@
+//! Builds a case's agent from its JSON description, with real Rust closures as executors,
+//! validators, predicates and hooks.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use phaseo_agent::{
+    async_trait, create_agent, finish_reason_is, has_tool_call, human_review_fn, json, max_cost,
+    max_duration, max_tokens_used, step_count_is, validator_fn, Agent, AgentDefinition,
+    ApprovalPredicate, JsonSchema, ModelRetry, NextTurnParams, OnError, ReviewRequest, Role,
+    StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRuntime, Validator, Value,
+};
+
+/// What executors record during one case step.
+#[derive(Default)]
+pub struct Observations {
+    pub executed: Mutex<Vec<String>>,
+    pub cancelled: Mutex<Vec<String>>,
+    pub running: AtomicUsize,
+    pub max_running: AtomicUsize,
+    pub active: AtomicUsize,
+}
+
+impl Observations {
+    pub fn reset(&self) {
+        self.executed.lock().unwrap().clear();
+        self.cancelled.lock().unwrap().clear();
+        self.running.store(0, Ordering::SeqCst);
+        self.max_running.store(0, Ordering::SeqCst);
+    }
+}
+
+/// Marks an executor as running until dropped; records a cancellation seen by dropping.
+struct RunningGuard {
+    obs: Arc<Observations>,
+    call_id: String,
+    runtime: ToolRuntime,
+    sleeping: bool,
+}
+
+impl RunningGuard {
+    fn start(obs: &Arc<Observations>, runtime: &ToolRuntime) -> Self {
+        obs.executed
+            .lock()
+            .unwrap()
+            .push(runtime.tool_call().id.clone());
+        obs.active.fetch_add(1, Ordering::SeqCst);
+        let now = obs.running.fetch_add(1, Ordering::SeqCst) + 1;
+        obs.max_running.fetch_max(now, Ordering::SeqCst);
+        Self {
+            obs: obs.clone(),
+            call_id: runtime.tool_call().id.clone(),
+            runtime: runtime.clone(),
+            sleeping: false,
+        }
+    }
+
+    fn record_cancelled(&self) {
+        self.obs
+            .cancelled
+            .lock()
+            .unwrap()
+            .push(self.call_id.clone());
+    }
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        // Rust cancels a future by dropping it: a sleep dropped after its call was
+        // cancelled has observed that cancellation.
+        if self.sleeping && self.runtime.is_cancelled() {
+            self.record_cancelled();
+        }
+        self.obs.running.fetch_sub(1, Ordering::SeqCst);
+        self.obs.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn runtime_value(rt: &ToolRuntime) -> Result<Value, ToolError> {
+    if rt.run_id().is_empty() {
+        return Err(ToolError::new("runtime run id is empty"));
+    }
+    Ok(json!({
+        "runId": "<run>",
+        "agentId": rt.agent_id(),
+        "stepIndex": rt.step_index(),
+        "toolCallId": rt.tool_call().id,
+    }))
+}
+
+async fn perform_async(
+    behavior: Arc<Vec<Value>>,
+    input: Value,
+    rt: ToolRuntime,
+    obs: Arc<Observations>,
+) -> Result<Value, ToolError> {
+    let mut guard = RunningGuard::start(&obs, &rt);
+    for action in behavior.iter() {
+        let (key, arg) = single_entry(action)?;
+        match key {
+            "return" => return Ok(arg.clone()),
+            "returnInput" => return Ok(input),
+            "throw" => return Err(ToolError::new(text(arg))),
+            "progress" => rt.emit_progress(arg.clone()),
+            "setContext" => rt.set_context(arg.clone()),
+            "returnContext" => return Ok(rt.context().clone()),
+            "returnRuntime" => return runtime_value(&rt),
+            "sleepMs" => {
+                guard.sleeping = true;
+                let ms = arg.as_u64().unwrap_or(0);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                    _ = rt.cancelled() => {
+                        guard.sleeping = false;
+                        guard.record_cancelled();
+                        return Err(ToolError::new("cancelled"));
+                    }
+                }
+                guard.sleeping = false;
+            }
+            "blockingSleepMs" => {
+                let ms = arg.as_u64().unwrap_or(0);
+                let _ = tokio::task::spawn_blocking(move || {
+                    std::thread::sleep(Duration::from_millis(ms))
+                })
+                .await;
+            }
+            other => return Err(ToolError::new(format!("unsupported behavior {other}"))),
+        }
+    }
+    Ok(Value::Null)
+}
+
+fn perform_sync(
+    behavior: &[Value],
+    input: Value,
+    rt: ToolRuntime,
+    obs: &Arc<Observations>,
+) -> Result<Value, ToolError> {
+    let guard = RunningGuard::start(obs, &rt);
+    for action in behavior {
+        let (key, arg) = single_entry(action)?;
+        match key {
+            "return" => return Ok(arg.clone()),
+            "returnInput" => return Ok(input),
+            "throw" => return Err(ToolError::new(text(arg))),
+            "progress" => rt.emit_progress(arg.clone()),
+            "setContext" => rt.set_context(arg.clone()),
+            "returnContext" => return Ok(rt.context().clone()),
+            "returnRuntime" => return runtime_value(&rt),
+            "sleepMs" => {
+                let until =
+                    std::time::Instant::now() + Duration::from_millis(arg.as_u64().unwrap_or(0));
+                while std::time::Instant::now() < until {
+                    if rt.is_cancelled() {
+                        guard.record_cancelled();
+                        return Err(ToolError::new("cancelled"));
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            "blockingSleepMs" => {
+                std::thread::sleep(Duration::from_millis(arg.as_u64().unwrap_or(0)))
+            }
+            other => return Err(ToolError::new(format!("unsupported behavior {other}"))),
+        }
+    }
+    Ok(Value::Null)
+}
+
+fn single_entry(action: &Value) -> Result<(&str, &Value), ToolError> {
+    action
+        .as_object()
+        .and_then(|m| m.iter().next())
+        .map(|(k, v)| (k.as_str(), v))
+        .ok_or_else(|| ToolError::new(format!("behavior action must be an object: {action}")))
+}
+
+fn text(v: &Value) -> String {
+    v.as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| v.to_string())
+}
+
+/// A host-native validator backed by the core's public JSON Schema helper.
+fn schema_validator(schema: &Value) -> Result<Arc<dyn Validator>, String> {
+    let compiled = JsonSchema::compile(schema)?;
+    Ok(validator_fn(move |v| {
+        compiled.check(&v).map_err(ToolError::from)?;
+        Ok(v)
+    }))
+}
+
+fn input_equals(expected: &Value, input: &Value) -> bool {
+    expected.as_object().is_some_and(|m| {
+        m.iter()
+            .all(|(k, v)| input.get(k).is_some_and(|x| crate::compare::json_eq(x, v)))
+    })
+}
+
+struct AgentRule(Value);
+
+#[async_trait]
+impl ApprovalPredicate for AgentRule {
+    async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        if let Some(ids) = self.0.get("toolIds").and_then(Value::as_array) {
+            return Ok(ids
+                .iter()
+                .any(|id| id.as_str() == Some(rt.tool_call().name.as_str())));
+        }
+        if let Some(expected) = self.0.get("inputEquals") {
+            return Ok(input_equals(expected, input));
+        }
+        Err(ToolError::new(format!(
+            "unsupported requireApproval {}",
+            self.0
+        )))
+    }
+}
+
+fn check_keys(obj: &Value, allowed: &[&str], what: &str) -> Result<(), String> {
+    if let Some(m) = obj.as_object() {
+        for k in m.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(format!("{what}: unsupported key {k:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Stop conditions from their declarative form.
+pub fn stop_conditions(list: &Value) -> Result<Vec<Arc<dyn StopCondition>>, String> {
+    let items: Vec<&Value> = match list {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(_) => vec![list],
+        Value::Null => vec![],
+        other => return Err(format!("stopWhen: unsupported {other}")),
+    };
+    items
+        .into_iter()
+        .map(|c| {
+            let (k, v) = single_entry(c).map_err(|e| e.message)?;
+            Ok(match k {
+                "stepCountIs" => step_count_is(v.as_u64().ok_or("stepCountIs")? as usize),
+                "maxTokensUsed" => max_tokens_used(v.as_u64().ok_or("maxTokensUsed")?),
+                "maxCost" => max_cost(v.as_f64().ok_or("maxCost")?),
+                "maxDuration" => max_duration(v.as_u64().ok_or("maxDuration")?),
+                "hasToolCall" => has_tool_call(text(v)),
+                "finishReasonIs" => finish_reason_is(text(v)),
+                other => return Err(format!("stopWhen: unsupported condition {other}")),
+            })
+        })
+        .collect()
+}
+
+pub fn tool_execution(v: &Value) -> Result<ToolExecutionConfig, String> {
+    check_keys(
+        v,
+        &["toolConcurrency", "onError", "maxOutputChars"],
+        "toolExecution",
+    )?;
+    Ok(ToolExecutionConfig {
+        tool_concurrency: v
+            .get("toolConcurrency")
+            .and_then(Value::as_i64)
+            .map(|n| n.max(0) as usize),
+        on_error: match v.get("onError").and_then(Value::as_str) {
+            Some(s) => Some(OnError::parse(s)?),
+            None => None,
+        },
+        max_output_chars: v
+            .get("maxOutputChars")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
+    })
+}
+
+pub fn model_retry(v: &Value) -> Result<ModelRetry, String> {
+    check_keys(v, &["maxRetries", "backoffMs"], "modelRetry")?;
+    Ok(ModelRetry::new(
+        v.get("maxRetries").and_then(Value::as_u64).unwrap_or(0) as u32,
+        Duration::from_millis(v.get("backoffMs").and_then(Value::as_u64).unwrap_or(250)),
+    ))
+}
+
+fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
+    check_keys(
+        t,
+        &[
+            "id",
+            "description",
+            "parameters",
+            "inputSchema",
+            "outputSchema",
+            "eventSchema",
+            "timeoutMs",
+            "onError",
+            "requireApproval",
+            "nextTurnParams",
+            "manual",
+            "onToolCalled",
+            "onResponseReceived",
+            "behavior",
+            "asGenerator",
+            "async",
+        ],
+        "tool",
+    )?;
+    let id = t
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or("tool without id")?
+        .to_owned();
+    let description = t
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let parameters = t.get("parameters").cloned().unwrap_or(Value::Null);
+    let behavior = Arc::new(
+        t.get("behavior")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let manual = t.get("manual").and_then(Value::as_bool).unwrap_or(false);
+    let sync = t.get("async").and_then(Value::as_bool) == Some(false);
+    let mut tool = if manual {
+        Tool::external(id, description, parameters)
+    } else if sync {
+        let obs = obs.clone();
+        let behavior = behavior.clone();
+        Tool::new(id, description, parameters, move |input, rt| {
+            perform_sync(&behavior, input, rt, &obs)
+        })
+    } else {
+        let obs = obs.clone();
+        Tool::new_async(id, description, parameters, move |input, rt| {
+            perform_async(behavior.clone(), input, rt, obs.clone())
+        })
+    };
+    if let Some(s) = t.get("inputSchema").filter(|v| !v.is_null()) {
+        tool = tool.input_schema(schema_validator(s)?);
+    }
+    if let Some(s) = t.get("outputSchema").filter(|v| !v.is_null()) {
+        tool = tool.output_schema(schema_validator(s)?);
+    }
+    if let Some(s) = t.get("eventSchema").filter(|v| !v.is_null()) {
+        tool = tool.event_schema(schema_validator(s)?);
+    }
+    if let Some(ms) = t.get("timeoutMs").and_then(Value::as_f64) {
+        tool = tool.timeout_ms(ms);
+    }
+    if let Some(p) = t.get("onError").and_then(Value::as_str) {
+        tool = tool.on_error(OnError::parse(p)?);
+    }
+    match t.get("requireApproval") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => tool = tool.require_approval(),
+        Some(rule) => {
+            let expected = rule
+                .get("inputEquals")
+                .cloned()
+                .ok_or("tool requireApproval: unsupported rule")?;
+            tool = tool.approval(move |input, _| input_equals(&expected, input));
+        }
+    }
+    if let Some(p) = t.get("nextTurnParams").filter(|v| !v.is_null()) {
+        tool = tool.next_turn_params(NextTurnParams::from_value(p.clone())?);
+    }
+    match t.get("onToolCalled") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s == "pause" => tool = tool.on_tool_called(|_, _| Ok(None)),
+        Some(v) => {
+            let value = v
+                .get("return")
+                .cloned()
+                .ok_or("onToolCalled: unsupported form")?;
+            tool = tool.on_tool_called(move |_, _| Ok(Some(value.clone())));
+        }
+    }
+    match t.get("onResponseReceived") {
+        None | Some(Value::Null) => {}
+        Some(v) => {
+            let key = v
+                .get("wrap")
+                .and_then(Value::as_str)
+                .ok_or("onResponseReceived: unsupported form")?
+                .to_owned();
+            tool = tool.on_response_received(move |output, _| Ok(json!({ key.clone(): output })));
+        }
+    }
+    Ok(tool)
+}
+
+/// The case's agent.
+pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, String> {
+    let a = case.get("agent").ok_or("case without agent")?;
+    check_keys(
+        a,
+        &[
+            "id",
+            "model",
+            "instructions",
+            "maxSteps",
+            "stopWhen",
+            "modelRetry",
+            "toolExecution",
+            "temperature",
+            "maxOutputTokens",
+            "topP",
+            "outputSchema",
+            "requireApproval",
+            "humanReview",
+        ],
+        "agent",
+    )?;
+    let mut def = AgentDefinition::new(
+        a.get("id")
+            .and_then(Value::as_str)
+            .ok_or("agent without id")?,
+    );
+    if let Some(m) = a.get("model").and_then(Value::as_str) {
+        def = def.model(m);
+    }
+    if let Some(i) = a.get("instructions").and_then(Value::as_str) {
+        def = def.instructions(i);
+    }
+    if let Some(n) = a.get("maxSteps").and_then(Value::as_u64) {
+        def = def.max_steps(n as usize);
+    }
+    for c in stop_conditions(a.get("stopWhen").unwrap_or(&Value::Null))? {
+        def = def.stop_when(c);
+    }
+    if let Some(r) = a.get("modelRetry") {
+        def = def.model_retry(model_retry(r)?);
+    }
+    if let Some(t) = a.get("toolExecution") {
+        def = def.tool_execution(tool_execution(t)?);
+    }
+    if let Some(v) = a.get("temperature").and_then(Value::as_f64) {
+        def = def.temperature(v);
+    }
+    if let Some(v) = a.get("maxOutputTokens").and_then(Value::as_u64) {
+        def = def.max_output_tokens(v);
+    }
+    if let Some(v) = a.get("topP").and_then(Value::as_f64) {
+        def = def.top_p(v);
+    }
+    if let Some(s) = a.get("outputSchema").filter(|v| !v.is_null()) {
+        def = def.output_schema(schema_validator(s)?);
+    }
+    if let Some(rule) = a.get("requireApproval").filter(|v| !v.is_null()) {
+        def = def.require_approval(Arc::new(AgentRule(rule.clone())));
+    }
+    if let Some(review) = a.get("humanReview").filter(|v| !v.is_null()) {
+        let spec = review
+            .get("pauseOnFinal")
+            .cloned()
+            .ok_or("humanReview: unsupported form")?;
+        def = def.human_review(human_review_fn(move |ctx| {
+            let users = ctx.messages.iter().filter(|m| m.role == Role::User).count();
+            (ctx.is_final && users == 1).then(|| ReviewRequest {
+                reason: spec
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                payload: spec.get("payload").cloned().unwrap_or(Value::Null),
+            })
+        }));
+    }
+    for t in case
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        def = def.tool(build_tool(t, obs)?);
+    }
+    create_agent(def).map_err(|e| format!("agent definition refused: {e}"))
+}

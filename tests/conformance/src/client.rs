@@ -1,0 +1,133 @@
+//! The case's scripted model, as a host model client that records every request.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use phaseo_agent::{
+    async_trait, json, CancellationToken, ModelClient, ModelError, ModelMessage, ModelRequest,
+    ModelResponse, ModelToolCall, Role, Usage, Value,
+};
+
+pub struct CaseClient {
+    entries: Vec<Value>,
+    pub cursor: AtomicUsize,
+    pub requests: Mutex<Vec<Value>>,
+}
+
+impl CaseClient {
+    pub fn new(entries: Vec<Value>, cursor: usize) -> Self {
+        Self {
+            entries,
+            cursor: AtomicUsize::new(cursor),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn record(&self, request: &ModelRequest<'_>) {
+        let messages = request.messages;
+        let tail_start = messages
+            .iter()
+            .rposition(|m| m.role != Role::Tool)
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        let tool_messages: Vec<Value> = messages[tail_start..]
+            .iter()
+            .map(|m| json!({"toolCallId": m.tool_call_id, "content": m.content, "isError": m.is_error}))
+            .collect();
+        let last_user = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| Value::String(m.content.clone()))
+            .unwrap_or(Value::Null);
+        let tools: Vec<&str> = request.tools.iter().map(|t| t.id.as_str()).collect();
+        self.requests.lock().unwrap().push(json!({
+            "toolMessages": tool_messages,
+            "tools": tools,
+            "context": request.context,
+            "temperature": request.temperature,
+            "model": request.model,
+            "instructions": request.instructions,
+            "lastUserMessage": last_user,
+            "maxOutputTokens": request.max_output_tokens,
+            "topP": request.top_p,
+        }));
+    }
+}
+
+fn response(entry: &Value) -> Result<ModelResponse, ModelError> {
+    if let Some(fail) = entry.get("fail") {
+        let message = fail
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("model failure");
+        return Err(ModelError::new(message));
+    }
+    let tool_calls = entry
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| ModelToolCall {
+            id: c
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            name: c
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            arguments: c
+                .get("arguments")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        })
+        .collect();
+    let usage: Usage = entry
+        .get("usage")
+        .map(|u| serde_json::from_value(u.clone()).unwrap_or_default())
+        .unwrap_or_default();
+    Ok(ModelResponse {
+        message: ModelMessage {
+            content: entry
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            tool_calls,
+            reasoning: entry
+                .get("reasoning")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        },
+        usage,
+        finish_reason: entry
+            .get("finishReason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        cost: entry.get("cost").and_then(Value::as_f64),
+        ..Default::default()
+    })
+}
+
+#[async_trait]
+impl ModelClient for CaseClient {
+    async fn generate(
+        &self,
+        request: &ModelRequest<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.record(request);
+        let i = self.cursor.fetch_add(1, Ordering::SeqCst);
+        match self.entries.get(i) {
+            Some(entry) => response(entry),
+            None => Err(ModelError::new(format!(
+                "case error: the scripted model ran out of responses ({} scripted)",
+                self.entries.len()
+            ))),
+        }
+    }
+}
