@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+
 use crate::error::AgentError;
 use crate::model::ToolSpec;
 use crate::options::{ContinueOptions, ModelRetry, RunOptions, ToolExecutionConfig};
@@ -234,6 +236,23 @@ impl Agent {
     /// Runs the agent in the background and returns a replayable stream of its events.
     pub fn stream(&self, options: RunOptions) -> AgentStream {
         AgentStream::start_run(self.inner.clone(), options)
+    }
+
+    /// Like [`Agent::stream`], but returns the future that drives the run instead of
+    /// spawning it, so the caller chooses where (and in which task-local scope) it runs.
+    /// Nothing happens until the future is polled.
+    pub fn stream_deferred(&self, options: RunOptions) -> (AgentStream, BoxFuture<'static, ()>) {
+        AgentStream::deferred_run(self.inner.clone(), options)
+    }
+
+    /// Like [`Agent::continue_stream`], returning the driving future (see
+    /// [`Agent::stream_deferred`]).
+    pub fn continue_stream_deferred(
+        &self,
+        state: &RunResult,
+        options: ContinueOptions,
+    ) -> (AgentStream, BoxFuture<'static, ()>) {
+        AgentStream::deferred_continue(self.inner.clone(), state.clone(), options)
     }
 
     /// Continues a paused run in the background, as a stream.

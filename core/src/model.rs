@@ -194,6 +194,70 @@ impl ModelResponse {
         serde_json::from_value(value).map_err(|e| format!("invalid model response: {e}"))
     }
 
+    /// Parses a scripted entry, the short form every binding accepts:
+    /// `{text?, toolCalls?: [{id, name, arguments}], reasoning?, usage?, cost?, finishReason?,
+    /// requestId?, model?, provider?}`, or `{fail: "message" | {message}}` for a failing
+    /// attempt. A full response (`{message: {...}, ...}`) is accepted too. Arguments given
+    /// as a JSON value instead of a string are written as JSON text.
+    pub fn from_script_entry(entry: &Value) -> Result<Result<Self, ModelError>, String> {
+        let Some(obj) = entry.as_object() else {
+            return Err(format!(
+                "a scripted response must be an object, got {entry}"
+            ));
+        };
+        if let Some(fail) = obj.get("fail") {
+            let message = match fail {
+                Value::String(s) => s.clone(),
+                other => other
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("scripted model failure")
+                    .to_owned(),
+            };
+            return Ok(Err(ModelError::new(message)));
+        }
+        if obj.contains_key("message") {
+            return Self::from_value(entry.clone()).map(Ok);
+        }
+        let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+        let mut tool_calls = Vec::new();
+        for (i, call) in obj
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let field = |k: &str| call.get(k).and_then(Value::as_str).map(str::to_owned);
+            tool_calls.push(ModelToolCall {
+                id: field("id").unwrap_or_else(|| format!("call_{i}")),
+                name: field("name").ok_or_else(|| format!("toolCalls[{i}] has no name"))?,
+                arguments: match call.get("arguments") {
+                    None | Some(Value::Null) => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => crate::json::to_canonical_string(other),
+                },
+            });
+        }
+        let usage = match obj.get("usage") {
+            Some(u) => serde_json::from_value(u.clone()).map_err(|e| format!("usage: {e}"))?,
+            None => Usage::default(),
+        };
+        Ok(Ok(ModelResponse {
+            message: ModelMessage {
+                content: text("text").unwrap_or_default(),
+                tool_calls,
+                reasoning: text("reasoning"),
+            },
+            usage,
+            finish_reason: text("finishReason"),
+            request_id: text("requestId"),
+            model: text("model"),
+            provider: text("provider"),
+            cost: obj.get("cost").and_then(Value::as_f64),
+        }))
+    }
+
     /// The step usage: `totalTokens` defaulted to input + output and `cost` from the
     /// response.
     pub(crate) fn normalized_usage(&self) -> Usage {

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use futures::Stream;
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -132,31 +133,50 @@ impl AgentStream {
         }
     }
 
-    pub(crate) fn start_run(agent: Arc<AgentInner>, mut options: RunOptions) -> Self {
-        let stream = Self::new(options.cancel.take());
-        options.cancel = Some(stream.cancel.clone());
-        let shared = stream.shared.clone();
-        spawn(async move {
-            let outcome = crate::engine::run(agent, options, Some(shared.clone())).await;
-            shared.finish(outcome);
-        });
+    pub(crate) fn start_run(agent: Arc<AgentInner>, options: RunOptions) -> Self {
+        let (stream, driver) = Self::deferred_run(agent, options);
+        spawn(driver);
         stream
     }
 
     pub(crate) fn start_continue(
         agent: Arc<AgentInner>,
         state: RunResult,
-        mut options: ContinueOptions,
+        options: ContinueOptions,
     ) -> Self {
+        let (stream, driver) = Self::deferred_continue(agent, state, options);
+        spawn(driver);
+        stream
+    }
+
+    pub(crate) fn deferred_run(
+        agent: Arc<AgentInner>,
+        mut options: RunOptions,
+    ) -> (Self, BoxFuture<'static, ()>) {
         let stream = Self::new(options.cancel.take());
         options.cancel = Some(stream.cancel.clone());
         let shared = stream.shared.clone();
-        spawn(async move {
+        let driver = async move {
+            let outcome = crate::engine::run(agent, options, Some(shared.clone())).await;
+            shared.finish(outcome);
+        };
+        (stream, Box::pin(driver))
+    }
+
+    pub(crate) fn deferred_continue(
+        agent: Arc<AgentInner>,
+        state: RunResult,
+        mut options: ContinueOptions,
+    ) -> (Self, BoxFuture<'static, ()>) {
+        let stream = Self::new(options.cancel.take());
+        options.cancel = Some(stream.cancel.clone());
+        let shared = stream.shared.clone();
+        let driver = async move {
             let outcome =
                 crate::engine::continue_run(agent, &state, options, Some(shared.clone())).await;
             shared.finish(outcome);
-        });
-        stream
+        };
+        (stream, Box::pin(driver))
     }
 
     /// A new cursor from the start of the history.

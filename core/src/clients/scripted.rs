@@ -35,6 +35,25 @@ impl ScriptedClient {
         Self::new(responses.into_iter().map(Ok).collect())
     }
 
+    /// A client from scripted entries in the short form of
+    /// [`ModelResponse::from_script_entry`]; the error names the first bad entry.
+    pub fn from_script(entries: &[serde_json::Value]) -> Result<Self, String> {
+        let responses = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                ModelResponse::from_script_entry(e).map_err(|m| format!("responses[{i}]: {m}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::new(responses))
+    }
+
+    /// The same client with its first `used` responses marked as consumed.
+    pub fn skipping(self, used: usize) -> Self {
+        self.cursor.store(used, Ordering::SeqCst);
+        self
+    }
+
     /// How many responses have been consumed.
     pub fn cursor(&self) -> usize {
         self.cursor.load(Ordering::SeqCst)

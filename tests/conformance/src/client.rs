@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use phaseo_agent::{
-    async_trait, json, CancellationToken, ModelClient, ModelError, ModelMessage, ModelRequest,
-    ModelResponse, ModelToolCall, Role, Usage, Value,
+    async_trait, json, CancellationToken, ModelClient, ModelError, ModelRequest, ModelResponse,
+    Role, Value,
 };
 
 pub struct CaseClient {
@@ -56,61 +56,8 @@ impl CaseClient {
 }
 
 fn response(entry: &Value) -> Result<ModelResponse, ModelError> {
-    if let Some(fail) = entry.get("fail") {
-        let message = fail
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("model failure");
-        return Err(ModelError::new(message));
-    }
-    let tool_calls = entry
-        .get("toolCalls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| ModelToolCall {
-            id: c
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            name: c
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: c
-                .get("arguments")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-        })
-        .collect();
-    let usage: Usage = entry
-        .get("usage")
-        .map(|u| serde_json::from_value(u.clone()).unwrap_or_default())
-        .unwrap_or_default();
-    Ok(ModelResponse {
-        message: ModelMessage {
-            content: entry
-                .get("text")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            tool_calls,
-            reasoning: entry
-                .get("reasoning")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        },
-        usage,
-        finish_reason: entry
-            .get("finishReason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        cost: entry.get("cost").and_then(Value::as_f64),
-        ..Default::default()
-    })
+    ModelResponse::from_script_entry(entry)
+        .unwrap_or_else(|e| Err(ModelError::new(format!("case error: {e}"))))
 }
 
 #[async_trait]

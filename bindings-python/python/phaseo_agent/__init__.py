@@ -1,0 +1,99 @@
+"""Phaseo Agent SDK for Python: tools a model can call — validated, timed out, approved by
+a person when it matters, concurrent and resumable — on the SDK's Rust core.
+
+>>> from phaseo_agent import AgentTool, ScriptedClient, create_agent, define_tool
+>>> add = define_tool(AgentTool(id="add", execute=lambda i, rt: i["a"] + i["b"]))
+>>> agent = create_agent({"id": "calc", "tools": [add]})
+>>> client = ScriptedClient([{"tool_calls": [{"id": "c1", "name": "add", "arguments": '{"a": 2, "b": 3}'}]}, {"text": "5"}])
+>>> agent.run(input="2+3?", client=client).output
+'5'
+"""
+
+from ._native import (
+    STATE_VERSION,
+    CancelledFlag,
+    CancelToken,
+    JsonSchemaValidator,
+    PendingToolCall,
+    RunResult,
+    ScriptedClient,
+    StopCondition,
+    TestClient,
+    Tool,
+    ToolRuntime,
+    Usage,
+    finish_reason_is,
+    has_tool_call,
+    max_cost,
+    max_duration,
+    max_tokens_used,
+    step_count_is,
+)
+from ._agent import (
+    Agent,
+    AgentModelRetry,
+    AgentStream,
+    AgentToolDecision,
+    AgentToolExecutionConfig,
+    AgentToolOutput,
+    create_agent,
+)
+from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator
+from .errors import (
+    AgentCancelledError,
+    AgentContinueError,
+    AgentDefinitionError,
+    AgentError,
+    AgentGatewayError,
+    AgentMaxStepsError,
+    AgentModelError,
+    AgentSchemaValidationError,
+    AgentStateError,
+    AgentToolError,
+    AgentToolTimeoutError,
+    AgentUnknownToolError,
+)
+
+__all__ = [
+    "STATE_VERSION",
+    "Agent",
+    "AgentCancelledError",
+    "AgentContinueError",
+    "AgentDefinitionError",
+    "AgentError",
+    "AgentGatewayError",
+    "AgentMaxStepsError",
+    "AgentModelError",
+    "AgentModelRetry",
+    "AgentSchemaValidationError",
+    "AgentStateError",
+    "AgentStream",
+    "AgentTool",
+    "AgentToolDecision",
+    "AgentToolError",
+    "AgentToolExecutionConfig",
+    "AgentToolOutput",
+    "AgentToolTimeoutError",
+    "AgentUnknownToolError",
+    "CancelToken",
+    "CancelledFlag",
+    "JsonSchemaValidator",
+    "PendingToolCall",
+    "RunResult",
+    "ScriptedClient",
+    "StopCondition",
+    "TestClient",
+    "Tool",
+    "ToolReturn",
+    "ToolRuntime",
+    "Usage",
+    "create_agent",
+    "define_tool",
+    "finish_reason_is",
+    "has_tool_call",
+    "json_schema_validator",
+    "max_cost",
+    "max_duration",
+    "max_tokens_used",
+    "step_count_is",
+]

@@ -1,0 +1,381 @@
+"""Agents: ``create_agent``, runs and continues (blocking and asyncio), streams."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _native
+from ._native import CancelToken, RunResult, StopCondition, Tool
+from ._tools import AgentTool, _validator, define_tool
+from .errors import AgentDefinitionError
+
+__all__ = [
+    "Agent",
+    "AgentModelRetry",
+    "AgentStream",
+    "AgentToolDecision",
+    "AgentToolExecutionConfig",
+    "AgentToolOutput",
+    "create_agent",
+]
+
+Event = Dict[str, Any]
+StopWhen = Union[StopCondition, Callable[[Dict[str, Any]], Any], Sequence[Union[StopCondition, Callable[[Dict[str, Any]], Any]]], None]
+
+
+@dataclass
+class AgentToolExecutionConfig:
+    """How the automatic calls of one model turn run: at most ``tool_concurrency`` at once
+    (default 1), the default ``on_error`` policy (``"fail-run"`` or ``"return-to-model"``)
+    and the tool message limit ``max_output_chars``."""
+
+    tool_concurrency: Optional[int] = None
+    on_error: Optional[str] = None
+    max_output_chars: Optional[int] = None
+
+
+@dataclass
+class AgentModelRetry:
+    """Model retries: ``max_retries`` extra attempts, sleeping ``backoff_ms * attempt``."""
+
+    max_retries: int = 0
+    backoff_ms: float = 250
+
+
+@dataclass
+class AgentToolDecision:
+    """An approval or rejection of a pending call (a rejection's reason goes to the model)."""
+
+    tool_call_id: str
+    reason: Optional[str] = None
+
+
+@dataclass
+class AgentToolOutput:
+    """The output of a manual or interactive pending call."""
+
+    tool_call_id: str
+    output: Any
+
+
+def _config(value: Any, cls: type, what: str) -> Optional[Dict[str, Any]]:
+    if value is None:
+        return None
+    if isinstance(value, cls):
+        return dict(value.__dict__)
+    if isinstance(value, Mapping):
+        allowed = set(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+        unknown = set(value) - allowed
+        if unknown:
+            raise AgentDefinitionError(f"{what}: unknown keys {sorted(unknown)}", code="definition_invalid")
+        return dict(value)
+    raise TypeError(f"{what} must be {cls.__name__} or a dict, got {value!r}")
+
+
+def _stop_list(stop_when: StopWhen) -> Optional[List[StopCondition]]:
+    if stop_when is None:
+        return None
+    items: Iterable[Any] = [stop_when] if (isinstance(stop_when, StopCondition) or callable(stop_when)) else stop_when
+    return [c if isinstance(c, StopCondition) else StopCondition.from_callable(c) for c in items]
+
+
+def _decisions(items: Optional[Iterable[Any]]) -> Optional[List[tuple]]:
+    if items is None:
+        return None
+    out = []
+    for d in items:
+        if isinstance(d, str):
+            out.append((d, None))
+        elif isinstance(d, AgentToolDecision):
+            out.append((d.tool_call_id, d.reason))
+        elif isinstance(d, Mapping):
+            out.append((d.get("tool_call_id") or d.get("toolCallId"), d.get("reason")))
+        else:
+            raise TypeError(f"a decision must be a call id, AgentToolDecision or dict, got {d!r}")
+    return out
+
+
+def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[tuple]]:
+    if items is None:
+        return None
+    out = []
+    for o in items:
+        if isinstance(o, AgentToolOutput):
+            out.append((o.tool_call_id, o.output))
+        elif isinstance(o, Mapping):
+            out.append((o.get("tool_call_id") or o.get("toolCallId"), o.get("output")))
+        else:
+            tool_call_id, output = o
+            out.append((tool_call_id, output))
+    return out
+
+
+def _state(state: Union[RunResult, str, Mapping[str, Any]]) -> RunResult:
+    if isinstance(state, RunResult):
+        return state
+    if isinstance(state, str):
+        return RunResult.from_json(state)
+    return RunResult.from_dict(dict(state))
+
+
+_DEFINITION_KEYS = {
+    "id", "model", "instructions", "tools", "max_steps", "stop_when", "model_retry",
+    "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
+    "require_approval", "human_review",
+}
+
+
+class Agent:
+    """A defined agent. Runs are independent; the agent can be shared across threads."""
+
+    def __init__(self, native: _native.NativeAgent) -> None:
+        self._native = native
+
+    @property
+    def id(self) -> str:
+        """The agent id."""
+        return self._native.id
+
+    @staticmethod
+    def _overrides(model: Optional[str], max_steps: Optional[int], stop_when: StopWhen, model_retry: Any,
+                   tool_execution: Any, temperature: Optional[float], max_output_tokens: Optional[int],
+                   top_p: Optional[float]) -> Dict[str, Any]:
+        return {
+            "model": model,
+            "max_steps": max_steps,
+            "stop_when": _stop_list(stop_when),
+            "model_retry": _config(model_retry, AgentModelRetry, "model_retry"),
+            "tool_execution": _config(tool_execution, AgentToolExecutionConfig, "tool_execution"),
+            "temperature": temperature,
+            "max_output_tokens": max_output_tokens,
+            "top_p": top_p,
+        }
+
+    def run(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
+            model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
+            model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
+            max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+        """Runs the agent until it completes, stops, pauses, is cancelled or fails (then an
+        :class:`~phaseo_agent.errors.AgentError` with ``.result`` is raised). Blocks without
+        holding the GIL; Ctrl-C cancels the run and raises KeyboardInterrupt."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        return self._native.run(input, client, context, messages, overrides, on_event, cancel)
+
+    async def run_async(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
+                        model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
+                        model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
+                        max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+                        on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+        """Like :meth:`run`, awaitable; ``async def`` tools run on this event loop."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel)
+        return result
+
+    def continue_run(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+                     client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
+                     tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
+                     model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
+                     model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
+                     max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+                     on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+        """Continues a paused run (``state`` or ``run``: a RunResult, its JSON text or dict).
+        The state is not changed; a refused continue raises
+        :class:`~phaseo_agent.errors.AgentContinueError` and leaves it usable."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        return self._native.continue_run(_state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
+                                         _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
+
+    async def continue_run_async(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+                                 client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
+                                 tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
+                                 model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
+                                 model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
+                                 max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+                                 on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+        """Like :meth:`continue_run`, awaitable."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        result: RunResult = await self._native.continue_run_async(
+            _state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
+            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
+        return result
+
+    def stream(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
+               model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
+               model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
+               max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+               on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> "AgentStream":
+        """Starts the run in the background and returns its replayable stream (usable with
+        ``for`` and ``async for``, awaitable for the result)."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel))
+
+    def continue_stream(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+                        client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
+                        tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
+                        model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
+                        model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
+                        max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+                        on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> "AgentStream":
+        """Continues a paused run in the background, as a stream."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        return AgentStream(self._native.continue_stream(
+            _state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
+            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel))
+
+    @staticmethod
+    def _pick(state: Any, run: Any) -> Any:
+        if (state is None) == (run is None):
+            raise TypeError("pass exactly one of state= or run=")
+        return state if state is not None else run
+
+    def __repr__(self) -> str:
+        return f"Agent(id={self.id!r})"
+
+
+class _Items:
+    """Values from a stream, usable with ``for`` and ``async for``."""
+
+    def __init__(self, stream: "AgentStream", pick: Callable[[Event], Any], with_result: bool = False) -> None:
+        self._stream = stream
+        self._pick = pick
+        self._with_result = with_result
+
+    _SKIP = object()
+
+    def _select(self, item: Event) -> Any:
+        if item.get("type") == "result":
+            return item if self._with_result else self._SKIP
+        return self._pick(item)
+
+    def __iter__(self) -> Iterator[Any]:
+        cursor = self._stream._native.cursor()
+        while True:
+            item = cursor.next_blocking()
+            if item is None:
+                return
+            value = self._select(item)
+            if value is not self._SKIP:
+                yield value
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        cursor = self._stream._native.cursor()
+        while True:
+            item = await cursor.next_async()
+            if item is None:
+                return
+            value = self._select(item)
+            if value is not self._SKIP:
+                yield value
+
+
+class AgentStream:
+    """A streamed run (SPEC §6). Every consumer sees the whole history from the start;
+    iterators end when the run ends and raise if it failed. ``await stream`` (or
+    :meth:`result`) gives the final :class:`RunResult`."""
+
+    def __init__(self, native: _native.NativeStream) -> None:
+        self._native = native
+
+    def full_stream(self) -> _Items:
+        """Every event (dicts), then ``{"type": "result", "result": RunResult}``."""
+        return _Items(self, lambda e: e, with_result=True)
+
+    def events(self) -> _Items:
+        """Every event."""
+        return _Items(self, lambda e: e)
+
+    def text_stream(self) -> _Items:
+        """Text deltas."""
+        return _Items(self, lambda e: e["delta"] if e["type"] == "response.output_text.delta" else _Items._SKIP)
+
+    def reasoning_stream(self) -> _Items:
+        """Reasoning deltas."""
+        return _Items(self, lambda e: e["delta"] if e["type"] == "response.reasoning.delta" else _Items._SKIP)
+
+    def items_stream(self) -> _Items:
+        """Items (message, tool_call, tool_result, error, output)."""
+        return _Items(self, lambda e: e["item"] if e["type"] == "response.item" else _Items._SKIP)
+
+    def tool_stream(self) -> _Items:
+        """``tool.*`` events."""
+        return _Items(self, lambda e: e if e["type"].startswith("tool.") else _Items._SKIP)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.full_stream())
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self.full_stream().__aiter__()
+
+    def result(self) -> RunResult:
+        """Blocks until the run ends; returns its result or raises its error."""
+        for item in self.full_stream():
+            if item.get("type") == "result":
+                result: RunResult = item["result"]
+                return result
+        raise RuntimeError("stream ended without a result")
+
+    async def result_async(self) -> RunResult:
+        """Awaits the run's result."""
+        async for item in self.full_stream():
+            if item.get("type") == "result":
+                result: RunResult = item["result"]
+                return result
+        raise RuntimeError("stream ended without a result")
+
+    def __await__(self) -> Generator[Any, None, RunResult]:
+        return self.result_async().__await__()
+
+    @staticmethod
+    def _text(result: RunResult) -> str:
+        output = result.output
+        if output is None:
+            return ""
+        return output if isinstance(output, str) else json.dumps(output, separators=(",", ":"))
+
+    def text(self) -> str:
+        """The final output as text."""
+        return self._text(self.result())
+
+    async def text_async(self) -> str:
+        """The final output as text, awaitable."""
+        return self._text(await self.result_async())
+
+    def cancel(self, reason: Optional[str] = None) -> None:
+        """Cancels the run; it ends ``cancelled`` and its result is still returned."""
+        self._native.cancel(reason)
+
+
+def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) -> Agent:
+    """Defines an agent from a dict (or keywords) with the snake_case keys of SPEC §3:
+    ``id``, ``model``, ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
+    ``model_retry``, ``tool_execution``, ``temperature``, ``max_output_tokens``, ``top_p``,
+    ``output_schema``, ``require_approval`` (agent-level predicate ``(call, runtime)``)
+    and ``human_review`` (``(ctx) -> None | {"reason", "payload"}``)."""
+    d: Dict[str, Any] = dict(definition or {}, **fields)
+    unknown = set(d) - _DEFINITION_KEYS
+    if unknown:
+        raise AgentDefinitionError(f"Invalid agent definition: unknown keys {sorted(unknown)}", code="definition_invalid")
+    if "id" not in d:
+        raise AgentDefinitionError("Invalid agent definition: id is required", code="definition_invalid")
+    tools = [t if isinstance(t, Tool) else define_tool(t) if isinstance(t, AgentTool) else define_tool(**t) for t in d.get("tools") or []]
+    output_validator, _ = _validator(d.get("output_schema"))
+    native = _native.NativeAgent(
+        d["id"],
+        tools,
+        model=d.get("model"),
+        instructions=d.get("instructions"),
+        max_steps=d.get("max_steps"),
+        stop_when=_stop_list(d.get("stop_when")),
+        model_retry=_config(d.get("model_retry"), AgentModelRetry, "model_retry"),
+        tool_execution=_config(d.get("tool_execution"), AgentToolExecutionConfig, "tool_execution"),
+        temperature=d.get("temperature"),
+        max_output_tokens=d.get("max_output_tokens"),
+        top_p=d.get("top_p"),
+        output_schema=output_validator,
+        require_approval=d.get("require_approval"),
+        human_review=d.get("human_review"),
+    )
+    return Agent(native)

@@ -1,0 +1,199 @@
+"""Tool definitions: ``AgentTool`` + ``define_tool``, executor forms and validator kinds."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Dict, Optional, Tuple, Union
+
+from . import _native
+from ._native import JsonSchemaValidator, Tool, ToolRuntime
+
+__all__ = ["AgentTool", "ToolReturn", "define_tool", "json_schema_validator", "Validator"]
+
+#: What can validate a value: a callable returning the (possibly transformed) value or
+#: raising, a Pydantic model class, an object with ``parse``/``safe_parse``, a JSON Schema
+#: dict, or a :class:`JsonSchemaValidator`.
+Validator = Any
+
+
+class ToolReturn:
+    """Ends an async-generator executor with a result: ``yield ToolReturn(value)``
+    (Python does not allow ``return value`` in async generators)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+@dataclass
+class AgentTool:
+    """A tool the model may call (SPEC §2).
+
+    ``execute(tool_input, runtime)`` may be a ``def``, an ``async def``, a generator or an
+    async generator (each yielded value is a progress value; the return value — for async
+    generators a yielded :class:`ToolReturn` — is the result). ``execute=None`` makes a
+    manual tool: the run pauses until the application supplies its output.
+    """
+
+    id: str
+    description: str = ""
+    parameters: Optional[Dict[str, Any]] = None
+    execute: Optional[Callable[..., Any]] = None
+    timeout_ms: Optional[float] = None
+    require_approval: Union[bool, Callable[..., Any], None] = None
+    on_error: Optional[str] = None
+    input_schema: Validator = None
+    output_schema: Validator = None
+    event_schema: Validator = None
+    on_tool_called: Optional[Callable[..., Any]] = None
+    on_response_received: Optional[Callable[..., Any]] = None
+    next_turn_params: Union[Dict[str, Any], Callable[..., Any], None] = None
+
+
+def json_schema_validator(schema: Dict[str, Any]) -> JsonSchemaValidator:
+    """A validator backed by the core's JSON Schema engine (draft 2020-12): returns the
+    value when valid, raises ``ValueError("<pointer>: <reason>")`` otherwise."""
+    return JsonSchemaValidator(schema)
+
+
+def _is_pydantic_model(v: Any) -> bool:
+    return isinstance(v, type) and hasattr(v, "model_validate") and hasattr(v, "model_json_schema")
+
+
+def _validator(v: Validator) -> Tuple[Any, Optional[Dict[str, Any]]]:
+    """A native-ready validator and, when it can describe itself, its JSON Schema."""
+    if v is None:
+        return None, None
+    if isinstance(v, JsonSchemaValidator):
+        return v, v.schema
+    if isinstance(v, dict):
+        validator = JsonSchemaValidator(v)
+        return validator, v
+    if _is_pydantic_model(v):
+        model = v
+
+        def validate_model(value: Any) -> Any:
+            return model.model_validate(value).model_dump(mode="json")
+
+        return validate_model, model.model_json_schema()
+    schema = None
+    to_schema = getattr(v, "to_json_schema", None) or getattr(v, "model_json_schema", None)
+    if callable(to_schema):
+        schema = to_schema()
+    safe_parse = getattr(v, "safe_parse", None)
+    if callable(safe_parse):
+
+        def validate_safe(value: Any) -> Any:
+            outcome = safe_parse(value)
+            ok = outcome.get("success") if isinstance(outcome, dict) else getattr(outcome, "success", False)
+            if ok:
+                return outcome.get("data") if isinstance(outcome, dict) else getattr(outcome, "data", None)
+            error = outcome.get("error") if isinstance(outcome, dict) else getattr(outcome, "error", None)
+            raise ValueError(str(error))
+
+        return validate_safe, schema
+    parse = getattr(v, "parse", None)
+    if callable(parse) and not inspect.isfunction(v):
+        return parse, schema
+    if callable(v):
+        return v, schema
+    raise TypeError(f"unsupported validator {v!r}: use a callable, a Pydantic model, an object with parse/safe_parse or a JSON Schema dict")
+
+
+def _wrap_generator(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def run(tool_input: Any, runtime: ToolRuntime) -> Any:
+        generator = fn(tool_input, runtime)
+        try:
+            while True:
+                runtime.emit_progress(next(generator))
+        except StopIteration as stop:
+            return stop.value
+
+    return run
+
+
+def _wrap_async_generator(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def run(tool_input: Any, runtime: ToolRuntime) -> Any:
+        generator = fn(tool_input, runtime)
+        try:
+            async for value in generator:
+                if isinstance(value, ToolReturn):
+                    return value.value
+                runtime.emit_progress(value)
+        finally:
+            await generator.aclose()
+        return None
+
+    return run
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+def _executor(fn: Optional[Callable[..., Any]]) -> Tuple[Optional[Callable[..., Any]], bool]:
+    if fn is None:
+        return None, False
+    if inspect.isasyncgenfunction(fn):
+        return _wrap_async_generator(fn), True
+    if inspect.isgeneratorfunction(fn):
+        return _wrap_generator(fn), False
+    return fn, _is_async(fn)
+
+
+def _with_model_input(fn: Callable[..., Any], model: Any, is_async: bool) -> Callable[..., Any]:
+    """Executors of a tool whose input schema is a Pydantic model receive a model instance."""
+    if is_async:
+
+        @functools.wraps(fn)
+        async def run_async(tool_input: Any, runtime: ToolRuntime) -> Any:
+            return await fn(model.model_validate(tool_input), runtime)
+
+        return run_async
+
+    @functools.wraps(fn)
+    def run(tool_input: Any, runtime: ToolRuntime) -> Any:
+        return fn(model.model_validate(tool_input), runtime)
+
+    return run
+
+
+def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
+    """Checks a tool definition and returns the tool (``define_tool(AgentTool(...))`` or
+    ``define_tool(id=..., ...)``). An invalid definition (bad schema, negative timeout,
+    unknown ``on_error``) raises :class:`~phaseo_agent.errors.AgentDefinitionError`."""
+    if tool is None:
+        tool = AgentTool(**fields)
+    elif fields:
+        raise TypeError("pass either an AgentTool or keyword fields, not both")
+    execute, is_async = _executor(tool.execute)
+    if execute is not None and inspect.isgeneratorfunction(tool.execute) is False and _is_pydantic_model(tool.input_schema):
+        execute = _with_model_input(execute, tool.input_schema, is_async)
+    input_validator, input_json = _validator(tool.input_schema)
+    output_validator, _ = _validator(tool.output_schema)
+    event_validator, _ = _validator(tool.event_schema)
+    require_approval = tool.require_approval
+    if require_approval is not None and not callable(require_approval):
+        require_approval = bool(require_approval)
+    return _native.Tool(
+        tool.id,
+        tool.description,
+        tool.parameters,
+        execute,
+        is_async,
+        tool.timeout_ms,
+        require_approval,
+        tool.on_error,
+        input_validator,
+        input_json,
+        output_validator,
+        event_validator,
+        tool.on_tool_called,
+        tool.on_response_received,
+        tool.next_turn_params,
+    )

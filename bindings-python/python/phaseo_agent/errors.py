@@ -1,0 +1,120 @@
+"""Errors of the Phaseo Agent SDK: one base class with a stable ``code`` (SPEC §9)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Optional, Type
+
+if TYPE_CHECKING:
+    from ._native import RunResult
+
+__all__ = [
+    "AgentError",
+    "AgentSchemaValidationError",
+    "AgentToolTimeoutError",
+    "AgentUnknownToolError",
+    "AgentToolError",
+    "AgentMaxStepsError",
+    "AgentContinueError",
+    "AgentStateError",
+    "AgentModelError",
+    "AgentGatewayError",
+    "AgentDefinitionError",
+    "AgentCancelledError",
+    "error_class",
+]
+
+
+class AgentError(Exception):
+    """Base of every SDK error.
+
+    ``code`` is stable across languages; ``result`` carries the failed run's final state
+    when the run itself failed (None for a refused continue: the state you passed is
+    still the current one).
+    """
+
+    code: str
+    result: Optional["RunResult"]
+
+    def __init__(self, message: str, *, code: str = "tool_failed", result: Optional["RunResult"] = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.result = result
+        for key, value in details.items():
+            setattr(self, key, value)
+
+
+class AgentSchemaValidationError(AgentError):
+    """Input, output, progress or final output failed validation; ``target`` says which
+    (``tool_input``, ``tool_output``, ``tool_event``, ``agent_output``)."""
+
+    target: str
+
+
+class AgentToolTimeoutError(AgentError):
+    """A tool call ran past its ``timeout_ms`` (code ``tool_timeout``)."""
+
+
+class AgentUnknownToolError(AgentError):
+    """The model called a tool the agent does not have (code ``unknown_tool``)."""
+
+
+class AgentToolError(AgentError):
+    """A tool or hook raised (code ``tool_failed``)."""
+
+
+class AgentMaxStepsError(AgentError):
+    """The run reached ``max_steps`` (code ``max_steps``)."""
+
+
+class AgentContinueError(AgentError):
+    """A continue was refused; nothing ran and the state is unchanged (code ``continue_invalid``)."""
+
+
+class AgentStateError(AgentError):
+    """State JSON malformed or of an unsupported version (code ``state_invalid``)."""
+
+
+class AgentModelError(AgentError):
+    """Every model attempt failed (code ``model_failed``)."""
+
+
+class AgentGatewayError(AgentModelError):
+    """A model endpoint answered with an HTTP error (code ``gateway``): ``status``,
+    ``status_text``, ``request_id``, ``reason``."""
+
+    status: int
+    status_text: str
+    request_id: Optional[str]
+    reason: Optional[str]
+
+
+class AgentDefinitionError(AgentError):
+    """A tool or agent definition is invalid (code ``definition_invalid``)."""
+
+
+class AgentCancelledError(AgentError):
+    """The run was cancelled (code ``cancelled``)."""
+
+
+_CLASSES: Dict[str, Type[AgentError]] = {
+    "tool_input_invalid": AgentSchemaValidationError,
+    "tool_output_invalid": AgentSchemaValidationError,
+    "tool_event_invalid": AgentSchemaValidationError,
+    "agent_output_invalid": AgentSchemaValidationError,
+    "unknown_tool": AgentUnknownToolError,
+    "tool_timeout": AgentToolTimeoutError,
+    "tool_failed": AgentToolError,
+    "max_steps": AgentMaxStepsError,
+    "continue_invalid": AgentContinueError,
+    "state_invalid": AgentStateError,
+    "model_failed": AgentModelError,
+    "gateway": AgentGatewayError,
+    "definition_invalid": AgentDefinitionError,
+    "cancelled": AgentCancelledError,
+}
+
+
+def error_class(code: str) -> Type[AgentError]:
+    """The exception class for an error code."""
+    return _CLASSES.get(code, AgentError)

@@ -1,0 +1,549 @@
+//! Agents defined from Python and their run entry points (blocking and asyncio).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use phaseo_agent::{
+    create_agent, Agent, AgentDefinition, AgentError, CancellationToken, ContinueOptions, Message,
+    ModelRetry, OnError, RunOptions, RunOverrides, RunResult, ToolDecision, ToolExecutionConfig,
+    ToolOutput, TurnValue, Value,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::{camel_keys, to_value};
+use crate::errors::{no_panic, to_pyerr};
+use crate::hooks::{client_from_py, HostListener, HostReview, HostTurn, PyStopCondition};
+use crate::host::{HostFn, EVENT_LOOP};
+use crate::result::PyRunResult;
+use crate::stream::PyAgentStream;
+use crate::tool::{validator, PyAgentApproval, PyTool};
+
+/// Cancels a run from Python: pass it as `cancel=` and call `cancel()`.
+#[pyclass(name = "CancelToken", module = "phaseo_agent", frozen)]
+#[derive(Default)]
+pub struct PyCancelToken {
+    pub token: CancellationToken,
+}
+
+#[pymethods]
+impl PyCancelToken {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancels the run(s) using this token; they end `cancelled`.
+    fn cancel(&self) {
+        self.token.cancel();
+    }
+
+    /// Whether `cancel()` was called.
+    fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+}
+
+fn definition_error(py: Python<'_>, message: String) -> PyErr {
+    to_pyerr(py, AgentError::definition_invalid(message))
+}
+
+fn turn_value(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TurnValue>> {
+    Ok(match v {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) if v.is_callable() => Some(TurnValue::Dynamic(Arc::new(HostTurn(HostFn::new(
+            v.clone().unbind(),
+            false,
+        ))))),
+        Some(v) => Some(TurnValue::Fixed(to_value(v)?)),
+    })
+}
+
+fn tool_execution(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<ToolExecutionConfig> {
+    let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        let v = d.get_item(k).ok();
+        Ok(v.filter(|v| !v.is_none()))
+    };
+    Ok(ToolExecutionConfig {
+        tool_concurrency: get("tool_concurrency")?
+            .map(|v| v.extract::<i64>())
+            .transpose()?
+            .map(|n| n.max(0) as usize),
+        on_error: match get("on_error")? {
+            Some(v) => {
+                Some(OnError::parse(&v.extract::<String>()?).map_err(|e| definition_error(py, e))?)
+            }
+            None => None,
+        },
+        max_output_chars: get("max_output_chars")?
+            .map(|v| v.extract::<usize>())
+            .transpose()?,
+    })
+}
+
+fn model_retry(d: &Bound<'_, PyAny>) -> PyResult<ModelRetry> {
+    let max_retries = d
+        .get_item("max_retries")
+        .ok()
+        .filter(|v| !v.is_none())
+        .map(|v| v.extract::<u32>())
+        .transpose()?
+        .unwrap_or(0);
+    let backoff = d
+        .get_item("backoff_ms")
+        .ok()
+        .filter(|v| !v.is_none())
+        .map(|v| v.extract::<f64>())
+        .transpose()?
+        .unwrap_or(250.0);
+    Ok(ModelRetry::new(
+        max_retries,
+        Duration::from_secs_f64(backoff.max(0.0) / 1000.0),
+    ))
+}
+
+fn stop_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<dyn phaseo_agent::StopCondition>>> {
+    let mut out = Vec::new();
+    for item in v.try_iter()? {
+        let item = item?;
+        out.push(item.cast::<PyStopCondition>()?.get().condition.clone());
+    }
+    Ok(out)
+}
+
+fn overrides(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<RunOverrides> {
+    let mut o = RunOverrides::default();
+    let Some(d) = d else { return Ok(o) };
+    let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        Ok(d.get_item(k)?.filter(|v| !v.is_none()))
+    };
+    o.model = get("model")?.map(|v| v.extract()).transpose()?;
+    o.max_steps = get("max_steps")?.map(|v| v.extract()).transpose()?;
+    o.stop_when = get("stop_when")?.map(|v| stop_list(&v)).transpose()?;
+    o.model_retry = get("model_retry")?.map(|v| model_retry(&v)).transpose()?;
+    o.tool_execution = get("tool_execution")?
+        .map(|v| tool_execution(py, &v))
+        .transpose()?;
+    o.temperature = get("temperature")?.map(|v| v.extract()).transpose()?;
+    o.max_output_tokens = get("max_output_tokens")?.map(|v| v.extract()).transpose()?;
+    o.top_p = get("top_p")?.map(|v| v.extract()).transpose()?;
+    Ok(o)
+}
+
+fn decisions(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<ToolDecision>> {
+    let mut out = Vec::new();
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(out);
+    };
+    for item in v.try_iter()? {
+        let (id, reason): (String, Option<String>) = item?.extract()?;
+        out.push(ToolDecision {
+            tool_call_id: id,
+            reason,
+        });
+    }
+    Ok(out)
+}
+
+/// An agent defined from Python.
+#[pyclass(name = "NativeAgent", module = "phaseo_agent._native", frozen)]
+pub struct PyAgent {
+    agent: Agent,
+}
+
+/// Everything a run needs, gathered under the GIL.
+struct Prepared {
+    agent: Agent,
+    client: Arc<dyn phaseo_agent::ModelClient>,
+    overrides: RunOverrides,
+    on_event: Option<Arc<dyn phaseo_agent::EventListener>>,
+    cancel: CancellationToken,
+}
+
+impl PyAgent {
+    fn prepare(
+        &self,
+        py: Python<'_>,
+        client: &Bound<'_, PyAny>,
+        overrides_dict: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<Prepared> {
+        Ok(Prepared {
+            agent: self.agent.clone(),
+            client: client_from_py(client)?,
+            overrides: overrides(py, overrides_dict)?,
+            on_event: on_event.filter(|v| !v.is_none()).map(|f| {
+                Arc::new(HostListener(f.clone().unbind())) as Arc<dyn phaseo_agent::EventListener>
+            }),
+            cancel: cancel
+                .map(|c| c.get().token.child_token())
+                .unwrap_or_default(),
+        })
+    }
+
+    fn run_options(
+        p: &Prepared,
+        input: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        messages: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RunOptions> {
+        let mut options = RunOptions::new(to_value(input)?, p.client.clone())
+            .context(context.map(to_value).transpose()?.unwrap_or(Value::Null))
+            .overrides(p.overrides.clone())
+            .cancel(p.cancel.clone());
+        if let Some(f) = &p.on_event {
+            options = options.on_event(f.clone());
+        }
+        if let Some(m) = messages.filter(|m| !m.is_none()) {
+            let list: Vec<Message> = serde_json::from_value(camel_keys(to_value(m)?))
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("messages: {e}")))?;
+            options = options.messages(list);
+        }
+        Ok(options)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn continue_options(
+        p: &Prepared,
+        approvals: Option<&Bound<'_, PyAny>>,
+        rejections: Option<&Bound<'_, PyAny>>,
+        tool_outputs: Option<&Bound<'_, PyAny>>,
+        human_input: Option<String>,
+        context: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<ContinueOptions> {
+        let mut options = ContinueOptions::new(p.client.clone())
+            .overrides(p.overrides.clone())
+            .cancel(p.cancel.clone());
+        options.approvals = decisions(approvals)?;
+        options.rejections = decisions(rejections)?;
+        for item in tool_outputs
+            .filter(|v| !v.is_none())
+            .map(|v| v.try_iter())
+            .transpose()?
+            .into_iter()
+            .flatten()
+        {
+            let (id, output): (String, Bound<'_, PyAny>) = item?.extract()?;
+            options
+                .tool_outputs
+                .push(ToolOutput::new(id, to_value(&output)?));
+        }
+        options.human_input = human_input;
+        options.context = context.filter(|c| !c.is_none()).map(to_value).transpose()?;
+        if let Some(f) = &p.on_event {
+            options = options.on_event(f.clone());
+        }
+        Ok(options)
+    }
+}
+
+/// Runs a future on the shared runtime without the GIL, checking for Ctrl-C every 50 ms
+/// (KeyboardInterrupt cancels the run and propagates).
+fn block_interruptible<F>(
+    py: Python<'_>,
+    cancel: CancellationToken,
+    fut: F,
+) -> PyResult<Result<RunResult, AgentError>>
+where
+    F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
+{
+    let rt = phaseo_agent::exec::runtime();
+    let mut handle = rt.spawn(EVENT_LOOP.scope(None, fut));
+    loop {
+        let step = py.detach(|| {
+            rt.block_on(async {
+                tokio::time::timeout(Duration::from_millis(50), &mut handle).await
+            })
+        });
+        match step {
+            Ok(Ok(outcome)) => return Ok(outcome),
+            Ok(Err(join)) => {
+                return Ok(Err(AgentError::new(
+                    phaseo_agent::ErrorCode::ToolFailed,
+                    format!("internal error: {join}"),
+                )))
+            }
+            Err(_) => {
+                if let Err(interrupt) = py.check_signals() {
+                    cancel.cancel();
+                    handle.abort();
+                    return Err(interrupt);
+                }
+            }
+        }
+    }
+}
+
+fn finish(py: Python<'_>, outcome: Result<RunResult, AgentError>) -> PyResult<PyRunResult> {
+    outcome.map(PyRunResult::new).map_err(|e| to_pyerr(py, e))
+}
+
+fn running_loop(py: Python<'_>) -> PyResult<Option<Arc<Py<PyAny>>>> {
+    let asyncio = py.import("asyncio")?;
+    match asyncio.call_method0("get_running_loop") {
+        Ok(l) => Ok(Some(Arc::new(l.unbind()))),
+        Err(_) => Ok(None),
+    }
+}
+
+fn awaitable<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
+{
+    let event_loop = running_loop(py)?;
+    pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        let outcome = EVENT_LOOP.scope(event_loop, fut).await;
+        Python::attach(|py| finish(py, outcome))
+    })
+}
+
+#[pymethods]
+impl PyAgent {
+    #[new]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        id: String,
+        tools: Vec<Bound<'_, PyTool>>,
+        model: Option<&Bound<'_, PyAny>>,
+        instructions: Option<&Bound<'_, PyAny>>,
+        max_steps: Option<usize>,
+        stop_when: Option<&Bound<'_, PyAny>>,
+        model_retry: Option<&Bound<'_, PyAny>>,
+        tool_execution: Option<&Bound<'_, PyAny>>,
+        temperature: Option<&Bound<'_, PyAny>>,
+        max_output_tokens: Option<&Bound<'_, PyAny>>,
+        top_p: Option<&Bound<'_, PyAny>>,
+        output_schema: Option<&Bound<'_, PyAny>>,
+        require_approval: Option<&Bound<'_, PyAny>>,
+        human_review: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
+        if let Some(v) = turn_value(model)? {
+            def = def.model(v);
+        }
+        if let Some(v) = turn_value(instructions)? {
+            def = def.instructions(v);
+        }
+        if let Some(v) = turn_value(temperature)? {
+            def = def.temperature(v);
+        }
+        if let Some(v) = turn_value(max_output_tokens)? {
+            def = def.max_output_tokens(v);
+        }
+        if let Some(v) = turn_value(top_p)? {
+            def = def.top_p(v);
+        }
+        if let Some(n) = max_steps {
+            def = def.max_steps(n);
+        }
+        if let Some(s) = stop_when.filter(|v| !v.is_none()) {
+            for c in stop_list(s)? {
+                def = def.stop_when(c);
+            }
+        }
+        if let Some(r) = model_retry.filter(|v| !v.is_none()) {
+            def = def.model_retry(self::model_retry(r)?);
+        }
+        if let Some(t) = tool_execution.filter(|v| !v.is_none()) {
+            def = def.tool_execution(self::tool_execution(py, t)?);
+        }
+        if let Some(v) = output_schema.filter(|v| !v.is_none()) {
+            def = def.output_schema(validator(v, None));
+        }
+        if let Some(f) = require_approval.filter(|v| !v.is_none()) {
+            def = def.require_approval(Arc::new(PyAgentApproval(HostFn::new(
+                f.clone().unbind(),
+                false,
+            ))));
+        }
+        if let Some(f) = human_review.filter(|v| !v.is_none()) {
+            def = def.human_review(Arc::new(HostReview(HostFn::new(f.clone().unbind(), false))));
+        }
+        let agent = create_agent(def).map_err(|e| to_pyerr(py, e))?;
+        Ok(Self { agent })
+    }
+
+    /// The agent id.
+    #[getter]
+    fn id(&self) -> &str {
+        self.agent.id()
+    }
+
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        client: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        messages: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<PyRunResult> {
+        no_panic(py, || {
+            let p = self.prepare(py, client, overrides, on_event, cancel)?;
+            let options = Self::run_options(&p, input, context, messages)?;
+            let agent = p.agent.clone();
+            let outcome =
+                block_interruptible(
+                    py,
+                    p.cancel.clone(),
+                    async move { agent.run(options).await },
+                )?;
+            finish(py, outcome)
+        })
+    }
+
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_async<'py>(
+        &self,
+        py: Python<'py>,
+        input: &Bound<'py, PyAny>,
+        client: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+        messages: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_panic(py, || {
+            let p = self.prepare(py, client, overrides, on_event, cancel)?;
+            let options = Self::run_options(&p, input, context, messages)?;
+            let agent = p.agent.clone();
+            awaitable(py, async move { agent.run(options).await })
+        })
+    }
+
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn continue_run(
+        &self,
+        py: Python<'_>,
+        state: &Bound<'_, PyRunResult>,
+        client: &Bound<'_, PyAny>,
+        approvals: Option<&Bound<'_, PyAny>>,
+        rejections: Option<&Bound<'_, PyAny>>,
+        tool_outputs: Option<&Bound<'_, PyAny>>,
+        human_input: Option<String>,
+        context: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<PyRunResult> {
+        no_panic(py, || {
+            let p = self.prepare(py, client, overrides, on_event, cancel)?;
+            let options = Self::continue_options(
+                &p,
+                approvals,
+                rejections,
+                tool_outputs,
+                human_input,
+                context,
+            )?;
+            let agent = p.agent.clone();
+            let state = state.get().inner.clone();
+            let outcome = block_interruptible(py, p.cancel.clone(), async move {
+                agent.continue_run(&state, options).await
+            })?;
+            finish(py, outcome)
+        })
+    }
+
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn continue_run_async<'py>(
+        &self,
+        py: Python<'py>,
+        state: &Bound<'py, PyRunResult>,
+        client: &Bound<'py, PyAny>,
+        approvals: Option<&Bound<'py, PyAny>>,
+        rejections: Option<&Bound<'py, PyAny>>,
+        tool_outputs: Option<&Bound<'py, PyAny>>,
+        human_input: Option<String>,
+        context: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_panic(py, || {
+            let p = self.prepare(py, client, overrides, on_event, cancel)?;
+            let options = Self::continue_options(
+                &p,
+                approvals,
+                rejections,
+                tool_outputs,
+                human_input,
+                context,
+            )?;
+            let agent = p.agent.clone();
+            let state = state.get().inner.clone();
+            awaitable(py, async move { agent.continue_run(&state, options).await })
+        })
+    }
+
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn stream(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        client: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        messages: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<PyAgentStream> {
+        no_panic(py, || {
+            let p = self.prepare(py, client, overrides, on_event, cancel)?;
+            let options = Self::run_options(&p, input, context, messages)?;
+            let (stream, driver) = p.agent.stream_deferred(options);
+            let event_loop = running_loop(py)?;
+            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(event_loop, driver));
+            Ok(PyAgentStream::new(stream))
+        })
+    }
+
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn continue_stream(
+        &self,
+        py: Python<'_>,
+        state: &Bound<'_, PyRunResult>,
+        client: &Bound<'_, PyAny>,
+        approvals: Option<&Bound<'_, PyAny>>,
+        rejections: Option<&Bound<'_, PyAny>>,
+        tool_outputs: Option<&Bound<'_, PyAny>>,
+        human_input: Option<String>,
+        context: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<PyAgentStream> {
+        no_panic(py, || {
+            let p = self.prepare(py, client, overrides, on_event, cancel)?;
+            let options = Self::continue_options(
+                &p,
+                approvals,
+                rejections,
+                tool_outputs,
+                human_input,
+                context,
+            )?;
+            let (stream, driver) = p
+                .agent
+                .continue_stream_deferred(&state.get().inner, options);
+            let event_loop = running_loop(py)?;
+            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(event_loop, driver));
+            Ok(PyAgentStream::new(stream))
+        })
+    }
+}

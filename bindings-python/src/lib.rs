@@ -1,0 +1,42 @@
+//! Python binding of the Phaseo Agent SDK: the private `phaseo_agent._native` module.
+//! The public, idiomatic layer is the `phaseo_agent` package in `python/`.
+
+mod agent;
+mod convert;
+mod errors;
+mod hooks;
+mod host;
+mod result;
+mod runtime;
+mod stream;
+mod tool;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // One tokio runtime for the core and for awaitables handed to asyncio.
+    let _ = pyo3_async_runtimes::tokio::init_with_runtime(phaseo_agent::exec::runtime());
+    m.add_class::<agent::PyAgent>()?;
+    m.add_class::<agent::PyCancelToken>()?;
+    m.add_class::<tool::PyTool>()?;
+    m.add_class::<tool::PyJsonSchemaValidator>()?;
+    m.add_class::<result::PyRunResult>()?;
+    m.add_class::<result::PyUsage>()?;
+    m.add_class::<result::PyPendingToolCall>()?;
+    m.add_class::<runtime::PyToolRuntime>()?;
+    m.add_class::<runtime::PyCancelledFlag>()?;
+    m.add_class::<hooks::PyStopCondition>()?;
+    m.add_class::<hooks::PyScriptedClient>()?;
+    m.add_class::<hooks::PyTestClient>()?;
+    m.add_class::<stream::PyAgentStream>()?;
+    m.add_class::<stream::PyCursor>()?;
+    m.add_function(wrap_pyfunction!(hooks::step_count_is, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::max_tokens_used, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::max_cost, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::max_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::has_tool_call, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::finish_reason_is, m)?)?;
+    m.add("STATE_VERSION", phaseo_agent::STATE_VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,364 @@
+//! Tools defined in Python: one adapter per core trait, each wrapping a Python callable.
+
+use std::sync::Arc;
+
+use phaseo_agent::{
+    async_trait, ApprovalPredicate, JsonSchema, NextTurnParams, NextTurnParamsProvider, OnError,
+    ResponseReceivedHook, Tool, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, Validator,
+    Value,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::convert::{camel_keys, to_py, to_value};
+use crate::errors::to_pyerr;
+use crate::host::HostFn;
+use crate::runtime::PyToolRuntime;
+
+fn input_and_runtime<'py>(
+    py: Python<'py>,
+    value: &Value,
+    runtime: ToolRuntime,
+) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(
+        py,
+        [
+            to_py(py, value)?,
+            Bound::new(py, PyToolRuntime::new(runtime))?.into_any(),
+        ],
+    )
+}
+
+struct PyExecutor(HostFn);
+
+#[async_trait]
+impl ToolExecutor for PyExecutor {
+    async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
+        self.0
+            .call_value(move |py| input_and_runtime(py, &input, runtime))
+            .await
+    }
+}
+
+/// A JSON Schema compiled in the core, usable as a validator from Python.
+#[pyclass(name = "JsonSchemaValidator", module = "phaseo_agent", frozen)]
+pub struct PyJsonSchemaValidator {
+    pub schema: JsonSchema,
+}
+
+#[pymethods]
+impl PyJsonSchemaValidator {
+    #[new]
+    fn new(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let schema = to_value(schema)?;
+        JsonSchema::compile(&schema)
+            .map(|schema| Self { schema })
+            .map_err(|e| {
+                to_pyerr(
+                    py,
+                    phaseo_agent::AgentError::definition_invalid(format!(
+                        "Invalid JSON Schema: {e}"
+                    )),
+                )
+            })
+    }
+
+    /// Returns the value when valid; raises `ValueError("<pointer>: <reason>")` otherwise.
+    fn __call__<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let v = to_value(value)?;
+        self.schema
+            .check(&v)
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        Ok(value.clone())
+    }
+
+    /// The schema.
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, self.schema.schema())
+    }
+}
+
+struct PyValidator {
+    func: HostFn,
+    schema: Option<Value>,
+}
+
+#[async_trait]
+impl Validator for PyValidator {
+    async fn validate(&self, value: Value) -> Result<Value, ToolError> {
+        self.func
+            .call_value(move |py| PyTuple::new(py, [to_py(py, &value)?]))
+            .await
+    }
+
+    fn json_schema(&self) -> Option<Value> {
+        self.schema.clone()
+    }
+}
+
+/// A validator from Python: a core JSON Schema validator, or a callable
+/// `(value) -> value` that raises on invalid values (with an optional self-description).
+pub fn validator(obj: &Bound<'_, PyAny>, schema: Option<Value>) -> Arc<dyn Validator> {
+    if let Ok(v) = obj.cast::<PyJsonSchemaValidator>() {
+        return Arc::new(v.get().schema.clone());
+    }
+    Arc::new(PyValidator {
+        func: HostFn::new(obj.clone().unbind(), false),
+        schema,
+    })
+}
+
+struct PyApproval(HostFn);
+
+#[async_trait]
+impl ApprovalPredicate for PyApproval {
+    async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        let (input, rt) = (input.clone(), rt.clone());
+        self.0
+            .call(
+                move |py| input_and_runtime(py, &input, rt),
+                |v| v.is_truthy(),
+            )
+            .await
+    }
+}
+
+/// The agent-level predicate receives `(call, runtime)` with `call = {id, name, input}`.
+pub struct PyAgentApproval(pub HostFn);
+
+#[async_trait]
+impl ApprovalPredicate for PyAgentApproval {
+    async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        let rt = rt.clone();
+        self.0
+            .call(
+                move |py| {
+                    let call = rt.tool_call();
+                    let d = PyDict::new(py);
+                    d.set_item("id", &call.id)?;
+                    d.set_item("name", &call.name)?;
+                    d.set_item("input", to_py(py, &call.input)?)?;
+                    PyTuple::new(
+                        py,
+                        [
+                            d.into_any(),
+                            Bound::new(py, PyToolRuntime::new(rt.clone()))?.into_any(),
+                        ],
+                    )
+                },
+                |v| v.is_truthy(),
+            )
+            .await
+    }
+}
+
+struct PyToolCalled(HostFn);
+
+#[async_trait]
+impl ToolCalledHook for PyToolCalled {
+    async fn on_tool_called(
+        &self,
+        input: Value,
+        rt: ToolRuntime,
+    ) -> Result<Option<Value>, ToolError> {
+        self.0
+            .call(
+                move |py| input_and_runtime(py, &input, rt),
+                |v| {
+                    if v.is_none() {
+                        Ok(None)
+                    } else {
+                        to_value(v).map(Some)
+                    }
+                },
+            )
+            .await
+    }
+}
+
+struct PyResponseReceived(HostFn);
+
+#[async_trait]
+impl ResponseReceivedHook for PyResponseReceived {
+    async fn on_response_received(
+        &self,
+        output: Value,
+        rt: ToolRuntime,
+    ) -> Result<Value, ToolError> {
+        self.0
+            .call_value(move |py| input_and_runtime(py, &output, rt))
+            .await
+    }
+}
+
+struct PyNextTurn(HostFn);
+
+#[async_trait]
+impl NextTurnParamsProvider for PyNextTurn {
+    async fn next_turn_params(
+        &self,
+        input: &Value,
+        rt: &ToolRuntime,
+    ) -> Result<NextTurnParams, ToolError> {
+        let (input, rt) = (input.clone(), rt.clone());
+        let v = self
+            .0
+            .call_value(move |py| input_and_runtime(py, &input, rt))
+            .await?;
+        NextTurnParams::from_value(camel_keys(v)).map_err(ToolError::new)
+    }
+}
+
+/// A tool defined from Python (`define_tool(AgentTool(...))`).
+#[pyclass(name = "Tool", module = "phaseo_agent", frozen)]
+pub struct PyTool {
+    pub tool: Tool,
+}
+
+#[pymethods]
+impl PyTool {
+    #[new]
+    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        id: String,
+        description: String,
+        parameters: Option<&Bound<'_, PyAny>>,
+        execute: Option<&Bound<'_, PyAny>>,
+        execute_is_async: bool,
+        timeout_ms: Option<f64>,
+        require_approval: Option<&Bound<'_, PyAny>>,
+        on_error: Option<String>,
+        input_schema: Option<&Bound<'_, PyAny>>,
+        input_schema_json: Option<&Bound<'_, PyAny>>,
+        output_schema: Option<&Bound<'_, PyAny>>,
+        event_schema: Option<&Bound<'_, PyAny>>,
+        on_tool_called: Option<&Bound<'_, PyAny>>,
+        on_response_received: Option<&Bound<'_, PyAny>>,
+        next_turn_params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let parameters = match parameters {
+            Some(p) if !p.is_none() => to_value(p)?,
+            _ => Value::Null,
+        };
+        let mut tool = match execute {
+            Some(f) if !f.is_none() => Tool::with_executor(
+                id,
+                description,
+                parameters,
+                Arc::new(PyExecutor(HostFn::new(
+                    f.clone().unbind(),
+                    !execute_is_async,
+                ))),
+            ),
+            _ => Tool::external(id, description, parameters),
+        };
+        if let Some(ms) = timeout_ms {
+            tool = tool.timeout_ms(ms);
+        }
+        match require_approval {
+            None => {}
+            Some(r) if r.is_none() => {}
+            Some(r) if r.is_callable() => {
+                tool = tool.approval_rule(phaseo_agent::Approval::Predicate(Arc::new(PyApproval(
+                    HostFn::new(r.clone().unbind(), false),
+                ))))
+            }
+            Some(r) => {
+                if r.is_truthy()? {
+                    tool = tool.require_approval();
+                }
+            }
+        }
+        if let Some(p) = on_error {
+            let policy = OnError::parse(&p).map_err(|e| {
+                to_pyerr(
+                    py,
+                    phaseo_agent::AgentError::definition_invalid(format!(
+                        "Invalid definition of tool '{}': {e}",
+                        tool.id()
+                    )),
+                )
+            })?;
+            tool = tool.on_error(policy);
+        }
+        if let Some(v) = input_schema.filter(|v| !v.is_none()) {
+            let schema = match input_schema_json {
+                Some(s) if !s.is_none() => Some(to_value(s)?),
+                _ => None,
+            };
+            tool = tool.input_schema(validator(v, schema));
+        }
+        if let Some(v) = output_schema.filter(|v| !v.is_none()) {
+            tool = tool.output_schema(validator(v, None));
+        }
+        if let Some(v) = event_schema.filter(|v| !v.is_none()) {
+            tool = tool.event_schema(validator(v, None));
+        }
+        if let Some(h) = on_tool_called.filter(|v| !v.is_none()) {
+            tool = tool.on_tool_called_hook(Arc::new(PyToolCalled(HostFn::new(
+                h.clone().unbind(),
+                false,
+            ))));
+        }
+        if let Some(h) = on_response_received.filter(|v| !v.is_none()) {
+            tool = tool.on_response_received_hook(Arc::new(PyResponseReceived(HostFn::new(
+                h.clone().unbind(),
+                false,
+            ))));
+        }
+        match next_turn_params {
+            Some(n) if n.is_callable() => {
+                tool = tool.next_turn_params_provider(Arc::new(PyNextTurn(HostFn::new(
+                    n.clone().unbind(),
+                    false,
+                ))));
+            }
+            Some(n) if !n.is_none() => {
+                let params = NextTurnParams::from_value(camel_keys(to_value(n)?)).map_err(|e| {
+                    to_pyerr(
+                        py,
+                        phaseo_agent::AgentError::definition_invalid(format!(
+                            "Invalid definition of tool '{}': {e}",
+                            tool.id()
+                        )),
+                    )
+                })?;
+                tool = tool.next_turn_params(params);
+            }
+            _ => {}
+        }
+        tool.check().map_err(|e| to_pyerr(py, e))?;
+        Ok(Self { tool })
+    }
+
+    /// The tool id.
+    #[getter]
+    fn id(&self) -> &str {
+        self.tool.id()
+    }
+
+    /// The description.
+    #[getter]
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+
+    /// The JSON Schema sent to the model.
+    #[getter]
+    fn parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, self.tool.parameters_schema())
+    }
+
+    /// Whether the tool is manual (no executor).
+    #[getter]
+    fn manual(&self) -> bool {
+        self.tool.is_manual()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Tool(id={:?})", self.tool.id())
+    }
+}
