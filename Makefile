@@ -1,14 +1,21 @@
-# The two commands of the README: `make demo` (the demo agent, offline) and `make test`
+# The two commands of the README: `make demo` (the demo agents, offline) and `make test`
 # (everything CI checks). Both install what they need themselves.
 SHELL := /bin/bash
 CARGO ?= cargo
+PYTHON ?= python3
+VENV := .venvs/py
+PY := $(VENV)/bin/python
+PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3
+export PHASEO_PYTHON := $(abspath $(PY))
+export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests conformance handoff bench
+.PHONY: demo test rust-checks rust-tests python python-tests python-wheel conformance handoff bench
 
-demo:
+demo: python
 	$(CARGO) run -q -p support-desk
+	$(PY) examples/python/support_desk.py
 
-test: rust-checks rust-tests conformance handoff
+test: rust-checks rust-tests python-tests conformance handoff python-wheel
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -17,11 +24,31 @@ rust-checks:
 rust-tests:
 	$(CARGO) test --workspace
 
-conformance:
+$(VENV)/.tools:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q $(PY_TOOLS)
+	touch $@
+
+# The binding, built in debug into the dev venv (editable install).
+python: $(VENV)/.tools
+	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
+
+python-tests: python
+	cd bindings-python && ../$(PY) -m pytest -q tests
+	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
+
+# `pip install ./bindings-python` into a fresh venv outside the repository (PEP 517 build).
+python-wheel:
+	rm -rf /tmp/phaseo-wheel-check && $(PYTHON) -m venv /tmp/phaseo-wheel-check
+	cd /tmp && /tmp/phaseo-wheel-check/bin/pip install -q $(abspath bindings-python)
+	cd /tmp && /tmp/phaseo-wheel-check/bin/python -c "import phaseo_agent as p; a = p.create_agent({'id': 'x'}); print('wheel ok:', a.run(input='hi', client=p.ScriptedClient([{'text': 'ok'}])).output)"
+
+conformance: python
 	tests/conformance/run-all.sh
 
-handoff:
+handoff: python
 	tests/conformance/run-all.sh --handoff
 
 bench:
-	$(CARGO) bench -p phaseo-agent --bench run_loop
+	$(CARGO) bench -p phaseo-agent

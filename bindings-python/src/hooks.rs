@@ -214,6 +214,12 @@ impl PyTestClient {
     fn new() -> Self {
         Self
     }
+
+    /// Not a pytest test class, despite its name.
+    #[classattr]
+    fn __test__() -> bool {
+        false
+    }
 }
 
 /// The model client behind a Python client argument.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import CancelToken, RunResult, StopCondition, Tool
@@ -81,31 +81,31 @@ def _stop_list(stop_when: StopWhen) -> Optional[List[StopCondition]]:
     return [c if isinstance(c, StopCondition) else StopCondition.from_callable(c) for c in items]
 
 
-def _decisions(items: Optional[Iterable[Any]]) -> Optional[List[tuple]]:
+def _decisions(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Optional[str]]]]:
     if items is None:
         return None
-    out = []
+    out: List[Tuple[str, Optional[str]]] = []
     for d in items:
         if isinstance(d, str):
             out.append((d, None))
         elif isinstance(d, AgentToolDecision):
             out.append((d.tool_call_id, d.reason))
         elif isinstance(d, Mapping):
-            out.append((d.get("tool_call_id") or d.get("toolCallId"), d.get("reason")))
+            out.append((str(d.get("tool_call_id") or d.get("toolCallId")), d.get("reason")))
         else:
             raise TypeError(f"a decision must be a call id, AgentToolDecision or dict, got {d!r}")
     return out
 
 
-def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[tuple]]:
+def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Any]]]:
     if items is None:
         return None
-    out = []
+    out: List[Tuple[str, Any]] = []
     for o in items:
         if isinstance(o, AgentToolOutput):
             out.append((o.tool_call_id, o.output))
         elif isinstance(o, Mapping):
-            out.append((o.get("tool_call_id") or o.get("toolCallId"), o.get("output")))
+            out.append((str(o.get("tool_call_id") or o.get("toolCallId")), o.get("output")))
         else:
             tool_call_id, output = o
             out.append((tool_call_id, output))
