@@ -1,0 +1,668 @@
+'use strict';
+// @phaseo/agent-sdk — the public JavaScript layer over the Rust core. It only adapts host
+// idioms (functions, Promises, async generators, AbortSignal, zod-like validators, Error
+// classes); every behaviour lives in the core.
+
+const native = require('./native.js');
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+class AgentError extends Error {
+  constructor(message, { code = 'tool_failed', result = undefined, ...details } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.result = result;
+    Object.assign(this, details);
+  }
+}
+class AgentSchemaValidationError extends AgentError {}
+class AgentToolTimeoutError extends AgentError {}
+class AgentUnknownToolError extends AgentError {}
+class AgentToolError extends AgentError {}
+class AgentMaxStepsError extends AgentError {}
+class AgentContinueError extends AgentError {}
+class AgentStateError extends AgentError {}
+class AgentModelError extends AgentError {}
+class AgentGatewayError extends AgentModelError {}
+class AgentDefinitionError extends AgentError {}
+class AgentCancelledError extends AgentError {}
+
+const ERROR_CLASSES = {
+  tool_input_invalid: AgentSchemaValidationError,
+  tool_output_invalid: AgentSchemaValidationError,
+  tool_event_invalid: AgentSchemaValidationError,
+  agent_output_invalid: AgentSchemaValidationError,
+  unknown_tool: AgentUnknownToolError,
+  tool_timeout: AgentToolTimeoutError,
+  tool_failed: AgentToolError,
+  max_steps: AgentMaxStepsError,
+  continue_invalid: AgentContinueError,
+  state_invalid: AgentStateError,
+  model_failed: AgentModelError,
+  gateway: AgentGatewayError,
+  definition_invalid: AgentDefinitionError,
+  cancelled: AgentCancelledError,
+};
+
+const MARKER = '\u0001phaseo:';
+
+/** Turns an encoded native error into the matching AgentError class. */
+function decodeError(error) {
+  const text = error && typeof error.message === 'string' ? error.message : '';
+  const at = text.indexOf(MARKER);
+  if (at < 0) return error;
+  const body = JSON.parse(text.slice(at + MARKER.length));
+  const Class = ERROR_CLASSES[body.code] || AgentError;
+  const details = { code: body.code, result: body.result ?? undefined };
+  if (body.target) details.target = body.target;
+  if (body.gateway) {
+    details.status = body.gateway.status;
+    details.statusText = body.gateway.statusText;
+    details.requestId = body.gateway.requestId ?? undefined;
+    details.reason = body.gateway.reason ?? undefined;
+  }
+  return new Class(body.message, details);
+}
+
+function rethrow(error) {
+  throw decodeError(error);
+}
+
+function nativeCall(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    return rethrow(error);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The host bridge: one dispatcher for every call from the core into JavaScript.
+
+const OP_EXECUTE = 0;
+const OP_CALL = 1;
+const OP_ABORT = 2;
+const OP_EVENT = 3;
+
+const callables = new Map([[0, { fn: () => null, withRuntime: false }]]);
+let nextCallable = 1;
+const controllers = new Map();
+
+function register(fn, withRuntime = false) {
+  const id = nextCallable++;
+  callables.set(id, { fn, withRuntime });
+  return id;
+}
+
+function toJson(value) {
+  const text = JSON.stringify(value);
+  return text === undefined ? 'null' : text;
+}
+
+function errorMessage(error) {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function answer(requestId, value) {
+  let text;
+  try {
+    text = toJson(value);
+  } catch (error) {
+    native.complete(requestId, false, `value is not JSON-compatible: ${errorMessage(error)}`);
+    return;
+  }
+  native.complete(requestId, true, text);
+}
+
+function fail(requestId, error) {
+  native.complete(requestId, false, errorMessage(error));
+}
+
+function isIterator(value) {
+  return value !== null && typeof value === 'object' && typeof value.next === 'function' &&
+    (typeof value[Symbol.asyncIterator] === 'function' || typeof value[Symbol.iterator] === 'function');
+}
+
+async function drainGenerator(iterator, context) {
+  for (;;) {
+    const step = await iterator.next();
+    if (step.done) return step.value;
+    context.emitProgress(step.value);
+  }
+}
+
+/** Settles a request with whatever the callable produced: a value, a Promise, or a
+ * (async) generator whose yields are progress and whose return value is the result. */
+function settle(requestId, produce, context, done) {
+  let value;
+  try {
+    value = produce();
+  } catch (error) {
+    done();
+    fail(requestId, error);
+    return;
+  }
+  if (context && isIterator(value)) value = drainGenerator(value, context);
+  if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+    value.then(
+      (v) => { done(); answer(requestId, v); },
+      (e) => { done(); fail(requestId, e); },
+    );
+  } else {
+    done();
+    answer(requestId, value);
+  }
+}
+
+const noop = () => {};
+
+function toolContext(requestId, runtime, signal) {
+  return {
+    runId: runtime.runId,
+    agentId: runtime.agentId,
+    stepIndex: runtime.stepIndex,
+    context: runtime.context,
+    toolCall: runtime.toolCall,
+    signal,
+    emitProgress(value) { native.emitProgress(requestId, toJson(value)); },
+    setContext(value) { native.setContext(requestId, toJson(value)); },
+  };
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+function dispatch(op, callableId, requestId, payload) {
+  switch (op) {
+    case OP_EXECUTE: {
+      const entry = callables.get(callableId);
+      const { input, runtime } = JSON.parse(payload);
+      const controller = new AbortController();
+      controllers.set(requestId, controller);
+      const context = toolContext(requestId, runtime, controller.signal);
+      settle(requestId, () => entry.fn(input, context), context, () => controllers.delete(requestId));
+      return;
+    }
+    case OP_CALL: {
+      const entry = callables.get(callableId);
+      if (!entry) { fail(requestId, new Error('callable released')); return; }
+      const args = JSON.parse(payload);
+      if (entry.withRuntime) args[1] = toolContext(requestId, args[1], NEVER_ABORTED);
+      settle(requestId, () => entry.fn(...args), null, noop);
+      return;
+    }
+    case OP_ABORT: {
+      const controller = controllers.get(requestId);
+      if (controller) {
+        controllers.delete(requestId);
+        controller.abort(new Error('Tool call cancelled'));
+      }
+      return;
+    }
+    case OP_EVENT: {
+      const entry = callables.get(callableId);
+      if (!entry) return;
+      try {
+        const result = entry.fn(JSON.parse(payload));
+        if (result && typeof result.then === 'function') result.then(noop, reportListenerError);
+      } catch (error) {
+        reportListenerError(error);
+      }
+      return;
+    }
+    default:
+  }
+}
+
+function reportListenerError(error) {
+  process.emitWarning(`onEvent listener threw: ${errorMessage(error)}`);
+}
+
+native.registerHost(dispatch);
+
+// ---------------------------------------------------------------------------------------
+// Validators
+
+const SCHEMA = Symbol('phaseo.jsonSchema');
+
+function formatIssues(error) {
+  if (error && Array.isArray(error.issues)) {
+    return error.issues
+      .map((i) => (i.path && i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+      .join('; ');
+  }
+  return errorMessage(error);
+}
+
+/** A validator backed by the core's JSON Schema engine (draft 2020-12). */
+function jsonSchemaValidator(schema) {
+  const compiled = nativeCall(() => new native.NativeJsonSchema(schema));
+  return {
+    [SCHEMA]: schema,
+    schema,
+    safeParse(value) {
+      const problem = compiled.check(value);
+      return problem === null || problem === undefined
+        ? { success: true, data: value }
+        : { success: false, error: new Error(problem) };
+    },
+    parse(value) {
+      const problem = compiled.check(value);
+      if (problem !== null && problem !== undefined) throw new Error(problem);
+      return value;
+    },
+  };
+}
+
+function describe(validator) {
+  if (validator && typeof validator.toJSONSchema === 'function') {
+    try { return validator.toJSONSchema(); } catch { return undefined; }
+  }
+  return undefined;
+}
+
+/** A validator spec for the core: a JSON Schema, or a registered function. */
+function validatorSpec(validator) {
+  if (validator === undefined || validator === null) return undefined;
+  if (validator[SCHEMA]) return { schema: validator[SCHEMA] };
+  if (typeof validator === 'function') return { func: register((v) => validator(v)) };
+  if (typeof validator.safeParse === 'function') {
+    return {
+      func: register((value) => {
+        const outcome = validator.safeParse(value);
+        if (outcome.success) return outcome.data;
+        throw new Error(formatIssues(outcome.error));
+      }),
+      schema: describe(validator),
+    };
+  }
+  if (typeof validator.parse === 'function') {
+    return {
+      func: register((value) => {
+        try { return validator.parse(value); } catch (error) { throw new Error(formatIssues(error)); }
+      }),
+      schema: describe(validator),
+    };
+  }
+  if (typeof validator === 'object') return { schema: validator };
+  throw new TypeError('a validator must be a function, an object with parse()/safeParse(), or a JSON Schema');
+}
+
+// ---------------------------------------------------------------------------------------
+// Tools
+
+const SPEC = Symbol('phaseo.toolSpec');
+
+/** Checks and returns a tool definition (SPEC §2). */
+function defineTool(definition) {
+  if (!definition || typeof definition.id !== 'string') throw new AgentDefinitionError('Invalid definition of tool: id is required', { code: 'definition_invalid' });
+  const d = definition;
+  const spec = {
+    id: d.id,
+    description: d.description ?? '',
+    parameters: d.parameters ?? undefined,
+    execute: typeof d.execute === 'function' ? register(d.execute.bind(d)) : undefined,
+    timeoutMs: d.timeoutMs ?? undefined,
+    requireApproval: typeof d.requireApproval === 'function' ? undefined : Boolean(d.requireApproval),
+    requireApprovalFn: typeof d.requireApproval === 'function' ? register(d.requireApproval, true) : undefined,
+    onError: d.onError ?? undefined,
+    inputSchema: validatorSpec(d.inputSchema),
+    outputSchema: validatorSpec(d.outputSchema),
+    eventSchema: validatorSpec(d.eventSchema),
+    onToolCalled: typeof d.onToolCalled === 'function' ? register(d.onToolCalled, true) : undefined,
+    onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
+    nextTurnParams: typeof d.nextTurnParams === 'function' ? undefined : d.nextTurnParams ?? undefined,
+    nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
+  };
+  if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
+    throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
+  }
+  const parameters = nativeCall(() => native.checkTool(spec));
+  return Object.freeze({ ...d, parameters, [SPEC]: spec });
+}
+
+// ---------------------------------------------------------------------------------------
+// Stop conditions and clients
+
+const STOP = Symbol('phaseo.stopCondition');
+const stop = (kind, value) => Object.freeze({ [STOP]: { kind, value }, toString: () => `${kind}(${value})` });
+
+/** Stops once `n` steps completed (`step_count:<n>`). */
+const stepCountIs = (n) => stop('stepCountIs', n);
+/** Stops once total tokens reach `n` (`max_tokens:<n>`). */
+const maxTokensUsed = (n) => stop('maxTokensUsed', n);
+/** Stops once the cost reaches `x` (`max_cost:<x>`). */
+const maxCost = (x) => stop('maxCost', x);
+/** Stops once the run is `ms` milliseconds old (`max_duration:<ms>`). */
+const maxDuration = (ms) => stop('maxDuration', ms);
+/** Stops once any step called `name` (`tool_call:<name>`). */
+const hasToolCall = (name) => stop('hasToolCall', name);
+/** Stops once any step finished with `reason` (`finish_reason:<reason>`). */
+const finishReasonIs = (reason) => stop('finishReasonIs', reason);
+
+function stopSpecs(stopWhen, temporary) {
+  if (stopWhen === undefined || stopWhen === null) return undefined;
+  const list = Array.isArray(stopWhen) ? stopWhen : [stopWhen];
+  return list.map((condition) => {
+    if (condition && condition[STOP]) return condition[STOP];
+    if (typeof condition === 'function') {
+      const id = register(condition);
+      if (temporary) temporary.push(id);
+      return { kind: 'custom', func: id };
+    }
+    throw new TypeError('stopWhen entries must come from stepCountIs()/… or be functions');
+  });
+}
+
+const CLIENT = Symbol('phaseo.client');
+
+/** A client answering with the given responses, in order (`{text}`, `{toolCalls}`, `{fail}`). */
+function createScriptedClient(responses, options = {}) {
+  const scripted = nativeCall(() => new native.NativeScriptedClient(responses, options.used ?? 0));
+  return {
+    [CLIENT]: { kind: 'scripted', scripted },
+    get cursor() { return scripted.cursor; },
+  };
+}
+
+/** A client that calls every offered tool once, then answers with a summary. */
+function createTestClient() {
+  return { [CLIENT]: { kind: 'test' } };
+}
+
+function clientSpec(client, temporary) {
+  if (client && client[CLIENT]) {
+    const c = client[CLIENT];
+    return { spec: { kind: c.kind }, scripted: c.scripted ?? null };
+  }
+  if (client && typeof client.generate === 'function') {
+    const id = register((request) => client.generate(request));
+    temporary.push(id);
+    return { spec: { kind: 'host', generate: id }, scripted: null };
+  }
+  throw new TypeError('client must come from createScriptedClient()/createTestClient() or have generate(request)');
+}
+
+// ---------------------------------------------------------------------------------------
+// Agents
+
+function dynamicSpec(value) {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'function' ? { func: register(value) } : { value };
+}
+
+function overridesSpec(o, temporary) {
+  return {
+    model: o.model ?? undefined,
+    maxSteps: o.maxSteps ?? undefined,
+    stopWhen: stopSpecs(o.stopWhen, temporary),
+    modelRetry: o.modelRetry ?? undefined,
+    toolExecution: o.toolExecution ?? undefined,
+    temperature: o.temperature ?? undefined,
+    maxOutputTokens: o.maxOutputTokens ?? undefined,
+    topP: o.topP ?? undefined,
+  };
+}
+
+function cancelToken(signal) {
+  if (!signal) return null;
+  const token = new native.NativeCancelToken();
+  if (signal.aborted) token.cancel();
+  else signal.addEventListener('abort', () => token.cancel(), { once: true });
+  return token;
+}
+
+function stateText(options) {
+  const state = options.state ?? options.run;
+  if (state === undefined || state === null) throw new TypeError('continueRun needs `run` or `state` (a result or its JSON text)');
+  return typeof state === 'string' ? state : JSON.stringify(state);
+}
+
+function decisionSpecs(list) {
+  if (!list) return undefined;
+  return list.map((d) => (typeof d === 'string' ? { toolCallId: d } : { toolCallId: d.toolCallId, reason: d.reason ?? undefined }));
+}
+
+function prepare(options) {
+  const temporary = [];
+  const { spec: client, scripted } = clientSpec(options.client, temporary);
+  const onEvent = typeof options.onEvent === 'function' ? register(options.onEvent) : undefined;
+  if (onEvent !== undefined) temporary.push(onEvent);
+  const release = () => { for (const id of temporary) callables.delete(id); };
+  return { client, scripted, onEvent, overrides: overridesSpec(options, temporary), token: cancelToken(options.signal), release };
+}
+
+async function settleRun(promise, prepared) {
+  try {
+    const text = await promise;
+    return JSON.parse(text);
+  } catch (error) {
+    throw decodeError(error);
+  } finally {
+    // Events travel through the dispatcher queue: wait until the ones already queued
+    // have reached the listener before the caller sees the result.
+    if (prepared.onEvent !== undefined) await native.barrier();
+    prepared.release();
+  }
+}
+
+class AgentStreamResult {
+  constructor(nativeStream, prepared) {
+    this._native = nativeStream;
+    this._prepared = prepared;
+    this._result = null;
+  }
+
+  async *_items() {
+    const cursor = this._native.cursor();
+    for (;;) {
+      let text;
+      try {
+        text = await cursor.next();
+      } catch (error) {
+        throw decodeError(error);
+      }
+      if (text === null) return;
+      yield JSON.parse(text);
+    }
+  }
+
+  async *_filter(pick) {
+    for await (const item of this._items()) {
+      if (item.type === 'result') return;
+      const value = pick(item);
+      if (value !== undefined) yield value;
+    }
+  }
+
+  /** Every event, then `{type: "result", result}`. */
+  getFullStream() { return this._items(); }
+  /** Text deltas. */
+  getTextStream() { return this._filter((e) => (e.type === 'response.output_text.delta' ? e.delta : undefined)); }
+  /** Reasoning deltas. */
+  getReasoningStream() { return this._filter((e) => (e.type === 'response.reasoning.delta' ? e.delta : undefined)); }
+  /** Items (message, tool_call, tool_result, error, output). */
+  getItemsStream() { return this._filter((e) => (e.type === 'response.item' ? e.item : undefined)); }
+  /** `tool.*` events. */
+  getToolStream() { return this._filter((e) => (e.type.startsWith('tool.') ? e : undefined)); }
+  /** Every event (without the result). */
+  getEventStream() { return this._filter((e) => e); }
+
+  /** The final result (rejects if the run failed). */
+  getResult() {
+    if (!this._result) {
+      this._result = (async () => {
+        try {
+          for await (const item of this._items()) {
+            if (item.type === 'result') return item.result;
+          }
+          throw new Error('stream ended without a result');
+        } finally {
+          this._prepared.release();
+        }
+      })();
+    }
+    return this._result;
+  }
+
+  /** The final output as text. */
+  async getText() {
+    const result = await this.getResult();
+    const output = result.output;
+    if (output === null || output === undefined) return '';
+    return typeof output === 'string' ? output : JSON.stringify(output);
+  }
+
+  /** Cancels the run; resolves with its (cancelled) result. */
+  async cancel(reason) {
+    this._native.cancel(reason === undefined ? undefined : errorMessage(reason));
+    return this.getResult();
+  }
+
+  then(onFulfilled, onRejected) { return this.getResult().then(onFulfilled, onRejected); }
+  catch(onRejected) { return this.getResult().catch(onRejected); }
+  finally(onFinally) { return this.getResult().finally(onFinally); }
+  [Symbol.asyncIterator]() { return this.getFullStream(); }
+}
+
+class Agent {
+  constructor(definition, nativeAgent) {
+    this.id = definition.id;
+    this.definition = definition;
+    this._native = nativeAgent;
+  }
+
+  /** Runs until the agent completes, stops, pauses, is cancelled or fails (rejects with an
+   * AgentError carrying `.result`). */
+  async run(options) {
+    const p = prepare(options);
+    const spec = { input: options.input ?? null, context: options.context ?? undefined, messages: options.messages ?? undefined, overrides: p.overrides, onEvent: p.onEvent };
+    let promise;
+    try {
+      promise = this._native.run(spec, p.client, p.scripted, p.token);
+    } catch (error) {
+      p.release();
+      throw decodeError(error);
+    }
+    return settleRun(promise, p);
+  }
+
+  /** Continues a paused run (`run` or `state`: a result or its JSON text). The state is not
+   * changed; a refused continue rejects with AgentContinueError and leaves it usable. */
+  async continueRun(options) {
+    const p = prepare(options);
+    let promise;
+    try {
+      promise = this._native.continueRun(stateText(options), this._continueSpec(options, p), p.client, p.scripted, p.token);
+    } catch (error) {
+      p.release();
+      throw decodeError(error);
+    }
+    return settleRun(promise, p);
+  }
+
+  /** Runs in the background; returns the replayable stream result (also awaitable). */
+  stream(options) {
+    const p = prepare(options);
+    const spec = { input: options.input ?? null, context: options.context ?? undefined, messages: options.messages ?? undefined, overrides: p.overrides, onEvent: p.onEvent };
+    try {
+      return new AgentStreamResult(this._native.stream(spec, p.client, p.scripted, p.token), p);
+    } catch (error) {
+      p.release();
+      throw decodeError(error);
+    }
+  }
+
+  /** Continues a paused run in the background, as a stream. */
+  continueStream(options) {
+    const p = prepare(options);
+    try {
+      return new AgentStreamResult(this._native.continueStream(stateText(options), this._continueSpec(options, p), p.client, p.scripted, p.token), p);
+    } catch (error) {
+      p.release();
+      throw decodeError(error);
+    }
+  }
+
+  _continueSpec(options, p) {
+    return {
+      approvals: decisionSpecs(options.approvals ?? options.approveToolCalls),
+      rejections: decisionSpecs(options.rejections ?? options.rejectToolCalls),
+      toolOutputs: options.toolOutputs ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: o.output ?? null })) : undefined,
+      humanInput: options.humanInput ?? undefined,
+      context: options.context ?? undefined,
+      overrides: p.overrides,
+      onEvent: p.onEvent,
+    };
+  }
+}
+
+const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
+  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview']);
+
+/** Defines an agent (SPEC §3). */
+function createAgent(definition) {
+  for (const key of Object.keys(definition)) {
+    if (!AGENT_KEYS.has(key)) throw new AgentDefinitionError(`Invalid agent definition: unknown key '${key}'`, { code: 'definition_invalid' });
+  }
+  const tools = (definition.tools ?? []).map((t) => (t[SPEC] ? t : defineTool(t)));
+  const spec = {
+    id: definition.id,
+    tools: tools.map((t) => t[SPEC]),
+    model: dynamicSpec(definition.model),
+    instructions: dynamicSpec(definition.instructions),
+    temperature: dynamicSpec(definition.temperature),
+    maxOutputTokens: dynamicSpec(definition.maxOutputTokens),
+    topP: dynamicSpec(definition.topP),
+    maxSteps: definition.maxSteps ?? undefined,
+    stopWhen: stopSpecs(definition.stopWhen),
+    modelRetry: definition.modelRetry ?? undefined,
+    toolExecution: definition.toolExecution ?? undefined,
+    outputSchema: validatorSpec(definition.outputSchema),
+    requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
+    humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
+  };
+  const nativeAgent = nativeCall(() => new native.NativeAgent(spec));
+  return new Agent({ ...definition, tools }, nativeAgent);
+}
+
+/** Parses and checks state JSON text (rejects invalid or unsupported versions). */
+function parseState(text) {
+  return JSON.parse(nativeCall(() => native.parseState(text)));
+}
+
+function isAgentGatewayError(error) {
+  return error instanceof AgentGatewayError;
+}
+
+module.exports = {
+  AgentCancelledError,
+  AgentContinueError,
+  AgentDefinitionError,
+  AgentError,
+  AgentGatewayError,
+  AgentMaxStepsError,
+  AgentModelError,
+  AgentSchemaValidationError,
+  AgentStateError,
+  AgentStreamResult,
+  AgentToolError,
+  AgentToolTimeoutError,
+  AgentUnknownToolError,
+  STATE_VERSION: 1,
+  createAgent,
+  createScriptedClient,
+  createTestClient,
+  defineTool,
+  finishReasonIs,
+  hasToolCall,
+  isAgentGatewayError,
+  jsonSchemaValidator,
+  maxCost,
+  maxDuration,
+  maxTokensUsed,
+  parseState,
+  stepCountIs,
+};

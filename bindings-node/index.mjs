@@ -1,0 +1,11 @@
+// ES module entry: the same API as index.js.
+import sdk from './index.js';
+
+export const {
+  AgentCancelledError, AgentContinueError, AgentDefinitionError, AgentError, AgentGatewayError,
+  AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStreamResult,
+  AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
+  createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
+  jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs,
+} = sdk;
+export default sdk;

@@ -1,0 +1,155 @@
+//! One adapter per core trait, each wrapping a JS callable id.
+
+use phaseo_agent::{
+    async_trait, stop, AgentEvent, ApprovalPredicate, CancellationToken, EventListener,
+    HumanReview, HumanReviewContext, ModelClient, ModelError, ModelRequest, ModelResponse,
+    NextTurnParams, NextTurnParamsProvider, ResponseReceivedHook, ReviewRequest, StopCondition,
+    StopState, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, TurnContext, TurnResolver,
+    Validator, Value,
+};
+use serde_json::json;
+
+use crate::host::{post_event, request, runtime_value, HostFn, op};
+
+/// `execute(input, context)`: sync, async or an async generator (handled in JS).
+pub struct JsExecutor(pub HostFn);
+
+#[async_trait]
+impl ToolExecutor for JsExecutor {
+    async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
+        let payload = serde_json::to_string(&json!({"input": input, "runtime": runtime_value(&runtime)}))
+            .expect("JSON");
+        request(op::EXECUTE, self.0.id, payload, Some(runtime)).await
+    }
+}
+
+/// A validator normalized by the JS layer to `(value) => value` (throws when invalid).
+pub struct JsValidator {
+    pub func: HostFn,
+    pub schema: Option<Value>,
+}
+
+#[async_trait]
+impl Validator for JsValidator {
+    async fn validate(&self, value: Value) -> Result<Value, ToolError> {
+        self.func.call(vec![value]).await
+    }
+
+    fn json_schema(&self) -> Option<Value> {
+        self.schema.clone()
+    }
+}
+
+/// Tool-level `requireApproval(input, context)`.
+pub struct JsApproval(pub HostFn);
+
+#[async_trait]
+impl ApprovalPredicate for JsApproval {
+    async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        Ok(truthy(&self.0.call_with_runtime(input.clone(), rt).await?))
+    }
+}
+
+/// Agent-level `requireApproval(call, context)`.
+pub struct JsAgentApproval(pub HostFn);
+
+#[async_trait]
+impl ApprovalPredicate for JsAgentApproval {
+    async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        let call = serde_json::to_value(rt.tool_call()).expect("JSON");
+        Ok(truthy(&self.0.call_with_runtime(call, rt).await?))
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+/// `onToolCalled(input, context)`: null pauses (hitl), a value is the result.
+pub struct JsToolCalled(pub HostFn);
+
+#[async_trait]
+impl ToolCalledHook for JsToolCalled {
+    async fn on_tool_called(&self, input: Value, rt: ToolRuntime) -> Result<Option<Value>, ToolError> {
+        let v = self.0.call_with_runtime(input, &rt).await?;
+        Ok((!v.is_null()).then_some(v))
+    }
+}
+
+/// `onResponseReceived(output, context)`.
+pub struct JsResponseReceived(pub HostFn);
+
+#[async_trait]
+impl ResponseReceivedHook for JsResponseReceived {
+    async fn on_response_received(&self, output: Value, rt: ToolRuntime) -> Result<Value, ToolError> {
+        self.0.call_with_runtime(output, &rt).await
+    }
+}
+
+/// `nextTurnParams(input, context)`.
+pub struct JsNextTurn(pub HostFn);
+
+#[async_trait]
+impl NextTurnParamsProvider for JsNextTurn {
+    async fn next_turn_params(&self, input: &Value, rt: &ToolRuntime) -> Result<NextTurnParams, ToolError> {
+        let v = self.0.call_with_runtime(input.clone(), rt).await?;
+        NextTurnParams::from_value(v).map_err(ToolError::new)
+    }
+}
+
+/// A `stopWhen` predicate `(state) => boolean | string`.
+pub struct JsStop(pub HostFn);
+
+#[async_trait]
+impl StopCondition for JsStop {
+    async fn check(&self, state: &StopState<'_>) -> Result<Option<String>, ToolError> {
+        let answer = self.0.call(vec![state.to_value()]).await?;
+        Ok(stop::reason_from_answer(&answer))
+    }
+}
+
+/// `humanReview(ctx)`.
+pub struct JsReview(pub HostFn);
+
+#[async_trait]
+impl HumanReview for JsReview {
+    async fn review(&self, ctx: &HumanReviewContext<'_>) -> Result<Option<ReviewRequest>, ToolError> {
+        ReviewRequest::from_answer(self.0.call(vec![ctx.to_value()]).await?)
+    }
+}
+
+/// A per-turn field `(turn) => value`.
+pub struct JsTurn(pub HostFn);
+
+#[async_trait]
+impl TurnResolver for JsTurn {
+    async fn resolve(&self, turn: &TurnContext<'_>) -> Result<Value, ToolError> {
+        self.0.call(vec![turn.to_value()]).await
+    }
+}
+
+/// `onEvent(event)`: delivered in order through the dispatcher queue.
+pub struct JsListener(pub u32);
+
+impl EventListener for JsListener {
+    fn on_event(&self, event: &AgentEvent) {
+        post_event(self.0, event.to_json());
+    }
+}
+
+/// Any JS object with `generate(request)`, bound by the JS layer.
+pub struct JsModel(pub HostFn);
+
+#[async_trait]
+impl ModelClient for JsModel {
+    async fn generate(&self, request: &ModelRequest<'_>, _cancel: &CancellationToken) -> Result<ModelResponse, ModelError> {
+        let v = self.0.call(vec![request.to_value()]).await.map_err(|e| ModelError::new(e.message))?;
+        ModelResponse::from_script_entry(&v).map_err(ModelError::new)?
+    }
+}

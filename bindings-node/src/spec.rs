@@ -1,0 +1,310 @@
+//! Definitions and options as the JS layer passes them (plain objects; callables as ids),
+//! turned into core values.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi_derive::napi;
+use phaseo_agent::{
+    finish_reason_is, has_tool_call, max_cost, max_duration, max_tokens_used, step_count_is,
+    AgentDefinition, AgentError, Approval, JsonSchema, ModelRetry, NextTurnParams, OnError,
+    RunOverrides, StopCondition, Tool, ToolDecision, ToolExecutionConfig, ToolOutput, TurnValue,
+    Validator, Value,
+};
+
+use crate::adapters::*;
+use crate::host::HostFn;
+
+/// A validator: a JSON Schema compiled in the core, or a JS function id.
+#[napi(object)]
+pub struct ValidatorSpec {
+    pub schema: Option<Value>,
+    pub func: Option<u32>,
+}
+
+/// A value or a JS function of the turn.
+#[napi(object)]
+pub struct DynamicSpec {
+    pub value: Option<Value>,
+    pub func: Option<u32>,
+}
+
+/// A tool definition.
+#[napi(object)]
+pub struct ToolSpec {
+    pub id: String,
+    pub description: Option<String>,
+    pub parameters: Option<Value>,
+    pub execute: Option<u32>,
+    pub timeout_ms: Option<f64>,
+    pub require_approval: Option<bool>,
+    pub require_approval_fn: Option<u32>,
+    pub on_error: Option<String>,
+    pub input_schema: Option<ValidatorSpec>,
+    pub output_schema: Option<ValidatorSpec>,
+    pub event_schema: Option<ValidatorSpec>,
+    pub on_tool_called: Option<u32>,
+    pub on_response_received: Option<u32>,
+    pub next_turn_params: Option<Value>,
+    pub next_turn_params_fn: Option<u32>,
+}
+
+/// A stop condition: a built-in (`kind` + `value`) or a JS predicate id.
+#[napi(object)]
+pub struct StopSpec {
+    pub kind: String,
+    pub value: Option<Value>,
+    pub func: Option<u32>,
+}
+
+/// Tool execution settings.
+#[napi(object)]
+pub struct ToolExecutionSpec {
+    pub tool_concurrency: Option<f64>,
+    pub on_error: Option<String>,
+    pub max_output_chars: Option<f64>,
+}
+
+/// Model retries.
+#[napi(object)]
+pub struct ModelRetrySpec {
+    pub max_retries: Option<f64>,
+    pub backoff_ms: Option<f64>,
+}
+
+/// An agent definition.
+#[napi(object)]
+pub struct AgentSpec {
+    pub id: String,
+    pub tools: Vec<ToolSpec>,
+    pub model: Option<DynamicSpec>,
+    pub instructions: Option<DynamicSpec>,
+    pub temperature: Option<DynamicSpec>,
+    pub max_output_tokens: Option<DynamicSpec>,
+    pub top_p: Option<DynamicSpec>,
+    pub max_steps: Option<f64>,
+    pub stop_when: Option<Vec<StopSpec>>,
+    pub model_retry: Option<ModelRetrySpec>,
+    pub tool_execution: Option<ToolExecutionSpec>,
+    pub output_schema: Option<ValidatorSpec>,
+    pub require_approval: Option<u32>,
+    pub human_review: Option<u32>,
+}
+
+/// Per-run (and per-continue) overrides.
+#[napi(object)]
+pub struct OverridesSpec {
+    pub model: Option<String>,
+    pub max_steps: Option<f64>,
+    pub stop_when: Option<Vec<StopSpec>>,
+    pub model_retry: Option<ModelRetrySpec>,
+    pub tool_execution: Option<ToolExecutionSpec>,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<f64>,
+    pub top_p: Option<f64>,
+}
+
+/// A decision on a pending call.
+#[napi(object)]
+pub struct DecisionSpec {
+    pub tool_call_id: String,
+    pub reason: Option<String>,
+}
+
+/// An output for a pending call.
+#[napi(object)]
+pub struct OutputSpec {
+    pub tool_call_id: String,
+    pub output: Option<Value>,
+}
+
+pub fn definition_error(message: String) -> AgentError {
+    AgentError::definition_invalid(message)
+}
+
+fn validator(spec: ValidatorSpec, what: &str) -> Result<Option<Arc<dyn Validator>>, AgentError> {
+    match (spec.schema, spec.func) {
+        (_, Some(id)) => Ok(Some(Arc::new(JsValidator { func: HostFn { id }, schema: None }))),
+        (Some(schema), None) => JsonSchema::compile(&schema)
+            .map(|s| Some(Arc::new(s) as Arc<dyn Validator>))
+            .map_err(|e| definition_error(format!("Invalid {what}: {e}"))),
+        (None, None) => Ok(None),
+    }
+}
+
+fn input_validator(spec: ValidatorSpec) -> Result<Option<Arc<dyn Validator>>, AgentError> {
+    match (spec.schema, spec.func) {
+        (schema, Some(id)) => Ok(Some(Arc::new(JsValidator { func: HostFn { id }, schema }))),
+        (schema, None) => validator(ValidatorSpec { schema, func: None }, "inputSchema"),
+    }
+}
+
+/// The core tool of a spec.
+pub fn tool(spec: ToolSpec) -> Result<Tool, AgentError> {
+    let id = spec.id.clone();
+    let parameters = spec.parameters.unwrap_or(Value::Null);
+    let description = spec.description.unwrap_or_default();
+    let mut tool = match spec.execute {
+        Some(f) => Tool::with_executor(id.clone(), description, parameters, Arc::new(JsExecutor(HostFn { id: f }))),
+        None => Tool::external(id.clone(), description, parameters),
+    };
+    if let Some(ms) = spec.timeout_ms {
+        tool = tool.timeout_ms(ms);
+    }
+    if let Some(f) = spec.require_approval_fn {
+        tool = tool.approval_rule(Approval::Predicate(Arc::new(JsApproval(HostFn { id: f }))));
+    } else if spec.require_approval == Some(true) {
+        tool = tool.require_approval();
+    }
+    if let Some(p) = spec.on_error {
+        let policy = OnError::parse(&p).map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
+        tool = tool.on_error(policy);
+    }
+    if let Some(v) = spec.input_schema.map(input_validator).transpose()?.flatten() {
+        tool = tool.input_schema(v);
+    }
+    if let Some(v) = spec.output_schema.map(|s| validator(s, "outputSchema")).transpose()?.flatten() {
+        tool = tool.output_schema(v);
+    }
+    if let Some(v) = spec.event_schema.map(|s| validator(s, "eventSchema")).transpose()?.flatten() {
+        tool = tool.event_schema(v);
+    }
+    if let Some(f) = spec.on_tool_called {
+        tool = tool.on_tool_called_hook(Arc::new(JsToolCalled(HostFn { id: f })));
+    }
+    if let Some(f) = spec.on_response_received {
+        tool = tool.on_response_received_hook(Arc::new(JsResponseReceived(HostFn { id: f })));
+    }
+    if let Some(f) = spec.next_turn_params_fn {
+        tool = tool.next_turn_params_provider(Arc::new(JsNextTurn(HostFn { id: f })));
+    } else if let Some(p) = spec.next_turn_params {
+        let params = NextTurnParams::from_value(p).map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
+        tool = tool.next_turn_params(params);
+    }
+    tool.check()?;
+    Ok(tool)
+}
+
+fn dynamic(spec: Option<DynamicSpec>) -> Option<TurnValue> {
+    let spec = spec?;
+    match (spec.func, spec.value) {
+        (Some(id), _) => Some(TurnValue::Dynamic(Arc::new(JsTurn(HostFn { id })))),
+        (None, Some(v)) if !v.is_null() => Some(TurnValue::Fixed(v)),
+        _ => None,
+    }
+}
+
+/// Stop conditions of specs.
+pub fn stop_conditions(specs: Vec<StopSpec>) -> Result<Vec<Arc<dyn StopCondition>>, AgentError> {
+    specs
+        .into_iter()
+        .map(|s| {
+            let v = s.value.clone().unwrap_or(Value::Null);
+            let num = || v.as_f64().ok_or_else(|| definition_error(format!("stopWhen {}: a number is required", s.kind)));
+            let text = || v.as_str().map(str::to_owned).ok_or_else(|| definition_error(format!("stopWhen {}: a string is required", s.kind)));
+            Ok(match s.kind.as_str() {
+                "stepCountIs" => step_count_is(num()? as usize),
+                "maxTokensUsed" => max_tokens_used(num()? as u64),
+                "maxCost" => max_cost(num()?),
+                "maxDuration" => max_duration(num()? as u64),
+                "hasToolCall" => has_tool_call(text()?),
+                "finishReasonIs" => finish_reason_is(text()?),
+                "custom" => Arc::new(JsStop(HostFn {
+                    id: s.func.ok_or_else(|| definition_error("stopWhen: a function is required".into()))?,
+                })),
+                other => return Err(definition_error(format!("stopWhen: unknown condition {other:?}"))),
+            })
+        })
+        .collect()
+}
+
+fn tool_execution(spec: ToolExecutionSpec) -> Result<ToolExecutionConfig, AgentError> {
+    Ok(ToolExecutionConfig {
+        tool_concurrency: spec.tool_concurrency.map(|n| n.max(0.0) as usize),
+        on_error: spec.on_error.map(|p| OnError::parse(&p)).transpose().map_err(definition_error)?,
+        max_output_chars: spec.max_output_chars.map(|n| n.max(0.0) as usize),
+    })
+}
+
+fn model_retry(spec: ModelRetrySpec) -> ModelRetry {
+    ModelRetry::new(
+        spec.max_retries.unwrap_or(0.0).max(0.0) as u32,
+        Duration::from_secs_f64(spec.backoff_ms.unwrap_or(250.0).max(0.0) / 1000.0),
+    )
+}
+
+/// The core definition of a spec.
+pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
+    let mut def = AgentDefinition::new(spec.id);
+    for t in spec.tools {
+        def = def.tool(tool(t)?);
+    }
+    if let Some(v) = dynamic(spec.model) {
+        def = def.model(v);
+    }
+    if let Some(v) = dynamic(spec.instructions) {
+        def = def.instructions(v);
+    }
+    if let Some(v) = dynamic(spec.temperature) {
+        def = def.temperature(v);
+    }
+    if let Some(v) = dynamic(spec.max_output_tokens) {
+        def = def.max_output_tokens(v);
+    }
+    if let Some(v) = dynamic(spec.top_p) {
+        def = def.top_p(v);
+    }
+    if let Some(n) = spec.max_steps {
+        def = def.max_steps(n.max(0.0) as usize);
+    }
+    for c in stop_conditions(spec.stop_when.unwrap_or_default())? {
+        def = def.stop_when(c);
+    }
+    if let Some(r) = spec.model_retry {
+        def = def.model_retry(model_retry(r));
+    }
+    if let Some(t) = spec.tool_execution {
+        def = def.tool_execution(tool_execution(t)?);
+    }
+    if let Some(v) = spec.output_schema.map(|s| validator(s, "outputSchema")).transpose()?.flatten() {
+        def = def.output_schema(v);
+    }
+    if let Some(f) = spec.require_approval {
+        def = def.require_approval(Arc::new(JsAgentApproval(HostFn { id: f })));
+    }
+    if let Some(f) = spec.human_review {
+        def = def.human_review(Arc::new(JsReview(HostFn { id: f })));
+    }
+    Ok(def)
+}
+
+/// The core overrides of a spec.
+pub fn overrides(spec: Option<OverridesSpec>) -> Result<RunOverrides, AgentError> {
+    let Some(s) = spec else { return Ok(RunOverrides::default()) };
+    Ok(RunOverrides {
+        model: s.model,
+        max_steps: s.max_steps.map(|n| n.max(0.0) as usize),
+        stop_when: s.stop_when.map(stop_conditions).transpose()?,
+        model_retry: s.model_retry.map(model_retry),
+        tool_execution: s.tool_execution.map(tool_execution).transpose()?,
+        temperature: s.temperature,
+        max_output_tokens: s.max_output_tokens.map(|n| n.max(0.0) as u64),
+        top_p: s.top_p,
+    })
+}
+
+pub fn decisions(specs: Option<Vec<DecisionSpec>>) -> Vec<ToolDecision> {
+    specs
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| ToolDecision { tool_call_id: d.tool_call_id, reason: d.reason })
+        .collect()
+}
+
+pub fn outputs(specs: Option<Vec<OutputSpec>>) -> Vec<ToolOutput> {
+    specs
+        .unwrap_or_default()
+        .into_iter()
+        .map(|o| ToolOutput::new(o.tool_call_id, o.output.unwrap_or(Value::Null)))
+        .collect()
+}
