@@ -289,15 +289,21 @@ fn running_loop(py: Python<'_>) -> PyResult<Option<Arc<Py<PyAny>>>> {
     }
 }
 
-fn awaitable<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+fn run_awaitable<'py, F>(
+    py: Python<'py>,
+    cancel: CancellationToken,
+    fut: F,
+) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
 {
     let event_loop = running_loop(py)?;
-    pyo3_async_runtimes::tokio::future_into_py(py, async move {
-        let outcome = EVENT_LOOP.scope(event_loop, fut).await;
-        Python::attach(|py| finish(py, outcome))
-    })
+    crate::awaitable::awaitable(
+        py,
+        Some(cancel),
+        EVENT_LOOP.scope(event_loop, fut),
+        |py, outcome| Ok(Py::new(py, finish(py, outcome)?)?.into_any()),
+    )
 }
 
 #[pymethods]
@@ -418,7 +424,11 @@ impl PyAgent {
             let p = self.prepare(py, client, overrides, on_event, cancel)?;
             let options = Self::run_options(&p, input, context, messages)?;
             let agent = p.agent.clone();
-            awaitable(py, async move { agent.run(options).await })
+            run_awaitable(
+                py,
+                p.cancel.clone(),
+                async move { agent.run(options).await },
+            )
         })
     }
 
@@ -485,7 +495,9 @@ impl PyAgent {
             )?;
             let agent = p.agent.clone();
             let state = state.get().inner.clone();
-            awaitable(py, async move { agent.continue_run(&state, options).await })
+            run_awaitable(py, p.cancel.clone(), async move {
+                agent.continue_run(&state, options).await
+            })
         })
     }
 

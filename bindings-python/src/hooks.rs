@@ -133,7 +133,7 @@ pub struct HostListener(pub Py<PyAny>);
 impl EventListener for HostListener {
     fn on_event(&self, event: &AgentEvent) {
         let value = snake_keys(event.to_value());
-        Python::attach(|py| {
+        crate::lifecycle::attach(|py| {
             let outcome = to_py(py, &value).and_then(|v| self.0.bind(py).call1((v,)));
             if let Err(e) = outcome {
                 e.write_unraisable(py, Some(self.0.bind(py)));

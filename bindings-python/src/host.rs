@@ -10,6 +10,11 @@ use pyo3::types::{PyCFunction, PyTuple};
 
 use crate::convert::to_value;
 use crate::errors::to_tool_error;
+use crate::lifecycle;
+
+fn shutting_down() -> ToolError {
+    ToolError::new("the Python interpreter is shutting down")
+}
 
 tokio::task_local! {
     /// The asyncio loop of the current run: the caller's loop for `*_async` entry points,
@@ -44,9 +49,9 @@ impl HostFn {
         T: Send + 'static,
     {
         let event_loop = current_loop();
-        let func = Python::attach(|py| self.func.clone_ref(py));
+        let func = lifecycle::attach(|py| self.func.clone_ref(py)).ok_or_else(shutting_down)?;
         let call = move || -> Result<Returned, ToolError> {
-            Python::attach(|py| {
+            lifecycle::attach(|py| {
                 let result = args(py)
                     .and_then(|a| func.bind(py).call1(a))
                     .map_err(|e| to_tool_error(py, e))?;
@@ -58,6 +63,7 @@ impl HostFn {
                     Ok(Returned::Ready(result.unbind()))
                 }
             })
+            .unwrap_or_else(|| Err(shutting_down()))
         };
         let returned = if self.blocking {
             match tokio::task::spawn_blocking(call).await {
@@ -72,7 +78,8 @@ impl HostFn {
             Returned::Ready(v) => v,
             Returned::Pending(pending) => pending.wait().await?,
         };
-        Python::attach(|py| convert(value.bind(py)).map_err(|e| to_tool_error(py, e)))
+        lifecycle::attach(|py| convert(value.bind(py)).map_err(|e| to_tool_error(py, e)))
+            .unwrap_or_else(|| Err(shutting_down()))
     }
 
     /// Calls it and converts the outcome to a JSON value.
@@ -129,13 +136,14 @@ impl PendingCoroutine {
     pub async fn wait(mut self) -> Result<Py<PyAny>, ToolError> {
         let _ = (&mut self.done).await;
         let future = self.future.take().expect("waited once");
-        Python::attach(|py| {
+        lifecycle::attach(|py| {
             future
                 .bind(py)
                 .call_method0("result")
                 .map(Bound::unbind)
                 .map_err(|e| to_tool_error(py, e))
         })
+        .unwrap_or_else(|| Err(shutting_down()))
     }
 }
 
@@ -143,7 +151,7 @@ impl Drop for PendingCoroutine {
     fn drop(&mut self) {
         if let Some(future) = self.future.take() {
             // The core stopped waiting (timeout, cancellation): cancel the asyncio task.
-            Python::attach(|py| {
+            lifecycle::attach(|py| {
                 let _ = future.bind(py).call_method0("cancel");
             });
         }

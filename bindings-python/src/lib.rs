@@ -2,10 +2,12 @@
 //! The public, idiomatic layer is the `phaseo_agent` package in `python/`.
 
 mod agent;
+mod awaitable;
 mod convert;
 mod errors;
 mod hooks;
 mod host;
+mod lifecycle;
 mod result;
 mod runtime;
 mod stream;
@@ -15,8 +17,6 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // One tokio runtime for the core and for awaitables handed to asyncio.
-    let _ = pyo3_async_runtimes::tokio::init_with_runtime(phaseo_agent::exec::runtime());
     m.add_class::<agent::PyAgent>()?;
     m.add_class::<agent::PyCancelToken>()?;
     m.add_class::<tool::PyTool>()?;
@@ -37,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::max_duration, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::has_tool_call, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::finish_reason_is, m)?)?;
+    m.add_function(wrap_pyfunction!(lifecycle::_shutdown, m)?)?;
     m.add("STATE_VERSION", phaseo_agent::STATE_VERSION)?;
     Ok(())
 }

@@ -63,10 +63,12 @@ impl PyCursor {
     /// The next item, as an awaitable.
     fn next_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let cursor = self.cursor.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let item = cursor.lock().await.next_item().await;
-            Python::attach(|py| item_to_py(py, item))
-        })
+        crate::awaitable::awaitable(
+            py,
+            None,
+            async move { cursor.lock().await.next_item().await },
+            item_to_py,
+        )
     }
 }
 

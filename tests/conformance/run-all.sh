@@ -40,7 +40,12 @@ count() {  # reads runner output, prints case lines, tallies
 if [ $handoff -eq 0 ]; then
   for lang in "${langs[@]}"; do
     echo "== $lang"
-    count < <(${cmd[$lang]} "${paths[@]}" 2>&1)
+    out=$(${cmd[$lang]} "${paths[@]}" 2>&1); status=$?
+    count <<<"$out"
+    if [ $status -ne 0 ] && ! grep -q '^FAIL ' <<<"$out"; then
+      echo "FAIL $lang runner exited with status $status"; failed=$((failed + 1))
+      tail -5 <<<"$out"
+    fi
   done
 else
   pairs=()
@@ -52,8 +57,14 @@ else
   for pair in "${pairs[@]}"; do
     a=${pair%%:*}; b=${pair##*:}
     dir=$(mktemp -d)
-    first=$(${cmd[$a]} --stop-after 1 --save-state "$dir" "${paths[@]}" 2>&1)
-    second=$(${cmd[$b]} --resume-state "$dir" --from-step 1 "${paths[@]}" 2>&1)
+    first=$(${cmd[$a]} --stop-after 1 --save-state "$dir" "${paths[@]}" 2>&1); s1=$?
+    second=$(${cmd[$b]} --resume-state "$dir" --from-step 1 "${paths[@]}" 2>&1); s2=$?
+    if [ $s1 -ne 0 ] && ! grep -q '^FAIL ' <<<"$first"; then
+      echo "FAIL [$a→$b] $a exited with status $s1"; failed=$((failed + 1))
+    fi
+    if [ $s2 -ne 0 ] && ! grep -q '^FAIL ' <<<"$second"; then
+      echo "FAIL [$a→$b] $b exited with status $s2"; failed=$((failed + 1))
+    fi
     rm -rf "$dir"
     while IFS= read -r line; do
       case "$line" in

@@ -9,6 +9,9 @@ a person when it matters, concurrent and resumable — on the SDK's Rust core.
 '5'
 """
 
+import atexit as _atexit
+
+from . import _native
 from ._native import (
     STATE_VERSION,
     CancelledFlag,
@@ -53,6 +56,9 @@ from .errors import (
     AgentToolTimeoutError,
     AgentUnknownToolError,
 )
+
+# Native threads must be done touching Python before the interpreter finalizes.
+_atexit.register(_native._shutdown)
 
 __all__ = [
     "STATE_VERSION",

@@ -36,3 +36,13 @@ def submit(awaitable: Any, loop: asyncio.AbstractEventLoop, done: Callable[[Futu
     future = asyncio.run_coroutine_threadsafe(coroutine, loop)
     future.add_done_callback(done)
     return future
+
+
+def resolve(future: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
+    """Completes an awaitable of the native module (on its loop)."""
+    if future.cancelled():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)

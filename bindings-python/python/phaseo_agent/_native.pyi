@@ -5,6 +5,8 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 
 STATE_VERSION: int
 
+def _shutdown() -> None: ...
+
 class Usage:
     """Token and cost usage."""
     @property
