@@ -9,13 +9,14 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-wheel conformance handoff bench
+.PHONY: demo test rust-checks rust-tests python python-tests python-wheel node node-tests node-outside conformance handoff bench
 
-demo: python
+demo: python node
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
+	node examples/node/support-desk.mjs
 
-test: rust-checks rust-tests python-tests conformance handoff python-wheel
+test: rust-checks rust-tests python-tests node-tests conformance handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -44,10 +45,30 @@ python-wheel:
 	cd /tmp && /tmp/phaseo-wheel-check/bin/pip install -q $(abspath bindings-python)
 	cd /tmp && /tmp/phaseo-wheel-check/bin/python -c "import phaseo_agent as p; a = p.create_agent({'id': 'x'}); print('wheel ok:', a.run(input='hi', client=p.ScriptedClient([{'text': 'ok'}])).output)"
 
-conformance: python
+bindings-node/node_modules/.installed: bindings-node/package.json
+	cd bindings-node && npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The addon, built in debug next to index.js (the npm `install` script builds release).
+node: bindings-node/node_modules/.installed
+	cd bindings-node && node scripts/build.js --debug
+
+node-tests: node
+	cd bindings-node && node --test test/*.test.mjs
+	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
+
+# `npm install <path>/bindings-node` from a folder outside the repository builds the addon.
+node-outside:
+	rm -rf /tmp/phaseo-npm-check && mkdir -p /tmp/phaseo-npm-check
+	cd /tmp/phaseo-npm-check && echo '{"name":"consumer","version":"1.0.0","private":true}' > package.json
+	cd /tmp/phaseo-npm-check && npm install --no-audit --no-fund --loglevel=error $(abspath bindings-node)
+	cd /tmp/phaseo-npm-check && node -e "const s = require('@phaseo/agent-sdk'); s.createAgent({id: 'x'}).run({input: 'hi', client: s.createScriptedClient([{text: 'ok'}])}).then((r) => console.log('require ok:', r.output))"
+	cd /tmp/phaseo-npm-check && node --input-type=module -e "import { createAgent, createScriptedClient } from '@phaseo/agent-sdk'; const r = await createAgent({id: 'x'}).run({input: 'hi', client: createScriptedClient([{text: 'ok'}])}); console.log('import ok:', r.output)"
+
+conformance: python node
 	tests/conformance/run-all.sh
 
-handoff: python
+handoff: python node
 	tests/conformance/run-all.sh --handoff
 
 bench:

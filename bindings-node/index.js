@@ -407,11 +407,15 @@ function overridesSpec(o, temporary) {
 }
 
 function cancelToken(signal) {
-  if (!signal) return null;
+  if (!signal) return { token: null, detach: noop };
   const token = new native.NativeCancelToken();
-  if (signal.aborted) token.cancel();
-  else signal.addEventListener('abort', () => token.cancel(), { once: true });
-  return token;
+  if (signal.aborted) {
+    token.cancel();
+    return { token, detach: noop };
+  }
+  const onAbort = () => token.cancel();
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { token, detach: () => signal.removeEventListener('abort', onAbort) };
 }
 
 function stateText(options) {
@@ -430,8 +434,13 @@ function prepare(options) {
   const { spec: client, scripted } = clientSpec(options.client, temporary);
   const onEvent = typeof options.onEvent === 'function' ? register(options.onEvent) : undefined;
   if (onEvent !== undefined) temporary.push(onEvent);
-  const release = () => { for (const id of temporary) callables.delete(id); };
-  return { client, scripted, onEvent, overrides: overridesSpec(options, temporary), token: cancelToken(options.signal), release };
+  const overrides = overridesSpec(options, temporary);
+  const cancel = cancelToken(options.signal);
+  const release = () => {
+    for (const id of temporary) callables.delete(id);
+    cancel.detach();
+  };
+  return { client, scripted, onEvent, overrides, token: cancel.token, release };
 }
 
 async function settleRun(promise, prepared) {

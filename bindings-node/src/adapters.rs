@@ -9,7 +9,7 @@ use phaseo_agent::{
 };
 use serde_json::json;
 
-use crate::host::{post_event, request, runtime_value, HostFn, op};
+use crate::host::{op, post_event, request, runtime_value, HostFn};
 
 /// `execute(input, context)`: sync, async or an async generator (handled in JS).
 pub struct JsExecutor(pub HostFn);
@@ -17,8 +17,9 @@ pub struct JsExecutor(pub HostFn);
 #[async_trait]
 impl ToolExecutor for JsExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
-        let payload = serde_json::to_string(&json!({"input": input, "runtime": runtime_value(&runtime)}))
-            .expect("JSON");
+        let payload =
+            serde_json::to_string(&json!({"input": input, "runtime": runtime_value(&runtime)}))
+                .expect("JSON");
         request(op::EXECUTE, self.0.id, payload, Some(runtime)).await
     }
 }
@@ -76,7 +77,11 @@ pub struct JsToolCalled(pub HostFn);
 
 #[async_trait]
 impl ToolCalledHook for JsToolCalled {
-    async fn on_tool_called(&self, input: Value, rt: ToolRuntime) -> Result<Option<Value>, ToolError> {
+    async fn on_tool_called(
+        &self,
+        input: Value,
+        rt: ToolRuntime,
+    ) -> Result<Option<Value>, ToolError> {
         let v = self.0.call_with_runtime(input, &rt).await?;
         Ok((!v.is_null()).then_some(v))
     }
@@ -87,7 +92,11 @@ pub struct JsResponseReceived(pub HostFn);
 
 #[async_trait]
 impl ResponseReceivedHook for JsResponseReceived {
-    async fn on_response_received(&self, output: Value, rt: ToolRuntime) -> Result<Value, ToolError> {
+    async fn on_response_received(
+        &self,
+        output: Value,
+        rt: ToolRuntime,
+    ) -> Result<Value, ToolError> {
         self.0.call_with_runtime(output, &rt).await
     }
 }
@@ -97,7 +106,11 @@ pub struct JsNextTurn(pub HostFn);
 
 #[async_trait]
 impl NextTurnParamsProvider for JsNextTurn {
-    async fn next_turn_params(&self, input: &Value, rt: &ToolRuntime) -> Result<NextTurnParams, ToolError> {
+    async fn next_turn_params(
+        &self,
+        input: &Value,
+        rt: &ToolRuntime,
+    ) -> Result<NextTurnParams, ToolError> {
         let v = self.0.call_with_runtime(input.clone(), rt).await?;
         NextTurnParams::from_value(v).map_err(ToolError::new)
     }
@@ -119,7 +132,10 @@ pub struct JsReview(pub HostFn);
 
 #[async_trait]
 impl HumanReview for JsReview {
-    async fn review(&self, ctx: &HumanReviewContext<'_>) -> Result<Option<ReviewRequest>, ToolError> {
+    async fn review(
+        &self,
+        ctx: &HumanReviewContext<'_>,
+    ) -> Result<Option<ReviewRequest>, ToolError> {
         ReviewRequest::from_answer(self.0.call(vec![ctx.to_value()]).await?)
     }
 }
@@ -148,8 +164,16 @@ pub struct JsModel(pub HostFn);
 
 #[async_trait]
 impl ModelClient for JsModel {
-    async fn generate(&self, request: &ModelRequest<'_>, _cancel: &CancellationToken) -> Result<ModelResponse, ModelError> {
-        let v = self.0.call(vec![request.to_value()]).await.map_err(|e| ModelError::new(e.message))?;
+    async fn generate(
+        &self,
+        request: &ModelRequest<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let v = self
+            .0
+            .call(vec![request.to_value()])
+            .await
+            .map_err(|e| ModelError::new(e.message))?;
         ModelResponse::from_script_entry(&v).map_err(ModelError::new)?
     }
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use phaseo_agent::{
-    create_agent, Agent, AgentError, AgentStream, CancellationToken, ContinueOptions,
-    EventCursor, JsonSchema, Message, ModelClient, RunOptions, RunResult, ScriptedClient,
-    StreamItem, TestClient, Value,
+    create_agent, Agent, AgentError, AgentStream, CancellationToken, ContinueOptions, EventCursor,
+    JsonSchema, Message, ModelClient, RunOptions, RunResult, ScriptedClient, StreamItem,
+    TestClient, Value,
 };
 use tokio::sync::Mutex;
 
@@ -38,7 +38,11 @@ impl NativeJsonSchema {
     pub fn new(schema: Value) -> napi::Result<Self> {
         JsonSchema::compile(&schema)
             .map(|schema| Self { schema })
-            .map_err(|e| to_napi(AgentError::definition_invalid(format!("Invalid JSON Schema: {e}"))))
+            .map_err(|e| {
+                to_napi(AgentError::definition_invalid(format!(
+                    "Invalid JSON Schema: {e}"
+                )))
+            })
     }
 
     /// `null` when valid, else `"<pointer>: <reason>"`.
@@ -80,8 +84,11 @@ impl NativeScriptedClient {
     /// Responses in the short scripted form; `used` of them already consumed.
     #[napi(constructor)]
     pub fn new(responses: Vec<Value>, used: Option<u32>) -> napi::Result<Self> {
-        let client = ScriptedClient::from_script(&responses)
-            .map_err(|e| to_napi(AgentError::definition_invalid(format!("ScriptedClient: {e}"))))?;
+        let client = ScriptedClient::from_script(&responses).map_err(|e| {
+            to_napi(AgentError::definition_invalid(format!(
+                "ScriptedClient: {e}"
+            )))
+        })?;
         Ok(Self {
             client: Arc::new(client.skipping(used.unwrap_or(0) as usize)),
         })
@@ -123,7 +130,10 @@ pub struct ContinueSpec {
     pub on_event: Option<u32>,
 }
 
-fn client(spec: &ClientSpec, scripted: Option<&NativeScriptedClient>) -> napi::Result<Arc<dyn ModelClient>> {
+fn client(
+    spec: &ClientSpec,
+    scripted: Option<&NativeScriptedClient>,
+) -> napi::Result<Arc<dyn ModelClient>> {
     match (spec.kind.as_str(), scripted, spec.generate) {
         ("scripted", Some(s), _) => Ok(s.client.clone()),
         ("test", _, _) => Ok(Arc::new(TestClient::new())),
@@ -145,7 +155,12 @@ pub struct NativeAgent {
 }
 
 impl NativeAgent {
-    fn run_options(&self, spec: RunSpec, client: Arc<dyn ModelClient>, cancel: Option<&NativeCancelToken>) -> napi::Result<RunOptions> {
+    fn run_options(
+        &self,
+        spec: RunSpec,
+        client: Arc<dyn ModelClient>,
+        cancel: Option<&NativeCancelToken>,
+    ) -> napi::Result<RunOptions> {
         let mut options = RunOptions::new(spec.input, client)
             .context(spec.context.unwrap_or(Value::Null))
             .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
@@ -161,7 +176,12 @@ impl NativeAgent {
         Ok(options)
     }
 
-    fn continue_options(&self, spec: ContinueSpec, client: Arc<dyn ModelClient>, cancel: Option<&NativeCancelToken>) -> napi::Result<ContinueOptions> {
+    fn continue_options(
+        &self,
+        spec: ContinueSpec,
+        client: Arc<dyn ModelClient>,
+        cancel: Option<&NativeCancelToken>,
+    ) -> napi::Result<ContinueOptions> {
         let mut options = ContinueOptions::new(client)
             .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
@@ -188,7 +208,9 @@ impl NativeAgent {
     pub fn new(spec: AgentSpec) -> napi::Result<Self> {
         no_panic(|| {
             let def = spec::agent(spec).map_err(to_napi)?;
-            Ok(Self { agent: create_agent(def).map_err(to_napi)? })
+            Ok(Self {
+                agent: create_agent(def).map_err(to_napi)?,
+            })
         })
     }
 
@@ -274,7 +296,9 @@ impl NativeStream {
     /// A cursor from the start of the history.
     #[napi]
     pub fn cursor(&self) -> NativeCursor {
-        NativeCursor { cursor: Arc::new(Mutex::new(self.stream.cursor())) }
+        NativeCursor {
+            cursor: Arc::new(Mutex::new(self.stream.cursor())),
+        }
     }
 
     /// Cancels the run (it ends `cancelled`).
@@ -302,7 +326,10 @@ impl NativeCursor {
                 None => Ok(None),
                 Some(Err(e)) => Err(to_napi(e)),
                 Some(Ok(StreamItem::Event(e))) => Ok(Some(e.to_json())),
-                Some(Ok(StreamItem::Result(r))) => Ok(Some(format!("{{\"type\":\"result\",\"result\":{}}}", r.to_json()))),
+                Some(Ok(StreamItem::Result(r))) => Ok(Some(format!(
+                    "{{\"type\":\"result\",\"result\":{}}}",
+                    r.to_json()
+                ))),
             }
         })
     }

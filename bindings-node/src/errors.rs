@@ -29,7 +29,10 @@ pub fn no_panic<T>(f: impl FnOnce() -> napi::Result<T>) -> napi::Result<T> {
         Ok(r) => r,
         Err(p) => Err(to_napi(AgentError::new(
             phaseo_agent::ErrorCode::ToolFailed,
-            format!("internal error: {}", phaseo_agent::panic_message(p.as_ref())),
+            format!(
+                "internal error: {}",
+                phaseo_agent::panic_message(p.as_ref())
+            ),
         ))),
     }
 }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::bindgen_prelude::FnArgs;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use phaseo_agent::{ToolError, ToolRuntime, Value};
@@ -51,16 +51,7 @@ fn runtimes() -> &'static Mutex<HashMap<u64, ToolRuntime>> {
 
 /// Registers the JS dispatcher `(op, callableId, requestId, payload) => void` (once).
 #[napi(js_name = "registerHost")]
-pub fn register_host(
-    dispatcher: ThreadsafeFunction<
-        FnArgs<(u32, u32, f64, String)>,
-        (),
-        FnArgs<(u32, u32, f64, String)>,
-        Status,
-        false,
-        true,
-    >,
-) {
+pub fn register_host(dispatcher: Dispatcher) {
     let _ = DISPATCHER.set(dispatcher);
 }
 
@@ -80,7 +71,11 @@ pub fn complete(request_id: f64, ok: bool, payload: String) {
 #[napi(js_name = "emitProgress")]
 pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
     let value = parse(&json)?;
-    if let Some(rt) = runtimes().lock().unwrap_or_else(|e| e.into_inner()).get(&(request_id as u64)) {
+    if let Some(rt) = runtimes()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(request_id as u64))
+    {
         rt.emit_progress(value);
     }
     Ok(())
@@ -90,21 +85,28 @@ pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
 #[napi(js_name = "setContext")]
 pub fn set_context(request_id: f64, json: String) -> napi::Result<()> {
     let value = parse(&json)?;
-    if let Some(rt) = runtimes().lock().unwrap_or_else(|e| e.into_inner()).get(&(request_id as u64)) {
+    if let Some(rt) = runtimes()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(request_id as u64))
+    {
         rt.set_context(value);
     }
     Ok(())
 }
 
 fn parse(json: &str) -> napi::Result<Value> {
-    serde_json::from_str(json).map_err(|e| napi::Error::from_reason(format!("value is not JSON-compatible: {e}")))
+    serde_json::from_str(json)
+        .map_err(|e| napi::Error::from_reason(format!("value is not JSON-compatible: {e}")))
 }
 
 fn send(op: u32, callable: u32, request: u64, payload: String) -> bool {
     match DISPATCHER.get() {
         Some(d) => {
-            d.call((op, callable, request as f64, payload).into(), ThreadsafeFunctionCallMode::NonBlocking)
-                == Status::Ok
+            d.call(
+                (op, callable, request as f64, payload).into(),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            ) == Status::Ok
         }
         None => false,
     }
@@ -123,32 +125,56 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        runtimes().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        runtimes()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
         if !self.answered {
-            pending().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+            pending()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.id);
             send(op::ABORT, 0, self.id, String::new());
         }
     }
 }
 
 /// Calls into JS and waits for the answer (the value's JSON text).
-pub async fn request(op: u32, callable: u32, payload: String, runtime: Option<ToolRuntime>) -> Result<Value, ToolError> {
+pub async fn request(
+    op: u32,
+    callable: u32,
+    payload: String,
+    runtime: Option<ToolRuntime>,
+) -> Result<Value, ToolError> {
     let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = oneshot::channel();
-    pending().lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+    pending()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, tx);
     if let Some(rt) = runtime {
-        runtimes().lock().unwrap_or_else(|e| e.into_inner()).insert(id, rt);
+        runtimes()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, rt);
     }
-    let mut guard = InFlight { id, answered: false };
+    let mut guard = InFlight {
+        id,
+        answered: false,
+    };
     if !send(op, callable, id, payload) {
         guard.answered = true;
-        pending().lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        pending()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
         return Err(ToolError::new("the JavaScript host is not available"));
     }
     let answer = rx.await;
     guard.answered = true;
     match answer {
-        Ok(Ok(json)) => serde_json::from_str(&json).map_err(|e| ToolError::new(format!("value is not JSON-compatible: {e}"))),
+        Ok(Ok(json)) => serde_json::from_str(&json)
+            .map_err(|e| ToolError::new(format!("value is not JSON-compatible: {e}"))),
         Ok(Err(message)) => Err(ToolError::new(message)),
         Err(_) => Err(ToolError::new("the JavaScript host dropped the call")),
     }
@@ -167,8 +193,13 @@ impl HostFn {
     }
 
     /// Calls it with `(value, runtime)` where `runtime` is the call's runtime data.
-    pub async fn call_with_runtime(&self, value: Value, rt: &ToolRuntime) -> Result<Value, ToolError> {
-        let payload = serde_json::to_string(&serde_json::json!([value, runtime_value(rt)])).expect("JSON");
+    pub async fn call_with_runtime(
+        &self,
+        value: Value,
+        rt: &ToolRuntime,
+    ) -> Result<Value, ToolError> {
+        let payload =
+            serde_json::to_string(&serde_json::json!([value, runtime_value(rt)])).expect("JSON");
         request(op::CALL, self.id, payload, Some(rt.clone())).await
     }
 }

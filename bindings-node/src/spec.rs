@@ -124,7 +124,10 @@ pub fn definition_error(message: String) -> AgentError {
 
 fn validator(spec: ValidatorSpec, what: &str) -> Result<Option<Arc<dyn Validator>>, AgentError> {
     match (spec.schema, spec.func) {
-        (_, Some(id)) => Ok(Some(Arc::new(JsValidator { func: HostFn { id }, schema: None }))),
+        (_, Some(id)) => Ok(Some(Arc::new(JsValidator {
+            func: HostFn { id },
+            schema: None,
+        }))),
         (Some(schema), None) => JsonSchema::compile(&schema)
             .map(|s| Some(Arc::new(s) as Arc<dyn Validator>))
             .map_err(|e| definition_error(format!("Invalid {what}: {e}"))),
@@ -134,7 +137,10 @@ fn validator(spec: ValidatorSpec, what: &str) -> Result<Option<Arc<dyn Validator
 
 fn input_validator(spec: ValidatorSpec) -> Result<Option<Arc<dyn Validator>>, AgentError> {
     match (spec.schema, spec.func) {
-        (schema, Some(id)) => Ok(Some(Arc::new(JsValidator { func: HostFn { id }, schema }))),
+        (schema, Some(id)) => Ok(Some(Arc::new(JsValidator {
+            func: HostFn { id },
+            schema,
+        }))),
         (schema, None) => validator(ValidatorSpec { schema, func: None }, "inputSchema"),
     }
 }
@@ -145,7 +151,12 @@ pub fn tool(spec: ToolSpec) -> Result<Tool, AgentError> {
     let parameters = spec.parameters.unwrap_or(Value::Null);
     let description = spec.description.unwrap_or_default();
     let mut tool = match spec.execute {
-        Some(f) => Tool::with_executor(id.clone(), description, parameters, Arc::new(JsExecutor(HostFn { id: f }))),
+        Some(f) => Tool::with_executor(
+            id.clone(),
+            description,
+            parameters,
+            Arc::new(JsExecutor(HostFn { id: f })),
+        ),
         None => Tool::external(id.clone(), description, parameters),
     };
     if let Some(ms) = spec.timeout_ms {
@@ -157,16 +168,32 @@ pub fn tool(spec: ToolSpec) -> Result<Tool, AgentError> {
         tool = tool.require_approval();
     }
     if let Some(p) = spec.on_error {
-        let policy = OnError::parse(&p).map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
+        let policy = OnError::parse(&p)
+            .map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
         tool = tool.on_error(policy);
     }
-    if let Some(v) = spec.input_schema.map(input_validator).transpose()?.flatten() {
+    if let Some(v) = spec
+        .input_schema
+        .map(input_validator)
+        .transpose()?
+        .flatten()
+    {
         tool = tool.input_schema(v);
     }
-    if let Some(v) = spec.output_schema.map(|s| validator(s, "outputSchema")).transpose()?.flatten() {
+    if let Some(v) = spec
+        .output_schema
+        .map(|s| validator(s, "outputSchema"))
+        .transpose()?
+        .flatten()
+    {
         tool = tool.output_schema(v);
     }
-    if let Some(v) = spec.event_schema.map(|s| validator(s, "eventSchema")).transpose()?.flatten() {
+    if let Some(v) = spec
+        .event_schema
+        .map(|s| validator(s, "eventSchema"))
+        .transpose()?
+        .flatten()
+    {
         tool = tool.event_schema(v);
     }
     if let Some(f) = spec.on_tool_called {
@@ -178,7 +205,8 @@ pub fn tool(spec: ToolSpec) -> Result<Tool, AgentError> {
     if let Some(f) = spec.next_turn_params_fn {
         tool = tool.next_turn_params_provider(Arc::new(JsNextTurn(HostFn { id: f })));
     } else if let Some(p) = spec.next_turn_params {
-        let params = NextTurnParams::from_value(p).map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
+        let params = NextTurnParams::from_value(p)
+            .map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
         tool = tool.next_turn_params(params);
     }
     tool.check()?;
@@ -200,8 +228,16 @@ pub fn stop_conditions(specs: Vec<StopSpec>) -> Result<Vec<Arc<dyn StopCondition
         .into_iter()
         .map(|s| {
             let v = s.value.clone().unwrap_or(Value::Null);
-            let num = || v.as_f64().ok_or_else(|| definition_error(format!("stopWhen {}: a number is required", s.kind)));
-            let text = || v.as_str().map(str::to_owned).ok_or_else(|| definition_error(format!("stopWhen {}: a string is required", s.kind)));
+            let num = || {
+                v.as_f64().ok_or_else(|| {
+                    definition_error(format!("stopWhen {}: a number is required", s.kind))
+                })
+            };
+            let text = || {
+                v.as_str().map(str::to_owned).ok_or_else(|| {
+                    definition_error(format!("stopWhen {}: a string is required", s.kind))
+                })
+            };
             Ok(match s.kind.as_str() {
                 "stepCountIs" => step_count_is(num()? as usize),
                 "maxTokensUsed" => max_tokens_used(num()? as u64),
@@ -210,9 +246,15 @@ pub fn stop_conditions(specs: Vec<StopSpec>) -> Result<Vec<Arc<dyn StopCondition
                 "hasToolCall" => has_tool_call(text()?),
                 "finishReasonIs" => finish_reason_is(text()?),
                 "custom" => Arc::new(JsStop(HostFn {
-                    id: s.func.ok_or_else(|| definition_error("stopWhen: a function is required".into()))?,
+                    id: s.func.ok_or_else(|| {
+                        definition_error("stopWhen: a function is required".into())
+                    })?,
                 })),
-                other => return Err(definition_error(format!("stopWhen: unknown condition {other:?}"))),
+                other => {
+                    return Err(definition_error(format!(
+                        "stopWhen: unknown condition {other:?}"
+                    )))
+                }
             })
         })
         .collect()
@@ -221,7 +263,11 @@ pub fn stop_conditions(specs: Vec<StopSpec>) -> Result<Vec<Arc<dyn StopCondition
 fn tool_execution(spec: ToolExecutionSpec) -> Result<ToolExecutionConfig, AgentError> {
     Ok(ToolExecutionConfig {
         tool_concurrency: spec.tool_concurrency.map(|n| n.max(0.0) as usize),
-        on_error: spec.on_error.map(|p| OnError::parse(&p)).transpose().map_err(definition_error)?,
+        on_error: spec
+            .on_error
+            .map(|p| OnError::parse(&p))
+            .transpose()
+            .map_err(definition_error)?,
         max_output_chars: spec.max_output_chars.map(|n| n.max(0.0) as usize),
     })
 }
@@ -266,7 +312,12 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     if let Some(t) = spec.tool_execution {
         def = def.tool_execution(tool_execution(t)?);
     }
-    if let Some(v) = spec.output_schema.map(|s| validator(s, "outputSchema")).transpose()?.flatten() {
+    if let Some(v) = spec
+        .output_schema
+        .map(|s| validator(s, "outputSchema"))
+        .transpose()?
+        .flatten()
+    {
         def = def.output_schema(v);
     }
     if let Some(f) = spec.require_approval {
@@ -280,7 +331,9 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
 
 /// The core overrides of a spec.
 pub fn overrides(spec: Option<OverridesSpec>) -> Result<RunOverrides, AgentError> {
-    let Some(s) = spec else { return Ok(RunOverrides::default()) };
+    let Some(s) = spec else {
+        return Ok(RunOverrides::default());
+    };
     Ok(RunOverrides {
         model: s.model,
         max_steps: s.max_steps.map(|n| n.max(0.0) as usize),
@@ -297,7 +350,10 @@ pub fn decisions(specs: Option<Vec<DecisionSpec>>) -> Vec<ToolDecision> {
     specs
         .unwrap_or_default()
         .into_iter()
-        .map(|d| ToolDecision { tool_call_id: d.tool_call_id, reason: d.reason })
+        .map(|d| ToolDecision {
+            tool_call_id: d.tool_call_id,
+            reason: d.reason,
+        })
         .collect()
 }
 

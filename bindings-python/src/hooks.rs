@@ -162,7 +162,7 @@ impl ModelClient for HostModel {
         let value = snake_keys(request.to_value());
         let outcome = self
             .0
-            .call(one_arg(value), |v| response_from_py(v))
+            .call(one_arg(value), response_from_py)
             .await
             .map_err(|e| ModelError::new(e.message))?;
         outcome

@@ -87,7 +87,7 @@ impl HostFn {
     where
         A: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
     {
-        self.call(args, |v| to_value(v)).await
+        self.call(args, to_value).await
     }
 }
 

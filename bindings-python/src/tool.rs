@@ -266,11 +266,8 @@ impl PyTool {
                     HostFn::new(r.clone().unbind(), false),
                 ))))
             }
-            Some(r) => {
-                if r.is_truthy()? {
-                    tool = tool.require_approval();
-                }
-            }
+            Some(r) if r.is_truthy()? => tool = tool.require_approval(),
+            Some(_) => {}
         }
         if let Some(p) = on_error {
             let policy = OnError::parse(&p).map_err(|e| {

@@ -50,12 +50,14 @@ pub mod turn;
 
 pub use agent::{create_agent, Agent, AgentDefinition};
 pub use async_trait::async_trait;
+#[cfg(feature = "http")]
+pub use clients::{GatewayClient, OpenAICompatibleClient};
 pub use clients::{ScriptedClient, TestClient};
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
 pub use model::{
-    DeltaSink, ModelClient, ModelError, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
-    ToolSpec,
+    is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,
+    ModelRequest, ModelResponse, ModelToolCall, RetryHint, ToolSpec,
 };
 pub use next_turn::{NextTurnParams, NextTurnParamsProvider};
 pub use options::{

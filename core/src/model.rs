@@ -1,6 +1,7 @@
 //! The model client contract (SPEC §8): requests, responses and the [`ModelClient`] trait.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -263,10 +264,10 @@ impl ModelResponse {
     pub(crate) fn normalized_usage(&self) -> Usage {
         let mut usage = self.usage;
         if usage.total_tokens == 0 {
-            usage.total_tokens = usage.input_tokens + usage.output_tokens;
+            usage.total_tokens = usage.input_tokens.saturating_add(usage.output_tokens);
         }
         if let Some(cost) = self.cost {
-            usage.cost = cost;
+            usage.cost = if cost.is_finite() { cost } else { 0.0 };
         }
         usage
     }
@@ -303,6 +304,67 @@ impl ModelError {
         Self {
             message: message.into(),
             gateway: None,
+        }
+    }
+
+    /// Whether `modelRetry` may try again after this error (SPEC §8): an HTTP error is
+    /// retryable when its status is 408, 409, 429 or 5xx ([`is_retryable_status`]); every
+    /// other failure (a host client raising, a scripted failure, a connection error) is.
+    pub fn retryable(&self) -> bool {
+        self.gateway
+            .as_ref()
+            .is_none_or(|g| is_retryable_status(g.status))
+    }
+}
+
+/// Whether an HTTP status is worth retrying: 408, 409, 429 and every 5xx.
+pub fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429 | 500..=599)
+}
+
+/// How the run loop may retry a failed model request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryHint {
+    /// Whether another attempt may succeed. `false` ends the attempts at once.
+    pub retryable: bool,
+    /// How long the endpoint asked to wait (`Retry-After`); replaces the computed backoff
+    /// for the next wait (the loop caps it at 60 s).
+    pub retry_after: Option<Duration>,
+}
+
+impl RetryHint {
+    /// Retry after the usual backoff.
+    pub const RETRY: RetryHint = RetryHint {
+        retryable: true,
+        retry_after: None,
+    };
+    /// Never retry.
+    pub const NEVER: RetryHint = RetryHint {
+        retryable: false,
+        retry_after: None,
+    };
+}
+
+/// A failed model attempt with its retry classification: what
+/// [`ModelClient::attempt`] returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFailure {
+    /// The error.
+    pub error: ModelError,
+    /// Whether and when to retry.
+    pub retry: RetryHint,
+}
+
+impl From<ModelError> for ModelFailure {
+    /// Classifies the error with [`ModelError::retryable`], without a `Retry-After`.
+    fn from(error: ModelError) -> Self {
+        let retryable = error.retryable();
+        Self {
+            error,
+            retry: RetryHint {
+                retryable,
+                retry_after: None,
+            },
         }
     }
 }
@@ -342,5 +404,23 @@ pub trait ModelClient: Send + Sync {
     ) -> Result<ModelResponse, ModelError> {
         let _ = deltas;
         self.generate(request, cancel).await
+    }
+
+    /// One attempt as the run loop makes it: `stream` when `deltas` is given, else
+    /// `generate`, with the failure classified for `modelRetry`. The default classifies
+    /// with [`ModelError::retryable`]; the HTTP clients override it to report
+    /// `Retry-After` and to never retry a malformed body. A client wrapping another should
+    /// forward this method too, or the inner client's `Retry-After` is lost.
+    async fn attempt(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: Option<&dyn DeltaSink>,
+    ) -> Result<ModelResponse, ModelFailure> {
+        match deltas {
+            Some(sink) => self.stream(request, cancel, sink).await,
+            None => self.generate(request, cancel).await,
+        }
+        .map_err(ModelFailure::from)
     }
 }

@@ -156,16 +156,25 @@ pub struct Usage {
     /// Total tokens (defaults to input + output for a step).
     pub total_tokens: u64,
     /// Cost, as reported by the model endpoint.
+    #[serde(deserialize_with = "finite_or_zero")]
     pub cost: f64,
+}
+
+/// A cost of `null` (how JSON writes a non-finite number) reads as 0.
+fn finite_or_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?
+        .filter(|c| c.is_finite())
+        .unwrap_or(0.0))
 }
 
 impl Usage {
     /// Adds another usage to this one.
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_tokens += other.cached_tokens;
-        self.total_tokens += other.total_tokens;
+        // Stored states are untrusted input: counters saturate instead of overflowing.
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
         self.cost += other.cost;
     }
 }
@@ -351,8 +360,12 @@ pub struct ToolResult {
     pub tool_call_id: String,
     /// The tool id.
     pub tool_name: String,
-    /// The result (absent when the call errored).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The result (absent when the call errored; a `null` result stays `Some(Null)`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub result: Option<Value>,
     /// Progress values, in order.
     #[serde(default)]
@@ -360,6 +373,11 @@ pub struct ToolResult {
     /// The error returned to the model, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// A key that is present is `Some`, even when its value is `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// What one step produced.
@@ -508,12 +526,95 @@ struct StateOut<'a> {
     step_results: &'a [StepResult],
     usage: &'a Usage,
     output: &'a Value,
-    items: Vec<Item>,
+    items: ItemsOut<'a>,
+}
+
+/// The items of a state, serialized straight from the steps (no copies).
+struct ItemsOut<'a>(&'a RunResult);
+
+impl Serialize for ItemsOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum ItemRef<'a> {
+            Message {
+                role: Role,
+                content: &'a str,
+            },
+            Reasoning {
+                text: &'a str,
+            },
+            #[serde(rename_all = "camelCase")]
+            ToolCall {
+                tool_call_id: &'a str,
+                name: &'a str,
+                input: &'a Value,
+            },
+            #[serde(rename_all = "camelCase")]
+            ToolResult {
+                tool_call_id: &'a str,
+                name: &'a str,
+                output: &'a Value,
+            },
+            #[serde(rename_all = "camelCase")]
+            Error {
+                message: &'a str,
+                tool_call_id: &'a str,
+                tool_name: &'a str,
+            },
+            Output {
+                value: &'a Value,
+            },
+        }
+        let null = Value::Null;
+        let mut seq = serializer.serialize_seq(None)?;
+        for step in &self.0.step_results {
+            if let Some(text) = &step.reasoning {
+                seq.serialize_element(&ItemRef::Reasoning { text })?;
+            }
+            if !step.text.is_empty() {
+                seq.serialize_element(&ItemRef::Message {
+                    role: Role::Assistant,
+                    content: &step.text,
+                })?;
+            }
+            for c in &step.tool_calls {
+                seq.serialize_element(&ItemRef::ToolCall {
+                    tool_call_id: &c.id,
+                    name: &c.name,
+                    input: &c.input,
+                })?;
+            }
+            for r in &step.tool_results {
+                match &r.error {
+                    Some(message) => seq.serialize_element(&ItemRef::Error {
+                        message,
+                        tool_call_id: &r.tool_call_id,
+                        tool_name: &r.tool_name,
+                    })?,
+                    None => seq.serialize_element(&ItemRef::ToolResult {
+                        tool_call_id: &r.tool_call_id,
+                        name: &r.tool_name,
+                        output: r.result.as_ref().unwrap_or(&null),
+                    })?,
+                }
+            }
+        }
+        if matches!(self.0.run.status, RunStatus::Completed | RunStatus::Stopped) {
+            seq.serialize_element(&ItemRef::Output {
+                value: &self.0.run.result,
+            })?;
+        }
+        seq.end()
+    }
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct StateIn {
+    #[serde(default)]
+    version: Option<Value>,
     run: RunRecord,
     #[serde(default)]
     steps: Vec<StepRecord>,
@@ -530,7 +631,7 @@ impl Serialize for RunResult {
             step_results: &self.step_results,
             usage: &self.run.usage,
             output: &self.run.result,
-            items: self.items(),
+            items: ItemsOut(self),
         }
         .serialize(serializer)
     }
@@ -595,6 +696,20 @@ impl RunResult {
     /// Parses state JSON text. Malformed state, or state of an unsupported version, is
     /// refused with a `state_invalid` error naming the problem.
     pub fn from_json(text: &str) -> Result<Self, AgentError> {
+        // Fast path: straight into the typed state. Any failure takes the slower path
+        // through a JSON value, whose errors name the problem precisely.
+        if let Ok(parsed) = serde_json::from_str::<StateIn>(text) {
+            if matches!(parsed.version.as_ref().and_then(Value::as_u64), Some(n) if (1..=STATE_VERSION).contains(&n))
+            {
+                let result = RunResult {
+                    run: parsed.run,
+                    steps: parsed.steps,
+                    step_results: parsed.step_results,
+                };
+                result.check_consistency()?;
+                return Ok(result);
+            }
+        }
         let value: Value = serde_json::from_str(text)
             .map_err(|e| AgentError::state_invalid(format!("Invalid state: not JSON ({e})")))?;
         Self::from_value(value)
@@ -648,10 +763,28 @@ impl RunResult {
                     "Invalid state: a tool pause without pending tool calls",
                 ));
             }
-            if pause.kind != PauseKind::HumanReview && run.step_count == 0 {
-                return Err(AgentError::state_invalid(
-                    "Invalid state: a tool pause with stepCount 0",
-                ));
+            if pause.kind != PauseKind::HumanReview {
+                let Some(step) = self.step_results.last() else {
+                    return Err(AgentError::state_invalid(
+                        "Invalid state: a tool pause without `stepResults`",
+                    ));
+                };
+                if run.step_count == 0 || step.step_index + 1 != run.step_count {
+                    return Err(AgentError::state_invalid(format!(
+                        "Invalid state: the paused step {} is not the last step (stepCount {})",
+                        step.step_index, run.step_count
+                    )));
+                }
+                if let Some(p) = pause
+                    .pending_tool_calls
+                    .iter()
+                    .find(|p| !step.tool_calls.iter().any(|c| c.id == p.call.id))
+                {
+                    return Err(AgentError::state_invalid(format!(
+                        "Invalid state: pending call {} is not a call of the paused step",
+                        p.call.id
+                    )));
+                }
             }
         }
         if humantime::parse_rfc3339_weak(&run.created_at).is_err() {

@@ -1,7 +1,19 @@
-//! Model clients shipped with the core: scripted and test (offline).
+//! Model clients shipped with the core: scripted and test (offline), and — with the `http`
+//! feature (on by default) — the Phaseo gateway ([`GatewayClient`], Responses API) and any
+//! OpenAI-compatible chat-completions server ([`OpenAICompatibleClient`]).
 
+#[cfg(feature = "http")]
+mod gateway;
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+mod openai;
 mod scripted;
 mod test_client;
 
+#[cfg(feature = "http")]
+pub use gateway::GatewayClient;
+#[cfg(feature = "http")]
+pub use openai::OpenAICompatibleClient;
 pub use scripted::ScriptedClient;
 pub use test_client::{example_value, TestClient};

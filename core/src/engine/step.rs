@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::{fail_in_step, sleep_cancellable, tools, Failure, LoopResult, RunCtx, Start};
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{now_iso, EventData, EventType};
-use crate::model::{DeltaSink, ModelRequest, ModelResponse, ToolSpec};
+use crate::model::{DeltaSink, ModelRequest, ModelResponse, RetryHint, ToolSpec};
 use crate::next_turn::NextTurnParams;
 use crate::review::{HumanReviewContext, ReviewRequest};
 use crate::state::{
@@ -83,9 +83,18 @@ async fn resolve_turn(
     ) -> Result<Value, AgentError> {
         match field {
             None => Ok(Value::Null),
-            Some(v) => v.resolve(turn).await.map_err(|e| {
-                AgentError::new(ErrorCode::ToolFailed, format!("{name}: {}", e.message))
-            }),
+            Some(v) => match std::panic::AssertUnwindSafe(v.resolve(turn))
+                .catch_unwind()
+                .await
+            {
+                Ok(r) => r.map_err(|e| {
+                    AgentError::new(ErrorCode::ToolFailed, format!("{name}: {}", e.message))
+                }),
+                Err(p) => Err(AgentError::new(
+                    ErrorCode::ToolFailed,
+                    format!("{name}: panicked: {}", crate::panic_message(p.as_ref())),
+                )),
+            },
         }
     }
     let model = value(&def.model, &turn, "model").await?;
@@ -161,6 +170,9 @@ impl DeltaSink for StreamDeltas<'_> {
     }
 }
 
+/// The longest `Retry-After` wait the loop honours.
+const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
 async fn call_model(
     ctx: &RunCtx,
     request: &ModelRequest<'_>,
@@ -179,23 +191,23 @@ async fn call_model(
             },
         );
         let call = async {
-            if request.stream {
-                let sink = StreamDeltas(ctx, index);
-                ctx.client.stream(request, &ctx.cancel, &sink).await
-            } else {
-                ctx.client.generate(request, &ctx.cancel).await
-            }
+            let sink = StreamDeltas(ctx, index);
+            let deltas = request.stream.then_some(&sink as &dyn DeltaSink);
+            ctx.client.attempt(request, &ctx.cancel, deltas).await
         };
         let outcome = std::panic::AssertUnwindSafe(call).catch_unwind().await;
-        let error = match outcome {
+        let (error, retry) = match outcome {
             Ok(Ok(response)) => return Ok((response, attempt)),
-            Ok(Err(e)) => e,
-            Err(panic) => crate::model::ModelError::new(format!(
-                "model client panicked: {}",
-                crate::panic_message(panic.as_ref())
-            )),
+            Ok(Err(failure)) => (failure.error, failure.retry),
+            Err(panic) => (
+                crate::model::ModelError::new(format!(
+                    "model client panicked: {}",
+                    crate::panic_message(panic.as_ref())
+                )),
+                RetryHint::RETRY,
+            ),
         };
-        if attempt >= attempts {
+        if attempt >= attempts || !retry.retryable {
             ctx.emitter.emit(
                 EventType::ModelFailed,
                 Some(RunStatus::Running),
@@ -210,7 +222,11 @@ async fn call_model(
                 None => AgentError::new(ErrorCode::ModelFailed, error.message),
             });
         }
-        sleep_cancellable(ctx, ctx.settings.retry.backoff * attempt).await;
+        let wait = match retry.retry_after {
+            Some(after) => after.min(MAX_RETRY_AFTER),
+            None => ctx.settings.retry.backoff * attempt,
+        };
+        sleep_cancellable(ctx, wait).await;
         attempt += 1;
     }
 }

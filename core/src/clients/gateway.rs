@@ -1,0 +1,533 @@
+//! The Phaseo gateway client: `POST {base}/responses` with a Responses-style body
+//! (SPEC §8; wire details in the research notes §13.2).
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::HeaderMap;
+use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::http::{self, HttpSettings, Reply};
+use crate::model::{
+    DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage, ModelRequest, ModelResponse,
+    ModelToolCall,
+};
+use crate::state::{Message, Role};
+
+/// The Phaseo gateway (a Responses-style API): `POST {base}/responses`.
+///
+/// Built with [`GatewayClient::from_env`] (key from `PHASEO_API_KEY`, base URL from
+/// `PHASEO_BASE_URL`, default `https://api.phaseo.app/v1`) or [`GatewayClient::new`], then
+/// the builder methods. Messages become `input` items (`message`, `function_call`,
+/// `function_call_output`), tools flat `{type: "function", name, description, parameters}`,
+/// the agent's output schema the `text.format` JSON Schema. The run's `context` is never
+/// sent. Streams (SSE) when the run is streamed. HTTP errors become gateway errors
+/// (`Gateway request failed: <status> <statusText> - <reason>`), retried by `modelRetry`
+/// for 408, 409, 429 and 5xx, honouring `Retry-After`.
+///
+/// The API key is sent only in the `Authorization` header: `Debug` shows it redacted and
+/// error messages never contain it.
+#[derive(Clone)]
+pub struct GatewayClient {
+    settings: HttpSettings,
+    model: Option<String>,
+}
+
+impl GatewayClient {
+    /// The default base URL.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.phaseo.app/v1";
+
+    /// A client for the default base URL, without a key or model.
+    pub fn new() -> Self {
+        Self {
+            settings: HttpSettings::new(Self::DEFAULT_BASE_URL, None),
+            model: None,
+        }
+    }
+
+    /// A client configured from the environment: `PHASEO_API_KEY` and `PHASEO_BASE_URL`
+    /// (default `https://api.phaseo.app/v1`). Empty variables count as unset.
+    pub fn from_env() -> Self {
+        let base = http::env_var("PHASEO_BASE_URL");
+        Self {
+            settings: HttpSettings::new(
+                base.as_deref().unwrap_or(Self::DEFAULT_BASE_URL),
+                http::env_var("PHASEO_API_KEY"),
+            ),
+            model: None,
+        }
+    }
+
+    /// Sets the API key (sent as `Authorization: Bearer <key>`).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.settings.api_key = Some(key.into()).filter(|k| !k.is_empty());
+        self
+    }
+
+    /// Sets the base URL (the part before `/responses`; a trailing `/` is ignored).
+    pub fn base_url(mut self, url: impl AsRef<str>) -> Self {
+        self.settings.set_base_url(url.as_ref());
+        self
+    }
+
+    /// Sets the model used when the request names none (the agent's model wins).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the request timeout (default 60 s): the whole exchange for a plain request;
+    /// for a stream, the wait for the headers and then for each piece of the stream.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.settings.timeout = timeout;
+        self
+    }
+
+    /// Adds a header to every request (replacing a default one of the same name, e.g.
+    /// `X-Phaseo-Client`). Header values are never shown by `Debug`-printing the request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.set_header(name.into(), value.into());
+        self
+    }
+
+    /// The base URL in use.
+    pub fn base_url_str(&self) -> &str {
+        &self.settings.base_url
+    }
+
+    /// Whether an API key is set.
+    pub fn has_api_key(&self) -> bool {
+        self.settings.api_key.is_some()
+    }
+
+    /// The JSON body sent for `request` (`stream` adds `"stream": true`).
+    pub fn request_body(&self, request: &ModelRequest<'_>, stream: bool) -> Value {
+        let mut body = Map::new();
+        if let Some(model) = request.model.clone().or_else(|| self.model.clone()) {
+            body.insert("model".into(), Value::String(model));
+        }
+        body.insert("input".into(), Value::Array(input_items(request.messages)));
+        if let Some(instructions) = request.instructions.as_deref().filter(|i| !i.is_empty()) {
+            body.insert("instructions".into(), Value::from(instructions));
+        }
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "name": t.id,
+                        "description": t.description,
+                        "parameters": http::parameters(&t.parameters),
+                    })
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(t) = request.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(n) = request.max_output_tokens {
+            body.insert("max_output_tokens".into(), json!(n));
+        }
+        if let Some(p) = request.top_p {
+            body.insert("top_p".into(), json!(p));
+        }
+        if let Some(schema) = request.output_schema {
+            body.insert(
+                "text".into(),
+                json!({"format": {
+                    "type": "json_schema",
+                    "name": "output",
+                    "schema": schema,
+                    "strict": false,
+                }}),
+            );
+        }
+        body.insert(
+            "metadata".into(),
+            json!({ "phaseo_agent_id": request.agent_id }),
+        );
+        if stream {
+            body.insert("stream".into(), Value::Bool(true));
+        }
+        Value::Object(body)
+    }
+
+    async fn call(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: Option<&dyn DeltaSink>,
+    ) -> Result<ModelResponse, ModelFailure> {
+        if self.settings.api_key.is_none() {
+            return Err(ModelFailure {
+                error: ModelError::new(
+                    "PHASEO_API_KEY is required: set it in the environment or give the gateway \
+                     client an API key",
+                ),
+                retry: crate::model::RetryHint::NEVER,
+            });
+        }
+        let body = self.request_body(request, deltas.is_some());
+        http::cancellable(cancel, async {
+            let reply = http::post(
+                &self.settings,
+                "responses",
+                &body,
+                deltas.is_some(),
+                &[
+                    ("x-phaseo-client", "phaseo-agent-rust"),
+                    ("x-phaseo-client-version", env!("CARGO_PKG_VERSION")),
+                ],
+            )
+            .await?;
+            match (reply, deltas) {
+                (Reply::Json(value, headers), sink) => {
+                    let response = parse_response(&value, &headers).map_err(http::malformed)?;
+                    if let Some(sink) = sink {
+                        http::replay_deltas(&response, sink);
+                    }
+                    Ok(response)
+                }
+                (Reply::Events(reader), Some(sink)) => read_stream(reader, sink).await,
+                (Reply::Events(reader), None) => read_stream(reader, &NoDeltas).await,
+            }
+        })
+        .await
+        .map_err(|f| self.settings.redact_failure(f))
+    }
+}
+
+impl Default for GatewayClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for GatewayClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GatewayClient")
+            .field("settings", &self.settings)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl ModelClient for GatewayClient {
+    async fn generate(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.call(request, cancel, None).await.map_err(|f| f.error)
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: &dyn DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        self.call(request, cancel, Some(deltas))
+            .await
+            .map_err(|f| f.error)
+    }
+
+    async fn attempt(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: Option<&dyn DeltaSink>,
+    ) -> Result<ModelResponse, ModelFailure> {
+        self.call(request, cancel, deltas).await
+    }
+}
+
+pub(super) struct NoDeltas;
+
+impl DeltaSink for NoDeltas {
+    fn text_delta(&self, _delta: &str) {}
+    fn reasoning_delta(&self, _delta: &str) {}
+}
+
+/// The conversation as Responses `input` items.
+fn input_items(messages: &[Message]) -> Vec<Value> {
+    let mut items = Vec::with_capacity(messages.len());
+    for m in messages {
+        match m.role {
+            Role::Tool => items.push(json!({
+                "type": "function_call_output",
+                "call_id": m.tool_call_id.clone().unwrap_or_default(),
+                "output": m.content,
+            })),
+            Role::User => items.push(json!({
+                "type": "message",
+                "role": "user",
+                "content": m.content,
+            })),
+            Role::System | Role::Assistant => {
+                let role = if m.role == Role::System {
+                    "system"
+                } else {
+                    "assistant"
+                };
+                if !m.content.is_empty() {
+                    items.push(json!({
+                        "type": "message",
+                        "role": role,
+                        "content": m.content,
+                    }));
+                }
+                for call in m.tool_calls.iter().flatten() {
+                    items.push(json!({
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "arguments": http::input_text(&call.input),
+                    }));
+                }
+            }
+        }
+    }
+    items
+}
+
+/// Parses a Responses body (also the `response` of a `response.completed` event).
+fn parse_response(body: &Value, headers: &HeaderMap) -> Result<ModelResponse, String> {
+    let items = body
+        .get("output_items")
+        .or_else(|| body.get("output"))
+        .and_then(Value::as_array);
+    let top_text = body.get("output_text").and_then(Value::as_str);
+    if items.is_none() && top_text.is_none() {
+        if let Some(reason) = body.get("error").filter(|e| !e.is_null()) {
+            return Err(format!("the response carries an error: {reason}"));
+        }
+        return Err("no `output` array and no `output_text`".to_owned());
+    }
+    let items = items.map(Vec::as_slice).unwrap_or_default();
+    let mut parts = String::new();
+    let mut reasoning = String::new();
+    let mut tool_calls = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item.get("type").and_then(Value::as_str) {
+            Some("message") => {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if part.get("type").and_then(Value::as_str) == Some("output_text") {
+                        parts.push_str(part.get("text").and_then(Value::as_str).unwrap_or(""));
+                    }
+                }
+                if let Some(text) = item.get("content").and_then(Value::as_str) {
+                    parts.push_str(text);
+                }
+            }
+            Some("function_call") => tool_calls.push(ModelToolCall {
+                id: http::string(item.get("call_id"))
+                    .or_else(|| http::string(item.get("id")))
+                    .unwrap_or_else(|| format!("tool_call_{i}")),
+                name: http::string(item.get("name")).unwrap_or_else(|| "tool".to_owned()),
+                arguments: http::arguments_text(item.get("arguments")),
+            }),
+            Some("reasoning") => {
+                for key in ["summary", "content"] {
+                    for part in item
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if let Some(text) = part.get("text").and_then(Value::as_str) {
+                            if !reasoning.is_empty() {
+                                reasoning.push('\n');
+                            }
+                            reasoning.push_str(text);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let content = if parts.is_empty() {
+        top_text.unwrap_or_default().to_owned()
+    } else {
+        parts
+    };
+    let finish_reason = if !tool_calls.is_empty() {
+        "tool_calls".to_owned()
+    } else if let Some(reason) =
+        http::string(body.get("finish_reason")).or_else(|| http::string(body.get("stop_reason")))
+    {
+        reason
+    } else {
+        match body.get("status").and_then(Value::as_str) {
+            None | Some("completed") => "stop".to_owned(),
+            Some("incomplete") => {
+                match body
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                {
+                    Some("max_output_tokens") | None => "length".to_owned(),
+                    Some(other) => other.to_owned(),
+                }
+            }
+            Some(other) => other.to_owned(),
+        }
+    };
+    Ok(ModelResponse {
+        message: ModelMessage {
+            content,
+            tool_calls,
+            reasoning: (!reasoning.is_empty()).then_some(reasoning),
+        },
+        usage: http::usage(body.get("usage")),
+        finish_reason: Some(finish_reason),
+        request_id: http::header_request_id(headers)
+            .or_else(|| http::string(body.get("request_id")))
+            .or_else(|| http::string(body.get("id"))),
+        model: http::string(body.get("model")),
+        provider: http::string(body.get("provider"))
+            .or_else(|| http::string(body.pointer("/meta/provider"))),
+        cost: http::cost(body),
+    })
+}
+
+/// Reads a Responses event stream: text and reasoning deltas as they arrive, the final
+/// response from `response.completed` (or, when the stream ends without it, assembled
+/// from the deltas and finished output items).
+async fn read_stream(
+    mut reader: http::SseReader,
+    deltas: &dyn DeltaSink,
+) -> Result<ModelResponse, ModelFailure> {
+    let headers = reader.headers().clone();
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut done_items: Vec<Value> = Vec::new();
+    let mut last: Option<Value> = None;
+    while let Some(event) = reader.next_event().await? {
+        let data = event.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            if data == "[DONE]" {
+                break;
+            }
+            continue;
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| http::malformed(format!("stream event is not JSON: {e}")))?;
+        let kind = chunk
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str())
+            .to_owned();
+        match kind.as_str() {
+            "response.completed" | "response.incomplete" | "response.done" => {
+                let response = chunk.get("response").unwrap_or(&chunk);
+                last = Some(response.clone());
+                break;
+            }
+            "response.failed" | "error" => return Err(http::stream_error(&chunk)),
+            "response.output_item.done" => {
+                if let Some(item) = chunk.get("item") {
+                    done_items.push(item.clone());
+                }
+            }
+            k if k.ends_with(".delta") => {
+                let Some(delta) = chunk.get("delta").and_then(Value::as_str) else {
+                    continue;
+                };
+                if k.contains("reasoning") {
+                    reasoning.push_str(delta);
+                    deltas.reasoning_delta(delta);
+                } else if k.contains("output_text") || k == "response.text.delta" {
+                    text.push_str(delta);
+                    deltas.text_delta(delta);
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = match last {
+        Some(body) => body,
+        None => {
+            // The stream ended without `response.completed`: assemble from what arrived.
+            let mut output = done_items;
+            if !text.is_empty()
+                && !output
+                    .iter()
+                    .any(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+            {
+                output.push(json!({
+                    "type": "message",
+                    "content": [{"type": "output_text", "text": text}],
+                }));
+            }
+            if !reasoning.is_empty()
+                && !output
+                    .iter()
+                    .any(|i| i.get("type").and_then(Value::as_str) == Some("reasoning"))
+            {
+                output.push(json!({"type": "reasoning", "summary": [{"text": reasoning}]}));
+            }
+            json!({ "output": output })
+        }
+    };
+    let mut response = parse_response(&body, &headers).map_err(http::malformed)?;
+    if response.message.content.is_empty() && !text.is_empty() {
+        response.message.content = text;
+    }
+    if response.message.reasoning.is_none() && !reasoning.is_empty() {
+        response.message.reasoning = Some(reasoning);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_text_calls_usage_cost() {
+        let body = json!({
+            "id": "resp_1",
+            "model": "m",
+            "provider": "p",
+            "status": "completed",
+            "output": [
+                {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]},
+                {"type": "message", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "Hi "}, {"type": "output_text", "text": "there"}]},
+                {"type": "function_call", "call_id": "c1", "name": "add", "arguments": "{\"a\":1}"}
+            ],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                      "input_tokens_details": {"cached_tokens": 4}},
+            "meta": {"cost": 0.25}
+        });
+        let r = parse_response(&body, &HeaderMap::new()).unwrap();
+        assert_eq!(r.message.content, "Hi there");
+        assert_eq!(r.message.reasoning.as_deref(), Some("think"));
+        assert_eq!(r.message.tool_calls[0].arguments, "{\"a\":1}");
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(r.usage.cached_tokens, 4);
+        assert_eq!(r.usage.total_tokens, 15);
+        assert_eq!(r.cost, Some(0.25));
+        assert_eq!(r.request_id.as_deref(), Some("resp_1"));
+        let plain = parse_response(
+            &json!({"output_text": "x", "status": "incomplete"}),
+            &HeaderMap::new(),
+        )
+        .unwrap();
+        assert_eq!(plain.message.content, "x");
+        assert_eq!(plain.finish_reason.as_deref(), Some("length"));
+        assert!(parse_response(&json!({"foo": 1}), &HeaderMap::new()).is_err());
+    }
+}

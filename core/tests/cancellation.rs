@@ -1,0 +1,162 @@
+//! Cancelling a whole run through `RunOptions::cancel` / `ContinueOptions::cancel`.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use phaseo_agent::{
+    async_trait, json, AgentDefinition, CancellationToken, ErrorCode, ModelClient, ModelError,
+    ModelRequest, ModelResponse, RunOptions, RunResult, RunStatus, ScriptedClient, Tool, Value,
+};
+
+fn cancel_after(token: &CancellationToken, ms: u64) {
+    let token = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        token.cancel();
+    });
+}
+
+fn assert_cancelled(result: &RunResult) {
+    assert_eq!(result.status(), RunStatus::Cancelled);
+    let error = result
+        .run
+        .error
+        .as_ref()
+        .expect("a cancelled run records why");
+    assert_eq!(error.code, ErrorCode::Cancelled);
+    assert_eq!(error.message, "Agent run cancelled");
+    assert!(result.pause().is_none());
+    RunResult::from_json(&result.to_json()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
+    let observed = Arc::new(AtomicBool::new(false));
+    let seen = observed.clone();
+    let tool = Tool::new_async("wait", "", Value::Null, move |_, rt| {
+        let seen = seen.clone();
+        async move {
+            // Watch the signal from a task of our own: the run drops this future.
+            let watcher = rt.clone();
+            tokio::spawn(async move {
+                watcher.cancelled().await;
+                seen.store(true, Ordering::SeqCst);
+            });
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok(json!("late"))
+        }
+    });
+    let agent = agent(AgentDefinition::new("c").tool(tool));
+    let rec = Recorder::default();
+    let token = CancellationToken::new();
+    cancel_after(&token, 100);
+    let started = Instant::now();
+    let result = agent
+        .run(
+            RunOptions::new("go", scripted([call("c1", "wait", "{}")]))
+                .cancel(token)
+                .on_event(rec.listener()),
+        )
+        .await
+        .expect("a cancelled run returns Ok");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_cancelled(&result);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        observed.load(Ordering::SeqCst),
+        "the tool's token was cancelled"
+    );
+    assert_eq!(rec.types().last(), Some(&"run.cancelled"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_during_a_blocking_sync_tool_returns_at_once() {
+    let tool = Tool::new("wait", "", Value::Null, |_, _| {
+        std::thread::sleep(Duration::from_secs(2));
+        Ok(json!("late"))
+    });
+    let agent = agent(AgentDefinition::new("c").tool(tool));
+    let token = CancellationToken::new();
+    cancel_after(&token, 50);
+    let started = Instant::now();
+    let result = agent
+        .run(RunOptions::new("go", scripted([call("c1", "wait", "{}")])).cancel(token))
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_cancelled(&result);
+}
+
+struct Hanging;
+
+#[async_trait]
+impl ModelClient for Hanging {
+    async fn generate(
+        &self,
+        _request: &ModelRequest<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(ModelResponse::text("late"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_during_a_model_request_ends_cancelled() {
+    let agent = agent(AgentDefinition::new("c"));
+    let token = CancellationToken::new();
+    cancel_after(&token, 50);
+    let started = Instant::now();
+    let result = agent
+        .run(RunOptions::new("go", Arc::new(Hanging)).cancel(token))
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_cancelled(&result);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_cancelled_before_the_run_stops_it_before_the_model() {
+    let agent = agent(AgentDefinition::new("c"));
+    let client = Arc::new(ScriptedClient::from_responses([ModelResponse::text("hi")]));
+    let token = CancellationToken::new();
+    token.cancel();
+    let result = agent
+        .run(RunOptions::new("go", client.clone()).cancel(token))
+        .await
+        .unwrap();
+    assert_cancelled(&result);
+    assert_eq!(client.cursor(), 0);
+    assert_eq!(result.run.step_count, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_continue_ends_cancelled_and_leaves_the_paused_state() {
+    let agent = approval_agent();
+    let slow = Tool::new_async("t", "", Value::Null, |_, _| async {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(json!("late"))
+    })
+    .require_approval();
+    let agent2 = common::agent(
+        AgentDefinition::new(agent.id())
+            .tool(slow)
+            .tool(Tool::external("m", "", Value::Null)),
+    );
+    let state = paused(&agent, "t").await;
+    let before = state.to_json();
+    let token = CancellationToken::new();
+    cancel_after(&token, 50);
+    let started = Instant::now();
+    let result = agent2
+        .continue_run(&state, cont([text("x")]).approve("c1").cancel(token))
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_cancelled(&result);
+    assert_eq!(state.to_json(), before);
+}

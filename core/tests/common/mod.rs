@@ -1,0 +1,84 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+
+use phaseo_agent::{
+    create_agent, json, Agent, AgentDefinition, AgentEvent, ContinueOptions, EventListener,
+    ModelResponse, RunOptions, RunResult, ScriptedClient, Tool, Value,
+};
+
+pub fn scripted(responses: impl IntoIterator<Item = ModelResponse>) -> Arc<ScriptedClient> {
+    Arc::new(ScriptedClient::from_responses(responses))
+}
+
+pub fn call(id: &str, name: &str, args: &str) -> ModelResponse {
+    ModelResponse::tool_calls([(id, name, args)])
+}
+
+pub fn text(t: &str) -> ModelResponse {
+    ModelResponse::text(t)
+}
+
+/// A multi-thread runtime; `shutdown_background` it to not wait for leftover blocking work.
+pub fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+pub fn echo(id: &str) -> Tool {
+    Tool::new(id, "Returns its input", Value::Null, |input, _rt| Ok(input))
+}
+
+pub fn agent(def: AgentDefinition) -> Agent {
+    create_agent(def).expect("valid definition")
+}
+
+#[derive(Clone, Default)]
+pub struct Recorder(pub Arc<Mutex<Vec<AgentEvent>>>);
+
+impl Recorder {
+    pub fn listener(&self) -> Arc<dyn EventListener> {
+        let events = self.0.clone();
+        Arc::new(move |e: &AgentEvent| events.lock().unwrap().push(e.clone()))
+    }
+
+    pub fn types(&self) -> Vec<&'static str> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| e.type_name())
+            .collect()
+    }
+
+    pub fn events(&self) -> Vec<AgentEvent> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// An agent with an approval-gated tool `t` (echo), a manual tool `m`, an interactive
+/// tool `h`, and a run paused on an approval of call `c1`.
+pub fn approval_agent() -> Agent {
+    agent(
+        AgentDefinition::new("pauser")
+            .tool(echo("t").require_approval())
+            .tool(Tool::external("m", "Manual", Value::Null))
+            .tool(echo("h").on_tool_called(|_, _| Ok(None))),
+    )
+}
+
+pub async fn paused(agent: &Agent, name: &str) -> RunResult {
+    let client = scripted([call("c1", name, r#"{"x":1}"#)]);
+    agent
+        .run(RunOptions::new("go", client).context(json!({"k": 0.3})))
+        .await
+        .expect("pauses")
+}
+
+pub fn cont(responses: impl IntoIterator<Item = ModelResponse>) -> ContinueOptions {
+    ContinueOptions::new(scripted(responses))
+}

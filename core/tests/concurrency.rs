@@ -1,0 +1,135 @@
+//! Bounded concurrency at scale: deadlock canary, 1,000 calls in one turn, the limit holds.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use phaseo_agent::{
+    json, AgentDefinition, ModelResponse, Role, RunOptions, RunResult, RunStatus, Tool,
+    ToolExecutionConfig, Value,
+};
+
+fn fan_out(n: usize, tool: &str) -> ModelResponse {
+    ModelResponse::tool_calls(
+        (0..n).map(|i| (format!("c{i}"), tool.to_owned(), format!("{{\"i\":{i}}}"))),
+    )
+}
+
+fn tool_ids(result: &RunResult) -> Vec<String> {
+    result
+        .messages()
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.tool_call_id.clone().unwrap())
+        .collect()
+}
+
+fn expected_ids(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("c{i}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_tools_that_wait_for_each_other_all_finish() {
+    // Each call waits until all 200 are running: only true concurrency lets them finish.
+    let barrier = Arc::new(tokio::sync::Barrier::new(200));
+    let tool = Tool::new_async("meet", "", Value::Null, move |input, _| {
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            Ok(input["i"].clone())
+        }
+    });
+    let agent = agent(
+        AgentDefinition::new("canary")
+            .tool(tool)
+            .tool_execution(ToolExecutionConfig::default().tool_concurrency(200)),
+    );
+    let client = scripted([fan_out(200, "meet"), text("met")]);
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent.run(RunOptions::new("go", client)),
+    )
+    .await
+    .expect("no deadlock")
+    .unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    assert_eq!(tool_ids(&result), expected_ids(200));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_calls_in_one_turn_complete_in_call_order() {
+    for concurrency in [1, 64, 1000] {
+        let tool = Tool::new_async("id", "", Value::Null, |input, _| async move {
+            Ok(input["i"].clone())
+        });
+        let agent = agent(
+            AgentDefinition::new("wide")
+                .tool(tool)
+                .tool_execution(ToolExecutionConfig::default().tool_concurrency(concurrency)),
+        );
+        let client = scripted([fan_out(1000, "id"), text("done")]);
+        let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+        assert_eq!(result.status(), RunStatus::Completed);
+        assert_eq!(result.messages().len(), 1 + 1 + 1000 + 1);
+        assert_eq!(tool_ids(&result), expected_ids(1000));
+        let results = &result.step_results[0].tool_results;
+        assert_eq!(results.len(), 1000);
+        assert_eq!(results[999].result, Some(json!(999)));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limit_holds_and_results_keep_call_order_whatever_the_completion_order() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (r, p) = (running.clone(), peak.clone());
+    let tool = Tool::new_async("sleep", "", Value::Null, move |input, rt| {
+        let (r, p) = (r.clone(), p.clone());
+        async move {
+            let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+            p.fetch_max(now, Ordering::SeqCst);
+            // Later calls finish first.
+            let i = input["i"].as_u64().unwrap();
+            tokio::time::sleep(Duration::from_millis(40 - 2 * i)).await;
+            r.fetch_sub(1, Ordering::SeqCst);
+            rt.set_context(json!(i));
+            Ok(json!(i))
+        }
+    });
+    let agent = agent(
+        AgentDefinition::new("limit")
+            .tool(tool)
+            .tool_execution(ToolExecutionConfig::default().tool_concurrency(3)),
+    );
+    let client = scripted([fan_out(12, "sleep"), text("done")]);
+    let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+    assert_eq!(peak.load(Ordering::SeqCst), 3);
+    assert_eq!(tool_ids(&result), expected_ids(12));
+    // The last call in call order wins the context, not the last to finish.
+    assert_eq!(result.run.context, json!(11));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_tools_run_in_parallel_on_blocking_threads() {
+    let tool = Tool::new("block", "", Value::Null, |input, _| {
+        std::thread::sleep(Duration::from_millis(100));
+        Ok(input)
+    });
+    let agent = agent(
+        AgentDefinition::new("par")
+            .tool(tool)
+            .tool_execution(ToolExecutionConfig::default().tool_concurrency(16)),
+    );
+    let client = scripted([fan_out(16, "block"), text("done")]);
+    let started = std::time::Instant::now();
+    let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(800),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(tool_ids(&result), expected_ids(16));
+}

@@ -1,0 +1,137 @@
+//! Events as a listener receives them: order, shape, timestamps, panicking listeners.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use phaseo_agent::{json, AgentDefinition, AgentEvent, RunOptions, RunStatus, Tool, Value};
+
+fn is_iso_millis(s: &str) -> bool {
+    // 2024-01-02T03:04:05.678Z
+    s.len() == 24
+        && s.ends_with('Z')
+        && s.as_bytes()[10] == b'T'
+        && s.as_bytes()[19] == b'.'
+        && s[20..23].bytes().all(|b| b.is_ascii_digit())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_step_then_an_answer_emits_the_documented_order() {
+    let agent = agent(AgentDefinition::new("ev").tool(echo("t")));
+    let rec = Recorder::default();
+    let client = scripted([call("c1", "t", r#"{"a":1}"#), text("ok")]);
+    let result = agent
+        .run(RunOptions::new("go", client).on_event(rec.listener()))
+        .await
+        .unwrap();
+    assert_eq!(
+        rec.types(),
+        [
+            "run.started",
+            "step.started",
+            "model.requested",
+            "model.completed",
+            "tool.started",
+            "tool.completed",
+            "step.completed",
+            "checkpoint.saved",
+            "step.started",
+            "model.requested",
+            "model.completed",
+            "step.completed",
+            "checkpoint.saved",
+            "run.completed",
+        ]
+    );
+    for e in rec.events() {
+        assert_eq!(&*e.run_id, result.run.id);
+        assert_eq!(&*e.agent_id, "ev");
+        assert!(is_iso_millis(&e.timestamp), "{}", e.timestamp);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_serialize_as_canonical_camel_case() {
+    let agent = agent(AgentDefinition::new("ev").tool(echo("t")));
+    let rec = Recorder::default();
+    let client = scripted([call("c1", "t", r#"{"b":2.0,"a":1}"#), text("ok")]);
+    agent
+        .run(RunOptions::new("go", client).on_event(rec.listener()))
+        .await
+        .unwrap();
+    let events = rec.events();
+    let completed: &AgentEvent = events
+        .iter()
+        .find(|e| e.type_name() == "tool.completed")
+        .unwrap();
+    let text = completed.to_json();
+    let prefix = format!(
+        r#"{{"type":"tool.completed","runId":"{}","agentId":"ev","timestamp":"{}","status":"running","stepIndex":0,"#,
+        completed.run_id, completed.timestamp
+    );
+    assert!(text.starts_with(&prefix), "{text}");
+    assert!(
+        text.ends_with(r#""toolCallId":"c1","toolName":"t","output":{"b":2,"a":1}}"#),
+        "{text}"
+    );
+    let first = events[0].to_value();
+    assert_eq!(first["type"], json!("run.started"));
+    assert_eq!(first["status"], json!("queued"));
+    let model = events
+        .iter()
+        .find(|e| e.type_name() == "model.completed")
+        .unwrap();
+    assert_eq!(model.to_value()["usage"]["totalTokens"], json!(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_listener_does_not_take_the_run_down() {
+    let agent = agent(AgentDefinition::new("ev").tool(echo("t")));
+    let listener = Arc::new(|e: &AgentEvent| {
+        if e.type_name() == "tool.started" {
+            panic!("listener bug");
+        }
+    });
+    let client = scripted([call("c1", "t", "{}"), text("ok")]);
+    let result = agent
+        .run(RunOptions::new("go", client).on_event(listener))
+        .await
+        .unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preliminary_results_come_between_start_and_completion() {
+    let tool = Tool::new("p", "", Value::Null, |_, rt| {
+        rt.emit_progress(json!(1));
+        rt.emit_progress(json!(2));
+        Ok(json!("done"))
+    });
+    let agent = agent(AgentDefinition::new("ev").tool(tool));
+    let rec = Recorder::default();
+    let client = scripted([call("c1", "p", "{}"), text("ok")]);
+    let result = agent
+        .run(RunOptions::new("go", client).on_event(rec.listener()))
+        .await
+        .unwrap();
+    let tool_events: Vec<_> = rec
+        .events()
+        .into_iter()
+        .filter(|e| e.event_type.is_tool_event())
+        .map(|e| (e.type_name(), e.to_value().get("result").cloned()))
+        .collect();
+    assert_eq!(
+        tool_events,
+        [
+            ("tool.started", None),
+            ("tool.preliminary_result", Some(json!(1))),
+            ("tool.preliminary_result", Some(json!(2))),
+            ("tool.completed", None),
+        ]
+    );
+    assert_eq!(
+        result.step_results[0].tool_results[0].preliminary_results,
+        [json!(1), json!(2)]
+    );
+}

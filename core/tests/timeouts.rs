@@ -1,0 +1,157 @@
+//! Timeouts return on time, even for executors that ignore cancellation.
+
+mod common;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use phaseo_agent::{
+    json, AgentDefinition, ErrorCode, ModelResponse, OnError, Role, RunOptions, RunStatus, Tool,
+    ToolExecutionConfig, Value,
+};
+
+const LIMIT: Duration = Duration::from_millis(50);
+
+/// Runs `f` on a fresh runtime that is not waited for at the end (a sync closure that
+/// ignores cancellation is still sleeping on its blocking thread).
+fn on_runtime<F: Future>(f: F) -> F::Output {
+    let rt = runtime(2);
+    let out = rt.block_on(f);
+    rt.shutdown_background();
+    out
+}
+
+fn stubborn_sync() -> Tool {
+    Tool::new("slow", "Ignores cancellation", Value::Null, |_, _| {
+        std::thread::sleep(Duration::from_secs(5));
+        Ok(json!("late"))
+    })
+    .timeout(LIMIT)
+}
+
+fn stubborn_async() -> Tool {
+    Tool::new_async("slow", "Ignores cancellation", Value::Null, |_, _| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(json!("late"))
+    })
+    .timeout(LIMIT)
+}
+
+fn check_fail_run(tool: Tool) {
+    let agent = agent(AgentDefinition::new("t").tool(tool));
+    let started = Instant::now();
+    let err = on_runtime(agent.run(RunOptions::new("go", scripted([call("c1", "slow", "{}")]))))
+        .unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    assert_eq!(err.code(), ErrorCode::ToolTimeout);
+    assert_eq!(err.message(), "Tool slow timed out after 50ms");
+    assert_eq!(err.result().unwrap().status(), RunStatus::Failed);
+}
+
+fn check_return_to_model(tool: Tool) {
+    let agent = agent(AgentDefinition::new("t").tool(tool.on_error(OnError::ReturnToModel)));
+    let client = scripted([call("c1", "slow", "{}"), text("gave up")]);
+    let started = Instant::now();
+    let result = on_runtime(agent.run(RunOptions::new("go", client))).unwrap();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    assert_eq!(result.status(), RunStatus::Completed);
+    let msg = result
+        .messages()
+        .iter()
+        .find(|m| m.role == Role::Tool)
+        .unwrap();
+    assert!(msg.is_error);
+    assert_eq!(msg.content, r#"{"error":"Tool slow timed out after 50ms"}"#);
+}
+
+#[test]
+fn a_sync_closure_that_ignores_cancellation_times_out_on_time() {
+    check_fail_run(stubborn_sync());
+    check_return_to_model(stubborn_sync());
+}
+
+#[test]
+fn an_async_closure_that_ignores_cancellation_times_out_on_time() {
+    check_fail_run(stubborn_async());
+    check_return_to_model(stubborn_async());
+}
+
+#[test]
+fn the_executor_sees_the_cancellation_signal() {
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let saw = saw_cancel.clone();
+    let polite = Tool::new("slow", "Watches cancellation", Value::Null, move |_, rt| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if rt.is_cancelled() {
+                saw.store(true, Ordering::SeqCst);
+                return Ok(json!("stopped"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(json!("late"))
+    })
+    .timeout(LIMIT)
+    .on_error(OnError::ReturnToModel);
+    let agent = agent(AgentDefinition::new("t").tool(polite));
+    let client = scripted([call("c1", "slow", "{}"), text("ok")]);
+    on_runtime(async {
+        let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+        assert_eq!(result.status(), RunStatus::Completed);
+        // The token was cancelled at the timeout; the closure notices it shortly after.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    });
+    assert!(saw_cancel.load(Ordering::SeqCst));
+}
+
+#[test]
+fn a_timed_out_call_frees_its_slot_at_once() {
+    let fast = Tool::new_async("fast", "", Value::Null, |_, _| async { Ok(json!("fast")) });
+    let agent = agent(
+        AgentDefinition::new("t")
+            .tools([stubborn_sync().on_error(OnError::ReturnToModel), fast])
+            .tool_execution(ToolExecutionConfig::default().tool_concurrency(1)),
+    );
+    let calls = ModelResponse::tool_calls([
+        ("c1", "slow", "{}"),
+        ("c2", "slow", "{}"),
+        ("c3", "fast", "{}"),
+    ]);
+    let started = Instant::now();
+    let result =
+        on_runtime(agent.run(RunOptions::new("go", scripted([calls, text("ok")])))).unwrap();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    let contents: Vec<_> = result
+        .messages()
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            r#"{"error":"Tool slow timed out after 50ms"}"#,
+            r#"{"error":"Tool slow timed out after 50ms"}"#,
+            "fast"
+        ]
+    );
+}
+
+#[test]
+fn fractional_timeouts_are_written_as_the_shortest_number() {
+    let tool = Tool::new_async("slow", "", Value::Null, |_, _| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(json!("late"))
+    })
+    .timeout_ms(1.5);
+    let agent = agent(AgentDefinition::new("t").tool(tool));
+    let err = on_runtime(agent.run(RunOptions::new("go", scripted([call("c1", "slow", "{}")]))))
+        .unwrap_err();
+    assert_eq!(err.message(), "Tool slow timed out after 1.5ms");
+}
