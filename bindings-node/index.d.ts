@@ -159,6 +159,24 @@ export interface TestClient {
 export declare function createScriptedClient(responses: ModelResponse[], options?: { used?: number }): ScriptedClient;
 export declare function createTestClient(): TestClient;
 
+/** Options of the HTTP clients; unset fields come from the environment. The API key is
+ * never written to state, events, errors or logs. */
+export interface HttpClientOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  model?: string;
+  /** Request timeout (default 60 000 ms). */
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+}
+export interface HttpModelClient {
+  readonly __httpClient?: never;
+}
+/** The Phaseo gateway client (Responses API): `PHASEO_API_KEY`, `PHASEO_BASE_URL`. */
+export declare function createGatewayAgentClient(options?: HttpClientOptions): HttpModelClient;
+/** An OpenAI-compatible chat-completions client: `OPENAI_BASE_URL`, `OPENAI_API_KEY`. */
+export declare function createOpenAICompatibleClient(options?: HttpClientOptions): HttpModelClient;
+
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
@@ -326,7 +344,7 @@ export interface RunOverrides {
 
 export interface RunOptions<TContext = unknown> extends RunOverrides {
   input: unknown;
-  client: ModelClient | ScriptedClient | TestClient;
+  client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
   context?: TContext;
   /** An earlier conversation to continue (multi-turn chat). */
   messages?: Message[];
@@ -339,7 +357,7 @@ export type ToolDecision = string | { toolCallId: string; reason?: string };
 export interface ContinueOptions<TContext = unknown> extends RunOverrides {
   run?: RunResult | string;
   state?: RunResult | string;
-  client: ModelClient | ScriptedClient | TestClient;
+  client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
   approvals?: ToolDecision[];
   rejections?: ToolDecision[];
   toolOutputs?: { toolCallId: string; output: unknown }[];

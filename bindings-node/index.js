@@ -358,25 +358,35 @@ function stopSpecs(stopWhen, temporary) {
 
 const CLIENT = Symbol('phaseo.client');
 
+function nativeClient(make) {
+  const handle = nativeCall(make);
+  return { [CLIENT]: handle, get cursor() { return handle.cursor; } };
+}
+
 /** A client answering with the given responses, in order (`{text}`, `{toolCalls}`, `{fail}`). */
 function createScriptedClient(responses, options = {}) {
-  const scripted = nativeCall(() => new native.NativeScriptedClient(responses, options.used ?? 0));
-  return {
-    [CLIENT]: { kind: 'scripted', scripted },
-    get cursor() { return scripted.cursor; },
-  };
+  return nativeClient(() => native.NativeModelClient.scripted(responses, options.used ?? 0));
 }
 
 /** A client that calls every offered tool once, then answers with a summary. */
 function createTestClient() {
-  return { [CLIENT]: { kind: 'test' } };
+  return nativeClient(() => native.NativeModelClient.test());
+}
+
+/** The Phaseo gateway client (`POST {baseUrl}/responses`); `apiKey` defaults to
+ * `PHASEO_API_KEY`, `baseUrl` to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`. */
+function createGatewayAgentClient(options = {}) {
+  return nativeClient(() => native.NativeModelClient.gateway(options));
+}
+
+/** An OpenAI-compatible chat-completions client (OpenAI, vLLM, Ollama, llama.cpp, LM
+ * Studio); defaults from `OPENAI_BASE_URL` / `OPENAI_API_KEY`. */
+function createOpenAICompatibleClient(options = {}) {
+  return nativeClient(() => native.NativeModelClient.openai(options));
 }
 
 function clientSpec(client, temporary) {
-  if (client && client[CLIENT]) {
-    const c = client[CLIENT];
-    return { spec: { kind: c.kind }, scripted: c.scripted ?? null };
-  }
+  if (client && client[CLIENT]) return { spec: { kind: 'native' }, scripted: client[CLIENT] };
   if (client && typeof client.generate === 'function') {
     const id = register((request) => client.generate(request));
     temporary.push(id);
@@ -662,6 +672,8 @@ module.exports = {
   AgentUnknownToolError,
   STATE_VERSION: 1,
   createAgent,
+  createGatewayAgentClient,
+  createOpenAICompatibleClient,
   createScriptedClient,
   createTestClient,
   defineTool,

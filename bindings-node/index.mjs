@@ -5,7 +5,7 @@ export const {
   AgentCancelledError, AgentContinueError, AgentDefinitionError, AgentError, AgentGatewayError,
   AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStreamResult,
   AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
-  createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
+  createGatewayAgentClient, createOpenAICompatibleClient, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
   jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs,
 } = sdk;
 export default sdk;

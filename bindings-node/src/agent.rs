@@ -73,31 +73,90 @@ impl NativeCancelToken {
     }
 }
 
-/// The built-in scripted client.
+/// A model client implemented in Rust: scripted, test, gateway or OpenAI-compatible.
 #[napi]
-pub struct NativeScriptedClient {
-    client: Arc<ScriptedClient>,
+pub struct NativeModelClient {
+    client: Arc<dyn ModelClient>,
+    scripted: Option<Arc<ScriptedClient>>,
+}
+
+/// Options of the HTTP clients (unset fields come from the environment).
+#[napi(object)]
+pub struct HttpClientSpec {
+    pub api_key: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub timeout_ms: Option<f64>,
+    pub headers: Option<std::collections::HashMap<String, String>>,
+}
+
+fn http_options(spec: HttpClientSpec) -> phaseo_agent::HttpClientOptions {
+    let mut headers: Vec<(String, String)> = spec.headers.unwrap_or_default().into_iter().collect();
+    headers.push(("X-Phaseo-Client".into(), "phaseo-agent-node".into()));
+    phaseo_agent::HttpClientOptions {
+        api_key: spec.api_key,
+        base_url: spec.base_url,
+        model: spec.model,
+        timeout_ms: spec.timeout_ms,
+        headers,
+    }
 }
 
 #[napi]
-impl NativeScriptedClient {
+impl NativeModelClient {
     /// Responses in the short scripted form; `used` of them already consumed.
-    #[napi(constructor)]
-    pub fn new(responses: Vec<Value>, used: Option<u32>) -> napi::Result<Self> {
+    #[napi(factory)]
+    pub fn scripted(responses: Vec<Value>, used: Option<u32>) -> napi::Result<Self> {
         let client = ScriptedClient::from_script(&responses).map_err(|e| {
             to_napi(AgentError::definition_invalid(format!(
                 "ScriptedClient: {e}"
             )))
         })?;
+        let client = Arc::new(client.skipping(used.unwrap_or(0) as usize));
         Ok(Self {
-            client: Arc::new(client.skipping(used.unwrap_or(0) as usize)),
+            client: client.clone(),
+            scripted: Some(client),
         })
     }
 
-    /// Responses consumed so far.
+    /// The offline test client.
+    #[napi(factory)]
+    pub fn test() -> Self {
+        Self {
+            client: Arc::new(TestClient::new()),
+            scripted: None,
+        }
+    }
+
+    /// The Phaseo gateway client (Responses API).
+    #[napi(factory)]
+    pub fn gateway(spec: HttpClientSpec) -> Self {
+        Self {
+            client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
+                spec,
+            ))),
+            scripted: None,
+        }
+    }
+
+    /// An OpenAI-compatible chat-completions client.
+    #[napi(factory)]
+    pub fn openai(spec: HttpClientSpec) -> Self {
+        Self {
+            client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
+                &http_options(spec),
+            )),
+            scripted: None,
+        }
+    }
+
+    /// Responses a scripted client consumed so far (0 for other clients).
     #[napi(getter)]
     pub fn cursor(&self) -> u32 {
-        self.client.cursor() as u32
+        self.scripted
+            .as_ref()
+            .map(|s| s.cursor() as u32)
+            .unwrap_or(0)
     }
 }
 
@@ -132,11 +191,10 @@ pub struct ContinueSpec {
 
 fn client(
     spec: &ClientSpec,
-    scripted: Option<&NativeScriptedClient>,
+    native_client: Option<&NativeModelClient>,
 ) -> napi::Result<Arc<dyn ModelClient>> {
-    match (spec.kind.as_str(), scripted, spec.generate) {
-        ("scripted", Some(s), _) => Ok(s.client.clone()),
-        ("test", _, _) => Ok(Arc::new(TestClient::new())),
+    match (spec.kind.as_str(), native_client, spec.generate) {
+        ("native", Some(n), _) => Ok(n.client.clone()),
         ("host", _, Some(id)) => Ok(Arc::new(JsModel(HostFn { id }))),
         _ => Err(napi::Error::from_reason(
             "client must be a ScriptedClient, a TestClient or an object with generate(request)",
@@ -221,10 +279,10 @@ impl NativeAgent {
         env: &'env Env,
         spec: RunSpec,
         client_spec: ClientSpec,
-        scripted: Option<&NativeScriptedClient>,
+        native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<PromiseRaw<'env, String>> {
-        let options = self.run_options(spec, client(&client_spec, scripted)?, cancel)?;
+        let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
         let agent = self.agent.clone();
         env.spawn_future(async move { state_json(agent.run(options).await) })
     }
@@ -237,11 +295,11 @@ impl NativeAgent {
         state: String,
         spec: ContinueSpec,
         client_spec: ClientSpec,
-        scripted: Option<&NativeScriptedClient>,
+        native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<PromiseRaw<'env, String>> {
         let state = parse_state(&state)?;
-        let options = self.continue_options(spec, client(&client_spec, scripted)?, cancel)?;
+        let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
         let agent = self.agent.clone();
         env.spawn_future(async move { state_json(agent.continue_run(&state, options).await) })
     }
@@ -252,10 +310,10 @@ impl NativeAgent {
         &self,
         spec: RunSpec,
         client_spec: ClientSpec,
-        scripted: Option<&NativeScriptedClient>,
+        native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<NativeStream> {
-        let options = self.run_options(spec, client(&client_spec, scripted)?, cancel)?;
+        let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
         let (stream, driver) = self.agent.stream_deferred(options);
         napi::bindgen_prelude::spawn(driver);
         Ok(NativeStream { stream })
@@ -268,11 +326,11 @@ impl NativeAgent {
         state: String,
         spec: ContinueSpec,
         client_spec: ClientSpec,
-        scripted: Option<&NativeScriptedClient>,
+        native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<NativeStream> {
         let state = parse_state(&state)?;
-        let options = self.continue_options(spec, client(&client_spec, scripted)?, cancel)?;
+        let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
         let (stream, driver) = self.agent.continue_stream_deferred(&state, options);
         napi::bindgen_prelude::spawn(driver);
         Ok(NativeStream { stream })

@@ -222,10 +222,90 @@ impl PyTestClient {
     }
 }
 
+/// A real model endpoint over HTTP: the Phaseo gateway or an OpenAI-compatible server.
+#[pyclass(name = "HttpModelClient", module = "phaseo_agent", frozen)]
+pub struct PyHttpClient {
+    pub client: Arc<dyn ModelClient>,
+    label: String,
+}
+
+#[pymethods]
+impl PyHttpClient {
+    fn __repr__(&self) -> String {
+        self.label.clone()
+    }
+}
+
+fn http_options(
+    api_key: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    timeout_ms: Option<f64>,
+    headers: Option<std::collections::HashMap<String, String>>,
+) -> phaseo_agent::HttpClientOptions {
+    let mut headers: Vec<(String, String)> = headers.unwrap_or_default().into_iter().collect();
+    headers.push(("X-Phaseo-Client".into(), "phaseo-agent-python".into()));
+    phaseo_agent::HttpClientOptions {
+        api_key,
+        base_url,
+        model,
+        timeout_ms,
+        headers,
+    }
+}
+
+/// The Phaseo gateway client (`POST {base}/responses`); the key defaults to
+/// `PHASEO_API_KEY`, the base URL to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`.
+#[pyfunction]
+#[pyo3(signature = (*, api_key=None, base_url=None, model=None, timeout_ms=None, headers=None))]
+pub fn create_gateway_agent_client(
+    api_key: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    timeout_ms: Option<f64>,
+    headers: Option<std::collections::HashMap<String, String>>,
+) -> PyHttpClient {
+    let client = phaseo_agent::GatewayClient::from_options(&http_options(
+        api_key, base_url, model, timeout_ms, headers,
+    ));
+    let label = format!("GatewayClient(base_url={:?})", client.base_url_str());
+    PyHttpClient {
+        client: Arc::new(client),
+        label,
+    }
+}
+
+/// An OpenAI-compatible chat-completions client (`POST {base}/chat/completions`: OpenAI,
+/// vLLM, Ollama, llama.cpp, LM Studio); defaults from `OPENAI_BASE_URL`/`OPENAI_API_KEY`.
+#[pyfunction]
+#[pyo3(signature = (*, base_url=None, api_key=None, model=None, timeout_ms=None, headers=None))]
+pub fn create_openai_compatible_client(
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+    timeout_ms: Option<f64>,
+    headers: Option<std::collections::HashMap<String, String>>,
+) -> PyHttpClient {
+    let client = phaseo_agent::OpenAICompatibleClient::from_options(&http_options(
+        api_key, base_url, model, timeout_ms, headers,
+    ));
+    let label = format!(
+        "OpenAICompatibleClient(base_url={:?})",
+        client.base_url_str()
+    );
+    PyHttpClient {
+        client: Arc::new(client),
+        label,
+    }
+}
+
 /// The model client behind a Python client argument.
 pub fn client_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Arc<dyn ModelClient>> {
     if let Ok(s) = obj.cast::<PyScriptedClient>() {
         return Ok(s.get().client.clone());
+    }
+    if let Ok(h) = obj.cast::<PyHttpClient>() {
+        return Ok(h.get().client.clone());
     }
     if obj.cast::<PyTestClient>().is_ok() {
         return Ok(Arc::new(TestClient::new()));

@@ -29,6 +29,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hooks::PyStopCondition>()?;
     m.add_class::<hooks::PyScriptedClient>()?;
     m.add_class::<hooks::PyTestClient>()?;
+    m.add_class::<hooks::PyHttpClient>()?;
+    m.add_function(wrap_pyfunction!(hooks::create_gateway_agent_client, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::create_openai_compatible_client, m)?)?;
     m.add_class::<stream::PyAgentStream>()?;
     m.add_class::<stream::PyCursor>()?;
     m.add_function(wrap_pyfunction!(hooks::step_count_is, m)?)?;

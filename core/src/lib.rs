@@ -51,7 +51,7 @@ pub mod turn;
 pub use agent::{create_agent, Agent, AgentDefinition};
 pub use async_trait::async_trait;
 #[cfg(feature = "http")]
-pub use clients::{GatewayClient, OpenAICompatibleClient};
+pub use clients::{GatewayClient, HttpClientOptions, OpenAICompatibleClient};
 pub use clients::{ScriptedClient, TestClient};
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};

@@ -2,7 +2,22 @@
 // approval and a manual step, and a continue from the state's JSON text.
 //
 //   node examples/node/support-desk.mjs
-import { createAgent, createTestClient, defineTool } from '../../bindings-node/index.mjs';
+import { createAgent, createGatewayAgentClient, createOpenAICompatibleClient, createTestClient, defineTool } from '../../bindings-node/index.mjs';
+
+/** A real model when the environment names one (PHASEO_API_KEY: the Phaseo gateway;
+ * OPENAI_BASE_URL: an OpenAI-compatible server), else the offline test client. */
+function clientFromEnv() {
+  if (process.env.PHASEO_API_KEY) {
+    console.log('model: Phaseo gateway');
+    return createGatewayAgentClient({ model: process.env.PHASEO_MODEL || undefined });
+  }
+  if (process.env.OPENAI_BASE_URL) {
+    console.log('model: OpenAI-compatible server');
+    return createOpenAICompatibleClient({ model: process.env.OPENAI_MODEL || undefined });
+  }
+  console.log('model: offline test client (set PHASEO_API_KEY or OPENAI_BASE_URL for a real one)');
+  return createTestClient();
+}
 
 const lookupTicket = defineTool({
   id: 'lookup_ticket',
@@ -54,11 +69,15 @@ function printEvent(event) {
 }
 
 const agent = createAgent({ id: 'support-desk', instructions: 'You resolve support tickets.', tools: [lookupTicket, issueRefund, escalate] });
-const client = createTestClient();
+const client = clientFromEnv();
 
 console.log('== run');
 const paused = await agent.run({ input: 'Ticket T-1001: the customer wants a refund of 150.', client, context: { operator: 'demo' }, onEvent: printEvent });
 console.log(`status: ${paused.run.status}`);
+if (paused.run.status !== 'waiting_for_human') {
+  console.log(`answer: ${paused.output}`);
+  process.exit(0);
+}
 for (const p of paused.run.pause.pendingToolCalls) console.log(`pending: ${p.call.id} ${p.call.name} ${JSON.stringify(p.call.input)} (${p.reason})`);
 
 const stored = JSON.stringify(paused); // an application stores this text and continues later, anywhere

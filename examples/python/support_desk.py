@@ -7,6 +7,7 @@ approval and a manual step, and a continue from the state's JSON text.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Dict
 
 from phaseo_agent import (
@@ -75,13 +76,29 @@ def support_desk() -> Any:
     return create_agent({"id": "support-desk", "instructions": "You resolve support tickets.", "tools": tools})
 
 
+def client_from_env() -> Any:
+    """A real model when the environment names one (PHASEO_API_KEY: the Phaseo gateway;
+    OPENAI_BASE_URL: an OpenAI-compatible server), else the offline test client."""
+    if os.environ.get("PHASEO_API_KEY"):
+        print("model: Phaseo gateway")
+        return create_gateway_agent_client(model=os.environ.get("PHASEO_MODEL") or None)
+    if os.environ.get("OPENAI_BASE_URL"):
+        print("model: OpenAI-compatible server")
+        return create_openai_compatible_client(model=os.environ.get("OPENAI_MODEL") or None)
+    print("model: offline test client (set PHASEO_API_KEY or OPENAI_BASE_URL for a real one)")
+    return TestClient()
+
+
 def main() -> None:
     agent = support_desk()
-    client = TestClient()
+    client = client_from_env()
     print("== run")
     paused = agent.run(input="Ticket T-1001: the customer wants a refund of 150.", client=client,
                        context={"operator": "demo"}, on_event=print_event)
     print(f"status: {paused.status}")
+    if paused.status != "waiting_for_human":
+        print(f"answer: {paused.output}")
+        return
     for p in paused.pending:
         print(f"pending: {p.tool_call_id} {p.tool_name} {p.input} ({p.reason})")
 

@@ -7,9 +7,34 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use phaseo_agent::{
-    create_agent, json, AgentDefinition, AgentEvent, ContinueOptions, EventData, RunOptions,
-    RunResult, TestClient, Tool,
+    create_agent, json, AgentDefinition, AgentEvent, ContinueOptions, EventData, GatewayClient,
+    ModelClient, OpenAICompatibleClient, RunOptions, RunResult, RunStatus, TestClient, Tool,
 };
+
+/// A real model when the environment names one (`PHASEO_API_KEY` for the Phaseo gateway,
+/// `OPENAI_BASE_URL` for an OpenAI-compatible server; model from `PHASEO_MODEL` /
+/// `OPENAI_MODEL`), else the offline test client.
+fn client_from_env() -> Arc<dyn ModelClient> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if var("PHASEO_API_KEY").is_some() {
+        println!("model: Phaseo gateway");
+        let client = GatewayClient::from_env();
+        return Arc::new(match var("PHASEO_MODEL") {
+            Some(m) => client.model(m),
+            None => client,
+        });
+    }
+    if var("OPENAI_BASE_URL").is_some() {
+        println!("model: OpenAI-compatible server");
+        let client = OpenAICompatibleClient::from_env();
+        return Arc::new(match var("OPENAI_MODEL") {
+            Some(m) => client.model(m),
+            None => client,
+        });
+    }
+    println!("model: offline test client (set PHASEO_API_KEY or OPENAI_BASE_URL for a real one)");
+    Arc::new(TestClient::new())
+}
 
 fn print_event(event: &AgentEvent) {
     let detail = match &event.data {
@@ -86,7 +111,7 @@ fn support_desk() -> phaseo_agent::Agent {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = support_desk();
-    let client = Arc::new(TestClient::new());
+    let client = client_from_env();
     let on_event = Arc::new(print_event);
 
     println!("== run");
@@ -101,6 +126,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     println!("status: {:?}", paused.status());
+    if paused.status() != RunStatus::WaitingForHuman {
+        println!("answer: {}", paused.output());
+        return Ok(());
+    }
     for p in paused.pending() {
         println!(
             "pending: {} {} {} ({})",

@@ -151,6 +151,14 @@ class TestClient:
     """Calls every offered tool once, then summarizes."""
     def __init__(self) -> None: ...
 
+class HttpModelClient:
+    """A real model endpoint over HTTP (gateway or OpenAI-compatible)."""
+
+def create_gateway_agent_client(*, api_key: Optional[str] = None, base_url: Optional[str] = None, model: Optional[str] = None,
+                                timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None) -> HttpModelClient: ...
+def create_openai_compatible_client(*, base_url: Optional[str] = None, api_key: Optional[str] = None, model: Optional[str] = None,
+                                    timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None) -> HttpModelClient: ...
+
 class CancelToken:
     """Cancels runs it is passed to."""
     def __init__(self) -> None: ...

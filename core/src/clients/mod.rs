@@ -7,12 +7,16 @@ mod gateway;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
+mod http_options;
+#[cfg(feature = "http")]
 mod openai;
 mod scripted;
 mod test_client;
 
 #[cfg(feature = "http")]
 pub use gateway::GatewayClient;
+#[cfg(feature = "http")]
+pub use http_options::HttpClientOptions;
 #[cfg(feature = "http")]
 pub use openai::OpenAICompatibleClient;
 pub use scripted::ScriptedClient;
