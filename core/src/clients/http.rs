@@ -786,6 +786,56 @@ pub(crate) fn replay_deltas(response: &ModelResponse, deltas: &dyn DeltaSink) {
     }
 }
 
+/// The builder methods both HTTP clients share (each holds `settings: HttpSettings` and
+/// `model: Option<String>`).
+macro_rules! http_builder_methods {
+    () => {
+        /// Sets the API key (sent as `Authorization: Bearer <key>`).
+        pub fn api_key(mut self, key: impl Into<String>) -> Self {
+            self.settings.api_key = Some(key.into()).filter(|k| !k.is_empty());
+            self
+        }
+
+        /// Sets the base URL (the part before the endpoint path; a trailing `/` is
+        /// ignored), e.g. `http://localhost:11434/v1` for Ollama.
+        pub fn base_url(mut self, url: impl AsRef<str>) -> Self {
+            self.settings.set_base_url(url.as_ref());
+            self
+        }
+
+        /// Sets the model used when the request names none (the agent's model wins).
+        pub fn model(mut self, model: impl Into<String>) -> Self {
+            self.model = Some(model.into());
+            self
+        }
+
+        /// Sets the request timeout (default 60 s): the whole exchange for a plain
+        /// request; for a stream, the wait for the headers and then for each piece.
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.settings.timeout = timeout;
+            self
+        }
+
+        /// Adds a header to every request (replacing a default one of the same name, e.g.
+        /// `X-Phaseo-Client`). Header values are never shown by `Debug`.
+        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.settings.set_header(name.into(), value.into());
+            self
+        }
+
+        /// The base URL in use.
+        pub fn base_url_str(&self) -> &str {
+            &self.settings.base_url
+        }
+
+        /// Whether an API key is set.
+        pub fn has_api_key(&self) -> bool {
+            self.settings.api_key.is_some()
+        }
+    };
+}
+pub(crate) use http_builder_methods;
+
 #[cfg(test)]
 mod tests {
     use super::*;

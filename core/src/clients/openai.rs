@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::HeaderMap;
@@ -63,47 +62,7 @@ impl OpenAICompatibleClient {
         }
     }
 
-    /// Sets the API key (sent as `Authorization: Bearer <key>`).
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.settings.api_key = Some(key.into()).filter(|k| !k.is_empty());
-        self
-    }
-
-    /// Sets the base URL (the part before `/chat/completions`; a trailing `/` is ignored),
-    /// e.g. `http://localhost:11434/v1` for Ollama.
-    pub fn base_url(mut self, url: impl AsRef<str>) -> Self {
-        self.settings.set_base_url(url.as_ref());
-        self
-    }
-
-    /// Sets the model used when the request names none (the agent's model wins).
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = Some(model.into());
-        self
-    }
-
-    /// Sets the request timeout (default 60 s): the whole exchange for a plain request;
-    /// for a stream, the wait for the headers and then for each piece of the stream.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timeout = timeout;
-        self
-    }
-
-    /// Adds a header to every request (e.g. `OpenAI-Organization`).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.settings.set_header(name.into(), value.into());
-        self
-    }
-
-    /// The base URL in use.
-    pub fn base_url_str(&self) -> &str {
-        &self.settings.base_url
-    }
-
-    /// Whether an API key is set.
-    pub fn has_api_key(&self) -> bool {
-        self.settings.api_key.is_some()
-    }
+    super::http::http_builder_methods!();
 
     /// The JSON body sent for `request` (`stream` adds `stream` and `stream_options`).
     pub fn request_body(&self, request: &ModelRequest<'_>, stream: bool) -> Value {
