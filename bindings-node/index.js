@@ -85,6 +85,7 @@ const OP_EXECUTE = 0;
 const OP_CALL = 1;
 const OP_ABORT = 2;
 const OP_EVENT = 3;
+const OP_DRAIN = 9;
 
 const callables = new Map([[0, { fn: () => null, withRuntime: false }]]);
 let nextCallable = 1;
@@ -106,19 +107,42 @@ function errorMessage(error) {
   return String(error);
 }
 
+// Answers cross back to Rust in batches: those produced while a batch of calls is handled
+// go at its end, later ones (async results) on the next turn of the event loop.
+const answerIds = [];
+const answerOks = [];
+const answerPayloads = [];
+let flushScheduled = false;
+
+function flushAnswers() {
+  flushScheduled = false;
+  if (answerIds.length === 0) return;
+  native.completeMany(answerIds.splice(0), answerOks.splice(0), answerPayloads.splice(0));
+}
+
+function queueAnswer(requestId, ok, payload) {
+  answerIds.push(requestId);
+  answerOks.push(ok);
+  answerPayloads.push(payload);
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flushAnswers);
+  }
+}
+
 function answer(requestId, value) {
   let text;
   try {
     text = toJson(value);
   } catch (error) {
-    native.complete(requestId, false, `value is not JSON-compatible: ${errorMessage(error)}`);
+    queueAnswer(requestId, false, `value is not JSON-compatible: ${errorMessage(error)}`);
     return;
   }
-  native.complete(requestId, true, text);
+  queueAnswer(requestId, true, text);
 }
 
 function fail(requestId, error) {
-  native.complete(requestId, false, errorMessage(error));
+  queueAnswer(requestId, false, errorMessage(error));
 }
 
 function isIterator(value) {
@@ -159,45 +183,72 @@ function settle(requestId, produce, context, done) {
 
 const noop = () => {};
 
-function toolContext(requestId, runtime, signal) {
-  return {
-    runId: runtime.runId,
-    agentId: runtime.agentId,
-    stepIndex: runtime.stepIndex,
-    context: runtime.context,
-    toolCall: runtime.toolCall,
-    signal,
-    emitProgress(value) { native.emitProgress(requestId, toJson(value)); },
-    setContext(value) { native.setContext(requestId, toJson(value)); },
-  };
+/** The `context` argument of executors and hooks. Its AbortSignal is created on first
+ * use: most tools never look at it, and an AbortController per call is costly. */
+class ToolContext {
+  constructor(requestId, runtime) {
+    this._requestId = requestId;
+    this._controller = null;
+    this._aborted = false;
+    this.runId = runtime.runId;
+    this.agentId = runtime.agentId;
+    this.stepIndex = runtime.stepIndex;
+    this.context = runtime.context;
+    this.toolCall = runtime.toolCall;
+  }
+
+  /** Aborted when the call times out or the run is cancelled. */
+  get signal() {
+    if (!this._controller) {
+      this._controller = new AbortController();
+      if (this._aborted) this._controller.abort(new Error('Tool call cancelled'));
+    }
+    return this._controller.signal;
+  }
+
+  _abort() {
+    this._aborted = true;
+    if (this._controller) this._controller.abort(new Error('Tool call cancelled'));
+  }
+
+  emitProgress(value) { native.emitProgress(this._requestId, toJson(value)); }
+
+  setContext(value) { native.setContext(this._requestId, toJson(value)); }
 }
 
-const NEVER_ABORTED = new AbortController().signal;
+function dispatch(op) {
+  if (op !== OP_DRAIN) return;
+  const batch = JSON.parse(native.takeOutbox());
+  for (let i = 0; i < batch.length; i++) {
+    const call = batch[i];
+    handle(call[0], call[1], call[2], call[3]);
+  }
+  flushAnswers();
+}
 
-function dispatch(op, callableId, requestId, payload) {
+function handle(op, callableId, requestId, payload) {
   switch (op) {
     case OP_EXECUTE: {
       const entry = callables.get(callableId);
-      const { input, runtime } = JSON.parse(payload);
-      const controller = new AbortController();
-      controllers.set(requestId, controller);
-      const context = toolContext(requestId, runtime, controller.signal);
+      const { input, runtime } = payload;
+      const context = new ToolContext(requestId, runtime);
+      controllers.set(requestId, context);
       settle(requestId, () => entry.fn(input, context), context, () => controllers.delete(requestId));
       return;
     }
     case OP_CALL: {
       const entry = callables.get(callableId);
       if (!entry) { fail(requestId, new Error('callable released')); return; }
-      const args = JSON.parse(payload);
-      if (entry.withRuntime) args[1] = toolContext(requestId, args[1], NEVER_ABORTED);
+      const args = payload;
+      if (entry.withRuntime) args[1] = new ToolContext(requestId, args[1]);
       settle(requestId, () => entry.fn(...args), null, noop);
       return;
     }
     case OP_ABORT: {
-      const controller = controllers.get(requestId);
-      if (controller) {
+      const context = controllers.get(requestId);
+      if (context) {
         controllers.delete(requestId);
-        controller.abort(new Error('Tool call cancelled'));
+        context._abort();
       }
       return;
     }
@@ -205,7 +256,7 @@ function dispatch(op, callableId, requestId, payload) {
       const entry = callables.get(callableId);
       if (!entry) return;
       try {
-        const result = entry.fn(JSON.parse(payload));
+        const result = entry.fn(payload);
         if (result && typeof result.then === 'function') result.then(noop, reportListenerError);
       } catch (error) {
         reportListenerError(error);

@@ -7,9 +7,8 @@ use phaseo_agent::{
     StopState, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, TurnContext, TurnResolver,
     Validator, Value,
 };
-use serde_json::json;
 
-use crate::host::{op, post_event, request, runtime_value, HostFn};
+use crate::host::{op, post_event, request, HostFn, RuntimeData};
 
 /// `execute(input, context)`: sync, async or an async generator (handled in JS).
 pub struct JsExecutor(pub HostFn);
@@ -17,9 +16,16 @@ pub struct JsExecutor(pub HostFn);
 #[async_trait]
 impl ToolExecutor for JsExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
-        let payload =
-            serde_json::to_string(&json!({"input": input, "runtime": runtime_value(&runtime)}))
-                .expect("JSON");
+        #[derive(serde::Serialize)]
+        struct Payload<'a> {
+            input: &'a Value,
+            runtime: RuntimeData<'a>,
+        }
+        let payload = serde_json::to_string(&Payload {
+            input: &input,
+            runtime: RuntimeData::of(&runtime),
+        })
+        .expect("JSON");
         request(op::EXECUTE, self.0.id, payload, Some(runtime)).await
     }
 }

@@ -23,6 +23,8 @@ pub mod op {
     pub const ABORT: u32 = 2;
     /// Deliver an event (payload) to a listener; no answer.
     pub const EVENT: u32 = 3;
+    /// Queued calls are waiting: take them with `takeOutbox`.
+    pub const DRAIN: u32 = 9;
 }
 
 type Dispatcher = ThreadsafeFunction<
@@ -100,15 +102,77 @@ fn parse(json: &str) -> napi::Result<Value> {
         .map_err(|e| napi::Error::from_reason(format!("value is not JSON-compatible: {e}")))
 }
 
+/// Calls waiting for JavaScript, in order. Many calls made at once (a fan-out) cross the
+/// thread boundary as ONE dispatcher call: the first queued call schedules a drain, and JS
+/// takes the whole batch with `takeOutbox`.
+struct Outbox {
+    /// The batch as JSON text: `[op, callable, request, payload],…` (without brackets).
+    text: String,
+    drain_scheduled: bool,
+}
+
+fn outbox() -> &'static Mutex<Outbox> {
+    static OUTBOX: OnceLock<Mutex<Outbox>> = OnceLock::new();
+    OUTBOX.get_or_init(|| {
+        Mutex::new(Outbox {
+            text: String::new(),
+            drain_scheduled: false,
+        })
+    })
+}
+
 fn send(op: u32, callable: u32, request: u64, payload: String) -> bool {
-    match DISPATCHER.get() {
-        Some(d) => {
-            d.call(
-                (op, callable, request as f64, payload).into(),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            ) == Status::Ok
+    let Some(dispatcher) = DISPATCHER.get() else {
+        return false;
+    };
+    let schedule = {
+        let mut out = outbox().lock().unwrap_or_else(|e| e.into_inner());
+        if !out.text.is_empty() {
+            out.text.push(',');
         }
-        None => false,
+        // `payload` is JSON text already: it is embedded as is (no re-encoding).
+        let payload = if payload.is_empty() {
+            "null"
+        } else {
+            payload.as_str()
+        };
+        out.text
+            .push_str(&format!("[{op},{callable},{request},{payload}]"));
+        !std::mem::replace(&mut out.drain_scheduled, true)
+    };
+    if schedule {
+        dispatcher.call(
+            (op::DRAIN, 0, 0.0, String::new()).into(),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        ) == Status::Ok
+    } else {
+        true
+    }
+}
+
+/// Takes the queued calls as the JSON text of an array `[[op, callable, request, payload], …]`.
+#[napi(js_name = "takeOutbox")]
+pub fn take_outbox() -> String {
+    let mut out = outbox().lock().unwrap_or_else(|e| e.into_inner());
+    out.drain_scheduled = false;
+    let text = std::mem::take(&mut out.text);
+    format!("[{text}]")
+}
+
+/// Answers many requests at once (see `complete`).
+#[napi(js_name = "completeMany")]
+pub fn complete_many(request_ids: Vec<f64>, oks: Vec<bool>, payloads: Vec<String>) {
+    let senders: Vec<_> = {
+        let mut pending = pending().lock().unwrap_or_else(|e| e.into_inner());
+        request_ids
+            .iter()
+            .map(|id| pending.remove(&(*id as u64)))
+            .collect()
+    };
+    for ((sender, ok), payload) in senders.into_iter().zip(oks).zip(payloads) {
+        if let Some(sender) = sender {
+            let _ = sender.send(if ok { Ok(payload) } else { Err(payload) });
+        }
     }
 }
 
@@ -198,21 +262,33 @@ impl HostFn {
         value: Value,
         rt: &ToolRuntime,
     ) -> Result<Value, ToolError> {
-        let payload =
-            serde_json::to_string(&serde_json::json!([value, runtime_value(rt)])).expect("JSON");
+        let payload = serde_json::to_string(&(&value, RuntimeData::of(rt))).expect("JSON");
         request(op::CALL, self.id, payload, Some(rt.clone())).await
     }
 }
 
-/// The runtime data a JS tool context is built from.
-pub fn runtime_value(rt: &ToolRuntime) -> Value {
-    serde_json::json!({
-        "runId": rt.run_id(),
-        "agentId": rt.agent_id(),
-        "stepIndex": rt.step_index(),
-        "context": rt.context(),
-        "toolCall": rt.tool_call(),
-    })
+/// The runtime data a JS tool context is built from, serialized without copies.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeData<'a> {
+    run_id: &'a str,
+    agent_id: &'a str,
+    step_index: usize,
+    context: &'a Value,
+    tool_call: &'a phaseo_agent::ToolCall,
+}
+
+impl<'a> RuntimeData<'a> {
+    /// The data of a runtime.
+    pub fn of(rt: &'a ToolRuntime) -> Self {
+        Self {
+            run_id: rt.run_id(),
+            agent_id: rt.agent_id(),
+            step_index: rt.step_index(),
+            context: rt.context(),
+            tool_call: rt.tool_call(),
+        }
+    }
 }
 
 /// Resolves once every call queued before it has reached JavaScript (the dispatcher queue

@@ -29,7 +29,7 @@ test('context: runtime fields, emitProgress and setContext', async () => {
   let seen;
   const agent = createAgent({
     id: 'ctx-agent',
-    tools: [defineTool({ id: 't', execute(input, ctx) { seen = { ...ctx }; ctx.emitProgress(1); ctx.setContext({ user: 'ana', n: 2 }); return 'ok'; } })],
+    tools: [defineTool({ id: 't', execute(input, ctx) { seen = { ...ctx, signal: ctx.signal }; ctx.emitProgress(1); ctx.setContext({ user: 'ana', n: 2 }); return 'ok'; } })],
   });
   const client = new RecordingClient([calls(call('c1', 't', { a: 1 })), { text: 'done' }]);
   const result = await agent.run({ input: 'go', client, context: { user: 'ana' } });

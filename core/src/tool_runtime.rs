@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::state::ToolCall;
@@ -15,8 +15,18 @@ struct RuntimeInner {
     context: Arc<Value>,
     tool_call: ToolCall,
     cancellation: CancellationToken,
-    progress: Option<UnboundedSender<Value>>,
+    /// Progress accepted while the call runs (executor calls only); the run loop drains it.
+    progress: Option<ProgressQueue>,
     context_update: Mutex<Option<Value>>,
+}
+
+/// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
+/// runtime's allocation: a call that never reports progress costs nothing extra.
+#[derive(Default)]
+struct ProgressQueue {
+    values: Mutex<Vec<Value>>,
+    ready: Notify,
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// What a tool call sees of its run: ids, the application context as it was when the tool
@@ -45,7 +55,7 @@ impl ToolRuntime {
         context: Arc<Value>,
         tool_call: ToolCall,
         cancellation: CancellationToken,
-        progress: Option<UnboundedSender<Value>>,
+        accepts_progress: bool,
     ) -> Self {
         Self {
             inner: Arc::new(RuntimeInner {
@@ -55,7 +65,7 @@ impl ToolRuntime {
                 context,
                 tool_call,
                 cancellation,
-                progress,
+                progress: accepts_progress.then(ProgressQueue::default),
                 context_update: Mutex::new(None),
             }),
         }
@@ -105,9 +115,44 @@ impl ToolRuntime {
     /// Publishes a progress value (checked by `eventSchema`, emitted as
     /// `tool.preliminary_result`, stored in the step's `preliminaryResults`).
     pub fn emit_progress(&self, value: Value) {
-        if let Some(tx) = &self.inner.progress {
-            // The receiver is gone only once the call has ended; late progress is dropped.
-            let _ = tx.send(value);
+        if let Some(queue) = &self.inner.progress {
+            // Progress after the call ended is dropped.
+            if queue.closed.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+            queue
+                .values
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(value);
+            queue.ready.notify_one();
+        }
+    }
+
+    /// Waits until progress is queued (never completes for calls without progress).
+    pub(crate) async fn progress_ready(&self) {
+        match &self.inner.progress {
+            Some(queue) => queue.ready.notified().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Takes the queued progress values, in order.
+    pub(crate) fn take_progress(&self) -> Vec<Value> {
+        match &self.inner.progress {
+            Some(queue) => {
+                std::mem::take(&mut *queue.values.lock().unwrap_or_else(|e| e.into_inner()))
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Stops accepting progress (the call ended).
+    pub(crate) fn close_progress(&self) {
+        if let Some(queue) = &self.inner.progress {
+            queue
+                .closed
+                .store(true, std::sync::atomic::Ordering::Release);
         }
     }
 

@@ -181,7 +181,7 @@ async fn supply(
         .agent
         .tool(&call.name)
         .expect("checked before resolving");
-    let runtime = scope.runtime(ctx, call, scope.token.child_token(), None);
+    let runtime = scope.runtime(ctx, call, scope.token.child_token(), false);
     let output = match &tool.on_response_received {
         None => output,
         Some(hook) => {

@@ -64,7 +64,7 @@ impl PhaseScope {
         ctx: &RunCtx,
         call: &ToolCall,
         token: CancellationToken,
-        progress: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+        accepts_progress: bool,
     ) -> ToolRuntime {
         ToolRuntime::new(
             ctx.emitter.run_id.clone(),
@@ -73,7 +73,7 @@ impl PhaseScope {
             self.context.clone(),
             call.clone(),
             token,
-            progress,
+            accepts_progress,
         )
     }
 }
@@ -253,7 +253,7 @@ async fn classify(
     }
     let call = ToolCall { input, ..call };
     if let Some(hook) = &tool.on_tool_called {
-        let runtime = scope.runtime(ctx, &call, scope.token.child_token(), None);
+        let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
         return match guarded(
             hook.on_tool_called(call.input.clone(), runtime.clone()),
             tool,
@@ -278,13 +278,13 @@ async fn classify(
     }
     let needs_approval = match (&ctx.agent.def.require_approval, &tool.approval) {
         (Some(agent_rule), _) => {
-            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), None);
+            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
             guarded(agent_rule.requires_approval(&call.input, &runtime), tool).await
         }
         (None, Approval::Never) => Ok(false),
         (None, Approval::Always) => Ok(true),
         (None, Approval::Predicate(p)) => {
-            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), None);
+            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
             guarded(p.requires_approval(&call.input, &runtime), tool).await
         }
     };
@@ -328,8 +328,7 @@ pub(crate) async fn execute_call(
         .as_ref()
         .expect("automatic calls have executors");
     let token = scope.token.child_token();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let runtime = scope.runtime(ctx, &call, token.clone(), Some(tx));
+    let runtime = scope.runtime(ctx, &call, token.clone(), true);
     ctx.emitter.emit(
         EventType::ToolStarted,
         Some(RunStatus::Running),
@@ -353,14 +352,17 @@ pub(crate) async fn execute_call(
     let finished = loop {
         tokio::select! {
             biased;
-            Some(value) = rx.recv() => {
-                progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
+            _ = runtime.progress_ready() => {
+                for value in runtime.take_progress() {
+                    progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
+                }
             }
             r = &mut exec => break Some(r),
             _ = &mut timer => break None,
         }
     };
-    while let Ok(value) = rx.try_recv() {
+    runtime.close_progress();
+    for value in runtime.take_progress() {
         progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
     }
     match finished {
