@@ -15,7 +15,7 @@ use pyo3::types::PyDict;
 use crate::convert::{camel_keys, to_value};
 use crate::errors::{no_panic, to_pyerr};
 use crate::hooks::{client_from_py, HostListener, HostReview, HostTurn, PyStopCondition};
-use crate::host::{HostFn, EVENT_LOOP};
+use crate::host::{bridge_for, HostFn, EVENT_LOOP};
 use crate::result::PyRunResult;
 use crate::stream::PyAgentStream;
 use crate::tool::{validator, PyAgentApproval, PyTool};
@@ -251,7 +251,8 @@ where
     F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
 {
     let rt = phaseo_agent::exec::runtime();
-    let mut handle = rt.spawn(EVENT_LOOP.scope(None, fut));
+    let bridge = bridge_for(py, None)?;
+    let mut handle = rt.spawn(EVENT_LOOP.scope(bridge, fut));
     loop {
         let step = py.detach(|| {
             rt.block_on(async {
@@ -281,12 +282,10 @@ fn finish(py: Python<'_>, outcome: Result<RunResult, AgentError>) -> PyResult<Py
     outcome.map(PyRunResult::new).map_err(|e| to_pyerr(py, e))
 }
 
-fn running_loop(py: Python<'_>) -> PyResult<Option<Arc<Py<PyAny>>>> {
-    let asyncio = py.import("asyncio")?;
-    match asyncio.call_method0("get_running_loop") {
-        Ok(l) => Ok(Some(Arc::new(l.unbind()))),
-        Err(_) => Ok(None),
-    }
+/// The bridge of the running loop, or of the background loop outside asyncio.
+fn current_bridge(py: Python<'_>) -> PyResult<Arc<crate::host::BridgeInner>> {
+    let running = py.import("asyncio")?.call_method0("get_running_loop").ok();
+    bridge_for(py, running.as_ref())
 }
 
 fn run_awaitable<'py, F>(
@@ -297,11 +296,11 @@ fn run_awaitable<'py, F>(
 where
     F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
 {
-    let event_loop = running_loop(py)?;
+    let bridge = current_bridge(py)?;
     crate::awaitable::awaitable(
         py,
         Some(cancel),
-        EVENT_LOOP.scope(event_loop, fut),
+        EVENT_LOOP.scope(bridge, fut),
         |py, outcome| Ok(Py::new(py, finish(py, outcome)?)?.into_any()),
     )
 }
@@ -518,8 +517,8 @@ impl PyAgent {
             let p = self.prepare(py, client, overrides, on_event, cancel)?;
             let options = Self::run_options(&p, input, context, messages)?;
             let (stream, driver) = p.agent.stream_deferred(options);
-            let event_loop = running_loop(py)?;
-            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(event_loop, driver));
+            let bridge = current_bridge(py)?;
+            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(bridge, driver));
             Ok(PyAgentStream::new(stream))
         })
     }
@@ -553,8 +552,8 @@ impl PyAgent {
             let (stream, driver) = p
                 .agent
                 .continue_stream_deferred(&state.get().inner, options);
-            let event_loop = running_loop(py)?;
-            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(event_loop, driver));
+            let bridge = current_bridge(py)?;
+            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(bridge, driver));
             Ok(PyAgentStream::new(stream))
         })
     }

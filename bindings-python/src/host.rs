@@ -1,12 +1,24 @@
-//! Calling Python callables from the core's tasks: synchronous callables on blocking
-//! threads (or inline when quick), coroutines on the run's asyncio loop, cancelled when
-//! the core stops waiting for them.
+//! Calling Python callables from the core's tasks.
+//!
+//! - Synchronous tool executors (`def`) run on blocking threads: one GIL acquisition per
+//!   call, arguments and result converted there.
+//! - Everything else (async executors, hooks, validators, predicates, model clients) runs
+//!   on the run's asyncio loop thread — the caller's loop for `*_async` entry points, a
+//!   background loop for blocking ones — through a [`LoopBridge`]: jobs queue up in Rust
+//!   and ONE wake-up byte per batch makes the loop take them all, so a fan-out of 1,000
+//!   calls costs one thread hop, and tokio threads never wait for the GIL. Coroutines become
+//!   asyncio tasks; dropping the wait (timeout, cancellation) cancels the task.
 
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use phaseo_agent::{ToolError, Value};
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyTuple};
+use tokio::sync::oneshot;
 
 use crate::convert::to_value;
 use crate::errors::to_tool_error;
@@ -17,19 +29,224 @@ fn shutting_down() -> ToolError {
 }
 
 tokio::task_local! {
-    /// The asyncio loop of the current run: the caller's loop for `*_async` entry points,
-    /// `None` for blocking entry points (coroutines then run on a background loop thread).
-    pub static EVENT_LOOP: Option<Arc<Py<PyAny>>>;
+    /// The loop bridge of the current run.
+    pub static EVENT_LOOP: Arc<BridgeInner>;
 }
 
-/// The loop of the current run, if it has one.
-pub fn current_loop() -> Option<Arc<Py<PyAny>>> {
-    EVENT_LOOP.try_with(Clone::clone).ok().flatten()
+type Start = Box<dyn for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyAny>> + Send>;
+type Finish = Box<dyn for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) + Send>;
+
+struct Job {
+    id: u64,
+    start: Start,
+    finish: Finish,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    cancels: Vec<u64>,
+    wake_sent: bool,
+}
+
+/// The Rust side of one asyncio loop's bridge.
+pub struct BridgeInner {
+    event_loop: Py<PyAny>,
+    queue: Mutex<Queue>,
+    wake: UnixStream,
+    /// Tasks in flight by job id (touched on the loop thread only).
+    tasks: Mutex<HashMap<u64, Py<PyAny>>>,
+    next_id: AtomicU64,
+    closed: AtomicBool,
+}
+
+impl BridgeInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, f: impl FnOnce(&mut Queue)) {
+        let wake = {
+            let mut q = self.lock();
+            f(&mut q);
+            !std::mem::replace(&mut q.wake_sent, true)
+        };
+        if wake {
+            // A full socket buffer means a wake-up is pending anyway.
+            let _ = (&self.wake).write(&[1]);
+        }
+    }
+
+    fn submit(&self, start: Start, finish: Finish) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.push(|q| q.jobs.push(Job { id, start, finish }));
+        id
+    }
+
+    fn cancel(&self, id: u64) {
+        if !self.closed.load(Ordering::Acquire) {
+            self.push(|q| q.cancels.push(id));
+        }
+    }
+
+    /// Runs on the loop thread: starts queued jobs, cancels abandoned tasks.
+    fn drain(self: &Arc<Self>, py: Python<'_>) {
+        let (jobs, cancels) = {
+            let mut q = self.lock();
+            q.wake_sent = false;
+            (std::mem::take(&mut q.jobs), std::mem::take(&mut q.cancels))
+        };
+        for job in jobs {
+            self.start(py, job);
+        }
+        for id in cancels {
+            let task = self
+                .tasks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
+            if let Some(task) = task {
+                let _ = task.bind(py).call_method0("cancel");
+            }
+        }
+    }
+
+    fn start(self: &Arc<Self>, py: Python<'_>, job: Job) {
+        let Job { id, start, finish } = job;
+        let value = match start(py) {
+            Ok(v) => v,
+            Err(e) => return finish(py, Err(e)),
+        };
+        if !is_awaitable(&value) {
+            return finish(py, Ok(value));
+        }
+        let task = match self
+            .event_loop
+            .bind(py)
+            .call_method1("create_task", (ensure_coroutine(py, value),))
+        {
+            Ok(t) => t,
+            Err(e) => return finish(py, Err(e)),
+        };
+        let finish = Mutex::new(Some(finish));
+        let bridge = Arc::downgrade(self);
+        let on_done = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
+            let py = args.py();
+            let task = args.get_item(0)?;
+            if let Some(b) = bridge.upgrade() {
+                b.tasks
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&id);
+            }
+            if let Some(finish) = finish.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                finish(py, task.call_method0("result"));
+            }
+            Ok(())
+        });
+        match on_done.and_then(|cb| task.call_method1("add_done_callback", (cb,))) {
+            Ok(_) => {
+                self.tasks
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(id, task.unbind());
+            }
+            Err(e) => {
+                let _ = task.call_method0("cancel");
+                let _ = e;
+            }
+        }
+    }
+}
+
+fn is_awaitable(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__await__").unwrap_or(false)
+}
+
+fn ensure_coroutine<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> Bound<'py, PyAny> {
+    let coroutine = py
+        .import("asyncio")
+        .and_then(|a| a.call_method1("iscoroutine", (&value,)))
+        .and_then(|r| r.is_truthy())
+        .unwrap_or(false);
+    if coroutine {
+        return value;
+    }
+    py.import("phaseo_agent._bridge")
+        .and_then(|b| b.getattr("_await")?.call1((&value,)))
+        .unwrap_or(value)
+}
+
+/// A loop's bridge, as the Python layer holds it (one per loop, see `_bridge.bridge_for`).
+#[pyclass(name = "LoopBridge", module = "phaseo_agent._native", frozen)]
+pub struct PyLoopBridge {
+    pub inner: Arc<BridgeInner>,
+}
+
+#[pymethods]
+impl PyLoopBridge {
+    /// A bridge for `event_loop`, woken through `wake_fd` (a socket the loop reads).
+    #[new]
+    fn new(event_loop: Py<PyAny>, wake_fd: i32) -> PyResult<Self> {
+        use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd};
+        // SAFETY: the Python layer passes an open socket it keeps alive; we own a duplicate.
+        let owned = unsafe { BorrowedFd::borrow_raw(wake_fd) }.try_clone_to_owned()?;
+        let wake = unsafe { UnixStream::from_raw_fd(owned.into_raw_fd()) };
+        wake.set_nonblocking(true)?;
+        Ok(Self {
+            inner: Arc::new(BridgeInner {
+                event_loop,
+                queue: Mutex::new(Queue::default()),
+                wake,
+                tasks: Mutex::new(HashMap::new()),
+                next_id: AtomicU64::new(1),
+                closed: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Called by the loop when the wake socket is readable.
+    fn drain(&self, py: Python<'_>) {
+        self.inner.drain(py);
+    }
+
+    /// Marks the bridge closed (its loop is closing).
+    fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
+    }
+}
+
+/// The bridge of the loop `event_loop` (created on first use by the Python layer).
+pub fn bridge_for(
+    py: Python<'_>,
+    event_loop: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Arc<BridgeInner>> {
+    let module = py.import("phaseo_agent._bridge")?;
+    let bridge = match event_loop {
+        Some(l) => module.getattr("bridge_for")?.call1((l,))?,
+        None => module.getattr("background_bridge")?.call0()?,
+    };
+    Ok(bridge.cast::<PyLoopBridge>()?.get().inner.clone())
+}
+
+/// Waits for a job's outcome; cancels its task if dropped first.
+struct Waiting {
+    bridge: Arc<BridgeInner>,
+    id: u64,
+    done: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if !self.done {
+            self.bridge.cancel(self.id);
+        }
+    }
 }
 
 /// A Python callable the core calls back.
 pub struct HostFn {
-    func: Py<PyAny>,
+    func: Arc<Py<PyAny>>,
     /// Run on a blocking thread (synchronous tool executors): it may take long.
     blocking: bool,
 }
@@ -37,49 +254,57 @@ pub struct HostFn {
 impl HostFn {
     /// Wraps a callable.
     pub fn new(func: Py<PyAny>, blocking: bool) -> Self {
-        Self { func, blocking }
+        Self {
+            func: Arc::new(func),
+            blocking,
+        }
     }
 
-    /// Calls it with the arguments `args` builds (under the GIL), awaits a returned
-    /// awaitable on the run's loop, and converts the outcome with `convert` (under the GIL).
+    /// Calls it with the arguments `args` builds, awaits a returned awaitable as a task on
+    /// the run's loop, and converts the outcome with `convert` — all under the GIL of the
+    /// thread that runs it.
     pub async fn call<T, A, C>(&self, args: A, convert: C) -> Result<T, ToolError>
     where
         A: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
         C: for<'py> FnOnce(&Bound<'py, PyAny>) -> PyResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let event_loop = current_loop();
-        let func = lifecycle::attach(|py| self.func.clone_ref(py)).ok_or_else(shutting_down)?;
-        let call = move || -> Result<Returned, ToolError> {
-            lifecycle::attach(|py| {
-                let result = args(py)
-                    .and_then(|a| func.bind(py).call1(a))
-                    .map_err(|e| to_tool_error(py, e))?;
-                if is_awaitable(&result) {
-                    Ok(Returned::Pending(
-                        submit(py, result, event_loop).map_err(|e| to_tool_error(py, e))?,
-                    ))
-                } else {
-                    Ok(Returned::Ready(result.unbind()))
-                }
+        let bridge = EVENT_LOOP.try_with(Clone::clone).ok();
+        let func = self.func.clone();
+        if self.blocking {
+            let outcome = tokio::task::spawn_blocking(move || {
+                lifecycle::attach(|py| -> Result<Result<T, ToolError>, (Py<PyAny>, C)> {
+                    let result = args(py).and_then(|a| func.bind(py).call1(a));
+                    match result {
+                        Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
+                        Ok(v) => Ok(convert(&v).map_err(|e| to_tool_error(py, e))),
+                        Err(e) => Ok(Err(to_tool_error(py, e))),
+                    }
+                })
             })
-            .unwrap_or_else(|| Err(shutting_down()))
-        };
-        let returned = if self.blocking {
-            match tokio::task::spawn_blocking(call).await {
-                Ok(r) => r?,
+            .await;
+            return match outcome {
+                Ok(Some(Ok(r))) => r,
+                // A `def` returned an awaitable: await it on the loop like a coroutine.
+                Ok(Some(Err((awaitable, convert)))) => {
+                    let bridge =
+                        bridge.ok_or_else(|| ToolError::new("no event loop for an awaitable"))?;
+                    run_on_loop(bridge, move |py| Ok(awaitable.into_bound(py)), convert).await
+                }
+                Ok(None) => Err(shutting_down()),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(e) => return Err(ToolError::new(e.to_string())),
-            }
-        } else {
-            call()?
-        };
-        let value = match returned {
-            Returned::Ready(v) => v,
-            Returned::Pending(pending) => pending.wait().await?,
-        };
-        lifecycle::attach(|py| convert(value.bind(py)).map_err(|e| to_tool_error(py, e)))
-            .unwrap_or_else(|| Err(shutting_down()))
+                Err(e) => Err(ToolError::new(e.to_string())),
+            };
+        }
+        let bridge = bridge.ok_or_else(|| {
+            ToolError::new("Python callbacks need a run started by the Python binding")
+        })?;
+        run_on_loop(
+            bridge,
+            move |py| args(py).and_then(|a| func.bind(py).call1(a)),
+            convert,
+        )
+        .await
     }
 
     /// Calls it and converts the outcome to a JSON value.
@@ -91,69 +316,37 @@ impl HostFn {
     }
 }
 
-enum Returned {
-    Ready(Py<PyAny>),
-    Pending(PendingCoroutine),
-}
-
-fn is_awaitable(obj: &Bound<'_, PyAny>) -> bool {
-    obj.hasattr("__await__").unwrap_or(false)
-}
-
-/// A coroutine submitted to a loop; cancelled if dropped before it finished.
-pub struct PendingCoroutine {
-    future: Option<Py<PyAny>>,
-    done: tokio::sync::oneshot::Receiver<()>,
-}
-
-/// Submits an awaitable to the run's loop (or the background loop).
-pub fn submit(
-    py: Python<'_>,
-    awaitable: Bound<'_, PyAny>,
-    event_loop: Option<Arc<Py<PyAny>>>,
-) -> PyResult<PendingCoroutine> {
-    let bridge = py.import("phaseo_agent._bridge")?;
-    let target = match event_loop {
-        Some(l) => l.bind(py).clone(),
-        None => bridge.getattr("background_loop")?.call0()?,
+async fn run_on_loop<T, S, C>(
+    bridge: Arc<BridgeInner>,
+    start: S,
+    convert: C,
+) -> Result<T, ToolError>
+where
+    S: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyAny>> + Send + 'static,
+    C: for<'py> FnOnce(&Bound<'py, PyAny>) -> PyResult<T> + Send + 'static,
+    T: Send + 'static,
+{
+    if bridge.closed.load(Ordering::Acquire) {
+        return Err(ToolError::new("the run's event loop is closed"));
+    }
+    let (tx, rx) = oneshot::channel::<Result<T, ToolError>>();
+    let finish: Finish = Box::new(move |py, outcome| {
+        let converted = outcome
+            .and_then(|v| convert(&v))
+            .map_err(|e| to_tool_error(py, e));
+        let _ = tx.send(converted);
+    });
+    let id = bridge.submit(Box::new(start), finish);
+    let mut waiting = Waiting {
+        bridge,
+        id,
+        done: false,
     };
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let tx = Mutex::new(Some(tx));
-    let done = PyCFunction::new_closure(py, None, None, move |_args, _kwargs| {
-        if let Some(tx) = tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = tx.send(());
-        }
-    })?;
-    let future = bridge.getattr("submit")?.call1((awaitable, target, done))?;
-    Ok(PendingCoroutine {
-        future: Some(future.unbind()),
-        done: rx,
+    let outcome = rx.await;
+    waiting.done = true;
+    outcome.unwrap_or_else(|_| {
+        Err(ToolError::new(
+            "the run's event loop stopped before the call finished",
+        ))
     })
-}
-
-impl PendingCoroutine {
-    /// Waits for the coroutine's outcome.
-    pub async fn wait(mut self) -> Result<Py<PyAny>, ToolError> {
-        let _ = (&mut self.done).await;
-        let future = self.future.take().expect("waited once");
-        lifecycle::attach(|py| {
-            future
-                .bind(py)
-                .call_method0("result")
-                .map(Bound::unbind)
-                .map_err(|e| to_tool_error(py, e))
-        })
-        .unwrap_or_else(|| Err(shutting_down()))
-    }
-}
-
-impl Drop for PendingCoroutine {
-    fn drop(&mut self) {
-        if let Some(future) = self.future.take() {
-            // The core stopped waiting (timeout, cancellation): cancel the asyncio task.
-            lifecycle::attach(|py| {
-                let _ = future.bind(py).call_method0("cancel");
-            });
-        }
-    }
 }

@@ -34,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::create_openai_compatible_client, m)?)?;
     m.add_class::<stream::PyAgentStream>()?;
     m.add_class::<stream::PyCursor>()?;
+    m.add_class::<host::PyLoopBridge>()?;
     m.add_function(wrap_pyfunction!(hooks::step_count_is, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::max_tokens_used, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::max_cost, m)?)?;

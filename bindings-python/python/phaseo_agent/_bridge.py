@@ -4,6 +4,8 @@ points, a background loop thread for blocking ones. Called by the native module.
 from __future__ import annotations
 
 import asyncio
+import socket
+import weakref
 import os
 import threading
 from concurrent.futures import Future
@@ -30,12 +32,50 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def submit(awaitable: Any, loop: asyncio.AbstractEventLoop, done: Callable[[Future[Any]], None]) -> Future[Any]:
-    """Runs an awaitable on ``loop`` from another thread; ``done`` is told when it ends."""
-    coroutine = awaitable if asyncio.iscoroutine(awaitable) else _await(awaitable)
-    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-    future.add_done_callback(done)
-    return future
+_bridges: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+
+
+def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
+    """The native bridge of ``loop`` (created once per loop): Rust queues calls for the
+    loop and writes one byte to a socket the loop reads; the loop then takes the batch."""
+    with _lock:
+        entry = _bridges.get(loop)
+        if entry is None:
+            from . import _native
+
+            reader, writer = socket.socketpair()
+            reader.setblocking(False)
+            writer.setblocking(False)
+            bridge = _native.LoopBridge(loop, writer.fileno())
+
+            def drain() -> None:
+                try:
+                    while reader.recv(4096):
+                        pass
+                except (BlockingIOError, InterruptedError):
+                    pass
+                bridge.drain()
+
+            def register() -> None:
+                loop.add_reader(reader.fileno(), drain)
+
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                register()
+            else:
+                loop.call_soon_threadsafe(register)
+            entry = (bridge, reader, writer)
+            _bridges[loop] = entry
+            weakref.finalize(loop, bridge.close)
+        return entry[0]
+
+
+def background_bridge() -> Any:
+    """The bridge of the background loop (blocking entry points)."""
+    return bridge_for(background_loop())
 
 
 def resolve(future: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
