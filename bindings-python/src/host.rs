@@ -22,7 +22,6 @@ use tokio::sync::oneshot;
 
 use crate::convert::to_value;
 use crate::errors::to_tool_error;
-use crate::lifecycle;
 
 fn shutting_down() -> ToolError {
     ToolError::new("the Python interpreter is shutting down")
@@ -272,28 +271,25 @@ impl HostFn {
         let bridge = EVENT_LOOP.try_with(Clone::clone).ok();
         let func = self.func.clone();
         if self.blocking {
-            let outcome = tokio::task::spawn_blocking(move || {
-                lifecycle::attach(|py| -> Result<Result<T, ToolError>, (Py<PyAny>, C)> {
-                    let result = args(py).and_then(|a| func.bind(py).call1(a));
-                    match result {
-                        Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
-                        Ok(v) => Ok(convert(&v).map_err(|e| to_tool_error(py, e))),
-                        Err(e) => Ok(Err(to_tool_error(py, e))),
-                    }
-                })
-            })
-            .await;
-            return match outcome {
-                Ok(Some(Ok(r))) => r,
+            let (tx, rx) = oneshot::channel::<Result<Result<T, ToolError>, (Py<PyAny>, C)>>();
+            crate::workers::run(Box::new(move |py| {
+                let result = args(py).and_then(|a| func.bind(py).call1(a));
+                let outcome = match result {
+                    Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
+                    Ok(v) => Ok(convert(&v).map_err(|e| to_tool_error(py, e))),
+                    Err(e) => Ok(Err(to_tool_error(py, e))),
+                };
+                let _ = tx.send(outcome);
+            }));
+            return match rx.await {
+                Ok(Ok(r)) => r,
                 // A `def` returned an awaitable: await it on the loop like a coroutine.
-                Ok(Some(Err((awaitable, convert)))) => {
+                Ok(Err((awaitable, convert))) => {
                     let bridge =
                         bridge.ok_or_else(|| ToolError::new("no event loop for an awaitable"))?;
                     run_on_loop(bridge, move |py| Ok(awaitable.into_bound(py)), convert).await
                 }
-                Ok(None) => Err(shutting_down()),
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(e) => Err(ToolError::new(e.to_string())),
+                Err(_) => Err(shutting_down()),
             };
         }
         let bridge = bridge.ok_or_else(|| {

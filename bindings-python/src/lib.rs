@@ -12,6 +12,7 @@ mod result;
 mod runtime;
 mod stream;
 mod tool;
+mod workers;
 
 use pyo3::prelude::*;
 

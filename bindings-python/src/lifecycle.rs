@@ -32,6 +32,11 @@ impl Drop for InFlight {
     }
 }
 
+/// Whether the interpreter is shutting down.
+pub fn is_shutting_down() -> bool {
+    SHUTTING_DOWN.load(Ordering::SeqCst)
+}
+
 /// Attaches to Python from a Rust thread, unless the interpreter is shutting down.
 pub fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     let _counted = InFlight::start()?;
@@ -43,6 +48,7 @@ pub fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
+    crate::workers::wake_all();
     py.detach(|| {
         let deadline = Instant::now() + Duration::from_secs(5);
         while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
