@@ -9,14 +9,14 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-wheel node node-tests node-outside conformance handoff bench
+.PHONY: demo test rust-checks rust-tests python python-tests python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
 
 demo: python node
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
 
-test: rust-checks rust-tests python-tests node-tests conformance handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests node-tests kotlin-tests swift-check conformance handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -65,11 +65,35 @@ node-outside:
 	cd /tmp/phaseo-npm-check && node -e "const s = require('@phaseo/agent-sdk'); s.createAgent({id: 'x'}).run({input: 'hi', client: s.createScriptedClient([{text: 'ok'}])}).then((r) => console.log('require ok:', r.output))"
 	cd /tmp/phaseo-npm-check && node --input-type=module -e "import { createAgent, createScriptedClient } from '@phaseo/agent-sdk'; const r = await createAgent({id: 'x'}).run({input: 'hi', client: createScriptedClient([{text: 'ok'}])}); console.log('import ok:', r.output)"
 
-conformance: python node
+conformance: python node kotlin
 	tests/conformance/run-all.sh
 
-handoff: python node
+handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
+
+# Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
+# uniffi-bindgen), compiled by Maven, which also writes the runtime classpath that
+# tests/conformance/kotlin_runner.sh starts `java -cp` with. Maven fetches its plugins and
+# libraries itself (into ~/.m2).
+MVN ?= mvn
+MVN_FLAGS := -B -ntp -Dphaseo.native.dir=$(CARGO_TARGET_DIR)/debug
+KOTLIN_DIR := bindings-uniffi/kotlin
+
+kotlin:
+	bindings-uniffi/scripts/generate.sh
+	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) -q -DskipTests package
+
+# JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.
+kotlin-tests: kotlin
+	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) surefire:test
+
+# Swift: no compiler on these machines. `swift` rewrites the committed sources after an API
+# change; `swift-check` fails when they differ from a fresh generation.
+swift:
+	bindings-uniffi/scripts/generate.sh --swift
+
+swift-check:
+	bindings-uniffi/scripts/generate.sh --check
 
 bench:
 	$(CARGO) bench -p phaseo-agent

@@ -1,0 +1,613 @@
+// The idiomatic Kotlin layer over the uniffi-generated bindings (phaseo_agent_uniffi.kt, same
+// package). It only adapts: suspend lambdas become the generated foreign-trait interfaces,
+// values are kotlinx.serialization `JsonElement`s (JSON text underneath), streams are Flows,
+// and the generated error becomes `AgentException`. Every behaviour lives in the Rust core.
+@file:Suppress("unused")
+
+package app.phaseo.agent
+
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.FlowCollector
+import kotlinx.coroutines.flow.filter
+import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.flow.mapNotNull
+import kotlinx.coroutines.flow.takeWhile
+import kotlinx.coroutines.withContext
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonNull
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+import kotlinx.serialization.json.contentOrNull
+import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+
+// ---------------------------------------------------------------------------------------
+// Values
+
+/** Parses JSON text. */
+fun parseJson(text: String): JsonElement = Json.parseToJsonElement(text)
+
+/**
+ * A Kotlin value as JSON: a `JsonElement` as is; `null`, strings, numbers and booleans as
+ * primitives; maps (string keys) and iterables/arrays recursively.
+ */
+fun toJsonElement(value: Any?): JsonElement = when (value) {
+    null -> JsonNull
+    is JsonElement -> value
+    is String -> JsonPrimitive(value)
+    is Number -> JsonPrimitive(value)
+    is Boolean -> JsonPrimitive(value)
+    is Map<*, *> -> JsonObject(value.entries.associate { (k, v) -> k.toString() to toJsonElement(v) })
+    is Iterable<*> -> JsonArray(value.map(::toJsonElement))
+    is Array<*> -> JsonArray(value.map(::toJsonElement))
+    else -> throw IllegalArgumentException("not a JSON value: ${value::class.qualifiedName}")
+}
+
+private fun JsonElement?.text(): String = (this ?: JsonNull).toString()
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+/**
+ * The error of every SDK operation (SPEC §9): [code] is the stable code (`tool_failed`,
+ * `continue_invalid`, …). An error raised because the run itself failed carries the failed
+ * run's final state as [result]; a refused continue carries none.
+ */
+class AgentException(
+    val code: String,
+    message: String,
+    val result: RunResult? = null,
+    val gateway: GatewayErrorInfo? = null,
+    cause: Throwable? = null,
+) : Exception(message, cause)
+
+/** The generated error as an [AgentException]. */
+fun PhaseoException.toAgentException(): AgentException = when (this) {
+    is PhaseoException.Failed ->
+        AgentException(code, errorMessage, stateJson?.let { RunResult.fromJson(it) }, gateway, this)
+}
+
+/** Runs a call into the native library, rethrowing its error as an [AgentException]. */
+@PublishedApi
+internal inline fun <T> sdk(block: () -> T): T =
+    try {
+        block()
+    } catch (e: PhaseoException) {
+        throw e.toAgentException()
+    }
+
+/**
+ * Runs a host callback for the native library: cancellation propagates, a [ToolException]
+ * passes as is, anything else thrown becomes a [ToolException] with its message (so the
+ * model and the error see `boom`, not `java.lang.IllegalStateException: boom`).
+ */
+@PublishedApi
+internal inline fun <T> hostCall(block: () -> T): T =
+    try {
+        block()
+    } catch (e: CancellationException) {
+        throw e
+    } catch (e: ToolException) {
+        throw e
+    } catch (e: Throwable) {
+        throw ToolException.Failed(e.message ?: e.toString())
+    }
+
+/** Throws from a callback with exactly this message (what the model or the error sees). */
+fun toolError(message: String): Nothing = throw ToolException.Failed(message)
+
+// ---------------------------------------------------------------------------------------
+// The runtime a tool call sees
+
+/** A tool call: its id (unique in the run: an idempotency key), tool id and input. */
+data class ToolCallInfo(val id: String, val name: String, val input: JsonElement)
+
+/**
+ * What a tool call sees of its run (SPEC §2.1). Cancellation is coroutine cancellation: a
+ * timeout or a cancelled run cancels the executor's coroutine.
+ */
+class ToolContext(val native: ToolRuntime) {
+    val runId: String by lazy { native.runId() }
+    val agentId: String by lazy { native.agentId() }
+    val stepIndex: Int by lazy { native.stepIndex().toInt() }
+
+    /** The application context as it was when the tool phase began. */
+    val context: JsonElement by lazy { parseJson(native.contextJson()) }
+
+    /** The call `{id, name, input}`. */
+    val toolCall: ToolCallInfo by lazy {
+        val call = parseJson(native.toolCallJson()).jsonObject
+        ToolCallInfo(
+            call["id"]?.jsonPrimitive?.content ?: "",
+            call["name"]?.jsonPrimitive?.content ?: "",
+            call["input"] ?: JsonNull,
+        )
+    }
+
+    /** Whether the call was cancelled (timeout or run cancellation). */
+    val isCancelled: Boolean get() = native.isCancelled()
+
+    /** Publishes a progress value (`tool.preliminary_result`, checked by `eventSchema`). */
+    fun emitProgress(value: JsonElement) = native.emitProgress(value.toString())
+
+    /** Replaces the whole application context for later turns. */
+    fun setContext(value: JsonElement) = native.setContext(value.toString())
+}
+
+// ---------------------------------------------------------------------------------------
+// Tools
+
+/** A tool's body: a suspend function of the validated input and the call's runtime. */
+typealias ToolFunction = suspend (input: JsonElement, runtime: ToolContext) -> JsonElement
+
+/** A hook or predicate of the input (or output) and the call's runtime. */
+typealias ToolHook<T> = suspend (value: JsonElement, runtime: ToolContext) -> T
+
+private class KotlinExecutor(val fn: ToolFunction) : ToolExecutor {
+    override suspend fun execute(inputJson: String, runtime: ToolRuntime): String =
+        hostCall { fn(parseJson(inputJson), ToolContext(runtime)).toString() }
+}
+
+private class KotlinApproval(val fn: ToolHook<Boolean>) : ApprovalPredicate {
+    override suspend fun requiresApproval(inputJson: String, runtime: ToolRuntime): Boolean =
+        hostCall { fn(parseJson(inputJson), ToolContext(runtime)) }
+}
+
+private class KotlinAgentApproval(val fn: suspend (ToolCallInfo, ToolContext) -> Boolean) : ApprovalPredicate {
+    override suspend fun requiresApproval(inputJson: String, runtime: ToolRuntime): Boolean =
+        hostCall { ToolContext(runtime).let { fn(it.toolCall, it) } }
+}
+
+private class KotlinToolCalled(val fn: ToolHook<JsonElement?>) : ToolCalledHook {
+    override suspend fun onToolCalled(inputJson: String, runtime: ToolRuntime): String? =
+        hostCall { fn(parseJson(inputJson), ToolContext(runtime))?.toString() }
+}
+
+private class KotlinResponseReceived(val fn: ToolHook<JsonElement>) : ResponseReceivedHook {
+    override suspend fun onResponseReceived(outputJson: String, runtime: ToolRuntime): String =
+        hostCall { fn(parseJson(outputJson), ToolContext(runtime)).toString() }
+}
+
+private class KotlinNextTurn(val fn: ToolHook<JsonObject>) : NextTurnParamsProvider {
+    override suspend fun nextTurnParams(inputJson: String, runtime: ToolRuntime): String =
+        hostCall { fn(parseJson(inputJson), ToolContext(runtime)).toString() }
+}
+
+private class KotlinValidator(val schema: JsonElement?, val fn: (JsonElement) -> JsonElement) : Validator {
+    override fun validate(valueJson: String): String = hostCall { fn(parseJson(valueJson)).toString() }
+    override fun jsonSchema(): String? = schema?.toString()
+}
+
+/**
+ * A validator written in Kotlin: returns the accepted (possibly transformed) value or
+ * throws; the exception's message is the validation message. [schema], when given,
+ * describes the accepted values (sent to the model when a tool has no `parameters`).
+ */
+fun validator(schema: JsonElement? = null, check: (JsonElement) -> JsonElement): Validator =
+    KotlinValidator(schema, check)
+
+/** A JSON Schema compiled by the core, as a [Validator] (messages `<pointer>: <reason>`). */
+fun jsonSchemaValidator(schema: JsonElement): Validator = sdk { jsonSchemaValidator(schema.toString()) }
+
+/** Validates [value]: the accepted value, or a [ToolException] with the validator's message. */
+fun Validator.parse(value: JsonElement): JsonElement = parseJson(validate(value.toString()))
+
+/** Runs a blocking function on `Dispatchers.IO` (it keeps its thread if cancelled; the
+ * core discards its late result). */
+fun blocking(fn: (input: JsonElement, runtime: ToolContext) -> JsonElement): ToolFunction =
+    { input, runtime -> withContext(Dispatchers.IO) { fn(input, runtime) } }
+
+/** What a [generator] body emits progress values through. */
+class ProgressScope internal constructor(private val runtime: ToolContext) {
+    /** Publishes a progress value (like `runtime.emitProgress`). */
+    fun emit(value: JsonElement) = runtime.emitProgress(value)
+}
+
+/** A generator-style body: every `emit(value)` is a progress value, the return value is the
+ * result (the Kotlin form of Python/JS generator executors). */
+fun generator(fn: suspend ProgressScope.(input: JsonElement, runtime: ToolContext) -> JsonElement): ToolFunction =
+    { input, runtime -> ProgressScope(runtime).fn(input, runtime) }
+
+/**
+ * Defines a tool (SPEC §2). [execute] is a suspend function (see [blocking] and
+ * [generator] for other forms); without it the tool is manual. An invalid definition
+ * throws [AgentException] `definition_invalid`.
+ */
+fun defineTool(
+    id: String,
+    description: String = "",
+    parameters: JsonElement? = null,
+    timeoutMs: Long? = null,
+    requireApproval: Boolean = false,
+    approval: ToolHook<Boolean>? = null,
+    onError: OnError? = null,
+    inputSchema: Validator? = null,
+    outputSchema: Validator? = null,
+    eventSchema: Validator? = null,
+    onToolCalled: ToolHook<JsonElement?>? = null,
+    onResponseReceived: ToolHook<JsonElement>? = null,
+    nextTurnParams: JsonObject? = null,
+    nextTurnParamsFn: ToolHook<JsonObject>? = null,
+    execute: ToolFunction? = null,
+): Tool = sdk {
+    Tool(
+        ToolDefinition(
+            id = id,
+            description = description,
+            parametersJson = parameters?.toString(),
+            execute = execute?.let(::KotlinExecutor),
+            timeoutMs = timeoutMs?.toDouble(),
+            requireApproval = requireApproval,
+            approval = approval?.let(::KotlinApproval),
+            onError = onError,
+            inputSchema = inputSchema,
+            outputSchema = outputSchema,
+            eventSchema = eventSchema,
+            onToolCalled = onToolCalled?.let(::KotlinToolCalled),
+            onResponseReceived = onResponseReceived?.let(::KotlinResponseReceived),
+            nextTurnParamsJson = nextTurnParams?.toString(),
+            nextTurnParams = nextTurnParamsFn?.let(::KotlinNextTurn),
+        ),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Agents
+
+/** A request to pause for human review. */
+data class ReviewRequest(val reason: String, val payload: JsonElement = JsonNull)
+
+private class KotlinReview(val fn: suspend (JsonObject) -> ReviewRequest?) : HumanReview {
+    override suspend fun review(contextJson: String): String? = hostCall {
+        fn(parseJson(contextJson).jsonObject)?.let {
+            JsonObject(mapOf("reason" to JsonPrimitive(it.reason), "payload" to it.payload)).toString()
+        }
+    }
+}
+
+private class KotlinTurn(val fn: suspend (JsonObject) -> JsonElement?) : TurnResolver {
+    override suspend fun resolve(turnJson: String): String = hostCall { fn(parseJson(turnJson).jsonObject).text() }
+}
+
+private class KotlinStop(val fn: suspend (JsonObject) -> JsonElement) : StopCondition {
+    override suspend fun check(stateJson: String): String = hostCall { fn(parseJson(stateJson).jsonObject).toString() }
+}
+
+/** Stop after at least [n] steps (`step_count:<n>`). */
+fun stepCountIs(n: Int): StopWhen = StopWhen.StepCountIs(n.toLong())
+
+/** Stop when total tokens reach [n] (`max_tokens:<n>`). */
+fun maxTokensUsed(n: Long): StopWhen = StopWhen.MaxTokensUsed(n)
+
+/** Stop when the cumulative cost reaches [cost] (`max_cost:<x>`). */
+fun maxCost(cost: Double): StopWhen = StopWhen.MaxCost(cost)
+
+/** Stop when the run is [ms] milliseconds old (`max_duration:<ms>`). */
+fun maxDuration(ms: Long): StopWhen = StopWhen.MaxDuration(ms)
+
+/** Stop once any step called [name] (`tool_call:<name>`). */
+fun hasToolCall(name: String): StopWhen = StopWhen.HasToolCall(name)
+
+/** Stop once any step finished with [reason] (`finish_reason:<reason>`). */
+fun finishReasonIs(reason: String): StopWhen = StopWhen.FinishReasonIs(reason)
+
+/** A host stop condition of `{steps, usage, elapsedMs, stepCount}`: true stops the run
+ * with reason `custom_condition`. */
+fun stopWhen(check: suspend (state: JsonObject) -> Boolean): StopWhen =
+    StopWhen.Custom(KotlinStop { JsonPrimitive(check(it)) })
+
+/** A host stop condition answering with a reason (stop) or null (go on). */
+fun stopWhenReason(check: suspend (state: JsonObject) -> String?): StopWhen =
+    StopWhen.Custom(KotlinStop { JsonPrimitive(check(it)) })
+
+private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = fn?.let(::KotlinTurn)
+
+/**
+ * Defines an agent (SPEC §3). [requireApproval] is the agent-level predicate of
+ * `(call, runtime)`; it decides for every tool. [humanReview] returns a [ReviewRequest]
+ * to pause. The `…Fn` parameters compute a field per turn from `{numberOfTurns, stepIndex,
+ * messages, context}`. An invalid definition throws [AgentException] `definition_invalid`.
+ */
+fun createAgent(
+    id: String,
+    tools: List<Tool> = emptyList(),
+    instructions: String? = null,
+    model: String? = null,
+    maxSteps: Int? = null,
+    stopWhen: List<StopWhen> = emptyList(),
+    modelRetry: ModelRetry? = null,
+    toolExecution: ToolExecution? = null,
+    temperature: Double? = null,
+    maxOutputTokens: Long? = null,
+    topP: Double? = null,
+    outputSchema: Validator? = null,
+    requireApproval: (suspend (call: ToolCallInfo, runtime: ToolContext) -> Boolean)? = null,
+    humanReview: (suspend (context: JsonObject) -> ReviewRequest?)? = null,
+    instructionsFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    modelFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    temperatureFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    maxOutputTokensFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    topPFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+): Agent = sdk {
+    Agent(
+        AgentDefinition(
+            id = id,
+            tools = tools,
+            model = model,
+            instructions = instructions,
+            maxSteps = maxSteps?.toLong(),
+            stopWhen = stopWhen,
+            modelRetry = modelRetry,
+            toolExecution = toolExecution,
+            temperature = temperature,
+            maxOutputTokens = maxOutputTokens,
+            topP = topP,
+            outputSchema = outputSchema,
+            requireApproval = requireApproval?.let(::KotlinAgentApproval),
+            humanReview = humanReview?.let(::KotlinReview),
+            modelFn = turn(modelFn),
+            instructionsFn = turn(instructionsFn),
+            temperatureFn = turn(temperatureFn),
+            maxOutputTokensFn = turn(maxOutputTokensFn),
+            topPFn = turn(topPFn),
+        ),
+    )
+}
+
+/** Tool execution settings (SPEC §2.8, §2.9). */
+fun toolExecution(toolConcurrency: Int? = null, onError: OnError? = null, maxOutputChars: Int? = null) =
+    ToolExecution(toolConcurrency?.toLong(), onError, maxOutputChars?.toLong())
+
+// ---------------------------------------------------------------------------------------
+// Model clients
+
+private class KotlinModel(val fn: suspend (JsonObject) -> JsonElement) : ModelClient {
+    override suspend fun generate(requestJson: String): String =
+        hostCall { fn(parseJson(requestJson).jsonObject).toString() }
+}
+
+/** The built-in scripted client: [responses] in order (short form `{text?, toolCalls?,
+ * usage?, cost?, finishReason?}` or `{fail: message}`); [used] of them already consumed. */
+fun scriptedClient(responses: List<JsonElement>, used: Int = 0): Client =
+    sdk { Client.Scripted(ScriptedClient(JsonArray(responses).toString(), used.toLong())) }
+
+/** The built-in scripted client. */
+fun scriptedClient(vararg responses: JsonElement): Client = scriptedClient(responses.toList())
+
+/** The built-in offline test client (calls each tool once, then summarizes). */
+fun testClient(): Client = Client.Test(TestClient())
+
+/** A model client written in Kotlin: `generate(request)` returns a response in the short
+ * scripted form (or the full `{message: {...}, usage, …}` form); throwing is a model failure. */
+fun modelClient(generate: suspend (request: JsonObject) -> JsonElement): Client = Client.Host(KotlinModel(generate))
+
+/** A [ModelClient] implementation as a [Client]. */
+fun ModelClient.asClient(): Client = Client.Host(this)
+
+/** The Phaseo gateway client (`PHASEO_API_KEY`, `PHASEO_BASE_URL` when not given). */
+fun gatewayClient(
+    apiKey: String? = null,
+    baseUrl: String? = null,
+    model: String? = null,
+    timeoutMs: Long? = null,
+    headers: Map<String, String> = emptyMap(),
+): Client = Client.Http(HttpModelClient.gateway(HttpClientOptions(apiKey, baseUrl, model, timeoutMs?.toDouble(), headers)))
+
+/** An OpenAI-compatible chat-completions client (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). */
+fun openAICompatibleClient(
+    apiKey: String? = null,
+    baseUrl: String? = null,
+    model: String? = null,
+    timeoutMs: Long? = null,
+    headers: Map<String, String> = emptyMap(),
+): Client = Client.Http(HttpModelClient.openaiCompatible(HttpClientOptions(apiKey, baseUrl, model, timeoutMs?.toDouble(), headers)))
+
+// ---------------------------------------------------------------------------------------
+// Runs
+
+private class KotlinListener(val fn: (JsonObject) -> Unit) : EventListener {
+    override fun onEvent(eventJson: String) {
+        try {
+            fn(parseJson(eventJson).jsonObject)
+        } catch (_: Throwable) {
+            // A listener's failure never affects the run.
+        }
+    }
+}
+
+/** Approves a call (or rejects it, with the reason sent to the model). */
+fun decision(toolCallId: String, reason: String? = null) = Decision(toolCallId, reason)
+
+/**
+ * Runs the agent until it completes, stops, pauses, fails or is cancelled (SPEC §3).
+ * A failed run throws [AgentException] carrying the failed state. Cancelling the coroutine
+ * that awaits this cancels the run; [cancel] ends it `cancelled` and still returns its result.
+ */
+suspend fun Agent.run(
+    input: JsonElement,
+    client: Client,
+    context: JsonElement? = null,
+    messages: JsonArray? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+): RunResult = sdk {
+    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel))
+}
+
+/** [run] with a text input (the user message). */
+suspend fun Agent.run(
+    input: String,
+    client: Client,
+    context: JsonElement? = null,
+    messages: JsonArray? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel)
+
+private fun continueOptions(
+    client: Client,
+    approvals: List<Decision>,
+    rejections: List<Decision>,
+    toolOutputs: Map<String, JsonElement>,
+    humanInput: String?,
+    context: JsonElement?,
+    overrides: RunOverrides?,
+    onEvent: ((JsonObject) -> Unit)?,
+    cancel: CancelToken?,
+) = ContinueOptions(
+    client = client,
+    approvals = approvals,
+    rejections = rejections,
+    toolOutputs = toolOutputs.map { (id, v) -> ToolOutput(id, v.toString()) },
+    humanInput = humanInput,
+    contextJson = context?.toString(),
+    overrides = overrides,
+    onEvent = onEvent?.let(::KotlinListener),
+    cancel = cancel,
+)
+
+/**
+ * Continues a paused run (SPEC §4): every pending call must be decided ([approvals],
+ * [rejections]) or given an output ([toolOutputs], call id → output). [state] is not
+ * changed: a refused continue throws `continue_invalid` and the state stays usable.
+ */
+suspend fun Agent.continueRun(
+    state: RunResult,
+    client: Client,
+    approvals: List<Decision> = emptyList(),
+    rejections: List<Decision> = emptyList(),
+    toolOutputs: Map<String, JsonElement> = emptyMap(),
+    humanInput: String? = null,
+    context: JsonElement? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+): RunResult = sdk {
+    continueRun(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel))
+}
+
+/** Starts a streamed run (SPEC §6). */
+fun Agent.stream(
+    input: JsonElement,
+    client: Client,
+    context: JsonElement? = null,
+    messages: JsonArray? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+): RunStream = sdk {
+    RunStream(stream(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel)))
+}
+
+/** [stream] with a text input. */
+fun Agent.stream(
+    input: String,
+    client: Client,
+    context: JsonElement? = null,
+    messages: JsonArray? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+): RunStream = stream(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel)
+
+/** Continues a paused run as a stream. */
+fun Agent.continueStream(
+    state: RunResult,
+    client: Client,
+    approvals: List<Decision> = emptyList(),
+    rejections: List<Decision> = emptyList(),
+    toolOutputs: Map<String, JsonElement> = emptyMap(),
+    humanInput: String? = null,
+    context: JsonElement? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+): RunStream = sdk {
+    RunStream(continueStream(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel)))
+}
+
+/**
+ * A streamed run: a cold [Flow] of its events (each collection replays the whole history
+ * from the start, any number of collectors at once; it ends when the run ends and throws
+ * [AgentException] if the run failed), plus [result], [text], [cancel] and filtered flows.
+ */
+class RunStream(val native: AgentStream) : Flow<JsonObject> {
+    /** Every event, then `{type: "result", result: <state>}`. */
+    val fullStream: Flow<JsonObject> = flow {
+        val cursor = native.cursor()
+        try {
+            while (true) {
+                val item = sdk { cursor.next() } ?: break
+                emit(parseJson(item).jsonObject)
+            }
+        } finally {
+            cursor.close()
+        }
+    }
+
+    /** Every event (without the final result item). */
+    val events: Flow<JsonObject> = fullStream.takeWhile { it["type"]?.jsonPrimitive?.contentOrNull != "result" }
+
+    /** Text deltas (`response.output_text.delta`). */
+    val textStream: Flow<String> = events.mapNotNull {
+        if (it.type == "response.output_text.delta") it["delta"]?.jsonPrimitive?.content else null
+    }
+
+    /** Reasoning deltas (`response.reasoning.delta`). */
+    val reasoningStream: Flow<String> = events.mapNotNull {
+        if (it.type == "response.reasoning.delta") it["delta"]?.jsonPrimitive?.content else null
+    }
+
+    /** `tool.*` events. */
+    val toolEvents: Flow<JsonObject> = events.filter { it.type?.startsWith("tool.") == true }
+
+    /** Items (`response.item`). */
+    val items: Flow<JsonObject> = events.mapNotNull { if (it.type == "response.item") it["item"]?.jsonObject else null }
+
+    override suspend fun collect(collector: FlowCollector<JsonObject>) = events.collect(collector)
+
+    /** The final result (a failed run throws its [AgentException]). */
+    suspend fun result(): RunResult = sdk { native.result() }
+
+    /** The final output as text. */
+    suspend fun text(): String = sdk { native.text() }
+
+    /** Cancels the run; it ends `cancelled` and its result is still returned. */
+    fun cancel(reason: String? = null) = native.cancel(reason)
+}
+
+/** An event's `type`. */
+val JsonObject.type: String? get() = this["type"]?.jsonPrimitive?.contentOrNull
+
+// ---------------------------------------------------------------------------------------
+// Results
+
+/** The whole state as a JSON object (the canonical JSON, parsed). */
+val RunResult.state: JsonObject get() = parseJson(toJson()).jsonObject
+
+/** The final output (null unless completed or stopped). */
+val RunResult.output: JsonElement get() = parseJson(outputJson())
+
+/** The pause `{id, reason, payload, requestedAt, kind, pendingToolCalls}`, while waiting. */
+val RunResult.pause: JsonObject? get() = pauseJson()?.let { parseJson(it).jsonObject }
+
+/** The pending calls `[{call: {id, name, input}, kind, reason}]`. */
+val RunResult.pending: JsonArray get() = parseJson(pendingJson()) as JsonArray
+
+/** Cumulative usage `{inputTokens, outputTokens, cachedTokens, totalTokens, cost}`. */
+val RunResult.usage: JsonObject get() = parseJson(usageJson()).jsonObject
+
+/** The conversation. */
+val RunResult.messages: JsonArray get() = parseJson(messagesJson()) as JsonArray
+
+/** The application context. */
+val RunResult.context: JsonElement get() = parseJson(contextJson())
+
+/** The state as a [RunResult] (`state_invalid` when malformed or of an unsupported version). */
+fun parseState(json: String): RunResult = sdk { RunResult.fromJson(json) }

@@ -1,0 +1,49 @@
+package app.phaseo.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.Test;
+
+/** The SDK as a Java application calls it (PhaseoJava: blocking tools, JSON text). */
+class JavaUsageTest {
+    @Test
+    void runsAJavaToolAndContinuesAManualOne() throws Exception {
+        Tool add = PhaseoJava.tool("add", "Adds two numbers", "{\"type\":\"object\"}",
+            (inputJson, runtime) -> {
+                String[] parts = inputJson.replaceAll("[^0-9,]", "").split(",");
+                return String.valueOf(Integer.parseInt(parts[0]) + Integer.parseInt(parts[1]));
+            });
+        Tool fetch = PhaseoJava.manualTool("fetch", "Fetched by the application", null);
+        Agent agent = PhaseoJava.agent("java-agent", List.of(add, fetch), "Be brief.");
+        String script = "[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"},"
+            + "{\"id\":\"c2\",\"name\":\"fetch\",\"arguments\":\"{}\"}]},{\"text\":\"5 and rows\"}]";
+        Client client = PhaseoJava.scriptedClient(script);
+
+        RunResult paused = PhaseoJava.runAsync(agent, "2+3?", client).get();
+        assertEquals(RunStatus.WAITING_FOR_HUMAN, paused.status());
+        RunResult stored = PhaseoJava.parseState(paused.toJson());
+        RunResult done = PhaseoJava.continueRun(agent, stored, client, List.of(), Map.of("c2", "{\"rows\":3}"));
+        assertEquals(RunStatus.COMPLETED, done.status());
+        assertEquals("5 and rows", done.outputText());
+    }
+
+    @Test
+    void aFailedRunThrowsAgentExceptionWithTheFailedState() {
+        Tool boom = PhaseoJava.tool("boom", "Fails", null, (inputJson, runtime) -> {
+            throw new IllegalStateException("disk full");
+        });
+        Agent agent = PhaseoJava.agent("java-agent", List.of(boom));
+        Client client = PhaseoJava.scriptedClient("[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"boom\",\"arguments\":\"{}\"}]}]");
+        AgentException e = assertThrows(AgentException.class, () -> PhaseoJava.run(agent, "go", client));
+        assertEquals("tool_failed", e.getCode());
+        assertEquals("disk full", e.getMessage());
+        assertEquals(RunStatus.FAILED, e.getResult().status());
+        ExecutionException async = assertThrows(ExecutionException.class,
+            () -> PhaseoJava.runAsync(agent, "go", PhaseoJava.scriptedClient("[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"boom\",\"arguments\":\"{}\"}]}]")).get());
+        assertEquals("tool_failed", ((AgentException) async.getCause()).getCode());
+    }
+}

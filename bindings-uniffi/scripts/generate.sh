@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Generates the bindings from the cdylib with the dev-profile uniffi-bindgen (library mode;
+# the configuration is bindings-uniffi/uniffi.toml).
+#   bindings-uniffi/scripts/generate.sh           Kotlin into the Maven project
+#                                                 (kotlin/src/main/kotlin/app/phaseo/agent/)
+#   bindings-uniffi/scripts/generate.sh --swift   Swift into swift/Sources/ (commit the result)
+#   bindings-uniffi/scripts/generate.sh --check   regenerate Swift into a temp dir and fail if
+#                                                 it differs from the committed Swift sources
+# Builds what it needs in the debug profile; honours CARGO_TARGET_DIR (default <repo>/target).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$here/.." && pwd)"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+cargo="${CARGO:-cargo}"
+mode="${1:-kotlin}"
+case "$mode" in kotlin|--swift|--check) ;; *) echo "usage: $0 [--swift|--check]" >&2; exit 2;; esac
+
+cd "$repo"
+# Two builds, not one: built together, cargo would unify uniffi's `cli` feature (the
+# generator's clap/askama/goblin) into the cdylib too.
+"$cargo" build -q -p phaseo-agent-uniffi
+"$cargo" build -q -p uniffi-bindgen
+lib="$target/debug/libphaseo_agent_uniffi.so"
+[ -f "$lib" ] || lib="$target/debug/libphaseo_agent_uniffi.dylib"
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+if [ "$mode" = kotlin ]; then
+  "$target/debug/uniffi-bindgen" generate "$lib" --language kotlin --out-dir "$out" --no-format >/dev/null
+  kt_dir="$here/kotlin/src/main/kotlin/app/phaseo/agent"
+  mkdir -p "$kt_dir"
+  # Only replace the file when it changed, so Maven's up-to-date checks keep working.
+  if ! cmp -s "$out/app/phaseo/agent/phaseo_agent_uniffi.kt" "$kt_dir/phaseo_agent_uniffi.kt"; then
+    cp "$out/app/phaseo/agent/phaseo_agent_uniffi.kt" "$kt_dir/phaseo_agent_uniffi.kt"
+  fi
+  exit 0
+fi
+
+"$target/debug/uniffi-bindgen" generate "$lib" --language swift --out-dir "$out" --no-format >/dev/null
+# SwiftPM layout: the Swift module, and the C module (header + module.modulemap) it imports.
+declare -A files=(
+  [Sources/PhaseoAgent/PhaseoAgent.swift]="$out/PhaseoAgent.swift"
+  [Sources/PhaseoAgentFFI/PhaseoAgentFFI.h]="$out/PhaseoAgentFFI.h"
+  [Sources/PhaseoAgentFFI/module.modulemap]="$out/PhaseoAgentFFI.modulemap"
+)
+if [ "$mode" = --swift ]; then
+  for f in "${!files[@]}"; do
+    mkdir -p "$(dirname "$here/swift/$f")"
+    cp "${files[$f]}" "$here/swift/$f"
+  done
+  echo "wrote ${#files[@]} files under bindings-uniffi/swift/Sources"
+  exit 0
+fi
+
+status=0
+passed=0
+failed=0
+for f in $(printf '%s\n' "${!files[@]}" | sort); do
+  if cmp -s "${files[$f]}" "$here/swift/$f"; then
+    echo "PASS swift/$f matches a fresh generation"
+    passed=$((passed + 1))
+  else
+    echo "FAIL swift/$f differs from a fresh generation:"
+    diff -u "$here/swift/$f" "${files[$f]}" 2>&1 | head -20 || true
+    status=1
+    failed=$((failed + 1))
+  fi
+done
+if [ $status -ne 0 ]; then
+  echo "swift-check: regenerate with bindings-uniffi/scripts/generate.sh --swift and commit the result"
+fi
+echo "$passed passed, $failed failed"
+exit $status

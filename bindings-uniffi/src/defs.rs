@@ -1,0 +1,603 @@
+//! Definitions and options as uniffi records, turned into core values.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use phaseo_agent as pa;
+use phaseo_agent::Value;
+
+use crate::api::{CancelToken, HttpModelClient, ScriptedClient, TestClient, Tool};
+use crate::errors::PhaseoError;
+use crate::traits::*;
+
+fn parse_option(text: &str, what: &str) -> Result<Value, PhaseoError> {
+    serde_json::from_str(text)
+        .map_err(|e| PhaseoError::definition(format!("{what} is not valid JSON: {e}")))
+}
+
+fn count(n: i64) -> usize {
+    usize::try_from(n.max(0)).unwrap_or(usize::MAX)
+}
+
+/// What happens when a call fails (SPEC §2.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum OnError {
+    /// The run fails and the error is raised (default).
+    FailRun,
+    /// The model receives `{"error": "<message>"}` as the tool message; the run goes on.
+    ReturnToModel,
+}
+
+impl From<OnError> for pa::OnError {
+    fn from(e: OnError) -> Self {
+        match e {
+            OnError::FailRun => pa::OnError::FailRun,
+            OnError::ReturnToModel => pa::OnError::ReturnToModel,
+        }
+    }
+}
+
+/// A tool definition (SPEC §2). JSON fields are JSON text.
+#[derive(uniffi::Record)]
+pub struct ToolDefinition {
+    /// The id the model calls it by.
+    pub id: String,
+    /// Text sent to the model.
+    #[uniffi(default)]
+    pub description: String,
+    /// JSON Schema of the arguments (validated by the core); null = any object.
+    #[uniffi(default)]
+    pub parameters_json: Option<String>,
+    /// The executor; null = a manual tool.
+    #[uniffi(default)]
+    pub execute: Option<Arc<dyn ToolExecutor>>,
+    /// Per-call time limit in milliseconds.
+    #[uniffi(default)]
+    pub timeout_ms: Option<f64>,
+    /// Every call needs approval.
+    #[uniffi(default)]
+    pub require_approval: bool,
+    /// Approval decided per call (wins over `require_approval`).
+    #[uniffi(default)]
+    pub approval: Option<Arc<dyn ApprovalPredicate>>,
+    /// Error policy (wins over the agent's `toolExecution.onError`).
+    #[uniffi(default)]
+    pub on_error: Option<OnError>,
+    /// Host validator of the arguments, after `parameters`.
+    #[uniffi(default)]
+    pub input_schema: Option<Arc<dyn Validator>>,
+    /// Validator of results (and supplied outputs).
+    #[uniffi(default)]
+    pub output_schema: Option<Arc<dyn Validator>>,
+    /// Validator of progress values.
+    #[uniffi(default)]
+    pub event_schema: Option<Arc<dyn Validator>>,
+    /// Interactive hook.
+    #[uniffi(default)]
+    pub on_tool_called: Option<Arc<dyn ToolCalledHook>>,
+    /// Transforms outputs supplied on continue.
+    #[uniffi(default)]
+    pub on_response_received: Option<Arc<dyn ResponseReceivedHook>>,
+    /// Fixed next-turn overrides (a JSON object).
+    #[uniffi(default)]
+    pub next_turn_params_json: Option<String>,
+    /// Per-call next-turn overrides (wins over `next_turn_params_json`).
+    #[uniffi(default)]
+    pub next_turn_params: Option<Arc<dyn NextTurnParamsProvider>>,
+}
+
+pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
+    let id = def.id;
+    let invalid =
+        |e: String| PhaseoError::definition(format!("Invalid definition of tool '{id}': {e}"));
+    let parameters = match &def.parameters_json {
+        Some(text) => {
+            serde_json::from_str(text).map_err(|e| invalid(format!("parameters: {e}")))?
+        }
+        None => Value::Null,
+    };
+    let mut tool = match def.execute {
+        Some(exec) => pa::Tool::with_executor(
+            id.clone(),
+            def.description,
+            parameters,
+            Arc::new(HostExecutor(exec)),
+        ),
+        None => pa::Tool::external(id.clone(), def.description, parameters),
+    };
+    if let Some(ms) = def.timeout_ms {
+        tool = tool.timeout_ms(ms);
+    }
+    if let Some(p) = def.approval {
+        tool = tool.approval_rule(pa::Approval::Predicate(Arc::new(HostApproval(p))));
+    } else if def.require_approval {
+        tool = tool.require_approval();
+    }
+    if let Some(policy) = def.on_error {
+        tool = tool.on_error(policy.into());
+    }
+    if let Some(v) = def.input_schema {
+        tool = tool.input_schema(Arc::new(HostValidator(v)));
+    }
+    if let Some(v) = def.output_schema {
+        tool = tool.output_schema(Arc::new(HostValidator(v)));
+    }
+    if let Some(v) = def.event_schema {
+        tool = tool.event_schema(Arc::new(HostValidator(v)));
+    }
+    if let Some(h) = def.on_tool_called {
+        tool = tool.on_tool_called_hook(Arc::new(HostToolCalled(h)));
+    }
+    if let Some(h) = def.on_response_received {
+        tool = tool.on_response_received_hook(Arc::new(HostResponseReceived(h)));
+    }
+    if let Some(p) = def.next_turn_params {
+        tool = tool.next_turn_params_provider(Arc::new(HostNextTurn(p)));
+    } else if let Some(text) = def.next_turn_params_json {
+        let value =
+            serde_json::from_str(&text).map_err(|e| invalid(format!("nextTurnParams: {e}")))?;
+        tool = tool.next_turn_params(pa::NextTurnParams::from_value(value).map_err(invalid)?);
+    }
+    tool.check()?;
+    Ok(tool)
+}
+
+/// A stop condition (SPEC §3.2): a built-in or a host condition.
+#[derive(uniffi::Enum)]
+pub enum StopWhen {
+    /// At least `steps` steps completed: `step_count:<n>`.
+    StepCountIs {
+        /// Steps.
+        steps: i64,
+    },
+    /// Total tokens ≥ `tokens`: `max_tokens:<n>`.
+    MaxTokensUsed {
+        /// Tokens.
+        tokens: i64,
+    },
+    /// Cumulative cost ≥ `cost`: `max_cost:<x>`.
+    MaxCost {
+        /// Cost.
+        cost: f64,
+    },
+    /// The run is at least `ms` milliseconds old: `max_duration:<ms>`.
+    MaxDuration {
+        /// Milliseconds.
+        ms: i64,
+    },
+    /// Any step called `name`: `tool_call:<name>`.
+    HasToolCall {
+        /// Tool id.
+        name: String,
+    },
+    /// Any step finished with `reason`: `finish_reason:<reason>`.
+    FinishReasonIs {
+        /// Finish reason.
+        reason: String,
+    },
+    /// A host condition.
+    Custom {
+        /// The condition.
+        condition: Arc<dyn StopCondition>,
+    },
+}
+
+fn stop_conditions(items: Vec<StopWhen>) -> Vec<Arc<dyn pa::StopCondition>> {
+    items
+        .into_iter()
+        .map(|s| match s {
+            StopWhen::StepCountIs { steps } => pa::step_count_is(count(steps)),
+            StopWhen::MaxTokensUsed { tokens } => pa::max_tokens_used(tokens.max(0) as u64),
+            StopWhen::MaxCost { cost } => pa::max_cost(cost),
+            StopWhen::MaxDuration { ms } => pa::max_duration(ms.max(0) as u64),
+            StopWhen::HasToolCall { name } => pa::has_tool_call(name),
+            StopWhen::FinishReasonIs { reason } => pa::finish_reason_is(reason),
+            StopWhen::Custom { condition } => {
+                Arc::new(HostStop(condition)) as Arc<dyn pa::StopCondition>
+            }
+        })
+        .collect()
+}
+
+/// Model retries: `max_retries` extra attempts, sleeping `backoff_ms * attempt` between them.
+#[derive(Clone, Copy, Debug, uniffi::Record)]
+pub struct ModelRetry {
+    /// Extra attempts after the first.
+    #[uniffi(default = 0)]
+    pub max_retries: i64,
+    /// Base backoff in milliseconds.
+    #[uniffi(default = 250.0)]
+    pub backoff_ms: f64,
+}
+
+impl From<ModelRetry> for pa::ModelRetry {
+    fn from(r: ModelRetry) -> Self {
+        let backoff = if r.backoff_ms.is_finite() && r.backoff_ms > 0.0 {
+            Duration::from_secs_f64(r.backoff_ms / 1000.0)
+        } else {
+            Duration::ZERO
+        };
+        pa::ModelRetry::new(
+            u32::try_from(r.max_retries.max(0)).unwrap_or(u32::MAX),
+            backoff,
+        )
+    }
+}
+
+/// How automatic calls of a turn run (SPEC §2.8, §2.9); unset fields fall back.
+#[derive(Clone, Copy, Debug, uniffi::Record)]
+pub struct ToolExecution {
+    /// Calls of one turn running at once (below 1 is raised to 1).
+    #[uniffi(default)]
+    pub tool_concurrency: Option<i64>,
+    /// Error policy for tools without their own.
+    #[uniffi(default)]
+    pub on_error: Option<OnError>,
+    /// Tool message content limit, in characters.
+    #[uniffi(default)]
+    pub max_output_chars: Option<i64>,
+}
+
+impl From<ToolExecution> for pa::ToolExecutionConfig {
+    fn from(t: ToolExecution) -> Self {
+        pa::ToolExecutionConfig {
+            tool_concurrency: t.tool_concurrency.map(count),
+            on_error: t.on_error.map(Into::into),
+            max_output_chars: t.max_output_chars.map(count),
+        }
+    }
+}
+
+/// An agent definition (SPEC §3).
+#[derive(uniffi::Record)]
+pub struct AgentDefinition {
+    /// The agent id.
+    pub id: String,
+    /// Its tools.
+    #[uniffi(default)]
+    pub tools: Vec<Arc<Tool>>,
+    /// Model id.
+    #[uniffi(default)]
+    pub model: Option<String>,
+    /// Instructions, sent once per request.
+    #[uniffi(default)]
+    pub instructions: Option<String>,
+    /// Step limit (default 12).
+    #[uniffi(default)]
+    pub max_steps: Option<i64>,
+    /// Stop conditions, checked in order.
+    #[uniffi(default)]
+    pub stop_when: Vec<StopWhen>,
+    /// Model retries.
+    #[uniffi(default)]
+    pub model_retry: Option<ModelRetry>,
+    /// Tool execution settings.
+    #[uniffi(default)]
+    pub tool_execution: Option<ToolExecution>,
+    /// Sampling temperature.
+    #[uniffi(default)]
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    #[uniffi(default)]
+    pub max_output_tokens: Option<i64>,
+    /// Nucleus sampling.
+    #[uniffi(default)]
+    pub top_p: Option<f64>,
+    /// Validator of the final output.
+    #[uniffi(default)]
+    pub output_schema: Option<Arc<dyn Validator>>,
+    /// Agent-level approval predicate `(call, runtime)`: decides for every tool.
+    #[uniffi(default)]
+    pub require_approval: Option<Arc<dyn ApprovalPredicate>>,
+    /// Human-review hook.
+    #[uniffi(default)]
+    pub human_review: Option<Arc<dyn HumanReview>>,
+    /// Model id per turn (wins over `model`).
+    #[uniffi(default)]
+    pub model_fn: Option<Arc<dyn TurnResolver>>,
+    /// Instructions per turn (wins over `instructions`).
+    #[uniffi(default)]
+    pub instructions_fn: Option<Arc<dyn TurnResolver>>,
+    /// Temperature per turn (wins over `temperature`).
+    #[uniffi(default)]
+    pub temperature_fn: Option<Arc<dyn TurnResolver>>,
+    /// Output token limit per turn (wins over `max_output_tokens`).
+    #[uniffi(default)]
+    pub max_output_tokens_fn: Option<Arc<dyn TurnResolver>>,
+    /// Nucleus sampling per turn (wins over `top_p`).
+    #[uniffi(default)]
+    pub top_p_fn: Option<Arc<dyn TurnResolver>>,
+}
+
+fn turn_value(
+    fixed: Option<Value>,
+    resolver: Option<Arc<dyn TurnResolver>>,
+) -> Option<pa::TurnValue> {
+    match (resolver, fixed) {
+        (Some(r), _) => Some(pa::TurnValue::Dynamic(Arc::new(HostTurn(r)))),
+        (None, Some(v)) => Some(pa::TurnValue::Fixed(v)),
+        (None, None) => None,
+    }
+}
+
+pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, PhaseoError> {
+    let mut out = pa::AgentDefinition::new(def.id);
+    for tool in def.tools {
+        out = out.tool(tool.tool.clone());
+    }
+    if let Some(v) = turn_value(def.model.map(Value::from), def.model_fn) {
+        out = out.model(v);
+    }
+    if let Some(v) = turn_value(def.instructions.map(Value::from), def.instructions_fn) {
+        out = out.instructions(v);
+    }
+    if let Some(v) = turn_value(def.temperature.map(Value::from), def.temperature_fn) {
+        out = out.temperature(v);
+    }
+    if let Some(v) = turn_value(
+        def.max_output_tokens.map(|n| Value::from(n.max(0))),
+        def.max_output_tokens_fn,
+    ) {
+        out = out.max_output_tokens(v);
+    }
+    if let Some(v) = turn_value(def.top_p.map(Value::from), def.top_p_fn) {
+        out = out.top_p(v);
+    }
+    if let Some(n) = def.max_steps {
+        out = out.max_steps(count(n));
+    }
+    for c in stop_conditions(def.stop_when) {
+        out = out.stop_when(c);
+    }
+    if let Some(r) = def.model_retry {
+        out = out.model_retry(r.into());
+    }
+    if let Some(t) = def.tool_execution {
+        out = out.tool_execution(t.into());
+    }
+    if let Some(v) = def.output_schema {
+        out = out.output_schema(Arc::new(HostValidator(v)));
+    }
+    if let Some(p) = def.require_approval {
+        out = out.require_approval(Arc::new(HostAgentApproval(p)));
+    }
+    if let Some(h) = def.human_review {
+        out = out.human_review(Arc::new(HostReview(h)));
+    }
+    Ok(out)
+}
+
+/// Overrides a run or continue may set over the agent definition (SPEC §3).
+#[derive(uniffi::Record)]
+pub struct RunOverrides {
+    /// Model id.
+    #[uniffi(default)]
+    pub model: Option<String>,
+    /// Step limit.
+    #[uniffi(default)]
+    pub max_steps: Option<i64>,
+    /// Replaces the agent's stop conditions.
+    #[uniffi(default)]
+    pub stop_when: Option<Vec<StopWhen>>,
+    /// Replaces the agent's retry policy.
+    #[uniffi(default)]
+    pub model_retry: Option<ModelRetry>,
+    /// Overrides the agent's tool execution settings, per field.
+    #[uniffi(default)]
+    pub tool_execution: Option<ToolExecution>,
+    /// Sampling temperature.
+    #[uniffi(default)]
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    #[uniffi(default)]
+    pub max_output_tokens: Option<i64>,
+    /// Nucleus sampling.
+    #[uniffi(default)]
+    pub top_p: Option<f64>,
+}
+
+fn core_overrides(o: Option<RunOverrides>) -> pa::RunOverrides {
+    let Some(o) = o else {
+        return pa::RunOverrides::default();
+    };
+    pa::RunOverrides {
+        model: o.model,
+        max_steps: o.max_steps.map(count),
+        stop_when: o.stop_when.map(stop_conditions),
+        model_retry: o.model_retry.map(Into::into),
+        tool_execution: o.tool_execution.map(Into::into),
+        temperature: o.temperature,
+        max_output_tokens: o.max_output_tokens.map(|n| n.max(0) as u64),
+        top_p: o.top_p,
+    }
+}
+
+/// Settings of an HTTP model client; unset fields come from the environment (`PHASEO_*`
+/// for the gateway, `OPENAI_*` for OpenAI-compatible servers).
+#[derive(Clone, uniffi::Record)]
+pub struct HttpClientOptions {
+    /// API key (never written to state, events, errors or logs).
+    #[uniffi(default)]
+    pub api_key: Option<String>,
+    /// Base URL.
+    #[uniffi(default)]
+    pub base_url: Option<String>,
+    /// Model used when the agent names none.
+    #[uniffi(default)]
+    pub model: Option<String>,
+    /// Request timeout in milliseconds.
+    #[uniffi(default)]
+    pub timeout_ms: Option<f64>,
+    /// Extra headers.
+    #[uniffi(default)]
+    pub headers: HashMap<String, String>,
+}
+
+/// Which model client a run uses.
+#[derive(uniffi::Enum)]
+pub enum Client {
+    /// A host client (Kotlin/Swift object implementing `ModelClient`).
+    Host {
+        /// The client.
+        client: Arc<dyn ModelClient>,
+    },
+    /// The built-in scripted client.
+    Scripted {
+        /// The client.
+        client: Arc<ScriptedClient>,
+    },
+    /// The built-in offline test client.
+    Test {
+        /// The client.
+        client: Arc<TestClient>,
+    },
+    /// The built-in HTTP clients (Phaseo gateway, OpenAI-compatible).
+    Http {
+        /// The client.
+        client: Arc<HttpModelClient>,
+    },
+}
+
+fn core_client(c: Client) -> Arc<dyn pa::ModelClient> {
+    match c {
+        Client::Host { client } => Arc::new(HostModel(client)),
+        Client::Scripted { client } => client.client.clone(),
+        Client::Test { client } => client.client.clone(),
+        Client::Http { client } => client.client.clone(),
+    }
+}
+
+/// Options of `Agent.run` / `Agent.stream`.
+#[derive(uniffi::Record)]
+pub struct RunOptions {
+    /// The input: JSON text (a JSON string is the user message verbatim).
+    pub input_json: String,
+    /// The model client.
+    pub client: Client,
+    /// The application context (JSON).
+    #[uniffi(default)]
+    pub context_json: Option<String>,
+    /// An earlier conversation to continue (a JSON array of messages).
+    #[uniffi(default)]
+    pub messages_json: Option<String>,
+    /// Per-run overrides.
+    #[uniffi(default)]
+    pub overrides: Option<RunOverrides>,
+    /// Receives every event.
+    #[uniffi(default)]
+    pub on_event: Option<Arc<dyn EventListener>>,
+    /// Cancels the run (it then ends `cancelled` and returns its result).
+    #[uniffi(default)]
+    pub cancel: Option<Arc<CancelToken>>,
+}
+
+/// An approval or rejection of a pending call.
+#[derive(uniffi::Record)]
+pub struct Decision {
+    /// The pending call's id.
+    pub tool_call_id: String,
+    /// Reason (a rejection's reason is sent to the model).
+    #[uniffi(default)]
+    pub reason: Option<String>,
+}
+
+/// An output supplied for a manual or hitl call.
+#[derive(uniffi::Record)]
+pub struct ToolOutput {
+    /// The pending call's id.
+    pub tool_call_id: String,
+    /// The output (JSON).
+    pub output_json: String,
+}
+
+/// Options of `Agent.continue_run` / `Agent.continue_stream`.
+#[derive(uniffi::Record)]
+pub struct ContinueOptions {
+    /// The model client.
+    pub client: Client,
+    /// Approved calls.
+    #[uniffi(default)]
+    pub approvals: Vec<Decision>,
+    /// Rejected calls.
+    #[uniffi(default)]
+    pub rejections: Vec<Decision>,
+    /// Outputs of manual/hitl calls.
+    #[uniffi(default)]
+    pub tool_outputs: Vec<ToolOutput>,
+    /// Human input, appended as a user message after the tool messages.
+    #[uniffi(default)]
+    pub human_input: Option<String>,
+    /// Replaces the stored application context (JSON).
+    #[uniffi(default)]
+    pub context_json: Option<String>,
+    /// Per-continue overrides.
+    #[uniffi(default)]
+    pub overrides: Option<RunOverrides>,
+    /// Receives every event.
+    #[uniffi(default)]
+    pub on_event: Option<Arc<dyn EventListener>>,
+    /// Cancels the run.
+    #[uniffi(default)]
+    pub cancel: Option<Arc<CancelToken>>,
+}
+
+fn run_token(cancel: Option<Arc<CancelToken>>) -> pa::CancellationToken {
+    cancel.map(|c| c.token.child_token()).unwrap_or_default()
+}
+
+/// The core options, and the token cancelled when the host stops waiting.
+pub(crate) fn core_run_options(
+    o: RunOptions,
+) -> Result<(pa::RunOptions, pa::CancellationToken), PhaseoError> {
+    let token = run_token(o.cancel);
+    let mut options =
+        pa::RunOptions::new(parse_option(&o.input_json, "input")?, core_client(o.client))
+            .overrides(core_overrides(o.overrides))
+            .cancel(token.clone());
+    if let Some(text) = o.context_json {
+        options = options.context(parse_option(&text, "context")?);
+    }
+    if let Some(text) = o.messages_json {
+        let messages: Vec<pa::Message> = serde_json::from_str(&text)
+            .map_err(|e| PhaseoError::definition(format!("messages: {e}")))?;
+        options = options.messages(messages);
+    }
+    if let Some(l) = o.on_event {
+        options = options.on_event(Arc::new(HostListener(l)));
+    }
+    Ok((options, token))
+}
+
+fn decisions(items: Vec<Decision>) -> Vec<pa::ToolDecision> {
+    items
+        .into_iter()
+        .map(|d| pa::ToolDecision {
+            tool_call_id: d.tool_call_id,
+            reason: d.reason,
+        })
+        .collect()
+}
+
+pub(crate) fn core_continue_options(
+    o: ContinueOptions,
+) -> Result<(pa::ContinueOptions, pa::CancellationToken), PhaseoError> {
+    let token = run_token(o.cancel);
+    let mut options = pa::ContinueOptions::new(core_client(o.client))
+        .overrides(core_overrides(o.overrides))
+        .cancel(token.clone());
+    options.approvals = decisions(o.approvals);
+    options.rejections = decisions(o.rejections);
+    for out in o.tool_outputs {
+        let value = parse_option(&out.output_json, "toolOutputs[].output")?;
+        options = options.output(out.tool_call_id, value);
+    }
+    options.human_input = o.human_input;
+    if let Some(text) = o.context_json {
+        options.context = Some(parse_option(&text, "context")?);
+    }
+    if let Some(l) = o.on_event {
+        options = options.on_event(Arc::new(HostListener(l)));
+    }
+    Ok((options, token))
+}

@@ -1,0 +1,24 @@
+//! Kotlin (JVM, Android) and Swift (iOS, macOS) binding of the Phaseo Agent SDK, built with
+//! uniffi 0.32 proc-macros (library mode: `uniffi-bindgen generate <this cdylib>`).
+//!
+//! Thin by design (see `ARCHITECTURE.md`): definitions and options cross as uniffi records,
+//! open-ended values (tool input and output, context, events, requests, state) as JSON text,
+//! and every host-implemented hook is a uniffi *foreign trait* declared here (`traits.rs`)
+//! with one small adapter to the matching core trait. Errors are one uniffi error enum
+//! carrying the SPEC §9 code. Run-loop logic lives in the core only.
+
+// `PhaseoError` is plain data crossing the FFI (uniffi lowers it field by field, so it
+// cannot be boxed); it is built once per failed call, on the cold path.
+#![allow(clippy::result_large_err)]
+
+uniffi::setup_scaffolding!();
+
+mod api;
+mod defs;
+mod errors;
+mod traits;
+
+pub use api::*;
+pub use defs::*;
+pub use errors::*;
+pub use traits::*;
