@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use phaseo_agent::{ToolError, Value};
 use pyo3::prelude::*;
@@ -53,8 +53,13 @@ pub struct BridgeInner {
     event_loop: Py<PyAny>,
     queue: Mutex<Queue>,
     wake: UnixStream,
-    /// Tasks in flight by job id (touched on the loop thread only).
+    /// Tasks in flight by job id, for cancellation (touched on the loop thread only).
     tasks: Mutex<HashMap<u64, Py<PyAny>>>,
+    /// What to do when a task ends, by the task object's address (alive until its
+    /// done callback ran).
+    finishes: Mutex<HashMap<usize, (u64, Finish)>>,
+    /// The one done callback every task of this loop shares.
+    on_done: OnceLock<Py<PyAny>>,
     next_id: AtomicU64,
     closed: AtomicBool,
 }
@@ -127,34 +132,63 @@ impl BridgeInner {
             Ok(t) => t,
             Err(e) => return finish(py, Err(e)),
         };
-        let finish = Mutex::new(Some(finish));
+        let on_done = match self.done_callback(py) {
+            Ok(cb) => cb,
+            Err(e) => {
+                let _ = task.call_method0("cancel");
+                return finish(py, Err(e));
+            }
+        };
+        self.finishes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(task.as_ptr() as usize, (id, finish));
+        if let Err(e) = task.call_method1("add_done_callback", (on_done,)) {
+            let _ = task.call_method0("cancel");
+            let entry = self
+                .finishes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&(task.as_ptr() as usize));
+            if let Some((_, finish)) = entry {
+                finish(py, Err(e));
+            }
+            return;
+        }
+        self.tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, task.unbind());
+    }
+
+    fn done_callback<'py>(self: &Arc<Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(cb) = self.on_done.get() {
+            return Ok(cb.bind(py).clone());
+        }
         let bridge = Arc::downgrade(self);
-        let on_done = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
+        let cb = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
             let py = args.py();
             let task = args.get_item(0)?;
-            if let Some(b) = bridge.upgrade() {
+            let Some(b) = bridge.upgrade() else {
+                return Ok(());
+            };
+            let entry = b
+                .finishes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&(task.as_ptr() as usize));
+            if let Some((id, finish)) = entry {
                 b.tasks
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&id);
-            }
-            if let Some(finish) = finish.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 finish(py, task.call_method0("result"));
             }
             Ok(())
-        });
-        match on_done.and_then(|cb| task.call_method1("add_done_callback", (cb,))) {
-            Ok(_) => {
-                self.tasks
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(id, task.unbind());
-            }
-            Err(e) => {
-                let _ = task.call_method0("cancel");
-                let _ = e;
-            }
-        }
+        })?
+        .into_any();
+        let _ = self.on_done.set(cb.clone().unbind());
+        Ok(cb)
     }
 }
 
@@ -163,6 +197,10 @@ fn is_awaitable(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 fn ensure_coroutine<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> Bound<'py, PyAny> {
+    // Native coroutines (`async def`) are the common case: checked without a lookup.
+    if value.get_type().name().is_ok_and(|n| n == "coroutine") {
+        return value;
+    }
     let coroutine = py
         .import("asyncio")
         .and_then(|a| a.call_method1("iscoroutine", (&value,)))
@@ -198,6 +236,8 @@ impl PyLoopBridge {
                 queue: Mutex::new(Queue::default()),
                 wake,
                 tasks: Mutex::new(HashMap::new()),
+                finishes: Mutex::new(HashMap::new()),
+                on_done: OnceLock::new(),
                 next_id: AtomicU64::new(1),
                 closed: AtomicBool::new(false),
             }),
