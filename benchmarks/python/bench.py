@@ -132,7 +132,11 @@ def git_state() -> Dict[str, Any]:
             return ""
 
     dirty = [ln[3:] for ln in git("status", "--porcelain", "--", "core", "bindings-python").splitlines()]
-    return {"head": git("rev-parse", "--short", "HEAD").strip(), "dirty_core_or_binding": dirty}
+    return {
+        "head": git("rev-parse", "--short", "HEAD").strip(), "dirty_core_or_binding": dirty,
+        # set by run.sh when it builds the package; without run.sh the installed package may be older
+        "package_built_from": os.environ.get("PHASEO_BENCH_BUILT_FROM", "unknown (not run through run.sh)"),
+    }
 
 
 def load1() -> float:

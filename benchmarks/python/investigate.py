@@ -2,9 +2,9 @@
 
     .venvs/bench-py/bin/python benchmarks/python/investigate.py [probe ...]
 
-Written against the binding as of 9ccffdf (loop bridge: async executors run as tasks on
-the run's asyncio loop, started in batches; `def` executors run on tokio blocking threads,
-at most 4 at once (SYNC_THREADS), one GIL acquisition per call).
+Checked against the binding as of 91f8d78: async executors run as tasks on the run's
+asyncio loop, started in batches by a per-loop bridge (9ccffdf, 4497114); `def` executors
+run on a pool of at most 40 worker threads that stay attached to the interpreter (6a6116c).
 
   scaling      µs/call of fan-out (def / async def; run_async / run) at N = 1 .. 2000
   concurrency  fan-out 1000 at tool_concurrency 1 .. 1000
@@ -12,15 +12,17 @@ at most 4 at once (SYNC_THREADS), one GIL acquisition per call).
   threads      OS threads before/during/after a def fan-out
   seq          per-turn µs of sequential runs, 25 .. 800 turns, def vs async def tool
   onloop       a def tool run on the loop thread in the bridge's batches (emulated: the
-               native Tool registered with execute_is_async=True) vs today's blocking
-               threads, fan-out and sequential
+               native Tool registered with execute_is_async=True) vs the worker threads,
+               fan-out and sequential
   sleepy       timeline of the sleepy workload at N = 1 .. 300 (before the first coroutine
                starts, start skew, timer + completion, tail) against asyncio.gather of the same sleeps
   floors       pure-Python per-coroutine floors on this machine: stepped by hand, gather,
                create_task, and submission from another thread (per call vs one batch)
   cprofile     cProfile of the event-loop thread during one async fan-out
-  pinned       def fan-out before/after keeping a PyThreadState alive on each blocking
-               thread (emulated with a leaked PyGILState_Ensure; irreversible, runs last)
+  pinned       def fan-out before/after keeping a PyThreadState alive on each executor
+               thread (emulated with a leaked PyGILState_Ensure; irreversible, runs last).
+               Before 6a6116c this halved the def cost; the worker pool now does it, so
+               expect no difference
 
 Default: all, in that order. Same timing method as bench.py (median of RUNS, gc before each).
 """
@@ -178,7 +180,7 @@ async def p_seq() -> None:
 
 
 async def p_onloop() -> None:
-    print("onloop: def tool on blocking threads (today) vs on the loop thread in the bridge's batches (emulated)")
+    print("onloop: def tool on the worker threads (today) vs on the loop thread in the bridge's batches (emulated)")
     for blocking in (False, True):
         for kind in ("def", "def-on-loop", "async"):
             res = await timed(kind, lambda: fanout_script(1000), 1000, blocking=blocking)
@@ -364,7 +366,7 @@ def pin_thread_state() -> None:
 
 
 async def p_pinned() -> None:
-    print("pinned: def fan-out / sequential before and after keeping a PyThreadState alive on the blocking threads")
+    print("pinned: def fan-out / sequential before and after keeping a PyThreadState alive on the executor threads")
     before_f = await timed("def", lambda: fanout_script(1000), 1000)
     before_s = await timed("def", lambda: seq_script(200), 200, max_steps=205)
 

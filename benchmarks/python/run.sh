@@ -38,7 +38,14 @@ then
 fi
 
 # Our SDK: always rebuilt from source (release) and reinstalled so the numbers are current.
-echo "== building + installing ./bindings-python (release; CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+# What the package is built from (bench.py prints it): HEAD, plus "+dirty" when core/ or
+# bindings-python/ have uncommitted changes.
+PHASEO_BENCH_BUILT_FROM="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git -C "$ROOT" status --porcelain -- core bindings-python 2>/dev/null)" ]; then
+  PHASEO_BENCH_BUILT_FROM="$PHASEO_BENCH_BUILT_FROM+dirty"
+fi
+export PHASEO_BENCH_BUILT_FROM
+echo "== building + installing ./bindings-python (release; CARGO_TARGET_DIR=$CARGO_TARGET_DIR; tree $PHASEO_BENCH_BUILT_FROM)"
 t0=$(date +%s)
 "$PY" -m pip install -q --force-reinstall --no-deps ./bindings-python
 echo "   done in $(( $(date +%s) - t0 )) s"
