@@ -297,9 +297,10 @@ where
     F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
 {
     let bridge = current_bridge(py)?;
-    crate::awaitable::awaitable(
+    crate::driver::drive(
         py,
-        Some(cancel),
+        bridge.clone(),
+        cancel,
         EVENT_LOOP.scope(bridge, fut),
         |py, outcome| Ok(Py::new(py, finish(py, outcome)?)?.into_any()),
     )

@@ -8,19 +8,23 @@
 //!   and ONE wake-up byte per batch makes the loop take them all, so a fan-out of 1,000
 //!   calls costs one thread hop, and tokio threads never wait for the GIL. Coroutines become
 //!   asyncio tasks; dropping the wait (timeout, cancellation) cancels the task.
+//! - Runs of the `*_async` entry points are polled on the loop thread itself (see
+//!   [`crate::driver`]): their callbacks start right inside the poll, with no hop at all.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use phaseo_agent::{ToolError, Value};
 use pyo3::prelude::*;
-use pyo3::types::{PyCFunction, PyTuple};
+use pyo3::types::PyTuple;
 use tokio::sync::oneshot;
 
 use crate::convert::to_value;
+use crate::driver::LoopDriver;
 use crate::errors::to_tool_error;
 
 fn shutting_down() -> ToolError {
@@ -45,21 +49,46 @@ struct Job {
 struct Queue {
     jobs: Vec<Job>,
     cancels: Vec<u64>,
+    polls: Vec<Arc<LoopDriver>>,
     wake_sent: bool,
+}
+
+thread_local! {
+    /// The bridge whose run is being polled on this thread right now (its loop thread),
+    /// as an address: callbacks of that run start at once instead of through the queue.
+    static POLLING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks `bridge` as polled on this thread until dropped (restores the previous mark).
+pub struct PollingGuard(usize);
+
+impl PollingGuard {
+    pub fn enter(bridge: &Arc<BridgeInner>) -> Self {
+        Self(POLLING.with(|p| p.replace(Arc::as_ptr(bridge) as usize)))
+    }
+}
+
+impl Drop for PollingGuard {
+    fn drop(&mut self) {
+        POLLING.with(|p| p.set(self.0));
+    }
+}
+
+fn polled_here(bridge: &Arc<BridgeInner>) -> bool {
+    POLLING.with(|p| p.get() == Arc::as_ptr(bridge) as usize)
 }
 
 /// The Rust side of one asyncio loop's bridge.
 pub struct BridgeInner {
-    event_loop: Py<PyAny>,
     queue: Mutex<Queue>,
     wake: UnixStream,
     /// Tasks in flight by job id, for cancellation (touched on the loop thread only).
     tasks: Mutex<HashMap<u64, Py<PyAny>>>,
-    /// What to do when a task ends, by the task object's address (alive until its
-    /// done callback ran).
-    finishes: Mutex<HashMap<usize, (u64, Finish)>>,
-    /// The one done callback every task of this loop shares.
-    on_done: OnceLock<Py<PyAny>>,
+    /// `run(awaitable, done)` of `_bridge._task_runner`: runs an awaitable as a task of
+    /// this loop and reports its outcome to `done`.
+    run_task: Py<PyAny>,
+    /// Runs driven on this loop, until they end (the bridge keeps them alive).
+    drivers: Mutex<HashMap<usize, Arc<LoopDriver>>>,
     next_id: AtomicU64,
     closed: AtomicBool,
 }
@@ -87,6 +116,33 @@ impl BridgeInner {
         id
     }
 
+    /// Asks the loop to poll `driver` (from any thread, without the GIL).
+    pub fn schedule_poll(&self, driver: Arc<LoopDriver>) {
+        self.push(|q| q.polls.push(driver));
+    }
+
+    /// Keeps `driver` alive until [`Self::forget`] (or the loop closes).
+    pub fn keep(&self, driver: &Arc<LoopDriver>) {
+        self.drivers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(Arc::as_ptr(driver) as usize, driver.clone());
+    }
+
+    /// Lets go of a finished driver.
+    pub fn forget(&self, driver: &LoopDriver) {
+        let removed = self
+            .drivers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(driver as *const LoopDriver as usize));
+        drop(removed);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     fn cancel(&self, id: u64) {
         if !self.closed.load(Ordering::Acquire) {
             self.push(|q| q.cancels.push(id));
@@ -95,11 +151,18 @@ impl BridgeInner {
 
     /// Runs on the loop thread: starts queued jobs, cancels abandoned tasks.
     fn drain(self: &Arc<Self>, py: Python<'_>) {
-        let (jobs, cancels) = {
+        let (jobs, cancels, polls) = {
             let mut q = self.lock();
             q.wake_sent = false;
-            (std::mem::take(&mut q.jobs), std::mem::take(&mut q.cancels))
+            (
+                std::mem::take(&mut q.jobs),
+                std::mem::take(&mut q.cancels),
+                std::mem::take(&mut q.polls),
+            )
         };
+        for driver in polls {
+            driver.poll_in_context(py);
+        }
         for job in jobs {
             self.start(py, job);
         }
@@ -115,6 +178,8 @@ impl BridgeInner {
         }
     }
 
+    /// Calls a job's callable; an awaitable result becomes a task (see `_bridge._task`)
+    /// that reports back through a [`TaskDone`].
     fn start(self: &Arc<Self>, py: Python<'_>, job: Job) {
         let Job { id, start, finish } = job;
         let value = match start(py) {
@@ -124,94 +189,82 @@ impl BridgeInner {
         if !is_awaitable(&value) {
             return finish(py, Ok(value));
         }
-        let task = match self
-            .event_loop
-            .bind(py)
-            .call_method1("create_task", (ensure_coroutine(py, value),))
-        {
-            Ok(t) => t,
-            Err(e) => return finish(py, Err(e)),
-        };
-        let on_done = match self.done_callback(py) {
-            Ok(cb) => cb,
+        let done = match Bound::new(
+            py,
+            TaskDone {
+                bridge: Arc::downgrade(self),
+                id,
+                finish: Mutex::new(Some(finish)),
+            },
+        ) {
+            Ok(d) => d,
             Err(e) => {
-                let _ = task.call_method0("cancel");
-                return finish(py, Err(e));
+                // The finish went with the failed allocation: nothing to report to.
+                e.write_unraisable(py, None);
+                return;
             }
         };
-        self.finishes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(task.as_ptr() as usize, (id, finish));
-        if let Err(e) = task.call_method1("add_done_callback", (on_done,)) {
-            let _ = task.call_method0("cancel");
-            let entry = self
-                .finishes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&(task.as_ptr() as usize));
-            if let Some((_, finish)) = entry {
-                finish(py, Err(e));
-            }
-            return;
-        }
-        self.tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, task.unbind());
-    }
-
-    fn done_callback<'py>(self: &Arc<Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(cb) = self.on_done.get() {
-            return Ok(cb.bind(py).clone());
-        }
-        let bridge = Arc::downgrade(self);
-        let cb = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
-            let py = args.py();
-            let task = args.get_item(0)?;
-            let Some(b) = bridge.upgrade() else {
-                return Ok(());
-            };
-            let entry = b
-                .finishes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&(task.as_ptr() as usize));
-            if let Some((id, finish)) = entry {
-                b.tasks
+        match self.run_task.bind(py).call1((value, &done)) {
+            // Still running (a task that finished at once reported already).
+            Ok(task) if done.get().pending() => {
+                self.tasks
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .remove(&id);
-                finish(py, task.call_method0("result"));
+                    .insert(id, task.unbind());
             }
-            Ok(())
-        })?
-        .into_any();
-        let _ = self.on_done.set(cb.clone().unbind());
-        Ok(cb)
+            Ok(_) => {}
+            Err(e) => done.get().report(py, Err(e)),
+        }
+    }
+}
+
+/// Reports the outcome of one task to the core (called by `_bridge._task`).
+#[pyclass(name = "TaskDone", module = "phaseo_agent._native", frozen)]
+pub struct TaskDone {
+    bridge: std::sync::Weak<BridgeInner>,
+    id: u64,
+    finish: Mutex<Option<Finish>>,
+}
+
+impl TaskDone {
+    fn pending(&self) -> bool {
+        self.finish
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn report(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) {
+        let finish = self.finish.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(bridge) = self.bridge.upgrade() {
+            let task = bridge
+                .tasks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.id);
+            drop(task);
+        }
+        if let Some(finish) = finish {
+            finish(py, outcome);
+        }
+    }
+}
+
+#[pymethods]
+impl TaskDone {
+    /// `done(True, value)` or `done(False, exception)`.
+    fn __call__(&self, py: Python<'_>, ok: bool, value: Bound<'_, PyAny>) {
+        let outcome = if ok {
+            Ok(value)
+        } else {
+            Err(PyErr::from_value(value))
+        };
+        self.report(py, outcome);
     }
 }
 
 fn is_awaitable(obj: &Bound<'_, PyAny>) -> bool {
     obj.hasattr("__await__").unwrap_or(false)
-}
-
-fn ensure_coroutine<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> Bound<'py, PyAny> {
-    // Native coroutines (`async def`) are the common case: checked without a lookup.
-    if value.get_type().name().is_ok_and(|n| n == "coroutine") {
-        return value;
-    }
-    let coroutine = py
-        .import("asyncio")
-        .and_then(|a| a.call_method1("iscoroutine", (&value,)))
-        .and_then(|r| r.is_truthy())
-        .unwrap_or(false);
-    if coroutine {
-        return value;
-    }
-    py.import("phaseo_agent._bridge")
-        .and_then(|b| b.getattr("_await")?.call1((&value,)))
-        .unwrap_or(value)
 }
 
 /// A loop's bridge, as the Python layer holds it (one per loop, see `_bridge.bridge_for`).
@@ -222,9 +275,11 @@ pub struct PyLoopBridge {
 
 #[pymethods]
 impl PyLoopBridge {
-    /// A bridge for `event_loop`, woken through `wake_fd` (a socket the loop reads).
+    /// A bridge woken through `wake_fd` (a socket its loop reads) that runs awaitables
+    /// with `run_task(awaitable, done)`. It holds no reference to the loop, so a finished
+    /// loop can be collected (its `weakref.finalize` closes the bridge).
     #[new]
-    fn new(event_loop: Py<PyAny>, wake_fd: i32) -> PyResult<Self> {
+    fn new(wake_fd: i32, run_task: Py<PyAny>) -> PyResult<Self> {
         use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd};
         // SAFETY: the Python layer passes an open socket it keeps alive; we own a duplicate.
         let owned = unsafe { BorrowedFd::borrow_raw(wake_fd) }.try_clone_to_owned()?;
@@ -232,12 +287,11 @@ impl PyLoopBridge {
         wake.set_nonblocking(true)?;
         Ok(Self {
             inner: Arc::new(BridgeInner {
-                event_loop,
                 queue: Mutex::new(Queue::default()),
                 wake,
                 tasks: Mutex::new(HashMap::new()),
-                finishes: Mutex::new(HashMap::new()),
-                on_done: OnceLock::new(),
+                run_task,
+                drivers: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(1),
                 closed: AtomicBool::new(false),
             }),
@@ -249,9 +303,14 @@ impl PyLoopBridge {
         self.inner.drain(py);
     }
 
-    /// Marks the bridge closed (its loop is closing).
+    /// Marks the bridge closed (its loop is gone) and drops the runs still driven on it.
     fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
+        let drivers =
+            std::mem::take(&mut *self.inner.drivers.lock().unwrap_or_else(|e| e.into_inner()));
+        for driver in drivers.into_values() {
+            driver.abandon();
+        }
     }
 }
 
@@ -372,7 +431,23 @@ where
             .map_err(|e| to_tool_error(py, e));
         let _ = tx.send(converted);
     });
-    let id = bridge.submit(Box::new(start), finish);
+    let id = if polled_here(&bridge) {
+        // Called while the loop thread polls this run: start right here.
+        let id = bridge.next_id.fetch_add(1, Ordering::Relaxed);
+        Python::attach(|py| {
+            bridge.start(
+                py,
+                Job {
+                    id,
+                    start: Box::new(start),
+                    finish,
+                },
+            )
+        });
+        id
+    } else {
+        bridge.submit(Box::new(start), finish)
+    };
     let mut waiting = Waiting {
         bridge,
         id,

@@ -4,6 +4,7 @@
 mod agent;
 mod awaitable;
 mod convert;
+mod driver;
 mod errors;
 mod hooks;
 mod host;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stream::PyAgentStream>()?;
     m.add_class::<stream::PyCursor>()?;
     m.add_class::<host::PyLoopBridge>()?;
+    m.add_class::<host::TaskDone>()?;
     m.add_function(wrap_pyfunction!(hooks::step_count_is, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::max_tokens_used, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::max_cost, m)?)?;

@@ -28,8 +28,34 @@ def background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
+async def _task(awaitable: Awaitable[Any], done: Callable[[bool, Any], None]) -> None:
+    try:
+        value = await awaitable
+    except BaseException as exc:
+        done(False, exc)
+        if not isinstance(exc, Exception):
+            raise  # cancellation, KeyboardInterrupt, SystemExit keep their asyncio meaning
+    else:
+        done(True, value)
+
+
+def _task_runner(loop: asyncio.AbstractEventLoop) -> Callable[[Awaitable[Any], Callable[[bool, Any], None]], "asyncio.Task[None]"]:
+    """``run(awaitable, done)``: runs a callback's awaitable as a task of ``loop``; ``done``
+    gets its outcome. On a standard loop without a task factory the task is built directly,
+    as ``BaseEventLoop.create_task`` would build it."""
+    direct = isinstance(loop, asyncio.BaseEventLoop) and type(loop).create_task is asyncio.BaseEventLoop.create_task
+    task_class = asyncio.Task
+    loop_ref = weakref.ref(loop)  # the bridge must not keep its loop alive
+
+    def run(awaitable: Awaitable[Any], done: Callable[[bool, Any], None]) -> "asyncio.Task[None]":
+        loop = loop_ref()
+        if loop is None:
+            raise RuntimeError("the event loop is gone")
+        if direct and loop._task_factory is None:  # type: ignore[attr-defined]
+            return task_class(_task(awaitable, done), loop=loop)
+        return loop.create_task(_task(awaitable, done))
+
+    return run
 
 
 _bridges: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
@@ -46,7 +72,7 @@ def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
             reader, writer = socket.socketpair()
             reader.setblocking(False)
             writer.setblocking(False)
-            bridge = _native.LoopBridge(loop, writer.fileno())
+            bridge = _native.LoopBridge(writer.fileno(), _task_runner(loop))
 
             def drain() -> None:
                 try:
@@ -69,8 +95,15 @@ def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
                 loop.call_soon_threadsafe(register)
             entry = (bridge, reader, writer)
             _bridges[loop] = entry
-            weakref.finalize(loop, bridge.close)
+            weakref.finalize(loop, _close, bridge, reader, writer)
         return entry[0]
+
+
+def _close(bridge: Any, reader: socket.socket, writer: socket.socket) -> None:
+    """When a loop is collected: its runs are dropped, its wake-up sockets closed."""
+    bridge.close()
+    reader.close()
+    writer.close()
 
 
 def background_bridge() -> Any:

@@ -1,0 +1,127 @@
+"""How ``run_async`` behaves inside asyncio: where callbacks run, which task and
+contextvars they see, cancellation from the awaiting task, and nothing kept per loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import gc
+import os
+import threading
+from typing import Any, Dict, List, Optional
+
+from conftest import call, calls
+
+from phaseo_agent import AgentTool, ScriptedClient, ToolRuntime, create_agent, define_tool
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+
+
+def test_callbacks_see_a_copy_of_the_callers_context() -> None:
+    seen: List[str] = []
+
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        seen.append(request_id.get())
+        request_id.set("changed by the tool")  # must not leak to the caller or other calls
+        return "ok"
+
+    def check_input(value: Any) -> Any:  # a synchronous callback of the run
+        seen.append("hook:" + request_id.get())
+        return value
+
+    tool = define_tool(AgentTool(id="t", execute=execute, input_schema=check_input))
+    agent = create_agent({"id": "a", "tools": [tool], "tool_execution": {"tool_concurrency": 3}})
+
+    async def main() -> str:
+        request_id.set("req-42")
+        client = ScriptedClient([calls(call("c1", "t"), call("c2", "t"), call("c3", "t")), {"text": "done"}])
+        result = await agent.run_async(input="go", client=client)
+        assert result.status == "completed"
+        return request_id.get()
+
+    assert asyncio.run(main()) == "req-42"
+    assert sorted(seen) == ["hook:req-42"] * 3 + ["req-42"] * 3
+
+
+def test_each_async_tool_runs_in_its_own_task_on_the_callers_thread() -> None:
+    tasks: List[Optional[asyncio.Task[Any]]] = []
+    threads: List[int] = []
+
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        tasks.append(asyncio.current_task())
+        threads.append(threading.get_ident())
+        # asyncio.timeout (and anyio / aiohttp timeouts) need the current task
+        async with asyncio.timeout(5):
+            await asyncio.sleep(0.01)
+        return "ok"
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="t", execute=execute))],
+                          "tool_execution": {"tool_concurrency": 2}})
+
+    async def main() -> Any:
+        client = ScriptedClient([calls(call("c1", "t"), call("c2", "t")), {"text": "done"}])
+        result = await agent.run_async(input="go", client=client)
+        return result, asyncio.current_task()
+
+    result, caller = asyncio.run(main())
+    assert result.status == "completed", result.error
+    assert len(tasks) == 2 and all(t is not None for t in tasks)
+    assert tasks[0] is not tasks[1] and caller not in tasks
+    assert threads == [threading.get_ident()] * 2
+
+
+def test_cancelling_the_awaiting_task_cancels_running_tools() -> None:
+    cancelled: List[str] = []
+
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(tool_input["who"])
+            raise
+        return "never"
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="t", execute=execute))],
+                          "tool_execution": {"tool_concurrency": 2}})
+
+    async def main() -> None:
+        client = ScriptedClient([calls(call("c1", "t", who="x"), call("c2", "t", who="y")), {"text": "done"}])
+        run = asyncio.ensure_future(agent.run_async(input="go", client=client))
+        await asyncio.sleep(0.05)
+        run.cancel()
+        try:
+            await run
+        except asyncio.CancelledError:
+            pass
+        else:
+            raise AssertionError("the run was not cancelled")
+        for _ in range(100):  # the tools' tasks are cancelled on the following iterations
+            if len(cancelled) == 2:
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert sorted(cancelled) == ["x", "y"]
+
+
+def test_finished_loops_leave_no_sockets_or_runs_behind() -> None:
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> int:
+        await asyncio.sleep(0)
+        return 1
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="t", execute=execute))]})
+
+    async def main() -> None:
+        client = ScriptedClient([calls(call("c1", "t")), {"text": "done"}])
+        assert (await agent.run_async(input="go", client=client)).output == "done"
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    asyncio.run(main())
+    gc.collect()
+    before = open_fds()
+    for _ in range(30):
+        asyncio.run(main())
+    gc.collect()
+    assert open_fds() <= before + 1  # each loop's wake-up sockets are closed with it
