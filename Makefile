@@ -9,14 +9,14 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
+.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
 
 demo: python node
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
 
-test: rust-checks rust-tests python-tests node-tests kotlin-tests swift-check conformance handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -38,6 +38,10 @@ python: $(VENV)/.tools
 python-tests: python
 	cd bindings-python && ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
+
+# The Python suite + runner on the newest pyenv CPython >= 3.12 (eager tool tasks there).
+python-tests-newest: python
+	bindings-python/scripts/test-newest-python.sh
 
 # `pip install ./bindings-python` into a fresh venv outside the repository (PEP 517 build).
 python-wheel:

@@ -67,8 +67,15 @@ impl LoopDriver {
         let Some(poll) = self.poll_callable.get() else {
             return;
         };
-        if let Err(e) = self.context.bind(py).call_method1("run", (poll.bind(py),)) {
-            e.write_unraisable(py, None);
+        if self
+            .context
+            .bind(py)
+            .call_method1("run", (poll.bind(py),))
+            .is_err()
+        {
+            // The context is entered already (a nested event loop runs inside one of this
+            // run's callbacks): poll in it as it is rather than lose the wake-up.
+            self.poll_now();
         }
     }
 
@@ -180,8 +187,8 @@ where
         .getattr("partial")?
         .call((event_loop.getattr("call_soon")?, poll), Some(&kwargs))?;
     let _ = driver.call_soon_poll.set(call_soon.clone().unbind());
-    bridge.keep(&driver);
-    // The first poll: the next loop iteration.
+    // The first poll: the next loop iteration (so keeping the driver after queueing it is safe).
     call_soon.call0()?;
+    bridge.keep(&driver);
     Ok(future)
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import weakref
 import os
 import threading
@@ -12,6 +13,7 @@ from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, Optional
 
 _lock = threading.Lock()
+_EAGER = sys.version_info >= (3, 12)
 _loop: Optional[asyncio.AbstractEventLoop] = None
 _pid: Optional[int] = None
 
@@ -44,7 +46,7 @@ def _task_runner(loop: asyncio.AbstractEventLoop) -> Callable[[Awaitable[Any], C
     gets its outcome. On a standard loop without a task factory the task is built directly,
     as ``BaseEventLoop.create_task`` would build it."""
     direct = isinstance(loop, asyncio.BaseEventLoop) and type(loop).create_task is asyncio.BaseEventLoop.create_task
-    task_class = asyncio.Task
+    task_class: Any = asyncio.Task
     loop_ref = weakref.ref(loop)  # the bridge must not keep its loop alive
 
     def run(awaitable: Awaitable[Any], done: Callable[[bool, Any], None]) -> "asyncio.Task[None]":
@@ -52,7 +54,11 @@ def _task_runner(loop: asyncio.AbstractEventLoop) -> Callable[[Awaitable[Any], C
         if loop is None:
             raise RuntimeError("the event loop is gone")
         if direct and loop._task_factory is None:  # type: ignore[attr-defined]
-            return task_class(_task(awaitable, done), loop=loop)
+            if _EAGER:
+                # Python 3.12+: the task's first step runs now, as the current task; a tool
+                # that finishes without suspending never waits for a loop iteration.
+                return task_class(_task(awaitable, done), loop=loop, eager_start=True)  # type: ignore[no-any-return]
+            return task_class(_task(awaitable, done), loop=loop)  # type: ignore[no-any-return]
         return loop.create_task(_task(awaitable, done))
 
     return run

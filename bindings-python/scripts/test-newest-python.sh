@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The Python suite and conformance runner again on the newest CPython >= 3.12 that pyenv
+# has: there the binding starts tool tasks eagerly (asyncio's eager_start), a different
+# path from 3.11's. The abi3 wheel built from the dev venv's maturin serves every version.
+# Machines without such a Python say so loudly instead of failing.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+DEV_PY="${PHASEO_PYTHON:-$ROOT/.venvs/py/bin/python}"
+VENV="$ROOT/.venvs/py-newest"
+
+version=""
+if command -v pyenv >/dev/null 2>&1; then
+  version="$(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])\.[0-9]+$' | sort -V | tail -1 || true)"
+fi
+if [ -z "$version" ]; then
+  echo "NOTICE: no CPython >= 3.12 under pyenv on this machine: the eager-task path was NOT tested here"
+  exit 0
+fi
+interpreter="$(pyenv root)/versions/$version/bin/python"
+echo "== Python $version ($interpreter)"
+if [ ! -x "$VENV/bin/python" ] || [ "$("$VENV/bin/python" -c 'import platform; print(platform.python_version())')" != "$version" ]; then
+  rm -rf "$VENV"
+  "$interpreter" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q pytest==9.2.0 pytest-timeout==2.4.0 pydantic==2.14.3
+fi
+wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-newest"
+rm -rf "$wheels"
+(cd bindings-python && "$(dirname "$DEV_PY")/maturin" build -q --interpreter "$DEV_PY" --out "$wheels")
+"$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$wheels"/*.whl
+(cd bindings-python && "$VENV/bin/python" -m pytest -q tests)
+"$VENV/bin/python" tests/conformance/python_runner.py tests/conformance/cases
