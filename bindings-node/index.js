@@ -85,6 +85,7 @@ const OP_EXECUTE = 0;
 const OP_CALL = 1;
 const OP_ABORT = 2;
 const OP_EVENT = 3;
+const OP_PHASE = 8;
 const OP_DRAIN = 9;
 
 const callables = new Map([[0, { fn: () => null, withRuntime: false }]]);
@@ -107,23 +108,23 @@ function errorMessage(error) {
   return String(error);
 }
 
-// Answers cross back to Rust in batches: those produced while a batch of calls is handled
-// go at its end, later ones (async results) on the next turn of the event loop.
-const answerIds = [];
-const answerOks = [];
-const answerPayloads = [];
+// Answers cross back to Rust in batches, as ONE string of lines `<requestId> <1|0><payload>`
+// (`1` + the value's JSON text, or `0` + the error message as a JSON string; JSON text
+// never holds a raw line break): those produced while a batch of calls is handled go at its
+// end, later ones (async results) on the next turn of the event loop.
+let answers = '';
 let flushScheduled = false;
 
 function flushAnswers() {
   flushScheduled = false;
-  if (answerIds.length === 0) return;
-  native.completeMany(answerIds.splice(0), answerOks.splice(0), answerPayloads.splice(0));
+  if (answers.length === 0) return;
+  const text = answers;
+  answers = '';
+  native.completeMany(text);
 }
 
-function queueAnswer(requestId, ok, payload) {
-  answerIds.push(requestId);
-  answerOks.push(ok);
-  answerPayloads.push(payload);
+function queueAnswer(line) {
+  answers += line;
   if (!flushScheduled) {
     flushScheduled = true;
     setImmediate(flushAnswers);
@@ -135,14 +136,17 @@ function answer(requestId, value) {
   try {
     text = toJson(value);
   } catch (error) {
-    queueAnswer(requestId, false, `value is not JSON-compatible: ${errorMessage(error)}`);
+    fail(requestId, new Error(`value is not JSON-compatible: ${errorMessage(error)}`));
     return;
   }
-  queueAnswer(requestId, true, text);
+  queueAnswer(`${requestId} 1${text}\n`);
 }
 
 function fail(requestId, error) {
-  queueAnswer(requestId, false, errorMessage(error));
+  let message = errorMessage(error);
+  // Lone surrogates have no UTF-8 form: they become U+FFFD (as in any string given to Rust).
+  if (typeof message.toWellFormed === 'function') message = message.toWellFormed();
+  queueAnswer(`${requestId} 0${JSON.stringify(message)}\n`);
 }
 
 function isIterator(value) {
@@ -158,25 +162,18 @@ async function drainGenerator(iterator, context) {
   }
 }
 
-/** Settles a request with whatever the callable produced: a value, a Promise, or a
- * (async) generator whose yields are progress and whose return value is the result. */
-function settle(requestId, produce, context, done) {
-  let value;
-  try {
-    value = produce();
-  } catch (error) {
-    done();
-    fail(requestId, error);
-    return;
-  }
+/** Settles a request with what a callable returned (or threw): a value, a Promise, or,
+ * for tools (`context` given), a (async) generator whose yields are progress and whose
+ * return value is the result. While it runs, `context` is abortable by request id. */
+function settle(requestId, value, context) {
   if (context && isIterator(value)) value = drainGenerator(value, context);
   if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+    if (context) controllers.set(requestId, context);
     value.then(
-      (v) => { done(); answer(requestId, v); },
-      (e) => { done(); fail(requestId, e); },
+      (v) => { if (context) controllers.delete(requestId); answer(requestId, v); },
+      (e) => { if (context) controllers.delete(requestId); fail(requestId, e); },
     );
   } else {
-    done();
     answer(requestId, value);
   }
 }
@@ -186,15 +183,20 @@ const noop = () => {};
 /** The `context` argument of executors and hooks. Its AbortSignal is created on first
  * use: most tools never look at it, and an AbortController per call is costly. */
 class ToolContext {
-  constructor(requestId, runtime) {
+  constructor(requestId, runId, agentId, stepIndex, context, toolCall) {
     this._requestId = requestId;
     this._controller = null;
     this._aborted = false;
-    this.runId = runtime.runId;
-    this.agentId = runtime.agentId;
-    this.stepIndex = runtime.stepIndex;
-    this.context = runtime.context;
-    this.toolCall = runtime.toolCall;
+    this.runId = runId;
+    this.agentId = agentId;
+    this.stepIndex = stepIndex;
+    this.context = context;
+    this.toolCall = toolCall;
+  }
+
+  /** A context from runtime data `{runId, agentId, stepIndex, context, toolCall}`. */
+  static of(requestId, runtime) {
+    return new ToolContext(requestId, runtime.runId, runtime.agentId, runtime.stepIndex, runtime.context, runtime.toolCall);
   }
 
   /** Aborted when the call times out or the run is cancelled. */
@@ -219,29 +221,58 @@ class ToolContext {
 function dispatch(op) {
   if (op !== OP_DRAIN) return;
   const batch = JSON.parse(native.takeOutbox());
+  // The runtime data of the tool phase the following EXECUTE entries belong to.
+  let phase = null;
   for (let i = 0; i < batch.length; i++) {
     const call = batch[i];
-    handle(call[0], call[1], call[2], call[3]);
+    const callOp = call[0];
+    if (callOp === OP_EXECUTE) execute(call, phase);
+    else if (callOp === OP_PHASE) phase = call[3];
+    else handle(callOp, call[1], call[2], call[3]);
   }
   flushAnswers();
 }
 
+// The optimized code that builds tool contexts depends (weakly) on their map: when a full
+// GC collects every context (all calls done, e.g. between two runs), V8 throws that code
+// away and compiles it again on the next calls. Keeping the last context alive keeps it.
+let lastContext = null;
+
+/** `[OP_EXECUTE, callable, request, input, callId, toolName, toolCallInput]`. */
+function execute(call, phase) {
+  const requestId = call[2];
+  const entry = callables.get(call[1]);
+  if (!entry) { fail(requestId, new Error('callable released')); return; }
+  // Each call gets its own copy of an object context (`contextText`: its JSON text).
+  const shared = phase.contextText === undefined ? phase.context : JSON.parse(phase.contextText);
+  const context = new ToolContext(requestId, phase.runId, phase.agentId, phase.stepIndex, shared,
+    { id: call[4], name: call[5], input: call[6] });
+  lastContext = context;
+  let value;
+  try {
+    value = entry.fn(call[3], context);
+  } catch (error) {
+    fail(requestId, error);
+    return;
+  }
+  settle(requestId, value, context);
+}
+
 function handle(op, callableId, requestId, payload) {
   switch (op) {
-    case OP_EXECUTE: {
-      const entry = callables.get(callableId);
-      const { input, runtime } = payload;
-      const context = new ToolContext(requestId, runtime);
-      controllers.set(requestId, context);
-      settle(requestId, () => entry.fn(input, context), context, () => controllers.delete(requestId));
-      return;
-    }
     case OP_CALL: {
       const entry = callables.get(callableId);
       if (!entry) { fail(requestId, new Error('callable released')); return; }
       const args = payload;
-      if (entry.withRuntime) args[1] = new ToolContext(requestId, args[1]);
-      settle(requestId, () => entry.fn(...args), null, noop);
+      if (entry.withRuntime) args[1] = ToolContext.of(requestId, args[1]);
+      let value;
+      try {
+        value = entry.fn(...args);
+      } catch (error) {
+        fail(requestId, error);
+        return;
+      }
+      settle(requestId, value, null);
       return;
     }
     case OP_ABORT: {
@@ -504,10 +535,68 @@ function prepare(options) {
   return { client, scripted, onEvent, overrides, token: cancel.token, release };
 }
 
+// ---------------------------------------------------------------------------------------
+// Results: plain JSON data whose growing parts are parsed on first read.
+
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const PART_MESSAGES = 0;
+const PART_STEPS = 1;
+const PART_STEP_RESULTS = 2;
+const PART_ITEMS = 3;
+
+function setData(target, key, value) {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Makes `target[key]` an enumerable property that parses `handle.part(part)` when first
+ * read (or takes the value assigned to it) and then becomes a plain data property. */
+function lazyPart(target, key, handle, part) {
+  let value;
+  let ready = false;
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (!ready) {
+        value = JSON.parse(handle.part(part));
+        ready = true;
+        try { setData(target, key, value); } catch { /* frozen: keep answering from here */ }
+      }
+      return value;
+    },
+    set(v) {
+      value = v;
+      ready = true;
+      setData(target, key, v);
+    },
+  });
+}
+
+/** `util.inspect` (console.log) shows the data, not getters: read every property first. */
+function inspectData() {
+  for (const key of Object.keys(this)) void this[key];
+  return this;
+}
+
+/** The result of a run from its native state: the state's JSON data, except that
+ * `run.messages`, `steps`, `stepResults` and `items` (which grow with the run) are parsed
+ * when first read. `JSON.stringify(result)`, property access, enumeration and
+ * `structuredClone` see exactly the canonical state. */
+function stateOf(handle) {
+  const state = JSON.parse(handle.head());
+  const run = state.run;
+  lazyPart(run, 'messages', handle, PART_MESSAGES);
+  lazyPart(state, 'steps', handle, PART_STEPS);
+  lazyPart(state, 'stepResults', handle, PART_STEP_RESULTS);
+  lazyPart(state, 'items', handle, PART_ITEMS);
+  Object.defineProperty(run, INSPECT, { value: inspectData, writable: true, configurable: true });
+  Object.defineProperty(state, INSPECT, { value: inspectData, writable: true, configurable: true });
+  return state;
+}
+
 async function settleRun(promise, prepared) {
   try {
-    const text = await promise;
-    return JSON.parse(text);
+    return stateOf(await promise);
   } catch (error) {
     throw decodeError(error);
   } finally {

@@ -9,13 +9,15 @@
 //              and sequential-in-one-turn vs concurrent
 //   threads    CPU time per thread (from /proc/self/task/*/schedstat, ns) over 40 fan-out runs:
 //              the JS main thread vs the tokio workers vs V8/libuv helpers, per call
-//   bridge     wraps the (private) dispatcher and `native.complete` to count the dispatcher
-//              calls per run and the JS time spent inside them, per call
-//   jsfloor    the JS work of one OP_EXECUTE dispatch (JSON.parse of the payload, an
-//              AbortController, the context object, the tool, JSON.stringify) in a plain loop
+//   bridge     wraps the (private) dispatcher, `takeOutbox` and `completeMany` to count the
+//              dispatcher calls, batches and answer batches per run and the JS time spent
+//              inside them, per call
+//   jsfloor    the JS work of one OP_EXECUTE entry of a batch (JSON.parse of the batch, the
+//              context object, the tool, the answer text) in a plain loop
 //   sleepy     the ms above 50 in the sleepy workload: to the first executor, dispatch spread,
 //              timer lateness, last timer to resolved
-//   result     size of the state JSON a fan-out run resolves with, and its JSON.parse cost
+//   result     size of the state JSON of a fan-out run, and what JSON.parse of it costs (the
+//              run resolves with the state's head; its growing parts are parsed when read)
 //   profile    40 fan-out runs and nothing else (for `node --cpu-prof` / `perf record`)
 //
 // Timing: as bench.mjs (setup untimed, gc() before each run, 1 warm-up + RUNS runs, median).
@@ -33,14 +35,15 @@ const pkgDir = process.env.PHASEO_SDK_DIR || dirname(require.resolve('@phaseo/ag
 const SECTIONS = process.argv.slice(2).length ? new Set(process.argv.slice(2)) : new Set(['scaling', 'seqscaling', 'variants', 'threads', 'bridge', 'jsfloor', 'result', 'sleepy']);
 
 // The bridge instrumentation must wrap registerHost before index.js registers its dispatcher.
-const bridge = { dispatch: 0, dispatchNs: 0n, complete: 0, completeNs: 0n, byOp: [0, 0, 0, 0], on: false };
+// It counts the dispatcher calls (one per batch of queued calls), the batches taken with
+// takeOutbox and their entries, and the completeMany calls (one per batch of answers).
+const bridge = { dispatch: 0, dispatchNs: 0n, batches: 0, entries: 0, complete: 0, answers: 0, completeNs: 0n, on: false };
 if (SECTIONS.has('bridge')) {
   const native = require(join(pkgDir, 'native.js'));
   const registerHost = native.registerHost;
   native.registerHost = (dispatch) => registerHost((op, callableId, requestId, payload) => {
     if (!bridge.on) return dispatch(op, callableId, requestId, payload);
     bridge.dispatch++;
-    bridge.byOp[op]++;
     const t0 = process.hrtime.bigint();
     try {
       return dispatch(op, callableId, requestId, payload);
@@ -48,13 +51,23 @@ if (SECTIONS.has('bridge')) {
       bridge.dispatchNs += process.hrtime.bigint() - t0;
     }
   });
-  const complete = native.complete;
-  native.complete = (requestId, ok, json) => {
-    if (!bridge.on) return complete(requestId, ok, json);
+  const takeOutbox = native.takeOutbox;
+  native.takeOutbox = () => {
+    const text = takeOutbox();
+    if (bridge.on) {
+      bridge.batches++;
+      bridge.entries += (text.match(/\[0,/g) || []).length;
+    }
+    return text;
+  };
+  const completeMany = native.completeMany;
+  native.completeMany = (answers) => {
+    if (!bridge.on) return completeMany(answers);
     bridge.complete++;
+    bridge.answers += answers.split('\n').length - 1;
     const t0 = process.hrtime.bigint();
     try {
-      return complete(requestId, ok, json);
+      return completeMany(answers);
     } finally {
       bridge.completeNs += process.hrtime.bigint() - t0;
     }
@@ -217,52 +230,62 @@ if (SECTIONS.has('bridge')) {
   bridge.on = false;
   const calls = N * M;
   out.bridge = {
-    dispatcher_calls_per_tool_call: r2(bridge.dispatch / calls),
-    by_op_per_run: bridge.byOp.map((c) => c / M),
-    complete_calls_per_tool_call: r2(bridge.complete / calls),
+    dispatcher_calls_per_run: r2(bridge.dispatch / M),
+    batches_per_run: r2(bridge.batches / M),
+    executes_per_run: r2(bridge.entries / M),
+    complete_many_calls_per_run: r2(bridge.complete / M),
+    answers_per_run: r2(bridge.answers / M),
     wall_us_per_call_instrumented: r2(wallNs / 1000 / calls),
     js_in_dispatch_us_per_call: r2(Number(bridge.dispatchNs) / 1000 / calls),
-    of_which_native_complete_us: r2(Number(bridge.completeNs) / 1000 / calls),
+    native_complete_many_us_per_call: r2(Number(bridge.completeNs) / 1000 / calls),
   };
   log('== bridge (instrumented; hrtime adds ~0.1 µs per wrap):');
   for (const [k, v] of Object.entries(out.bridge)) log(`  ${k.padEnd(32)} ${JSON.stringify(v)}`);
 }
 
 if (SECTIONS.has('jsfloor')) {
-  // What index.js does for one OP_EXECUTE, without the bridge: the payload as the core sends it.
-  const payloads = Array.from({ length: 1000 }, (_, i) => JSON.stringify({
+  // What index.js does for the OP_EXECUTE entries of one batch, without the bridge: the batch
+  // text as the core sends it (one PHASE entry with the runtime data shared by the calls of
+  // the tool phase, then `[0, callable, request, input, callId, toolName, toolCallInput]`),
+  // and, for comparison, the earlier format (the whole runtime data in every call).
+  const N = 1000;
+  const runId = '6f1c2f6e-2d5b-4a53-9a55-0e1c8b0d9b1e';
+  const batch = `[[8,0,0,{"runId":"${runId}","agentId":"bench","stepIndex":0,"context":null}],` +
+    Array.from({ length: N }, (_, i) => `[0,1,${i + 1},{"a":${i},"b":1},"c${i}","add",{"a":${i},"b":1}]`).join(',') + ']';
+  const oldBatch = '[' + Array.from({ length: N }, (_, i) => `[0,1,${i + 1},${JSON.stringify({
     input: { a: i, b: 1 },
-    runtime: { runId: '6f1c2f6e-2d5b-4a53-9a55-0e1c8b0d9b1e', agentId: 'bench', stepIndex: 0, context: null, toolCall: { id: `c${i}`, name: 'add', input: { a: i, b: 1 } } },
-  }));
+    runtime: { runId, agentId: 'bench', stepIndex: 0, context: null, toolCall: { id: `c${i}`, name: 'add', input: { a: i, b: 1 } } },
+  })}]`).join(',') + ']';
   const fn = ({ a, b }) => a + b;
-  const controllers = new Map();
   let sink = 0;
   const variants = {
-    'JSON.parse(payload)': (p) => { sink ^= JSON.parse(p).input.a; },
-    'new AbortController()': () => { sink ^= new AbortController().signal.aborted ? 1 : 0; },
-    'full dispatch minus native.complete': (p, i) => {
-      const { input, runtime } = JSON.parse(p);
-      const controller = new AbortController();
-      controllers.set(i, controller);
-      const context = { runId: runtime.runId, agentId: runtime.agentId, stepIndex: runtime.stepIndex, context: runtime.context, toolCall: runtime.toolCall, signal: controller.signal, emitProgress() {}, setContext() {} };
-      const v = fn(input, context);
-      controllers.delete(i);
-      sink ^= JSON.stringify(v).length;
+    'JSON.parse(batch), earlier format': () => { sink ^= JSON.parse(oldBatch).length; },
+    'JSON.parse(batch)': () => { sink ^= JSON.parse(batch).length; },
+    'dispatch: parse, context, tool, answer text': () => {
+      const entries = JSON.parse(batch);
+      let phase = null;
+      let answers = '';
+      for (const e of entries) {
+        if (e[0] === 8) { phase = e[3]; continue; }
+        const context = { _requestId: e[2], _controller: null, _aborted: false, runId: phase.runId, agentId: phase.agentId, stepIndex: phase.stepIndex, context: phase.context, toolCall: { id: e[4], name: e[5], input: e[6] } };
+        answers += `${e[2]} 1${JSON.stringify(fn(e[3], context))}\n`;
+      }
+      sink ^= answers.length;
     },
   };
   out.jsfloor = {};
-  log('== JS floor of one dispatch (ns per call, median of 5 loops of 1000 × 20)');
+  log(`== JS floor of one dispatch (ns per call, median of 5 loops of 20 batches of ${N})`);
   for (const [name, f] of Object.entries(variants)) {
     const samples = [];
     for (let r = 0; r < 6; r++) {
       gc();
       const t0 = process.hrtime.bigint();
-      for (let k = 0; k < 20; k++) for (let i = 0; i < 1000; i++) f(payloads[i], i);
-      const dt = Number(process.hrtime.bigint() - t0) / 20000;
+      for (let k = 0; k < 20; k++) f();
+      const dt = Number(process.hrtime.bigint() - t0) / (20 * N);
       if (r) samples.push(dt);
     }
     out.jsfloor[name] = Math.round(median(samples));
-    log(`  ${name.padEnd(40)} ${String(out.jsfloor[name]).padStart(6)} ns`);
+    log(`  ${name.padEnd(44)} ${String(out.jsfloor[name]).padStart(6)} ns`);
   }
   if (sink === 0.5) log(sink);
 }
@@ -306,8 +329,9 @@ if (SECTIONS.has('sleepy')) {
 }
 
 if (SECTIONS.has('result')) {
-  // The run resolves with the whole state as JSON text (serialized in Rust, JSON.parse'd in
-  // settleRun): how big is it, and what does the parse cost (per tool call)?
+  // The whole state as JSON text: how big is it, and what would parsing it cost (per tool
+  // call)? A run resolves with the state's small head only; `run.messages`, `steps`,
+  // `stepResults` and `items` are serialized and parsed when first read.
   const [setup, run] = fanout(1000);
   const s = setup();
   counter.n = 0;
@@ -329,7 +353,7 @@ if (SECTIONS.has('result')) {
     json_parse_ms: Math.round(median(samples) * 1000) / 1000,
     json_parse_us_per_call: r2((median(samples) * 1000) / 1000),
   };
-  log('== result state of a fan-out run of 1000 (JSON text handed to JS, parsed by settleRun)');
+  log('== result state of a fan-out run of 1000 (its JSON text; the parts are parsed when read)');
   for (const [k, v] of Object.entries(out.result)) log(`  ${k.padEnd(24)} ${v}`);
 }
 

@@ -8,7 +8,7 @@ use phaseo_agent::{
     Validator, Value,
 };
 
-use crate::host::{op, post_event, request, HostFn, RuntimeData};
+use crate::host::{execute, post_event, HostFn};
 
 /// `execute(input, context)`: sync, async or an async generator (handled in JS).
 pub struct JsExecutor(pub HostFn);
@@ -16,17 +16,7 @@ pub struct JsExecutor(pub HostFn);
 #[async_trait]
 impl ToolExecutor for JsExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
-        #[derive(serde::Serialize)]
-        struct Payload<'a> {
-            input: &'a Value,
-            runtime: RuntimeData<'a>,
-        }
-        let payload = serde_json::to_string(&Payload {
-            input: &input,
-            runtime: RuntimeData::of(&runtime),
-        })
-        .expect("JSON");
-        request(op::EXECUTE, self.0.id, payload, Some(runtime)).await
+        execute(self.0.id, &input, runtime).await
     }
 }
 

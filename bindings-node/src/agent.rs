@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use phaseo_agent::json::to_canonical_string;
 use phaseo_agent::{
     create_agent, Agent, AgentError, AgentStream, CancellationToken, ContinueOptions, EventCursor,
     JsonSchema, Message, ModelClient, RunOptions, RunResult, ScriptedClient, StreamItem,
@@ -202,8 +203,133 @@ fn client(
     }
 }
 
-fn state_json(result: std::result::Result<RunResult, AgentError>) -> napi::Result<String> {
-    result.map(|r| r.to_json()).map_err(to_napi)
+fn native_state(result: std::result::Result<RunResult, AgentError>) -> napi::Result<NativeState> {
+    result.map(NativeState::new).map_err(to_napi)
+}
+
+/// The parts of a state that grow with the run (`run.messages`, `steps`, `stepResults`,
+/// `items`), in the order of [`NativeState::part`].
+const PART_MESSAGES: u32 = 0;
+const PART_STEPS: u32 = 1;
+const PART_STEP_RESULTS: u32 = 2;
+const PART_ITEMS: u32 = 3;
+
+/// A run's result, held natively. JS receives the small "head" of the state (its JSON with
+/// the growing parts empty) at once and each growing part as JSON text when first read
+/// (`index.js` turns them into lazily parsed properties): a run whose caller only reads its
+/// status and output never serializes nor parses its history. V8 is told the (estimated)
+/// size of the state while JS holds it, so that it collects dropped results in time.
+#[napi(custom_finalize)]
+pub struct NativeState {
+    state: RunResult,
+    head: String,
+    /// Bytes reported to V8 as external memory (0 until `head` is taken).
+    reported: i64,
+}
+
+impl NativeState {
+    fn new(mut state: RunResult) -> Self {
+        let messages = std::mem::take(&mut state.run.messages);
+        let steps = std::mem::take(&mut state.steps);
+        let step_results = std::mem::take(&mut state.step_results);
+        let head = state.to_json();
+        state.run.messages = messages;
+        state.steps = steps;
+        state.step_results = step_results;
+        Self {
+            state,
+            head,
+            reported: 0,
+        }
+    }
+
+    /// A rough size in bytes of the growing parts (what JS does not hold yet).
+    fn estimated_size(&self) -> usize {
+        const NODE: usize = 256;
+        fn value(v: &Value) -> usize {
+            NODE + match v {
+                Value::String(s) => s.len(),
+                Value::Array(a) => a.iter().map(value).sum(),
+                Value::Object(o) => o.iter().map(|(k, v)| k.len() + value(v)).sum(),
+                _ => 0,
+            }
+        }
+        fn call(c: &phaseo_agent::ToolCall) -> usize {
+            NODE + c.id.len() + c.name.len() + value(&c.input)
+        }
+        let s = &self.state;
+        let messages: usize = s
+            .run
+            .messages
+            .iter()
+            .map(|m| {
+                2 * NODE + m.content.len() + m.tool_calls.iter().flatten().map(call).sum::<usize>()
+            })
+            .sum();
+        let results: usize = s
+            .step_results
+            .iter()
+            .map(|r| {
+                2 * NODE
+                    + r.text.len()
+                    + r.tool_calls.iter().map(call).sum::<usize>()
+                    + r.tool_results
+                        .iter()
+                        .map(|t| {
+                            2 * NODE
+                                + t.result.as_ref().map_or(0, value)
+                                + t.preliminary_results.iter().map(value).sum::<usize>()
+                        })
+                        .sum::<usize>()
+            })
+            .sum();
+        messages + results + s.steps.len() * 2 * NODE
+    }
+}
+
+impl ObjectFinalize for NativeState {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        if self.reported > 0 {
+            env.adjust_external_memory(-self.reported)?;
+        }
+        Ok(())
+    }
+}
+
+#[napi]
+impl NativeState {
+    /// The canonical JSON text of the state with `run.messages`, `steps`, `stepResults` and
+    /// `items` empty (filled in by the JS layer from `part`).
+    #[napi]
+    pub fn head(&mut self, env: Env) -> String {
+        if self.reported == 0 {
+            let size = i64::try_from(self.estimated_size()).unwrap_or(i64::MAX);
+            if env.adjust_external_memory(size).is_ok() {
+                self.reported = size;
+            }
+        }
+        std::mem::take(&mut self.head)
+    }
+
+    /// The canonical JSON text of one growing part: 0 `run.messages`, 1 `steps`,
+    /// 2 `stepResults`, 3 `items`.
+    #[napi]
+    pub fn part(&self, which: u32) -> napi::Result<String> {
+        let s = &self.state;
+        Ok(match which {
+            PART_MESSAGES => to_canonical_string(&s.run.messages),
+            PART_STEPS => to_canonical_string(&s.steps),
+            PART_STEP_RESULTS => to_canonical_string(&s.step_results),
+            PART_ITEMS => to_canonical_string(&s.items()),
+            _ => return Err(napi::Error::from_reason("no such state part")),
+        })
+    }
+
+    /// The whole state's canonical JSON text.
+    #[napi(js_name = "toJson")]
+    pub fn to_json(&self) -> String {
+        self.state.to_json()
+    }
 }
 
 /// An agent.
@@ -272,8 +398,8 @@ impl NativeAgent {
         })
     }
 
-    /// Runs; resolves with the state's JSON text.
-    #[napi(ts_return_type = "Promise<string>")]
+    /// Runs; resolves with the state.
+    #[napi(ts_return_type = "Promise<NativeState>")]
     pub fn run<'env>(
         &self,
         env: &'env Env,
@@ -281,14 +407,14 @@ impl NativeAgent {
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
+    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
         let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
         let agent = self.agent.clone();
-        env.spawn_future(async move { state_json(agent.run(options).await) })
+        env.spawn_future(async move { native_state(agent.run(options).await) })
     }
 
-    /// Continues a paused state (JSON text); resolves with the new state's JSON text.
-    #[napi(ts_return_type = "Promise<string>")]
+    /// Continues a paused state (JSON text); resolves with the new state.
+    #[napi(ts_return_type = "Promise<NativeState>")]
     pub fn continue_run<'env>(
         &self,
         env: &'env Env,
@@ -297,11 +423,11 @@ impl NativeAgent {
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
+    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
         let state = parse_state(&state)?;
         let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
         let agent = self.agent.clone();
-        env.spawn_future(async move { state_json(agent.continue_run(&state, options).await) })
+        env.spawn_future(async move { native_state(agent.continue_run(&state, options).await) })
     }
 
     /// Starts a streamed run.

@@ -1,10 +1,13 @@
 //! The bridge to JavaScript: ONE weak threadsafe function (the dispatcher registered by
-//! the JS layer) carries every call into JS; JS answers through `complete`. Callables
-//! live in a JS-side registry and are named by numeric ids.
+//! the JS layer) tells JS that calls are queued (the outbox); JS takes them in batches and
+//! answers in batches through `completeMany`. Callables live in a JS-side registry and are
+//! named by numeric ids.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use napi::bindgen_prelude::FnArgs;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -15,7 +18,8 @@ use tokio::sync::oneshot;
 
 /// Operations the dispatcher understands (mirrored in `index.js`).
 pub mod op {
-    /// Run a tool executor: payload `{input, runtime}`; answer the result.
+    /// Run a tool executor: entry `[0, callable, request, input, callId, toolName,
+    /// toolCallInput]`, with the runtime data of the last PHASE entry of the batch.
     pub const EXECUTE: u32 = 0;
     /// Call a callable with the JSON array of arguments in the payload; answer its value.
     pub const CALL: u32 = 1;
@@ -23,6 +27,10 @@ pub mod op {
     pub const ABORT: u32 = 2;
     /// Deliver an event (payload) to a listener; no answer.
     pub const EVENT: u32 = 3;
+    /// The runtime data shared by the EXECUTE entries that follow it in a batch (one tool
+    /// phase): `{runId, agentId, stepIndex, context, contextText?}` (`contextText`, the
+    /// context's JSON text, when it is an object or array: each call gets its own copy).
+    pub const PHASE: u32 = 8;
     /// Queued calls are waiting: take them with `takeOutbox`.
     pub const DRAIN: u32 = 9;
 }
@@ -39,16 +47,58 @@ type Dispatcher = ThreadsafeFunction<
 static DISPATCHER: OnceLock<Dispatcher> = OnceLock::new();
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
-type Answer = Result<String, String>;
+/// An answer from JS: the value's JSON text (a slice of the text of a batch of answers,
+/// shared: one allocation per batch, not per answer), or the error message.
+type Answer = Result<Json, String>;
 
-fn pending() -> &'static Mutex<HashMap<u64, oneshot::Sender<Answer>>> {
-    static PENDING: OnceLock<Mutex<HashMap<u64, oneshot::Sender<Answer>>>> = OnceLock::new();
-    PENDING.get_or_init(Default::default)
+/// `text[range]`: JSON text.
+struct Json {
+    text: Arc<str>,
+    range: std::ops::Range<usize>,
 }
 
-fn runtimes() -> &'static Mutex<HashMap<u64, ToolRuntime>> {
-    static RUNTIMES: OnceLock<Mutex<HashMap<u64, ToolRuntime>>> = OnceLock::new();
-    RUNTIMES.get_or_init(Default::default)
+impl Json {
+    fn as_str(&self) -> &str {
+        &self.text[self.range.clone()]
+    }
+}
+
+/// Request ids are sequential: hashing them is a multiplication.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// An in-flight request: where its answer goes, and the runtime of a tool call (for
+/// `emitProgress` / `setContext` while it runs).
+struct Slot {
+    answer: oneshot::Sender<Answer>,
+    runtime: Option<ToolRuntime>,
+}
+
+type Slots = HashMap<u64, Slot, BuildHasherDefault<IdHasher>>;
+
+fn slots() -> &'static Mutex<Slots> {
+    static SLOTS: OnceLock<Mutex<Slots>> = OnceLock::new();
+    SLOTS.get_or_init(Default::default)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Registers the JS dispatcher `(op, callableId, requestId, payload) => void` (once).
@@ -57,15 +107,60 @@ pub fn register_host(dispatcher: Dispatcher) {
     let _ = DISPATCHER.set(dispatcher);
 }
 
-/// Answers request `requestId`: `ok` with the JSON text of the value, or the error message.
-#[napi]
-pub fn complete(request_id: f64, ok: bool, payload: String) {
-    let sender = pending()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&(request_id as u64));
-    if let Some(sender) = sender {
-        let _ = sender.send(if ok { Ok(payload) } else { Err(payload) });
+fn deliver(slot: Option<Slot>, answer: Answer) {
+    if let Some(slot) = slot {
+        let _ = slot.answer.send(answer);
+    }
+}
+
+/// Answers requests: `answers` holds one line per answer,
+/// `<requestId> <1|0><payload>\n`: `1` and the JSON text of the value, or `0` and the error
+/// message as a JSON string (JSON text never holds a raw line break).
+#[napi(js_name = "completeMany")]
+pub fn complete_many(answers: String) {
+    let text: Arc<str> = answers.into();
+    let mut parsed = Vec::new();
+    let mut at = 0;
+    for line in text.split_terminator('\n') {
+        let start = at;
+        at += line.len() + 1;
+        let Some((id, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let Ok(id) = id.parse::<u64>() else { continue };
+        let answer = match rest.strip_prefix('1') {
+            Some(json) => {
+                let from = start + line.len() - json.len();
+                Ok(Json {
+                    text: text.clone(),
+                    range: from..from + json.len(),
+                })
+            }
+            None => {
+                let message = rest.strip_prefix('0').unwrap_or(rest);
+                Err(serde_json::from_str::<String>(message).unwrap_or_else(|_| message.to_owned()))
+            }
+        };
+        parsed.push((id, answer));
+    }
+    let slots: Vec<_> = {
+        let mut map = lock(slots());
+        parsed
+            .into_iter()
+            .map(|(id, a)| (map.remove(&id), a))
+            .collect()
+    };
+    for (slot, answer) in slots {
+        deliver(slot, answer);
+    }
+}
+
+fn with_runtime(request_id: f64, f: impl FnOnce(&ToolRuntime)) {
+    if let Some(rt) = lock(slots())
+        .get(&(request_id as u64))
+        .and_then(|s| s.runtime.as_ref())
+    {
+        f(rt);
     }
 }
 
@@ -73,13 +168,7 @@ pub fn complete(request_id: f64, ok: bool, payload: String) {
 #[napi(js_name = "emitProgress")]
 pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
     let value = parse(&json)?;
-    if let Some(rt) = runtimes()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&(request_id as u64))
-    {
-        rt.emit_progress(value);
-    }
+    with_runtime(request_id, |rt| rt.emit_progress(value));
     Ok(())
 }
 
@@ -87,13 +176,7 @@ pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
 #[napi(js_name = "setContext")]
 pub fn set_context(request_id: f64, json: String) -> napi::Result<()> {
     let value = parse(&json)?;
-    if let Some(rt) = runtimes()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&(request_id as u64))
-    {
-        rt.set_context(value);
-    }
+    with_runtime(request_id, |rt| rt.set_context(value));
     Ok(())
 }
 
@@ -103,82 +186,176 @@ fn parse(json: &str) -> napi::Result<Value> {
 }
 
 /// Calls waiting for JavaScript, in order. Many calls made at once (a fan-out) cross the
-/// thread boundary as ONE dispatcher call: the first queued call schedules a drain, and JS
-/// takes the whole batch with `takeOutbox`.
+/// thread boundary in few dispatcher calls: JS takes whatever is queued with `takeOutbox`.
 struct Outbox {
-    /// The batch as JSON text: `[op, callable, request, payload],…` (without brackets).
+    /// The batch as JSON text: `[op, callable, request, payload…],…` (without brackets).
     text: String,
-    drain_scheduled: bool,
+    /// Entries queued since the last take.
+    entries: usize,
+    /// The dispatcher was called and JS has not taken the batch yet.
+    signaled: bool,
+    /// A task that calls the dispatcher is spawned and has not run yet.
+    deferred: bool,
+    /// The runtime whose phase data the batch's last PHASE entry carries (held, so that
+    /// the context it points to stays the same allocation).
+    phase: Option<ToolRuntime>,
 }
+
+/// Calls queued in one go that JS starts on before the rest are queued.
+const CHUNK: usize = 128;
 
 fn outbox() -> &'static Mutex<Outbox> {
     static OUTBOX: OnceLock<Mutex<Outbox>> = OnceLock::new();
     OUTBOX.get_or_init(|| {
         Mutex::new(Outbox {
             text: String::new(),
-            drain_scheduled: false,
+            entries: 0,
+            signaled: false,
+            deferred: false,
+            phase: None,
         })
     })
 }
 
-fn send(op: u32, callable: u32, request: u64, payload: String) -> bool {
-    let Some(dispatcher) = DISPATCHER.get() else {
-        return false;
+/// Whether two runtimes belong to the same tool phase (same run, step and context).
+fn same_phase(a: &ToolRuntime, b: &ToolRuntime) -> bool {
+    std::ptr::eq(a.context(), b.context())
+        && a.step_index() == b.step_index()
+        && a.run_id() == b.run_id()
+        && a.agent_id() == b.agent_id()
+}
+
+fn push_phase(text: &mut String, rt: &ToolRuntime) {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Phase<'a> {
+        run_id: &'a str,
+        agent_id: &'a str,
+        step_index: usize,
+        context: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_text: Option<String>,
+    }
+    // An object or array context crosses as text only: JS parses a copy per call.
+    let context = rt.context();
+    let structured = matches!(context, Value::Object(_) | Value::Array(_));
+    let phase = Phase {
+        run_id: rt.run_id(),
+        agent_id: rt.agent_id(),
+        step_index: rt.step_index(),
+        context: if structured { &Value::Null } else { context },
+        context_text: structured.then(|| serde_json::to_string(context).expect("JSON")),
     };
-    let schedule = {
-        let mut out = outbox().lock().unwrap_or_else(|e| e.into_inner());
+    let _ = write!(
+        text,
+        "[{},0,0,{}]",
+        op::PHASE,
+        serde_json::to_string(&phase).expect("JSON")
+    );
+}
+
+/// Queues one entry (`write` appends `op, callable, request, payload…` without brackets,
+/// after the PHASE entry `phase` needs) and makes sure JS will take it.
+///
+/// On a runtime thread, JS is called by a task that runs once the current task yields: a
+/// task that queues many calls in one poll (the calls of a fan-out) hands them over in
+/// batches (JS starts on the first CHUNK while the rest are queued), instead of JS taking
+/// them a few at a time, each time paying a thread wake-up on both sides.
+fn send(phase: Option<&ToolRuntime>, write: impl FnOnce(&mut String)) -> bool {
+    if DISPATCHER.get().is_none() {
+        return false;
+    }
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let call_now = {
+        let mut guard = lock(outbox());
+        let out = &mut *guard;
+        if let Some(rt) = phase {
+            if !out.phase.as_ref().is_some_and(|p| same_phase(p, rt)) {
+                if !out.text.is_empty() {
+                    out.text.push(',');
+                }
+                push_phase(&mut out.text, rt);
+                out.phase = Some(rt.clone());
+            }
+        }
         if !out.text.is_empty() {
             out.text.push(',');
         }
-        // `payload` is JSON text already: it is embedded as is (no re-encoding).
-        let payload = if payload.is_empty() {
-            "null"
+        out.text.push('[');
+        write(&mut out.text);
+        out.text.push(']');
+        out.entries += 1;
+        if out.signaled {
+            false
+        } else if out.entries >= CHUNK || runtime.is_none() {
+            out.signaled = true;
+            true
         } else {
-            payload.as_str()
-        };
-        out.text
-            .push_str(&format!("[{op},{callable},{request},{payload}]"));
-        !std::mem::replace(&mut out.drain_scheduled, true)
+            if !std::mem::replace(&mut out.deferred, true) {
+                if let Some(runtime) = &runtime {
+                    runtime.spawn(async { signal_deferred() });
+                }
+            }
+            false
+        }
     };
-    if schedule {
-        dispatcher.call(
+    !call_now || call_dispatcher()
+}
+
+/// The deferred call of the dispatcher (see `send`).
+fn signal_deferred() {
+    let call_now = {
+        let mut out = lock(outbox());
+        out.deferred = false;
+        !out.text.is_empty() && !std::mem::replace(&mut out.signaled, true)
+    };
+    if call_now {
+        call_dispatcher();
+    }
+}
+
+/// Tells JS that calls are queued (a failed call leaves the next entry to try again).
+fn call_dispatcher() -> bool {
+    let ok = DISPATCHER.get().is_some_and(|d| {
+        d.call(
             (op::DRAIN, 0, 0.0, String::new()).into(),
             ThreadsafeFunctionCallMode::NonBlocking,
         ) == Status::Ok
-    } else {
-        true
+    });
+    if !ok {
+        lock(outbox()).signaled = false;
     }
+    ok
 }
 
-/// Takes the queued calls as the JSON text of an array `[[op, callable, request, payload], …]`.
+/// Queues `[op, callable, request, payload]` (`payload`: JSON text, empty for null).
+fn send_simple(op: u32, callable: u32, request: u64, payload: &str) -> bool {
+    send(None, |text| {
+        let payload = if payload.is_empty() { "null" } else { payload };
+        let _ = write!(text, "{op},{callable},{request},{payload}");
+    })
+}
+
+/// Takes the queued calls as the JSON text of an array `[[op, callable, request, …], …]`.
 #[napi(js_name = "takeOutbox")]
 pub fn take_outbox() -> String {
-    let mut out = outbox().lock().unwrap_or_else(|e| e.into_inner());
-    out.drain_scheduled = false;
-    let text = std::mem::take(&mut out.text);
-    format!("[{text}]")
-}
-
-/// Answers many requests at once (see `complete`).
-#[napi(js_name = "completeMany")]
-pub fn complete_many(request_ids: Vec<f64>, oks: Vec<bool>, payloads: Vec<String>) {
-    let senders: Vec<_> = {
-        let mut pending = pending().lock().unwrap_or_else(|e| e.into_inner());
-        request_ids
-            .iter()
-            .map(|id| pending.remove(&(*id as u64)))
-            .collect()
-    };
-    for ((sender, ok), payload) in senders.into_iter().zip(oks).zip(payloads) {
-        if let Some(sender) = sender {
-            let _ = sender.send(if ok { Ok(payload) } else { Err(payload) });
-        }
-    }
+    let mut out = lock(outbox());
+    out.signaled = false;
+    out.entries = 0;
+    out.phase = None;
+    let mut text = String::with_capacity(out.text.len() + 2);
+    text.push('[');
+    text.push_str(&out.text);
+    text.push(']');
+    out.text.clear();
+    // Keep a buffer for the next batch, not the memory of an exceptionally large one.
+    out.text.shrink_to(1 << 16);
+    text
 }
 
 /// Delivers an event to a JS listener (fire and forget; the queue keeps the order).
 pub fn post_event(listener: u32, payload: String) {
-    send(op::EVENT, listener, 0, payload);
+    send_simple(op::EVENT, listener, 0, &payload);
 }
 
 /// An in-flight request: aborted in JS and forgotten if dropped before its answer.
@@ -189,59 +366,77 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        runtimes()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.id);
         if !self.answered {
-            pending()
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&self.id);
-            send(op::ABORT, 0, self.id, String::new());
+            let slot = lock(slots()).remove(&self.id);
+            // Still waiting (not answered meanwhile): JS aborts the call.
+            if slot.is_some() {
+                send_simple(op::ABORT, 0, self.id, "");
+            }
         }
     }
 }
 
-/// Calls into JS and waits for the answer (the value's JSON text).
+/// Calls into JS (`write` queues the entry for request id `id`) and waits for the answer
+/// (the value's JSON text).
+async fn call_js(
+    runtime: Option<ToolRuntime>,
+    phase: bool,
+    write: impl FnOnce(&mut String, u64),
+) -> Result<Value, ToolError> {
+    let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = oneshot::channel();
+    let phase_rt = if phase { runtime.clone() } else { None };
+    lock(slots()).insert(
+        id,
+        Slot {
+            answer: tx,
+            runtime,
+        },
+    );
+    let mut guard = InFlight {
+        id,
+        answered: false,
+    };
+    if !send(phase_rt.as_ref(), |text| write(text, id)) {
+        guard.answered = true;
+        lock(slots()).remove(&id);
+        return Err(ToolError::new("the JavaScript host is not available"));
+    }
+    let answer = rx.await;
+    guard.answered = true;
+    match answer {
+        Ok(Ok(json)) => serde_json::from_str(json.as_str())
+            .map_err(|e| ToolError::new(format!("value is not JSON-compatible: {e}"))),
+        Ok(Err(message)) => Err(ToolError::new(message)),
+        Err(_) => Err(ToolError::new("the JavaScript host dropped the call")),
+    }
+}
+
+/// Calls into JS with `[op, callable, request, payload]` and waits for the answer.
 pub async fn request(
     op: u32,
     callable: u32,
     payload: String,
     runtime: Option<ToolRuntime>,
 ) -> Result<Value, ToolError> {
-    let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = oneshot::channel();
-    pending()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, tx);
-    if let Some(rt) = runtime {
-        runtimes()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, rt);
-    }
-    let mut guard = InFlight {
-        id,
-        answered: false,
-    };
-    if !send(op, callable, id, payload) {
-        guard.answered = true;
-        pending()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
-        return Err(ToolError::new("the JavaScript host is not available"));
-    }
-    let answer = rx.await;
-    guard.answered = true;
-    match answer {
-        Ok(Ok(json)) => serde_json::from_str(&json)
-            .map_err(|e| ToolError::new(format!("value is not JSON-compatible: {e}"))),
-        Ok(Err(message)) => Err(ToolError::new(message)),
-        Err(_) => Err(ToolError::new("the JavaScript host dropped the call")),
-    }
+    call_js(runtime, false, |text, id| {
+        let _ = write!(text, "{op},{callable},{id},{payload}");
+    })
+    .await
+}
+
+/// Runs tool executor `callable` on `input`: the call's runtime data travels once per
+/// batch and tool phase (a PHASE entry), the call itself as
+/// `[0, callable, request, input, callId, toolName, toolCallInput]`.
+pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Value, ToolError> {
+    let call = rt.tool_call();
+    // `(a, b, c, d)` serializes as `[a,b,c,d]`: the entry takes its elements.
+    let tail = serde_json::to_string(&(input, &call.id, &call.name, &call.input)).expect("JSON");
+    let tail = &tail[1..tail.len() - 1];
+    call_js(Some(rt.clone()), true, |text, id| {
+        let _ = write!(text, "{},{callable},{id},{tail}", op::EXECUTE);
+    })
+    .await
 }
 
 /// A JS callable by id (the JS layer owns the registry and its lifetime).
