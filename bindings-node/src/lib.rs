@@ -10,6 +10,11 @@ mod errors;
 mod host;
 mod spec;
 
+/// mimalloc for everything the addon allocates: runs allocate many small short-lived
+/// values on the runtime's threads, where glibc keeps growing and trimming its arenas.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The tokio runtime of the addon. A run is one task (its concurrent tool calls are futures
 /// of that task), and the JavaScript thread needs a core of its own to run the tools, so
 /// the runtime gets one worker per core but one (at least one): on a 2-core machine a

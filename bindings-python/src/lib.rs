@@ -17,6 +17,12 @@ mod workers;
 
 use pyo3::prelude::*;
 
+/// mimalloc for everything the module allocates in Rust (as pydantic-core does): runs
+/// allocate many small short-lived values, also on tokio threads, where glibc keeps
+/// growing and trimming its arenas. Python objects keep using Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<agent::PyAgent>()?;

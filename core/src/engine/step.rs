@@ -278,13 +278,13 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
     let usage = response.normalized_usage();
     let finish_reason = response.finish_reason_or_default();
     let raw_calls = response.message.tool_calls;
-    let parsed: Vec<(ToolCall, Result<Value, String>)> = raw_calls
+    // Each call keeps its parsed arguments (or the raw text and why it is not JSON).
+    let parsed: Vec<(ToolCall, Result<(), String>)> = raw_calls
         .into_iter()
         .map(|c| {
-            let args = parse_arguments(&c.arguments);
-            let input = match &args {
-                Ok(v) => v.clone(),
-                Err(_) => Value::String(c.arguments.clone()),
+            let (input, args) = match parse_arguments(&c.arguments) {
+                Ok(v) => (v, Ok(())),
+                Err(e) => (Value::String(c.arguments), Err(e)),
             };
             (
                 ToolCall {

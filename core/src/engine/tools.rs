@@ -66,12 +66,23 @@ impl PhaseScope {
         token: CancellationToken,
         accepts_progress: bool,
     ) -> ToolRuntime {
+        self.runtime_for(ctx, call.clone(), token, accepts_progress)
+    }
+
+    /// A runtime that takes the call (read it back with `ToolRuntime::tool_call`).
+    pub(crate) fn runtime_for(
+        &self,
+        ctx: &RunCtx,
+        call: ToolCall,
+        token: CancellationToken,
+        accepts_progress: bool,
+    ) -> ToolRuntime {
         ToolRuntime::new(
             ctx.emitter.run_id.clone(),
             ctx.emitter.agent_id.clone(),
             self.step_index,
             self.context.clone(),
-            call.clone(),
+            call,
             token,
             accepts_progress,
         )
@@ -211,7 +222,7 @@ async fn classify(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: ToolCall,
-    args: Result<Value, String>,
+    args: Result<(), String>,
 ) -> Result<Plan, AgentError> {
     let Some(tool) = ctx.agent.tool(&call.name) else {
         let message = format!("Unknown tool '{}'", call.name);
@@ -238,20 +249,22 @@ async fn classify(
         )
         .map(Plan::Done)
     };
-    let mut input = match args {
-        Ok(v) => v,
-        Err(e) => return invalid(e),
-    };
-    if let Err(e) = tool.check_input(&input) {
+    if let Err(e) = args {
         return invalid(e);
     }
-    if let Some(validator) = &tool.input_schema {
-        match guarded(validator.validate(input), tool).await {
-            Ok(v) => input = v,
-            Err(e) => return invalid(e),
-        }
+    if let Err(e) = tool.check_input(&call.input) {
+        return invalid(e);
     }
-    let call = ToolCall { input, ..call };
+    let call = match &tool.input_schema {
+        None => call,
+        Some(validator) => {
+            let input = match guarded(validator.validate(call.input.clone()), tool).await {
+                Ok(v) => v,
+                Err(e) => return invalid(e),
+            };
+            ToolCall { input, ..call }
+        }
+    };
     if let Some(hook) = &tool.on_tool_called {
         let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
         return match guarded(
@@ -328,7 +341,8 @@ pub(crate) async fn execute_call(
         .as_ref()
         .expect("automatic calls have executors");
     let token = scope.token.child_token();
-    let runtime = scope.runtime(ctx, &call, token.clone(), true);
+    let runtime = scope.runtime_for(ctx, call, token.clone(), true);
+    let call = runtime.tool_call();
     ctx.emitter.emit(
         EventType::ToolStarted,
         Some(RunStatus::Running),
@@ -547,7 +561,7 @@ pub(crate) async fn tool_phase(
     ctx: &RunCtx,
     state: &mut RunResult,
     index: usize,
-    calls: Vec<(ToolCall, Result<Value, String>)>,
+    calls: Vec<(ToolCall, Result<(), String>)>,
 ) -> Result<Vec<PendingToolCall>, Failure> {
     let scope = PhaseScope::new(ctx, state, index);
     let mut done = Vec::new();
