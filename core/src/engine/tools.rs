@@ -368,7 +368,7 @@ pub(crate) async fn execute_call(
             biased;
             _ = runtime.progress_ready() => {
                 for value in runtime.take_progress() {
-                    progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
+                    progress(ctx, scope, tool, call, &token, value, &mut preliminary).await?;
                 }
             }
             r = &mut exec => break Some(r),
@@ -377,7 +377,7 @@ pub(crate) async fn execute_call(
     };
     runtime.close_progress();
     for value in runtime.take_progress() {
-        progress(ctx, scope, tool, &call, &token, value, &mut preliminary).await?;
+        progress(ctx, scope, tool, call, &token, value, &mut preliminary).await?;
     }
     match finished {
         None => {
@@ -391,20 +391,20 @@ pub(crate) async fn execute_call(
                 ctx,
                 scope,
                 Some(tool),
-                &call,
+                call,
                 ErrorCode::ToolTimeout,
                 message,
                 preliminary,
             )
         }
         Some(Ok(Ok(value))) => {
-            accept_result(ctx, scope, tool, &call, &runtime, value, preliminary).await
+            accept_result(ctx, scope, tool, call, &runtime, value, preliminary).await
         }
         Some(Ok(Err(e))) => call_failed(
             ctx,
             scope,
             Some(tool),
-            &call,
+            call,
             ErrorCode::ToolFailed,
             e.message,
             preliminary,
@@ -415,7 +415,7 @@ pub(crate) async fn execute_call(
                 ctx,
                 scope,
                 Some(tool),
-                &call,
+                call,
                 ErrorCode::ToolFailed,
                 message,
                 preliminary,
