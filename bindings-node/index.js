@@ -87,6 +87,7 @@ const OP_ABORT = 2;
 const OP_EVENT = 3;
 const OP_PHASE = 8;
 const OP_DRAIN = 9;
+const OP_POLL = 10;
 
 const callables = new Map([[0, { fn: () => null, withRuntime: false }]]);
 let nextCallable = 1;
@@ -218,8 +219,24 @@ class ToolContext {
   setContext(value) { native.setContext(this._requestId, toJson(value)); }
 }
 
-function dispatch(op) {
-  if (op !== OP_DRAIN) return;
+function dispatch(op, callableId) {
+  if (op === OP_POLL) pollRun(callableId);
+  else if (op === OP_DRAIN) drain();
+}
+
+/** Polls a run driven on this thread; then takes the calls the poll queued. */
+function pollRun(driver) {
+  if (native.pollRun(driver)) drain();
+}
+
+// Runs driven on this thread (`run`, `continueRun`) are named by ids (u32).
+let nextDriver = 0;
+function newDriver() {
+  nextDriver = nextDriver >= 0xfffffffe ? 1 : nextDriver + 1;
+  return nextDriver;
+}
+
+function drain() {
   const batch = JSON.parse(native.takeOutbox());
   // The runtime data of the tool phase the following EXECUTE entries belong to.
   let phase = null;
@@ -596,13 +613,12 @@ function stateOf(handle) {
 
 async function settleRun(promise, prepared) {
   try {
+    // A run polled on this thread hands its events to the listener right after each poll,
+    // before its promise settles: no barrier needed.
     return stateOf(await promise);
   } catch (error) {
     throw decodeError(error);
   } finally {
-    // Events travel through the dispatcher queue: wait until the ones already queued
-    // have reached the listener before the caller sees the result.
-    if (prepared.onEvent !== undefined) await native.barrier();
     prepared.release();
   }
 }
@@ -699,12 +715,14 @@ class Agent {
     const p = prepare(options);
     const spec = { input: options.input ?? null, context: options.context ?? undefined, messages: options.messages ?? undefined, overrides: p.overrides, onEvent: p.onEvent };
     let promise;
+    const driver = newDriver();
     try {
-      promise = this._native.run(spec, p.client, p.scripted, p.token);
+      promise = this._native.run(driver, spec, p.client, p.scripted, p.token);
     } catch (error) {
       p.release();
       throw decodeError(error);
     }
+    queueMicrotask(() => pollRun(driver));
     return settleRun(promise, p);
   }
 
@@ -713,12 +731,14 @@ class Agent {
   async continueRun(options) {
     const p = prepare(options);
     let promise;
+    const driver = newDriver();
     try {
-      promise = this._native.continueRun(stateText(options), this._continueSpec(options, p), p.client, p.scripted, p.token);
+      promise = this._native.continueRun(driver, stateText(options), this._continueSpec(options, p), p.client, p.scripted, p.token);
     } catch (error) {
       p.release();
       throw decodeError(error);
     }
+    queueMicrotask(() => pollRun(driver));
     return settleRun(promise, p);
   }
 

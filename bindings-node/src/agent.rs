@@ -203,10 +203,6 @@ fn client(
     }
 }
 
-fn native_state(result: std::result::Result<RunResult, AgentError>) -> napi::Result<NativeState> {
-    result.map(NativeState::new).map_err(to_napi)
-}
-
 /// The parts of a state that grow with the run (`run.messages`, `steps`, `stepResults`,
 /// `items`), in the order of [`NativeState::part`].
 const PART_MESSAGES: u32 = 0;
@@ -228,7 +224,7 @@ pub struct NativeState {
 }
 
 impl NativeState {
-    fn new(mut state: RunResult) -> Self {
+    pub(crate) fn new(mut state: RunResult) -> Self {
         let messages = std::mem::take(&mut state.run.messages);
         let steps = std::mem::take(&mut state.steps);
         let step_results = std::mem::take(&mut state.step_results);
@@ -398,36 +394,43 @@ impl NativeAgent {
         })
     }
 
-    /// Runs; resolves with the state.
+    /// Runs as run `driver` polled on the JS thread (JS calls `pollRun(driver)` first);
+    /// resolves with the state.
     #[napi(ts_return_type = "Promise<NativeState>")]
     pub fn run<'env>(
         &self,
         env: &'env Env,
+        driver: u32,
         spec: RunSpec,
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
-    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
+    ) -> napi::Result<Object<'env>> {
         let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
         let agent = self.agent.clone();
-        env.spawn_future(async move { native_state(agent.run(options).await) })
+        crate::driver::drive(env, driver, async move { agent.run(options).await })
     }
 
-    /// Continues a paused state (JSON text); resolves with the new state.
+    /// Continues a paused state (JSON text) as run `driver` polled on the JS thread;
+    /// resolves with the new state.
     #[napi(ts_return_type = "Promise<NativeState>")]
+    #[allow(clippy::too_many_arguments)]
     pub fn continue_run<'env>(
         &self,
         env: &'env Env,
+        driver: u32,
         state: String,
         spec: ContinueSpec,
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
-    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
+    ) -> napi::Result<Object<'env>> {
         let state = parse_state(&state)?;
         let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
         let agent = self.agent.clone();
-        env.spawn_future(async move { native_state(agent.continue_run(&state, options).await) })
+        crate::driver::drive(env, driver, async move {
+            agent.continue_run(&state, options).await
+        })
     }
 
     /// Starts a streamed run.

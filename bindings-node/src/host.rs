@@ -33,6 +33,45 @@ pub mod op {
     pub const PHASE: u32 = 8;
     /// Queued calls are waiting: take them with `takeOutbox`.
     pub const DRAIN: u32 = 9;
+    /// Poll the run driven on the JS thread whose id is the callable id (`pollRun`).
+    pub const POLL: u32 = 10;
+}
+
+thread_local! {
+    /// A run is being polled on this (the JS) thread: queued calls are taken by the JS
+    /// caller of `pollRun` right after the poll, without a dispatcher call.
+    static POLLING_ON_JS_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the current thread as polling a run for JS until dropped.
+pub struct JsThreadPoll(bool);
+
+impl JsThreadPoll {
+    pub fn enter() -> Self {
+        Self(POLLING_ON_JS_THREAD.with(|p| p.replace(true)))
+    }
+}
+
+impl Drop for JsThreadPoll {
+    fn drop(&mut self) {
+        POLLING_ON_JS_THREAD.with(|p| p.set(self.0));
+    }
+}
+
+/// Whether calls are queued that JS has not been told about (see `pollRun`).
+pub fn outbox_waiting() -> bool {
+    let out = lock(outbox());
+    out.entries > 0 && !out.signaled
+}
+
+/// Asks JS to poll run `driver` (from any thread).
+pub fn request_poll(driver: u32) -> bool {
+    DISPATCHER.get().is_some_and(|d| {
+        d.call(
+            (op::POLL, driver, 0.0, String::new()).into(),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        ) == Status::Ok
+    })
 }
 
 type Dispatcher = ThreadsafeFunction<
@@ -265,6 +304,7 @@ fn send(phase: Option<&ToolRuntime>, write: impl FnOnce(&mut String)) -> bool {
     if DISPATCHER.get().is_none() {
         return false;
     }
+    let on_js_thread = POLLING_ON_JS_THREAD.with(|p| p.get());
     let runtime = tokio::runtime::Handle::try_current().ok();
     let call_now = {
         let mut guard = lock(outbox());
@@ -285,7 +325,8 @@ fn send(phase: Option<&ToolRuntime>, write: impl FnOnce(&mut String)) -> bool {
         write(&mut out.text);
         out.text.push(']');
         out.entries += 1;
-        if out.signaled {
+        if out.signaled || on_js_thread {
+            // JS takes the batch after the poll (see `pollRun`).
             false
         } else if out.entries >= CHUNK || runtime.is_none() {
             out.signaled = true;
@@ -484,14 +525,4 @@ impl<'a> RuntimeData<'a> {
             tool_call: rt.tool_call(),
         }
     }
-}
-
-/// Resolves once every call queued before it has reached JavaScript (the dispatcher queue
-/// is first in, first out): the JS layer awaits it so no event arrives after a result.
-#[napi(ts_return_type = "Promise<void>")]
-pub fn barrier(env: &napi::Env) -> napi::Result<napi::bindgen_prelude::PromiseRaw<'_, ()>> {
-    env.spawn_future(async {
-        let _ = request(op::CALL, 0, "[]".to_owned(), None).await;
-        Ok(())
-    })
 }

@@ -6,6 +6,7 @@
 
 mod adapters;
 mod agent;
+mod driver;
 mod errors;
 mod host;
 mod spec;

@@ -81,6 +81,17 @@ test('invalid state is refused', () => {
   assert.throws(() => parseState('{'), AgentStateError);
 });
 
+test('a pending run keeps Node alive by itself until it ends (JS timer, tool timeout)', () => {
+  const script = fileURLToPath(new URL('../test-fixtures/stays-alive.mjs', import.meta.url));
+  const done = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 20000 });
+  assert.equal(done.status, 0, done.stderr);
+  const [napOutput, napTool, stuckOutput, stuckTool] = JSON.parse(done.stdout.trim());
+  assert.equal(napOutput, 'done');
+  assert.equal(napTool, 'rested');
+  assert.equal(stuckOutput, 'done');
+  assert.match(stuckTool, /timed out after 50ms/);
+});
+
 test('a script exits by itself after runs (no handle keeps Node alive)', () => {
   const script = fileURLToPath(new URL('../test-fixtures/exits.mjs', import.meta.url));
   const started = Date.now();
