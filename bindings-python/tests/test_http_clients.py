@@ -160,3 +160,25 @@ def test_connection_refused_malformed_body_and_timeout() -> None:
         with pytest.raises(AgentModelError, match="timed out"):
             create_agent({"id": "a"}).run(input="x", client=client)
         assert time.monotonic() - started < 2
+
+
+def test_run_async_talks_http_and_waits_out_a_retry_from_the_event_loop() -> None:
+    """run_async polls the run on the caller's loop: sockets and the retry timer still work."""
+    import asyncio
+
+    async def lookup(tool_input: Dict[str, Any], runtime: Any) -> Dict[str, Any]:
+        await asyncio.sleep(0.01)
+        return {"found": tool_input["id"]}
+
+    for server in serve([
+        (429, {**JSON, "retry-after": "0"}, json.dumps({"error": {"message": "slow down"}})),
+        responses_reply([{"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"id": 7}'}]),
+        responses_reply([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Found 7."}]}]),
+    ]):
+        client = create_gateway_agent_client(api_key=KEY, base_url=server.url)
+        tool = define_tool(AgentTool(id="lookup", parameters={"type": "object"}, execute=lookup))
+        agent = create_agent({"id": "desk", "tools": [tool], "model_retry": {"max_retries": 1, "backoff_ms": 20}})
+        result = asyncio.run(agent.run_async(input="find 7", client=client))
+        assert result.output == "Found 7."
+        assert len(server.requests) == 3
+        assert {"type": "function_call_output", "call_id": "c1", "output": '{"found":7}'} in server.requests[2]["body"]["input"]
