@@ -11,6 +11,26 @@ use pyo3::types::PyCFunction;
 
 use crate::lifecycle;
 
+/// The running loop and a new `asyncio.Future` of it; cancelling the future cancels
+/// `cancel`.
+pub fn loop_future<'py>(
+    py: Python<'py>,
+    cancel: Option<CancellationToken>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    let future = event_loop.call_method0("create_future")?;
+    if let Some(token) = cancel {
+        let on_done = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
+            if args.get_item(0)?.call_method0("cancelled")?.is_truthy()? {
+                token.cancel();
+            }
+            Ok(())
+        })?;
+        future.call_method1("add_done_callback", (on_done,))?;
+    }
+    Ok((event_loop, future))
+}
+
 /// Wraps `work`; `convert` turns its output into the Python result (or exception).
 pub fn awaitable<'py, F, T, C>(
     py: Python<'py>,
@@ -23,17 +43,7 @@ where
     T: Send + 'static,
     C: for<'a> FnOnce(Python<'a>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
-    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
-    let future = event_loop.call_method0("create_future")?;
-    if let Some(token) = cancel {
-        let on_done = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
-            if args.get_item(0)?.call_method0("cancelled")?.is_truthy()? {
-                token.cancel();
-            }
-            Ok(())
-        })?;
-        future.call_method1("add_done_callback", (on_done,))?;
-    }
+    let (event_loop, future) = loop_future(py, cancel)?;
     let resolve = py
         .import("phaseo_agent._bridge")?
         .getattr("resolve")?

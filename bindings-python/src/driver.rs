@@ -120,16 +120,7 @@ where
     T: Send + 'static,
     C: for<'a> FnOnce(Python<'a>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
-    let asyncio = py.import("asyncio")?;
-    let event_loop = asyncio.call_method0("get_running_loop")?;
-    let future = event_loop.call_method0("create_future")?;
-    let on_done = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
-        if args.get_item(0)?.call_method0("cancelled")?.is_truthy()? {
-            cancel.cancel();
-        }
-        Ok(())
-    })?;
-    future.call_method1("add_done_callback", (on_done,))?;
+    let (event_loop, future) = crate::awaitable::loop_future(py, Some(cancel))?;
 
     let target = future.clone().unbind();
     let run: RunFuture = Box::pin(async move {
