@@ -81,9 +81,9 @@ def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
             bridge = _native.LoopBridge(writer.fileno(), _task_runner(loop))
 
             def drain() -> None:
+                # Rust writes one byte per batch; a rare leftover byte wakes the loop again.
                 try:
-                    while reader.recv(4096):
-                        pass
+                    reader.recv(4096)
                 except (BlockingIOError, InterruptedError):
                     pass
                 bridge.drain()
