@@ -58,10 +58,11 @@ impl Drop for JsThreadPoll {
     }
 }
 
-/// Whether calls are queued that JS has not been told about (see `pollRun`).
+/// Whether calls are queued (see `pollRun`). JS takes them right away even when a DRAIN
+/// is already on its way (it then finds the outbox empty): the events of a driven run must
+/// reach their listener before its promise settles, which does not wait for that DRAIN.
 pub fn outbox_waiting() -> bool {
-    let out = lock(outbox());
-    out.entries > 0 && !out.signaled
+    lock(outbox()).entries > 0
 }
 
 /// Asks JS to poll run `driver` (from any thread).
@@ -141,9 +142,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Registers the JS dispatcher `(op, callableId, requestId, payload) => void` (once).
+/// The bridge is per process: a second JS environment (a `worker_threads` worker while
+/// another thread uses the SDK) gets a clear error instead of calls reaching the wrong
+/// thread's functions.
 #[napi(js_name = "registerHost")]
-pub fn register_host(dispatcher: Dispatcher) {
-    let _ = DISPATCHER.set(dispatcher);
+pub fn register_host(dispatcher: Dispatcher) -> napi::Result<()> {
+    DISPATCHER.set(dispatcher).map_err(|_| {
+        napi::Error::from_reason(
+            "@phaseo/agent-sdk is already loaded by another JavaScript thread of this process \
+             (worker_threads): use it from one thread per process",
+        )
+    })
 }
 
 fn deliver(slot: Option<Slot>, answer: Answer) {

@@ -81,3 +81,29 @@ test('a lone surrogate in an error message becomes U+FFFD', async () => {
     .run({ input: 'go', client: createScriptedClient([calls(call('c1', 't')), { text: 'done' }]) });
   assert.equal(result.stepResults[0].toolResults[0].error, 'bad \ufffd end');
 });
+
+test('every event of 1,500 concurrent runs (with streams beside them) reaches its listener before the run settles', async () => {
+  const tool = defineTool({ id: 't', execute: async () => { await new Promise((r) => setImmediate(r)); return 1; } });
+  const agent = createAgent({ id: 'a', tools: [tool], toolExecution: { toolConcurrency: 4 } });
+  const client = () => createScriptedClient([{ toolCalls: [call('a', 't'), call('b', 't')] }, { text: 'done' }]);
+  const expected = [];
+  await agent.run({ input: 'go', client: client(), onEvent: (e) => expected.push(e.type) });
+  // Streams queue their events from runtime threads, so DRAIN calls are in flight meanwhile.
+  const streams = Array.from({ length: 50 }, () => agent.stream({ input: 'go', client: client(), onEvent: () => {} }).getResult());
+  const seenAtSettle = await Promise.all(Array.from({ length: 1500 }, async () => {
+    const seen = [];
+    await agent.run({ input: 'go', client: client(), onEvent: (e) => seen.push(e.type) });
+    return seen;
+  }));
+  await Promise.all(streams);
+  for (const seen of seenAtSettle) assert.deepEqual(seen, expected);
+});
+
+test('a worker thread gets a clear error when another thread already uses the SDK', async () => {
+  const { Worker } = await import('node:worker_threads');
+  const entry = new URL('../index.js', import.meta.url).pathname;
+  const worker = new Worker(`try { require(${JSON.stringify(entry)}); require('node:worker_threads').parentPort.postMessage('loaded'); } catch (e) { require('node:worker_threads').parentPort.postMessage(e.message); }`, { eval: true });
+  const message = await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  await worker.terminate();
+  assert.match(message, /already loaded by another JavaScript thread/);
+});

@@ -37,6 +37,35 @@ pub struct LoopDriver {
     /// `loop.call_soon(poll, context=...)` as one callable: how the loop thread asks for a poll.
     call_soon_poll: OnceLock<Py<PyAny>>,
     loop_thread: ThreadId,
+    /// The `asyncio.Future` handed to Python (settled with an error if a poll panics).
+    target: Py<PyAny>,
+    /// The loop is gone: drop the run at the end of the poll in progress.
+    abandoned: AtomicBool,
+}
+
+thread_local! {
+    /// A `KeyboardInterrupt` / `SystemExit` raised by a callback that started inside a poll
+    /// (an eager task's first step): re-raised once the poll ends, so it stops the loop as
+    /// asyncio would.
+    static INTERRUPT: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps `error` to raise after the poll or drain in progress when it is not an
+/// `Exception` (KeyboardInterrupt, SystemExit).
+pub fn raise_later_if_interrupt(py: Python<'_>, error: &PyErr) {
+    if !error.is_instance_of::<pyo3::exceptions::PyException>(py) {
+        INTERRUPT.with(|i| {
+            i.borrow_mut().get_or_insert_with(|| error.clone_ref(py));
+        });
+    }
+}
+
+/// The interrupt kept by [`raise_later_if_interrupt`], as a result.
+pub fn take_interrupt() -> PyResult<()> {
+    match INTERRUPT.with(|i| i.borrow_mut().take()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 impl Wake for LoopDriver {
@@ -63,46 +92,76 @@ impl Wake for LoopDriver {
 
 impl LoopDriver {
     /// Polls in the run's context (called by the bridge on the loop thread).
-    pub fn poll_in_context(self: &Arc<Self>, py: Python<'_>) {
+    pub fn poll_in_context(self: &Arc<Self>, py: Python<'_>) -> PyResult<()> {
         let Some(poll) = self.poll_callable.get() else {
-            return;
+            return Ok(());
         };
-        if self
-            .context
-            .bind(py)
-            .call_method1("run", (poll.bind(py),))
-            .is_err()
-        {
-            // The context is entered already (a nested event loop runs inside one of this
-            // run's callbacks): poll in it as it is rather than lose the wake-up.
-            self.poll_now();
+        match self.context.bind(py).call_method1("run", (poll.bind(py),)) {
+            Ok(_) => Ok(()),
+            Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(py) => Err(e),
+            Err(_) => {
+                // The context is entered already (a nested event loop runs inside one of
+                // this run's callbacks): poll in it as it is rather than lose the wake-up.
+                self.poll_now(py);
+                take_interrupt()
+            }
         }
     }
 
-    fn poll_now(self: &Arc<Self>) {
+    fn poll_now(self: &Arc<Self>, py: Python<'_>) {
+        use std::sync::TryLockError;
         self.scheduled.store(false, Ordering::Release);
-        // Re-entered (a callback ran a nested event loop): poll again once this poll ends.
-        let Ok(mut slot) = self.future.try_lock() else {
-            self.wake_by_ref();
-            return;
+        let mut slot = match self.future.try_lock() {
+            Ok(slot) => slot,
+            // Re-entered (a callback ran a nested event loop): poll again after this poll.
+            Err(TryLockError::WouldBlock) => {
+                self.wake_by_ref();
+                return;
+            }
+            // An earlier poll panicked; it settled the run already.
+            Err(TryLockError::Poisoned(_)) => return,
         };
         let Some(future) = slot.as_mut() else {
             return;
         };
-        let _runtime = phaseo_agent::exec::runtime().enter();
-        let _polling = PollingGuard::enter(&self.bridge);
         let waker = Waker::from(self.clone());
-        if let Poll::Ready(()) = future.as_mut().poll(&mut Context::from_waker(&waker)) {
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let _runtime = phaseo_agent::exec::runtime().enter();
+            let _polling = PollingGuard::enter(&self.bridge);
+            future.as_mut().poll(&mut Context::from_waker(&waker))
+        }));
+        let panicked = polled.is_err();
+        if panicked
+            || matches!(polled, Ok(Poll::Ready(())))
+            || self.abandoned.load(Ordering::Acquire)
+        {
             *slot = None;
             drop(slot);
             self.bridge.forget(self);
         }
+        if panicked {
+            let target = self.target.bind(py);
+            if matches!(
+                target.call_method0("done").and_then(|d| d.is_truthy()),
+                Ok(false)
+            ) {
+                let error =
+                    pyo3::exceptions::PyRuntimeError::new_err("internal error: the run panicked");
+                if let Err(e) = target.call_method1("set_exception", (error.into_value(py),)) {
+                    e.write_unraisable(py, Some(target));
+                }
+            }
+        }
     }
 
-    /// Drops the run (its loop is gone).
+    /// Drops the run (its loop is gone); a poll in progress drops it when it ends.
     pub fn abandon(&self) {
-        let future = self.future.lock().unwrap_or_else(|e| e.into_inner()).take();
-        drop(future);
+        self.abandoned.store(true, Ordering::Release);
+        if let Ok(mut slot) = self.future.try_lock() {
+            let future = slot.take();
+            drop(slot);
+            drop(future);
+        }
     }
 }
 
@@ -163,12 +222,15 @@ where
         poll_callable: OnceLock::new(),
         call_soon_poll: OnceLock::new(),
         loop_thread: std::thread::current().id(),
+        target: future.clone().unbind(),
+        abandoned: AtomicBool::new(false),
     });
     let weak: Weak<LoopDriver> = Arc::downgrade(&driver);
-    let poll = PyCFunction::new_closure(py, None, None, move |_, _| {
+    let poll = PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
         if let Some(driver) = weak.upgrade() {
-            driver.poll_now();
+            driver.poll_now(args.py());
         }
+        take_interrupt()
     })?;
     let _ = driver.poll_callable.set(poll.clone().unbind().into_any());
     let kwargs = PyDict::new(py);

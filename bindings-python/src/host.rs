@@ -150,7 +150,7 @@ impl BridgeInner {
     }
 
     /// Runs on the loop thread: starts queued jobs, cancels abandoned tasks.
-    fn drain(self: &Arc<Self>, py: Python<'_>) {
+    fn drain(self: &Arc<Self>, py: Python<'_>) -> PyResult<()> {
         let (jobs, cancels, polls) = {
             let mut q = self.lock();
             q.wake_sent = false;
@@ -160,8 +160,11 @@ impl BridgeInner {
                 std::mem::take(&mut q.polls),
             )
         };
+        let mut interrupted = Ok(());
         for driver in polls {
-            driver.poll_in_context(py);
+            if let Err(e) = driver.poll_in_context(py) {
+                interrupted = interrupted.and(Err(e));
+            }
         }
         for job in jobs {
             self.start(py, job);
@@ -176,6 +179,7 @@ impl BridgeInner {
                 let _ = task.bind(py).call_method0("cancel");
             }
         }
+        interrupted.and_then(|()| crate::driver::take_interrupt())
     }
 
     /// Calls a job's callable; an awaitable result becomes a task (see `_bridge._task`)
@@ -213,7 +217,12 @@ impl BridgeInner {
                     .insert(id, task.unbind());
             }
             Ok(_) => {}
-            Err(e) => done.get().report(py, Err(e)),
+            Err(e) => {
+                // An eager task whose first step raised KeyboardInterrupt / SystemExit (after
+                // reporting it): it must still stop the loop.
+                crate::driver::raise_later_if_interrupt(py, &e);
+                done.get().report(py, Err(e));
+            }
         }
     }
 }
@@ -299,13 +308,18 @@ impl PyLoopBridge {
     }
 
     /// Called by the loop when the wake socket is readable.
-    fn drain(&self, py: Python<'_>) {
-        self.inner.drain(py);
+    /// Called by the loop when the wake socket is readable (raises a KeyboardInterrupt or
+    /// SystemExit a callback raised meanwhile).
+    fn drain(&self, py: Python<'_>) -> PyResult<()> {
+        self.inner.drain(py)
     }
 
     /// Marks the bridge closed (its loop is gone) and drops the runs still driven on it.
     fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
+        let tasks =
+            std::mem::take(&mut *self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(tasks);
         let drivers =
             std::mem::take(&mut *self.inner.drivers.lock().unwrap_or_else(|e| e.into_inner()));
         for driver in drivers.into_values() {

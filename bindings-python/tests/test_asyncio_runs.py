@@ -125,3 +125,90 @@ def test_finished_loops_leave_no_sockets_or_runs_behind() -> None:
         asyncio.run(main())
     gc.collect()
     assert open_fds() <= before + 1  # each loop's wake-up sockets are closed with it
+
+
+def test_a_stream_does_not_see_the_context_of_whoever_ran_first_on_the_loop() -> None:
+    user: contextvars.ContextVar[str] = contextvars.ContextVar("user", default="unset")
+    seen: List[str] = []
+
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> int:
+        seen.append(user.get())
+        return 1
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="t", execute=execute))]})
+
+    def client() -> ScriptedClient:
+        return ScriptedClient([calls(call("c1", "t")), {"text": "ok"}])
+
+    async def alice() -> None:
+        user.set("alice")
+        await agent.run_async(input="go", client=client())  # the loop's bridge is made here
+
+    async def bob() -> None:
+        user.set("bob")
+        await agent.stream(input="go", client=client())  # its tools reach the loop via the bridge
+
+    async def main() -> None:
+        await asyncio.create_task(alice())
+        await asyncio.create_task(bob())
+
+    asyncio.run(main())
+    assert seen[0] == "alice" and seen[1] != "alice"
+
+
+def test_keyboard_interrupt_in_a_tool_stops_the_loop() -> None:
+    # On Python 3.12+ the tool's first step runs eagerly inside the run's poll.
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        raise KeyboardInterrupt("stop!")
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="t", execute=execute))]})
+    client = ScriptedClient([calls(call("c1", "t")), {"text": "done"}])
+    try:
+        asyncio.run(agent.run_async(input="go", client=client))
+    except KeyboardInterrupt as interrupt:
+        assert str(interrupt) == "stop!"
+    else:
+        raise AssertionError("KeyboardInterrupt did not propagate")
+
+
+def test_a_loop_closed_with_a_run_pending_lets_go_of_the_run_and_its_sockets() -> None:
+    finished: List[str] = []
+
+    async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            finished.append("finally")
+        return "never"
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="t", execute=execute))]})
+
+    def abandon_a_run() -> None:
+        loop = asyncio.new_event_loop()
+        loop.set_exception_handler(lambda loop, context: None)
+
+        async def main() -> Any:
+            return await agent.run_async(input="go", client=ScriptedClient([calls(call("c1", "t")), {"text": "done"}]))
+
+        loop.create_task(main())
+        loop.run_until_complete(asyncio.sleep(0.02))
+        loop.close()  # not asyncio.run: nothing cancels or finishes the run
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def next_run() -> None:  # a run on a new loop: its bridge lookup closes those of closed loops
+        plain = create_agent({"id": "plain"})
+        asyncio.run(plain.run_async(input="go", client=ScriptedClient([{"text": "ok"}])))
+
+    abandon_a_run()
+    next_run()
+    gc.collect()
+    before = open_fds()
+    finished.clear()
+    for _ in range(10):
+        abandon_a_run()
+    next_run()
+    gc.collect()
+    assert open_fds() <= before + 3  # the asyncio.run loop of next_run keeps its own bridge
+    assert finished == ["finally"] * 10  # every abandoned tool was closed

@@ -4,6 +4,7 @@ points, a background loop thread for blocking ones. Called by the native module.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import socket
 import sys
 import weakref
@@ -71,6 +72,10 @@ def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
     """The native bridge of ``loop`` (created once per loop): Rust queues calls for the
     loop and writes one byte to a socket the loop reads; the loop then takes the batch."""
     with _lock:
+        # Loops closed without being collected (their runs or tasks still refer to them):
+        # close their bridges now, which drops what they still hold.
+        for closed in [known for known in list(_bridges.keys()) if known.is_closed()]:
+            _close(*_bridges.pop(closed))
         entry = _bridges.get(loop)
         if entry is None:
             from . import _native
@@ -89,7 +94,9 @@ def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
                 bridge.drain()
 
             def register() -> None:
-                loop.add_reader(reader.fileno(), drain)
+                # In an empty context: the context of whoever created the bridge must not
+                # leak into the callbacks of other runs (asyncio copies the current one).
+                contextvars.Context().run(loop.add_reader, reader.fileno(), drain)
 
             try:
                 running = asyncio.get_running_loop()
