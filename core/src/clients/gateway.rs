@@ -144,16 +144,12 @@ impl GatewayClient {
                 ],
             )
             .await?;
-            match (reply, deltas) {
-                (Reply::Json(value, headers), sink) => {
-                    let response = parse_response(&value, &headers).map_err(http::malformed)?;
-                    if let Some(sink) = sink {
-                        http::replay_deltas(&response, sink);
-                    }
-                    Ok(response)
+            match reply {
+                Reply::Json(value, headers) => {
+                    http::json_response(&value, &headers, deltas, parse_response)
+                        .map_err(http::malformed)
                 }
-                (Reply::Events(reader), Some(sink)) => read_stream(reader, sink).await,
-                (Reply::Events(reader), None) => read_stream(reader, &NoDeltas).await,
+                Reply::Events(reader) => read_stream(reader, http::sink_or_none(deltas)).await,
             }
         })
         .await
@@ -205,13 +201,6 @@ impl ModelClient for GatewayClient {
     ) -> Result<ModelResponse, ModelFailure> {
         self.call(request, cancel, deltas).await
     }
-}
-
-pub(super) struct NoDeltas;
-
-impl DeltaSink for NoDeltas {
-    fn text_delta(&self, _delta: &str) {}
-    fn reasoning_delta(&self, _delta: &str) {}
 }
 
 /// The conversation as Responses `input` items.

@@ -771,6 +771,31 @@ pub(crate) fn parameters(p: &Value) -> Value {
     }
 }
 
+/// A JSON reply as a response: parsed by `parse` (its error says why the body is
+/// malformed), its text and reasoning replayed to `deltas` when the run is streamed.
+pub(crate) fn json_response(
+    body: &Value,
+    headers: &HeaderMap,
+    deltas: Option<&dyn DeltaSink>,
+    parse: fn(&Value, &HeaderMap) -> Result<ModelResponse, String>,
+) -> Result<ModelResponse, String> {
+    let response = parse(body, headers)?;
+    if let Some(sink) = deltas {
+        replay_deltas(&response, sink);
+    }
+    Ok(response)
+}
+
+/// Where an event stream's deltas go: the run's sink, or nowhere.
+pub(crate) fn sink_or_none(deltas: Option<&dyn DeltaSink>) -> &dyn DeltaSink {
+    struct NoDeltas;
+    impl DeltaSink for NoDeltas {
+        fn text_delta(&self, _delta: &str) {}
+        fn reasoning_delta(&self, _delta: &str) {}
+    }
+    deltas.unwrap_or(&NoDeltas)
+}
+
 /// For a streaming request answered with a plain JSON body: report the text as one delta.
 pub(crate) fn replay_deltas(response: &ModelResponse, deltas: &dyn DeltaSink) {
     if let Some(r) = response

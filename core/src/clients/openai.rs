@@ -9,7 +9,6 @@ use reqwest::header::HeaderMap;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::gateway::NoDeltas;
 use super::http::{self, HttpSettings, Reply};
 use crate::model::{
     DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage, ModelRequest, ModelResponse,
@@ -134,16 +133,12 @@ impl OpenAICompatibleClient {
                 &[],
             )
             .await?;
-            match (reply, deltas) {
-                (Reply::Json(value, headers), sink) => {
-                    let response = parse_response(&value, &headers).map_err(http::malformed)?;
-                    if let Some(sink) = sink {
-                        http::replay_deltas(&response, sink);
-                    }
-                    Ok(response)
+            match reply {
+                Reply::Json(value, headers) => {
+                    http::json_response(&value, &headers, deltas, parse_response)
+                        .map_err(http::malformed)
                 }
-                (Reply::Events(reader), Some(sink)) => read_stream(reader, sink).await,
-                (Reply::Events(reader), None) => read_stream(reader, &NoDeltas).await,
+                Reply::Events(reader) => read_stream(reader, http::sink_or_none(deltas)).await,
             }
         })
         .await
