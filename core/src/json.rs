@@ -1,38 +1,30 @@
-//! Canonical JSON text (SPEC §7): compact, keys in insertion order, numbers in shortest
-//! round-trip form with integral floats written without a fraction, so that every
-//! language produces the same text.
+//! Canonical JSON text (SPEC §7): compact, keys in insertion order, numbers written as
+//! JavaScript writes them (`Number.prototype.toString`: shortest round-trip digits,
+//! integral values without a fraction, `1e-6` → `0.000001`, `1e21` → `1e+21`), so that
+//! every language produces the same text, and a state written by Node's `JSON.stringify`
+//! is byte for byte the one the core writes.
 
 use std::io;
 
 use serde::Serialize;
 use serde_json::ser::Formatter;
 
-/// A `serde_json` formatter writing integral floats as integers (`2.0` → `2`).
+/// A `serde_json` formatter writing floats as ECMAScript does (`2.0` → `2`, `1e-7` →
+/// `1e-7`, `1e21` → `1e+21`); integers keep their exact digits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CanonicalFormatter;
 
 fn write_float<W: ?Sized + io::Write>(writer: &mut W, value: f64) -> io::Result<()> {
-    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e21 {
-        if value == 0.0 {
-            return writer.write_all(b"0");
-        }
-        write!(writer, "{value:.0}")
-    } else if value.is_finite() {
-        let mut buf = ryu_like(value);
-        if buf.ends_with(".0") {
-            buf.truncate(buf.len() - 2);
-        }
-        writer.write_all(buf.as_bytes())
-    } else {
-        writer.write_all(b"null")
+    if !value.is_finite() {
+        // JSON has no NaN or infinity; `JSON.stringify` writes `null` for them too.
+        return writer.write_all(b"null");
     }
-}
-
-/// Shortest round-trip text of a float, as `serde_json` (ryu) writes it.
-fn ryu_like(value: f64) -> String {
-    serde_json::Number::from_f64(value)
-        .map(|n| n.to_string())
-        .unwrap_or_else(|| "null".to_owned())
+    if value == 0.0 {
+        // `-0` is written `0` by JavaScript.
+        return writer.write_all(b"0");
+    }
+    let mut buf = ryu_js::Buffer::new();
+    writer.write_all(buf.format_finite(value).as_bytes())
 }
 
 impl Formatter for CanonicalFormatter {
@@ -77,6 +69,34 @@ mod tests {
         assert_eq!(number_text(2.0), "2");
         assert_eq!(number_text(0.5), "0.5");
         assert_eq!(number_text(-0.0), "0");
+    }
+
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them() {
+        // Expected texts are what `String(n)` / `JSON.stringify(n)` give in JavaScript.
+        let cases: [(f64, &str); 14] = [
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1.2345e22, "1.2345e+22"),
+            (-1e21, "-1e+21"),
+            (123456789.125, "123456789.125"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (-2.5, "-2.5"),
+            (f64::NAN, "null"),
+            (f64::INFINITY, "null"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(number_text(value), text, "{value:e}");
+        }
+        assert_eq!(
+            to_canonical_string(&json!({"small": 1e-6, "big": 1e21, "int": u64::MAX})),
+            r#"{"small":0.000001,"big":1e+21,"int":18446744073709551615}"#
+        );
     }
 
     #[test]
