@@ -4,6 +4,8 @@
 #   tests/conformance/run-all.sh --handoff [PATH...]  for every ordered pair (A, B) of
 #       languages: A runs step 0 and saves the state, B resumes from it and runs the rest.
 # Prints PASS/FAIL lines and ONE closing line "<N> passed, <M> failed".
+# Python: $PHASEO_PYTHON if set, else the project's venv .venvs/py/bin/python (created by
+# `make python`) if present, else python3.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -18,7 +20,13 @@ cargo build -q -p conformance || exit 2
 cmd[rust]="target/debug/conformance"
 langs+=(rust)
 if [ -f tests/conformance/python_runner.py ]; then
-  cmd[python]="${PHASEO_PYTHON:-python3} tests/conformance/python_runner.py"; langs+=(python)
+  # Run by hand (no PHASEO_PYTHON from make), prefer the project's own venv: the system
+  # python3 usually lacks phaseo_agent and every Python case would fail with status 2.
+  python=${PHASEO_PYTHON:-}
+  if [ -z "$python" ]; then
+    if [ -x .venvs/py/bin/python ]; then python=.venvs/py/bin/python; else python=python3; fi
+  fi
+  cmd[python]="$python tests/conformance/python_runner.py"; langs+=(python)
 fi
 if [ -f tests/conformance/node_runner.mjs ]; then
   cmd[node]="node tests/conformance/node_runner.mjs"; langs+=(node)
