@@ -1,17 +1,15 @@
 //! The Phaseo gateway client: `POST {base}/responses` with a Responses-style body
 //! (SPEC §8; wire details in the research notes §13.2).
 
-use std::fmt;
+use std::future::Future;
 
-use async_trait::async_trait;
 use reqwest::header::HeaderMap;
 use serde_json::{json, Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{self, HttpSettings, Reply};
+use super::http::{self, HttpSettings};
+use super::wire::{wire_client_impls, WireFormat};
 use crate::model::{
-    DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage, ModelRequest, ModelResponse,
-    ModelToolCall,
+    DeltaSink, ModelFailure, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
 };
 use crate::state::{Message, Role};
 
@@ -115,93 +113,44 @@ impl GatewayClient {
         }
         Value::Object(body)
     }
+}
 
-    async fn call(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-        deltas: Option<&dyn DeltaSink>,
-    ) -> Result<ModelResponse, ModelFailure> {
-        if self.settings.api_key.is_none() {
-            return Err(ModelFailure {
-                error: ModelError::new(
-                    "PHASEO_API_KEY is required: set it in the environment or give the gateway \
-                     client an API key",
-                ),
-                retry: crate::model::RetryHint::NEVER,
-            });
-        }
-        let body = self.request_body(request, deltas.is_some());
-        http::cancellable(cancel, async {
-            let reply = http::post(
-                &self.settings,
-                "responses",
-                &body,
-                deltas.is_some(),
-                &[
-                    ("x-phaseo-client", "phaseo-agent-rust"),
-                    ("x-phaseo-client-version", env!("CARGO_PKG_VERSION")),
-                ],
-            )
-            .await?;
-            match reply {
-                Reply::Json(value, headers) => {
-                    http::json_response(&value, &headers, deltas, parse_response)
-                        .map_err(http::malformed)
-                }
-                Reply::Events(reader) => read_stream(reader, http::sink_or_none(deltas)).await,
-            }
+impl WireFormat for GatewayClient {
+    const PATH: &'static str = "responses";
+    const HEADERS: &'static [(&'static str, &'static str)] = &[
+        ("x-phaseo-client", "phaseo-agent-rust"),
+        ("x-phaseo-client-version", env!("CARGO_PKG_VERSION")),
+    ];
+
+    fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    fn precheck(&self) -> Option<String> {
+        self.settings.api_key.is_none().then(|| {
+            "PHASEO_API_KEY is required: set it in the environment or give the gateway \
+             client an API key"
+                .to_owned()
         })
-        .await
-        .map_err(|f| self.settings.redact_failure(f))
-    }
-}
-
-impl Default for GatewayClient {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Debug for GatewayClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GatewayClient")
-            .field("settings", &self.settings)
-            .field("model", &self.model)
-            .finish()
-    }
-}
-
-#[async_trait]
-impl ModelClient for GatewayClient {
-    async fn generate(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.call(request, cancel, None).await.map_err(|f| f.error)
     }
 
-    async fn stream(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
+    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> Value {
+        self.request_body(request, stream)
+    }
+
+    fn parse(body: &Value, headers: &HeaderMap) -> Result<ModelResponse, String> {
+        parse_response(body, headers)
+    }
+
+    fn read_stream(
+        reader: http::SseReader,
         deltas: &dyn DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
-        self.call(request, cancel, Some(deltas))
-            .await
-            .map_err(|f| f.error)
-    }
-
-    async fn attempt(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-        deltas: Option<&dyn DeltaSink>,
-    ) -> Result<ModelResponse, ModelFailure> {
-        self.call(request, cancel, deltas).await
+    ) -> impl Future<Output = Result<ModelResponse, ModelFailure>> + Send + '_ {
+        read_stream(reader, deltas)
     }
 }
+
+wire_client_impls!(GatewayClient);
 
 /// The conversation as Responses `input` items.
 fn input_items(messages: &[Message]) -> Vec<Value> {

@@ -12,6 +12,8 @@ mod http_options;
 mod openai;
 mod scripted;
 mod test_client;
+#[cfg(feature = "http")]
+mod wire;
 
 #[cfg(feature = "http")]
 pub use gateway::GatewayClient;

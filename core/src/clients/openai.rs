@@ -2,17 +2,15 @@
 //! chat completions (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio).
 
 use std::collections::BTreeMap;
-use std::fmt;
+use std::future::Future;
 
-use async_trait::async_trait;
 use reqwest::header::HeaderMap;
 use serde_json::{json, Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{self, HttpSettings, Reply};
+use super::http::{self, HttpSettings};
+use super::wire::{wire_client_impls, WireFormat};
 use crate::model::{
-    DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage, ModelRequest, ModelResponse,
-    ModelToolCall,
+    DeltaSink, ModelFailure, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
 };
 use crate::state::{Message, Role, Usage};
 
@@ -116,81 +114,32 @@ impl OpenAICompatibleClient {
         }
         Value::Object(body)
     }
-
-    async fn call(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-        deltas: Option<&dyn DeltaSink>,
-    ) -> Result<ModelResponse, ModelFailure> {
-        let body = self.request_body(request, deltas.is_some());
-        http::cancellable(cancel, async {
-            let reply = http::post(
-                &self.settings,
-                "chat/completions",
-                &body,
-                deltas.is_some(),
-                &[],
-            )
-            .await?;
-            match reply {
-                Reply::Json(value, headers) => {
-                    http::json_response(&value, &headers, deltas, parse_response)
-                        .map_err(http::malformed)
-                }
-                Reply::Events(reader) => read_stream(reader, http::sink_or_none(deltas)).await,
-            }
-        })
-        .await
-        .map_err(|f| self.settings.redact_failure(f))
-    }
 }
 
-impl Default for OpenAICompatibleClient {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl WireFormat for OpenAICompatibleClient {
+    const PATH: &'static str = "chat/completions";
 
-impl fmt::Debug for OpenAICompatibleClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAICompatibleClient")
-            .field("settings", &self.settings)
-            .field("model", &self.model)
-            .finish()
-    }
-}
-
-#[async_trait]
-impl ModelClient for OpenAICompatibleClient {
-    async fn generate(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.call(request, cancel, None).await.map_err(|f| f.error)
+    fn settings(&self) -> &HttpSettings {
+        &self.settings
     }
 
-    async fn stream(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
+    fn body(&self, request: &ModelRequest<'_>, stream: bool) -> Value {
+        self.request_body(request, stream)
+    }
+
+    fn parse(body: &Value, headers: &HeaderMap) -> Result<ModelResponse, String> {
+        parse_response(body, headers)
+    }
+
+    fn read_stream(
+        reader: http::SseReader,
         deltas: &dyn DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
-        self.call(request, cancel, Some(deltas))
-            .await
-            .map_err(|f| f.error)
-    }
-
-    async fn attempt(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-        deltas: Option<&dyn DeltaSink>,
-    ) -> Result<ModelResponse, ModelFailure> {
-        self.call(request, cancel, deltas).await
+    ) -> impl Future<Output = Result<ModelResponse, ModelFailure>> + Send + '_ {
+        read_stream(reader, deltas)
     }
 }
+
+wire_client_impls!(OpenAICompatibleClient);
 
 /// One conversation message in chat-completions form.
 fn chat_message(m: &Message) -> Value {
