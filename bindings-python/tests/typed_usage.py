@@ -40,6 +40,7 @@ def main() -> Optional[str]:
         define_tool(AgentTool(id="lookup", execute=lookup, timeout_ms=1000)),
         define_tool(AgentTool(id="slow", execute=slow, require_approval=True)),
         define_tool(AgentTool(id="manual", parameters={"type": "object"})),
+        define_tool(AgentTool(id="manual_too", execute=False)),
     ]
     agent = create_agent({"id": "typed", "tools": tools, "stop_when": [step_count_is(5)],
                           "tool_execution": AgentToolExecutionConfig(tool_concurrency=2)})

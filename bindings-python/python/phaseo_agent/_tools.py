@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, Literal, Optional, Tuple, Union
 
 from . import _native
 from ._native import JsonSchemaValidator, Tool, ToolRuntime
+from .errors import AgentDefinitionError
 
 __all__ = ["AgentTool", "ToolReturn", "define_tool", "json_schema_validator", "Validator"]
 
@@ -34,14 +35,15 @@ class AgentTool:
 
     ``execute(tool_input, runtime)`` may be a ``def``, an ``async def``, a generator or an
     async generator (each yielded value is a progress value; the return value — for async
-    generators a yielded :class:`ToolReturn` — is the result). ``execute=None`` makes a
-    manual tool: the run pauses until the application supplies its output.
+    generators a yielded :class:`ToolReturn` — is the result). ``execute=None`` or
+    ``execute=False`` (TypeScript's ``execute: false``) makes a manual tool: the run pauses
+    until the application supplies its output.
     """
 
     id: str
     description: str = ""
     parameters: Optional[Dict[str, Any]] = None
-    execute: Optional[Callable[..., Any]] = None
+    execute: Union[Callable[..., Any], Literal[False], None] = None
     timeout_ms: Optional[float] = None
     require_approval: Union[bool, Callable[..., Any], None] = None
     on_error: Optional[str] = None
@@ -136,9 +138,14 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-def _executor(fn: Optional[Callable[..., Any]]) -> Tuple[Optional[Callable[..., Any]], bool]:
-    if fn is None:
+def _executor(tool_id: str, fn: Union[Callable[..., Any], Literal[False], None]) -> Tuple[Optional[Callable[..., Any]], bool]:
+    if fn is None or fn is False:
         return None, False
+    if not callable(fn):
+        raise AgentDefinitionError(
+            f"Invalid definition of tool '{tool_id}': execute must be a callable, None or False, not {type(fn).__name__}",
+            code="definition_invalid",
+        )
     if inspect.isasyncgenfunction(fn):
         return _wrap_async_generator(fn), True
     if inspect.isgeneratorfunction(fn):
@@ -171,7 +178,7 @@ def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
         tool = AgentTool(**fields)
     elif fields:
         raise TypeError("pass either an AgentTool or keyword fields, not both")
-    execute, is_async = _executor(tool.execute)
+    execute, is_async = _executor(tool.id, tool.execute)
     if execute is not None and inspect.isgeneratorfunction(tool.execute) is False and _is_pydantic_model(tool.input_schema):
         execute = _with_model_input(execute, tool.input_schema, is_async)
     input_validator, input_json = _validator(tool.input_schema)
