@@ -385,7 +385,7 @@ impl HostFn {
         let func = self.func.clone();
         if self.blocking {
             let (tx, rx) = oneshot::channel::<Result<Result<T, ToolError>, (Py<PyAny>, C)>>();
-            crate::workers::run(Box::new(move |py| {
+            let job = crate::workers::run(Box::new(move |py| {
                 let result = args(py).and_then(|a| func.bind(py).call1(a));
                 let outcome = match result {
                     Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
@@ -394,7 +394,11 @@ impl HostFn {
                 };
                 let _ = tx.send(outcome);
             }));
-            return match rx.await {
+            // Dropped here (the call timed out or was cancelled), `job` abandons the call:
+            // it never starts, or its thread stops counting against the pool's limit.
+            let outcome = rx.await;
+            job.finish();
+            return match outcome {
                 Ok(Ok(r)) => r,
                 // A `def` returned an awaitable: await it on the loop like a coroutine.
                 Ok(Err((awaitable, convert))) => {

@@ -44,14 +44,18 @@ pub fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
 }
 
 /// The `atexit` hook: no new attaches, then wait (up to 5 s, without the GIL) for the
-/// attaches in progress.
+/// attaches in progress — except worker threads running an abandoned synchronous tool
+/// (timed out or cancelled, ignoring it): nobody waits for their result, and they may block
+/// for much longer.
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
     crate::workers::wake_all();
     py.detach(|| {
         let deadline = Instant::now() + Duration::from_secs(5);
-        while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        while IN_FLIGHT.load(Ordering::SeqCst) > crate::workers::abandoned()
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(1));
         }
     });
