@@ -91,6 +91,12 @@ impl PyRunResult {
         to_py(py, self.inner.output())
     }
 
+    /// The final output as text: a string as is, None as `""`, any other value as the
+    /// core's canonical JSON (the same text in every language).
+    fn output_text(&self) -> String {
+        self.inner.output_text()
+    }
+
     /// The run id.
     #[getter]
     fn run_id(&self) -> &str {

@@ -648,6 +648,16 @@ impl RunResult {
         &self.run.result
     }
 
+    /// The final output as text: a string verbatim, nothing as `""`, any other value as
+    /// canonical JSON (what a stream's `getText()` returns in every language).
+    pub fn output_text(&self) -> String {
+        match &self.run.result {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => to_canonical_string(other),
+        }
+    }
+
     /// The pause, while waiting for a human.
     pub fn pause(&self) -> Option<&Pause> {
         self.run.pause.as_ref()

@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use futures::Stream;
-use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -203,12 +202,7 @@ impl AgentStream {
 
     /// The final output as text (`""` when there is none).
     pub async fn text(&self) -> Result<String, AgentError> {
-        let result = self.result().await?;
-        Ok(match result.output() {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => crate::json::to_canonical_string(other),
-        })
+        Ok(self.result().await?.output_text())
     }
 
     /// Cancels the run; it ends `cancelled` and its result is still returned.

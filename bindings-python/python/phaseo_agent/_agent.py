@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -330,10 +329,8 @@ class AgentStream:
 
     @staticmethod
     def _text(result: RunResult) -> str:
-        output = result.output
-        if output is None:
-            return ""
-        return output if isinstance(output, str) else json.dumps(output, separators=(",", ":"))
+        # The core's canonical JSON, not json.dumps: the same text as every other language.
+        return result.output_text()
 
     def text(self) -> str:
         """The final output as text."""
