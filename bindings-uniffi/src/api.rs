@@ -370,11 +370,7 @@ impl RunResult {
 
     /// The final output as text: a string verbatim, `""` for null, else its JSON.
     pub fn output_text(&self) -> String {
-        match self.result.output() {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => to_json(other),
-        }
+        self.result.output_text()
     }
 
     /// The pause `{id, reason, payload, requestedAt, kind, pendingToolCalls}` (JSON), while
