@@ -7,9 +7,10 @@ use phaseo_agent::{ToolError, ToolRuntime};
 /// Deepest nesting of a value that enters the SDK (a scalar is depth 0, `{"a": 1}` 1).
 pub const MAX_DEPTH: usize = 64;
 
-/// Deepest nesting of a state dict: the state reader's own limit (the JSON reader's
-/// recursion limit), which leaves room for the state's own nesting above the values.
-pub const STATE_DEPTH: usize = 128;
+/// Deepest nesting of a state dict: the values' limit plus the state's own nesting, as the
+/// core's state reader accepts (`run.pause.pendingToolCalls[i].call.input` is 6 levels
+/// down).
+pub const STATE_DEPTH: usize = MAX_DEPTH + 8;
 
 /// Deepest nesting of a model response from host code: a tool call's `arguments` sit 4
 /// levels down (`{"message": {"tool_calls": [{"arguments": …}]}}`), and the core checks
@@ -19,10 +20,9 @@ pub const RESPONSE_DEPTH: usize = MAX_DEPTH + 4;
 /// A value that contains itself.
 pub const CYCLE: &str = "value contains a cycle";
 
-/// A value nested deeper than `limit`.
-pub fn too_deep(limit: usize) -> String {
-    format!("value is nested more than {limit} levels deep")
-}
+/// A value nested deeper than the limit (the values inside a state or a model response
+/// are what is limited to 64 levels, whatever structure holds them).
+pub const TOO_DEEP: &str = "value is nested more than 64 levels deep";
 
 /// An integer outside i64/u64 (`digits`: its decimal digits, or its size).
 pub fn int_too_big(digits: &str) -> String {

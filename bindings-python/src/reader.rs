@@ -93,7 +93,7 @@ impl Reader {
         }
         // A chain of dumps that never ends is bounded too.
         if self.path.len() - self.transparent >= self.limit || self.path.len() >= 2 * self.limit {
-            return Err(ReadError::Limit(limits::too_deep(self.limit)));
+            return Err(ReadError::Limit(limits::TOO_DEEP.to_owned()));
         }
         self.path.push(id);
         self.transparent += usize::from(transparent);

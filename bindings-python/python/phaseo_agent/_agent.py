@@ -112,12 +112,16 @@ def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Any]]]:
     return out
 
 
-def _state(state: Union[RunResult, str, Mapping[str, Any]]) -> RunResult:
+def _state(state: Union[RunResult, str, bytes, Mapping[str, Any]]) -> RunResult:
+    """The state to continue; anything that is not a valid state, whatever its type, raises
+    ``AgentStateError`` (code ``state_invalid``)."""
     if isinstance(state, RunResult):
         return state
-    if isinstance(state, str):
+    if isinstance(state, (str, bytes)):
         return RunResult.from_json(state)
-    return RunResult.from_dict(dict(state))
+    if isinstance(state, bytearray):
+        return RunResult.from_json(bytes(state))
+    return RunResult.from_dict(state)
 
 
 _DEFINITION_KEYS = {
@@ -174,7 +178,7 @@ class Agent:
         result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel)
         return result
 
-    def continue_run(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+    def continue_run(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                      client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                      tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                      model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -188,7 +192,7 @@ class Agent:
         return self._native.continue_run(_state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
                                          _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
 
-    async def continue_run_async(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+    async def continue_run_async(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                                  client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                                  tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                                  model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -212,7 +216,7 @@ class Agent:
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
         return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel))
 
-    def continue_stream(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+    def continue_stream(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                         client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                         tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                         model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
