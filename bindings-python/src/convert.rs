@@ -65,7 +65,9 @@ fn write<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'p
         Value::String(s) => pyo3::types::PyString::new(py, s).into_any(),
         Value::Array(items) => {
             if depth >= MAX_PY_DEPTH {
-                return Err(PyValueError::new_err("value is nested too deeply for Python"));
+                return Err(PyValueError::new_err(
+                    "value is nested too deeply for Python",
+                ));
             }
             let list = PyList::empty(py);
             for item in items {
@@ -75,7 +77,9 @@ fn write<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'p
         }
         Value::Object(map) => {
             if depth >= MAX_PY_DEPTH {
-                return Err(PyValueError::new_err("value is nested too deeply for Python"));
+                return Err(PyValueError::new_err(
+                    "value is nested too deeply for Python",
+                ));
             }
             let dict = PyDict::new(py);
             for (k, v) in map {

@@ -89,11 +89,11 @@ impl Reader {
     fn enter(&mut self, obj: &Bound<'_, PyAny>, transparent: bool) -> Read<()> {
         let id = obj.as_ptr() as usize;
         if self.path.contains(&id) {
-            return Err(ReadError::Limit(limits::CYCLE.to_owned()));
+            return Err(ReadError::Limit(limits::cycle()));
         }
         // A chain of dumps that never ends is bounded too.
         if self.path.len() - self.transparent >= self.limit || self.path.len() >= 2 * self.limit {
-            return Err(ReadError::Limit(limits::TOO_DEEP.to_owned()));
+            return Err(ReadError::Limit(limits::too_deep()));
         }
         self.path.push(id);
         self.transparent += usize::from(transparent);
@@ -234,7 +234,7 @@ fn int(i: &Bound<'_, PyInt>) -> Read<Value> {
                 .map(|b| format!("of {b} bits"))
         })
         .unwrap_or_else(|_| "of unknown size".to_owned());
-    Err(ReadError::Limit(limits::int_too_big(&digits)))
+    Err(ReadError::Limit(limits::int_too_big(digits)))
 }
 
 fn text(s: &Bound<'_, PyString>) -> Read<String> {

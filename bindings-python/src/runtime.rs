@@ -131,8 +131,9 @@ impl PyToolRuntime {
     /// `ValueError`; the context is then unchanged.
     fn set_context(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let v: Value = arg_value(value, "set_context")?;
-        self.runtime.set_context(v);
-        Ok(())
+        self.runtime
+            .set_context(v)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("set_context: {e}")))
     }
 
     fn __repr__(&self) -> String {

@@ -103,7 +103,7 @@ async fn perform_async(
             "returnInput" => return Ok(input),
             "throw" => return Err(ToolError::new(text(arg))),
             "progress" => rt.emit_progress(arg.clone()),
-            "setContext" => rt.set_context(arg.clone()),
+            "setContext" => rt.set_context(arg.clone()).map_err(|e| e.to_string())?,
             "returnContext" => return Ok(rt.context().clone()),
             "returnRuntime" => return runtime_value(&rt),
             "sleepMs" => {
@@ -146,7 +146,7 @@ fn perform_sync(
             "returnInput" => return Ok(input),
             "throw" => return Err(ToolError::new(text(arg))),
             "progress" => rt.emit_progress(arg.clone()),
-            "setContext" => rt.set_context(arg.clone()),
+            "setContext" => rt.set_context(arg.clone()).map_err(|e| e.to_string())?,
             "returnContext" => return Ok(rt.context().clone()),
             "returnRuntime" => return runtime_value(&rt),
             "sleepMs" => {
