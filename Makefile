@@ -43,7 +43,7 @@ python-tests: python
 # The Python property tests with many more generated inputs (hypothesis profile `fuzz`;
 # FUZZ_EXAMPLES sets the examples per property, default 20000).
 fuzz-python: python
-	cd bindings-python && PHASEO_HYPOTHESIS_PROFILE=fuzz ../$(PY) -m pytest -q -p no:timeout tests/test_properties.py
+	cd bindings-python && PHASEO_HYPOTHESIS_PROFILE=fuzz ../$(PY) -m pytest -q -o timeout=0 tests/test_properties.py
 
 # The Python suite + runner on the newest pyenv CPython >= 3.12 (eager tool tasks there).
 python-tests-newest: python
