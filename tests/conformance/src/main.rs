@@ -247,10 +247,7 @@ impl CaseRun {
             check_keys(c, CONTINUE_KEYS, "continue")?;
             // An edited state is read as an application reads a stored one; a refusal is
             // this continue's error.
-            let stored = match &self.edited {
-                Some(text) => Some(RunResult::from_json(text)),
-                None => None,
-            };
+            let stored = self.edited.as_deref().map(RunResult::from_json);
             let state = match &stored {
                 Some(Ok(s)) => s,
                 Some(Err(_)) | None => self.state.as_ref().ok_or("continue without a state")?,
