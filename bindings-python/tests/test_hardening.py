@@ -465,3 +465,45 @@ def test_stream_consumers_see_the_error_and_the_process_survives() -> None:
 
     asyncio.run(main())
 
+
+
+# The Python side of finding 3: a generator tool that never ends must not hold its thread
+# or its loop; timeouts keep working and the loop stays usable.
+
+def test_endless_generator_tools_time_out_and_let_go() -> None:
+    produced: List[int] = []
+
+    def endless(tool_input: Any, runtime: ToolRuntime) -> Iterator[Dict[str, int]]:
+        while True:
+            produced.append(1)
+            yield {"n": len(produced)}
+
+    async def endless_async(tool_input: Any, runtime: ToolRuntime) -> Any:
+        while True:
+            yield {"n": 1}
+
+    async def quick(tool_input: Any, runtime: ToolRuntime) -> str:
+        await asyncio.sleep(0)
+        return "fine"
+
+    for execute in (endless, endless_async):
+        agent = agent_with(execute, timeout_ms=100)
+        with pytest.raises(AgentError) as raised:
+            agent.run(input="go", client=one_call())
+        assert raised.value.code == "tool_timeout"
+
+        async def main() -> None:
+            with pytest.raises(AgentError) as raised_async:
+                await asyncio.wait_for(agent.run_async(input="go", client=one_call()), 10)
+            assert raised_async.value.code == "tool_timeout"
+            # The loop is free again: another run's async tool runs on it.
+            assert (await agent_with(quick).run_async(input="go", client=one_call())).status == "completed"
+
+        asyncio.run(main())
+        # And the background loop (blocking runs) is free too.
+        assert agent_with(quick).run(input="go", client=one_call()).status == "completed"
+    count = len(produced)
+    import time
+
+    time.sleep(0.2)
+    assert len(produced) == count, "the endless sync generator kept running after its call ended"
