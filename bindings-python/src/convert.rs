@@ -13,7 +13,7 @@ use crate::reader::{read, ReadError};
 /// A caller's own argument `what` (run input, context, definitions …) as a JSON value:
 /// beyond the limits a `ValueError`, not JSON a `TypeError`, both naming `what`.
 pub fn arg_value(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
-    read(obj, MAX_DEPTH).map_err(|e| e.into_arg_error(obj.py(), what))
+    read(obj, MAX_DEPTH).map_err(|e| e.into_arg_error(what))
 }
 
 /// A value a host callback returned (validators, hooks, predicates): a refused value is

@@ -189,7 +189,7 @@ impl PyScriptedClient {
         let mut entries = Vec::with_capacity(responses.len());
         for (i, r) in responses.iter().enumerate() {
             let value = crate::reader::read(r, RESPONSE_DEPTH)
-                .map_err(|e| e.into_arg_error(py, &format!("responses[{i}]")))?;
+                .map_err(|e| e.into_arg_error(&format!("responses[{i}]")))?;
             entries.push(camel_keys(value));
         }
         let client = ScriptedClient::from_script(&entries).map_err(|e| {

@@ -46,14 +46,11 @@ impl ReadError {
 
     /// As the exception a caller's own argument `what` raises: `ValueError` for the limits,
     /// `TypeError` for what is not JSON, the host's own exception when its code raised.
-    pub fn into_arg_error(self, py: Python<'_>, what: &str) -> PyErr {
+    pub fn into_arg_error(self, what: &str) -> PyErr {
         match self {
             Self::Limit(m) => pyo3::exceptions::PyValueError::new_err(format!("{what}: {m}")),
             Self::Type(m) => pyo3::exceptions::PyTypeError::new_err(format!("{what}: {m}")),
-            Self::Raised(e) => {
-                let _ = py;
-                e
-            }
+            Self::Raised(e) => e,
         }
     }
 }

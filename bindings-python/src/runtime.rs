@@ -121,7 +121,7 @@ impl PyToolRuntime {
                 }
                 let message = e.message(py);
                 crate::limits::reject_progress(&self.runtime, &message);
-                Err(e.into_arg_error(py, "emit_progress"))
+                Err(e.into_arg_error("emit_progress"))
             }
         }
     }
