@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::{arg_value, camel_keys};
-use crate::errors::{no_panic, to_pyerr};
+use crate::errors::{no_panic, no_panic_in_definition, to_pyerr};
 use crate::hooks::{client_from_py, HostListener, HostReview, HostTurn, PyStopCondition};
 use crate::host::{bridge_for, HostFn, EVENT_LOOP};
 use crate::result::PyRunResult;
@@ -382,7 +382,7 @@ impl PyAgent {
         if let Some(secrets) = state_secrets {
             def = def.state_secrets(secrets);
         }
-        let agent = create_agent(def).map_err(|e| to_pyerr(py, e))?;
+        let agent = no_panic_in_definition(py, || create_agent(def).map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { agent })
     }
 

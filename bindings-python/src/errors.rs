@@ -75,12 +75,26 @@ pub fn to_tool_error(py: Python<'_>, err: PyErr) -> ToolError {
 /// Runs a native entry point so that a Rust panic becomes an `AgentError`, never a
 /// `PanicException`.
 pub fn no_panic<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    no_panic_as(py, phaseo_agent::ErrorCode::ToolFailed, f)
+}
+
+/// [`no_panic`] for a definition (tool, agent, schema, client script): a panic is a
+/// `definition_invalid` error.
+pub fn no_panic_in_definition<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    no_panic_as(py, phaseo_agent::ErrorCode::DefinitionInvalid, f)
+}
+
+fn no_panic_as<T>(
+    py: Python<'_>,
+    code: phaseo_agent::ErrorCode,
+    f: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => Err(to_pyerr(
             py,
             AgentError::new(
-                phaseo_agent::ErrorCode::ToolFailed,
+                code,
                 format!(
                     "internal error: {}",
                     phaseo_agent::panic_message(p.as_ref())

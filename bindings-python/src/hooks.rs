@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::convert::{camel_keys, returned, snake_keys, to_py};
-use crate::errors::to_pyerr;
+use crate::errors::{no_panic_in_definition, to_pyerr};
 use crate::host::HostFn;
 use crate::limits::RESPONSE_DEPTH;
 
@@ -192,11 +192,13 @@ impl PyScriptedClient {
                 .map_err(|e| e.into_arg_error(&format!("responses[{i}]")))?;
             entries.push(camel_keys(value));
         }
-        let client = ScriptedClient::from_script(&entries).map_err(|e| {
-            to_pyerr(
-                py,
-                phaseo_agent::AgentError::definition_invalid(format!("ScriptedClient: {e}")),
-            )
+        let client = no_panic_in_definition(py, || {
+            ScriptedClient::from_script(&entries).map_err(|e| {
+                to_pyerr(
+                    py,
+                    phaseo_agent::AgentError::definition_invalid(format!("ScriptedClient: {e}")),
+                )
+            })
         })?;
         Ok(Self {
             client: Arc::new(client.skipping(used)),

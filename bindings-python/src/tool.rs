@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::convert::{arg_value, camel_keys, result_value, to_py};
-use crate::errors::{to_pyerr, to_tool_error};
+use crate::errors::{no_panic_in_definition, to_pyerr, to_tool_error};
 use crate::host::HostFn;
 use crate::runtime::PyToolRuntime;
 
@@ -51,23 +51,30 @@ impl PyJsonSchemaValidator {
     #[new]
     fn new(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<Self> {
         let schema = arg_value(schema, "schema")?;
-        JsonSchema::compile(&schema)
-            .map(|schema| Self { schema })
-            .map_err(|e| {
-                to_pyerr(
-                    py,
-                    phaseo_agent::AgentError::definition_invalid(format!(
-                        "Invalid JSON Schema: {e}"
-                    )),
-                )
-            })
+        no_panic_in_definition(py, || {
+            JsonSchema::compile(&schema)
+                .map(|schema| Self { schema })
+                .map_err(|e| {
+                    to_pyerr(
+                        py,
+                        phaseo_agent::AgentError::definition_invalid(format!(
+                            "Invalid JSON Schema: {e}"
+                        )),
+                    )
+                })
+        })
     }
 
     /// Returns the value when valid; raises `ValueError("<pointer>: <reason>")` otherwise.
     fn __call__<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let v = arg_value(value, "value")?;
-        self.schema
-            .check(&v)
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.schema.check(&v)))
+            .unwrap_or_else(|p| {
+                Err(format!(
+                    "internal error: {}",
+                    phaseo_agent::panic_message(p.as_ref())
+                ))
+            })
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
         Ok(value.clone())
     }
@@ -329,7 +336,7 @@ impl PyTool {
             }
             _ => {}
         }
-        tool.check().map_err(|e| to_pyerr(py, e))?;
+        no_panic_in_definition(py, || tool.check().map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { tool })
     }
 
