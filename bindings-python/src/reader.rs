@@ -144,7 +144,10 @@ impl Reader {
             let items = map.items()?;
             return self.container(obj, |r| r.object(items.iter().map(Ok)));
         }
-        if let Some(fields) = obj.getattr_opt("__dataclass_fields__")? {
+        // Dataclasses and Pydantic models say so on their class (an object answering any
+        // attribute, like a mock, is neither).
+        let class = obj.get_type();
+        if let Some(fields) = class.getattr_opt("__dataclass_fields__")? {
             let names = fields.cast::<PyDict>().map_err(PyErr::from)?.keys();
             return self.container(obj, |r| {
                 r.object(names.iter().map(|name| {
@@ -153,7 +156,7 @@ impl Reader {
                 }))
             });
         }
-        if obj.hasattr("model_dump")? {
+        if class.hasattr("model_dump")? {
             // A Pydantic model: its JSON-mode dump, read in place of the model.
             let kwargs = PyDict::new(obj.py());
             kwargs.set_item("mode", "json")?;

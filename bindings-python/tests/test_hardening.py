@@ -507,3 +507,25 @@ def test_endless_generator_tools_time_out_and_let_go() -> None:
 
     time.sleep(0.2)
     assert len(produced) == count, "the endless sync generator kept running after its call ended"
+
+
+def test_dataclasses_and_pydantic_models_are_read_but_not_objects_answering_any_attribute() -> None:
+    import dataclasses
+    from unittest.mock import MagicMock
+
+    import pydantic
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        tags: List[str]
+
+    class Model(pydantic.BaseModel):
+        point: Dict[str, int]
+
+    value = [Point(1, ["a"]), Model(point={"y": 2})]
+    result = agent_with(lambda i, rt: value).run(input="go", client=one_call())
+    assert result.step_results[0]["tool_results"][0]["result"] == [{"x": 1, "tags": ["a"]}, {"point": {"y": 2}}]
+    with pytest.raises(AgentSchemaValidationError) as raised:
+        agent_with(lambda i, rt: {"m": MagicMock()}).run(input="go", client=one_call())
+    assert str(raised.value) == "Invalid tool output: value of type MagicMock is not JSON-compatible"
