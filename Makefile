@@ -5,11 +5,11 @@ CARGO ?= cargo
 PYTHON ?= python3
 VENV := .venvs/py
 PY := $(VENV)/bin/python
-PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3
+PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 hypothesis==6.170.17
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
+.PHONY: demo test rust-checks rust-tests python python-tests fuzz-python python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -25,7 +25,8 @@ rust-checks:
 rust-tests:
 	$(CARGO) test --workspace
 
-$(VENV)/.tools:
+# Re-run when the pins above change (an existing venv gets the new tools).
+$(VENV)/.tools: Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(PY_TOOLS)
@@ -38,6 +39,11 @@ python: $(VENV)/.tools
 python-tests: python
 	cd bindings-python && ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
+
+# The Python property tests with many more generated inputs (hypothesis profile `fuzz`;
+# FUZZ_EXAMPLES sets the examples per property, default 20000).
+fuzz-python: python
+	cd bindings-python && PHASEO_HYPOTHESIS_PROFILE=fuzz ../$(PY) -m pytest -q -o timeout=0 tests/test_properties.py
 
 # The Python suite + runner on the newest pyenv CPython >= 3.12 (eager tool tasks there).
 python-tests-newest: python
@@ -101,3 +107,11 @@ swift-check:
 
 bench:
 	$(CARGO) bench -p phaseo-agent
+
+# Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
+# then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
+fuzz: fuzz-core
+
+fuzz-core:
+	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} core/fuzz/run.sh

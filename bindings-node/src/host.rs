@@ -224,8 +224,9 @@ pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
 #[napi(js_name = "setContext")]
 pub fn set_context(request_id: f64, json: String) -> napi::Result<()> {
     let value = parse(&json)?;
-    with_runtime(request_id, |rt| rt.set_context(value));
-    Ok(())
+    let mut outcome = Ok(());
+    with_runtime(request_id, |rt| outcome = rt.set_context(value));
+    outcome.map_err(|e| napi::Error::from_reason(e.to_string()))
 }
 
 fn parse(json: &str) -> napi::Result<Value> {

@@ -25,6 +25,8 @@ if [ ! -x "$VENV/bin/python" ] || [ "$("$VENV/bin/python" -c 'import platform; p
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q pytest==9.2.0 pytest-timeout==2.4.0 pydantic==2.14.3
 fi
+# The property tests' generator (pinned like PY_TOOLS in the Makefile); older venvs get it too.
+"$VENV/bin/python" -c 'import hypothesis' 2>/dev/null || "$VENV/bin/python" -m pip install -q hypothesis==6.170.17
 wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-newest"
 rm -rf "$wheels"
 (cd bindings-python && "$(dirname "$DEV_PY")/maturin" build -q --interpreter "$DEV_PY" --out "$wheels")

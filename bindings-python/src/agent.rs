@@ -12,8 +12,8 @@ use phaseo_agent::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{camel_keys, to_value};
-use crate::errors::{no_panic, to_pyerr};
+use crate::convert::{arg_value, camel_keys};
+use crate::errors::{no_panic, no_panic_in_definition, to_pyerr};
 use crate::hooks::{client_from_py, HostListener, HostReview, HostTurn, PyStopCondition};
 use crate::host::{bridge_for, HostFn, EVENT_LOOP};
 use crate::result::PyRunResult;
@@ -49,7 +49,7 @@ fn definition_error(py: Python<'_>, message: String) -> PyErr {
     to_pyerr(py, AgentError::definition_invalid(message))
 }
 
-fn turn_value(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TurnValue>> {
+fn turn_value(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<TurnValue>> {
     Ok(match v {
         None => None,
         Some(v) if v.is_none() => None,
@@ -57,7 +57,7 @@ fn turn_value(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TurnValue>> {
             v.clone().unbind(),
             false,
         ))))),
-        Some(v) => Some(TurnValue::Fixed(to_value(v)?)),
+        Some(v) => Some(TurnValue::Fixed(arg_value(v, what)?)),
     })
 }
 
@@ -190,15 +190,19 @@ impl PyAgent {
         context: Option<&Bound<'_, PyAny>>,
         messages: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RunOptions> {
-        let mut options = RunOptions::new(to_value(input)?, p.client.clone())
-            .context(context.map(to_value).transpose()?.unwrap_or(Value::Null))
+        let context = match context {
+            Some(c) => arg_value(c, "context")?,
+            None => Value::Null,
+        };
+        let mut options = RunOptions::new(arg_value(input, "input")?, p.client.clone())
+            .context(context)
             .overrides(p.overrides.clone())
             .cancel(p.cancel.clone());
         if let Some(f) = &p.on_event {
             options = options.on_event(f.clone());
         }
         if let Some(m) = messages.filter(|m| !m.is_none()) {
-            let list: Vec<Message> = serde_json::from_value(camel_keys(to_value(m)?))
+            let list: Vec<Message> = serde_json::from_value(camel_keys(arg_value(m, "messages")?))
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("messages: {e}")))?;
             options = options.messages(list);
         }
@@ -227,12 +231,16 @@ impl PyAgent {
             .flatten()
         {
             let (id, output): (String, Bound<'_, PyAny>) = item?.extract()?;
-            options
-                .tool_outputs
-                .push(ToolOutput::new(id, to_value(&output)?));
+            options.tool_outputs.push(ToolOutput::new(
+                id.clone(),
+                arg_value(&output, &format!("tool_outputs: output of tool call {id}"))?,
+            ));
         }
         options.human_input = human_input;
-        options.context = context.filter(|c| !c.is_none()).map(to_value).transpose()?;
+        options.context = context
+            .filter(|c| !c.is_none())
+            .map(|c| arg_value(c, "context"))
+            .transpose()?;
         if let Some(f) = &p.on_event {
             options = options.on_event(f.clone());
         }
@@ -309,7 +317,7 @@ where
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -327,21 +335,22 @@ impl PyAgent {
         output_schema: Option<&Bound<'_, PyAny>>,
         require_approval: Option<&Bound<'_, PyAny>>,
         human_review: Option<&Bound<'_, PyAny>>,
+        state_secrets: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
-        if let Some(v) = turn_value(model)? {
+        if let Some(v) = turn_value(model, "model")? {
             def = def.model(v);
         }
-        if let Some(v) = turn_value(instructions)? {
+        if let Some(v) = turn_value(instructions, "instructions")? {
             def = def.instructions(v);
         }
-        if let Some(v) = turn_value(temperature)? {
+        if let Some(v) = turn_value(temperature, "temperature")? {
             def = def.temperature(v);
         }
-        if let Some(v) = turn_value(max_output_tokens)? {
+        if let Some(v) = turn_value(max_output_tokens, "max_output_tokens")? {
             def = def.max_output_tokens(v);
         }
-        if let Some(v) = turn_value(top_p)? {
+        if let Some(v) = turn_value(top_p, "top_p")? {
             def = def.top_p(v);
         }
         if let Some(n) = max_steps {
@@ -370,7 +379,10 @@ impl PyAgent {
         if let Some(f) = human_review.filter(|v| !v.is_none()) {
             def = def.human_review(Arc::new(HostReview(HostFn::new(f.clone().unbind(), false))));
         }
-        let agent = create_agent(def).map_err(|e| to_pyerr(py, e))?;
+        if let Some(secrets) = state_secrets {
+            def = def.state_secrets(secrets);
+        }
+        let agent = no_panic_in_definition(py, || create_agent(def).map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { agent })
     }
 

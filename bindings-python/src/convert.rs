@@ -1,34 +1,93 @@
 //! Values across the boundary: JSON values ↔ Python objects, and the snake_case spelling of
 //! the SDK's structural keys (user data is never renamed).
 
-use phaseo_agent::Value;
-use pyo3::exceptions::PyTypeError;
+use phaseo_agent::{ToolError, Value};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use serde_json::Map;
 
-/// A Python object as a JSON value; Pydantic models are dumped in JSON mode first.
-pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    match pythonize::depythonize::<Value>(obj) {
-        Ok(v) => Ok(v),
-        Err(first) => {
-            if obj.hasattr("model_dump")? {
-                let kwargs = pyo3::types::PyDict::new(obj.py());
-                kwargs.set_item("mode", "json")?;
-                let dumped = obj.call_method("model_dump", (), Some(&kwargs))?;
-                return pythonize::depythonize::<Value>(&dumped)
-                    .map_err(|e| PyTypeError::new_err(e.to_string()));
-            }
-            Err(PyTypeError::new_err(format!(
-                "value of type {} is not JSON-compatible: {first}",
-                obj.get_type().name()?
-            )))
-        }
-    }
+use crate::limits::MAX_DEPTH;
+use crate::reader::{read, ReadError};
+
+/// A caller's own argument `what` (run input, context, definitions …) as a JSON value:
+/// beyond the limits a `ValueError`, not JSON a `TypeError`, both naming `what`.
+pub fn arg_value(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+    read(obj, MAX_DEPTH).map_err(|e| e.into_arg_error(what))
 }
+
+/// A value a host callback returned (validators, hooks, predicates): a refused value is
+/// the callback's error.
+pub fn returned_value(obj: &Bound<'_, PyAny>) -> Result<Value, ToolError> {
+    returned(obj, MAX_DEPTH, ToolError::new)
+}
+
+/// A tool result (executors, `on_tool_called`, `on_response_received`): a refused value is
+/// an invalid output (`tool_output_invalid`).
+pub fn result_value(obj: &Bound<'_, PyAny>) -> Result<Value, ToolError> {
+    returned(obj, MAX_DEPTH, crate::limits::invalid_output)
+}
+
+/// Reads a returned value within `limit`, mapping a refusal with `refuse`.
+pub fn returned(
+    obj: &Bound<'_, PyAny>,
+    limit: usize,
+    refuse: fn(String) -> ToolError,
+) -> Result<Value, ToolError> {
+    read(obj, limit).map_err(|e| match e {
+        ReadError::Raised(err) => crate::errors::to_tool_error(obj.py(), err),
+        other => refuse(other.message(obj.py())),
+    })
+}
+
+/// Deepest value handed to Python: values in the SDK are bounded (SPEC §7 plus the state's
+/// own nesting); this only keeps a corrupt one from exhausting the stack.
+const MAX_PY_DEPTH: usize = 512;
 
 /// A JSON value as a Python object.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    pythonize::pythonize(py, value).map_err(|e| PyTypeError::new_err(e.to_string()))
+    write(py, value, 0)
+}
+
+fn write<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => pyo3::types::PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            if depth >= MAX_PY_DEPTH {
+                return Err(PyValueError::new_err(
+                    "value is nested too deeply for Python",
+                ));
+            }
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(write(py, item, depth + 1)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            if depth >= MAX_PY_DEPTH {
+                return Err(PyValueError::new_err(
+                    "value is nested too deeply for Python",
+                ));
+            }
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, write(py, v, depth + 1)?)?;
+            }
+            dict.into_any()
+        }
+    })
 }
 
 /// `toolCallId` → `tool_call_id`.

@@ -50,10 +50,10 @@ thread_local! {
     static INTERRUPT: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Keeps `error` to raise after the poll or drain in progress when it is not an
-/// `Exception` (KeyboardInterrupt, SystemExit).
+/// Keeps `error` to raise after the poll or drain in progress when it is a host interrupt
+/// (KeyboardInterrupt, SystemExit).
 pub fn raise_later_if_interrupt(py: Python<'_>, error: &PyErr) {
-    if !error.is_instance_of::<pyo3::exceptions::PyException>(py) {
+    if crate::errors::is_interrupt(py, error) {
         INTERRUPT.with(|i| {
             i.borrow_mut().get_or_insert_with(|| error.clone_ref(py));
         });

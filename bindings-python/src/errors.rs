@@ -38,20 +38,33 @@ fn build(py: Python<'_>, error: &mut AgentError) -> PyResult<PyErr> {
     Ok(PyErr::from_value(instance))
 }
 
-/// The message of a Python exception raised by a host callback: `str(exc)`, or the
-/// exception's class name when that is empty.
+/// The message of a Python exception raised by a host callback, best effort whatever the
+/// exception: `str(exc)`; the class name when that is empty; `repr(exc)` when `str` raises;
+/// `<unprintable ClassName>` when both raise.
 pub fn host_message(py: Python<'_>, err: &PyErr) -> String {
     let value = err.value(py);
-    let text = value.str().map(|s| s.to_string()).unwrap_or_default();
-    if text.is_empty() {
+    let class = || {
         value
             .get_type()
             .name()
-            .map(|n| n.to_string())
+            .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "exception".to_owned())
-    } else {
-        text
+    };
+    let text = |s: PyResult<Bound<'_, pyo3::types::PyString>>| {
+        s.ok().map(|s| s.to_string_lossy().into_owned())
+    };
+    match text(value.str()) {
+        Some(t) if t.is_empty() => class(),
+        Some(t) => t,
+        None => text(value.repr()).unwrap_or_else(|| format!("<unprintable {}>", class())),
     }
+}
+
+/// Whether `err` is a host interrupt (`KeyboardInterrupt`, `SystemExit`), which must
+/// interrupt rather than become a callback error.
+pub fn is_interrupt(py: Python<'_>, err: &PyErr) -> bool {
+    err.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py)
+        || err.is_instance_of::<pyo3::exceptions::PySystemExit>(py)
 }
 
 /// A Python exception as a callback error.
@@ -62,12 +75,26 @@ pub fn to_tool_error(py: Python<'_>, err: PyErr) -> ToolError {
 /// Runs a native entry point so that a Rust panic becomes an `AgentError`, never a
 /// `PanicException`.
 pub fn no_panic<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    no_panic_as(py, phaseo_agent::ErrorCode::ToolFailed, f)
+}
+
+/// [`no_panic`] for a definition (tool, agent, schema, client script): a panic is a
+/// `definition_invalid` error.
+pub fn no_panic_in_definition<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    no_panic_as(py, phaseo_agent::ErrorCode::DefinitionInvalid, f)
+}
+
+fn no_panic_as<T>(
+    py: Python<'_>,
+    code: phaseo_agent::ErrorCode,
+    f: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => Err(to_pyerr(
             py,
             AgentError::new(
-                phaseo_agent::ErrorCode::ToolFailed,
+                code,
                 format!(
                     "internal error: {}",
                     phaseo_agent::panic_message(p.as_ref())

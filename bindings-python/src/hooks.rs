@@ -12,9 +12,10 @@ use phaseo_agent::{
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::convert::{camel_keys, snake_keys, to_py, to_value};
-use crate::errors::to_pyerr;
+use crate::convert::{camel_keys, returned, snake_keys, to_py};
+use crate::errors::{no_panic_in_definition, to_pyerr};
 use crate::host::HostFn;
+use crate::limits::RESPONSE_DEPTH;
 
 fn one_arg(
     value: Value,
@@ -147,9 +148,13 @@ pub struct HostModel(pub HostFn);
 
 /// A response from Python: a dict or object with snake_case or camelCase keys, full
 /// (`{"message": ...}`) or short (`{"text", "tool_calls"}`).
-pub fn response_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Result<ModelResponse, ModelError>> {
-    let value = camel_keys(to_value(obj)?);
-    ModelResponse::from_script_entry(&value).map_err(pyo3::exceptions::PyValueError::new_err)
+pub fn response_from_py(
+    obj: &Bound<'_, PyAny>,
+) -> Result<Result<ModelResponse, ModelError>, ToolError> {
+    let value = returned(obj, RESPONSE_DEPTH, |m| {
+        ToolError::new(format!("model response: {m}"))
+    })?;
+    ModelResponse::from_script_entry(&camel_keys(value)).map_err(ToolError::new)
 }
 
 #[async_trait]
@@ -182,14 +187,18 @@ impl PyScriptedClient {
     #[pyo3(signature = (responses, used=0))]
     fn new(py: Python<'_>, responses: Vec<Bound<'_, PyAny>>, used: usize) -> PyResult<Self> {
         let mut entries = Vec::with_capacity(responses.len());
-        for r in &responses {
-            entries.push(camel_keys(to_value(r)?));
+        for (i, r) in responses.iter().enumerate() {
+            let value = crate::reader::read(r, RESPONSE_DEPTH)
+                .map_err(|e| e.into_arg_error(&format!("responses[{i}]")))?;
+            entries.push(camel_keys(value));
         }
-        let client = ScriptedClient::from_script(&entries).map_err(|e| {
-            to_pyerr(
-                py,
-                phaseo_agent::AgentError::definition_invalid(format!("ScriptedClient: {e}")),
-            )
+        let client = no_panic_in_definition(py, || {
+            ScriptedClient::from_script(&entries).map_err(|e| {
+                to_pyerr(
+                    py,
+                    phaseo_agent::AgentError::definition_invalid(format!("ScriptedClient: {e}")),
+                )
+            })
         })?;
         Ok(Self {
             client: Arc::new(client.skipping(used)),

@@ -23,9 +23,16 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use tokio::sync::oneshot;
 
-use crate::convert::to_value;
 use crate::driver::LoopDriver;
 use crate::errors::to_tool_error;
+
+/// A panic in binding code during a call, as the call's error.
+fn internal_error(payload: &(dyn std::any::Any + Send)) -> ToolError {
+    ToolError::new(format!(
+        "internal error: {}",
+        phaseo_agent::panic_message(payload)
+    ))
+}
 
 fn shutting_down() -> ToolError {
     ToolError::new("the Python interpreter is shutting down")
@@ -374,11 +381,11 @@ impl HostFn {
 
     /// Calls it with the arguments `args` builds, awaits a returned awaitable as a task on
     /// the run's loop, and converts the outcome with `convert` — all under the GIL of the
-    /// thread that runs it.
+    /// thread that runs it. Whatever the callable raises becomes the call's error.
     pub async fn call<T, A, C>(&self, args: A, convert: C) -> Result<T, ToolError>
     where
         A: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
-        C: for<'py> FnOnce(&Bound<'py, PyAny>) -> PyResult<T> + Send + 'static,
+        C: for<'py> FnOnce(&Bound<'py, PyAny>) -> Result<T, ToolError> + Send + 'static,
         T: Send + 'static,
     {
         let bridge = EVENT_LOOP.try_with(Clone::clone).ok();
@@ -386,12 +393,16 @@ impl HostFn {
         if self.blocking {
             let (tx, rx) = oneshot::channel::<Result<Result<T, ToolError>, (Py<PyAny>, C)>>();
             let job = crate::workers::run(Box::new(move |py| {
-                let result = args(py).and_then(|a| func.bind(py).call1(a));
-                let outcome = match result {
-                    Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
-                    Ok(v) => Ok(convert(&v).map_err(|e| to_tool_error(py, e))),
-                    Err(e) => Ok(Err(to_tool_error(py, e))),
-                };
+                // A panic here must not take the worker thread (and the call's answer) with it.
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let result = args(py).and_then(|a| func.bind(py).call1(a));
+                    match result {
+                        Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
+                        Ok(v) => Ok(convert(&v)),
+                        Err(e) => Ok(Err(to_tool_error(py, e))),
+                    }
+                }))
+                .unwrap_or_else(|p| Ok(Err(internal_error(p.as_ref()))));
                 let _ = tx.send(outcome);
             }));
             // Dropped here (the call timed out or was cancelled), `job` abandons the call:
@@ -420,12 +431,22 @@ impl HostFn {
         .await
     }
 
-    /// Calls it and converts the outcome to a JSON value.
+    /// Calls it and converts the outcome to a JSON value (a refused value is the call's
+    /// error).
     pub async fn call_value<A>(&self, args: A) -> Result<Value, ToolError>
     where
         A: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
     {
-        self.call(args, to_value).await
+        self.call(args, crate::convert::returned_value).await
+    }
+
+    /// Calls it and converts the outcome to a tool result (a refused value is an invalid
+    /// output).
+    pub async fn call_result<A>(&self, args: A) -> Result<Value, ToolError>
+    where
+        A: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
+    {
+        self.call(args, crate::convert::result_value).await
     }
 }
 
@@ -436,7 +457,7 @@ async fn run_on_loop<T, S, C>(
 ) -> Result<T, ToolError>
 where
     S: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyAny>> + Send + 'static,
-    C: for<'py> FnOnce(&Bound<'py, PyAny>) -> PyResult<T> + Send + 'static,
+    C: for<'py> FnOnce(&Bound<'py, PyAny>) -> Result<T, ToolError> + Send + 'static,
     T: Send + 'static,
 {
     if bridge.closed.load(Ordering::Acquire) {
@@ -444,9 +465,11 @@ where
     }
     let (tx, rx) = oneshot::channel::<Result<T, ToolError>>();
     let finish: Finish = Box::new(move |py, outcome| {
-        let converted = outcome
-            .and_then(|v| convert(&v))
-            .map_err(|e| to_tool_error(py, e));
+        let converted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match outcome {
+            Ok(v) => convert(&v),
+            Err(e) => Err(to_tool_error(py, e)),
+        }))
+        .unwrap_or_else(|p| Err(internal_error(p.as_ref())));
         let _ = tx.send(converted);
     });
     let id = if polled_here(&bridge) {

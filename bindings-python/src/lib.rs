@@ -9,6 +9,8 @@ mod errors;
 mod hooks;
 mod host;
 mod lifecycle;
+mod limits;
+mod reader;
 mod result;
 mod runtime;
 mod stream;

@@ -3,8 +3,9 @@
 use phaseo_agent::{RunResult, Value};
 use pyo3::prelude::*;
 
-use crate::convert::{snake_keys, to_py, to_value};
+use crate::convert::{snake_keys, to_py};
 use crate::errors::to_pyerr;
+use crate::limits::STATE_DEPTH;
 
 /// Token and cost usage.
 #[pyclass(name = "Usage", module = "phaseo_agent", frozen, get_all)]
@@ -203,21 +204,29 @@ impl PyRunResult {
         to_py(py, &self.inner.to_value())
     }
 
-    /// Parses state JSON text; raises `AgentStateError` (code `state_invalid`) when it is
-    /// malformed or of an unsupported version.
+    /// Parses state JSON text (`str`, or UTF-8 `bytes`); raises `AgentStateError` (code
+    /// `state_invalid`) when it is malformed or of an unsupported version — including text
+    /// that is not valid Unicode and any other type.
     #[staticmethod]
-    fn from_json(py: Python<'_>, text: &str) -> PyResult<Self> {
-        RunResult::from_json(text)
-            .map(Self::new)
-            .map_err(|e| to_pyerr(py, e))
+    fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let text = state_text(text).map_err(|m| state_error(py, m))?;
+        parse_state(py, move || RunResult::from_json(&text))
     }
 
-    /// Parses a state dict (the canonical camelCase form).
+    /// Parses a state dict (the canonical camelCase form); raises `AgentStateError` (code
+    /// `state_invalid`) for anything that is not a valid state, whatever its shape.
     #[staticmethod]
     fn from_dict(py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Self> {
-        RunResult::from_value(to_value(state)?)
-            .map(Self::new)
-            .map_err(|e| to_pyerr(py, e))
+        let value = match crate::reader::read(state, STATE_DEPTH) {
+            Ok(v) => v,
+            Err(e) => {
+                if let Some(interrupt) = e.interrupt(py) {
+                    return Err(interrupt);
+                }
+                return Err(state_error(py, e.message(py)));
+            }
+        };
+        parse_state(py, move || RunResult::from_value(value))
     }
 
     fn __repr__(&self) -> String {
@@ -227,5 +236,53 @@ impl PyRunResult {
             self.inner.status().as_str(),
             self.inner.run.step_count
         )
+    }
+}
+
+fn state_error(py: Python<'_>, problem: String) -> PyErr {
+    to_pyerr(
+        py,
+        phaseo_agent::AgentError::state_invalid(format!("Invalid state: {problem}")),
+    )
+}
+
+/// The text of a state given as `str` or `bytes`.
+fn state_text(text: &Bound<'_, PyAny>) -> Result<String, String> {
+    if let Ok(s) = text.cast::<pyo3::types::PyString>() {
+        return s.to_cow().map(|c| c.into_owned()).map_err(|e| {
+            format!(
+                "text is not valid Unicode ({})",
+                crate::errors::host_message(text.py(), &e)
+            )
+        });
+    }
+    if let Ok(b) = text.cast::<pyo3::types::PyBytes>() {
+        return String::from_utf8(b.as_bytes().to_vec())
+            .map_err(|e| format!("text is not valid UTF-8 ({e})"));
+    }
+    Err(format!(
+        "expected JSON text, got {}",
+        text.get_type()
+            .name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "object".to_owned())
+    ))
+}
+
+/// Parses a state in the core; a panic there (malformed state must never crash) is an
+/// invalid state too.
+fn parse_state(
+    py: Python<'_>,
+    parse: impl FnOnce() -> Result<RunResult, phaseo_agent::AgentError>,
+) -> PyResult<PyRunResult> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)) {
+        Ok(parsed) => parsed.map(PyRunResult::new).map_err(|e| to_pyerr(py, e)),
+        Err(p) => Err(state_error(
+            py,
+            format!(
+                "internal error: {}",
+                phaseo_agent::panic_message(p.as_ref())
+            ),
+        )),
     }
 }

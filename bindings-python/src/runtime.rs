@@ -4,7 +4,9 @@ use phaseo_agent::{ToolRuntime, Value};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{to_py, to_value};
+use crate::convert::{arg_value, to_py};
+use crate::limits::MAX_DEPTH;
+use crate::reader::read;
 
 /// Cancellation of one tool call, as seen from Python: `is_set()` and `wait(timeout)`.
 #[pyclass(name = "CancelledFlag", module = "phaseo_agent", frozen)]
@@ -104,17 +106,34 @@ impl PyToolRuntime {
         }
     }
 
-    /// Publishes a progress value (`tool.preliminary_result`).
-    fn emit_progress(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.runtime.emit_progress(to_value(value)?);
-        Ok(())
+    /// Publishes a progress value (`tool.preliminary_result`). A value that is not JSON
+    /// or beyond the limits (64 levels, a cycle, an integer beyond 64 bits) fails the call
+    /// with `tool_event_invalid`, and raises `ValueError`/`TypeError` here so the tool stops.
+    fn emit_progress(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match read(value, MAX_DEPTH) {
+            Ok(v) => {
+                self.runtime.emit_progress(v);
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(interrupt) = e.interrupt(py) {
+                    return Err(interrupt);
+                }
+                let message = e.message(py);
+                crate::limits::reject_progress(&self.runtime, &message);
+                Err(e.into_arg_error("emit_progress"))
+            }
+        }
     }
 
-    /// Replaces the application context for later turns.
+    /// Replaces the application context for later turns. A value that is not JSON raises
+    /// `TypeError`, one beyond the limits (64 levels, a cycle, an integer beyond 64 bits)
+    /// `ValueError`; the context is then unchanged.
     fn set_context(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v: Value = to_value(value)?;
-        self.runtime.set_context(v);
-        Ok(())
+        let v: Value = arg_value(value, "set_context")?;
+        self.runtime
+            .set_context(v)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("set_context: {e}")))
     }
 
     fn __repr__(&self) -> String {

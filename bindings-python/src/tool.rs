@@ -10,8 +10,8 @@ use phaseo_agent::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::convert::{camel_keys, to_py, to_value};
-use crate::errors::to_pyerr;
+use crate::convert::{arg_value, camel_keys, result_value, to_py};
+use crate::errors::{no_panic_in_definition, to_pyerr, to_tool_error};
 use crate::host::HostFn;
 use crate::runtime::PyToolRuntime;
 
@@ -35,7 +35,7 @@ struct PyExecutor(HostFn);
 impl ToolExecutor for PyExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
         self.0
-            .call_value(move |py| input_and_runtime(py, &input, runtime))
+            .call_result(move |py| input_and_runtime(py, &input, runtime))
             .await
     }
 }
@@ -50,24 +50,31 @@ pub struct PyJsonSchemaValidator {
 impl PyJsonSchemaValidator {
     #[new]
     fn new(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let schema = to_value(schema)?;
-        JsonSchema::compile(&schema)
-            .map(|schema| Self { schema })
-            .map_err(|e| {
-                to_pyerr(
-                    py,
-                    phaseo_agent::AgentError::definition_invalid(format!(
-                        "Invalid JSON Schema: {e}"
-                    )),
-                )
-            })
+        let schema = arg_value(schema, "schema")?;
+        no_panic_in_definition(py, || {
+            JsonSchema::compile(&schema)
+                .map(|schema| Self { schema })
+                .map_err(|e| {
+                    to_pyerr(
+                        py,
+                        phaseo_agent::AgentError::definition_invalid(format!(
+                            "Invalid JSON Schema: {e}"
+                        )),
+                    )
+                })
+        })
     }
 
     /// Returns the value when valid; raises `ValueError("<pointer>: <reason>")` otherwise.
     fn __call__<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let v = to_value(value)?;
-        self.schema
-            .check(&v)
+        let v = arg_value(value, "value")?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.schema.check(&v)))
+            .unwrap_or_else(|p| {
+                Err(format!(
+                    "internal error: {}",
+                    phaseo_agent::panic_message(p.as_ref())
+                ))
+            })
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
         Ok(value.clone())
     }
@@ -118,7 +125,7 @@ impl ApprovalPredicate for PyApproval {
         self.0
             .call(
                 move |py| input_and_runtime(py, &input, rt),
-                |v| v.is_truthy(),
+                |v| v.is_truthy().map_err(|e| to_tool_error(v.py(), e)),
             )
             .await
     }
@@ -147,7 +154,7 @@ impl ApprovalPredicate for PyAgentApproval {
                         ],
                     )
                 },
-                |v| v.is_truthy(),
+                |v| v.is_truthy().map_err(|e| to_tool_error(v.py(), e)),
             )
             .await
     }
@@ -169,7 +176,7 @@ impl ToolCalledHook for PyToolCalled {
                     if v.is_none() {
                         Ok(None)
                     } else {
-                        to_value(v).map(Some)
+                        result_value(v).map(Some)
                     }
                 },
             )
@@ -187,7 +194,7 @@ impl ResponseReceivedHook for PyResponseReceived {
         rt: ToolRuntime,
     ) -> Result<Value, ToolError> {
         self.0
-            .call_value(move |py| input_and_runtime(py, &output, rt))
+            .call_result(move |py| input_and_runtime(py, &output, rt))
             .await
     }
 }
@@ -240,7 +247,7 @@ impl PyTool {
         next_turn_params: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let parameters = match parameters {
-            Some(p) if !p.is_none() => to_value(p)?,
+            Some(p) if !p.is_none() => arg_value(p, "parameters")?,
             _ => Value::Null,
         };
         let mut tool = match execute {
@@ -283,7 +290,7 @@ impl PyTool {
         }
         if let Some(v) = input_schema.filter(|v| !v.is_none()) {
             let schema = match input_schema_json {
-                Some(s) if !s.is_none() => Some(to_value(s)?),
+                Some(s) if !s.is_none() => Some(arg_value(s, "input_schema")?),
                 _ => None,
             };
             tool = tool.input_schema(validator(v, schema));
@@ -314,20 +321,22 @@ impl PyTool {
                 ))));
             }
             Some(n) if !n.is_none() => {
-                let params = NextTurnParams::from_value(camel_keys(to_value(n)?)).map_err(|e| {
-                    to_pyerr(
-                        py,
-                        phaseo_agent::AgentError::definition_invalid(format!(
-                            "Invalid definition of tool '{}': {e}",
-                            tool.id()
-                        )),
-                    )
-                })?;
+                let params =
+                    NextTurnParams::from_value(camel_keys(arg_value(n, "next_turn_params")?))
+                        .map_err(|e| {
+                            to_pyerr(
+                                py,
+                                phaseo_agent::AgentError::definition_invalid(format!(
+                                    "Invalid definition of tool '{}': {e}",
+                                    tool.id()
+                                )),
+                            )
+                        })?;
                 tool = tool.next_turn_params(params);
             }
             _ => {}
         }
-        tool.check().map_err(|e| to_pyerr(py, e))?;
+        no_panic_in_definition(py, || tool.check().map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { tool })
     }
 

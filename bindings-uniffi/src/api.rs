@@ -95,8 +95,10 @@ impl ToolRuntime {
     }
 }
 
+/// Host values arrive as JSON text: parsed with the core's limits (SPEC §7), so a value
+/// too deep or with a huge integer is refused with the core's message.
 fn parse_value(text: &str, what: &str) -> Result<Value, ToolError> {
-    serde_json::from_str(text).map_err(|e| ToolError::new(format!("{what} is not valid JSON: {e}")))
+    pa::parse_json_text(text).map_err(|e| ToolError::new(format!("{what} is not valid JSON: {e}")))
 }
 
 #[uniffi::export]
@@ -144,16 +146,19 @@ impl ToolRuntime {
     /// Publishes a progress value (JSON): checked by `eventSchema`, emitted as
     /// `tool.preliminary_result`.
     pub fn emit_progress(&self, value_json: String) -> Result<(), ToolError> {
-        self.inner
-            .emit_progress(parse_value(&value_json, "the progress value")?);
+        // A value beyond the limits fails the call as an invalid event, as in every binding.
+        match pa::parse_json_text(&value_json) {
+            Ok(value) => self.inner.emit_progress(value),
+            Err(message) => self.inner.reject_progress(message),
+        }
         Ok(())
     }
 
     /// Replaces the whole application context (JSON) for later turns.
     pub fn set_context(&self, value_json: String) -> Result<(), ToolError> {
         self.inner
-            .set_context(parse_value(&value_json, "the context")?);
-        Ok(())
+            .set_context(parse_value(&value_json, "the context")?)
+            .map_err(|e| ToolError::new(e.to_string()))
     }
 }
 

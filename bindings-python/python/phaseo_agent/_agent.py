@@ -111,18 +111,22 @@ def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Any]]]:
     return out
 
 
-def _state(state: Union[RunResult, str, Mapping[str, Any]]) -> RunResult:
+def _state(state: Union[RunResult, str, bytes, Mapping[str, Any]]) -> RunResult:
+    """The state to continue; anything that is not a valid state, whatever its type, raises
+    ``AgentStateError`` (code ``state_invalid``)."""
     if isinstance(state, RunResult):
         return state
-    if isinstance(state, str):
+    if isinstance(state, (str, bytes)):
         return RunResult.from_json(state)
-    return RunResult.from_dict(dict(state))
+    if isinstance(state, bytearray):
+        return RunResult.from_json(bytes(state))
+    return RunResult.from_dict(state)
 
 
 _DEFINITION_KEYS = {
     "id", "model", "instructions", "tools", "max_steps", "stop_when", "model_retry",
     "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
-    "require_approval", "human_review",
+    "require_approval", "human_review", "state_secret",
 }
 
 
@@ -173,7 +177,7 @@ class Agent:
         result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel)
         return result
 
-    def continue_run(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+    def continue_run(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                      client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                      tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                      model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -187,7 +191,7 @@ class Agent:
         return self._native.continue_run(_state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
                                          _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
 
-    async def continue_run_async(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+    async def continue_run_async(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                                  client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                                  tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                                  model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -211,7 +215,7 @@ class Agent:
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
         return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel))
 
-    def continue_stream(self, *, state: Union[RunResult, str, Mapping[str, Any], None] = None, run: Union[RunResult, str, Mapping[str, Any], None] = None,
+    def continue_stream(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                         client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                         tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                         model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -350,7 +354,8 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
     ``id``, ``model``, ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
     ``model_retry``, ``tool_execution``, ``temperature``, ``max_output_tokens``, ``top_p``,
     ``output_schema``, ``require_approval`` (agent-level predicate ``(call, runtime)``)
-    and ``human_review`` (``(ctx) -> None | {"reason", "payload"}``)."""
+    ``human_review`` (``(ctx) -> None | {"reason", "payload"}``) and ``state_secret`` (a
+    string, or a list for rotation: the first signs every state, any verifies)."""
     d: Dict[str, Any] = dict(definition or {}, **fields)
     unknown = set(d) - _DEFINITION_KEYS
     if unknown:
@@ -374,5 +379,16 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
         output_schema=output_validator,
         require_approval=d.get("require_approval"),
         human_review=d.get("human_review"),
+        state_secrets=_state_secrets(d.get("state_secret")),
     )
     return Agent(native)
+
+
+def _state_secrets(secret: Any) -> Optional[List[str]]:
+    if secret is None:
+        return None
+    secrets = [secret] if isinstance(secret, str) else list(secret) if isinstance(secret, (list, tuple)) else None
+    if secrets is None or not all(isinstance(s, str) for s in secrets):
+        raise AgentDefinitionError("Invalid agent definition: state_secret must be a string or a list of strings",
+                                   code="definition_invalid")
+    return secrets

@@ -36,8 +36,9 @@ async def _task(awaitable: Awaitable[Any], done: Callable[[bool, Any], None]) ->
         value = await awaitable
     except BaseException as exc:
         done(False, exc)
-        if not isinstance(exc, Exception):
-            raise  # cancellation, KeyboardInterrupt, SystemExit keep their asyncio meaning
+        if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+            raise  # cancellation and host interrupts keep their asyncio meaning
+        # Any other exception, whatever its class, is the call's error, reported above.
     else:
         done(True, value)
 

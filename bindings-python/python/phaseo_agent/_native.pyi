@@ -1,7 +1,7 @@
 """Type stubs of the native module (Rust, pyo3). Public names are re-exported by
 ``phaseo_agent``; ``NativeAgent``/``NativeStream``/``NativeCursor`` are private."""
 
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 STATE_VERSION: int
 
@@ -67,9 +67,13 @@ class RunResult:
     def to_json(self) -> str: ...
     def to_dict(self) -> Dict[str, Any]: ...
     @staticmethod
-    def from_json(text: str) -> "RunResult": ...
+    def from_json(text: Union[str, bytes]) -> "RunResult":
+        """Parses state JSON text; anything malformed (including text that is not valid
+        Unicode) raises ``AgentStateError`` (code ``state_invalid``)."""
     @staticmethod
-    def from_dict(state: Mapping[str, Any]) -> "RunResult": ...
+    def from_dict(state: Mapping[str, Any]) -> "RunResult":
+        """Parses a state dict; anything malformed (nested too deep, a cycle, an integer
+        beyond 64 bits, a non-string key) raises ``AgentStateError`` (``state_invalid``)."""
 
 class CancelledFlag:
     """Cancellation of one tool call."""
@@ -91,8 +95,14 @@ class ToolRuntime:
     def tool_call(self) -> Dict[str, Any]: ...
     @property
     def cancelled(self) -> CancelledFlag: ...
-    def emit_progress(self, value: Any) -> None: ...
-    def set_context(self, value: Any) -> None: ...
+    def emit_progress(self, value: Any) -> None:
+        """Publishes a progress value. One that is not JSON or beyond the limits (64 levels,
+        a cycle, an integer beyond 64 bits) fails the call with ``tool_event_invalid`` and
+        raises ``ValueError``/``TypeError`` here."""
+    def set_context(self, value: Any) -> None:
+        """Replaces the context for later turns. Raises ``ValueError`` for a value beyond
+        the limits (64 levels, a cycle, an integer beyond 64 bits) and ``TypeError`` for one
+        that is not JSON; the context is then unchanged."""
 
 class JsonSchemaValidator:
     """A JSON Schema compiled by the core."""
@@ -203,6 +213,7 @@ class NativeAgent:
         output_schema: Any = None,
         require_approval: Optional[Callable[..., Any]] = None,
         human_review: Optional[Callable[..., Any]] = None,
+        state_secrets: Optional[List[str]] = None,
     ) -> None: ...
     @property
     def id(self) -> str: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from dataclasses import dataclass
@@ -110,10 +111,14 @@ def _wrap_generator(fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(tool_input: Any, runtime: ToolRuntime) -> Any:
         generator = fn(tool_input, runtime)
         try:
-            while True:
+            # A generator that never ends stops with its call (timeout, cancellation)
+            # instead of holding its worker thread forever.
+            while not runtime.cancelled.is_set():
                 runtime.emit_progress(next(generator))
         except StopIteration as stop:
             return stop.value
+        generator.close()
+        return None
 
     return run
 
@@ -127,6 +132,9 @@ def _wrap_async_generator(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any
                 if isinstance(value, ToolReturn):
                     return value.value
                 runtime.emit_progress(value)
+                # Back to the loop after each value: a generator that never awaits would
+                # otherwise hold the loop, and with it timeouts and every other callback.
+                await asyncio.sleep(0)
         finally:
             await generator.aclose()
         return None
