@@ -46,10 +46,13 @@ impl NativeJsonSchema {
             })
     }
 
-    /// `null` when valid, else `"<pointer>: <reason>"`.
+    /// `null` when valid, else `"<pointer>: <reason>"` (`json`: the value's JSON text).
     #[napi]
-    pub fn check(&self, value: Value) -> Option<String> {
-        self.schema.check(&value).err()
+    pub fn check(&self, json: String) -> napi::Result<Option<String>> {
+        no_panic(|| match crate::values::parse_value(&json) {
+            Ok(value) => Ok(self.schema.check(&value).err()),
+            Err(message) => Ok(Some(message)),
+        })
     }
 }
 
@@ -168,12 +171,12 @@ pub struct ClientSpec {
     pub generate: Option<u32>,
 }
 
-/// Options of a run.
+/// Options of a run (values as JSON text, written by the JS layer's serializer).
 #[napi(object)]
 pub struct RunSpec {
-    pub input: Value,
-    pub context: Option<Value>,
-    pub messages: Option<Value>,
+    pub input: String,
+    pub context: Option<String>,
+    pub messages: Option<String>,
     pub overrides: Option<OverridesSpec>,
     pub on_event: Option<u32>,
 }
@@ -185,7 +188,8 @@ pub struct ContinueSpec {
     pub rejections: Option<Vec<DecisionSpec>>,
     pub tool_outputs: Option<Vec<OutputSpec>>,
     pub human_input: Option<String>,
-    pub context: Option<Value>,
+    /// JSON text.
+    pub context: Option<String>,
     pub overrides: Option<OverridesSpec>,
     pub on_event: Option<u32>,
 }
@@ -341,11 +345,21 @@ impl NativeAgent {
         client: Arc<dyn ModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<RunOptions> {
-        let mut options = RunOptions::new(spec.input, client)
-            .context(spec.context.unwrap_or(Value::Null))
+        let input = argument(&spec.input, "input")?;
+        let context = spec
+            .context
+            .map(|c| argument(&c, "context"))
+            .transpose()?
+            .unwrap_or(Value::Null);
+        let mut options = RunOptions::new(input, client)
+            .context(context)
             .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
-        if let Some(m) = spec.messages.filter(|m| !m.is_null()) {
+        let messages = spec
+            .messages
+            .map(|m| argument(&m, "messages"))
+            .transpose()?;
+        if let Some(m) = messages.filter(|m| !m.is_null()) {
             let messages: Vec<Message> = serde_json::from_value(m)
                 .map_err(|e| napi::Error::from_reason(format!("messages: {e}")))?;
             options = options.messages(messages);
@@ -367,14 +381,20 @@ impl NativeAgent {
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
         options.approvals = spec::decisions(spec.approvals);
         options.rejections = spec::decisions(spec.rejections);
-        options.tool_outputs = spec::outputs(spec.tool_outputs);
+        options.tool_outputs = spec::outputs(spec.tool_outputs)?;
         options.human_input = spec.human_input;
-        options.context = spec.context;
+        options.context = spec.context.map(|c| argument(&c, "context")).transpose()?;
         if let Some(id) = spec.on_event {
             options = options.on_event(Arc::new(JsListener(id)));
         }
         Ok(options)
     }
+}
+
+/// A caller's argument from its JSON text (the JS layer checked it already: this refusal
+/// is the backstop).
+fn argument(text: &str, what: &str) -> napi::Result<Value> {
+    crate::values::parse_value(text).map_err(|m| napi::Error::from_reason(format!("{what}: {m}")))
 }
 
 fn parse_state(text: &str) -> napi::Result<RunResult> {
@@ -406,9 +426,11 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<Object<'env>> {
-        let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let agent = self.agent.clone();
-        crate::driver::drive(env, driver, async move { agent.run(options).await })
+        no_panic(|| {
+            let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let agent = self.agent.clone();
+            crate::driver::drive(env, driver, async move { agent.run(options).await })
+        })
     }
 
     /// Continues a paused state (JSON text) as run `driver` polled on the JS thread;
@@ -425,11 +447,14 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<Object<'env>> {
-        let state = parse_state(&state)?;
-        let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let agent = self.agent.clone();
-        crate::driver::drive(env, driver, async move {
-            agent.continue_run(&state, options).await
+        no_panic(|| {
+            let state = parse_state(&state)?;
+            let options =
+                self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let agent = self.agent.clone();
+            crate::driver::drive(env, driver, async move {
+                agent.continue_run(&state, options).await
+            })
         })
     }
 
@@ -442,10 +467,12 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<NativeStream> {
-        let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let (stream, driver) = self.agent.stream_deferred(options);
-        napi::bindgen_prelude::spawn(driver);
-        Ok(NativeStream { stream })
+        no_panic(|| {
+            let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let (stream, driver) = self.agent.stream_deferred(options);
+            napi::bindgen_prelude::spawn(driver);
+            Ok(NativeStream { stream })
+        })
     }
 
     /// Continues a paused state as a stream.
@@ -458,18 +485,21 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<NativeStream> {
-        let state = parse_state(&state)?;
-        let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let (stream, driver) = self.agent.continue_stream_deferred(&state, options);
-        napi::bindgen_prelude::spawn(driver);
-        Ok(NativeStream { stream })
+        no_panic(|| {
+            let state = parse_state(&state)?;
+            let options =
+                self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let (stream, driver) = self.agent.continue_stream_deferred(&state, options);
+            napi::bindgen_prelude::spawn(driver);
+            Ok(NativeStream { stream })
+        })
     }
 }
 
 /// Validates state JSON text (throws `state_invalid` data); returns it canonicalized.
 #[napi(js_name = "parseState")]
 pub fn parse_state_text(text: String) -> napi::Result<String> {
-    parse_state(&text).map(|s| s.to_json())
+    no_panic(|| parse_state(&text).map(|s| s.to_json()))
 }
 
 /// A streamed run.

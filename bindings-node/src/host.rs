@@ -14,6 +14,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use phaseo_agent::{ToolError, ToolRuntime, Value};
+
+use crate::values::parse_value;
 use tokio::sync::oneshot;
 
 /// Operations the dispatcher understands (mirrored in `index.js`).
@@ -88,8 +90,43 @@ static DISPATCHER: OnceLock<Dispatcher> = OnceLock::new();
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// An answer from JS: the value's JSON text (a slice of the text of a batch of answers,
-/// shared: one allocation per batch, not per answer), or the error message.
-type Answer = Result<Json, String>;
+/// shared: one allocation per batch, not per answer), or why there is none.
+type Answer = Result<Json, Failure>;
+
+/// Why JS has no value for a request.
+enum Failure {
+    /// The callable threw or rejected: the message.
+    Thrown(String),
+    /// It returned a value that cannot cross (a cycle, an integer beyond 64 bits, a value
+    /// whose getters throw…): the message.
+    Invalid(String),
+}
+
+/// A host result that cannot be converted: the executor's `tool_output_invalid`.
+fn invalid_output(message: String) -> ToolError {
+    shim::invalid_output(message)
+}
+
+/// Stand-ins for core APIs another branch adds (`ToolError::invalid_output`,
+/// `ToolRuntime::reject_progress`, a fallible `ToolRuntime::set_context`), with the same
+/// messages; replaced by the core's once it has them.
+mod shim {
+    use phaseo_agent::{ToolError, ToolRuntime, Value};
+
+    pub fn invalid_output(message: String) -> ToolError {
+        ToolError::new(message)
+    }
+
+    /// Err: the message to throw in the tool.
+    pub fn reject_progress(_rt: &ToolRuntime, message: String) -> Result<(), String> {
+        Err(message)
+    }
+
+    pub fn set_context(rt: &ToolRuntime, value: Value) -> Result<(), String> {
+        rt.set_context(value);
+        Ok(())
+    }
+}
 
 /// `text[range]`: JSON text.
 struct Json {
@@ -162,10 +199,18 @@ fn deliver(slot: Option<Slot>, answer: Answer) {
 }
 
 /// Answers requests: `answers` holds one line per answer,
-/// `<requestId> <1|0><payload>\n`: `1` and the JSON text of the value, or `0` and the error
-/// message as a JSON string (JSON text never holds a raw line break).
+/// `<requestId> <1|0|2><payload>\n`: `1` and the JSON text of the value, `0` and the error
+/// message as a JSON string, or `2` and the message (a JSON string) of a value that could
+/// not be converted (JSON text never holds a raw line break).
 #[napi(js_name = "completeMany")]
-pub fn complete_many(answers: String) {
+pub fn complete_many(answers: String) -> napi::Result<()> {
+    crate::errors::no_panic(|| {
+        complete_lines(answers);
+        Ok(())
+    })
+}
+
+fn complete_lines(answers: String) {
     let text: Arc<str> = answers.into();
     let mut parsed = Vec::new();
     let mut at = 0;
@@ -185,8 +230,17 @@ pub fn complete_many(answers: String) {
                 })
             }
             None => {
-                let message = rest.strip_prefix('0').unwrap_or(rest);
-                Err(serde_json::from_str::<String>(message).unwrap_or_else(|_| message.to_owned()))
+                let (invalid, message) = match rest.strip_prefix('2') {
+                    Some(m) => (true, m),
+                    None => (false, rest.strip_prefix('0').unwrap_or(rest)),
+                };
+                let message =
+                    serde_json::from_str::<String>(message).unwrap_or_else(|_| message.to_owned());
+                Err(if invalid {
+                    Failure::Invalid(message)
+                } else {
+                    Failure::Thrown(message)
+                })
             }
         };
         parsed.push((id, answer));
@@ -212,25 +266,37 @@ fn with_runtime(request_id: f64, f: impl FnOnce(&ToolRuntime)) {
     }
 }
 
-/// `emitProgress` of an executing tool call.
+/// `emitProgress` of an executing tool call: `json` is the value's JSON text, or `invalid`
+/// the message of a value the JS layer could not convert (the call fails with
+/// `tool_event_invalid`).
 #[napi(js_name = "emitProgress")]
-pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
-    let value = parse(&json)?;
-    with_runtime(request_id, |rt| rt.emit_progress(value));
-    Ok(())
+pub fn emit_progress(request_id: f64, json: String, invalid: Option<String>) -> napi::Result<()> {
+    crate::errors::no_panic(|| {
+        let value = match invalid {
+            Some(message) => Err(message),
+            None => parse_value(&json),
+        };
+        let mut outcome = Ok(());
+        match value {
+            Ok(value) => with_runtime(request_id, |rt| rt.emit_progress(value)),
+            Err(message) => with_runtime(request_id, |rt| {
+                outcome = shim::reject_progress(rt, message)
+            }),
+        }
+        outcome.map_err(napi::Error::from_reason)
+    })
 }
 
-/// `setContext` of an executing tool call or hook.
+/// `setContext` of an executing tool call or hook (throws the message of a value that
+/// cannot be stored).
 #[napi(js_name = "setContext")]
 pub fn set_context(request_id: f64, json: String) -> napi::Result<()> {
-    let value = parse(&json)?;
-    with_runtime(request_id, |rt| rt.set_context(value));
-    Ok(())
-}
-
-fn parse(json: &str) -> napi::Result<Value> {
-    serde_json::from_str(json)
-        .map_err(|e| napi::Error::from_reason(format!("value is not JSON-compatible: {e}")))
+    crate::errors::no_panic(|| {
+        let value = parse_value(&json).map_err(napi::Error::from_reason)?;
+        let mut outcome = Ok(());
+        with_runtime(request_id, |rt| outcome = shim::set_context(rt, value));
+        outcome.map_err(napi::Error::from_reason)
+    })
 }
 
 /// Calls waiting for JavaScript, in order. Many calls made at once (a fan-out) cross the
@@ -292,14 +358,9 @@ fn push_phase(text: &mut String, rt: &ToolRuntime) {
         agent_id: rt.agent_id(),
         step_index: rt.step_index(),
         context: if structured { &Value::Null } else { context },
-        context_text: structured.then(|| serde_json::to_string(context).expect("JSON")),
+        context_text: structured.then(|| json_text(context)),
     };
-    let _ = write!(
-        text,
-        "[{},0,0,{}]",
-        op::PHASE,
-        serde_json::to_string(&phase).expect("JSON")
-    );
+    let _ = write!(text, "[{},0,0,{}]", op::PHASE, json_text(&phase));
 }
 
 /// Queues one entry (`write` appends `op, callable, request, payload…` without brackets,
@@ -455,9 +516,9 @@ async fn call_js(
     let answer = rx.await;
     guard.answered = true;
     match answer {
-        Ok(Ok(json)) => serde_json::from_str(json.as_str())
-            .map_err(|e| ToolError::new(format!("value is not JSON-compatible: {e}"))),
-        Ok(Err(message)) => Err(ToolError::new(message)),
+        Ok(Ok(json)) => parse_value(json.as_str()).map_err(invalid_output),
+        Ok(Err(Failure::Thrown(message))) => Err(ToolError::new(message)),
+        Ok(Err(Failure::Invalid(message))) => Err(invalid_output(message)),
         Err(_) => Err(ToolError::new("the JavaScript host dropped the call")),
     }
 }
@@ -481,8 +542,10 @@ pub async fn request(
 pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Value, ToolError> {
     let call = rt.tool_call();
     // `(a, b, c, d)` serializes as `[a,b,c,d]`: the entry takes its elements.
-    let tail = serde_json::to_string(&(input, &call.id, &call.name, &call.input)).expect("JSON");
-    let tail = &tail[1..tail.len() - 1];
+    let tail = json_text(&(input, &call.id, &call.name, &call.input));
+    let tail = tail
+        .get(1..tail.len().saturating_sub(1))
+        .unwrap_or("null,null,null,null");
     call_js(Some(rt.clone()), true, |text, id| {
         let _ = write!(text, "{},{callable},{id},{tail}", op::EXECUTE);
     })
@@ -497,7 +560,7 @@ pub struct HostFn {
 impl HostFn {
     /// Calls it with JSON arguments.
     pub async fn call(&self, args: Vec<Value>) -> Result<Value, ToolError> {
-        let payload = serde_json::to_string(&args).expect("arguments are JSON");
+        let payload = json_text(&args);
         request(op::CALL, self.id, payload, None).await
     }
 
@@ -507,7 +570,7 @@ impl HostFn {
         value: Value,
         rt: &ToolRuntime,
     ) -> Result<Value, ToolError> {
-        let payload = serde_json::to_string(&(&value, RuntimeData::of(rt))).expect("JSON");
+        let payload = json_text(&(&value, RuntimeData::of(rt)));
         request(op::CALL, self.id, payload, Some(rt.clone())).await
     }
 }
@@ -534,4 +597,10 @@ impl<'a> RuntimeData<'a> {
             tool_call: rt.tool_call(),
         }
     }
+}
+
+/// JSON text of data made of values (serializing a `Value` cannot fail; should a future
+/// type fail, JS gets an unparseable payload and the call fails — never a panic).
+pub fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
