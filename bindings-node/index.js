@@ -652,9 +652,10 @@ function stateText(options) {
   if (state === undefined || state === null) throw new TypeError('continueRun needs `run` or `state` (a result or its JSON text)');
   if (typeof state === 'string') return unquoteState(state);
   try {
-    return writeExact(state);
+    // A shallow copy: the data without a result's own `toJSON`.
+    return writeExact(typeof state === 'object' ? { ...state } : state);
   } catch (error) {
-    throw stateError(errorMessage(error));
+    throw stateError(error instanceof ValueError ? error.message : `value cannot be read: ${errorMessage(error)}`);
   }
 }
 
