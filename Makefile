@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
+.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -60,6 +60,11 @@ node: bindings-node/node_modules/.installed
 node-tests: node
 	cd bindings-node && node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
+
+# The Node property tests with many more inputs (`PHASEO_FUZZ_RUNS` per property, default
+# 20000; `PHASEO_FUZZ_SEED` replays a run).
+fuzz-node: node
+	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
 # `npm install <path>/bindings-node` from a folder outside the repository builds the addon.
 node-outside:

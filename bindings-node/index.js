@@ -4,7 +4,7 @@
 // classes); every behaviour lives in the core.
 
 const native = require('./native.js');
-const { ValueError, errorMessage, holdsBigInt, parseJson, toJson, writeExact } = require('./values.js');
+const { ValueError, errorMessage, holdsBigInt, parseExact, parseJson, toJson, writeExact } = require('./values.js');
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -323,7 +323,9 @@ function newDriver() {
 }
 
 function drain() {
-  const batch = parseJson(native.takeOutbox());
+  const text = native.takeOutbox();
+  // `B`: the batch holds integers beyond 2^53 (the core says so; JSON.parse otherwise).
+  const batch = text.charCodeAt(0) === 66 ? parseExact(text.slice(1)) : JSON.parse(text);
   // The runtime data of the tool phase the following EXECUTE entries belong to.
   let phase = null;
   for (let i = 0; i < batch.length; i++) {
@@ -353,7 +355,8 @@ function execute(call, phase) {
   const entry = callables.get(call[1]);
   if (!entry) { fail(requestId, new Error('callable released')); return; }
   // Each call gets its own copy of an object context (`contextText`: its JSON text).
-  const shared = phase.contextText === undefined ? phase.context : parseJson(phase.contextText);
+  const shared = phase.contextText === undefined ? phase.context
+    : phase.contextBig ? parseExact(phase.contextText) : JSON.parse(phase.contextText);
   const context = new ToolContext(requestId, phase.runId, phase.agentId, phase.stepIndex, shared,
     { id: call[4], name: call[5], input: call[6] });
   lastContext = context;

@@ -240,6 +240,7 @@ module.exports = {
   ValueError,
   errorMessage,
   holdsBigInt,
+  parseExact,
   parseJson,
   toJson,
   writeExact,

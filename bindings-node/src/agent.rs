@@ -397,8 +397,17 @@ fn argument(text: &str, what: &str) -> napi::Result<Value> {
     crate::values::parse_value(text).map_err(|m| napi::Error::from_reason(format!("{what}: {m}")))
 }
 
+/// Reads state text: whatever is wrong with it (a panic of the reader included) is
+/// `state_invalid`.
 fn parse_state(text: &str) -> napi::Result<RunResult> {
-    RunResult::from_json(text).map_err(to_napi)
+    std::panic::catch_unwind(|| RunResult::from_json(text))
+        .unwrap_or_else(|p| {
+            Err(AgentError::state_invalid(format!(
+                "Invalid state: {}",
+                phaseo_agent::panic_message(p.as_ref())
+            )))
+        })
+        .map_err(to_napi)
 }
 
 #[napi]
