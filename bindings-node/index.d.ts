@@ -336,6 +336,10 @@ export interface AgentDefinition<TContext = any> {
   /** Agent-level approval: decides for every tool, overriding the tools' own setting. */
   requireApproval?: (call: ToolCall, context: ToolContext<TContext>) => boolean | Promise<boolean>;
   humanReview?: (ctx: HumanReviewContext) => { reason: string; payload?: unknown } | null | undefined | Promise<{ reason: string; payload?: unknown } | null | undefined>;
+  /** Signs every state this agent produces (HMAC-SHA256, top-level `signature`) and refuses
+   * to continue a state whose signature is missing or wrong. A list rotates secrets: the
+   * first signs, any verifies. */
+  stateSecret?: string | string[];
 }
 
 export interface RunOverrides {

@@ -955,7 +955,17 @@ class Agent {
 }
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
-  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview']);
+  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret']);
+
+/** `stateSecret`: a string, or a list for rotation (the first signs, any verifies). */
+function stateSecrets(secret) {
+  if (secret === undefined || secret === null) return undefined;
+  const list = typeof secret === 'string' ? [secret] : secret;
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
+    throw new AgentDefinitionError('Invalid agent definition: stateSecret must be a string or an array of strings', { code: 'definition_invalid' });
+  }
+  return list;
+}
 
 /** Defines an agent (SPEC §3). */
 function createAgent(definition) {
@@ -978,6 +988,7 @@ function createAgent(definition) {
     outputSchema: validatorSpec(definition.outputSchema),
     requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
+    stateSecrets: stateSecrets(definition.stateSecret),
   };
   const nativeAgent = nativeCall(() => new native.NativeAgent(spec));
   return new Agent({ ...definition, tools }, nativeAgent);

@@ -104,28 +104,7 @@ enum Failure {
 
 /// A host result that cannot be converted: the executor's `tool_output_invalid`.
 fn invalid_output(message: String) -> ToolError {
-    shim::invalid_output(message)
-}
-
-/// Stand-ins for core APIs another branch adds (`ToolError::invalid_output`,
-/// `ToolRuntime::reject_progress`, a fallible `ToolRuntime::set_context`), with the same
-/// messages; replaced by the core's once it has them.
-mod shim {
-    use phaseo_agent::{ToolError, ToolRuntime, Value};
-
-    pub fn invalid_output(message: String) -> ToolError {
-        ToolError::new(message)
-    }
-
-    /// Err: the message to throw in the tool.
-    pub fn reject_progress(_rt: &ToolRuntime, message: String) -> Result<(), String> {
-        Err(message)
-    }
-
-    pub fn set_context(rt: &ToolRuntime, value: Value) -> Result<(), String> {
-        rt.set_context(value);
-        Ok(())
-    }
+    ToolError::invalid_output(message)
 }
 
 /// `text[range]`: JSON text.
@@ -276,14 +255,11 @@ pub fn emit_progress(request_id: f64, json: String, invalid: Option<String>) -> 
             Some(message) => Err(message),
             None => parse_value(&json),
         };
-        let mut outcome = Ok(());
         match value {
             Ok(value) => with_runtime(request_id, |rt| rt.emit_progress(value)),
-            Err(message) => with_runtime(request_id, |rt| {
-                outcome = shim::reject_progress(rt, message)
-            }),
+            Err(message) => with_runtime(request_id, |rt| rt.reject_progress(message)),
         }
-        outcome.map_err(napi::Error::from_reason)
+        Ok(())
     })
 }
 
@@ -294,7 +270,9 @@ pub fn set_context(request_id: f64, json: String) -> napi::Result<()> {
     crate::errors::no_panic(|| {
         let value = parse_value(&json).map_err(napi::Error::from_reason)?;
         let mut outcome = Ok(());
-        with_runtime(request_id, |rt| outcome = shim::set_context(rt, value));
+        with_runtime(request_id, |rt| {
+            outcome = rt.set_context(value).map_err(|e| e.to_string())
+        });
         outcome.map_err(napi::Error::from_reason)
     })
 }

@@ -89,6 +89,7 @@ pub struct AgentSpec {
     pub output_schema: Option<ValidatorSpec>,
     pub require_approval: Option<u32>,
     pub human_review: Option<u32>,
+    pub state_secrets: Option<Vec<String>>,
 }
 
 /// Per-run (and per-continue) overrides.
@@ -326,6 +327,9 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     }
     if let Some(f) = spec.human_review {
         def = def.human_review(Arc::new(JsReview(HostFn { id: f })));
+    }
+    if let Some(secrets) = spec.state_secrets {
+        def = def.state_secrets(secrets);
     }
     Ok(def)
 }

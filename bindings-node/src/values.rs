@@ -3,16 +3,15 @@
 //!
 //! The JS layer writes values (its serializer refuses cycles, integers beyond 64 bits and
 //! values it cannot read); the depth is checked here, where the text is parsed anyway, so
-//! that the common path in JS stays `JSON.stringify`.
+//! that the common path in JS stays `JSON.stringify`. Not the core's `parse_json_text`:
+//! `JSON.stringify(1e20)` is `100000000000000000000`, a float that JS wrote without an
+//! exponent, which must stay a float rather than be refused as a huge integer.
 
-use phaseo_agent::Value;
+use phaseo_agent::{check_value, Value, ValueLimitError};
 
-/// How deep a value may be nested (a scalar is depth 0, `{"a": 1}` depth 1).
-pub const MAX_DEPTH: usize = 64;
-
-/// The message of a value nested deeper than [`MAX_DEPTH`].
+/// The message of a value nested deeper than the limit.
 pub fn too_deep() -> String {
-    format!("value is nested more than {MAX_DEPTH} levels deep")
+    ValueLimitError::TooDeep.to_string()
 }
 
 /// Parses the JSON text of a host value and checks its depth; the error is the message.
@@ -35,9 +34,7 @@ pub fn parse_value(text: &str) -> Result<Value, String> {
                 format!("value is not JSON-compatible: {e}")
             }
         })?;
-    if depth_exceeds(&value, MAX_DEPTH) {
-        return Err(too_deep());
-    }
+    check_value(&value).map_err(|e| e.to_string())?;
     Ok(value)
 }
 
@@ -74,15 +71,6 @@ fn without_lone_surrogates(text: &str) -> String {
     }
     out.push_str(&text[copied.min(text.len())..]);
     out
-}
-
-/// Whether `value` is nested more than `limit` levels deep.
-fn depth_exceeds(value: &Value, limit: usize) -> bool {
-    match value {
-        Value::Array(items) => limit == 0 || items.iter().any(|v| depth_exceeds(v, limit - 1)),
-        Value::Object(map) => limit == 0 || map.values().any(|v| depth_exceeds(v, limit - 1)),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -124,7 +124,31 @@ test('finding 2: deeply nested model arguments in a run that fails do not abort 
     }
   `);
   assert.equal(outcome.status, 'failed');
-  assert.ok(['tool_failed', 'tool_input_invalid'].includes(outcome.code), outcome.code);
+  assert.equal(outcome.code, 'tool_input_invalid');
+});
+
+test('finding 5: model arguments beyond the limits are tool_input_invalid, which the model can retry', async () => {
+  let deep = '1';
+  for (let i = 0; i < 65; i++) deep = `[${deep}]`;
+  const cases = [
+    [deep, 'Invalid tool input: value is nested more than 64 levels deep'],
+    ['{"n":18446744073709551616}', 'Invalid tool input: integer 18446744073709551616 does not fit in 64 bits'],
+  ];
+  for (const [args, message] of cases) {
+    const script = () => createScriptedClient([{ toolCalls: [{ id: 'c1', name: 't', arguments: args }] }, { text: 'retried' }]);
+    let ran = false;
+    const execute = () => { ran = true; return 'ran'; };
+    await assert.rejects(toolAgent(execute).run({ input: 'go', client: script() }), (error) => {
+      assert.equal(error.code, 'tool_input_invalid');
+      assert.equal(error.message, message);
+      assert.equal(error.result.run.status, 'failed');
+      return true;
+    });
+    const result = await toolAgent(execute, { onError: 'return-to-model' }).run({ input: 'go', client: script() });
+    assert.equal(toolResult(result).error, message);
+    assert.equal(result.output, 'retried');
+    assert.equal(ran, false);
+  }
 });
 
 test('finding 3: an iterator-like result that never ends is a value, not a loop', () => {
@@ -217,7 +241,13 @@ test('finding 5: a BigInt beyond 64 bits, a cycle or too deep a value is refused
   ];
   for (const [value, message] of cases) {
     await assert.rejects(toolAgent(() => value).run({ input: 'go', client: oneCall() }), (error) => {
-      assert.ok(error.message.endsWith(message), `${error.message} / ${message}`);
+      assert.equal(error.code, 'tool_output_invalid');
+      assert.equal(error.message, `Invalid tool output: ${message}`);
+      return true;
+    });
+    await assert.rejects(toolAgent((_input, context) => { context.emitProgress(value); return 'ok'; }).run({ input: 'go', client: oneCall() }), (error) => {
+      assert.equal(error.code, 'tool_event_invalid');
+      assert.equal(error.message, `Invalid tool event: ${message}`);
       return true;
     });
     // The caller's own arguments: a host error at the call.

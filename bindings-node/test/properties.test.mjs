@@ -202,6 +202,8 @@ test('unstorable values are refused with their message wherever they enter', asy
         assert.ok(error instanceof TypeError || error instanceof RangeError, String(error));
       } else {
         assertSdkError(error, place);
+        const code = { progress: 'tool_event_invalid', setContext: 'tool_failed', client: 'model_failed', onToolCalled: 'tool_failed' }[place] ?? 'tool_output_invalid';
+        assert.equal(error.code, code, `${place}: ${error.message}`);
       }
       assert.match(error.message, message);
       return;

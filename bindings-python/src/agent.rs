@@ -309,7 +309,7 @@ where
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -327,6 +327,7 @@ impl PyAgent {
         output_schema: Option<&Bound<'_, PyAny>>,
         require_approval: Option<&Bound<'_, PyAny>>,
         human_review: Option<&Bound<'_, PyAny>>,
+        state_secrets: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
         if let Some(v) = turn_value(model)? {
@@ -369,6 +370,9 @@ impl PyAgent {
         }
         if let Some(f) = human_review.filter(|v| !v.is_none()) {
             def = def.human_review(Arc::new(HostReview(HostFn::new(f.clone().unbind(), false))));
+        }
+        if let Some(secrets) = state_secrets {
+            def = def.state_secrets(secrets);
         }
         let agent = create_agent(def).map_err(|e| to_pyerr(py, e))?;
         Ok(Self { agent })

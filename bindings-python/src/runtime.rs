@@ -113,8 +113,9 @@ impl PyToolRuntime {
     /// Replaces the application context for later turns.
     fn set_context(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let v: Value = to_value(value)?;
-        self.runtime.set_context(v);
-        Ok(())
+        self.runtime
+            .set_context(v)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
     }
 
     fn __repr__(&self) -> String {

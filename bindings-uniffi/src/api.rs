@@ -95,8 +95,10 @@ impl ToolRuntime {
     }
 }
 
+/// Host values arrive as JSON text: parsed with the core's limits (SPEC §7), so a value
+/// too deep or with a huge integer is refused with the core's message.
 fn parse_value(text: &str, what: &str) -> Result<Value, ToolError> {
-    serde_json::from_str(text).map_err(|e| ToolError::new(format!("{what} is not valid JSON: {e}")))
+    pa::parse_json_text(text).map_err(|e| ToolError::new(format!("{what} is not valid JSON: {e}")))
 }
 
 #[uniffi::export]
@@ -152,8 +154,8 @@ impl ToolRuntime {
     /// Replaces the whole application context (JSON) for later turns.
     pub fn set_context(&self, value_json: String) -> Result<(), ToolError> {
         self.inner
-            .set_context(parse_value(&value_json, "the context")?);
-        Ok(())
+            .set_context(parse_value(&value_json, "the context")?)
+            .map_err(|e| ToolError::new(e.to_string()))
     }
 }
 

@@ -36,6 +36,7 @@ pub struct AgentDefinition {
     pub(crate) output_schema: Option<Arc<dyn Validator>>,
     pub(crate) require_approval: Option<Arc<dyn ApprovalPredicate>>,
     pub(crate) human_review: Option<Arc<dyn HumanReview>>,
+    pub(crate) state_secrets: Vec<String>,
 }
 
 impl AgentDefinition {
@@ -56,6 +57,7 @@ impl AgentDefinition {
             output_schema: None,
             require_approval: None,
             human_review: None,
+            state_secrets: Vec::new(),
         }
     }
 
@@ -140,6 +142,20 @@ impl AgentDefinition {
     /// Human-review hook.
     pub fn human_review(mut self, hook: Arc<dyn HumanReview>) -> Self {
         self.human_review = Some(hook);
+        self
+    }
+
+    /// Signs every state this agent produces and refuses to continue a state whose
+    /// `signature` is missing or wrong (SPEC §7).
+    pub fn state_secret(mut self, secret: impl Into<String>) -> Self {
+        self.state_secrets = vec![secret.into()];
+        self
+    }
+
+    /// Like [`AgentDefinition::state_secret`] with several secrets, for rotation: the
+    /// first signs, any of them verifies. An empty list turns signing off.
+    pub fn state_secrets(mut self, secrets: Vec<String>) -> Self {
+        self.state_secrets = secrets;
         self
     }
 

@@ -216,6 +216,8 @@ impl AgentError {
 pub struct ToolError {
     /// The message, used verbatim in errors and tool messages.
     pub message: String,
+    /// The executor's result could not be converted (too deep, a cycle, a huge integer).
+    invalid_output: bool,
 }
 
 impl ToolError {
@@ -223,13 +225,30 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            invalid_output: false,
         }
+    }
+
+    /// An executor's host result that cannot be converted to a storable JSON value
+    /// (e.g. [`crate::ValueLimitError`]'s text). The engine reports it as
+    /// `tool_output_invalid` (`Invalid tool output: <message>`) and fails the run whatever
+    /// `onError` says, as an `outputSchema` failure does.
+    pub fn invalid_output(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            invalid_output: true,
+        }
+    }
+
+    /// Whether this is an [`ToolError::invalid_output`] error.
+    pub fn is_invalid_output(&self) -> bool {
+        self.invalid_output
     }
 }
 
 impl From<String> for ToolError {
     fn from(message: String) -> Self {
-        Self { message }
+        Self::new(message)
     }
 }
 

@@ -35,11 +35,13 @@ pub mod error;
 pub mod events;
 pub mod exec;
 pub mod json;
+pub mod limits;
 pub mod model;
 pub mod next_turn;
 pub mod options;
 pub mod review;
 pub mod schema;
+mod signing;
 pub mod state;
 pub mod stop;
 pub mod stream;
@@ -55,6 +57,7 @@ pub use clients::{GatewayClient, HttpClientOptions, OpenAICompatibleClient};
 pub use clients::{ScriptedClient, TestClient};
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
+pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};
 pub use model::{
     is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,
     ModelRequest, ModelResponse, ModelToolCall, RetryHint, ToolSpec,

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::error::{AgentError, ErrorCode, GatewayErrorInfo};
 use crate::json::to_canonical_string;
+use crate::limits::{check_depth, check_state_text, MAX_DEPTH, STATE_NESTING};
 use crate::next_turn::NextTurnParams;
 
 /// The state format version this core writes. It reads every version up to this one.
@@ -192,6 +193,15 @@ pub enum PendingKind {
 }
 
 impl PendingKind {
+    /// The snake_case kind string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PendingKind::Approval => "approval",
+            PendingKind::Manual => "manual",
+            PendingKind::Hitl => "hitl",
+        }
+    }
+
     /// The reason text of a pending call of this kind.
     pub fn reason(self) -> &'static str {
         match self {
@@ -515,6 +525,8 @@ pub struct RunResult {
     pub steps: Vec<StepRecord>,
     /// What each step produced.
     pub step_results: Vec<StepResult>,
+    /// HMAC-SHA256 of the unsigned canonical JSON, set by an agent with a `state_secret`.
+    pub(crate) signature: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -527,6 +539,8 @@ struct StateOut<'a> {
     usage: &'a Usage,
     output: &'a Value,
     items: ItemsOut<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signature: Option<&'a str>,
 }
 
 /// The items of a state, serialized straight from the steps (no copies).
@@ -620,10 +634,18 @@ struct StateIn {
     steps: Vec<StepRecord>,
     #[serde(default)]
     step_results: Vec<StepResult>,
+    #[serde(default)]
+    signature: Option<String>,
 }
 
 impl Serialize for RunResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.out(true).serialize(serializer)
+    }
+}
+
+impl RunResult {
+    fn out(&self, signed: bool) -> StateOut<'_> {
         StateOut {
             version: STATE_VERSION,
             run: &self.run,
@@ -632,12 +654,10 @@ impl Serialize for RunResult {
             usage: &self.run.usage,
             output: &self.run.result,
             items: ItemsOut(self),
+            signature: self.signature.as_deref().filter(|_| signed),
         }
-        .serialize(serializer)
     }
-}
 
-impl RunResult {
     /// The run's status.
     pub fn status(&self) -> RunStatus {
         self.run.status
@@ -683,6 +703,17 @@ impl RunResult {
         items
     }
 
+    /// The state's `signature` (SPEC §7): present on states produced by an agent with a
+    /// `state_secret`.
+    pub fn signature(&self) -> Option<&str> {
+        self.signature.as_deref()
+    }
+
+    /// The canonical JSON text of the state without its `signature`: what is signed.
+    pub fn unsigned_json(&self) -> String {
+        to_canonical_string(&self.out(false))
+    }
+
     /// The canonical JSON text of the state.
     pub fn to_json(&self) -> String {
         to_canonical_string(self)
@@ -696,6 +727,8 @@ impl RunResult {
     /// Parses state JSON text. Malformed state, or state of an unsupported version, is
     /// refused with a `state_invalid` error naming the problem.
     pub fn from_json(text: &str) -> Result<Self, AgentError> {
+        check_state_text(text)
+            .map_err(|e| AgentError::state_invalid(format!("Invalid state: {e}")))?;
         // Fast path: straight into the typed state. Any failure takes the slower path
         // through a JSON value, whose errors name the problem precisely.
         if let Ok(parsed) = serde_json::from_str::<StateIn>(text) {
@@ -705,6 +738,7 @@ impl RunResult {
                     run: parsed.run,
                     steps: parsed.steps,
                     step_results: parsed.step_results,
+                    signature: parsed.signature,
                 };
                 result.check_consistency()?;
                 return Ok(result);
@@ -717,6 +751,8 @@ impl RunResult {
 
     /// Parses a state JSON value (see [`RunResult::from_json`]).
     pub fn from_value(value: Value) -> Result<Self, AgentError> {
+        check_depth(&value, MAX_DEPTH + STATE_NESTING)
+            .map_err(|e| AgentError::state_invalid(format!("Invalid state: {e}")))?;
         let Some(obj) = value.as_object() else {
             return Err(AgentError::state_invalid(
                 "Invalid state: expected a JSON object",
@@ -739,6 +775,7 @@ impl RunResult {
             run: parsed.run,
             steps: parsed.steps,
             step_results: parsed.step_results,
+            signature: parsed.signature,
         };
         result.check_consistency()?;
         Ok(result)
@@ -769,7 +806,7 @@ impl RunResult {
                         "Invalid state: a tool pause without `stepResults`",
                     ));
                 };
-                if run.step_count == 0 || step.step_index + 1 != run.step_count {
+                if run.step_count == 0 || step.step_index.checked_add(1) != Some(run.step_count) {
                     return Err(AgentError::state_invalid(format!(
                         "Invalid state: the paused step {} is not the last step (stepCount {})",
                         step.step_index, run.step_count

@@ -6,6 +6,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::limits::{check_value, ValueLimitError};
 use crate::state::ToolCall;
 
 struct RuntimeInner {
@@ -24,7 +25,8 @@ struct RuntimeInner {
 /// runtime's allocation: a call that never reports progress costs nothing extra.
 #[derive(Default)]
 struct ProgressQueue {
-    values: Mutex<Vec<Value>>,
+    /// A value, or the message of a value the binding could not convert.
+    values: Mutex<Vec<Result<Value, String>>>,
     ready: Notify,
     closed: std::sync::atomic::AtomicBool,
 }
@@ -115,6 +117,17 @@ impl ToolRuntime {
     /// Publishes a progress value (checked by `eventSchema`, emitted as
     /// `tool.preliminary_result`, stored in the step's `preliminaryResults`).
     pub fn emit_progress(&self, value: Value) {
+        self.push_progress(Ok(value));
+    }
+
+    /// Reports a progress value the binding could not convert (too deep, a cycle, a huge
+    /// integer): the call then fails exactly as on an `eventSchema` failure
+    /// (`tool_event_invalid`, `Invalid tool event: <message>`).
+    pub fn reject_progress(&self, message: impl Into<String>) {
+        self.push_progress(Err(message.into()));
+    }
+
+    fn push_progress(&self, value: Result<Value, String>) {
         if let Some(queue) = &self.inner.progress {
             // Progress after the call ended is dropped.
             if queue.closed.load(std::sync::atomic::Ordering::Acquire) {
@@ -138,7 +151,7 @@ impl ToolRuntime {
     }
 
     /// Takes the queued progress values, in order.
-    pub(crate) fn take_progress(&self) -> Vec<Value> {
+    pub(crate) fn take_progress(&self) -> Vec<Result<Value, String>> {
         match &self.inner.progress {
             Some(queue) => {
                 std::mem::take(&mut *queue.values.lock().unwrap_or_else(|e| e.into_inner()))
@@ -157,13 +170,16 @@ impl ToolRuntime {
     }
 
     /// Replaces the whole application context for later turns (applied after the tool
-    /// phase, in call order).
-    pub fn set_context(&self, value: Value) {
+    /// phase, in call order). A value beyond the limits of SPEC §7 is refused (and the
+    /// context left as it was): bindings raise it as a host error in the tool.
+    pub fn set_context(&self, value: Value) -> Result<(), ValueLimitError> {
+        check_value(&value)?;
         *self
             .inner
             .context_update
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(value);
+        Ok(())
     }
 
     pub(crate) fn take_context_update(&self) -> Option<Value> {

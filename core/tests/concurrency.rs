@@ -95,7 +95,7 @@ async fn the_limit_holds_and_results_keep_call_order_whatever_the_completion_ord
             let i = input["i"].as_u64().unwrap();
             tokio::time::sleep(Duration::from_millis(40 - 2 * i)).await;
             r.fetch_sub(1, Ordering::SeqCst);
-            rt.set_context(json!(i));
+            rt.set_context(json!(i)).unwrap();
             Ok(json!(i))
         }
     });

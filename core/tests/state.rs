@@ -42,7 +42,8 @@ async fn a_rich_paused_state_round_trips() {
     };
     let progress = Tool::new("p", "", Value::Null, |_, rt| {
         rt.emit_progress(json!({"pct": 0.5}));
-        rt.set_context(json!({"z": 1, "a": [2.5, "x", null]}));
+        rt.set_context(json!({"z": 1, "a": [2.5, "x", null]}))
+            .unwrap();
         Ok(json!({"ok": true, "n": 2.0}))
     })
     .next_turn_params(next);

@@ -35,7 +35,7 @@ fn assert_valid(v: &jsonschema::Validator, state: &RunResult, status: RunStatus)
 fn rich_agent(id: &str) -> phaseo_agent::Agent {
     let progress = Tool::new("p", "", Value::Null, |_, rt| {
         rt.emit_progress(json!({"pct": 50}));
-        rt.set_context(json!({"seen": true}));
+        rt.set_context(json!({"seen": true})).unwrap();
         Ok(json!({"ok": 1.5}))
     })
     .next_turn_params(NextTurnParams {
@@ -239,4 +239,23 @@ async fn the_schema_rejects_what_the_core_would_not_write() {
         mutate(&mut s);
         assert!(!v.is_valid(&s), "the schema accepts a state with {what}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_states_match_the_schema() {
+    let v = validator();
+    let agent = agent(
+        AgentDefinition::new("signed")
+            .tool(echo("t").require_approval())
+            .state_secret("k"),
+    );
+    let state = paused(&agent, "t").await;
+    assert!(state.signature().is_some());
+    assert_valid(&v, &state, RunStatus::WaitingForHuman);
+    let mut bad = state.to_value();
+    bad["signature"] = json!("ZZ");
+    assert!(
+        !v.is_valid(&bad),
+        "the schema accepts a malformed signature"
+    );
 }

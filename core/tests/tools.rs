@@ -175,7 +175,7 @@ async fn sync_and_async_closures_see_their_runtime() {
             rt.context(),
             input
         ]));
-        rt.set_context(json!({"by": "sync"}));
+        rt.set_context(json!({"by": "sync"})).unwrap();
         Ok(json!(1))
     });
     let s2 = seen.clone();

@@ -30,6 +30,7 @@ const CASE_KEYS = new Set(['name', 'description', 'agent', 'tools', 'model', 'st
 const AGENT_KEYS = new Set([
   'id', 'model', 'instructions', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
   'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview',
+  'stateSecret',
 ]);
 const TOOL_KEYS = new Set([
   'id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs',
@@ -50,7 +51,7 @@ const STEP_KEYS = new Set(['run', 'continue', 'expect']);
 const EXPECT_KEYS = new Set([
   'status', 'output', 'stopReason', 'pauseKind', 'context', 'error', 'pending', 'executed',
   'cancelled', 'maxConcurrent', 'modelRequests', 'events', 'toolEvents',
-  'preliminaryResults', 'usage', 'maxWallMs',
+  'preliminaryResults', 'usage', 'minWallMs', 'maxWallMs',
 ]);
 const ERROR_KEYS = new Set(['code', 'messageContains']);
 const REQUEST_KEYS = new Set([
@@ -468,6 +469,7 @@ function buildAgent(caseDoc, obs) {
     outputSchema: optionalValidator(a, 'outputSchema'),
     requireApproval: a.requireApproval != null ? agentApproval(a.requireApproval) : undefined,
     humanReview: a.humanReview != null ? humanReview(a.humanReview) : undefined,
+    stateSecret: a.stateSecret ?? undefined,
   };
   for (const k of Object.keys(definition)) if (definition[k] === undefined) delete definition[k];
   try {
@@ -663,7 +665,7 @@ class CaseRun {
     // Between steps the state always round-trips through its canonical JSON text.
     if (result !== null && result !== undefined) this.state = JSON.parse(JSON.stringify(result));
     return {
-      state: this.state,
+      state: typeof this.state === 'string' ? null : this.state,
       error,
       events: [...events],
       requests: [...this.model.requests],
@@ -796,6 +798,9 @@ function checkExpect(expect, o) {
         for (const [k, v] of Object.entries(want)) diff(`usage.${k}`, v, usage === null ? null : usage[k]);
         break;
       }
+      case 'minWallMs':
+        if (o.wallMs < Number(want)) throw new CaseError(`minWallMs: took ${Math.round(o.wallMs)} ms, at least ${want} ms expected`);
+        break;
       case 'maxWallMs':
         if (o.wallMs > Number(want)) throw new CaseError(`maxWallMs: took ${Math.round(o.wallMs)} ms, limit ${want} ms`);
         break;
@@ -816,8 +821,15 @@ function checkCase(caseDoc) {
   checkKeys(caseDoc, CASE_KEYS, 'case');
   checkKeys(caseDoc.agent, AGENT_KEYS, 'agent');
   for (const t of caseDoc.tools ?? []) checkKeys(t, TOOL_KEYS, 'tool');
-  for (const entry of caseDoc.model ?? []) checkKeys(entry, MODEL_ENTRY_KEYS, 'model entry');
+  for (const entry of caseDoc.model ?? []) {
+    checkKeys(entry, MODEL_ENTRY_KEYS, 'model entry');
+    for (const c of entry?.toolCalls ?? []) checkKeys(c, new Set(['id', 'name', 'arguments']), 'model entry toolCalls');
+  }
   (caseDoc.steps ?? []).forEach((step, i) => {
+    if (isObject(step) && step.editState !== undefined) {
+      checkKeys(step, new Set(['editState']), `step ${i}`);
+      return;
+    }
     checkKeys(step, STEP_KEYS, `step ${i}`);
     checkKeys(step.run, RUN_KEYS, `step ${i}: run`);
     checkKeys(step.continue, CONTINUE_KEYS, `step ${i}: continue`);
@@ -830,6 +842,41 @@ function checkCase(caseDoc) {
       for (const m of request.toolMessages ?? []) checkKeys(m, TOOL_MESSAGE_KEYS, `step ${i}: expect.modelRequests.toolMessages`);
     }
   });
+}
+
+/**
+ * The `editState` step: RFC 6902 `add`/`remove`/`replace` on the state's JSON text, as an
+ * attacker editing a stored state would.
+ */
+function jsonPatch(text, ops) {
+  let doc = JSON.parse(text);
+  if (!Array.isArray(ops)) throw new CaseError('editState must be a list of operations');
+  for (const op of ops) {
+    checkKeys(op, new Set(['op', 'path', 'value']), 'editState');
+    const { op: kind, path: at } = op;
+    if (at === '' && (kind === 'add' || kind === 'replace')) { doc = op.value; continue; }
+    if (typeof at !== 'string' || !at.startsWith('/')) throw new CaseError(`editState: bad path ${JSON.stringify(at)}`);
+    const parts = at.slice(1).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const key = parts.pop();
+    let target = doc;
+    for (const p of parts) {
+      target = target?.[Array.isArray(target) ? Number(p) : p];
+    }
+    if (target === null || typeof target !== 'object') throw new CaseError(`editState: no such path ${JSON.stringify(at)}`);
+    const index = Array.isArray(target) ? (key === '-' ? target.length : Number(key)) : key;
+    const present = Array.isArray(target) ? index < target.length : Object.hasOwn(target, key);
+    if (kind === 'add') {
+      if (Array.isArray(target)) target.splice(index, 0, op.value); else target[key] = op.value;
+    } else if (kind === 'remove' || kind === 'replace') {
+      if (!present) throw new CaseError(`editState: no such path ${JSON.stringify(at)}`);
+      if (kind === 'replace') target[index] = op.value;
+      else if (Array.isArray(target)) target.splice(index, 1);
+      else delete target[key];
+    } else {
+      throw new CaseError(`editState: unsupported op ${JSON.stringify(kind)}`);
+    }
+  }
+  return JSON.stringify(doc);
 }
 
 function loadSaved(file) {
@@ -873,6 +920,12 @@ async function runCase(file, caseDoc, mode) {
   const model = new ScriptedModel(caseDoc.model ?? [], cursor);
   const run = new CaseRun(agent, model, obs, state, usesStream(file));
   for (let i = from; i < to; i += 1) {
+    if (steps[i]?.editState !== undefined) {
+      if (run.state === null) throw new CaseError(`step ${i}: editState without a state`);
+      // The edited text is what the next continue reads, as an application reads a stored state.
+      run.state = jsonPatch(typeof run.state === 'string' ? run.state : JSON.stringify(run.state), steps[i].editState);
+      continue;
+    }
     try {
       const outcome = await run.step(steps[i]);
       checkExpect(steps[i].expect ?? {}, outcome);
@@ -883,7 +936,7 @@ async function runCase(file, caseDoc, mode) {
   }
   if (mode.saveDir !== null) {
     if (run.state === null) throw new CaseError('no state to save');
-    saveState(path.join(mode.saveDir, fileName), run.state, model.cursor);
+    saveState(path.join(mode.saveDir, fileName), typeof run.state === 'string' ? JSON.parse(run.state) : run.state, model.cursor);
   }
   return true;
 }

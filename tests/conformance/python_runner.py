@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 try:
     from phaseo_agent import (
@@ -63,6 +63,7 @@ CASE_KEYS = {"name", "description", "agent", "tools", "model", "steps"}
 AGENT_KEYS = {
     "id", "model", "instructions", "maxSteps", "stopWhen", "modelRetry", "toolExecution",
     "temperature", "maxOutputTokens", "topP", "outputSchema", "requireApproval", "humanReview",
+    "stateSecret",
 }
 TOOL_KEYS = {
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
@@ -82,7 +83,7 @@ STEP_KEYS = {"run", "continue", "expect"}
 EXPECT_KEYS = {
     "status", "output", "stopReason", "pauseKind", "context", "error", "pending", "executed",
     "cancelled", "maxConcurrent", "modelRequests", "events", "toolEvents",
-    "preliminaryResults", "usage", "maxWallMs",
+    "preliminaryResults", "usage", "minWallMs", "maxWallMs",
 }
 REQUEST_KEYS = {
     "toolMessages", "tools", "context", "temperature", "model", "instructions",
@@ -503,6 +504,8 @@ def build_agent(case: Dict[str, Any], obs: Observations) -> Any:
         definition["require_approval"] = agent_approval(a["requireApproval"])
     if a.get("humanReview") is not None:
         definition["human_review"] = human_review(a["humanReview"])
+    if a.get("stateSecret") is not None:
+        definition["state_secret"] = a["stateSecret"]
     try:
         return create_agent({k: v for k, v in definition.items() if v is not None})
     except AgentError as e:
@@ -662,10 +665,11 @@ class CaseRun:
     """One case's agent, model and current state across its steps."""
 
     def __init__(self, agent: Any, model: ScriptedModel, obs: Observations,
-                 state: Optional[RunResult], use_asyncio: bool) -> None:
+                 state: Union[RunResult, str, None], use_asyncio: bool) -> None:
         self.agent = agent
         self.model = model
         self.obs = obs
+        # A RunResult, or the state's JSON text after an `editState` step.
         self.state = state
         self.use_asyncio = use_asyncio
 
@@ -734,7 +738,7 @@ class CaseRun:
             self.state = state
         executed, cancelled, max_concurrent = self.obs.snapshot()
         return StepOutcome(
-            state=self.state,
+            state=self.state if not isinstance(self.state, str) else None,
             error=error,
             events=list(events),
             requests=list(self.model.requests),
@@ -851,6 +855,9 @@ def check_expect(expect: Dict[str, Json], o: StepOutcome) -> None:
             usage = o.state.usage if o.state is not None else None
             for k, v in want.items():
                 diff(f"usage.{k}", v, getattr(usage, USAGE_KEYS[k]) if usage is not None else None)
+        elif key == "minWallMs":
+            if o.wall_ms < float(want):
+                raise CaseError(f"minWallMs: took {int(o.wall_ms)} ms, at least {want} ms expected")
         elif key == "maxWallMs":
             if o.wall_ms > float(want):
                 raise CaseError(f"maxWallMs: took {int(o.wall_ms)} ms, limit {want} ms")
@@ -867,15 +874,69 @@ def check_case(case: Dict[str, Any]) -> None:
     check_keys(case, CASE_KEYS, "case")
     for entry in case.get("model") or []:
         check_keys(entry, MODEL_ENTRY_KEYS, "model entry")
+        for tool_call in (entry.get("toolCalls") or []) if isinstance(entry, dict) else []:
+            check_keys(tool_call, {"id", "name", "arguments"}, "model entry toolCalls")
     for i, step in enumerate(case.get("steps") or []):
+        if isinstance(step, dict) and "editState" in step:
+            check_keys(step, {"editState"}, f"step {i}")
+            continue
         check_keys(step, STEP_KEYS, f"step {i}")
         check_keys(step.get("run"), RUN_KEYS, f"step {i}: run")
         check_keys(step.get("continue"), CONTINUE_KEYS, f"step {i}: continue")
         expect = step.get("expect") or {}
         check_keys(expect, EXPECT_KEYS, f"step {i}: expect")
         check_keys(expect.get("usage"), set(USAGE_KEYS), f"step {i}: expect.usage")
+        check_keys(expect.get("error"), {"code", "messageContains"}, f"step {i}: expect.error")
         for request in expect.get("modelRequests") or []:
             check_keys(request, REQUEST_KEYS, f"step {i}: expect.modelRequests")
+            for message in (request.get("toolMessages") or []) if isinstance(request, dict) else []:
+                check_keys(message, {"toolCallId", "content", "contentContains", "isError"},
+                           f"step {i}: expect.modelRequests.toolMessages")
+
+
+def json_patch(text: str, ops: Json) -> str:
+    """The ``editState`` step: RFC 6902 ``add``/``remove``/``replace`` on the state's JSON
+    text, as an attacker editing a stored state would."""
+    doc = json.loads(text)
+    if not isinstance(ops, list):
+        raise CaseError("editState must be a list of operations")
+
+    def locate(path: str) -> Tuple[Any, str]:
+        if not path.startswith("/"):
+            raise CaseError(f"editState: bad path {json.dumps(path)}")
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+        target: Any = doc
+        for part in parts[:-1]:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        return target, parts[-1]
+
+    for op in ops:
+        check_keys(op, {"op", "path", "value"}, "editState")
+        kind, path = op.get("op"), op.get("path")
+        try:
+            if path == "" and kind in ("add", "replace"):
+                doc = op["value"]
+                continue
+            target, key = locate(path)
+            if kind == "remove":
+                del target[int(key) if isinstance(target, list) else key]
+            elif kind == "replace":
+                if isinstance(target, list):
+                    target[int(key)] = op["value"]
+                elif key in target:
+                    target[key] = op["value"]
+                else:
+                    raise KeyError(key)
+            elif kind == "add":
+                if isinstance(target, list):
+                    target.insert(len(target) if key == "-" else int(key), op["value"])
+                else:
+                    target[key] = op["value"]
+            else:
+                raise CaseError(f"editState: unsupported op {json.dumps(kind)}")
+        except (KeyError, IndexError, ValueError, TypeError) as e:
+            raise CaseError(f"editState: cannot apply {show(op)}: {e}") from e
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass
@@ -935,6 +996,12 @@ def run_case(path: str, case: Dict[str, Any], mode: Mode) -> bool:
     model = ScriptedModel(case.get("model") or [], cursor)
     run = CaseRun(agent, model, obs, state, uses_asyncio(path))
     for i in indices:
+        if "editState" in steps[i]:
+            if run.state is None:
+                raise CaseError(f"step {i}: editState without a state")
+            current = run.state if isinstance(run.state, str) else run.state.to_json()
+            run.state = json_patch(current, steps[i]["editState"])
+            continue
         try:
             outcome = run.step(steps[i])
             check_expect(steps[i].get("expect") or {}, outcome)
@@ -945,7 +1012,8 @@ def run_case(path: str, case: Dict[str, Any], mode: Mode) -> bool:
     if mode.save_dir is not None:
         if run.state is None:
             raise CaseError("no state to save")
-        save_state(os.path.join(mode.save_dir, file_name), run.state, model.cursor)
+        save_state(os.path.join(mode.save_dir, file_name),
+                   RunResult.from_json(run.state) if isinstance(run.state, str) else run.state, model.cursor)
     return True
 
 

@@ -123,7 +123,7 @@ def _state(state: Union[RunResult, str, Mapping[str, Any]]) -> RunResult:
 _DEFINITION_KEYS = {
     "id", "model", "instructions", "tools", "max_steps", "stop_when", "model_retry",
     "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
-    "require_approval", "human_review",
+    "require_approval", "human_review", "state_secret",
 }
 
 
@@ -353,7 +353,8 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
     ``id``, ``model``, ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
     ``model_retry``, ``tool_execution``, ``temperature``, ``max_output_tokens``, ``top_p``,
     ``output_schema``, ``require_approval`` (agent-level predicate ``(call, runtime)``)
-    and ``human_review`` (``(ctx) -> None | {"reason", "payload"}``)."""
+    ``human_review`` (``(ctx) -> None | {"reason", "payload"}``) and ``state_secret`` (a
+    string, or a list for rotation: the first signs every state, any verifies)."""
     d: Dict[str, Any] = dict(definition or {}, **fields)
     unknown = set(d) - _DEFINITION_KEYS
     if unknown:
@@ -377,5 +378,16 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
         output_schema=output_validator,
         require_approval=d.get("require_approval"),
         human_review=d.get("human_review"),
+        state_secrets=_state_secrets(d.get("state_secret")),
     )
     return Agent(native)
+
+
+def _state_secrets(secret: Any) -> Optional[List[str]]:
+    if secret is None:
+        return None
+    secrets = [secret] if isinstance(secret, str) else list(secret) if isinstance(secret, (list, tuple)) else None
+    if secrets is None or not all(isinstance(s, str) for s in secrets):
+        raise AgentDefinitionError("Invalid agent definition: state_secret must be a string or a list of strings",
+                                   code="definition_invalid")
+    return secrets

@@ -202,6 +202,7 @@ class NativeAgent:
         output_schema: Any = None,
         require_approval: Optional[Callable[..., Any]] = None,
         human_review: Optional[Callable[..., Any]] = None,
+        state_secrets: Optional[List[str]] = None,
     ) -> None: ...
     @property
     def id(self) -> str: ...

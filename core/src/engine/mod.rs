@@ -15,8 +15,10 @@ use crate::agent::AgentInner;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{now_iso, EventData, EventType};
 use crate::json::to_canonical_string;
+use crate::limits::{check_value, ValueLimitError};
 use crate::model::ModelClient;
 use crate::options::{ContinueOptions, ModelRetry, RunOptions, RunOverrides, ToolExecutionConfig};
+use crate::signing;
 use crate::state::{Message, RunError, RunRecord, RunResult, RunStatus, Usage};
 use crate::stop::StopCondition;
 use crate::stream::StreamShared;
@@ -100,6 +102,22 @@ fn user_content(input: &Value) -> String {
     }
 }
 
+/// The caller's own values must be storable (SPEC §7): refused with `state_invalid`, as
+/// they would make a state that cannot be read back.
+fn check_run_values(options: &RunOptions) -> Result<(), AgentError> {
+    let refuse = |what: &str, e: ValueLimitError| {
+        AgentError::state_invalid(format!("Invalid run {what}: {e}"))
+    };
+    check_value(&options.input).map_err(|e| refuse("input", e))?;
+    check_value(&options.context).map_err(|e| refuse("context", e))?;
+    for m in options.messages.iter().flatten() {
+        for call in m.tool_calls.iter().flatten() {
+            check_value(&call.input).map_err(|e| refuse("messages", e))?;
+        }
+    }
+    Ok(())
+}
+
 /// The cancel message of a run.
 pub(crate) const CANCELLED_MESSAGE: &str = "Agent run cancelled";
 
@@ -108,6 +126,7 @@ pub(crate) async fn run(
     options: RunOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
+    check_run_values(&options)?;
     let now = SystemTime::now();
     let created = now_iso();
     let run_id: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
@@ -139,6 +158,7 @@ pub(crate) async fn run(
         },
         steps: Vec::new(),
         step_results: Vec::new(),
+        signature: None,
     };
     let ctx = RunCtx {
         agent,
@@ -163,7 +183,13 @@ pub(crate) async fn continue_run(
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
     let plan = resume::check(&agent, state, &options)?;
+    if let Some(context) = &options.context {
+        check_value(context)
+            .map_err(|e| AgentError::state_invalid(format!("Invalid continue context: {e}")))?;
+    }
     let mut state = state.clone();
+    // A new signature is made when the run ends, and only by an agent with a secret.
+    state.signature = None;
     let created_at =
         humantime::parse_rfc3339_weak(&state.run.created_at).unwrap_or_else(|_| SystemTime::now());
     if let Some(model) = &options.overrides.model {
@@ -243,7 +269,7 @@ fn finish(
 ) -> Result<RunResult, AgentError> {
     state.run.updated_at = now_iso();
     match outcome {
-        Ok(()) => Ok(state),
+        Ok(()) => Ok(sign(ctx, state)),
         Err(None) => {
             state.run.status = RunStatus::Cancelled;
             state.run.pause = None;
@@ -265,7 +291,7 @@ fn finish(
                     code: ErrorCode::Cancelled.as_str(),
                 },
             );
-            Ok(state)
+            Ok(sign(ctx, state))
         }
         Err(Some(Failure::Failed { error, step })) => {
             state.run.status = RunStatus::Failed;
@@ -295,9 +321,18 @@ fn finish(
                         code: error.code().as_str(),
                     }
                 });
-            Err(error.with_result(state))
+            Err(error.with_result(sign(ctx, state)))
         }
     }
+}
+
+/// Signs the state an agent with a `state_secret` produces (SPEC §7).
+fn sign(ctx: &RunCtx, mut state: RunResult) -> RunResult {
+    state.signature = None;
+    if let Some(secret) = ctx.agent.def.state_secrets.first() {
+        state.signature = Some(signing::sign(secret, &state));
+    }
+    state
 }
 
 /// Sleeps, or returns early when the run is cancelled.

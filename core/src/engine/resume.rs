@@ -34,6 +34,9 @@ pub(crate) fn check(
 ) -> Result<ResumePlan, AgentError> {
     let _ = STATE_VERSION;
     state.check_consistency()?;
+    if !agent.def.state_secrets.is_empty() {
+        crate::signing::verify(&agent.def.state_secrets, state)?;
+    }
     let run = &state.run;
     if run.agent_id != agent.def.id {
         return Err(AgentError::continue_invalid(format!(
@@ -122,10 +125,24 @@ pub(crate) fn check(
                 p.call.name, p.call.id
             )));
         };
-        if p.kind == PendingKind::Approval
-            && tool.executor.is_some()
-            && outputs.contains_key(p.call.id.as_str())
-        {
+        // The recorded kind is stored data: it must be one this tool can produce, so an
+        // edited state cannot turn an approval into a call that takes an output.
+        let producible = match p.kind {
+            PendingKind::Approval => true,
+            PendingKind::Hitl => tool.on_tool_called.is_some(),
+            PendingKind::Manual => tool.executor.is_none(),
+        };
+        let output_for_executor =
+            tool.executor.is_some() && outputs.contains_key(p.call.id.as_str());
+        if !producible && !output_for_executor {
+            return Err(AgentError::state_invalid(format!(
+                "Invalid state: pending call {} of tool '{}' has kind {}, which this tool cannot produce",
+                p.call.id,
+                p.call.name,
+                p.kind.as_str()
+            )));
+        }
+        if (p.kind == PendingKind::Approval || !producible) && output_for_executor {
             return Err(AgentError::continue_invalid(format!(
                 "Tool call {} requires approval; an output cannot be supplied for it",
                 p.call.id
@@ -181,6 +198,9 @@ async fn supply(
         .agent
         .tool(&call.name)
         .expect("checked before resolving");
+    if let Err(e) = crate::limits::check_value(&output) {
+        return Err(tools::output_invalid(ctx, scope, call, e.to_string()));
+    }
     let runtime = scope.runtime(ctx, call, scope.token.child_token(), false);
     let output = match &tool.on_response_received {
         None => output,

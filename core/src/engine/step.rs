@@ -71,7 +71,7 @@ async fn resolve_turn(
 ) -> Result<Resolved, AgentError> {
     let def = &ctx.agent.def;
     let turn = TurnContext {
-        number_of_turns: index + 1,
+        number_of_turns: index.saturating_add(1),
         step_index: index,
         messages: &state.run.messages,
         context: &state.run.context,
@@ -178,7 +178,7 @@ async fn call_model(
     request: &ModelRequest<'_>,
     index: usize,
 ) -> Result<(ModelResponse, u32), AgentError> {
-    let attempts = ctx.settings.retry.max_retries + 1;
+    let attempts = ctx.settings.retry.max_retries.saturating_add(1);
     let mut attempt = 1;
     loop {
         ctx.emitter.emit(
@@ -224,7 +224,7 @@ async fn call_model(
         }
         let wait = match retry.retry_after {
             Some(after) => after.min(MAX_RETRY_AFTER),
-            None => ctx.settings.retry.backoff * attempt,
+            None => ctx.settings.retry.backoff.saturating_mul(attempt),
         };
         sleep_cancellable(ctx, wait).await;
         attempt += 1;
@@ -235,7 +235,7 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(json!({}));
     }
-    serde_json::from_str(raw).map_err(|e| e.to_string())
+    crate::limits::parse_json_text(raw)
 }
 
 /// Runs one step; `true` when the run ended or paused.
@@ -298,7 +298,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
         .collect();
     let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();
     let text = response.message.content;
-    state.run.step_count += 1;
+    state.run.step_count = state.run.step_count.saturating_add(1);
     state.run.usage.add(&usage);
     state.run.messages.push(Message {
         tool_calls: (!calls.is_empty()).then(|| calls.clone()),

@@ -12,6 +12,7 @@ use super::{fail_in_step, Failure, RunCtx};
 use crate::error::{AgentError, ErrorCode, ToolError};
 use crate::events::{EventData, EventType};
 use crate::json::{number_text, to_canonical_string};
+use crate::limits::check_value;
 use crate::next_turn::NextTurnParams;
 use crate::state::{
     Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult,
@@ -162,7 +163,19 @@ async fn guarded<T>(
     }
 }
 
-/// Checks a result with `outputSchema` and collects its next-turn overrides: what every
+/// A result that cannot be accepted: the run fails whatever `onError` says.
+pub(crate) fn output_invalid(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    call: &ToolCall,
+    m: String,
+) -> AgentError {
+    let message = format!("Invalid tool output: {m}");
+    emit_failed(ctx, scope, call, &message);
+    AgentError::new(ErrorCode::ToolOutputInvalid, message)
+}
+
+/// Checks a result's limits and `outputSchema` and collects its next-turn overrides: what every
 /// call that produced a result goes through.
 pub(crate) async fn accept_result(
     ctx: &RunCtx,
@@ -173,15 +186,12 @@ pub(crate) async fn accept_result(
     value: Value,
     preliminary: Vec<Value>,
 ) -> Result<Resolved, AgentError> {
+    check_value(&value).map_err(|e| output_invalid(ctx, scope, call, e.to_string()))?;
     let value = match &tool.output_schema {
         None => value,
-        Some(v) => guarded(v.validate(value), tool).await.map_err(|m| {
-            emit_failed(ctx, scope, call, &format!("Invalid tool output: {m}"));
-            AgentError::new(
-                ErrorCode::ToolOutputInvalid,
-                format!("Invalid tool output: {m}"),
-            )
-        })?,
+        Some(v) => guarded(v.validate(value), tool)
+            .await
+            .map_err(|m| output_invalid(ctx, scope, call, m))?,
     };
     let next_turn = match &tool.next_turn_params {
         None => None,
@@ -400,6 +410,9 @@ pub(crate) async fn execute_call(
         Some(Ok(Ok(value))) => {
             accept_result(ctx, scope, tool, call, &runtime, value, preliminary).await
         }
+        Some(Ok(Err(e))) if e.is_invalid_output() => {
+            Err(output_invalid(ctx, scope, call, e.message))
+        }
         Some(Ok(Err(e))) => call_failed(
             ctx,
             scope,
@@ -430,20 +443,20 @@ async fn progress(
     tool: &Tool,
     call: &ToolCall,
     token: &CancellationToken,
-    value: Value,
+    value: Result<Value, String>,
     preliminary: &mut Vec<Value>,
 ) -> Result<(), AgentError> {
+    let invalid = |m: String| {
+        token.cancel();
+        let message = format!("Invalid tool event: {m}");
+        emit_failed(ctx, scope, call, &message);
+        AgentError::new(ErrorCode::ToolEventInvalid, message)
+    };
+    let value = value.map_err(&invalid)?;
+    check_value(&value).map_err(|e| invalid(e.to_string()))?;
     let value = match &tool.event_schema {
         None => value,
-        Some(v) => match guarded(v.validate(value), tool).await {
-            Ok(v) => v,
-            Err(m) => {
-                token.cancel();
-                let message = format!("Invalid tool event: {m}");
-                emit_failed(ctx, scope, call, &message);
-                return Err(AgentError::new(ErrorCode::ToolEventInvalid, message));
-            }
-        },
+        Some(v) => guarded(v.validate(value), tool).await.map_err(invalid)?,
     };
     ctx.emitter.emit(
         EventType::ToolPreliminaryResult,

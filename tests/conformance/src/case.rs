@@ -103,7 +103,7 @@ async fn perform_async(
             "returnInput" => return Ok(input),
             "throw" => return Err(ToolError::new(text(arg))),
             "progress" => rt.emit_progress(arg.clone()),
-            "setContext" => rt.set_context(arg.clone()),
+            "setContext" => rt.set_context(arg.clone()).map_err(|e| e.to_string())?,
             "returnContext" => return Ok(rt.context().clone()),
             "returnRuntime" => return runtime_value(&rt),
             "sleepMs" => {
@@ -146,7 +146,7 @@ fn perform_sync(
             "returnInput" => return Ok(input),
             "throw" => return Err(ToolError::new(text(arg))),
             "progress" => rt.emit_progress(arg.clone()),
-            "setContext" => rt.set_context(arg.clone()),
+            "setContext" => rt.set_context(arg.clone()).map_err(|e| e.to_string())?,
             "returnContext" => return Ok(rt.context().clone()),
             "returnRuntime" => return runtime_value(&rt),
             "sleepMs" => {
@@ -168,6 +168,18 @@ fn perform_sync(
     }
     Ok(Value::Null)
 }
+
+const ACTIONS: &[&str] = &[
+    "return",
+    "returnInput",
+    "throw",
+    "progress",
+    "setContext",
+    "sleepMs",
+    "returnContext",
+    "returnRuntime",
+    "blockingSleepMs",
+];
 
 fn single_entry(action: &Value) -> Result<(&str, &Value), ToolError> {
     action
@@ -325,6 +337,12 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
             .cloned()
             .unwrap_or_default(),
     );
+    for action in behavior.iter() {
+        let (key, _) = single_entry(action).map_err(|e| e.message)?;
+        if action.as_object().map_or(0, |m| m.len()) != 1 || !ACTIONS.contains(&key) {
+            return Err(format!("tool {id:?}: unsupported behavior action {action}"));
+        }
+    }
     let manual = t.get("manual").and_then(Value::as_bool).unwrap_or(false);
     let sync = t.get("async").and_then(Value::as_bool) == Some(false);
     let mut tool = if manual {
@@ -414,6 +432,7 @@ pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, Strin
             "outputSchema",
             "requireApproval",
             "humanReview",
+            "stateSecret",
         ],
         "agent",
     )?;
@@ -454,6 +473,19 @@ pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, Strin
     }
     if let Some(rule) = a.get("requireApproval").filter(|v| !v.is_null()) {
         def = def.require_approval(Arc::new(AgentRule(rule.clone())));
+    }
+    match a.get("stateSecret") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => def = def.state_secret(s.clone()),
+        Some(Value::Array(list)) => {
+            let secrets = list
+                .iter()
+                .map(|s| s.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("stateSecret: a list must hold strings")?;
+            def = def.state_secrets(secrets);
+        }
+        Some(other) => return Err(format!("stateSecret: unsupported {other}")),
     }
     if let Some(review) = a.get("humanReview").filter(|v| !v.is_null()) {
         let spec = review

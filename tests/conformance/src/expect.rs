@@ -83,6 +83,92 @@ fn check_request(i: usize, expected: &Value, actual: &Value) -> Result<(), Strin
     Ok(())
 }
 
+const EXPECT_KEYS: &[&str] = &[
+    "status",
+    "output",
+    "stopReason",
+    "pauseKind",
+    "context",
+    "error",
+    "pending",
+    "executed",
+    "cancelled",
+    "maxConcurrent",
+    "modelRequests",
+    "events",
+    "toolEvents",
+    "preliminaryResults",
+    "usage",
+    "minWallMs",
+    "maxWallMs",
+];
+const REQUEST_KEYS: &[&str] = &[
+    "toolMessages",
+    "tools",
+    "context",
+    "temperature",
+    "model",
+    "instructions",
+    "lastUserMessage",
+    "maxOutputTokens",
+    "topP",
+];
+const USAGE_KEYS: &[&str] = &[
+    "inputTokens",
+    "outputTokens",
+    "cachedTokens",
+    "totalTokens",
+    "cost",
+];
+
+fn keys_in(v: &Value, allowed: &[&str], what: &str) -> Result<(), String> {
+    match v {
+        Value::Null => Ok(()),
+        Value::Object(m) => match m.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err(format!("{what}: unsupported key {k:?}")),
+            None => Ok(()),
+        },
+        other => Err(format!("{what}: expected an object, got {other}")),
+    }
+}
+
+/// Refuses an `expect` block with a key this runner does not know (checked before the
+/// case runs).
+pub fn check_keys_of(expect: &Value) -> Result<(), String> {
+    keys_in(expect, EXPECT_KEYS, "expect")?;
+    keys_in(
+        expect.get("error").unwrap_or(&Value::Null),
+        &["code", "messageContains"],
+        "expect.error",
+    )?;
+    keys_in(
+        expect.get("usage").unwrap_or(&Value::Null),
+        USAGE_KEYS,
+        "expect.usage",
+    )?;
+    for r in expect
+        .get("modelRequests")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        keys_in(r, REQUEST_KEYS, "expect.modelRequests")?;
+        for m in r
+            .get("toolMessages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            keys_in(
+                m,
+                &["toolCallId", "content", "contentContains", "isError"],
+                "expect.modelRequests.toolMessages",
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Checks every key of `expect`; the first difference is the error.
 pub fn check(expect: &Value, o: &StepOutcome) -> Result<(), String> {
     let state = o.state.as_ref();
@@ -197,6 +283,15 @@ pub fn check(expect: &Value, o: &StepOutcome) -> Result<(), String> {
             "usage" => {
                 for (k, v) in want.as_object().into_iter().flatten() {
                     diff(&format!("usage.{k}"), v, &run["usage"][k])?;
+                }
+            }
+            "minWallMs" => {
+                let floor = want.as_u64().ok_or("minWallMs: expected a number")? as u128;
+                if o.wall_ms < floor {
+                    return Err(format!(
+                        "minWallMs: took {} ms, at least {floor} ms expected",
+                        o.wall_ms
+                    ));
                 }
             }
             "maxWallMs" => {

@@ -8,6 +8,7 @@ mod case;
 mod client;
 mod compare;
 mod expect;
+mod patch;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -127,6 +128,73 @@ const CONTINUE_KEYS: &[&str] = &[
     "topP",
 ];
 
+const CASE_KEYS: &[&str] = &["name", "description", "agent", "tools", "model", "steps"];
+const MODEL_ENTRY_KEYS: &[&str] = &["text", "toolCalls", "usage", "cost", "finishReason", "fail"];
+const MODEL_CALL_KEYS: &[&str] = &["id", "name", "arguments"];
+const STEP_KEYS: &[&str] = &["run", "continue", "expect"];
+
+/// Refuses, before anything runs, a case using a key this runner does not know.
+fn check_case(case: &Value) -> Result<(), String> {
+    check_keys(case, CASE_KEYS, "case")?;
+    for entry in case
+        .get("model")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        check_keys(entry, MODEL_ENTRY_KEYS, "model entry")?;
+        for call in entry
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            check_keys(call, MODEL_CALL_KEYS, "model entry toolCalls")?;
+        }
+    }
+    for (i, step) in case
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if step.get("editState").is_some() {
+            check_keys(step, &["editState"], &format!("step {i}"))?;
+            continue;
+        }
+        check_keys(step, STEP_KEYS, &format!("step {i}"))?;
+        if let Some(run) = step.get("run") {
+            check_keys(run, RUN_KEYS, &format!("step {i}: run"))?;
+        }
+        if let Some(c) = step.get("continue") {
+            check_keys(c, CONTINUE_KEYS, &format!("step {i}: continue"))?;
+            for d in ["approvals", "rejections"]
+                .iter()
+                .filter_map(|k| c.get(*k).and_then(Value::as_array))
+                .flatten()
+            {
+                check_keys(d, &["toolCallId", "reason"], &format!("step {i}: decision"))?;
+            }
+            for o in c
+                .get("toolOutputs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                check_keys(
+                    o,
+                    &["toolCallId", "output"],
+                    &format!("step {i}: toolOutput"),
+                )?;
+            }
+        }
+        expect::check_keys_of(step.get("expect").unwrap_or(&Value::Null))
+            .map_err(|e| format!("step {i}: {e}"))?;
+    }
+    Ok(())
+}
+
 fn check_keys(v: &Value, allowed: &[&str], what: &str) -> Result<(), String> {
     for k in v.as_object().into_iter().flat_map(|m| m.keys()) {
         if !allowed.contains(&k.as_str()) {
@@ -141,6 +209,8 @@ struct CaseRun {
     client: Arc<CaseClient>,
     obs: Arc<Observations>,
     state: Option<RunResult>,
+    /// The state's JSON text after an `editState` step, read by the next continue.
+    edited: Option<String>,
 }
 
 impl CaseRun {
@@ -175,7 +245,13 @@ impl CaseRun {
             )
         } else if let Some(c) = step.get("continue") {
             check_keys(c, CONTINUE_KEYS, "continue")?;
-            let state = self.state.as_ref().ok_or("continue without a state")?;
+            // An edited state is read as an application reads a stored one; a refusal is
+            // this continue's error.
+            let stored = self.edited.as_deref().map(RunResult::from_json);
+            let state = match &stored {
+                Some(Ok(s)) => s,
+                Some(Err(_)) | None => self.state.as_ref().ok_or("continue without a state")?,
+            };
             let mut options = ContinueOptions::new(self.client.clone())
                 .overrides(overrides(c)?)
                 .on_event(listener)
@@ -203,10 +279,15 @@ impl CaseRun {
             let cancel_after = c.get("cancelAfterMs").and_then(Value::as_u64);
             let agent = self.agent.clone();
             let state = state.clone();
+            let refused = stored.and_then(Result::err);
             (
                 cancel_after,
-                Box::pin(async move { agent.continue_run(&state, options).await })
-                    as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>,
+                Box::pin(async move {
+                    match refused {
+                        Some(e) => Err(e),
+                        None => agent.continue_run(&state, options).await,
+                    }
+                }) as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>,
             )
         } else {
             return Err("a step is neither run nor continue".into());
@@ -238,6 +319,7 @@ impl CaseRun {
         };
         if let Some(s) = &state {
             self.state = Some(s.clone());
+            self.edited = None;
         }
         let mut executed = self.obs.executed.lock().unwrap().clone();
         executed.sort();
@@ -285,6 +367,7 @@ async fn run_case_value(case: &Value, path: &Path, mode: &Mode) -> Result<bool, 
         .get("steps")
         .and_then(Value::as_array)
         .ok_or("case without steps")?;
+    check_case(case)?;
     let obs = Arc::new(Observations::default());
     let agent = case::build_agent(case, &obs)?;
     let entries = case
@@ -321,17 +404,31 @@ async fn run_case_value(case: &Value, path: &Path, mode: &Mode) -> Result<bool, 
         client,
         obs,
         state,
+        edited: None,
     };
     for i in range {
         let step = &steps[i];
+        if let Some(ops) = step.get("editState") {
+            let text = match (&run.edited, &run.state) {
+                (Some(t), _) => t.clone(),
+                (None, Some(s)) => s.to_json(),
+                (None, None) => return Err(format!("step {i}: editState without a state")),
+            };
+            run.edited = Some(patch::apply(&text, ops).map_err(|e| format!("step {i}: {e}"))?);
+            continue;
+        }
         let outcome = run.step(step).await.map_err(|e| format!("step {i}: {e}"))?;
         let expect = step.get("expect").cloned().unwrap_or(json!({}));
         expect::check(&expect, &outcome).map_err(|e| format!("step {i}: {e}"))?;
     }
     if let Mode::StopAfter(_, dir) = mode {
-        let state = run.state.as_ref().ok_or("no state to save")?;
+        let text = match (&run.edited, &run.state) {
+            (Some(t), _) => t.clone(),
+            (None, Some(s)) => s.to_json(),
+            (None, None) => return Err("no state to save".into()),
+        };
         let doc = json!({
-            "state": serde_json::from_str::<Value>(&state.to_json()).map_err(|e| e.to_string())?,
+            "state": serde_json::from_str::<Value>(&text).map_err(|e| e.to_string())?,
             "modelCursor": run.client.cursor.load(Ordering::SeqCst),
         });
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;

@@ -1,0 +1,178 @@
+//! The one rule for values entering the SDK (SPEC §7): a value the SDK accepts is a value
+//! it can store and read back — JSON nested at most [`MAX_DEPTH`] levels, integers that fit
+//! 64 bits, no cycles.
+
+use serde_json::Value;
+
+/// The deepest nesting a value may have: a scalar is depth 0, `{"a":1}` depth 1.
+pub const MAX_DEPTH: usize = 64;
+
+/// How deep the state's own structure nests user values (`run.pause.pendingToolCalls[i]
+/// .call.input` is 6 levels down), with a margin: the state reader accepts
+/// `MAX_DEPTH + STATE_NESTING` levels.
+pub(crate) const STATE_NESTING: usize = 8;
+
+/// Why a value was refused at the boundary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueLimitError {
+    /// Nested deeper than [`MAX_DEPTH`].
+    #[error("value is nested more than 64 levels deep")]
+    TooDeep,
+    /// A host value refers to itself (bindings detect this while converting).
+    #[error("value contains a cycle")]
+    Cycle,
+    /// An integer beyond the signed and unsigned 64-bit ranges (its digits).
+    #[error("integer {0} does not fit in 64 bits")]
+    IntegerTooLarge(String),
+}
+
+/// Checks that a value is nested at most [`MAX_DEPTH`] levels. Iterative, so any value is
+/// checked without growing the stack.
+pub fn check_value(value: &Value) -> Result<(), ValueLimitError> {
+    check_depth(value, MAX_DEPTH)
+}
+
+/// [`check_value`] with another limit.
+pub(crate) fn check_depth(value: &Value, max: usize) -> Result<(), ValueLimitError> {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        let depth = depth + 1;
+        if depth > max {
+            return Err(ValueLimitError::TooDeep);
+        }
+        stack.extend(children.map(|c| (c, depth)));
+    }
+    Ok(())
+}
+
+/// Parses JSON text from a model (tool-call arguments): JSON, nested at most
+/// [`MAX_DEPTH`] levels, and every integer literal within 64 bits (a larger one is refused,
+/// never turned into a float). The error is what follows `"Invalid tool input: "`.
+pub fn parse_json_text(text: &str) -> Result<Value, String> {
+    // Scan first: the parser would fail on deep text with its own recursion message, and
+    // would quietly turn a huge integer into a float.
+    match scan_text(text, MAX_DEPTH) {
+        Ok(()) | Err(Scan::NotJson) => {}
+        Err(Scan::Limit(e)) => return Err(e.to_string()),
+    }
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+/// Scans state text: its nesting within `MAX_DEPTH + STATE_NESTING` and its integers
+/// within 64 bits. Text that is not JSON is left for the parser to report.
+pub(crate) fn check_state_text(text: &str) -> Result<(), ValueLimitError> {
+    match scan_text(text, MAX_DEPTH + STATE_NESTING) {
+        Ok(()) | Err(Scan::NotJson) => Ok(()),
+        Err(Scan::Limit(e)) => Err(e),
+    }
+}
+
+enum Scan {
+    NotJson,
+    Limit(ValueLimitError),
+}
+
+/// One pass over the text outside strings: bracket depth and integer literals.
+fn scan_text(text: &str, max_depth: usize) -> Result<(), Scan> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= bytes.len() {
+                    return Err(Scan::NotJson);
+                }
+                i += 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(Scan::Limit(ValueLimitError::TooDeep));
+                }
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.checked_sub(1).ok_or(Scan::NotJson)?;
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let literal = &text[start..i];
+                let integral = !literal.contains(['.', 'e', 'E']);
+                if integral && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+                    // A malformed literal (`--1`) is the parser's to report.
+                    let digits = literal.strip_prefix('-').unwrap_or(literal);
+                    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                        return Err(Scan::Limit(ValueLimitError::IntegerTooLarge(
+                            literal.to_owned(),
+                        )));
+                    }
+                    return Err(Scan::NotJson);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        let mut s = "1".to_owned();
+        for _ in 0..depth {
+            s = format!("{{\"a\":{s}}}");
+        }
+        s
+    }
+
+    #[test]
+    fn depth_is_counted_from_scalars() {
+        assert!(parse_json_text(&nested(64)).is_ok());
+        assert_eq!(
+            parse_json_text(&nested(65)).unwrap_err(),
+            "value is nested more than 64 levels deep"
+        );
+        assert_eq!(
+            parse_json_text(&"[".repeat(100_000)).unwrap_err(),
+            "value is nested more than 64 levels deep"
+        );
+        let v: Value = serde_json::from_str(&nested(64)).unwrap();
+        assert_eq!(check_value(&v), Ok(()));
+        let v = serde_json::json!({ "x": v });
+        assert_eq!(check_value(&v), Err(ValueLimitError::TooDeep));
+    }
+
+    #[test]
+    fn integers_must_fit_64_bits() {
+        assert!(parse_json_text("[18446744073709551615,-9223372036854775808,1.5e300]").is_ok());
+        assert_eq!(
+            parse_json_text("{\"n\":18446744073709551616}").unwrap_err(),
+            "integer 18446744073709551616 does not fit in 64 bits"
+        );
+        assert_eq!(
+            parse_json_text("-9223372036854775809").unwrap_err(),
+            "integer -9223372036854775809 does not fit in 64 bits"
+        );
+        assert!(parse_json_text("\"99999999999999999999999 [[[\"").is_ok());
+        assert!(parse_json_text("--1").is_err());
+        assert!(parse_json_text("\"unterminated").is_err());
+    }
+}

@@ -1,0 +1,399 @@
+//! Regression tests for the hardening findings (issue 10): values beyond the limits of
+//! SPEC §7 are refused with the code of the place they enter, malformed state is
+//! `state_invalid` (never a panic or an overflow), an edited pending kind cannot stand in
+//! for an approval, and signed state cannot be edited.
+
+mod common;
+
+use common::*;
+use phaseo_agent::exec::block_on;
+use phaseo_agent::{
+    json, AgentDefinition, ErrorCode, OnError, RunOptions, RunResult, RunStatus, Tool, ToolError,
+    ToolExecutionConfig, Value, ValueLimitError,
+};
+
+/// `{"a": {"a": … 1}}`, `depth` levels.
+fn nested(depth: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..depth {
+        v = json!({ "a": v });
+    }
+    v
+}
+
+fn returning(id: &str, value: Value) -> Tool {
+    Tool::new(id, "Returns a fixed value", Value::Null, move |_, _| {
+        Ok(value.clone())
+    })
+}
+
+fn return_to_model() -> ToolExecutionConfig {
+    ToolExecutionConfig::default().on_error(OnError::ReturnToModel)
+}
+
+#[test]
+fn deep_model_arguments_are_invalid_input_and_the_model_can_retry() {
+    let agent = agent(
+        AgentDefinition::new("a")
+            .tool(echo("t"))
+            .tool_execution(return_to_model()),
+    );
+    let deep = nested(65).to_string();
+    let client = scripted([
+        call("c1", "t", &deep),
+        call("c2", "t", "{\"x\":1}"),
+        text("ok"),
+    ]);
+    let result = block_on(agent.run(RunOptions::new("go", client))).unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    let first = &result.step_results[0].tool_results[0];
+    assert_eq!(
+        first.error.as_deref(),
+        Some("Invalid tool input: value is nested more than 64 levels deep")
+    );
+    assert_eq!(
+        result.step_results[1].tool_results[0].result,
+        Some(json!({"x": 1}))
+    );
+    // The stored state reads back.
+    RunResult::from_json(&result.to_json()).unwrap();
+
+    let fail = agent_fail_run();
+    let client = scripted([call("c1", "t", &"[".repeat(5000))]);
+    let err = block_on(fail.run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolInputInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid tool input: value is nested more than 64 levels deep"
+    );
+    RunResult::from_json(&err.result().unwrap().to_json()).unwrap();
+}
+
+fn agent_fail_run() -> phaseo_agent::Agent {
+    agent(AgentDefinition::new("a").tool(echo("t")))
+}
+
+#[test]
+fn huge_integers_in_arguments_are_refused_not_rounded() {
+    let client = scripted([call("c1", "t", r#"{"n":18446744073709551616}"#)]);
+    let err = block_on(agent_fail_run().run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolInputInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid tool input: integer 18446744073709551616 does not fit in 64 bits"
+    );
+    let client = scripted([
+        call(
+            "c1",
+            "t",
+            r#"{"n":18446744073709551615,"m":-9223372036854775808}"#,
+        ),
+        text("ok"),
+    ]);
+    let result = block_on(agent_fail_run().run(RunOptions::new("go", client))).unwrap();
+    let back = RunResult::from_json(&result.to_json()).unwrap();
+    assert_eq!(
+        back.step_results[0].tool_results[0].result,
+        Some(json!({"n": 18446744073709551615u64, "m": i64::MIN}))
+    );
+}
+
+#[test]
+fn a_result_too_deep_fails_the_run_whatever_on_error_says() {
+    let agent = agent(
+        AgentDefinition::new("a")
+            .tool(returning("t", nested(65)))
+            .tool_execution(return_to_model()),
+    );
+    let client = scripted([call("c1", "t", "{}"), text("never")]);
+    let err = block_on(agent.run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolOutputInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid tool output: value is nested more than 64 levels deep"
+    );
+    let state = err.result().unwrap();
+    assert_eq!(state.status(), RunStatus::Failed);
+    RunResult::from_json(&state.to_json()).unwrap();
+
+    // 64 levels is fine, and stores.
+    let agent = agent_with(returning("t", nested(64)));
+    let client = scripted([call("c1", "t", "{}"), text("ok")]);
+    let result = block_on(agent.run(RunOptions::new("go", client))).unwrap();
+    let back = RunResult::from_json(&result.to_json()).unwrap();
+    assert_eq!(
+        back.step_results[0].tool_results[0].result,
+        Some(nested(64))
+    );
+}
+
+fn agent_with(tool: Tool) -> phaseo_agent::Agent {
+    agent(AgentDefinition::new("a").tool(tool))
+}
+
+#[test]
+fn an_adapter_reports_an_unconvertible_result_as_invalid_output() {
+    let tool = Tool::new("t", "", Value::Null, |_, _| {
+        Err(ToolError::invalid_output(
+            ValueLimitError::Cycle.to_string(),
+        ))
+    })
+    .on_error(OnError::ReturnToModel);
+    let client = scripted([call("c1", "t", "{}"), text("never")]);
+    let err = block_on(agent_with(tool).run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolOutputInvalid);
+    assert_eq!(err.message(), "Invalid tool output: value contains a cycle");
+}
+
+#[test]
+fn progress_too_deep_or_rejected_is_an_invalid_event() {
+    let deep = Tool::new("t", "", Value::Null, |_, rt| {
+        rt.emit_progress(nested(65));
+        Ok(json!("done"))
+    });
+    let client = scripted([call("c1", "t", "{}"), text("never")]);
+    let err = block_on(agent_with(deep).run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolEventInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid tool event: value is nested more than 64 levels deep"
+    );
+
+    let rejected = Tool::new("t", "", Value::Null, |_, rt| {
+        rt.emit_progress(json!(1));
+        rt.reject_progress("integer 99999999999999999999 does not fit in 64 bits");
+        Ok(json!("done"))
+    });
+    let client = scripted([call("c1", "t", "{}"), text("never")]);
+    let err = block_on(agent_with(rejected).run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolEventInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid tool event: integer 99999999999999999999 does not fit in 64 bits"
+    );
+    assert_eq!(
+        err.result().unwrap().step_results[0].tool_results.len(),
+        0,
+        "the failed call has no result"
+    );
+}
+
+#[test]
+fn set_context_refuses_a_value_too_deep_and_keeps_the_context() {
+    let tool = Tool::new("t", "", Value::Null, |_, rt| {
+        let refused = rt.set_context(nested(65));
+        assert_eq!(refused, Err(ValueLimitError::TooDeep));
+        Ok(json!(refused.unwrap_err().to_string()))
+    });
+    let client = scripted([call("c1", "t", "{}"), text("ok")]);
+    let result = block_on(
+        agent_with(tool).run(RunOptions::new("go", client).context(json!({"keep": true}))),
+    )
+    .unwrap();
+    assert_eq!(result.run.context, json!({"keep": true}));
+    assert_eq!(
+        result.step_results[0].tool_results[0].result,
+        Some(json!("value is nested more than 64 levels deep"))
+    );
+}
+
+#[test]
+fn run_values_too_deep_are_refused_before_the_run() {
+    let a = agent_fail_run();
+    let err = block_on(a.run(RunOptions::new(nested(65), scripted([])))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid run input: value is nested more than 64 levels deep"
+    );
+    let err = block_on(a.run(RunOptions::new("go", scripted([])).context(nested(70)))).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Invalid run context: value is nested more than 64 levels deep"
+    );
+    assert!(err.result().is_none());
+}
+
+#[test]
+fn a_supplied_output_too_deep_is_invalid_output() {
+    let agent = approval_agent();
+    let client = scripted([call("c1", "m", "{}")]);
+    let state = block_on(agent.run(RunOptions::new("go", client))).unwrap();
+    let err = block_on(agent.continue_run(&state, cont([text("never")]).output("c1", nested(65))))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolOutputInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid tool output: value is nested more than 64 levels deep"
+    );
+}
+
+/// The paused state's JSON with `f` applied to it.
+fn edited(state: &RunResult, f: impl FnOnce(&mut Value)) -> RunResult {
+    let mut v: Value = serde_json::from_str(&state.to_json()).unwrap();
+    f(&mut v);
+    RunResult::from_json(&v.to_string()).unwrap()
+}
+
+fn set_kind(kind: &str) -> impl FnOnce(&mut Value) + '_ {
+    move |v| v["run"]["pause"]["pendingToolCalls"][0]["kind"] = json!(kind)
+}
+
+#[test]
+fn an_approval_edited_to_manual_cannot_take_an_output() {
+    let agent = approval_agent();
+    let state = block_on(paused(&agent, "t"));
+    let forged = edited(&state, set_kind("manual"));
+    let err = block_on(agent.continue_run(&forged, cont([text("x")]).output("c1", json!(1))))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ContinueInvalid);
+    assert_eq!(
+        err.message(),
+        "Tool call c1 requires approval; an output cannot be supplied for it"
+    );
+    // Edited to hitl (the tool has no onToolCalled): the same.
+    let forged = edited(&state, set_kind("hitl"));
+    let err = block_on(agent.continue_run(&forged, cont([text("x")]).output("c1", json!(1))))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ContinueInvalid);
+    // Any other mismatch is invalid state.
+    let err = block_on(agent.continue_run(&forged, cont([text("x")]).approve("c1"))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid state: pending call c1 of tool 't' has kind hitl, which this tool cannot produce"
+    );
+    let manual = block_on(paused(&agent, "m"));
+    let forged = edited(&manual, set_kind("hitl"));
+    let err = block_on(agent.continue_run(&forged, cont([text("x")]).output("c1", json!(1))))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    // The kinds the tools really produce still continue.
+    let ok = block_on(agent.continue_run(&manual, cont([text("done")]).output("c1", json!(1))));
+    assert_eq!(ok.unwrap().status(), RunStatus::Completed);
+}
+
+fn signed_agent(secrets: Vec<&str>) -> phaseo_agent::Agent {
+    agent(
+        AgentDefinition::new("pauser")
+            .tool(echo("t").require_approval())
+            .state_secrets(secrets.into_iter().map(str::to_owned).collect()),
+    )
+}
+
+#[test]
+fn signed_state_continues_and_edits_are_refused() {
+    let agent = signed_agent(vec!["s3cret"]);
+    let state = block_on(paused(&agent, "t"));
+    let signature = state.signature().expect("signed").to_owned();
+    assert_eq!(signature.len(), 64);
+    assert!(signature
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    let stored_text = state.to_json();
+    assert!(stored_text.ends_with(&format!(",\"signature\":\"{signature}\"}}")));
+    let stored = RunResult::from_json(&stored_text).unwrap();
+    assert_eq!(stored.unsigned_json(), state.unsigned_json());
+
+    let tampered = edited(&state, |v| v["run"]["context"] = json!({"k": 1}));
+    let err = block_on(agent.continue_run(&tampered, cont([]).approve("c1"))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    assert_eq!(err.message(), "State signature does not match");
+
+    let stripped = edited(&state, |v| {
+        v.as_object_mut().unwrap().remove("signature");
+    });
+    let err = block_on(agent.continue_run(&stripped, cont([]).approve("c1"))).unwrap_err();
+    assert_eq!(err.message(), "State signature is missing");
+
+    let garbage = edited(&state, |v| v["signature"] = json!("zz"));
+    let err = block_on(agent.continue_run(&garbage, cont([]).approve("c1"))).unwrap_err();
+    assert_eq!(err.message(), "State signature does not match");
+
+    let done = block_on(agent.continue_run(&stored, cont([text("done")]).approve("c1"))).unwrap();
+    assert_eq!(done.status(), RunStatus::Completed);
+    let new_signature = done.signature().expect("results are signed");
+    assert_ne!(new_signature, signature);
+}
+
+#[test]
+fn rotation_verifies_with_any_secret_and_signs_with_the_first() {
+    let old = signed_agent(vec!["old"]);
+    let state = block_on(paused(&old, "t"));
+    let rotated = signed_agent(vec!["new", "old"]);
+    let done = block_on(rotated.continue_run(&state, cont([text("done")]).approve("c1"))).unwrap();
+    let only_new = signed_agent(vec!["new"]);
+    let again = block_on(paused(&rotated, "t"));
+    block_on(only_new.continue_run(&again, cont([text("d")]).approve("c1"))).unwrap();
+    let err = block_on(only_new.continue_run(&state, cont([]).approve("c1"))).unwrap_err();
+    assert_eq!(err.message(), "State signature does not match");
+    assert!(done.signature().is_some());
+}
+
+#[test]
+fn an_agent_without_a_secret_ignores_and_drops_a_signature() {
+    let state = block_on(paused(&signed_agent(vec!["s"]), "t"));
+    let plain = approval_agent();
+    let done = block_on(plain.continue_run(&state, cont([text("done")]).approve("c1"))).unwrap();
+    assert_eq!(done.signature(), None);
+    assert!(!done.to_json().contains("\"signature\""));
+}
+
+#[test]
+fn failed_runs_carry_a_signed_state() {
+    let agent = agent(AgentDefinition::new("a").tool(echo("t")).state_secret("k"));
+    let client = scripted([call("c1", "nope", "{}")]);
+    let err = block_on(agent.run(RunOptions::new("go", client))).unwrap_err();
+    assert!(err.result().unwrap().signature().is_some());
+}
+
+fn invalid_state(text: &str) -> String {
+    let err = RunResult::from_json(text).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid, "{}", err.message());
+    err.message().to_owned()
+}
+
+#[test]
+fn malformed_state_is_state_invalid_never_a_panic() {
+    let agent = approval_agent();
+    let state = block_on(paused(&agent, "t"));
+    let mut v: Value = serde_json::from_str(&state.to_json()).unwrap();
+
+    // Counters at the top of their range: no `attempt to add with overflow`.
+    let max = u64::MAX;
+    v["run"]["stepCount"] = json!(max);
+    v["stepResults"][0]["stepIndex"] = json!(max);
+    invalid_state(&v.to_string());
+    v["stepResults"][0]["stepIndex"] = json!(max - 1);
+    let near_max = RunResult::from_json(&v.to_string()).unwrap();
+    let out = block_on(agent.continue_run(&near_max, cont([text("done")]).approve("c1")));
+    match out {
+        Ok(r) => assert!(matches!(
+            r.status(),
+            RunStatus::Completed | RunStatus::Failed
+        )),
+        Err(e) => assert_eq!(e.code(), ErrorCode::MaxSteps),
+    }
+    v["run"]["usage"]["totalTokens"] = json!(max);
+    RunResult::from_json(&v.to_string()).unwrap();
+
+    // An integer beyond 64 bits, deep nesting, garbage.
+    let huge = state.to_json().replacen(
+        "\"inputTokens\":0",
+        "\"inputTokens\":18446744073709551616",
+        1,
+    );
+    assert_eq!(
+        invalid_state(&huge),
+        "Invalid state: integer 18446744073709551616 does not fit in 64 bits"
+    );
+    let deep = format!("{{\"version\":1,\"run\":{}}}", "[".repeat(100_000));
+    assert_eq!(
+        invalid_state(&deep),
+        "Invalid state: value is nested more than 64 levels deep"
+    );
+    invalid_state("\"\\ud800\"");
+    invalid_state("{\"version\":1,\"run\":{\"id\":\"\\ud800\"}}");
+    invalid_state("[]");
+    invalid_state("{\"version\":18446744073709551615}");
+}
