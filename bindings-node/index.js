@@ -854,7 +854,7 @@ class AgentStreamResult {
     const result = await this.getResult();
     const output = result.output;
     if (output === null || output === undefined) return '';
-    return typeof output === 'string' ? output : JSON.stringify(output);
+    return typeof output === 'string' ? output : toJson(output);
   }
 
   /** Cancels the run; resolves with its (cancelled) result. */

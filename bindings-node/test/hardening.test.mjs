@@ -224,6 +224,21 @@ test('finding 5: integers beyond 2^53 reach tools and results as BigInt and a u6
   }
   assert.deepEqual(seen[0], { n: 9007199254740993n, small: 5 });
   assert.equal(typeof seen[0].small, 'number');
+
+  // Events, streams and their results carry the same BigInts.
+  turn = 0;
+  const events = [];
+  await agent.run({ input: 'go', client, onEvent: (e) => { events.push(e); } });
+  assert.ok(JSON.stringify(events, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)).includes('"18446744073709551615n"'), 'no BigInt in events');
+  turn = 0;
+  const stream = agent.stream({ input: 'go', client, context: { id: 12345678901234567890n } });
+  const items = [];
+  for await (const item of stream.getFullStream()) items.push(item);
+  const streamed = await stream.getResult();
+  assert.equal(streamed.run.usage.inputTokens, MAX);
+  assert.equal(streamed.run.context.id, 12345678901234567890n);
+  assert.equal(parseState(JSON.stringify(streamed)).run.usage.inputTokens, MAX);
+  assert.ok(items.some((i) => i.type === 'result' && i.result.run.usage.inputTokens === MAX));
 });
 
 test('finding 5: a BigInt beyond 64 bits, a cycle or too deep a value is refused with its message', async () => {
