@@ -37,13 +37,15 @@ impl NativeJsonSchema {
     /// Compiles a schema (throws a definition error naming the problem).
     #[napi(constructor)]
     pub fn new(schema: Value) -> napi::Result<Self> {
-        JsonSchema::compile(&schema)
-            .map(|schema| Self { schema })
-            .map_err(|e| {
-                to_napi(AgentError::definition_invalid(format!(
-                    "Invalid JSON Schema: {e}"
-                )))
-            })
+        no_panic(|| {
+            JsonSchema::compile(&schema)
+                .map(|schema| Self { schema })
+                .map_err(|e| {
+                    to_napi(AgentError::definition_invalid(format!(
+                        "Invalid JSON Schema: {e}"
+                    )))
+                })
+        })
     }
 
     /// `null` when valid, else `"<pointer>: <reason>"` (`json`: the value's JSON text).
@@ -111,15 +113,17 @@ impl NativeModelClient {
     /// Responses in the short scripted form; `used` of them already consumed.
     #[napi(factory)]
     pub fn scripted(responses: Vec<Value>, used: Option<u32>) -> napi::Result<Self> {
-        let client = ScriptedClient::from_script(&responses).map_err(|e| {
-            to_napi(AgentError::definition_invalid(format!(
-                "ScriptedClient: {e}"
-            )))
-        })?;
-        let client = Arc::new(client.skipping(used.unwrap_or(0) as usize));
-        Ok(Self {
-            client: client.clone(),
-            scripted: Some(client),
+        no_panic(|| {
+            let client = ScriptedClient::from_script(&responses).map_err(|e| {
+                to_napi(AgentError::definition_invalid(format!(
+                    "ScriptedClient: {e}"
+                )))
+            })?;
+            let client = Arc::new(client.skipping(used.unwrap_or(0) as usize));
+            Ok(Self {
+                client: client.clone(),
+                scripted: Some(client),
+            })
         })
     }
 
@@ -134,24 +138,28 @@ impl NativeModelClient {
 
     /// The Phaseo gateway client (Responses API).
     #[napi(factory)]
-    pub fn gateway(spec: HttpClientSpec) -> Self {
-        Self {
-            client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
-                spec,
-            ))),
-            scripted: None,
-        }
+    pub fn gateway(spec: HttpClientSpec) -> napi::Result<Self> {
+        no_panic(|| {
+            Ok(Self {
+                client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
+                    spec,
+                ))),
+                scripted: None,
+            })
+        })
     }
 
     /// An OpenAI-compatible chat-completions client.
     #[napi(factory)]
-    pub fn openai(spec: HttpClientSpec) -> Self {
-        Self {
-            client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
-                &http_options(spec),
-            )),
-            scripted: None,
-        }
+    pub fn openai(spec: HttpClientSpec) -> napi::Result<Self> {
+        no_panic(|| {
+            Ok(Self {
+                client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
+                    &http_options(spec),
+                )),
+                scripted: None,
+            })
+        })
     }
 
     /// Responses a scripted client consumed so far (0 for other clients).
@@ -547,7 +555,7 @@ impl NativeCursor {
     #[napi(ts_return_type = "Promise<string | null>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<String>>> {
         let cursor = self.cursor.clone();
-        env.spawn_future(async move {
+        let next = async move {
             match cursor.lock().await.next_item().await {
                 None => Ok(None),
                 Some(Err(e)) => Err(to_napi(e)),
@@ -557,6 +565,22 @@ impl NativeCursor {
                     r.to_json()
                 ))),
             }
+        };
+        // A panic rejects the promise instead of leaving it pending (or worse).
+        env.spawn_future(async move {
+            use futures::FutureExt;
+            std::panic::AssertUnwindSafe(next)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|p| {
+                    Err(to_napi(AgentError::new(
+                        phaseo_agent::ErrorCode::ToolFailed,
+                        format!(
+                            "internal error: {}",
+                            phaseo_agent::panic_message(p.as_ref())
+                        ),
+                    )))
+                })
         })
     }
 }

@@ -213,7 +213,8 @@ test('unstorable values are refused with their message wherever they enter', asy
 });
 
 test('any thrown value, rejection or odd thenable becomes an error with a message', async () => {
-  const places = ['execute', 'inputSchema', 'safeParse', 'parse', 'onToolCalled', 'requireApproval', 'nextTurnParams', 'client', 'stopWhen', 'onEvent'];
+  const places = ['execute', 'inputSchema', 'safeParse', 'parse', 'onToolCalled', 'requireApproval', 'nextTurnParams', 'client', 'stopWhen', 'onEvent',
+    'instructions', 'agentRequireApproval', 'humanReview'];
   await fc.assert(fc.asyncProperty(thrown, fc.constantFrom(...deliveries), fc.constantFrom(...places), async (value, how, place) => {
     const tool = { id: 't', execute: () => 'ok', onError: 'return-to-model' };
     const sync = how === 'throw' ? how : 'throw';
@@ -224,7 +225,11 @@ test('any thrown value, rejection or odd thenable becomes an error with a messag
     if (place === 'onToolCalled') tool.onToolCalled = () => deliver(how, value);
     if (place === 'requireApproval') tool.requireApproval = () => deliver(how, value);
     if (place === 'nextTurnParams') tool.nextTurnParams = () => deliver(how, value);
-    const agent = createAgent({ id: 'a', tools: [defineTool(tool)] });
+    const definition = { id: 'a', tools: [defineTool(tool)] };
+    if (place === 'instructions') definition.instructions = () => deliver(how, value);
+    if (place === 'agentRequireApproval') definition.requireApproval = () => deliver(how, value);
+    if (place === 'humanReview') definition.humanReview = () => deliver(how, value);
+    const agent = createAgent(definition);
     const options = { input: 'go', client: oneCall() };
     if (place === 'client') options.client = { generate: () => deliver(how, value) };
     if (place === 'stopWhen') options.stopWhen = () => deliver(how, value);
@@ -238,7 +243,7 @@ test('any thrown value, rejection or odd thenable becomes an error with a messag
       if (place === 'onEvent') await new Promise((resolve) => setImmediate(resolve));
       if (place === 'onEvent') assert.ok(warnings.every((w) => typeof w === 'string' && w.startsWith('onEvent listener threw: ')));
       if (place === 'onEvent') return; // listeners only warn
-      message = result.stepResults[0].toolResults[0].error;
+      message = place === 'humanReview' ? result.run.error?.message : result.stepResults[0].toolResults[0].error;
     } catch (error) {
       assertSdkError(error, `${place}/${how}`);
       message = error.message;
