@@ -189,8 +189,12 @@ function fromThenable(value, then) {
       then.call(value, (v) => {
         if (done) return;
         done = true;
-        if (v instanceof Promise) v.then((w) => resolve({ value: w }), reject);
-        else resolve({ value: v });
+        try {
+          if (v instanceof Promise) v.then((w) => resolve({ value: w }), reject);
+          else resolve({ value: v });
+        } catch (error) {
+          reject(error); // a Proxy's trap, a Promise subclass's then
+        }
       }, (e) => {
         if (done) return;
         done = true;
@@ -234,10 +238,16 @@ function settle(requestId, value, context) {
     return;
   }
   if (context) controllers.set(requestId, context);
-  promise.then(
-    (v) => { if (context) controllers.delete(requestId); answer(requestId, boxed ? v.value : v); },
-    (e) => { if (context) controllers.delete(requestId); fail(requestId, e); },
-  );
+  try {
+    promise.then(
+      (v) => { if (context) controllers.delete(requestId); answer(requestId, boxed ? v.value : v); },
+      (e) => { if (context) controllers.delete(requestId); fail(requestId, e); },
+    );
+  } catch (error) {
+    // A Promise subclass whose `then` throws.
+    if (context) controllers.delete(requestId);
+    fail(requestId, error);
+  }
 }
 
 const noop = () => {};
@@ -628,10 +638,12 @@ function cancelToken(signal) {
 /** A caller's argument that cannot be stored, as the host error it throws: RangeError
  * for a value too deep or an integer too large, TypeError otherwise. */
 function argumentError(error, what) {
-  const message = `${what}: ${errorMessage(error)}`;
-  return error instanceof ValueError && (error.kind === 'depth' || error.kind === 'integer')
-    ? new RangeError(message)
-    : new TypeError(message);
+  const text = errorMessage(error);
+  const message = `${what}: ${text}`;
+  // The core checks the depth of what JSON.stringify wrote: its refusal has no kind.
+  const range = error instanceof ValueError ? error.kind === 'depth' || error.kind === 'integer'
+    : /nested more than \d+ levels deep|does not fit in 64 bits/.test(text);
+  return range ? new RangeError(message) : new TypeError(message);
 }
 
 /** The JSON text of a caller's argument (checked here, depth included: once per run). */

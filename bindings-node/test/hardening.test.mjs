@@ -187,6 +187,19 @@ test('a thenable that never calls back is bounded by timeoutMs; one fulfilling w
     assert.equal(error.code, 'tool_timeout');
     return true;
   });
+  class Odd extends Promise {
+    then() { throw Object.create(null); }
+  }
+  await assert.rejects(toolAgent(() => Odd.resolve(1)).run({ input: 'go', client: oneCall() }), (error) => {
+    assert.equal(error.code, 'tool_failed');
+    assert.equal(error.message, UNPRINTABLE);
+    return true;
+  });
+  const trap = new Proxy({}, { getPrototypeOf() { throw new Error('proto trap'); } });
+  await assert.rejects(toolAgent(() => ({ then(ok) { ok(trap); } })).run({ input: 'go', client: oneCall() }), (error) => {
+    assert.equal(error.message, 'proto trap');
+    return true;
+  });
   const selfish = { then(ok) { ok(selfish); }, name: 'me' };
   const result = await toolAgent(() => selfish, { timeoutMs: 2000 }).run({ input: 'go', client: oneCall() });
   assert.deepEqual(toolResult(result).result, { name: 'me' });
@@ -286,7 +299,9 @@ test('setContext refuses a value that cannot be stored with a host error in the 
   const tool = defineTool({
     id: 't',
     execute: (_input, context) => {
-      for (const value of [cyclic, { n: 2n ** 70n }]) {
+      let deep = 1;
+      for (let i = 0; i < 70; i++) deep = [deep];
+      for (const value of [cyclic, { n: 2n ** 70n }, deep]) {
         try { context.setContext(value); } catch (error) { thrown.push([error.constructor.name, error.message]); }
       }
       context.setContext({ n: 2n ** 60n });
@@ -297,6 +312,7 @@ test('setContext refuses a value that cannot be stored with a host error in the 
   assert.deepEqual(thrown, [
     ['TypeError', 'setContext: value contains a cycle'],
     ['RangeError', 'setContext: integer 1180591620717411303424 does not fit in 64 bits'],
+    ['RangeError', 'setContext: value is nested more than 64 levels deep'],
   ]);
   assert.deepEqual(result.run.context, { n: 2n ** 60n });
 });
