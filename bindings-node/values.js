@@ -9,6 +9,8 @@
 const MAX_DEPTH = 64;
 const DEPTH_MESSAGE = `value is nested more than ${MAX_DEPTH} levels deep`;
 const CYCLE_MESSAGE = 'value contains a cycle';
+// Each item takes at least two characters of JSON text, and V8's strings end at 2^29.
+const MAX_ARRAY_LENGTH = 2 ** 28;
 const MIN_I64 = -(2n ** 63n);
 const MAX_U64 = 2n ** 64n - 1n;
 
@@ -85,6 +87,8 @@ function writeExact(root) {
       if (Array.isArray(value)) {
         const parts = [];
         const length = value.length;
+        // Longer than any JSON text V8 can hold: refuse rather than loop for minutes.
+        if (!(length <= MAX_ARRAY_LENGTH)) throw new ValueError(`value cannot be read: an array of ${length} items is too large`, 'unreadable');
         for (let i = 0; i < length; i++) parts.push(write(value, String(i), value[i], depth + 1) ?? 'null');
         text = `[${parts.join(',')}]`;
       } else {

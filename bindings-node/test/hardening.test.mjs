@@ -266,6 +266,8 @@ test('finding 5: a BigInt beyond 64 bits, a cycle or too deep a value is refused
     [deep, 'value is nested more than 64 levels deep'],
     [{ get boom() { throw Object.create(null); } }, `value cannot be read: ${UNPRINTABLE}`],
     [{ toJSON() { throw new Error('no JSON'); } }, 'value cannot be read: no JSON'],
+    [Object.assign([], { length: 2 ** 32 - 1 }), 'value cannot be read: an array of 4294967295 items is too large'],
+    [new Proxy([], { get: (_t, k) => (k === 'length' ? 2 ** 32 - 1 : 1) }), 'value cannot be read: an array of 4294967295 items is too large'],
   ];
   for (const [value, message] of cases) {
     await assert.rejects(toolAgent(() => value).run({ input: 'go', client: oneCall() }), (error) => {
