@@ -493,7 +493,7 @@ function validatorSpec(validator) {
       schema: describe(validator),
     };
   }
-  if (typeof validator === 'object') return { schema: validator };
+  if (typeof validator === 'object') return { schema: storable(validator, 'schema') };
   throw new TypeError('a validator must be a function, an object with parse()/safeParse(), or a JSON Schema');
 }
 
@@ -509,7 +509,7 @@ function defineTool(definition) {
   const spec = {
     id: d.id,
     description: d.description ?? '',
-    parameters: d.parameters ?? undefined,
+    parameters: d.parameters === undefined || d.parameters === null ? undefined : storable(d.parameters, 'parameters'),
     execute: typeof d.execute === 'function' ? register(d.execute.bind(d)) : undefined,
     timeoutMs: d.timeoutMs ?? undefined,
     requireApproval: typeof d.requireApproval === 'function' ? undefined : Boolean(d.requireApproval),
@@ -520,7 +520,8 @@ function defineTool(definition) {
     eventSchema: validatorSpec(d.eventSchema),
     onToolCalled: typeof d.onToolCalled === 'function' ? register(d.onToolCalled, true) : undefined,
     onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
-    nextTurnParams: typeof d.nextTurnParams === 'function' ? undefined : d.nextTurnParams ?? undefined,
+    nextTurnParams: typeof d.nextTurnParams === 'function' || d.nextTurnParams === undefined || d.nextTurnParams === null
+      ? undefined : storable(d.nextTurnParams, 'nextTurnParams'),
     nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
   };
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
@@ -644,6 +645,13 @@ function argumentError(error, what) {
   const range = error instanceof ValueError ? error.kind === 'depth' || error.kind === 'integer'
     : /nested more than \d+ levels deep|does not fit in 64 bits/.test(text);
   return range ? new RangeError(message) : new TypeError(message);
+}
+
+/** A definition's value, checked (a cycle or too deep a value would otherwise reach the
+ * native conversion). */
+function storable(value, what) {
+  argumentJson(value, what);
+  return value;
 }
 
 /** The JSON text of a caller's argument (checked here, depth included: once per run). */
@@ -957,7 +965,9 @@ class Agent {
     return {
       approvals: decisionSpecs(options.approvals ?? options.approveToolCalls),
       rejections: decisionSpecs(options.rejections ?? options.rejectToolCalls),
-      toolOutputs: options.toolOutputs ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: argumentJson(o.output ?? null, 'toolOutputs') })) : undefined,
+      toolOutputs: options.toolOutputs
+        ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: argumentJson(o.output ?? null, `toolOutputs: output of tool call ${o.toolCallId}`) }))
+        : undefined,
       humanInput: options.humanInput ?? undefined,
       context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
       overrides: p.overrides,

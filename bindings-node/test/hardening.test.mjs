@@ -287,6 +287,19 @@ test('finding 5: a BigInt beyond 64 bits, a cycle or too deep a value is refused
       return true;
     });
   }
+  // Definitions and supplied outputs: host errors naming the argument.
+  let deepSchema = { type: 'object' };
+  for (let i = 0; i < 70; i++) deepSchema = { type: 'object', properties: { a: deepSchema } };
+  assert.throws(() => defineTool({ id: 't', parameters: deepSchema }), { name: 'RangeError', message: 'parameters: value is nested more than 64 levels deep' });
+  const loop = { type: 'object' };
+  loop.properties = { self: loop };
+  assert.throws(() => defineTool({ id: 't', inputSchema: loop }), { name: 'TypeError', message: 'schema: value contains a cycle' });
+  const gated = createAgent({ id: 'a', tools: [defineTool({ id: 't', execute: false })] });
+  const paused = await gated.run({ input: 'go', client: oneCall() });
+  assert.equal(paused.run.status, 'waiting_for_human');
+  await assert.rejects(gated.continueRun({ state: paused, toolOutputs: [{ toolCallId: 'c1', output: cyclic }], client: oneCall() }), {
+    name: 'TypeError', message: 'toolOutputs: output of tool call c1: value contains a cycle',
+  });
   // 64 levels are fine.
   let ok = 1;
   for (let i = 0; i < 64; i++) ok = [ok];
