@@ -413,7 +413,9 @@ export interface Agent<TContext = any, TOutput = unknown> {
 export declare function createAgent<TContext = any, TOutput = unknown>(definition: AgentDefinition<TContext>): Agent<TContext, TOutput>;
 
 /** Parses and checks state JSON text (throws AgentStateError for malformed state or an
- * unsupported version). */
+ * unsupported version); integers beyond 2^53 − 1 come back as `bigint`. Also takes what
+ * `JSON.stringify(result)` gives for a state holding `bigint`s on Node 18/20 (the text as
+ * a JSON string). */
 export declare function parseState(text: string): RunResult;
 
 export declare const STATE_VERSION: 1;

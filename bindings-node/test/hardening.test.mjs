@@ -14,9 +14,9 @@ const UNPRINTABLE = 'a value that cannot be converted to text was thrown';
 
 /** Runs `body` (an async module body with the SDK as `sdk`) in a child process: a crash
  * there fails the test instead of ending the test runner. Returns its stdout, parsed. */
-function inChild(body) {
+function inChild(body, flags = []) {
   const code = `import * as sdk from ${JSON.stringify(SDK)};\n${body}`;
-  const done = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30000 });
+  const done = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30000 });
   assert.equal(done.signal, null, `child killed by ${done.signal}: ${done.stderr}`);
   assert.equal(done.status, 0, done.stderr);
   return JSON.parse(done.stdout.trim());
@@ -252,6 +252,25 @@ test('finding 5: integers beyond 2^53 reach tools and results as BigInt and a u6
   assert.equal(streamed.run.context.id, 12345678901234567890n);
   assert.equal(parseState(JSON.stringify(streamed)).run.usage.inputTokens, MAX);
   assert.ok(items.some((i) => i.type === 'result' && i.result.run.usage.inputTokens === MAX));
+});
+
+test('finding 5: where Node has JSON.rawJSON, JSON.stringify(result) writes BigInts as exact integers', () => {
+  // Node 20 has it behind a flag (21+ without): the same path either way.
+  const outcome = inChild(`
+    if (typeof JSON.rawJSON !== 'function') throw new Error('no JSON.rawJSON');
+    const agent = sdk.createAgent({ id: 'a', tools: [sdk.defineTool({ id: 't', requireApproval: true, execute: (i) => i })] });
+    const client = sdk.createScriptedClient([{ toolCalls: [{ id: 'c1', name: 't', arguments: '{"n":18446744073709551615}' }] }, { text: 'done' }]);
+    const paused = await agent.run({ input: 'go', client, context: { big: 9007199254740993n } });
+    const text = JSON.stringify(paused);
+    const parsed = JSON.parse(text);
+    const done = await agent.continueRun({ state: text, approvals: ['c1'], client });
+    console.log(JSON.stringify({
+      object: typeof parsed === 'object',
+      digits: text.includes('"context":{"big":9007199254740993}') && text.includes('{"n":18446744073709551615}'),
+      result: String(done.stepResults[0].toolResults[0].result.n),
+    }));
+  `, Number(process.versions.node.split('.')[0]) < 21 ? ['--harmony-json-parse-with-source'] : []);
+  assert.deepEqual(outcome, { object: true, digits: true, result: '18446744073709551615' });
 });
 
 test('finding 5: a BigInt beyond 64 bits, a cycle or too deep a value is refused with its message', async () => {
