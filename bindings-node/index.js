@@ -573,7 +573,8 @@ function nativeClient(make) {
 
 /** A client answering with the given responses, in order (`{text}`, `{toolCalls}`, `{fail}`). */
 function createScriptedClient(responses, options = {}) {
-  return nativeClient(() => native.NativeModelClient.scripted(responses, options.used ?? 0));
+  const text = argumentJson(responses, 'responses');
+  return nativeClient(() => native.NativeModelClient.scripted(text, options.used ?? 0));
 }
 
 /** A client that calls every offered tool once, then answers with a summary. */

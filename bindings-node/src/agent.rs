@@ -110,10 +110,16 @@ fn http_options(spec: HttpClientSpec) -> phaseo_agent::HttpClientOptions {
 
 #[napi]
 impl NativeModelClient {
-    /// Responses in the short scripted form; `used` of them already consumed.
+    /// Responses in the short scripted form (the JSON text of their array); `used` of
+    /// them already consumed.
     #[napi(factory)]
-    pub fn scripted(responses: Vec<Value>, used: Option<u32>) -> napi::Result<Self> {
+    pub fn scripted(responses: String, used: Option<u32>) -> napi::Result<Self> {
         no_panic(|| {
+            let responses: Vec<Value> = serde_json::from_str(&responses).map_err(|e| {
+                to_napi(AgentError::definition_invalid(format!(
+                    "ScriptedClient: responses must be an array ({e})"
+                )))
+            })?;
             let client = ScriptedClient::from_script(&responses).map_err(|e| {
                 to_napi(AgentError::definition_invalid(format!(
                     "ScriptedClient: {e}"
