@@ -183,12 +183,14 @@ export declare function createGatewayAgentClient(options?: HttpClientOptions): H
 /** An OpenAI-compatible chat-completions client: `OPENAI_BASE_URL`, `OPENAI_API_KEY`. */
 export declare function createOpenAICompatibleClient(options?: HttpClientOptions): HttpModelClient;
 
-/** Token counts are `bigint` beyond 2^53 − 1. */
+/** Token counts. Typed `number` so that arithmetic on them type-checks: a count beyond
+ * 2^53 − 1 (only from a model endpoint reporting absurd counts or an edited state) is a
+ * `bigint` at run time, exact. */
 export interface Usage {
-  inputTokens: number | bigint;
-  outputTokens: number | bigint;
-  cachedTokens: number | bigint;
-  totalTokens: number | bigint;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  totalTokens: number;
   cost: number;
 }
 
