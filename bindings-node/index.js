@@ -4,7 +4,9 @@
 // classes); every behaviour lives in the core.
 
 const native = require('./native.js');
-const { ValueError, errorMessage, holdsBigInt, parseExact, parseJson, toJson, writeExact } = require('./values.js');
+const {
+  ValueError, errorMessage, holdsBigInt, mayHoldBigInt, parseExact, parseJson, toJson, writeExact,
+} = require('./values.js');
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -716,6 +718,7 @@ function prepare(options) {
 // Results: plain JSON data whose growing parts are parsed on first read.
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const BIG = Symbol('phaseo.stateHoldsBigInt');
 const PART_MESSAGES = 0;
 const PART_STEPS = 1;
 const PART_STEP_RESULTS = 2;
@@ -727,7 +730,7 @@ function setData(target, key, value) {
 
 /** Makes `target[key]` an enumerable property that parses `handle.part(part)` when first
  * read (or takes the value assigned to it) and then becomes a plain data property. */
-function lazyPart(target, key, handle, part) {
+function lazyPart(target, key, handle, part, meta) {
   let value;
   let ready = false;
   Object.defineProperty(target, key, {
@@ -735,7 +738,13 @@ function lazyPart(target, key, handle, part) {
     configurable: true,
     get() {
       if (!ready) {
-        value = parseJson(handle.part(part));
+        const text = handle.part(part);
+        if (mayHoldBigInt(text)) {
+          meta.big = true;
+          value = parseExact(text);
+        } else {
+          value = JSON.parse(text);
+        }
         ready = true;
         try { setData(target, key, value); } catch { /* frozen: keep answering from here */ }
       }
@@ -760,7 +769,17 @@ function inspectData() {
  * it, else the state's exact JSON text as a JSON string (`continueRun` and `parseState`
  * take that string as well). */
 function stateToJSON() {
-  if (!holdsBigInt(this)) return this;
+  const meta = this[BIG];
+  if (meta !== undefined) {
+    // What the SDK put in the state says whether it holds BigInts (a BigInt the
+    // application adds later gets the usual TypeError). The lazy parts are read now:
+    // JSON.stringify reads them next anyway.
+    void this.steps; void this.stepResults; void this.items;
+    if (this.run !== null && typeof this.run === 'object') void this.run.messages;
+    if (!meta.big) return this;
+  } else if (!holdsBigInt(this)) {
+    return this;
+  }
   if (typeof JSON.rawJSON === 'function') return withRawIntegers(this);
   return writeExact({ ...this });
 }
@@ -787,12 +806,16 @@ function withRawIntegers(value) {
  * when first read. `JSON.stringify(result)`, property access, enumeration and
  * `structuredClone` see exactly the canonical state. */
 function stateOf(handle) {
-  const state = parseJson(handle.head());
+  const head = handle.head();
+  // Whether the state holds integers beyond 2^53 (see `stateToJSON`).
+  const meta = { big: mayHoldBigInt(head) };
+  const state = meta.big ? parseExact(head) : JSON.parse(head);
   const run = state.run;
-  lazyPart(run, 'messages', handle, PART_MESSAGES);
-  lazyPart(state, 'steps', handle, PART_STEPS);
-  lazyPart(state, 'stepResults', handle, PART_STEP_RESULTS);
-  lazyPart(state, 'items', handle, PART_ITEMS);
+  lazyPart(run, 'messages', handle, PART_MESSAGES, meta);
+  lazyPart(state, 'steps', handle, PART_STEPS, meta);
+  lazyPart(state, 'stepResults', handle, PART_STEP_RESULTS, meta);
+  lazyPart(state, 'items', handle, PART_ITEMS, meta);
+  Object.defineProperty(state, BIG, { value: meta });
   Object.defineProperty(run, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });

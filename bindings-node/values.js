@@ -141,6 +141,11 @@ function parseJson(text) {
   return LONG_DIGITS.test(text) ? parseExact(text) : JSON.parse(text);
 }
 
+/** Whether JSON text may hold an integer beyond 2^53 (then `parseJson` reads it exactly). */
+function mayHoldBigInt(text) {
+  return LONG_DIGITS.test(text);
+}
+
 const NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
 const WHITESPACE = /[ \t\n\r]*/y;
 
@@ -227,13 +232,23 @@ function parseExact(text) {
   return result;
 }
 
-/** Whether a value holds a `BigInt` anywhere (`JSON.stringify` cannot write it). */
-function holdsBigInt(value, seen = new Set()) {
+/** Whether a value holds a `BigInt` anywhere (`JSON.stringify` cannot write it). Stops
+ * looking below 200 levels: a value that deep (or cyclic) is not JSON anyway, and
+ * `JSON.stringify` says so itself. */
+function holdsBigInt(value, depth = 0) {
   if (typeof value === 'bigint') return true;
-  if (value === null || typeof value !== 'object' || seen.has(value)) return false;
-  seen.add(value);
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    if (holdsBigInt(item, seen)) return true;
+  if (value === null || typeof value !== 'object' || depth > 200) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (typeof item === 'bigint' || (typeof item === 'object' && item !== null && holdsBigInt(item, depth + 1))) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const item = value[key];
+    if (typeof item === 'bigint' || (typeof item === 'object' && item !== null && holdsBigInt(item, depth + 1))) return true;
   }
   return false;
 }
@@ -244,6 +259,7 @@ module.exports = {
   ValueError,
   errorMessage,
   holdsBigInt,
+  mayHoldBigInt,
   parseExact,
   parseJson,
   toJson,
