@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
+.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -106,3 +106,11 @@ swift-check:
 
 bench:
 	$(CARGO) bench -p phaseo-agent
+
+# Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
+# then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
+fuzz: fuzz-core
+
+fuzz-core:
+	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} core/fuzz/run.sh

@@ -146,8 +146,11 @@ impl ToolRuntime {
     /// Publishes a progress value (JSON): checked by `eventSchema`, emitted as
     /// `tool.preliminary_result`.
     pub fn emit_progress(&self, value_json: String) -> Result<(), ToolError> {
-        self.inner
-            .emit_progress(parse_value(&value_json, "the progress value")?);
+        // A value beyond the limits fails the call as an invalid event, as in every binding.
+        match pa::parse_json_text(&value_json) {
+            Ok(value) => self.inner.emit_progress(value),
+            Err(message) => self.inner.reject_progress(message),
+        }
         Ok(())
     }
 

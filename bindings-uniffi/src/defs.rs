@@ -12,7 +12,7 @@ use crate::errors::PhaseoError;
 use crate::traits::*;
 
 fn parse_option(text: &str, what: &str) -> Result<Value, PhaseoError> {
-    serde_json::from_str(text)
+    pa::parse_json_text(text)
         .map_err(|e| PhaseoError::definition(format!("{what} is not valid JSON: {e}")))
 }
 
@@ -308,6 +308,9 @@ pub struct AgentDefinition {
     /// Nucleus sampling per turn (wins over `top_p`).
     #[uniffi(default)]
     pub top_p_fn: Option<Arc<dyn TurnResolver>>,
+    /// Signed state (SPEC §7): the first secret signs every state, any verifies.
+    #[uniffi(default)]
+    pub state_secrets: Vec<String>,
 }
 
 fn turn_value(
@@ -364,6 +367,9 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
     }
     if let Some(h) = def.human_review {
         out = out.human_review(Arc::new(HostReview(h)));
+    }
+    if !def.state_secrets.is_empty() {
+        out = out.state_secrets(def.state_secrets);
     }
     Ok(out)
 }

@@ -14,8 +14,10 @@ pub(crate) fn to_json(value: &Value) -> String {
     pa::json::to_canonical_string(value)
 }
 
+/// Host values arrive as JSON text, read with the core's limits (SPEC §7: 64 levels,
+/// 64-bit integers), so a value the SDK could not store is refused where it enters.
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value, pa::ToolError> {
-    serde_json::from_str(text)
+    pa::parse_json_text(text)
         .map_err(|e| pa::ToolError::new(format!("{what} is not valid JSON: {e}")))
 }
 
@@ -163,7 +165,8 @@ impl pa::ToolExecutor for HostExecutor {
             .execute(to_json(&input), runtime(&rt))
             .await
             .map_err(ToolError::into_core)?;
-        parse_json(&out, "the tool result")
+        // A result the core cannot store is an invalid output (`tool_output_invalid`).
+        pa::parse_json_text(&out).map_err(pa::ToolError::invalid_output)
     }
 }
 

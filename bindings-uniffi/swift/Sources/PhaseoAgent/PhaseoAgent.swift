@@ -5285,6 +5285,10 @@ public struct AgentDefinition {
      * Nucleus sampling per turn (wins over `top_p`).
      */
     public var topPFn: TurnResolver?
+    /**
+     * Signed state (SPEC §7): the first secret signs every state, any verifies.
+     */
+    public var stateSecrets: [String]
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5345,7 +5349,10 @@ public struct AgentDefinition {
          */maxOutputTokensFn: TurnResolver? = nil, 
         /**
          * Nucleus sampling per turn (wins over `top_p`).
-         */topPFn: TurnResolver? = nil) {
+         */topPFn: TurnResolver? = nil, 
+        /**
+         * Signed state (SPEC §7): the first secret signs every state, any verifies.
+         */stateSecrets: [String] = []) {
         self.id = id
         self.tools = tools
         self.model = model
@@ -5365,6 +5372,7 @@ public struct AgentDefinition {
         self.temperatureFn = temperatureFn
         self.maxOutputTokensFn = maxOutputTokensFn
         self.topPFn = topPFn
+        self.stateSecrets = stateSecrets
     }
 
     
@@ -5401,7 +5409,8 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
                 instructionsFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
                 temperatureFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
                 maxOutputTokensFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
-                topPFn: FfiConverterOptionTypeTurnResolver.read(from: &buf)
+                topPFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
+                stateSecrets: FfiConverterSequenceString.read(from: &buf)
         )
     }
 
@@ -5425,6 +5434,7 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
         FfiConverterOptionTypeTurnResolver.write(value.temperatureFn, into: &buf)
         FfiConverterOptionTypeTurnResolver.write(value.maxOutputTokensFn, into: &buf)
         FfiConverterOptionTypeTurnResolver.write(value.topPFn, into: &buf)
+        FfiConverterSequenceString.write(value.stateSecrets, into: &buf)
     }
 }
 
@@ -7631,6 +7641,31 @@ fileprivate struct FfiConverterOptionSequenceTypeStopWhen: FfiConverterRustBuffe
         case 1: return try FfiConverterSequenceTypeStopWhen.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
+    typealias SwiftType = [String]
+
+    public static func write(_ value: [String], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterString.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [String] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [String]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterString.read(from: &buf))
+        }
+        return seq
     }
 }
 

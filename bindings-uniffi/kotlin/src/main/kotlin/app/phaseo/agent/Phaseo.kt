@@ -94,8 +94,18 @@ internal inline fun <T> hostCall(block: () -> T): T =
     } catch (e: ToolException) {
         throw e
     } catch (e: Throwable) {
-        throw ToolException.Failed(e.message ?: e.toString())
+        throw ToolException.Failed(describe(e))
     }
+
+/**
+ * The message of anything a host callback threw, best effort: a `message` or `toString()`
+ * that itself throws (or a StackOverflowError from a value too deep) cannot escape.
+ */
+@PublishedApi
+internal fun describe(e: Throwable): String =
+    runCatching { e.message }.getOrNull()
+        ?: runCatching { e.toString() }.getOrNull()
+        ?: "host callback failed"
 
 /** Throws from a callback with exactly this message (what the model or the error sees). */
 fun toolError(message: String): Nothing = throw ToolException.Failed(message)
@@ -310,7 +320,10 @@ private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = f
  * Defines an agent (SPEC §3). [requireApproval] is the agent-level predicate of
  * `(call, runtime)`; it decides for every tool. [humanReview] returns a [ReviewRequest]
  * to pause. The `…Fn` parameters compute a field per turn from `{numberOfTurns, stepIndex,
- * messages, context}`. An invalid definition throws [AgentException] `definition_invalid`.
+ * messages, context}`. [stateSecret] signs every state the agent produces (HMAC-SHA256,
+ * top-level `signature`) and refuses to continue one whose signature is missing or wrong;
+ * [stateSecrets] rotates secrets (the first signs, any verifies). An invalid definition
+ * throws [AgentException] `definition_invalid`.
  */
 fun createAgent(
     id: String,
@@ -332,6 +345,8 @@ fun createAgent(
     temperatureFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
     maxOutputTokensFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
     topPFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    stateSecret: String? = null,
+    stateSecrets: List<String> = emptyList(),
 ): Agent = sdk {
     Agent(
         AgentDefinition(
@@ -354,6 +369,7 @@ fun createAgent(
             temperatureFn = turn(temperatureFn),
             maxOutputTokensFn = turn(maxOutputTokensFn),
             topPFn = turn(topPFn),
+            stateSecrets = listOfNotNull(stateSecret) + stateSecrets,
         ),
     )
 }

@@ -40,11 +40,16 @@ object PhaseoJava {
     fun manualTool(id: String, description: String, parametersJson: String?): Tool =
         defineTool(id, description, parametersJson?.let(::parseJson))
 
-    /** An agent with tools and optional instructions. */
+    /** An agent with tools, optional instructions and an optional state secret (signed state). */
     @JvmStatic
     @JvmOverloads
-    fun agent(id: String, tools: List<Tool>, instructions: String? = null): Agent =
-        createAgent(id, tools, instructions = instructions)
+    fun agent(id: String, tools: List<Tool>, instructions: String? = null, stateSecret: String? = null): Agent =
+        createAgent(id, tools, instructions = instructions, stateSecret = stateSecret)
+
+    /** An agent whose states are signed with the first of [stateSecrets] and verified with any. */
+    @JvmStatic
+    fun agent(id: String, tools: List<Tool>, instructions: String?, stateSecrets: List<String>): Agent =
+        createAgent(id, tools, instructions = instructions, stateSecrets = stateSecrets)
 
     /** The built-in scripted client (a JSON array of short-form responses). */
     @JvmStatic

@@ -38,6 +38,7 @@ val CASE_KEYS = setOf("name", "description", "agent", "tools", "model", "steps")
 val AGENT_KEYS = setOf(
     "id", "model", "instructions", "maxSteps", "stopWhen", "modelRetry", "toolExecution",
     "temperature", "maxOutputTokens", "topP", "outputSchema", "requireApproval", "humanReview",
+    "stateSecret",
 )
 val TOOL_KEYS = setOf(
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
@@ -57,7 +58,7 @@ val STEP_KEYS = setOf("run", "continue", "expect")
 val EXPECT_KEYS = setOf(
     "status", "output", "stopReason", "pauseKind", "context", "error", "pending", "executed",
     "cancelled", "maxConcurrent", "modelRequests", "events", "toolEvents",
-    "preliminaryResults", "usage", "maxWallMs",
+    "preliminaryResults", "usage", "minWallMs", "maxWallMs",
 )
 val ERROR_KEYS = setOf("code", "messageContains")
 val REQUEST_KEYS = setOf(
@@ -494,6 +495,7 @@ fun buildAgent(case: JsonObject, obs: Observations): Agent {
             outputSchema = optionalValidator(a, "outputSchema"),
             requireApproval = a.present("requireApproval")?.let(::agentApprovalOf),
             humanReview = a.present("humanReview")?.let(::humanReviewOf),
+            stateSecrets = stateSecretsOf(a["stateSecret"]),
         )
     } catch (e: AgentException) {
         throw CaseError("agent definition refused: ${e.code}: ${e.message}")
@@ -613,6 +615,9 @@ class CaseRun(
     var state: RunResult?,
     val streaming: Boolean,
 ) {
+    /** The state's JSON text after an `editState` step, read by the next continue. */
+    var edited: String? = null
+
     suspend fun step(step: JsonObject): Outcome {
         obs.reset()
         model.requests.clear()
@@ -639,7 +644,12 @@ class CaseRun(
             }
             continueSpec != null -> {
                 val spec = continueSpec.obj ?: throw CaseError("continue: expected an object")
-                val current = state ?: throw CaseError("continue without a state")
+                // An edited state is read as an application reads a stored one; a refusal is
+                // this continue's error.
+                val stored = edited?.let { text -> runCatching { parseState(text) } }
+                val refused = stored?.exceptionOrNull()
+                if (refused != null && refused !is AgentException) throw refused
+                val current = stored?.getOrNull() ?: state ?: throw CaseError("continue without a state")
                 cancelAfter = spec.present("cancelAfterMs")?.let(::millis)
                 val approvals = decisions(spec["approvals"], "approvals")
                 val rejections = decisions(spec["rejections"], "rejections")
@@ -648,9 +658,11 @@ class CaseRun(
                 val context = spec["context"]
                 val overrides = overridesOf(spec)
                 startStream = {
+                    if (refused != null) throw refused
                     agent.continueStream(current, model.client, approvals, rejections, outputs, humanInput, context, overrides)
                 }
                 call = {
+                    if (refused != null) throw refused
                     agent.continueRun(current, model.client, approvals, rejections, outputs, humanInput, context, overrides, onEvent, token)
                 }
             }
@@ -692,7 +704,10 @@ class CaseRun(
         while (obs.active > 0 && System.nanoTime() < deadline) delay(5)
         model.ranOut?.let { throw CaseError(it) }
         // Between steps the state always round-trips through its canonical JSON text.
-        result?.let { state = parseState(it.toJson()) }
+        result?.let {
+            state = parseState(it.toJson())
+            edited = null
+        }
         val (executed, cancelled, maxConcurrent) = obs.snapshot()
         return Outcome(
             state = state?.let { parseJson(it.toJson()).jsonObject },
@@ -822,6 +837,10 @@ fun checkExpect(expect: JsonObject, o: Outcome) {
                 val usage = o.state?.get("usage")?.obj
                 for ((k, v) in want.obj!!) diff("usage.$k", v, usage?.get(k))
             }
+            "minWallMs" -> {
+                val floor = want.num ?: throw CaseError("minWallMs: expected a number")
+                if (o.wallMs < floor) throw CaseError("minWallMs: took ${Math.round(o.wallMs)} ms, at least ${text(want)} ms expected")
+            }
             "maxWallMs" -> {
                 val limit = want.num ?: throw CaseError("maxWallMs: expected a number")
                 if (o.wallMs > limit) throw CaseError("maxWallMs: took ${Math.round(o.wallMs)} ms, limit ${text(want)} ms")
@@ -838,12 +857,87 @@ fun checkExpect(expect: JsonObject, o: Outcome) {
 // Cases
 
 /** Refuses, before anything runs, a case using a key this runner does not know. */
+/** `stateSecret`: a string, or a list for rotation. */
+fun stateSecretsOf(value: JsonElement?): List<String> = when (value) {
+    null, JsonNull -> emptyList()
+    is JsonArray -> value.map { it.str ?: throw CaseError("stateSecret: a list must hold strings") }
+    else -> listOf(value.str ?: throw CaseError("stateSecret: unsupported ${show(value)}"))
+}
+
+/**
+ * The `editState` step: RFC 6902 `add`/`remove`/`replace` on the state's JSON text, as an
+ * attacker editing a stored state would.
+ */
+fun applyPatch(text: String, ops: JsonElement): String {
+    var doc = parseJson(text)
+    val list = ops as? JsonArray ?: throw CaseError("editState must be a list of operations")
+    for (op in list) {
+        checkKeys(op, setOf("op", "path", "value"), "editState")
+        val o = op.obj ?: throw CaseError("editState: an operation must be an object")
+        val kind = o["op"]?.str
+        val path = o["path"]?.str ?: throw CaseError("editState: operation without path")
+        val value = o["value"]
+        if (kind !in setOf("add", "remove", "replace")) throw CaseError("editState: unsupported op ${show(o["op"] ?: JsonNull)}")
+        if (kind != "remove" && value == null) throw CaseError("editState: $kind $path without value")
+        if (path.isEmpty() && kind != "remove") {
+            doc = value!!
+            continue
+        }
+        if (!path.startsWith("/")) throw CaseError("editState: bad path ${JsonPrimitive(path)}")
+        val parts = path.substring(1).split("/").map { it.replace("~1", "/").replace("~0", "~") }
+        doc = edit(doc, parts, kind!!, value, path)
+    }
+    return doc.toString()
+}
+
+private fun edit(node: JsonElement, parts: List<String>, kind: String, value: JsonElement?, path: String): JsonElement {
+    val key = parts[0]
+    val last = parts.size == 1
+    fun missing() = CaseError("editState: no such path ${JsonPrimitive(path)}")
+    return when (node) {
+        is JsonObject -> {
+            val m = node.toMutableMap()
+            if (!last) {
+                m[key] = edit(m[key] ?: throw missing(), parts.drop(1), kind, value, path)
+            } else when (kind) {
+                "add" -> m[key] = value!!
+                "replace" -> if (key in m) m[key] = value!! else throw missing()
+                else -> m.remove(key) ?: throw missing()
+            }
+            JsonObject(m)
+        }
+        is JsonArray -> {
+            val l = node.toMutableList()
+            val i = if (last && kind == "add" && key == "-") l.size else key.toIntOrNull() ?: throw missing()
+            if (i < 0 || i > l.size || (i == l.size && !(last && kind == "add"))) throw missing()
+            if (!last) {
+                l[i] = edit(l[i], parts.drop(1), kind, value, path)
+            } else when (kind) {
+                "add" -> l.add(i, value!!)
+                "replace" -> l[i] = value!!
+                else -> l.removeAt(i)
+            }
+            JsonArray(l)
+        }
+        else -> throw missing()
+    }
+}
+
 fun checkCase(case: JsonObject) {
     checkKeys(case, CASE_KEYS, "case")
     checkKeys(case["agent"], AGENT_KEYS, "agent")
     for (t in case["tools"] as? JsonArray ?: JsonArray(emptyList())) checkKeys(t, TOOL_KEYS, "tool")
-    for (e in case["model"] as? JsonArray ?: JsonArray(emptyList())) checkKeys(e, MODEL_ENTRY_KEYS, "model entry")
+    for (e in case["model"] as? JsonArray ?: JsonArray(emptyList())) {
+        checkKeys(e, MODEL_ENTRY_KEYS, "model entry")
+        for (c in e.obj?.get("toolCalls") as? JsonArray ?: JsonArray(emptyList())) {
+            checkKeys(c, setOf("id", "name", "arguments"), "model entry toolCalls")
+        }
+    }
     (case["steps"] as? JsonArray ?: JsonArray(emptyList())).forEachIndexed { i, step ->
+        if (step.obj?.containsKey("editState") == true) {
+            checkKeys(step, setOf("editState"), "step $i")
+            return@forEachIndexed
+        }
         checkKeys(step, STEP_KEYS, "step $i")
         checkKeys(step.obj?.get("run"), RUN_KEYS, "step $i: run")
         checkKeys(step.obj?.get("continue"), CONTINUE_KEYS, "step $i: continue")
@@ -890,6 +984,16 @@ suspend fun runCase(file: File, case: JsonObject, mode: Mode): Boolean {
     val model = ScriptedModel((case["model"] as? JsonArray)?.toList() ?: emptyList(), cursor)
     val run = CaseRun(agent, model, obs, state, usesStream(file))
     for (i in from until to) {
+        val ops = steps[i].obj?.get("editState")
+        if (ops != null) {
+            val text = run.edited ?: run.state?.toJson() ?: throw CaseError("step $i: editState without a state")
+            run.edited = try {
+                applyPatch(text, ops)
+            } catch (e: CaseError) {
+                throw CaseError("step $i: ${e.message}")
+            }
+            continue
+        }
         try {
             val step = steps[i].obj ?: throw CaseError("a step must be an object")
             val outcome = run.step(step)
@@ -903,10 +1007,10 @@ suspend fun runCase(file: File, case: JsonObject, mode: Mode): Boolean {
         }
     }
     if (mode.saveDir != null) {
-        val current = run.state ?: throw CaseError("no state to save")
+        val current = run.edited ?: run.state?.toJson() ?: throw CaseError("no state to save")
         mode.saveDir.mkdirs()
         val doc = buildJsonObject {
-            put("state", parseJson(current.toJson()))
+            put("state", parseJson(current))
             put("modelCursor", model.cursor)
         }
         File(mode.saveDir, file.name).writeText(doc.toString())
