@@ -739,12 +739,7 @@ function lazyPart(target, key, handle, part, meta) {
     get() {
       if (!ready) {
         const text = handle.part(part);
-        if (mayHoldBigInt(text)) {
-          meta.big = true;
-          value = parseExact(text);
-        } else {
-          value = JSON.parse(text);
-        }
+        value = mayHoldBigInt(text) ? parseExact(text, meta) : JSON.parse(text);
         ready = true;
         try { setData(target, key, value); } catch { /* frozen: keep answering from here */ }
       }
@@ -808,8 +803,8 @@ function withRawIntegers(value) {
 function stateOf(handle) {
   const head = handle.head();
   // Whether the state holds integers beyond 2^53 (see `stateToJSON`).
-  const meta = { big: mayHoldBigInt(head) };
-  const state = meta.big ? parseExact(head) : JSON.parse(head);
+  const meta = { big: false };
+  const state = mayHoldBigInt(head) ? parseExact(head, meta) : JSON.parse(head);
   const run = state.run;
   lazyPart(run, 'messages', handle, PART_MESSAGES, meta);
   lazyPart(state, 'steps', handle, PART_STEPS, meta);

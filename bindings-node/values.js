@@ -150,8 +150,9 @@ const NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
 const WHITESPACE = /[ \t\n\r]*/y;
 
 /** A JSON reader that keeps integers exact (Node 20's `JSON.parse` has no access to a
- * number's source text). Strings go through `JSON.parse` (escapes). */
-function parseExact(text) {
+ * number's source text). Strings go through `JSON.parse` (escapes). `meta.big` is set
+ * when a BigInt was made. */
+function parseExact(text, meta) {
   let at = 0;
   const skip = () => {
     WHITESPACE.lastIndex = at;
@@ -222,7 +223,10 @@ function parseExact(text) {
     if (match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(number)) {
       const big = BigInt(token);
       // Beyond 64 bits it was a float written without a fraction: keep the float.
-      if (big >= MIN_I64 && big <= MAX_U64) return big;
+      if (big >= MIN_I64 && big <= MAX_U64) {
+        if (meta !== undefined) meta.big = true;
+        return big;
+      }
     }
     return number;
   };

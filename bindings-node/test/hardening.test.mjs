@@ -254,6 +254,16 @@ test('finding 5: integers beyond 2^53 reach tools and results as BigInt and a u6
   assert.ok(items.some((i) => i.type === 'result' && i.result.run.usage.inputTokens === MAX));
 });
 
+test('a state whose strings hold long digit runs but no big integer stringifies as an object', async () => {
+  const result = await toolAgent(() => 'order 123456789012345678901234567890')
+    .run({ input: 'id 98765432109876543210', client: oneCall(), context: { n: 9007199254740991 } });
+  const copy = JSON.parse(JSON.stringify(result));
+  assert.equal(typeof copy, 'object');
+  assert.equal(copy.run.input, 'id 98765432109876543210');
+  assert.equal(copy.run.context.n, 9007199254740991);
+  assert.equal(toolResult(copy).result, 'order 123456789012345678901234567890');
+});
+
 test('finding 5: where Node has JSON.rawJSON, JSON.stringify(result) writes BigInts as exact integers', () => {
   // Node 20 has it behind a flag (21+ without): the same path either way.
   const outcome = inChild(`
