@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests fuzz-python python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: demo test rust-checks rust-tests python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -67,6 +67,11 @@ node-tests: node
 	cd bindings-node && node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 
+# The Node property tests with many more inputs (`PHASEO_FUZZ_RUNS` per property, default
+# 20000; `PHASEO_FUZZ_SEED` replays a run).
+fuzz-node: node
+	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
+
 # `npm install <path>/bindings-node` from a folder outside the repository builds the addon.
 node-outside:
 	rm -rf /tmp/phaseo-npm-check && mkdir -p /tmp/phaseo-npm-check
@@ -110,7 +115,7 @@ bench:
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core
+fuzz: fuzz-core fuzz-python fuzz-node
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz

@@ -1,7 +1,10 @@
 // Type definitions of @phaseo/agent-sdk (hand-written; checked by `tsc --noEmit --strict`
 // over test/typed-usage.ts in `make test`).
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A value the SDK stores (SPEC §7): nested at most 64 levels deep, no cycles, integers
+ * within 64 bits. Integers beyond ±(2^53 − 1) are `bigint` wherever the SDK hands values
+ * to JavaScript, and a `bigint` is written as an integer. */
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** A validator: a function returning the (possibly transformed) value or throwing; an
  * object with `parse()` or `safeParse()` (zod works); or a JSON Schema object. */
@@ -36,9 +39,12 @@ export interface ToolContext<TContext = unknown, TInput = unknown> {
   toolCall: ToolCall<TInput>;
   /** Aborted when the call times out or the run is cancelled. */
   signal: AbortSignal;
-  /** Publishes a progress value (`tool.preliminary_result`). */
+  /** Publishes a progress value (`tool.preliminary_result`); one that cannot be stored
+   * (too deep, a cycle, an integer beyond 64 bits) fails the call (`tool_event_invalid`). */
   emitProgress(value: unknown): void;
-  /** Replaces the application context for later turns. */
+  /** Replaces the application context for later turns; throws a TypeError (a cycle, an
+   * unreadable value) or RangeError (too deep, an integer beyond 64 bits) for a value
+   * that cannot be stored. */
   setContext(value: TContext): void;
 }
 
@@ -177,6 +183,9 @@ export declare function createGatewayAgentClient(options?: HttpClientOptions): H
 /** An OpenAI-compatible chat-completions client: `OPENAI_BASE_URL`, `OPENAI_API_KEY`. */
 export declare function createOpenAICompatibleClient(options?: HttpClientOptions): HttpModelClient;
 
+/** Token counts. Typed `number` so that arithmetic on them type-checks: a count beyond
+ * 2^53 − 1 (only from a model endpoint reporting absurd counts or an edited state) is a
+ * `bigint` at run time, exact. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
@@ -359,6 +368,8 @@ export interface RunOptions<TContext = unknown> extends RunOverrides {
 export type ToolDecision = string | { toolCallId: string; reason?: string };
 
 export interface ContinueOptions<TContext = unknown> extends RunOverrides {
+  /** A result, its JSON text, or what `JSON.stringify(result)` gives (for a state holding
+   * `bigint`s on a Node without `JSON.rawJSON`: the exact state text as a JSON string). */
   run?: RunResult | string;
   state?: RunResult | string;
   client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
@@ -404,7 +415,9 @@ export interface Agent<TContext = any, TOutput = unknown> {
 export declare function createAgent<TContext = any, TOutput = unknown>(definition: AgentDefinition<TContext>): Agent<TContext, TOutput>;
 
 /** Parses and checks state JSON text (throws AgentStateError for malformed state or an
- * unsupported version). */
+ * unsupported version); integers beyond 2^53 − 1 come back as `bigint`. Also takes what
+ * `JSON.stringify(result)` gives for a state holding `bigint`s on Node 18/20 (the text as
+ * a JSON string). */
 export declare function parseState(text: string): RunResult;
 
 export declare const STATE_VERSION: 1;

@@ -4,6 +4,9 @@
 // classes); every behaviour lives in the core.
 
 const native = require('./native.js');
+const {
+  ValueError, errorMessage, holdsBigInt, mayHoldBigInt, parseExact, parseJson, toJson, writeExact,
+} = require('./values.js');
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -53,9 +56,9 @@ function decodeError(error) {
   const text = error && typeof error.message === 'string' ? error.message : '';
   const at = text.indexOf(MARKER);
   if (at < 0) return error;
-  const body = JSON.parse(text.slice(at + MARKER.length));
+  const body = parseJson(text.slice(at + MARKER.length));
   const Class = ERROR_CLASSES[body.code] || AgentError;
-  const details = { code: body.code, result: body.result ?? undefined };
+  const details = { code: body.code, result: body.result ? withStateJSON(body.result) : undefined };
   if (body.target) details.target = body.target;
   if (body.gateway) {
     details.status = body.gateway.status;
@@ -99,19 +102,10 @@ function register(fn, withRuntime = false) {
   return id;
 }
 
-function toJson(value) {
-  const text = JSON.stringify(value);
-  return text === undefined ? 'null' : text;
-}
-
-function errorMessage(error) {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
-}
-
-// Answers cross back to Rust in batches, as ONE string of lines `<requestId> <1|0><payload>`
-// (`1` + the value's JSON text, or `0` + the error message as a JSON string; JSON text
-// never holds a raw line break): those produced while a batch of calls is handled go at its
+// Answers cross back to Rust in batches, as ONE string of lines `<requestId> <1|0|2><payload>`
+// (`1` + the value's JSON text, `0` + the error message as a JSON string, or `2` + the
+// message of a value that cannot cross, as a JSON string; JSON text never holds a raw
+// line break): those produced while a batch of calls is handled go at its
 // end, later ones (async results) on the next turn of the event loop.
 let answers = '';
 let flushScheduled = false;
@@ -137,45 +131,124 @@ function answer(requestId, value) {
   try {
     text = toJson(value);
   } catch (error) {
-    fail(requestId, new Error(`value is not JSON-compatible: ${errorMessage(error)}`));
+    invalid(requestId, error);
     return;
   }
   queueAnswer(`${requestId} 1${text}\n`);
 }
 
+/** The callable threw or rejected with `error` (any value). */
 function fail(requestId, error) {
-  let message = errorMessage(error);
-  // Lone surrogates have no UTF-8 form: they become U+FFFD (as in any string given to Rust).
-  if (typeof message.toWellFormed === 'function') message = message.toWellFormed();
-  queueAnswer(`${requestId} 0${JSON.stringify(message)}\n`);
+  queueAnswer(`${requestId} 0${JSON.stringify(errorMessage(error))}\n`);
 }
 
-function isIterator(value) {
-  return value !== null && typeof value === 'object' && typeof value.next === 'function' &&
-    (typeof value[Symbol.asyncIterator] === 'function' || typeof value[Symbol.iterator] === 'function');
+/** The callable's value cannot cross (`error`: the ValueError saying why). */
+function invalid(requestId, error) {
+  queueAnswer(`${requestId} 2${JSON.stringify(errorMessage(error))}\n`);
 }
 
+// Only real generator objects are iterated (their yields are progress): any other object,
+// even one with `next()` and `[Symbol.iterator]`, is a value like any other — iterating
+// an arbitrary iterator-like object could never end.
+const GENERATOR = Object.getPrototypeOf(Object.getPrototypeOf((function* g() {})()));
+const ASYNC_GENERATOR = Object.getPrototypeOf(Object.getPrototypeOf((async function* g() {})()));
+
+function isGenerator(value) {
+  return GENERATOR.isPrototypeOf(value) || ASYNC_GENERATOR.isPrototypeOf(value);
+}
+
+const yieldToTimers = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Drains a tool's generator: its yields are progress, its return value the result. It
+ * stops when the call is aborted (timeout, cancellation), and lets timers and I/O run
+ * every few steps: a generator that never ends cannot starve the event loop. */
 async function drainGenerator(iterator, context) {
-  for (;;) {
-    const step = await iterator.next();
-    if (step.done) return step.value;
-    context.emitProgress(step.value);
+  try {
+    for (let steps = 1; ; steps++) {
+      const step = await iterator.next();
+      // Boxed: returning a thenable from an async function would resolve it again.
+      if (step.done) return { value: step.value };
+      context.emitProgress(step.value);
+      if (steps % 32 === 0) await yieldToTimers();
+      if (context._aborted) throw new Error('Tool call cancelled');
+    }
+  } finally {
+    if (context._aborted) {
+      try { await iterator.return(); } catch { /* it is being abandoned anyway */ }
+    }
   }
 }
 
-/** Settles a request with what a callable returned (or threw): a value, a Promise, or,
- * for tools (`context` given), a (async) generator whose yields are progress and whose
- * return value is the result. While it runs, `context` is abortable by request id. */
+/** A thenable's outcome as a native promise of `{value}`: its `then` is called once, the
+ * first callback counts, and what it fulfills with is the value (boxed, so not resolved
+ * again: a thenable fulfilling with itself cannot loop through microtasks). A `then`
+ * that never calls back is bounded by the call's timeout, like a promise that never
+ * settles. */
+function fromThenable(value, then) {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    try {
+      then.call(value, (v) => {
+        if (done) return;
+        done = true;
+        try {
+          if (v instanceof Promise) v.then((w) => resolve({ value: w }), reject);
+          else resolve({ value: v });
+        } catch (error) {
+          reject(error); // a Proxy's trap, a Promise subclass's then
+        }
+      }, (e) => {
+        if (done) return;
+        done = true;
+        reject(e);
+      });
+    } catch (error) {
+      if (!done) { done = true; reject(error); }
+    }
+  });
+}
+
+/** The `then` of a thenable, or undefined (a throwing getter is thrown). */
+function thenOf(value) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
+  const then = value.then;
+  return typeof then === 'function' ? then : undefined;
+}
+
+/** Settles a request with what a callable returned (or threw): a value, a Promise, a
+ * thenable or, for tools (`context` given), a (async) generator whose yields are progress
+ * and whose return value is the result. While it runs, `context` is abortable by request
+ * id. Whatever the value does, the request gets an answer and nothing is thrown. */
 function settle(requestId, value, context) {
-  if (context && isIterator(value)) value = drainGenerator(value, context);
-  if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-    if (context) controllers.set(requestId, context);
-    value.then(
-      (v) => { if (context) controllers.delete(requestId); answer(requestId, v); },
+  let promise;
+  let boxed = true;
+  try {
+    if (context && isGenerator(value)) promise = drainGenerator(value, context);
+    else if (value instanceof Promise) {
+      promise = value;
+      boxed = false;
+    } else {
+      const then = thenOf(value);
+      if (then === undefined) {
+        answer(requestId, value);
+        return;
+      }
+      promise = fromThenable(value, then);
+    }
+  } catch (error) {
+    fail(requestId, error);
+    return;
+  }
+  if (context) controllers.set(requestId, context);
+  try {
+    promise.then(
+      (v) => { if (context) controllers.delete(requestId); answer(requestId, boxed ? v.value : v); },
       (e) => { if (context) controllers.delete(requestId); fail(requestId, e); },
     );
-  } else {
-    answer(requestId, value);
+  } catch (error) {
+    // A Promise subclass whose `then` throws.
+    if (context) controllers.delete(requestId);
+    fail(requestId, error);
   }
 }
 
@@ -214,9 +287,34 @@ class ToolContext {
     if (this._controller) this._controller.abort(new Error('Tool call cancelled'));
   }
 
-  emitProgress(value) { native.emitProgress(this._requestId, toJson(value)); }
+  /** Reports progress (a value that cannot be stored fails the call with
+   * `tool_event_invalid`). */
+  emitProgress(value) {
+    let text;
+    try {
+      text = toJson(value);
+    } catch (error) {
+      native.emitProgress(this._requestId, '', errorMessage(error));
+      return;
+    }
+    native.emitProgress(this._requestId, text);
+  }
 
-  setContext(value) { native.setContext(this._requestId, toJson(value)); }
+  /** Replaces the run's context (throws a TypeError or RangeError for a value that
+   * cannot be stored). */
+  setContext(value) {
+    let text;
+    try {
+      text = toJson(value);
+    } catch (error) {
+      throw argumentError(error, 'setContext');
+    }
+    try {
+      native.setContext(this._requestId, text);
+    } catch (error) {
+      throw argumentError(error, 'setContext');
+    }
+  }
 }
 
 function dispatch(op, callableId) {
@@ -237,15 +335,23 @@ function newDriver() {
 }
 
 function drain() {
-  const batch = JSON.parse(native.takeOutbox());
+  const text = native.takeOutbox();
+  // `B`: the batch holds integers beyond 2^53 (the core says so; JSON.parse otherwise).
+  const batch = text.charCodeAt(0) === 66 ? parseExact(text.slice(1)) : JSON.parse(text);
   // The runtime data of the tool phase the following EXECUTE entries belong to.
   let phase = null;
   for (let i = 0; i < batch.length; i++) {
     const call = batch[i];
     const callOp = call[0];
-    if (callOp === OP_EXECUTE) execute(call, phase);
-    else if (callOp === OP_PHASE) phase = call[3];
-    else handle(callOp, call[1], call[2], call[3]);
+    // Each entry is guarded on its own: nothing a host value does may throw out of the
+    // dispatcher (an exception there would end the process).
+    try {
+      if (callOp === OP_EXECUTE) execute(call, phase);
+      else if (callOp === OP_PHASE) phase = call[3];
+      else handle(callOp, call[1], call[2], call[3]);
+    } catch (error) {
+      if (callOp === OP_EXECUTE || callOp === OP_CALL) fail(call[2], error);
+    }
   }
   flushAnswers();
 }
@@ -261,7 +367,8 @@ function execute(call, phase) {
   const entry = callables.get(call[1]);
   if (!entry) { fail(requestId, new Error('callable released')); return; }
   // Each call gets its own copy of an object context (`contextText`: its JSON text).
-  const shared = phase.contextText === undefined ? phase.context : JSON.parse(phase.contextText);
+  const shared = phase.contextText === undefined ? phase.context
+    : phase.contextBig ? parseExact(phase.contextText) : JSON.parse(phase.contextText);
   const context = new ToolContext(requestId, phase.runId, phase.agentId, phase.stepIndex, shared,
     { id: call[4], name: call[5], input: call[6] });
   lastContext = context;
@@ -305,7 +412,8 @@ function handle(op, callableId, requestId, payload) {
       if (!entry) return;
       try {
         const result = entry.fn(payload);
-        if (result && typeof result.then === 'function') result.then(noop, reportListenerError);
+        const then = thenOf(result);
+        if (then !== undefined) fromThenable(result, then).then(noop, reportListenerError);
       } catch (error) {
         reportListenerError(error);
       }
@@ -327,11 +435,13 @@ native.registerHost(dispatch);
 const SCHEMA = Symbol('phaseo.jsonSchema');
 
 function formatIssues(error) {
-  if (error && Array.isArray(error.issues)) {
-    return error.issues
-      .map((i) => (i.path && i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
-      .join('; ');
-  }
+  try {
+    if (error && Array.isArray(error.issues)) {
+      return error.issues
+        .map((i) => (i.path && i.path.length ? `${i.path.join('.')}: ${errorMessage(i.message)}` : errorMessage(i.message)))
+        .join('; ');
+    }
+  } catch { /* odd issues: the error's own text */ }
   return errorMessage(error);
 }
 
@@ -342,13 +452,13 @@ function jsonSchemaValidator(schema) {
     [SCHEMA]: schema,
     schema,
     safeParse(value) {
-      const problem = compiled.check(value);
+      const problem = compiled.check(toJson(value));
       return problem === null || problem === undefined
         ? { success: true, data: value }
         : { success: false, error: new Error(problem) };
     },
     parse(value) {
-      const problem = compiled.check(value);
+      const problem = compiled.check(toJson(value));
       if (problem !== null && problem !== undefined) throw new Error(problem);
       return value;
     },
@@ -385,7 +495,7 @@ function validatorSpec(validator) {
       schema: describe(validator),
     };
   }
-  if (typeof validator === 'object') return { schema: validator };
+  if (typeof validator === 'object') return { schema: storable(validator, 'schema') };
   throw new TypeError('a validator must be a function, an object with parse()/safeParse(), or a JSON Schema');
 }
 
@@ -401,7 +511,7 @@ function defineTool(definition) {
   const spec = {
     id: d.id,
     description: d.description ?? '',
-    parameters: d.parameters ?? undefined,
+    parameters: d.parameters === undefined || d.parameters === null ? undefined : storable(d.parameters, 'parameters'),
     execute: typeof d.execute === 'function' ? register(d.execute.bind(d)) : undefined,
     timeoutMs: d.timeoutMs ?? undefined,
     requireApproval: typeof d.requireApproval === 'function' ? undefined : Boolean(d.requireApproval),
@@ -412,7 +522,8 @@ function defineTool(definition) {
     eventSchema: validatorSpec(d.eventSchema),
     onToolCalled: typeof d.onToolCalled === 'function' ? register(d.onToolCalled, true) : undefined,
     onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
-    nextTurnParams: typeof d.nextTurnParams === 'function' ? undefined : d.nextTurnParams ?? undefined,
+    nextTurnParams: typeof d.nextTurnParams === 'function' || d.nextTurnParams === undefined || d.nextTurnParams === null
+      ? undefined : storable(d.nextTurnParams, 'nextTurnParams'),
     nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
   };
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
@@ -464,7 +575,8 @@ function nativeClient(make) {
 
 /** A client answering with the given responses, in order (`{text}`, `{toolCalls}`, `{fail}`). */
 function createScriptedClient(responses, options = {}) {
-  return nativeClient(() => native.NativeModelClient.scripted(responses, options.used ?? 0));
+  const text = argumentJson(responses, 'responses');
+  return nativeClient(() => native.NativeModelClient.scripted(text, options.used ?? 0));
 }
 
 /** A client that calls every offered tool once, then answers with a summary. */
@@ -527,10 +639,60 @@ function cancelToken(signal) {
   return { token, detach: () => signal.removeEventListener('abort', onAbort) };
 }
 
+/** A caller's argument that cannot be stored, as the host error it throws: RangeError
+ * for a value too deep or an integer too large, TypeError otherwise. */
+function argumentError(error, what) {
+  const text = errorMessage(error);
+  const message = `${what}: ${text}`;
+  // The core checks the depth of what JSON.stringify wrote: its refusal has no kind.
+  const range = error instanceof ValueError ? error.kind === 'depth' || error.kind === 'integer'
+    : /nested more than \d+ levels deep|does not fit in 64 bits/.test(text);
+  return range ? new RangeError(message) : new TypeError(message);
+}
+
+/** A definition's value, checked (a cycle or too deep a value would otherwise reach the
+ * native conversion). */
+function storable(value, what) {
+  argumentJson(value, what);
+  return value;
+}
+
+/** The JSON text of a caller's argument (checked here, depth included: once per run). */
+function argumentJson(value, what) {
+  try {
+    return writeExact(value);
+  } catch (error) {
+    throw argumentError(error, what);
+  }
+}
+
+function stateError(message) {
+  return new AgentStateError(`Invalid state: ${message}`, { code: 'state_invalid' });
+}
+
+/** State text from a result, its JSON text, or that text as a JSON string (what
+ * `JSON.stringify(result)` gives for a state holding BigInts on a Node without
+ * `JSON.rawJSON`). An object that cannot be written is `state_invalid`. */
 function stateText(options) {
   const state = options.state ?? options.run;
   if (state === undefined || state === null) throw new TypeError('continueRun needs `run` or `state` (a result or its JSON text)');
-  return typeof state === 'string' ? state : JSON.stringify(state);
+  if (typeof state === 'string') return unquoteState(state);
+  try {
+    // A shallow copy: the data without a result's own `toJSON`.
+    return writeExact(typeof state === 'object' ? { ...state } : state);
+  } catch (error) {
+    throw stateError(error instanceof ValueError ? error.message : `value cannot be read: ${errorMessage(error)}`);
+  }
+}
+
+function unquoteState(text) {
+  if (!text.startsWith('"')) return text;
+  try {
+    const inner = JSON.parse(text);
+    return typeof inner === 'string' ? inner : text;
+  } catch {
+    return text;
+  }
 }
 
 function decisionSpecs(list) {
@@ -556,6 +718,7 @@ function prepare(options) {
 // Results: plain JSON data whose growing parts are parsed on first read.
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const BIG = Symbol('phaseo.stateHoldsBigInt');
 const PART_MESSAGES = 0;
 const PART_STEPS = 1;
 const PART_STEP_RESULTS = 2;
@@ -567,7 +730,7 @@ function setData(target, key, value) {
 
 /** Makes `target[key]` an enumerable property that parses `handle.part(part)` when first
  * read (or takes the value assigned to it) and then becomes a plain data property. */
-function lazyPart(target, key, handle, part) {
+function lazyPart(target, key, handle, part, meta) {
   let value;
   let ready = false;
   Object.defineProperty(target, key, {
@@ -575,7 +738,8 @@ function lazyPart(target, key, handle, part) {
     configurable: true,
     get() {
       if (!ready) {
-        value = JSON.parse(handle.part(part));
+        const text = handle.part(part);
+        value = mayHoldBigInt(text) ? parseExact(text, meta) : JSON.parse(text);
         ready = true;
         try { setData(target, key, value); } catch { /* frozen: keep answering from here */ }
       }
@@ -595,19 +759,61 @@ function inspectData() {
   return this;
 }
 
+/** `JSON.stringify(result)`: the state itself; when it holds BigInts (which
+ * `JSON.stringify` cannot write), their exact digits through `JSON.rawJSON` where Node has
+ * it, else the state's exact JSON text as a JSON string (`continueRun` and `parseState`
+ * take that string as well). */
+function stateToJSON() {
+  const meta = this[BIG];
+  if (meta !== undefined) {
+    // What the SDK put in the state says whether it holds BigInts (a BigInt the
+    // application adds later gets the usual TypeError). The lazy parts are read now:
+    // JSON.stringify reads them next anyway.
+    void this.steps; void this.stepResults; void this.items;
+    if (this.run !== null && typeof this.run === 'object') void this.run.messages;
+    if (!meta.big) return this;
+  } else if (!holdsBigInt(this)) {
+    return this;
+  }
+  if (typeof JSON.rawJSON === 'function') return withRawIntegers(this);
+  return writeExact({ ...this });
+}
+
+/** A state object parsed at once (stream and error results), with `stateToJSON`. */
+function withStateJSON(state) {
+  if (state !== null && typeof state === 'object') {
+    Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });
+  }
+  return state;
+}
+
+function withRawIntegers(value) {
+  if (typeof value === 'bigint') return JSON.rawJSON(value.toString());
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(withRawIntegers);
+  const copy = {};
+  for (const key of Object.keys(value)) copy[key] = withRawIntegers(value[key]);
+  return copy;
+}
+
 /** The result of a run from its native state: the state's JSON data, except that
  * `run.messages`, `steps`, `stepResults` and `items` (which grow with the run) are parsed
  * when first read. `JSON.stringify(result)`, property access, enumeration and
  * `structuredClone` see exactly the canonical state. */
 function stateOf(handle) {
-  const state = JSON.parse(handle.head());
+  const head = handle.head();
+  // Whether the state holds integers beyond 2^53 (see `stateToJSON`).
+  const meta = { big: false };
+  const state = mayHoldBigInt(head) ? parseExact(head, meta) : JSON.parse(head);
   const run = state.run;
-  lazyPart(run, 'messages', handle, PART_MESSAGES);
-  lazyPart(state, 'steps', handle, PART_STEPS);
-  lazyPart(state, 'stepResults', handle, PART_STEP_RESULTS);
-  lazyPart(state, 'items', handle, PART_ITEMS);
+  lazyPart(run, 'messages', handle, PART_MESSAGES, meta);
+  lazyPart(state, 'steps', handle, PART_STEPS, meta);
+  lazyPart(state, 'stepResults', handle, PART_STEP_RESULTS, meta);
+  lazyPart(state, 'items', handle, PART_ITEMS, meta);
+  Object.defineProperty(state, BIG, { value: meta });
   Object.defineProperty(run, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, INSPECT, { value: inspectData, writable: true, configurable: true });
+  Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });
   return state;
 }
 
@@ -640,7 +846,7 @@ class AgentStreamResult {
         throw decodeError(error);
       }
       if (text === null) return;
-      yield JSON.parse(text);
+      yield parseJson(text);
     }
   }
 
@@ -671,7 +877,7 @@ class AgentStreamResult {
       this._result = (async () => {
         try {
           for await (const item of this._items()) {
-            if (item.type === 'result') return item.result;
+            if (item.type === 'result') return withStateJSON(item.result);
           }
           throw new Error('stream ended without a result');
         } finally {
@@ -687,7 +893,7 @@ class AgentStreamResult {
     const result = await this.getResult();
     const output = result.output;
     if (output === null || output === undefined) return '';
-    return typeof output === 'string' ? output : JSON.stringify(output);
+    return typeof output === 'string' ? output : toJson(output);
   }
 
   /** Cancels the run; resolves with its (cancelled) result. */
@@ -702,6 +908,17 @@ class AgentStreamResult {
   [Symbol.asyncIterator]() { return this.getFullStream(); }
 }
 
+/** The options of a run as the native layer takes them (values as checked JSON text). */
+function runSpec(options, p) {
+  return {
+    input: argumentJson(options.input ?? null, 'input'),
+    context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
+    messages: options.messages === undefined || options.messages === null ? undefined : argumentJson(options.messages, 'messages'),
+    overrides: p.overrides,
+    onEvent: p.onEvent,
+  };
+}
+
 class Agent {
   constructor(definition, nativeAgent) {
     this.id = definition.id;
@@ -713,11 +930,10 @@ class Agent {
    * AgentError carrying `.result`). */
   async run(options) {
     const p = prepare(options);
-    const spec = { input: options.input ?? null, context: options.context ?? undefined, messages: options.messages ?? undefined, overrides: p.overrides, onEvent: p.onEvent };
     let promise;
     const driver = newDriver();
     try {
-      promise = this._native.run(driver, spec, p.client, p.scripted, p.token);
+      promise = this._native.run(driver, runSpec(options, p), p.client, p.scripted, p.token);
     } catch (error) {
       p.release();
       throw decodeError(error);
@@ -745,9 +961,8 @@ class Agent {
   /** Runs in the background; returns the replayable stream result (also awaitable). */
   stream(options) {
     const p = prepare(options);
-    const spec = { input: options.input ?? null, context: options.context ?? undefined, messages: options.messages ?? undefined, overrides: p.overrides, onEvent: p.onEvent };
     try {
-      return new AgentStreamResult(this._native.stream(spec, p.client, p.scripted, p.token), p);
+      return new AgentStreamResult(this._native.stream(runSpec(options, p), p.client, p.scripted, p.token), p);
     } catch (error) {
       p.release();
       throw decodeError(error);
@@ -769,9 +984,11 @@ class Agent {
     return {
       approvals: decisionSpecs(options.approvals ?? options.approveToolCalls),
       rejections: decisionSpecs(options.rejections ?? options.rejectToolCalls),
-      toolOutputs: options.toolOutputs ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: o.output ?? null })) : undefined,
+      toolOutputs: options.toolOutputs
+        ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: argumentJson(o.output ?? null, `toolOutputs: output of tool call ${o.toolCallId}`) }))
+        : undefined,
       humanInput: options.humanInput ?? undefined,
-      context: options.context ?? undefined,
+      context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
       overrides: p.overrides,
       onEvent: p.onEvent,
     };
@@ -820,7 +1037,7 @@ function createAgent(definition) {
 
 /** Parses and checks state JSON text (rejects invalid or unsupported versions). */
 function parseState(text) {
-  return JSON.parse(nativeCall(() => native.parseState(text)));
+  return parseJson(nativeCall(() => native.parseState(unquoteState(text))));
 }
 
 function isAgentGatewayError(error) {

@@ -53,7 +53,7 @@ pub struct JsAgentApproval(pub HostFn);
 #[async_trait]
 impl ApprovalPredicate for JsAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
-        let call = serde_json::to_value(rt.tool_call()).expect("JSON");
+        let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
         Ok(truthy(&self.0.call_with_runtime(call, rt).await?))
     }
 }

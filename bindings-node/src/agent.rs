@@ -37,19 +37,24 @@ impl NativeJsonSchema {
     /// Compiles a schema (throws a definition error naming the problem).
     #[napi(constructor)]
     pub fn new(schema: Value) -> napi::Result<Self> {
-        JsonSchema::compile(&schema)
-            .map(|schema| Self { schema })
-            .map_err(|e| {
-                to_napi(AgentError::definition_invalid(format!(
-                    "Invalid JSON Schema: {e}"
-                )))
-            })
+        no_panic(|| {
+            JsonSchema::compile(&schema)
+                .map(|schema| Self { schema })
+                .map_err(|e| {
+                    to_napi(AgentError::definition_invalid(format!(
+                        "Invalid JSON Schema: {e}"
+                    )))
+                })
+        })
     }
 
-    /// `null` when valid, else `"<pointer>: <reason>"`.
+    /// `null` when valid, else `"<pointer>: <reason>"` (`json`: the value's JSON text).
     #[napi]
-    pub fn check(&self, value: Value) -> Option<String> {
-        self.schema.check(&value).err()
+    pub fn check(&self, json: String) -> napi::Result<Option<String>> {
+        no_panic(|| match crate::values::parse_value(&json) {
+            Ok(value) => Ok(self.schema.check(&value).err()),
+            Err(message) => Ok(Some(message)),
+        })
     }
 }
 
@@ -105,18 +110,26 @@ fn http_options(spec: HttpClientSpec) -> phaseo_agent::HttpClientOptions {
 
 #[napi]
 impl NativeModelClient {
-    /// Responses in the short scripted form; `used` of them already consumed.
+    /// Responses in the short scripted form (the JSON text of their array); `used` of
+    /// them already consumed.
     #[napi(factory)]
-    pub fn scripted(responses: Vec<Value>, used: Option<u32>) -> napi::Result<Self> {
-        let client = ScriptedClient::from_script(&responses).map_err(|e| {
-            to_napi(AgentError::definition_invalid(format!(
-                "ScriptedClient: {e}"
-            )))
-        })?;
-        let client = Arc::new(client.skipping(used.unwrap_or(0) as usize));
-        Ok(Self {
-            client: client.clone(),
-            scripted: Some(client),
+    pub fn scripted(responses: String, used: Option<u32>) -> napi::Result<Self> {
+        no_panic(|| {
+            let responses: Vec<Value> = serde_json::from_str(&responses).map_err(|e| {
+                to_napi(AgentError::definition_invalid(format!(
+                    "ScriptedClient: responses must be an array ({e})"
+                )))
+            })?;
+            let client = ScriptedClient::from_script(&responses).map_err(|e| {
+                to_napi(AgentError::definition_invalid(format!(
+                    "ScriptedClient: {e}"
+                )))
+            })?;
+            let client = Arc::new(client.skipping(used.unwrap_or(0) as usize));
+            Ok(Self {
+                client: client.clone(),
+                scripted: Some(client),
+            })
         })
     }
 
@@ -131,24 +144,28 @@ impl NativeModelClient {
 
     /// The Phaseo gateway client (Responses API).
     #[napi(factory)]
-    pub fn gateway(spec: HttpClientSpec) -> Self {
-        Self {
-            client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
-                spec,
-            ))),
-            scripted: None,
-        }
+    pub fn gateway(spec: HttpClientSpec) -> napi::Result<Self> {
+        no_panic(|| {
+            Ok(Self {
+                client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
+                    spec,
+                ))),
+                scripted: None,
+            })
+        })
     }
 
     /// An OpenAI-compatible chat-completions client.
     #[napi(factory)]
-    pub fn openai(spec: HttpClientSpec) -> Self {
-        Self {
-            client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
-                &http_options(spec),
-            )),
-            scripted: None,
-        }
+    pub fn openai(spec: HttpClientSpec) -> napi::Result<Self> {
+        no_panic(|| {
+            Ok(Self {
+                client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
+                    &http_options(spec),
+                )),
+                scripted: None,
+            })
+        })
     }
 
     /// Responses a scripted client consumed so far (0 for other clients).
@@ -168,12 +185,12 @@ pub struct ClientSpec {
     pub generate: Option<u32>,
 }
 
-/// Options of a run.
+/// Options of a run (values as JSON text, written by the JS layer's serializer).
 #[napi(object)]
 pub struct RunSpec {
-    pub input: Value,
-    pub context: Option<Value>,
-    pub messages: Option<Value>,
+    pub input: String,
+    pub context: Option<String>,
+    pub messages: Option<String>,
     pub overrides: Option<OverridesSpec>,
     pub on_event: Option<u32>,
 }
@@ -185,7 +202,8 @@ pub struct ContinueSpec {
     pub rejections: Option<Vec<DecisionSpec>>,
     pub tool_outputs: Option<Vec<OutputSpec>>,
     pub human_input: Option<String>,
-    pub context: Option<Value>,
+    /// JSON text.
+    pub context: Option<String>,
     pub overrides: Option<OverridesSpec>,
     pub on_event: Option<u32>,
 }
@@ -341,11 +359,21 @@ impl NativeAgent {
         client: Arc<dyn ModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<RunOptions> {
-        let mut options = RunOptions::new(spec.input, client)
-            .context(spec.context.unwrap_or(Value::Null))
+        let input = argument(&spec.input, "input")?;
+        let context = spec
+            .context
+            .map(|c| argument(&c, "context"))
+            .transpose()?
+            .unwrap_or(Value::Null);
+        let mut options = RunOptions::new(input, client)
+            .context(context)
             .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
-        if let Some(m) = spec.messages.filter(|m| !m.is_null()) {
+        let messages = spec
+            .messages
+            .map(|m| argument(&m, "messages"))
+            .transpose()?;
+        if let Some(m) = messages.filter(|m| !m.is_null()) {
             let messages: Vec<Message> = serde_json::from_value(m)
                 .map_err(|e| napi::Error::from_reason(format!("messages: {e}")))?;
             options = options.messages(messages);
@@ -367,9 +395,9 @@ impl NativeAgent {
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
         options.approvals = spec::decisions(spec.approvals);
         options.rejections = spec::decisions(spec.rejections);
-        options.tool_outputs = spec::outputs(spec.tool_outputs);
+        options.tool_outputs = spec::outputs(spec.tool_outputs)?;
         options.human_input = spec.human_input;
-        options.context = spec.context;
+        options.context = spec.context.map(|c| argument(&c, "context")).transpose()?;
         if let Some(id) = spec.on_event {
             options = options.on_event(Arc::new(JsListener(id)));
         }
@@ -377,8 +405,23 @@ impl NativeAgent {
     }
 }
 
+/// A caller's argument from its JSON text (the JS layer checked it already: this refusal
+/// is the backstop).
+fn argument(text: &str, what: &str) -> napi::Result<Value> {
+    crate::values::parse_value(text).map_err(|m| napi::Error::from_reason(format!("{what}: {m}")))
+}
+
+/// Reads state text: whatever is wrong with it (a panic of the reader included) is
+/// `state_invalid`.
 fn parse_state(text: &str) -> napi::Result<RunResult> {
-    RunResult::from_json(text).map_err(to_napi)
+    std::panic::catch_unwind(|| RunResult::from_json(text))
+        .unwrap_or_else(|p| {
+            Err(AgentError::state_invalid(format!(
+                "Invalid state: {}",
+                phaseo_agent::panic_message(p.as_ref())
+            )))
+        })
+        .map_err(to_napi)
 }
 
 #[napi]
@@ -406,9 +449,11 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<Object<'env>> {
-        let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let agent = self.agent.clone();
-        crate::driver::drive(env, driver, async move { agent.run(options).await })
+        no_panic(|| {
+            let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let agent = self.agent.clone();
+            crate::driver::drive(env, driver, async move { agent.run(options).await })
+        })
     }
 
     /// Continues a paused state (JSON text) as run `driver` polled on the JS thread;
@@ -425,11 +470,14 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<Object<'env>> {
-        let state = parse_state(&state)?;
-        let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let agent = self.agent.clone();
-        crate::driver::drive(env, driver, async move {
-            agent.continue_run(&state, options).await
+        no_panic(|| {
+            let state = parse_state(&state)?;
+            let options =
+                self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let agent = self.agent.clone();
+            crate::driver::drive(env, driver, async move {
+                agent.continue_run(&state, options).await
+            })
         })
     }
 
@@ -442,10 +490,12 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<NativeStream> {
-        let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let (stream, driver) = self.agent.stream_deferred(options);
-        napi::bindgen_prelude::spawn(driver);
-        Ok(NativeStream { stream })
+        no_panic(|| {
+            let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let (stream, driver) = self.agent.stream_deferred(options);
+            napi::bindgen_prelude::spawn(driver);
+            Ok(NativeStream { stream })
+        })
     }
 
     /// Continues a paused state as a stream.
@@ -458,18 +508,21 @@ impl NativeAgent {
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<NativeStream> {
-        let state = parse_state(&state)?;
-        let options = self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
-        let (stream, driver) = self.agent.continue_stream_deferred(&state, options);
-        napi::bindgen_prelude::spawn(driver);
-        Ok(NativeStream { stream })
+        no_panic(|| {
+            let state = parse_state(&state)?;
+            let options =
+                self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let (stream, driver) = self.agent.continue_stream_deferred(&state, options);
+            napi::bindgen_prelude::spawn(driver);
+            Ok(NativeStream { stream })
+        })
     }
 }
 
 /// Validates state JSON text (throws `state_invalid` data); returns it canonicalized.
 #[napi(js_name = "parseState")]
 pub fn parse_state_text(text: String) -> napi::Result<String> {
-    parse_state(&text).map(|s| s.to_json())
+    no_panic(|| parse_state(&text).map(|s| s.to_json()))
 }
 
 /// A streamed run.
@@ -508,7 +561,7 @@ impl NativeCursor {
     #[napi(ts_return_type = "Promise<string | null>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<String>>> {
         let cursor = self.cursor.clone();
-        env.spawn_future(async move {
+        let next = async move {
             match cursor.lock().await.next_item().await {
                 None => Ok(None),
                 Some(Err(e)) => Err(to_napi(e)),
@@ -518,6 +571,22 @@ impl NativeCursor {
                     r.to_json()
                 ))),
             }
+        };
+        // A panic rejects the promise instead of leaving it pending (or worse).
+        env.spawn_future(async move {
+            use futures::FutureExt;
+            std::panic::AssertUnwindSafe(next)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|p| {
+                    Err(to_napi(AgentError::new(
+                        phaseo_agent::ErrorCode::ToolFailed,
+                        format!(
+                            "internal error: {}",
+                            phaseo_agent::panic_message(p.as_ref())
+                        ),
+                    )))
+                })
         })
     }
 }

@@ -14,6 +14,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use phaseo_agent::{ToolError, ToolRuntime, Value};
+
+use crate::values::parse_value;
 use tokio::sync::oneshot;
 
 /// Operations the dispatcher understands (mirrored in `index.js`).
@@ -88,8 +90,22 @@ static DISPATCHER: OnceLock<Dispatcher> = OnceLock::new();
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// An answer from JS: the value's JSON text (a slice of the text of a batch of answers,
-/// shared: one allocation per batch, not per answer), or the error message.
-type Answer = Result<Json, String>;
+/// shared: one allocation per batch, not per answer), or why there is none.
+type Answer = Result<Json, Failure>;
+
+/// Why JS has no value for a request.
+enum Failure {
+    /// The callable threw or rejected: the message.
+    Thrown(String),
+    /// It returned a value that cannot cross (a cycle, an integer beyond 64 bits, a value
+    /// whose getters throw…): the message.
+    Invalid(String),
+}
+
+/// A host result that cannot be converted: the executor's `tool_output_invalid`.
+fn invalid_output(message: String) -> ToolError {
+    ToolError::invalid_output(message)
+}
 
 /// `text[range]`: JSON text.
 struct Json {
@@ -162,10 +178,18 @@ fn deliver(slot: Option<Slot>, answer: Answer) {
 }
 
 /// Answers requests: `answers` holds one line per answer,
-/// `<requestId> <1|0><payload>\n`: `1` and the JSON text of the value, or `0` and the error
-/// message as a JSON string (JSON text never holds a raw line break).
+/// `<requestId> <1|0|2><payload>\n`: `1` and the JSON text of the value, `0` and the error
+/// message as a JSON string, or `2` and the message (a JSON string) of a value that could
+/// not be converted (JSON text never holds a raw line break).
 #[napi(js_name = "completeMany")]
-pub fn complete_many(answers: String) {
+pub fn complete_many(answers: String) -> napi::Result<()> {
+    crate::errors::no_panic(|| {
+        complete_lines(answers);
+        Ok(())
+    })
+}
+
+fn complete_lines(answers: String) {
     let text: Arc<str> = answers.into();
     let mut parsed = Vec::new();
     let mut at = 0;
@@ -185,8 +209,17 @@ pub fn complete_many(answers: String) {
                 })
             }
             None => {
-                let message = rest.strip_prefix('0').unwrap_or(rest);
-                Err(serde_json::from_str::<String>(message).unwrap_or_else(|_| message.to_owned()))
+                let (invalid, message) = match rest.strip_prefix('2') {
+                    Some(m) => (true, m),
+                    None => (false, rest.strip_prefix('0').unwrap_or(rest)),
+                };
+                let message =
+                    serde_json::from_str::<String>(message).unwrap_or_else(|_| message.to_owned());
+                Err(if invalid {
+                    Failure::Invalid(message)
+                } else {
+                    Failure::Thrown(message)
+                })
             }
         };
         parsed.push((id, answer));
@@ -212,26 +245,36 @@ fn with_runtime(request_id: f64, f: impl FnOnce(&ToolRuntime)) {
     }
 }
 
-/// `emitProgress` of an executing tool call.
+/// `emitProgress` of an executing tool call: `json` is the value's JSON text, or `invalid`
+/// the message of a value the JS layer could not convert (the call fails with
+/// `tool_event_invalid`).
 #[napi(js_name = "emitProgress")]
-pub fn emit_progress(request_id: f64, json: String) -> napi::Result<()> {
-    let value = parse(&json)?;
-    with_runtime(request_id, |rt| rt.emit_progress(value));
-    Ok(())
+pub fn emit_progress(request_id: f64, json: String, invalid: Option<String>) -> napi::Result<()> {
+    crate::errors::no_panic(|| {
+        let value = match invalid {
+            Some(message) => Err(message),
+            None => parse_value(&json),
+        };
+        match value {
+            Ok(value) => with_runtime(request_id, |rt| rt.emit_progress(value)),
+            Err(message) => with_runtime(request_id, |rt| rt.reject_progress(message)),
+        }
+        Ok(())
+    })
 }
 
-/// `setContext` of an executing tool call or hook.
+/// `setContext` of an executing tool call or hook (throws the message of a value that
+/// cannot be stored).
 #[napi(js_name = "setContext")]
 pub fn set_context(request_id: f64, json: String) -> napi::Result<()> {
-    let value = parse(&json)?;
-    let mut outcome = Ok(());
-    with_runtime(request_id, |rt| outcome = rt.set_context(value));
-    outcome.map_err(|e| napi::Error::from_reason(e.to_string()))
-}
-
-fn parse(json: &str) -> napi::Result<Value> {
-    serde_json::from_str(json)
-        .map_err(|e| napi::Error::from_reason(format!("value is not JSON-compatible: {e}")))
+    crate::errors::no_panic(|| {
+        let value = parse_value(&json).map_err(napi::Error::from_reason)?;
+        let mut outcome = Ok(());
+        with_runtime(request_id, |rt| {
+            outcome = rt.set_context(value).map_err(|e| e.to_string())
+        });
+        outcome.map_err(napi::Error::from_reason)
+    })
 }
 
 /// Calls waiting for JavaScript, in order. Many calls made at once (a fan-out) cross the
@@ -241,6 +284,8 @@ struct Outbox {
     text: String,
     /// Entries queued since the last take.
     entries: usize,
+    /// The batch holds an integer beyond ±(2^53 − 1) (see `takeOutbox`).
+    big: bool,
     /// The dispatcher was called and JS has not taken the batch yet.
     signaled: bool,
     /// A task that calls the dispatcher is spawned and has not run yet.
@@ -259,6 +304,7 @@ fn outbox() -> &'static Mutex<Outbox> {
         Mutex::new(Outbox {
             text: String::new(),
             entries: 0,
+            big: false,
             signaled: false,
             deferred: false,
             phase: None,
@@ -274,7 +320,8 @@ fn same_phase(a: &ToolRuntime, b: &ToolRuntime) -> bool {
         && a.agent_id() == b.agent_id()
 }
 
-fn push_phase(text: &mut String, rt: &ToolRuntime) {
+/// Writes the PHASE entry of `rt`; returns whether it holds a big integer.
+fn push_phase(text: &mut String, rt: &ToolRuntime) -> bool {
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Phase<'a> {
@@ -284,23 +331,28 @@ fn push_phase(text: &mut String, rt: &ToolRuntime) {
         context: &'a Value,
         #[serde(skip_serializing_if = "Option::is_none")]
         context_text: Option<String>,
+        /// `context_text` holds an integer beyond 2^53.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        context_big: bool,
     }
     // An object or array context crosses as text only: JS parses a copy per call.
     let context = rt.context();
     let structured = matches!(context, Value::Object(_) | Value::Array(_));
+    let (context_text, context_big) = match structured.then(|| json_text(context)) {
+        Some(written) => (Some(written.text), written.big),
+        None => (None, false),
+    };
     let phase = Phase {
         run_id: rt.run_id(),
         agent_id: rt.agent_id(),
         step_index: rt.step_index(),
         context: if structured { &Value::Null } else { context },
-        context_text: structured.then(|| serde_json::to_string(context).expect("JSON")),
+        context_text,
+        context_big,
     };
-    let _ = write!(
-        text,
-        "[{},0,0,{}]",
-        op::PHASE,
-        serde_json::to_string(&phase).expect("JSON")
-    );
+    let phase = json_text(&phase);
+    let _ = write!(text, "[{},0,0,{}]", op::PHASE, phase.text);
+    phase.big
 }
 
 /// Queues one entry (`write` appends `op, callable, request, payload…` without brackets,
@@ -310,7 +362,7 @@ fn push_phase(text: &mut String, rt: &ToolRuntime) {
 /// task that queues many calls in one poll (the calls of a fan-out) hands them over in
 /// batches (JS starts on the first CHUNK while the rest are queued), instead of JS taking
 /// them a few at a time, each time paying a thread wake-up on both sides.
-fn send(phase: Option<&ToolRuntime>, write: impl FnOnce(&mut String)) -> bool {
+fn send(phase: Option<&ToolRuntime>, big: bool, write: impl FnOnce(&mut String)) -> bool {
     if DISPATCHER.get().is_none() {
         return false;
     }
@@ -324,7 +376,7 @@ fn send(phase: Option<&ToolRuntime>, write: impl FnOnce(&mut String)) -> bool {
                 if !out.text.is_empty() {
                     out.text.push(',');
                 }
-                push_phase(&mut out.text, rt);
+                out.big |= push_phase(&mut out.text, rt);
                 out.phase = Some(rt.clone());
             }
         }
@@ -335,6 +387,7 @@ fn send(phase: Option<&ToolRuntime>, write: impl FnOnce(&mut String)) -> bool {
         write(&mut out.text);
         out.text.push(']');
         out.entries += 1;
+        out.big |= big;
         if out.signaled || on_js_thread {
             // JS takes the batch after the poll (see `pollRun`).
             false
@@ -380,21 +433,26 @@ fn call_dispatcher() -> bool {
 }
 
 /// Queues `[op, callable, request, payload]` (`payload`: JSON text, empty for null).
-fn send_simple(op: u32, callable: u32, request: u64, payload: &str) -> bool {
-    send(None, |text| {
+fn send_simple(op: u32, callable: u32, request: u64, payload: &str, big: bool) -> bool {
+    send(None, big, |text| {
         let payload = if payload.is_empty() { "null" } else { payload };
         let _ = write!(text, "{op},{callable},{request},{payload}");
     })
 }
 
-/// Takes the queued calls as the JSON text of an array `[[op, callable, request, …], …]`.
+/// Takes the queued calls as the JSON text of an array `[[op, callable, request, …], …]`,
+/// prefixed with `B` when it holds an integer beyond ±(2^53 − 1) (JS then parses it
+/// exactly, as BigInt; the common batch takes `JSON.parse`).
 #[napi(js_name = "takeOutbox")]
 pub fn take_outbox() -> String {
     let mut out = lock(outbox());
     out.signaled = false;
     out.entries = 0;
     out.phase = None;
-    let mut text = String::with_capacity(out.text.len() + 2);
+    let mut text = String::with_capacity(out.text.len() + 3);
+    if std::mem::take(&mut out.big) {
+        text.push('B');
+    }
     text.push('[');
     text.push_str(&out.text);
     text.push(']');
@@ -406,7 +464,8 @@ pub fn take_outbox() -> String {
 
 /// Delivers an event to a JS listener (fire and forget; the queue keeps the order).
 pub fn post_event(listener: u32, payload: String) {
-    send_simple(op::EVENT, listener, 0, &payload);
+    let big = has_long_digits(&payload);
+    send_simple(op::EVENT, listener, 0, &payload, big);
 }
 
 /// An in-flight request: aborted in JS and forgotten if dropped before its answer.
@@ -421,7 +480,7 @@ impl Drop for InFlight {
             let slot = lock(slots()).remove(&self.id);
             // Still waiting (not answered meanwhile): JS aborts the call.
             if slot.is_some() {
-                send_simple(op::ABORT, 0, self.id, "");
+                send_simple(op::ABORT, 0, self.id, "", false);
             }
         }
     }
@@ -432,6 +491,7 @@ impl Drop for InFlight {
 async fn call_js(
     runtime: Option<ToolRuntime>,
     phase: bool,
+    big: bool,
     write: impl FnOnce(&mut String, u64),
 ) -> Result<Value, ToolError> {
     let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
@@ -448,7 +508,7 @@ async fn call_js(
         id,
         answered: false,
     };
-    if !send(phase_rt.as_ref(), |text| write(text, id)) {
+    if !send(phase_rt.as_ref(), big, |text| write(text, id)) {
         guard.answered = true;
         lock(slots()).remove(&id);
         return Err(ToolError::new("the JavaScript host is not available"));
@@ -456,9 +516,9 @@ async fn call_js(
     let answer = rx.await;
     guard.answered = true;
     match answer {
-        Ok(Ok(json)) => serde_json::from_str(json.as_str())
-            .map_err(|e| ToolError::new(format!("value is not JSON-compatible: {e}"))),
-        Ok(Err(message)) => Err(ToolError::new(message)),
+        Ok(Ok(json)) => parse_value(json.as_str()).map_err(invalid_output),
+        Ok(Err(Failure::Thrown(message))) => Err(ToolError::new(message)),
+        Ok(Err(Failure::Invalid(message))) => Err(invalid_output(message)),
         Err(_) => Err(ToolError::new("the JavaScript host dropped the call")),
     }
 }
@@ -467,11 +527,11 @@ async fn call_js(
 pub async fn request(
     op: u32,
     callable: u32,
-    payload: String,
+    payload: JsonText,
     runtime: Option<ToolRuntime>,
 ) -> Result<Value, ToolError> {
-    call_js(runtime, false, |text, id| {
-        let _ = write!(text, "{op},{callable},{id},{payload}");
+    call_js(runtime, false, payload.big, |text, id| {
+        let _ = write!(text, "{op},{callable},{id},{}", payload.text);
     })
     .await
 }
@@ -482,9 +542,12 @@ pub async fn request(
 pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Value, ToolError> {
     let call = rt.tool_call();
     // `(a, b, c, d)` serializes as `[a,b,c,d]`: the entry takes its elements.
-    let tail = serde_json::to_string(&(input, &call.id, &call.name, &call.input)).expect("JSON");
-    let tail = &tail[1..tail.len() - 1];
-    call_js(Some(rt.clone()), true, |text, id| {
+    let written = json_text(&(input, &call.id, &call.name, &call.input));
+    let tail = written
+        .text
+        .get(1..written.text.len().saturating_sub(1))
+        .unwrap_or("null,null,null,null");
+    call_js(Some(rt.clone()), true, written.big, |text, id| {
         let _ = write!(text, "{},{callable},{id},{tail}", op::EXECUTE);
     })
     .await
@@ -498,7 +561,7 @@ pub struct HostFn {
 impl HostFn {
     /// Calls it with JSON arguments.
     pub async fn call(&self, args: Vec<Value>) -> Result<Value, ToolError> {
-        let payload = serde_json::to_string(&args).expect("arguments are JSON");
+        let payload = json_text(&args);
         request(op::CALL, self.id, payload, None).await
     }
 
@@ -508,7 +571,7 @@ impl HostFn {
         value: Value,
         rt: &ToolRuntime,
     ) -> Result<Value, ToolError> {
-        let payload = serde_json::to_string(&(&value, RuntimeData::of(rt))).expect("JSON");
+        let payload = json_text(&(&value, RuntimeData::of(rt)));
         request(op::CALL, self.id, payload, Some(rt.clone())).await
     }
 }
@@ -535,4 +598,76 @@ impl<'a> RuntimeData<'a> {
             tool_call: rt.tool_call(),
         }
     }
+}
+
+/// JSON text for JS, and whether it holds an integer beyond ±(2^53 − 1) (which JS must
+/// read with its exact, slower parser).
+pub struct JsonText {
+    pub text: String,
+    pub big: bool,
+}
+
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The compact formatter, noting integers JS cannot hold in a number while it writes them:
+/// finding them costs nothing on the common path.
+struct Flagging<'a>(&'a mut bool);
+
+impl serde_json::ser::Formatter for Flagging<'_> {
+    fn write_u64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: u64) -> std::io::Result<()> {
+        *self.0 |= v > MAX_SAFE_INTEGER;
+        serde_json::ser::CompactFormatter.write_u64(w, v)
+    }
+
+    fn write_i64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: i64) -> std::io::Result<()> {
+        *self.0 |= v.unsigned_abs() > MAX_SAFE_INTEGER;
+        serde_json::ser::CompactFormatter.write_i64(w, v)
+    }
+
+    fn write_u128<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        v: u128,
+    ) -> std::io::Result<()> {
+        *self.0 |= v > u128::from(MAX_SAFE_INTEGER);
+        serde_json::ser::CompactFormatter.write_u128(w, v)
+    }
+
+    fn write_i128<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        v: i128,
+    ) -> std::io::Result<()> {
+        *self.0 |= v.unsigned_abs() > u128::from(MAX_SAFE_INTEGER);
+        serde_json::ser::CompactFormatter.write_i128(w, v)
+    }
+}
+
+/// JSON text of data made of values (serializing a `Value` cannot fail; should a future
+/// type fail, JS gets an unparseable payload and the call fails — never a panic).
+pub fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> JsonText {
+    let mut big = false;
+    let mut bytes = Vec::with_capacity(128);
+    let written = value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut bytes,
+        Flagging(&mut big),
+    ));
+    let text = match written {
+        Ok(()) => String::from_utf8(bytes).unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    JsonText { text, big }
+}
+
+/// Whether JSON text written elsewhere (an event) may hold an integer beyond 2^53: a run
+/// of 16 digits (a false alarm only costs the exact parse).
+fn has_long_digits(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        if run >= 16 {
+            return true;
+        }
+    }
+    false
 }

@@ -116,7 +116,8 @@ pub struct DecisionSpec {
 #[napi(object)]
 pub struct OutputSpec {
     pub tool_call_id: String,
-    pub output: Option<Value>,
+    /// The output's JSON text (written by the JS layer's serializer).
+    pub output: String,
 }
 
 pub fn definition_error(message: String) -> AgentError {
@@ -361,10 +362,14 @@ pub fn decisions(specs: Option<Vec<DecisionSpec>>) -> Vec<ToolDecision> {
         .collect()
 }
 
-pub fn outputs(specs: Option<Vec<OutputSpec>>) -> Vec<ToolOutput> {
+pub fn outputs(specs: Option<Vec<OutputSpec>>) -> napi::Result<Vec<ToolOutput>> {
     specs
         .unwrap_or_default()
         .into_iter()
-        .map(|o| ToolOutput::new(o.tool_call_id, o.output.unwrap_or(Value::Null)))
+        .map(|o| {
+            let output = crate::values::parse_value(&o.output)
+                .map_err(|m| napi::Error::from_reason(format!("toolOutputs: {m}")))?;
+            Ok(ToolOutput::new(o.tool_call_id, output))
+        })
         .collect()
 }

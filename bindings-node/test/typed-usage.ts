@@ -8,6 +8,7 @@ import {
   jsonSchemaValidator,
   stepCountIs,
   type AgentEvent,
+  type JsonValue,
   type ModelRequest,
   type RunResult,
   type ToolContext,
@@ -71,3 +72,6 @@ export async function main(): Promise<string> {
   const final = await stream;
   return `${final.run.status} ${final.output ?? ''} ${result.usage.totalTokens} ${events.length}`;
 }
+
+// Integers beyond 2^53 − 1 are bigint values.
+export const exactCounter: JsonValue = { counter: 18446744073709551615n, nested: [9007199254740993n, 1] };
