@@ -410,6 +410,7 @@ fn core_overrides(o: Option<RunOverrides>) -> pa::RunOverrides {
         temperature: o.temperature,
         max_output_tokens: o.max_output_tokens.map(|n| n.max(0) as u64),
         top_p: o.top_p,
+        ..Default::default()
     }
 }
 

@@ -40,7 +40,8 @@ fn rich_agent(id: &str) -> phaseo_agent::Agent {
     })
     .next_turn_params(NextTurnParams {
         temperature: Some(0.3),
-        tools: Some(vec!["p".into(), "t".into()]),
+        tools: Some(["p", "t", "m", "h"].map(String::from).to_vec()),
+        tool_choice: Some(phaseo_agent::ToolChoice::Tool("t".into())),
         ..Default::default()
     });
     let failing =
