@@ -93,6 +93,14 @@ fn overrides(o: &Value) -> Result<RunOverrides, String> {
     r.temperature = o.get("temperature").and_then(Value::as_f64);
     r.max_output_tokens = o.get("maxOutputTokens").and_then(Value::as_u64);
     r.top_p = o.get("topP").and_then(Value::as_f64);
+    if let Some(c) = o.get("toolChoice") {
+        r.set_tool_choice(c).map_err(|e| e.to_string())?;
+    }
+    r.parallel_tool_calls = o.get("parallelToolCalls").and_then(Value::as_bool);
+    if let Some(ids) = o.get("activeTools").filter(|v| !v.is_null()) {
+        r.active_tools =
+            Some(serde_json::from_value(ids.clone()).map_err(|e| format!("activeTools: {e}"))?);
+    }
     Ok(r)
 }
 
@@ -109,6 +117,9 @@ const RUN_KEYS: &[&str] = &[
     "temperature",
     "maxOutputTokens",
     "topP",
+    "toolChoice",
+    "parallelToolCalls",
+    "activeTools",
 ];
 const CONTINUE_KEYS: &[&str] = &[
     "approvals",
@@ -125,6 +136,9 @@ const CONTINUE_KEYS: &[&str] = &[
     "temperature",
     "maxOutputTokens",
     "topP",
+    "toolChoice",
+    "parallelToolCalls",
+    "activeTools",
 ];
 
 fn check_keys(v: &Value, allowed: &[&str], what: &str) -> Result<(), String> {
@@ -286,7 +300,15 @@ async fn run_case_value(case: &Value, path: &Path, mode: &Mode) -> Result<bool, 
         .and_then(Value::as_array)
         .ok_or("case without steps")?;
     let obs = Arc::new(Observations::default());
-    let agent = case::build_agent(case, &obs)?;
+    let built = case::build_agent(case, &obs)?;
+    if let Some(want) = case.get("expectDefinitionError") {
+        if !matches!(mode, Mode::All) {
+            return Ok(false);
+        }
+        expect::check_definition_error(want, built.as_ref().err())?;
+        return Ok(true);
+    }
+    let agent = built.map_err(|e| format!("agent definition refused: {e}"))?;
     let entries = case
         .get("model")
         .and_then(Value::as_array)
