@@ -129,6 +129,14 @@ fn overrides(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<RunOverr
     o.temperature = get("temperature")?.map(|v| v.extract()).transpose()?;
     o.max_output_tokens = get("max_output_tokens")?.map(|v| v.extract()).transpose()?;
     o.top_p = get("top_p")?.map(|v| v.extract()).transpose()?;
+    if let Some(c) = get("tool_choice")? {
+        o.set_tool_choice(&to_value(&c)?)
+            .map_err(|e| to_pyerr(py, e))?;
+    }
+    o.parallel_tool_calls = get("parallel_tool_calls")?
+        .map(|v| v.extract())
+        .transpose()?;
+    o.active_tools = get("active_tools")?.map(|v| v.extract()).transpose()?;
     Ok(o)
 }
 
@@ -309,7 +317,7 @@ where
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, tool_choice=None, parallel_tool_calls=None, active_tools=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -327,6 +335,9 @@ impl PyAgent {
         output_schema: Option<&Bound<'_, PyAny>>,
         require_approval: Option<&Bound<'_, PyAny>>,
         human_review: Option<&Bound<'_, PyAny>>,
+        tool_choice: Option<&Bound<'_, PyAny>>,
+        parallel_tool_calls: Option<bool>,
+        active_tools: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
         if let Some(v) = turn_value(model)? {
@@ -369,6 +380,15 @@ impl PyAgent {
         }
         if let Some(f) = human_review.filter(|v| !v.is_none()) {
             def = def.human_review(Arc::new(HostReview(HostFn::new(f.clone().unbind(), false))));
+        }
+        if let Some(v) = turn_value(tool_choice)? {
+            def = def.tool_choice(v);
+        }
+        if let Some(p) = parallel_tool_calls {
+            def = def.parallel_tool_calls(p);
+        }
+        if let Some(v) = turn_value(active_tools)? {
+            def = def.active_tools(v);
         }
         let agent = create_agent(def).map_err(|e| to_pyerr(py, e))?;
         Ok(Self { agent })
