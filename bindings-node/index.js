@@ -165,14 +165,15 @@ async function drainGenerator(iterator, context) {
 
 /** Settles a request with what a callable returned (or threw): a value, a Promise, or,
  * for tools (`context` given), a (async) generator whose yields are progress and whose
- * return value is the result. While it runs, `context` is abortable by request id. */
-function settle(requestId, value, context) {
+ * return value is the result. While it runs, `context` (or a hook's `hookContext`) is abortable by request id. */
+function settle(requestId, value, context, hookContext) {
   if (context && isIterator(value)) value = drainGenerator(value, context);
   if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-    if (context) controllers.set(requestId, context);
+    const abortable = context ?? hookContext;
+    if (abortable) controllers.set(requestId, abortable);
     value.then(
-      (v) => { if (context) controllers.delete(requestId); answer(requestId, v); },
-      (e) => { if (context) controllers.delete(requestId); fail(requestId, e); },
+      (v) => { if (abortable) controllers.delete(requestId); answer(requestId, v); },
+      (e) => { if (abortable) controllers.delete(requestId); fail(requestId, e); },
     );
   } else {
     answer(requestId, value);
@@ -281,7 +282,10 @@ function handle(op, callableId, requestId, payload) {
       const entry = callables.get(callableId);
       if (!entry) { fail(requestId, new Error('callable released')); return; }
       const args = payload;
-      if (entry.withRuntime) args[1] = ToolContext.of(requestId, args[1]);
+      // A hook's context (its signal) is abortable while the call is in flight, as an
+      // executor's is: the core aborts it when the call times out or the run is cancelled.
+      const context = entry.withRuntime ? ToolContext.of(requestId, args[1]) : null;
+      if (context) args[1] = context;
       let value;
       try {
         value = entry.fn(...args);
@@ -289,7 +293,7 @@ function handle(op, callableId, requestId, payload) {
         fail(requestId, error);
         return;
       }
-      settle(requestId, value, null);
+      settle(requestId, value, null, context);
       return;
     }
     case OP_ABORT: {
@@ -414,6 +418,8 @@ function defineTool(definition) {
     onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
     nextTurnParams: typeof d.nextTurnParams === 'function' ? undefined : d.nextTurnParams ?? undefined,
     nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
+    strict: d.strict ?? undefined,
+    inputExamples: d.inputExamples ?? undefined,
   };
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
@@ -512,6 +518,9 @@ function overridesSpec(o, temporary) {
     temperature: o.temperature ?? undefined,
     maxOutputTokens: o.maxOutputTokens ?? undefined,
     topP: o.topP ?? undefined,
+    toolChoice: o.toolChoice ?? undefined,
+    parallelToolCalls: o.parallelToolCalls ?? undefined,
+    activeTools: o.activeTools ?? undefined,
   };
 }
 
@@ -779,7 +788,8 @@ class Agent {
 }
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
-  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview']);
+  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'toolChoice',
+  'parallelToolCalls', 'activeTools']);
 
 /** Defines an agent (SPEC §3). */
 function createAgent(definition) {
@@ -802,6 +812,9 @@ function createAgent(definition) {
     outputSchema: validatorSpec(definition.outputSchema),
     requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
+    toolChoice: dynamicSpec(definition.toolChoice),
+    parallelToolCalls: definition.parallelToolCalls ?? undefined,
+    activeTools: dynamicSpec(definition.activeTools),
   };
   const nativeAgent = nativeCall(() => new native.NativeAgent(spec));
   return new Agent({ ...definition, tools }, nativeAgent);
