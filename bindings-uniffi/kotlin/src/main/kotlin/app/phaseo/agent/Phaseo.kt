@@ -232,6 +232,8 @@ fun defineTool(
     onResponseReceived: ToolHook<JsonElement>? = null,
     nextTurnParams: JsonObject? = null,
     nextTurnParamsFn: ToolHook<JsonObject>? = null,
+    strict: Boolean = false,
+    inputExamples: List<JsonObject>? = null,
     execute: ToolFunction? = null,
 ): Tool = sdk {
     Tool(
@@ -251,6 +253,8 @@ fun defineTool(
             onResponseReceived = onResponseReceived?.let(::KotlinResponseReceived),
             nextTurnParamsJson = nextTurnParams?.toString(),
             nextTurnParams = nextTurnParamsFn?.let(::KotlinNextTurn),
+            strict = strict,
+            inputExamplesJson = inputExamples?.let { JsonArray(it).toString() },
         ),
     )
 }
@@ -310,7 +314,9 @@ private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = f
  * Defines an agent (SPEC §3). [requireApproval] is the agent-level predicate of
  * `(call, runtime)`; it decides for every tool. [humanReview] returns a [ReviewRequest]
  * to pause. The `…Fn` parameters compute a field per turn from `{numberOfTurns, stepIndex,
- * messages, context}`. An invalid definition throws [AgentException] `definition_invalid`.
+ * messages, context}` (`toolChoiceFn`: `"auto"`, `"required"`, `"none"`, `{"toolId": id}` or
+ * null; `activeToolsFn`: a JSON array of tool ids or null). [toolChoice], [parallelToolCalls]
+ * and [activeTools] are the request controls of SPEC §12. An invalid definition throws [AgentException] `definition_invalid`.
  */
 fun createAgent(
     id: String,
@@ -332,6 +338,11 @@ fun createAgent(
     temperatureFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
     maxOutputTokensFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
     topPFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    toolChoice: ToolChoice? = null,
+    toolChoiceFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    parallelToolCalls: Boolean? = null,
+    activeTools: List<String>? = null,
+    activeToolsFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
 ): Agent = sdk {
     Agent(
         AgentDefinition(
@@ -354,6 +365,11 @@ fun createAgent(
             temperatureFn = turn(temperatureFn),
             maxOutputTokensFn = turn(maxOutputTokensFn),
             topPFn = turn(topPFn),
+            toolChoice = toolChoice,
+            toolChoiceFn = turn(toolChoiceFn),
+            parallelToolCalls = parallelToolCalls,
+            activeTools = activeTools,
+            activeToolsFn = turn(activeToolsFn),
         ),
     )
 }
