@@ -109,3 +109,31 @@ test('a hook signal aborts when the run is cancelled', async () => {
   await sleep(50);
   assert.equal(aborted, true);
 });
+
+test('a slow eventSchema cannot hold the deadline; queued progress is dropped', async () => {
+  const checked = [];
+  const slow = defineTool({
+    id: 'slow',
+    timeoutMs: 300,
+    onError: 'return-to-model',
+    eventSchema: (value) => new Promise((resolve) => {
+      checked.push(value);
+      setTimeout(() => resolve(value), 2000).unref();
+    }),
+    execute: async (input, context) => {
+      context.emitProgress('a');
+      context.emitProgress('b');
+      await new Promise((resolve) => { setTimeout(resolve, 5000).unref(); });
+      return 'late';
+    },
+  });
+  const agent = createAgent({ id: 'a', tools: [slow] });
+  const started = Date.now();
+  const result = await agent.run({ input: 'go', client: new RecordingClient([calls(call('c1', 'slow')), { text: 'ok' }]) });
+  assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
+  const toolResult = result.stepResults[0].toolResults[0];
+  assert.equal(toolResult.error, 'Tool slow timed out after 300ms');
+  assert.deepEqual(toolResult.preliminaryResults, []);
+  // The second value was still queued at the deadline: never checked.
+  assert.deepEqual(checked, ['a']);
+});

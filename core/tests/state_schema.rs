@@ -141,6 +141,23 @@ async fn states_in_every_status_match_the_schema() {
         }
     }
 
+    // A pause in the step whose tool set next-turn overrides keeps them in the state.
+    let with_overrides = agent
+        .run(RunOptions::new(
+            "go",
+            scripted([ModelResponse::tool_calls([
+                ("a", "p", "{}"),
+                ("c1", "m", "{}"),
+            ])]),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        with_overrides.to_value()["run"]["nextTurnParams"]["toolChoice"],
+        json!({"toolId": "t"})
+    );
+    assert_valid(&v, &with_overrides, RunStatus::WaitingForHuman);
+
     let reviewer = common::agent(
         AgentDefinition::new("rev").human_review(human_review_fn(|c| {
             c.is_final.then(|| ReviewRequest {
