@@ -418,8 +418,8 @@ function defineTool(definition) {
     onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
     nextTurnParams: typeof d.nextTurnParams === 'function' ? undefined : d.nextTurnParams ?? undefined,
     nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
-    strict: d.strict ?? undefined,
-    inputExamples: d.inputExamples ?? undefined,
+    strict: checkedBoolean(d.strict, `Invalid definition of tool '${d.id}': strict`),
+    inputExamples: checkedList(d.inputExamples, `Invalid definition of tool '${d.id}': inputExamples`),
   };
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
@@ -519,9 +519,23 @@ function overridesSpec(o, temporary) {
     maxOutputTokens: o.maxOutputTokens ?? undefined,
     topP: o.topP ?? undefined,
     toolChoice: o.toolChoice ?? undefined,
-    parallelToolCalls: o.parallelToolCalls ?? undefined,
-    activeTools: o.activeTools ?? undefined,
+    parallelToolCalls: checkedBoolean(o.parallelToolCalls, 'Invalid run options: parallelToolCalls'),
+    activeTools: checkedList(o.activeTools, 'Invalid run options: activeTools'),
   };
+}
+
+/** `value` when it is a boolean (or absent); otherwise a clear definition error. */
+function checkedBoolean(value, what) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new AgentDefinitionError(`${what} must be a boolean, got ${typeof value}`, { code: 'definition_invalid' });
+  return value;
+}
+
+/** `value` when it is an array (or absent); otherwise a clear definition error. */
+function checkedList(value, what) {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw new AgentDefinitionError(`${what} must be a list, got ${typeof value}`, { code: 'definition_invalid' });
+  return value;
 }
 
 function cancelToken(signal) {
@@ -813,7 +827,7 @@ function createAgent(definition) {
     requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
     toolChoice: dynamicSpec(definition.toolChoice),
-    parallelToolCalls: definition.parallelToolCalls ?? undefined,
+    parallelToolCalls: checkedBoolean(definition.parallelToolCalls, 'Invalid agent definition: parallelToolCalls'),
     activeTools: dynamicSpec(definition.activeTools),
   };
   const nativeAgent = nativeCall(() => new native.NativeAgent(spec));

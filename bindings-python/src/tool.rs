@@ -333,7 +333,16 @@ impl PyTool {
         if let Some(examples) = input_examples.filter(|v| !v.is_none()) {
             let examples = match to_value(examples)? {
                 Value::Array(list) => list,
-                other => vec![other],
+                other => {
+                    return Err(to_pyerr(
+                        py,
+                        phaseo_agent::AgentError::definition_invalid(format!(
+                            "Invalid definition of tool '{}': inputExamples must be a list of \
+                             argument objects, got {other}",
+                            tool.id()
+                        )),
+                    ))
+                }
             };
             tool = tool.input_examples(examples);
         }

@@ -112,3 +112,13 @@ def test_the_timeout_bounds_on_tool_called() -> None:
 
     asyncio.run(main())
     assert seen.get("cancelled") is True
+
+
+def test_bad_control_values_are_clear_errors() -> None:
+    with pytest.raises(AgentDefinitionError, match="inputExamples must be a list of argument objects"):
+        echo("w", input_examples={"city": "Paris"})
+    with pytest.raises(AgentDefinitionError, match=r"inputExamples\[0\] must be an object of arguments, got 3"):
+        echo("w", input_examples=[3])
+    agent = create_agent({"id": "a", "tools": [echo("ab")]})
+    with pytest.raises(AgentDefinitionError, match="active_tools must be a list of tool ids"):
+        agent.run(input="go", client=RecordingClient([]), active_tools="ab")

@@ -114,6 +114,16 @@ def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Any]]]:
     return out
 
 
+def _tool_ids(ids: Optional[Sequence[str]]) -> Optional[List[str]]:
+    """A run's ``active_tools`` as a list (a lone string is refused, not split into letters)."""
+    if ids is None:
+        return None
+    if isinstance(ids, (str, bytes)):
+        raise AgentDefinitionError(f"Invalid run options: active_tools must be a list of tool ids, got {ids!r}",
+                                   code="definition_invalid")
+    return list(ids)
+
+
 def _state(state: Union[RunResult, str, Mapping[str, Any]]) -> RunResult:
     if isinstance(state, RunResult):
         return state
@@ -148,7 +158,7 @@ class Agent:
         return {
             "tool_choice": tool_choice,
             "parallel_tool_calls": parallel_tool_calls,
-            "active_tools": None if active_tools is None else list(active_tools),
+            "active_tools": _tool_ids(active_tools),
             "model": model,
             "max_steps": max_steps,
             "stop_when": _stop_list(stop_when),
