@@ -122,3 +122,34 @@ def test_bad_control_values_are_clear_errors() -> None:
     agent = create_agent({"id": "a", "tools": [echo("ab")]})
     with pytest.raises(AgentDefinitionError, match="active_tools must be a list of tool ids"):
         agent.run(input="go", client=RecordingClient([]), active_tools="ab")
+
+
+def test_a_slow_event_schema_cannot_hold_the_deadline() -> None:
+    checked = []
+
+    async def slow_check(value: Any) -> Any:
+        checked.append(value)
+        await asyncio.sleep(2)
+        return value
+
+    async def work(tool_input: Any, runtime: Any) -> Any:
+        runtime.emit_progress("a")
+        runtime.emit_progress("b")
+        await asyncio.sleep(5)
+        return "late"
+
+    slow = define_tool(AgentTool(id="slow", execute=work, event_schema=slow_check, timeout_ms=300,
+                                 on_error="return-to-model"))
+    agent = create_agent({"id": "a", "tools": [slow]})
+
+    async def main() -> None:
+        started = time.monotonic()
+        result = await agent.run_async(input="go", client=RecordingClient([calls(call("c1", "slow")), {"text": "ok"}]))
+        assert time.monotonic() - started < 1.5
+        tool_result = result.step_results[0]["tool_results"][0]
+        assert tool_result["error"] == "Tool slow timed out after 300ms"
+        assert tool_result["preliminary_results"] == []
+
+    asyncio.run(main())
+    # "b" was still queued at the deadline: never checked.
+    assert checked == ["a"]
