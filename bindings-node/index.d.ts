@@ -54,8 +54,14 @@ export interface NextTurnParams {
   temperature?: number;
   maxOutputTokens?: number;
   topP?: number;
+  /** Tool ids offered in the next request (`activeTools` is accepted as the same key). */
   tools?: string[];
+  activeTools?: string[];
+  toolChoice?: ToolChoice;
 }
+
+/** Which tool the model must call (SPEC §12). */
+export type ToolChoice = 'auto' | 'required' | 'none' | { toolId: string };
 
 export type OnError = 'fail-run' | 'return-to-model';
 
@@ -82,6 +88,12 @@ export interface ToolDefinition<TInput = any, TOutput = unknown, TContext = any>
   onResponseReceived?: (output: unknown, context: ToolContext<TContext, TInput>) => unknown | Promise<unknown>;
   nextTurnParams?: NextTurnParams | ((input: TInput, context: ToolContext<TContext, TInput>) => NextTurnParams | Promise<NextTurnParams>);
   onError?: OnError;
+  /** Ask the model for schema-exact arguments; `parameters` must then be strict-compatible
+   * (every object schema has `additionalProperties: false` and lists all its properties
+   * in `required`), checked at definition. */
+  strict?: boolean;
+  /** Example argument objects, sent with the tool where the client supports them. */
+  inputExamples?: Record<string, unknown>[];
 }
 
 /** A checked tool (what `defineTool` returns). */
@@ -121,12 +133,21 @@ export interface ModelRequest {
   model: string | null;
   instructions: string | null;
   messages: Message[];
-  tools: { id: string; description: string; parameters: Record<string, unknown> }[];
+  tools: {
+    id: string;
+    description: string;
+    parameters: Record<string, unknown>;
+    /** Present (true) only for strict tools. */
+    strict?: boolean;
+    inputExamples?: Record<string, unknown>[];
+  }[];
   context: unknown;
   temperature: number | null;
   maxOutputTokens: number | null;
   topP: number | null;
   stream: boolean;
+  toolChoice: ToolChoice | null;
+  parallelToolCalls: boolean | null;
 }
 
 /** A model response: the full form, or the short scripted form. */
@@ -342,6 +363,12 @@ export interface AgentDefinition<TContext = any> {
    * to continue a state whose signature is missing or wrong. A list rotates secrets: the
    * first signs, any verifies. */
   stateSecret?: string | string[];
+  /** Which tool the model must call, fixed or per turn (SPEC §12). */
+  toolChoice?: Dynamic<ToolChoice | null>;
+  /** Whether the model may request several calls in one turn. */
+  parallelToolCalls?: boolean;
+  /** The tool ids offered, fixed or per turn; calls to tools not offered are `unknown_tool`. */
+  activeTools?: Dynamic<string[] | null>;
 }
 
 export interface RunOverrides {
@@ -353,6 +380,9 @@ export interface RunOverrides {
   temperature?: number;
   maxOutputTokens?: number;
   topP?: number;
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  activeTools?: string[];
 }
 
 export interface RunOptions<TContext = unknown> extends RunOverrides {

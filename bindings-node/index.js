@@ -217,9 +217,10 @@ function thenOf(value) {
 
 /** Settles a request with what a callable returned (or threw): a value, a Promise, a
  * thenable or, for tools (`context` given), a (async) generator whose yields are progress
- * and whose return value is the result. While it runs, `context` is abortable by request
- * id. Whatever the value does, the request gets an answer and nothing is thrown. */
-function settle(requestId, value, context) {
+ * and whose return value is the result. While it runs, `context` (or a hook's `hookContext`)
+ * is abortable by request id. Whatever the value does, the request gets an answer and
+ * nothing is thrown. */
+function settle(requestId, value, context, hookContext) {
   let promise;
   let boxed = true;
   try {
@@ -239,15 +240,16 @@ function settle(requestId, value, context) {
     fail(requestId, error);
     return;
   }
-  if (context) controllers.set(requestId, context);
+  const abortable = context ?? hookContext;
+  if (abortable) controllers.set(requestId, abortable);
   try {
     promise.then(
-      (v) => { if (context) controllers.delete(requestId); answer(requestId, boxed ? v.value : v); },
-      (e) => { if (context) controllers.delete(requestId); fail(requestId, e); },
+      (v) => { if (abortable) controllers.delete(requestId); answer(requestId, boxed ? v.value : v); },
+      (e) => { if (abortable) controllers.delete(requestId); fail(requestId, e); },
     );
   } catch (error) {
     // A Promise subclass whose `then` throws.
-    if (context) controllers.delete(requestId);
+    if (abortable) controllers.delete(requestId);
     fail(requestId, error);
   }
 }
@@ -388,7 +390,10 @@ function handle(op, callableId, requestId, payload) {
       const entry = callables.get(callableId);
       if (!entry) { fail(requestId, new Error('callable released')); return; }
       const args = payload;
-      if (entry.withRuntime) args[1] = ToolContext.of(requestId, args[1]);
+      // A hook's context (its signal) is abortable while the call is in flight, as an
+      // executor's is: the core aborts it when the call times out or the run is cancelled.
+      const context = entry.withRuntime ? ToolContext.of(requestId, args[1]) : null;
+      if (context) args[1] = context;
       let value;
       try {
         value = entry.fn(...args);
@@ -396,7 +401,7 @@ function handle(op, callableId, requestId, payload) {
         fail(requestId, error);
         return;
       }
-      settle(requestId, value, null);
+      settle(requestId, value, null, context);
       return;
     }
     case OP_ABORT: {
@@ -525,6 +530,8 @@ function defineTool(definition) {
     nextTurnParams: typeof d.nextTurnParams === 'function' || d.nextTurnParams === undefined || d.nextTurnParams === null
       ? undefined : storable(d.nextTurnParams, 'nextTurnParams'),
     nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
+    strict: checkedBoolean(d.strict, `Invalid definition of tool '${d.id}': strict`),
+    inputExamples: checkedList(d.inputExamples, `Invalid definition of tool '${d.id}': inputExamples`),
   };
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
@@ -609,9 +616,11 @@ function clientSpec(client, temporary) {
 // ---------------------------------------------------------------------------------------
 // Agents
 
-function dynamicSpec(value) {
+/** A fixed value (checked as every definition value is) or a per-turn function, whose
+ * results cross as every callable's do. */
+function dynamicSpec(value, what) {
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'function' ? { func: register(value) } : { value };
+  return typeof value === 'function' ? { func: register(value) } : { value: storable(value, what) };
 }
 
 function overridesSpec(o, temporary) {
@@ -624,7 +633,26 @@ function overridesSpec(o, temporary) {
     temperature: o.temperature ?? undefined,
     maxOutputTokens: o.maxOutputTokens ?? undefined,
     topP: o.topP ?? undefined,
+    toolChoice: o.toolChoice === undefined || o.toolChoice === null
+      ? undefined : storable(o.toolChoice, 'Invalid run options: toolChoice'),
+    parallelToolCalls: checkedBoolean(o.parallelToolCalls, 'Invalid run options: parallelToolCalls'),
+    activeTools: checkedList(o.activeTools, 'Invalid run options: activeTools'),
   };
+}
+
+/** `value` when it is a boolean (or absent); otherwise a clear definition error. */
+function checkedBoolean(value, what) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new AgentDefinitionError(`${what} must be a boolean, got ${typeof value}`, { code: 'definition_invalid' });
+  return value;
+}
+
+/** `value` when it is an array (or absent) that can be stored; otherwise a clear
+ * definition error (not a list) or host error (a cycle, too deep, too large). */
+function checkedList(value, what) {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw new AgentDefinitionError(`${what} must be a list, got ${typeof value}`, { code: 'definition_invalid' });
+  return storable(value, what);
 }
 
 function cancelToken(signal) {
@@ -996,7 +1024,8 @@ class Agent {
 }
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
-  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret']);
+  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret', 'toolChoice',
+  'parallelToolCalls', 'activeTools']);
 
 /** `stateSecret`: a string, or a list for rotation (the first signs, any verifies). */
 function stateSecrets(secret) {
@@ -1017,11 +1046,11 @@ function createAgent(definition) {
   const spec = {
     id: definition.id,
     tools: tools.map((t) => t[SPEC]),
-    model: dynamicSpec(definition.model),
-    instructions: dynamicSpec(definition.instructions),
-    temperature: dynamicSpec(definition.temperature),
-    maxOutputTokens: dynamicSpec(definition.maxOutputTokens),
-    topP: dynamicSpec(definition.topP),
+    model: dynamicSpec(definition.model, 'Invalid agent definition: model'),
+    instructions: dynamicSpec(definition.instructions, 'Invalid agent definition: instructions'),
+    temperature: dynamicSpec(definition.temperature, 'Invalid agent definition: temperature'),
+    maxOutputTokens: dynamicSpec(definition.maxOutputTokens, 'Invalid agent definition: maxOutputTokens'),
+    topP: dynamicSpec(definition.topP, 'Invalid agent definition: topP'),
     maxSteps: definition.maxSteps ?? undefined,
     stopWhen: stopSpecs(definition.stopWhen),
     modelRetry: definition.modelRetry ?? undefined,
@@ -1030,6 +1059,9 @@ function createAgent(definition) {
     requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
     stateSecrets: stateSecrets(definition.stateSecret),
+    toolChoice: dynamicSpec(definition.toolChoice, 'Invalid agent definition: toolChoice'),
+    parallelToolCalls: checkedBoolean(definition.parallelToolCalls, 'Invalid agent definition: parallelToolCalls'),
+    activeTools: dynamicSpec(definition.activeTools, 'Invalid agent definition: activeTools'),
   };
   const nativeAgent = nativeCall(() => new native.NativeAgent(spec));
   return new Agent({ ...definition, tools }, nativeAgent);

@@ -47,6 +47,8 @@ pub struct ToolSpec {
     pub on_response_received: Option<u32>,
     pub next_turn_params: Option<Value>,
     pub next_turn_params_fn: Option<u32>,
+    pub strict: Option<bool>,
+    pub input_examples: Option<Vec<Value>>,
 }
 
 /// A stop condition: a built-in (`kind` + `value`) or a JS predicate id.
@@ -90,6 +92,9 @@ pub struct AgentSpec {
     pub require_approval: Option<u32>,
     pub human_review: Option<u32>,
     pub state_secrets: Option<Vec<String>>,
+    pub tool_choice: Option<DynamicSpec>,
+    pub parallel_tool_calls: Option<bool>,
+    pub active_tools: Option<DynamicSpec>,
 }
 
 /// Per-run (and per-continue) overrides.
@@ -103,6 +108,9 @@ pub struct OverridesSpec {
     pub temperature: Option<f64>,
     pub max_output_tokens: Option<f64>,
     pub top_p: Option<f64>,
+    pub tool_choice: Option<Value>,
+    pub parallel_tool_calls: Option<bool>,
+    pub active_tools: Option<Vec<String>>,
 }
 
 /// A decision on a pending call.
@@ -210,6 +218,12 @@ pub fn tool(spec: ToolSpec) -> Result<Tool, AgentError> {
         let params = NextTurnParams::from_value(p)
             .map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
         tool = tool.next_turn_params(params);
+    }
+    if let Some(strict) = spec.strict {
+        tool = tool.strict(strict);
+    }
+    if let Some(examples) = spec.input_examples {
+        tool = tool.input_examples(examples);
     }
     tool.check()?;
     Ok(tool)
@@ -331,6 +345,15 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     if let Some(secrets) = spec.state_secrets {
         def = def.state_secrets(secrets);
     }
+    if let Some(v) = dynamic(spec.tool_choice) {
+        def = def.tool_choice(v);
+    }
+    if let Some(p) = spec.parallel_tool_calls {
+        def = def.parallel_tool_calls(p);
+    }
+    if let Some(v) = dynamic(spec.active_tools) {
+        def = def.active_tools(v);
+    }
     Ok(def)
 }
 
@@ -339,7 +362,7 @@ pub fn overrides(spec: Option<OverridesSpec>) -> Result<RunOverrides, AgentError
     let Some(s) = spec else {
         return Ok(RunOverrides::default());
     };
-    Ok(RunOverrides {
+    let mut o = RunOverrides {
         model: s.model,
         max_steps: s.max_steps.map(|n| n.max(0.0) as usize),
         stop_when: s.stop_when.map(stop_conditions).transpose()?,
@@ -348,7 +371,12 @@ pub fn overrides(spec: Option<OverridesSpec>) -> Result<RunOverrides, AgentError
         temperature: s.temperature,
         max_output_tokens: s.max_output_tokens.map(|n| n.max(0.0) as u64),
         top_p: s.top_p,
-    })
+        parallel_tool_calls: s.parallel_tool_calls,
+        active_tools: s.active_tools,
+        tool_choice: None,
+    };
+    o.set_tool_choice(&s.tool_choice.unwrap_or(Value::Null))?;
+    Ok(o)
 }
 
 pub fn decisions(specs: Option<Vec<DecisionSpec>>) -> Vec<ToolDecision> {

@@ -11,6 +11,7 @@ import {
   type JsonValue,
   type ModelRequest,
   type RunResult,
+  type ToolChoice,
   type ToolContext,
 } from '@phaseo/agent-sdk';
 
@@ -70,6 +71,10 @@ export async function main(): Promise<string> {
   const stream = agent.stream({ input: 'again', client: createScriptedClient([{ text: 'streamed' }]) });
   for await (const delta of stream.getTextStream()) events.push({ type: 'delta', runId: '', agentId: '', timestamp: '', delta });
   const final = await stream;
+  const choice: ToolChoice = { toolId: 'lookup' };
+  await createAgent({ id: 'strict', tools: [defineTool({ id: 's', parameters: { type: 'object', additionalProperties: false }, strict: true, inputExamples: [{}] })], toolChoice: (turn) => (turn.stepIndex === 0 ? 'required' : null), parallelToolCalls: false, activeTools: ['s'] })
+    .run({ input: 'x', client: host, toolChoice: choice, parallelToolCalls: true, activeTools: [] })
+    .catch(() => undefined);
   return `${final.run.status} ${final.output ?? ''} ${result.usage.totalTokens} ${events.length}`;
 }
 

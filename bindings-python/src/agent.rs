@@ -129,6 +129,14 @@ fn overrides(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<RunOverr
     o.temperature = get("temperature")?.map(|v| v.extract()).transpose()?;
     o.max_output_tokens = get("max_output_tokens")?.map(|v| v.extract()).transpose()?;
     o.top_p = get("top_p")?.map(|v| v.extract()).transpose()?;
+    if let Some(c) = get("tool_choice")? {
+        o.set_tool_choice(&arg_value(&c, "tool_choice")?)
+            .map_err(|e| to_pyerr(py, e))?;
+    }
+    o.parallel_tool_calls = get("parallel_tool_calls")?
+        .map(|v| v.extract())
+        .transpose()?;
+    o.active_tools = get("active_tools")?.map(|v| v.extract()).transpose()?;
     Ok(o)
 }
 
@@ -317,7 +325,7 @@ where
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -336,6 +344,9 @@ impl PyAgent {
         require_approval: Option<&Bound<'_, PyAny>>,
         human_review: Option<&Bound<'_, PyAny>>,
         state_secrets: Option<Vec<String>>,
+        tool_choice: Option<&Bound<'_, PyAny>>,
+        parallel_tool_calls: Option<bool>,
+        active_tools: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
         if let Some(v) = turn_value(model, "model")? {
@@ -381,6 +392,15 @@ impl PyAgent {
         }
         if let Some(secrets) = state_secrets {
             def = def.state_secrets(secrets);
+        }
+        if let Some(v) = turn_value(tool_choice, "tool_choice")? {
+            def = def.tool_choice(v);
+        }
+        if let Some(p) = parallel_tool_calls {
+            def = def.parallel_tool_calls(p);
+        }
+        if let Some(v) = turn_value(active_tools, "active_tools")? {
+            def = def.active_tools(v);
         }
         let agent = no_panic_in_definition(py, || create_agent(def).map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { agent })

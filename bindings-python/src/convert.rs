@@ -135,6 +135,7 @@ const OPAQUE: &[&str] = &[
     "preliminary_results",
     "content",
     "delta",
+    "input_examples",
 ];
 
 /// Renames structural keys with `rename`, leaving user data untouched.

@@ -226,7 +226,7 @@ pub struct PyTool {
 #[pymethods]
 impl PyTool {
     #[new]
-    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params))]
+    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -245,6 +245,8 @@ impl PyTool {
         on_tool_called: Option<&Bound<'_, PyAny>>,
         on_response_received: Option<&Bound<'_, PyAny>>,
         next_turn_params: Option<&Bound<'_, PyAny>>,
+        strict: bool,
+        input_examples: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let parameters = match parameters {
             Some(p) if !p.is_none() => arg_value(p, "parameters")?,
@@ -335,6 +337,23 @@ impl PyTool {
                 tool = tool.next_turn_params(params);
             }
             _ => {}
+        }
+        tool = tool.strict(strict);
+        if let Some(examples) = input_examples.filter(|v| !v.is_none()) {
+            let examples = match arg_value(examples, "input_examples")? {
+                Value::Array(list) => list,
+                other => {
+                    return Err(to_pyerr(
+                        py,
+                        phaseo_agent::AgentError::definition_invalid(format!(
+                            "Invalid definition of tool '{}': inputExamples must be a list of \
+                             argument objects, got {other}",
+                            tool.id()
+                        )),
+                    ))
+                }
+            };
+            tool = tool.input_examples(examples);
         }
         no_panic_in_definition(py, || tool.check().map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { tool })

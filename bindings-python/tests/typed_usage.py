@@ -63,5 +63,9 @@ def main() -> Optional[str]:
     for event in stream.events():
         kind: str = event["type"]
         del kind
-    final: RunResult = asyncio.run(agent.run_async(input="x", client=client))
+    final: RunResult = asyncio.run(agent.run_async(input="x", client=client, tool_choice={"tool_id": "x"},
+                                                   parallel_tool_calls=False, active_tools=["x"]))
+    strict = AgentTool(id="s", parameters={"type": "object", "additionalProperties": False},
+                       strict=True, input_examples=[{}])
+    del strict
     return f"{final.status} {total} {restored.output}"

@@ -85,6 +85,41 @@ pub struct ToolDefinition {
     /// Per-call next-turn overrides (wins over `next_turn_params_json`).
     #[uniffi(default)]
     pub next_turn_params: Option<Arc<dyn NextTurnParamsProvider>>,
+    /// Ask the model for schema-exact arguments (SPEC §12); `parameters` must then be
+    /// strict-compatible, checked at definition.
+    #[uniffi(default)]
+    pub strict: bool,
+    /// Example argument objects (a JSON array of objects), sent with the tool where the
+    /// client supports them.
+    #[uniffi(default)]
+    pub input_examples_json: Option<String>,
+}
+
+/// Which tool the model must call (SPEC §12).
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// The model must call a tool.
+    Required,
+    /// The model must not call a tool.
+    None,
+    /// The model must call this tool.
+    Tool {
+        /// The tool id.
+        tool_id: String,
+    },
+}
+
+impl From<ToolChoice> for pa::ToolChoice {
+    fn from(c: ToolChoice) -> Self {
+        match c {
+            ToolChoice::Auto => pa::ToolChoice::Auto,
+            ToolChoice::Required => pa::ToolChoice::Required,
+            ToolChoice::None => pa::ToolChoice::None,
+            ToolChoice::Tool { tool_id } => pa::ToolChoice::Tool(tool_id),
+        }
+    }
 }
 
 pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
@@ -138,6 +173,20 @@ pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
         let value =
             serde_json::from_str(&text).map_err(|e| invalid(format!("nextTurnParams: {e}")))?;
         tool = tool.next_turn_params(pa::NextTurnParams::from_value(value).map_err(invalid)?);
+    }
+    tool = tool.strict(def.strict);
+    if let Some(text) = def.input_examples_json {
+        // Read with the core's limits (depth, 64-bit integers), as host values are.
+        let examples =
+            match pa::parse_json_text(&text).map_err(|e| invalid(format!("inputExamples: {e}")))? {
+                Value::Array(list) => list,
+                other => {
+                    return Err(invalid(format!(
+                        "inputExamples must be a JSON array of objects, got {other}"
+                    )))
+                }
+            };
+        tool = tool.input_examples(examples);
     }
     tool.check()?;
     Ok(tool)
@@ -311,6 +360,23 @@ pub struct AgentDefinition {
     /// Signed state (SPEC §7): the first secret signs every state, any verifies.
     #[uniffi(default)]
     pub state_secrets: Vec<String>,
+    /// Which tool the model must call (SPEC §12).
+    #[uniffi(default)]
+    pub tool_choice: Option<ToolChoice>,
+    /// Tool choice per turn, as JSON (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`,
+    /// null = unset); wins over `tool_choice`.
+    #[uniffi(default)]
+    pub tool_choice_fn: Option<Arc<dyn TurnResolver>>,
+    /// Whether the model may request several calls in one turn.
+    #[uniffi(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// The tool ids offered (calls to tools not offered are `unknown_tool`).
+    #[uniffi(default)]
+    pub active_tools: Option<Vec<String>>,
+    /// The tool ids offered per turn, as a JSON array (null = every tool); wins over
+    /// `active_tools`.
+    #[uniffi(default)]
+    pub active_tools_fn: Option<Arc<dyn TurnResolver>>,
 }
 
 fn turn_value(
@@ -371,6 +437,16 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
     if !def.state_secrets.is_empty() {
         out = out.state_secrets(def.state_secrets);
     }
+    let choice = def.tool_choice.map(|c| pa::ToolChoice::from(c).to_value());
+    if let Some(v) = turn_value(choice, def.tool_choice_fn) {
+        out = out.tool_choice(v);
+    }
+    if let Some(p) = def.parallel_tool_calls {
+        out = out.parallel_tool_calls(p);
+    }
+    if let Some(v) = turn_value(def.active_tools.map(Value::from), def.active_tools_fn) {
+        out = out.active_tools(v);
+    }
     Ok(out)
 }
 
@@ -401,6 +477,15 @@ pub struct RunOverrides {
     /// Nucleus sampling.
     #[uniffi(default)]
     pub top_p: Option<f64>,
+    /// Which tool the model must call.
+    #[uniffi(default)]
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may request several calls in one turn.
+    #[uniffi(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// The tool ids offered (each must name a tool of the agent).
+    #[uniffi(default)]
+    pub active_tools: Option<Vec<String>>,
 }
 
 fn core_overrides(o: Option<RunOverrides>) -> pa::RunOverrides {
@@ -416,6 +501,9 @@ fn core_overrides(o: Option<RunOverrides>) -> pa::RunOverrides {
         temperature: o.temperature,
         max_output_tokens: o.max_output_tokens.map(|n| n.max(0) as u64),
         top_p: o.top_p,
+        tool_choice: o.tool_choice.map(Into::into),
+        parallel_tool_calls: o.parallel_tool_calls,
+        active_tools: o.active_tools,
     }
 }
 

@@ -132,7 +132,8 @@ pub trait TurnResolver: Send + Sync {
 }
 
 /// A host model client: receives the request `{agentId, model, instructions, messages,
-/// tools, context, temperature, maxOutputTokens, topP, stream}` and returns a response in the
+/// tools, context, temperature, maxOutputTokens, topP, stream, toolChoice, parallelToolCalls}`
+/// (each tool `{id, description, parameters, strict?, inputExamples?}`) and returns a response in the
 /// short scripted form (`{text?, toolCalls?: [{id, name, arguments}], usage?, cost?,
 /// finishReason?, …}`) or the full form (`{message: {...}, usage, …}`). Throwing is a model
 /// failure (retried per `modelRetry`).

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use crate::controls::ToolChoice;
 use crate::error::AgentError;
 use crate::model::ToolSpec;
 use crate::options::{ContinueOptions, ModelRetry, RunOptions, ToolExecutionConfig};
@@ -37,6 +38,9 @@ pub struct AgentDefinition {
     pub(crate) require_approval: Option<Arc<dyn ApprovalPredicate>>,
     pub(crate) human_review: Option<Arc<dyn HumanReview>>,
     pub(crate) state_secrets: Vec<String>,
+    pub(crate) tool_choice: Option<TurnValue>,
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) active_tools: Option<TurnValue>,
 }
 
 impl AgentDefinition {
@@ -58,6 +62,9 @@ impl AgentDefinition {
             require_approval: None,
             human_review: None,
             state_secrets: Vec::new(),
+            tool_choice: None,
+            parallel_tool_calls: None,
+            active_tools: None,
         }
     }
 
@@ -159,9 +166,72 @@ impl AgentDefinition {
         self
     }
 
+    /// Which tool the model must call (SPEC §12): a [`ToolChoice`] as JSON (`"auto"`,
+    /// `"required"`, `"none"`, `{"toolId": id}`), fixed or per turn (a per-turn function
+    /// may return null for unset).
+    pub fn tool_choice(mut self, value: impl Into<TurnValue>) -> Self {
+        self.tool_choice = Some(value.into());
+        self
+    }
+
+    /// Whether the model may request several calls in one turn.
+    pub fn parallel_tool_calls(mut self, value: bool) -> Self {
+        self.parallel_tool_calls = Some(value);
+        self
+    }
+
+    /// The tool ids offered to the model (a JSON list of ids), fixed or per turn (a
+    /// per-turn function may return null for every tool). Calls to tools not offered in
+    /// a turn fail with `unknown_tool`.
+    pub fn active_tools(mut self, value: impl Into<TurnValue>) -> Self {
+        self.active_tools = Some(value.into());
+        self
+    }
+
     /// The agent id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+}
+
+/// Checks a list of offered tool ids against the agent's tools; the error names the
+/// first problem.
+pub(crate) fn check_tool_ids(
+    value: &serde_json::Value,
+    known: &HashMap<String, usize>,
+) -> Result<Vec<String>, String> {
+    let Some(items) = value.as_array() else {
+        return Err(format!(
+            "activeTools must be a list of tool ids, got {}",
+            crate::json::to_canonical_string(value)
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, id)| match id.as_str() {
+            Some(id) if known.contains_key(id) => Ok(id.to_owned()),
+            Some(id) => Err(format!(
+                "activeTools[{i}] names no tool of the agent: '{id}'"
+            )),
+            None => Err(format!(
+                "activeTools[{i}] must be a tool id string, got {id}"
+            )),
+        })
+        .collect()
+}
+
+/// Parses a tool choice and checks that a named tool is one of the agent's.
+pub(crate) fn check_tool_choice(
+    value: &serde_json::Value,
+    known: &HashMap<String, usize>,
+) -> Result<ToolChoice, String> {
+    let choice = ToolChoice::from_value(value)?;
+    match choice.tool_id() {
+        Some(id) if !known.contains_key(id) => {
+            Err(format!("toolChoice names no tool of the agent: '{id}'"))
+        }
+        _ => Ok(choice),
     }
 }
 
@@ -202,6 +272,18 @@ pub fn create_agent(def: AgentDefinition) -> Result<Agent, AgentError> {
             )));
         }
     }
+    let invalid =
+        |m: String| AgentError::definition_invalid(format!("Invalid agent definition: {m}"));
+    if let Some(TurnValue::Fixed(v)) = &def.tool_choice {
+        if !v.is_null() {
+            check_tool_choice(v, &tool_index).map_err(invalid)?;
+        }
+    }
+    if let Some(TurnValue::Fixed(v)) = &def.active_tools {
+        if !v.is_null() {
+            check_tool_ids(v, &tool_index).map_err(invalid)?;
+        }
+    }
     let tool_specs = Arc::new(
         def.tools
             .iter()
@@ -209,6 +291,8 @@ pub fn create_agent(def: AgentDefinition) -> Result<Agent, AgentError> {
                 id: t.id.clone(),
                 description: t.description.clone(),
                 parameters: t.parameters.clone(),
+                strict: t.strict,
+                input_examples: t.input_examples.clone(),
             })
             .collect(),
     );

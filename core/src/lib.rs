@@ -30,6 +30,7 @@
 
 pub mod agent;
 pub mod clients;
+pub mod controls;
 mod engine;
 pub mod error;
 pub mod events;
@@ -55,6 +56,7 @@ pub use async_trait::async_trait;
 #[cfg(feature = "http")]
 pub use clients::{GatewayClient, HttpClientOptions, OpenAICompatibleClient};
 pub use clients::{ScriptedClient, TestClient};
+pub use controls::{is_strict_compatible, strict_problem, ToolChoice};
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
 pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};

@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::controls::ToolChoice;
 use crate::error::GatewayErrorInfo;
 use crate::state::{Message, Usage};
 
 /// A tool as offered to the model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
     /// The id the model calls it by.
     pub id: String,
@@ -20,6 +22,14 @@ pub struct ToolSpec {
     pub description: String,
     /// Its JSON Schema.
     pub parameters: Value,
+    /// Whether the model is asked for schema-exact arguments (SPEC §12); `parameters` is
+    /// then strict-compatible. Absent from the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
+    /// Example argument objects, sent where the client has a place for them. Absent from
+    /// the JSON when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_examples: Option<Vec<Value>>,
 }
 
 /// One model request. Borrowed from the run, so building it never copies the history.
@@ -47,6 +57,10 @@ pub struct ModelRequest<'a> {
     pub stream: bool,
     /// The agent's output schema, when it is a JSON Schema (for structured output).
     pub output_schema: Option<&'a Value>,
+    /// Which tool the model must call (SPEC §12); `None` = unset (the client's default).
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may request several calls in one turn; `None` = unset.
+    pub parallel_tool_calls: Option<bool>,
 }
 
 impl ModelRequest<'_> {
@@ -69,6 +83,11 @@ impl ModelRequest<'_> {
         m.insert("maxOutputTokens".into(), opt(self.max_output_tokens));
         m.insert("topP".into(), opt(self.top_p));
         m.insert("stream".into(), Value::Bool(self.stream));
+        m.insert(
+            "toolChoice".into(),
+            opt(self.tool_choice.as_ref().map(ToolChoice::to_value)),
+        );
+        m.insert("parallelToolCalls".into(), opt(self.parallel_tool_calls));
         Value::Object(m)
     }
 }

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::controls::ToolChoice;
 use crate::error::ToolError;
 use crate::tool_runtime::ToolRuntime;
 
@@ -28,9 +29,17 @@ pub struct NextTurnParams {
     /// Nucleus sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
-    /// Tool ids to offer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tool ids to offer (also read from `activeTools`, its SPEC §12 name; one-shot like
+    /// every key here).
+    #[serde(
+        default,
+        alias = "activeTools",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tools: Option<Vec<String>>,
+    /// Which tool the model must call (SPEC §12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
 }
 
 impl NextTurnParams {
@@ -58,6 +67,9 @@ impl NextTurnParams {
         }
         if later.tools.is_some() {
             self.tools = later.tools;
+        }
+        if later.tool_choice.is_some() {
+            self.tool_choice = later.tool_choice;
         }
     }
 }

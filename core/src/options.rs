@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::controls::ToolChoice;
 use crate::events::EventListener;
 use crate::model::ModelClient;
 use crate::state::Message;
@@ -104,6 +105,27 @@ pub struct RunOverrides {
     pub max_output_tokens: Option<u64>,
     /// Nucleus sampling.
     pub top_p: Option<f64>,
+    /// Which tool the model must call (over the agent's setting; SPEC §12).
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may request several calls in one turn.
+    pub parallel_tool_calls: Option<bool>,
+    /// The tool ids offered (over the agent's `activeTools`); each must name a tool of the
+    /// agent, or the run is refused with `definition_invalid`.
+    pub active_tools: Option<Vec<String>>,
+}
+
+impl RunOverrides {
+    /// Sets `toolChoice` from its JSON form (what bindings receive): null leaves it unset;
+    /// an invalid value is refused with `definition_invalid` naming it.
+    pub fn set_tool_choice(&mut self, value: &Value) -> Result<(), crate::AgentError> {
+        self.tool_choice = match value {
+            Value::Null => None,
+            v => Some(ToolChoice::from_value(v).map_err(|e| {
+                crate::AgentError::definition_invalid(format!("Invalid run options: {e}"))
+            })?),
+        };
+        Ok(())
+    }
 }
 
 /// Options of `agent.run`.

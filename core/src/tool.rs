@@ -133,6 +133,8 @@ pub struct Tool {
     pub(crate) on_tool_called: Option<Arc<dyn ToolCalledHook>>,
     pub(crate) on_response_received: Option<Arc<dyn ResponseReceivedHook>>,
     pub(crate) next_turn_params: Option<NextTurnSource>,
+    pub(crate) strict: bool,
+    pub(crate) input_examples: Option<Vec<Value>>,
     pub(crate) problems: Vec<String>,
 }
 
@@ -264,6 +266,8 @@ impl Tool {
             on_tool_called: None,
             on_response_received: None,
             next_turn_params: None,
+            strict: false,
+            input_examples: None,
             problems: Vec::new(),
         };
         if tool.id.is_empty() {
@@ -460,6 +464,38 @@ impl Tool {
         self
     }
 
+    /// Asks the model for schema-exact arguments (SPEC §12, OpenAI `strict`). The
+    /// `parameters` must then be strict-compatible ([`crate::strict_problem`]), which is
+    /// checked when the agent is defined.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Example argument objects sent with the tool where the client supports them. Each
+    /// must be a JSON object.
+    pub fn input_examples(mut self, examples: Vec<Value>) -> Self {
+        self.problems.retain(|p| !p.starts_with("inputExamples"));
+        if let Some(i) = examples.iter().position(|e| !e.is_object()) {
+            self.problems.push(format!(
+                "inputExamples[{i}] must be an object of arguments, got {}",
+                crate::json::to_canonical_string(&examples[i])
+            ));
+        }
+        self.input_examples = Some(examples);
+        self
+    }
+
+    /// Whether the tool asks for schema-exact arguments.
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// The example argument objects, if any.
+    pub fn examples(&self) -> Option<&[Value]> {
+        self.input_examples.as_deref()
+    }
+
     /// The tool id.
     pub fn id(&self) -> &str {
         &self.id
@@ -482,13 +518,20 @@ impl Tool {
 
     /// Checks the definition: `definition_invalid` naming every problem.
     pub fn check(&self) -> Result<(), AgentError> {
-        if self.problems.is_empty() {
+        let mut problems = self.problems.clone();
+        // Checked here, not in `strict()`: `input_schema` may still replace `parameters`.
+        if self.strict && self.parameters_schema.is_some() {
+            if let Some(p) = crate::controls::strict_problem(&self.parameters) {
+                problems.push(format!("strict: parameters are not strict-compatible: {p}"));
+            }
+        }
+        if problems.is_empty() {
             Ok(())
         } else {
             Err(AgentError::definition_invalid(format!(
                 "Invalid definition of tool '{}': {}",
                 self.id,
-                self.problems.join("; ")
+                problems.join("; ")
             )))
         }
     }

@@ -11,7 +11,8 @@ use futures::StreamExt;
 use phaseo_agent::{
     create_agent, json, json_schema_validator, Agent, AgentDefinition, AgentEvent,
     CancellationToken, ErrorCode, EventListener, EventType, GatewayClient, Message, ModelClient,
-    ModelRequest, ModelRetry, OpenAICompatibleClient, RunOptions, RunStatus, Tool, Value,
+    ModelRequest, ModelRetry, OpenAICompatibleClient, RunOptions, RunOverrides, RunStatus, Tool,
+    ToolChoice, Value,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -409,7 +410,8 @@ async fn gateway_tool_round_trip_and_request_bodies() {
                     "type": "object",
                     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                     "required": ["a", "b"]
-                }
+                },
+                "strict": false
             }],
             "temperature": 0.2,
             "max_output_tokens": 256,
@@ -537,8 +539,159 @@ async fn output_schema_is_sent_as_the_structured_output_format() {
     assert!(requests[0].body.get("instructions").is_none());
     assert_eq!(
         requests[1].body["response_format"],
-        json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}})
+        json!({"type": "json_schema",
+               "json_schema": {"name": "output", "schema": schema, "strict": false}})
     );
+}
+
+#[tokio::test]
+async fn a_strict_compatible_output_schema_is_sent_strict() {
+    let schema = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"]
+    });
+    let agent = create_agent(
+        AgentDefinition::new("structured")
+            .model("test-model")
+            .output_schema(json_schema_validator(&schema).unwrap()),
+    )
+    .unwrap();
+    let server = Server::start(|_, r| {
+        if r.path.ends_with("/responses") {
+            ok(responses_text("{\"answer\":5}"))
+        } else {
+            ok(chat_text("{\"answer\":5}"))
+        }
+    })
+    .await;
+    for (name, client) in both(&server) {
+        let result = agent.run(RunOptions::new("2+3?", client)).await.unwrap();
+        assert_eq!(result.output(), &json!({"answer": 5}), "{name}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests[0].body["text"]["format"]["strict"], json!(true));
+    assert_eq!(
+        requests[1].body["response_format"]["json_schema"]["strict"],
+        json!(true)
+    );
+}
+
+/// An agent with every request control set: a strict tool with examples, a plain tool,
+/// `toolChoice` naming the strict tool, `parallelToolCalls: false`.
+fn controlled_agent() -> Agent {
+    let strict_params = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"]
+    });
+    let weather = Tool::new("weather", "Weather in a city", strict_params, |_, _| {
+        Ok(json!("sunny"))
+    })
+    .strict(true)
+    .input_examples(vec![json!({"city": "Paris"}), json!({"city": "Oslo"})]);
+    let plain = Tool::new("plain", "Plain", json!({"type": "object"}), |_, _| {
+        Ok(json!(1))
+    });
+    create_agent(
+        AgentDefinition::new("controls")
+            .model("test-model")
+            .tools([weather, plain])
+            .tool_choice(json!({"toolId": "weather"}))
+            .parallel_tool_calls(false),
+    )
+    .unwrap()
+}
+
+const EXAMPLES_DESCRIPTION: &str =
+    "Weather in a city\n\nExamples of valid arguments:\n{\"city\":\"Paris\"}\n{\"city\":\"Oslo\"}";
+
+#[tokio::test]
+async fn request_controls_are_mapped_to_the_responses_body() {
+    let server = Server::script(vec![ok(responses_text("done"))]).await;
+    let result = controlled_agent()
+        .run(RunOptions::new("weather?", gateway(&server)))
+        .await
+        .unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    let body = &server.requests()[0].body;
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "function", "name": "weather"})
+    );
+    assert_eq!(body["parallel_tool_calls"], json!(false));
+    assert_eq!(body["tools"][0]["strict"], json!(true));
+    assert_eq!(body["tools"][0]["description"], json!(EXAMPLES_DESCRIPTION));
+    assert_eq!(body["tools"][1]["strict"], json!(false));
+    assert_eq!(body["tools"][1]["description"], json!("Plain"));
+}
+
+#[tokio::test]
+async fn request_controls_are_mapped_to_the_chat_completions_body() {
+    let server = Server::script(vec![ok(chat_text("done"))]).await;
+    let result = controlled_agent()
+        .run(RunOptions::new("weather?", openai(&server)))
+        .await
+        .unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    let body = &server.requests()[0].body;
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "function", "function": {"name": "weather"}})
+    );
+    assert_eq!(body["parallel_tool_calls"], json!(false));
+    assert_eq!(body["tools"][0]["function"]["strict"], json!(true));
+    assert_eq!(
+        body["tools"][0]["function"]["description"],
+        json!(EXAMPLES_DESCRIPTION)
+    );
+    assert!(body["tools"][1]["function"].get("strict").is_none());
+}
+
+#[tokio::test]
+async fn string_tool_choices_pass_through_and_unset_controls_send_nothing() {
+    let server = Server::start(|_, r| {
+        if r.path.ends_with("/responses") {
+            ok(responses_text("ok"))
+        } else {
+            ok(chat_text("ok"))
+        }
+    })
+    .await;
+    for choice in ["auto", "required", "none"] {
+        for (_, client) in both(&server) {
+            let overrides = RunOverrides {
+                tool_choice: Some(ToolChoice::from_value(&json!(choice)).unwrap()),
+                parallel_tool_calls: Some(true),
+                ..Default::default()
+            };
+            calculator()
+                .run(RunOptions::new("hi", client).overrides(overrides))
+                .await
+                .unwrap();
+        }
+    }
+    for (_, client) in both(&server) {
+        calculator()
+            .run(RunOptions::new("hi", client))
+            .await
+            .unwrap();
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 8);
+    for (i, r) in requests[..6].iter().enumerate() {
+        assert_eq!(
+            r.body["tool_choice"],
+            json!(["auto", "required", "none"][i / 2])
+        );
+        assert_eq!(r.body["parallel_tool_calls"], json!(true));
+    }
+    for r in &requests[6..] {
+        assert!(r.body.get("tool_choice").is_none(), "{}", r.body);
+        assert!(r.body.get("parallel_tool_calls").is_none(), "{}", r.body);
+    }
 }
 
 #[tokio::test]
@@ -1030,6 +1183,8 @@ async fn cancelling_aborts_the_request() {
             top_p: None,
             stream: false,
             output_schema: None,
+            tool_choice: None,
+            parallel_tool_calls: None,
         };
         let err = client.generate(&request, &token).await.unwrap_err();
         assert_eq!(err.message, "model request cancelled", "{name}");

@@ -40,7 +40,8 @@ fn rich_agent(id: &str) -> phaseo_agent::Agent {
     })
     .next_turn_params(NextTurnParams {
         temperature: Some(0.3),
-        tools: Some(vec!["p".into(), "t".into()]),
+        tools: Some(["p", "t", "m", "h"].map(String::from).to_vec()),
+        tool_choice: Some(phaseo_agent::ToolChoice::Tool("t".into())),
         ..Default::default()
     });
     let failing =
@@ -139,6 +140,23 @@ async fn states_in_every_status_match_the_schema() {
             assert_valid(&v, &rejected.unwrap(), RunStatus::Completed);
         }
     }
+
+    // A pause in the step whose tool set next-turn overrides keeps them in the state.
+    let with_overrides = agent
+        .run(RunOptions::new(
+            "go",
+            scripted([ModelResponse::tool_calls([
+                ("a", "p", "{}"),
+                ("c1", "m", "{}"),
+            ])]),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        with_overrides.to_value()["run"]["nextTurnParams"]["toolChoice"],
+        json!({"toolId": "t"})
+    );
+    assert_valid(&v, &with_overrides, RunStatus::WaitingForHuman);
 
     let reviewer = common::agent(
         AgentDefinition::new("rev").human_review(human_review_fn(|c| {

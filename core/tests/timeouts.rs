@@ -155,3 +155,95 @@ fn fractional_timeouts_are_written_as_the_shortest_number() {
         .unwrap_err();
     assert_eq!(err.message(), "Tool slow timed out after 1.5ms");
 }
+
+/// An `eventSchema` that takes `ms` per value (asynchronously) and accepts it.
+struct SlowCheck(u64);
+
+#[phaseo_agent::async_trait]
+impl phaseo_agent::Validator for SlowCheck {
+    async fn validate(&self, value: Value) -> Result<Value, phaseo_agent::ToolError> {
+        tokio::time::sleep(Duration::from_millis(self.0)).await;
+        Ok(value)
+    }
+}
+
+#[test]
+fn a_slow_event_schema_cannot_hold_the_deadline() {
+    let tool = Tool::new_async("slow", "", Value::Null, |_, rt| async move {
+        rt.emit_progress(json!("tick"));
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(json!("late"))
+    })
+    .event_schema(Arc::new(SlowCheck(3000)))
+    .timeout(Duration::from_millis(100));
+    let agent = agent(AgentDefinition::new("t").tool(tool));
+    let started = Instant::now();
+    let err = on_runtime(agent.run(RunOptions::new("go", scripted([call("c1", "slow", "{}")]))))
+        .unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_millis(1500), "took {elapsed:?}");
+    assert_eq!(err.code(), ErrorCode::ToolTimeout);
+}
+
+#[test]
+fn progress_still_queued_at_the_deadline_is_dropped() {
+    // Three values at once, each checked in 400 ms, under a 600 ms limit: the first is
+    // accepted, the second is being checked at the deadline, the third still queued.
+    let tool = Tool::new_async("slow", "", Value::Null, |_, rt| async move {
+        for v in ["a", "b", "c"] {
+            rt.emit_progress(json!(v));
+        }
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(json!("late"))
+    })
+    .event_schema(Arc::new(SlowCheck(400)))
+    .timeout(Duration::from_millis(600))
+    .on_error(OnError::ReturnToModel);
+    let agent = agent(AgentDefinition::new("t").tool(tool));
+    let client = scripted([call("c1", "slow", "{}"), text("ok")]);
+    let started = Instant::now();
+    let result = on_runtime(agent.run(RunOptions::new("go", client))).unwrap();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_millis(1100), "took {elapsed:?}");
+    let tool_result = &result.step_results[0].tool_results[0];
+    assert_eq!(tool_result.preliminary_results, [json!("a")]);
+    assert_eq!(
+        tool_result.error.as_deref(),
+        Some("Tool slow timed out after 600ms")
+    );
+}
+
+#[test]
+fn the_timeout_bounds_on_tool_called_and_cancels_its_token() {
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    let hook = Tool::external("ask", "", Value::Null)
+        .on_tool_called_hook(Arc::new(SlowHook(keep)))
+        .timeout(LIMIT);
+    let agent = agent(AgentDefinition::new("t").tool(hook));
+    let started = Instant::now();
+    let err = on_runtime(agent.run(RunOptions::new("go", scripted([call("c1", "ask", "{}")]))))
+        .unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    assert_eq!(err.code(), ErrorCode::ToolTimeout);
+    assert_eq!(err.message(), "Tool ask timed out after 50ms");
+    let token: phaseo_agent::CancellationToken = seen.lock().unwrap().clone().unwrap();
+    assert!(token.is_cancelled());
+}
+
+/// An interactive hook that keeps its call's token and then takes 5 s.
+struct SlowHook(Arc<std::sync::Mutex<Option<phaseo_agent::CancellationToken>>>);
+
+#[phaseo_agent::async_trait]
+impl phaseo_agent::ToolCalledHook for SlowHook {
+    async fn on_tool_called(
+        &self,
+        _input: Value,
+        runtime: phaseo_agent::ToolRuntime,
+    ) -> Result<Option<Value>, phaseo_agent::ToolError> {
+        *self.0.lock().unwrap() = Some(runtime.cancellation_token().clone());
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(Some(json!("late")))
+    }
+}

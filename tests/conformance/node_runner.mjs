@@ -26,21 +26,21 @@ const ADDON = path.join(BINDING_DIR, 'phaseo-agent.node');
 // ---------------------------------------------------------------------------------------
 // Keys this runner understands (anything else fails the case, naming the key)
 
-const CASE_KEYS = new Set(['name', 'description', 'agent', 'tools', 'model', 'steps']);
+const CASE_KEYS = new Set(['name', 'description', 'agent', 'tools', 'model', 'steps', 'expectDefinitionError']);
 const AGENT_KEYS = new Set([
   'id', 'model', 'instructions', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
   'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview',
-  'stateSecret',
+  'stateSecret', 'toolChoice', 'parallelToolCalls', 'activeTools',
 ]);
 const TOOL_KEYS = new Set([
   'id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs',
   'onError', 'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled',
-  'onResponseReceived', 'behavior', 'asGenerator', 'async',
+  'onResponseReceived', 'behavior', 'asGenerator', 'async', 'strict', 'inputExamples',
 ]);
 const MODEL_ENTRY_KEYS = new Set(['text', 'toolCalls', 'usage', 'cost', 'finishReason', 'fail']);
 const OVERRIDE_KEYS = [
   'model', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution', 'temperature',
-  'maxOutputTokens', 'topP',
+  'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'activeTools',
 ];
 const RUN_KEYS = new Set(['input', 'context', 'messages', 'cancelAfterMs', ...OVERRIDE_KEYS]);
 const CONTINUE_KEYS = new Set([
@@ -56,8 +56,9 @@ const EXPECT_KEYS = new Set([
 const ERROR_KEYS = new Set(['code', 'messageContains']);
 const REQUEST_KEYS = new Set([
   'toolMessages', 'tools', 'context', 'temperature', 'model', 'instructions',
-  'lastUserMessage', 'maxOutputTokens', 'topP',
+  'lastUserMessage', 'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'toolSpecs',
 ]);
+const TOOL_SPEC_KEYS = new Set(['id', 'strict', 'inputExamples']);
 const TOOL_MESSAGE_KEYS = new Set(['toolCallId', 'content', 'contentContains', 'isError']);
 const USAGE_KEYS = new Set(['inputTokens', 'outputTokens', 'cachedTokens', 'totalTokens', 'cost']);
 const TOOL_EXECUTION_KEYS = new Set(['toolConcurrency', 'onError', 'maxOutputChars']);
@@ -440,23 +441,30 @@ function buildTool(spec, obs) {
     onToolCalled: onToolCalled(spec.onToolCalled),
     onResponseReceived: onResponseReceived(spec.onResponseReceived),
     nextTurnParams: clone(spec.nextTurnParams ?? undefined),
+    strict: spec.strict ?? undefined,
+    inputExamples: clone(spec.inputExamples ?? undefined),
   };
   for (const k of Object.keys(definition)) if (definition[k] === undefined) delete definition[k];
-  try {
-    return sdk.defineTool(definition);
-  } catch (e) {
-    if (e instanceof sdk.AgentError) throw new CaseError(`tool definition refused: ${e.code}: ${e.message}`);
-    throw e;
-  }
+  return sdk.defineTool(definition);
 }
 
 function buildAgent(caseDoc, obs) {
   const a = caseDoc.agent;
   if (!isObject(a)) throw new CaseError('case without agent');
   checkKeys(a, AGENT_KEYS, 'agent');
+  let tools;
+  try {
+    tools = (caseDoc.tools ?? []).map((t) => buildTool(t, obs));
+  } catch (e) {
+    if (e instanceof sdk.AgentError) return e;
+    throw e;
+  }
   const definition = {
     id: a.id,
-    tools: (caseDoc.tools ?? []).map((t) => buildTool(t, obs)),
+    tools,
+    toolChoice: clone(a.toolChoice ?? undefined),
+    parallelToolCalls: a.parallelToolCalls ?? undefined,
+    activeTools: clone(a.activeTools ?? undefined),
     model: a.model ?? undefined,
     instructions: a.instructions ?? undefined,
     maxSteps: a.maxSteps ?? undefined,
@@ -475,8 +483,21 @@ function buildAgent(caseDoc, obs) {
   try {
     return sdk.createAgent(definition);
   } catch (e) {
-    if (e instanceof sdk.AgentError) throw new CaseError(`agent definition refused: ${e.code}: ${e.message}`);
+    // The binding refused the definition: the case may expect that (expectDefinitionError).
+    if (e instanceof sdk.AgentError) return e;
     throw e;
+  }
+}
+
+function checkDefinitionError(want, built) {
+  if (!(built instanceof sdk.AgentError)) {
+    throw new CaseError(`expectDefinitionError: expected ${show(want)}, but the definition was accepted`);
+  }
+  if ('code' in want && !jsonEq(want.code, built.code)) {
+    throw new CaseError(`expectDefinitionError.code: expected ${show(want.code)}, got ${show(built.code)} (message: ${built.message})`);
+  }
+  if (typeof want.messageContains === 'string' && !built.message.includes(want.messageContains)) {
+    throw new CaseError(`expectDefinitionError.message: expected to contain ${JSON.stringify(want.messageContains)}, got ${JSON.stringify(built.message)}`);
   }
 }
 
@@ -502,6 +523,13 @@ function requestSummary(request) {
     lastUserMessage: users.length ? users[users.length - 1].content : null,
     maxOutputTokens: request.maxOutputTokens ?? null,
     topP: request.topP ?? null,
+    toolChoice: clone(request.toolChoice ?? null),
+    parallelToolCalls: request.parallelToolCalls ?? null,
+    toolSpecs: (request.tools ?? []).map((t) => ({
+      id: t.id,
+      strict: t.strict === true,
+      inputExamples: clone(t.inputExamples ?? null),
+    })),
   };
 }
 
@@ -544,6 +572,9 @@ function overrideOptions(spec) {
     temperature: spec.temperature ?? undefined,
     maxOutputTokens: spec.maxOutputTokens ?? undefined,
     topP: spec.topP ?? undefined,
+    toolChoice: clone(spec.toolChoice ?? undefined),
+    parallelToolCalls: spec.parallelToolCalls ?? undefined,
+    activeTools: clone(spec.activeTools ?? undefined),
   };
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
   return options;
@@ -704,6 +735,12 @@ function checkRequest(i, expected, actual) {
       if (wantList.length !== gotList.length || !wantList.every((w, j) => toolMessageMatches(w, gotList[j]))) {
         throw new CaseError(`modelRequests[${i}].toolMessages: expected ${show(wantList)}, got ${show(gotList)}`);
       }
+    } else if (key === 'toolSpecs') {
+      const wantList = want ?? [];
+      const gotList = got ?? [];
+      const same = wantList.length === gotList.length && wantList.every((w, j) =>
+        Object.entries(w).every(([k, v]) => TOOL_SPEC_KEYS.has(k) && jsonEq(v, gotList[j][k] ?? null)));
+      if (!same) throw new CaseError(`modelRequests[${i}].toolSpecs: expected ${show(wantList)}, got ${show(gotList)}`);
     } else {
       diff(`modelRequests[${i}].${key}`, want, got);
     }
@@ -917,6 +954,12 @@ async function runCase(file, caseDoc, mode) {
   checkCase(caseDoc);
   const obs = new Observations();
   const agent = buildAgent(caseDoc, obs);
+  if ('expectDefinitionError' in caseDoc) {
+    if (mode.stopAfter !== null || mode.resumeDir !== null) return false;
+    checkDefinitionError(caseDoc.expectDefinitionError ?? {}, agent);
+    return true;
+  }
+  if (agent instanceof sdk.AgentError) throw new CaseError(`agent definition refused: ${agent.code}: ${agent.message}`);
   const model = new ScriptedModel(caseDoc.model ?? [], cursor);
   const run = new CaseRun(agent, model, obs, state, usesStream(file));
   for (let i = from; i < to; i += 1) {

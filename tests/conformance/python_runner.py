@@ -59,21 +59,21 @@ except ImportError as import_error:  # pragma: no cover - depends on the checkou
 
 Json = Any
 
-CASE_KEYS = {"name", "description", "agent", "tools", "model", "steps"}
+CASE_KEYS = {"name", "description", "agent", "tools", "model", "steps", "expectDefinitionError"}
 AGENT_KEYS = {
     "id", "model", "instructions", "maxSteps", "stopWhen", "modelRetry", "toolExecution",
     "temperature", "maxOutputTokens", "topP", "outputSchema", "requireApproval", "humanReview",
-    "stateSecret",
+    "stateSecret", "toolChoice", "parallelToolCalls", "activeTools",
 }
 TOOL_KEYS = {
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
-    "onResponseReceived", "behavior", "asGenerator", "async",
+    "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
 }
 MODEL_ENTRY_KEYS = {"text", "toolCalls", "usage", "cost", "finishReason", "fail"}
 OVERRIDE_KEYS = {
     "model", "maxSteps", "stopWhen", "modelRetry", "toolExecution", "temperature",
-    "maxOutputTokens", "topP",
+    "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "activeTools",
 }
 RUN_KEYS = {"input", "context", "messages", "cancelAfterMs"} | OVERRIDE_KEYS
 CONTINUE_KEYS = {
@@ -87,8 +87,9 @@ EXPECT_KEYS = {
 }
 REQUEST_KEYS = {
     "toolMessages", "tools", "context", "temperature", "model", "instructions",
-    "lastUserMessage", "maxOutputTokens", "topP",
+    "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs",
 }
+TOOL_SPEC_KEYS = {"id", "strict", "inputExamples"}
 USAGE_KEYS = {
     "inputTokens": "input_tokens", "outputTokens": "output_tokens",
     "cachedTokens": "cached_tokens", "totalTokens": "total_tokens", "cost": "cost",
@@ -477,17 +478,27 @@ def build_tool(spec: Dict[str, Any], obs: Observations) -> Any:
         on_tool_called=on_tool_called(spec.get("onToolCalled")),
         on_response_received=on_response_received(spec.get("onResponseReceived")),
         next_turn_params=copy.deepcopy(spec.get("nextTurnParams")),
+        strict=spec.get("strict") is True,
+        input_examples=copy.deepcopy(spec.get("inputExamples")),
     ))
 
 
 def build_agent(case: Dict[str, Any], obs: Observations) -> Any:
+    """The case's agent, or the AgentError with which the binding refused its definition."""
     a = case.get("agent")
     if not isinstance(a, dict):
         raise CaseError("case without agent")
     check_keys(a, AGENT_KEYS, "agent")
+    try:
+        tools = [build_tool(t, obs) for t in case.get("tools") or []]
+    except AgentError as e:
+        return e
     definition: Dict[str, Any] = {
         "id": a.get("id"),
-        "tools": [build_tool(t, obs) for t in case.get("tools") or []],
+        "tools": tools,
+        "tool_choice": snake_choice(a.get("toolChoice")),
+        "parallel_tool_calls": a.get("parallelToolCalls"),
+        "active_tools": copy.deepcopy(a.get("activeTools")),
         "model": a.get("model"),
         "instructions": a.get("instructions"),
         "max_steps": a.get("maxSteps"),
@@ -509,7 +520,20 @@ def build_agent(case: Dict[str, Any], obs: Observations) -> Any:
     try:
         return create_agent({k: v for k, v in definition.items() if v is not None})
     except AgentError as e:
-        raise CaseError(f"agent definition refused: {e.code}: {e.message}") from e
+        return e
+
+
+def snake_choice(choice: Json) -> Json:
+    """A case's toolChoice as Python spells it (``{"tool_id": id}``)."""
+    if isinstance(choice, dict):
+        return {("tool_id" if k == "toolId" else k): v for k, v in choice.items()}
+    return choice
+
+
+def camel_choice(choice: Json) -> Json:
+    if isinstance(choice, dict):
+        return {("toolId" if k == "tool_id" else k): v for k, v in choice.items()}
+    return choice
 
 
 # ---------------------------------------------------------------------------------------
@@ -537,6 +561,12 @@ def request_summary(request: Dict[str, Any]) -> Dict[str, Json]:
         "lastUserMessage": users[-1].get("content") if users else None,
         "maxOutputTokens": request.get("max_output_tokens"),
         "topP": request.get("top_p"),
+        "toolChoice": camel_choice(request.get("tool_choice")),
+        "parallelToolCalls": request.get("parallel_tool_calls"),
+        "toolSpecs": [
+            {"id": t.get("id"), "strict": t.get("strict", False), "inputExamples": copy.deepcopy(t.get("input_examples"))}
+            for t in request.get("tools") or []
+        ],
     }
 
 
@@ -591,6 +621,9 @@ def override_kwargs(spec: Dict[str, Any]) -> Dict[str, Any]:
         "temperature": spec.get("temperature"),
         "max_output_tokens": spec.get("maxOutputTokens"),
         "top_p": spec.get("topP"),
+        "tool_choice": snake_choice(spec.get("toolChoice")),
+        "parallel_tool_calls": spec.get("parallelToolCalls"),
+        "active_tools": copy.deepcopy(spec.get("activeTools")),
     }
     return {k: v for k, v in kwargs.items() if v is not None}
 
@@ -778,8 +811,24 @@ def check_request(i: int, expected: Dict[str, Json], actual: Dict[str, Json]) ->
             if len(want_list) != len(got_list) or not all(
                     tool_message_matches(w, g) for w, g in zip(want_list, got_list)):
                 raise CaseError(f"modelRequests[{i}].toolMessages: expected {show(want_list)}, got {show(got_list)}")
+        elif key == "toolSpecs":
+            want_list, got_list = want or [], got or []
+            if len(want_list) != len(got_list) or not all(
+                    all(k in TOOL_SPEC_KEYS and json_eq(v, g.get(k)) for k, v in w.items())
+                    for w, g in zip(want_list, got_list)):
+                raise CaseError(f"modelRequests[{i}].toolSpecs: expected {show(want_list)}, got {show(got_list)}")
         else:
             diff(f"modelRequests[{i}].{key}", want, got)
+
+
+def check_definition_error(want: Dict[str, Json], built: Any) -> None:
+    if not isinstance(built, AgentError):
+        raise CaseError(f"expectDefinitionError: expected {show(want)}, but the definition was accepted")
+    if "code" in want and not json_eq(want["code"], built.code):
+        raise CaseError(f"expectDefinitionError.code: expected {show(want['code'])}, got {show(built.code)} (message: {built.message})")
+    contains = want.get("messageContains")
+    if isinstance(contains, str) and contains not in built.message:
+        raise CaseError(f"expectDefinitionError.message: expected to contain {contains!r}, got {built.message!r}")
 
 
 def check_error(want: Dict[str, Json], o: StepOutcome) -> None:
@@ -993,6 +1042,13 @@ def run_case(path: str, case: Dict[str, Any], mode: Mode) -> bool:
     check_case(case)
     obs = Observations()
     agent = build_agent(case, obs)
+    if "expectDefinitionError" in case:
+        if mode.stop_after is not None or mode.resume_dir is not None:
+            return False
+        check_definition_error(case["expectDefinitionError"] or {}, agent)
+        return True
+    if isinstance(agent, AgentError):
+        raise CaseError(f"agent definition refused: {agent.code}: {agent.message}")
     model = ScriptedModel(case.get("model") or [], cursor)
     run = CaseRun(agent, model, obs, state, uses_asyncio(path))
     for i in indices:

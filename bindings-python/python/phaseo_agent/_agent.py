@@ -21,6 +21,9 @@ __all__ = [
 ]
 
 Event = Dict[str, Any]
+ToolChoice = Union[str, Dict[str, str], Callable[[Dict[str, Any]], Any], None]
+"""``"auto"``, ``"required"``, ``"none"`` or ``{"tool_id": id}`` (per run); on the agent also
+a function of the turn returning one of those (or None)."""
 StopWhen = Union[StopCondition, Callable[[Dict[str, Any]], Any], Sequence[Union[StopCondition, Callable[[Dict[str, Any]], Any]]], None]
 
 
@@ -111,6 +114,17 @@ def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Any]]]:
     return out
 
 
+def _tool_ids(ids: Optional[Sequence[str]]) -> Optional[List[str]]:
+    """A run's ``active_tools`` as a list (a lone string is refused, not split into letters)."""
+    if ids is None:
+        return None
+    # Only a sized sequence is copied: an endless iterator would never finish.
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, (list, tuple)):
+        raise AgentDefinitionError("Invalid run options: active_tools must be a list of tool ids, "
+                                   f"got {type(ids).__name__}", code="definition_invalid")
+    return list(ids)
+
+
 def _state(state: Union[RunResult, str, bytes, Mapping[str, Any]]) -> RunResult:
     """The state to continue; anything that is not a valid state, whatever its type, raises
     ``AgentStateError`` (code ``state_invalid``)."""
@@ -126,7 +140,8 @@ def _state(state: Union[RunResult, str, bytes, Mapping[str, Any]]) -> RunResult:
 _DEFINITION_KEYS = {
     "id", "model", "instructions", "tools", "max_steps", "stop_when", "model_retry",
     "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
-    "require_approval", "human_review", "state_secret",
+    "require_approval", "human_review", "state_secret", "tool_choice", "parallel_tool_calls",
+    "active_tools",
 }
 
 
@@ -144,8 +159,12 @@ class Agent:
     @staticmethod
     def _overrides(model: Optional[str], max_steps: Optional[int], stop_when: StopWhen, model_retry: Any,
                    tool_execution: Any, temperature: Optional[float], max_output_tokens: Optional[int],
-                   top_p: Optional[float]) -> Dict[str, Any]:
+                   top_p: Optional[float], tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None,
+                   active_tools: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         return {
+            "tool_choice": tool_choice,
+            "parallel_tool_calls": parallel_tool_calls,
+            "active_tools": _tool_ids(active_tools),
             "model": model,
             "max_steps": max_steps,
             "stop_when": _stop_list(stop_when),
@@ -160,20 +179,24 @@ class Agent:
             model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
             model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
             max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
             on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         """Runs the agent until it completes, stops, pauses, is cancelled or fails (then an
         :class:`~phaseo_agent.errors.AgentError` with ``.result`` is raised). Blocks without
         holding the GIL; Ctrl-C cancels the run and raises KeyboardInterrupt."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
         return self._native.run(input, client, context, messages, overrides, on_event, cancel)
 
     async def run_async(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
                         model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
                         model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                         max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
                         on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         """Like :meth:`run`, awaitable; ``async def`` tools run on this event loop."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
         result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel)
         return result
 
@@ -183,11 +206,13 @@ class Agent:
                      model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
                      model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                      max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
                      on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         """Continues a paused run (``state`` or ``run``: a RunResult, its JSON text or dict).
         The state is not changed; a refused continue raises
         :class:`~phaseo_agent.errors.AgentContinueError` and leaves it usable."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
         return self._native.continue_run(_state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
                                          _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
 
@@ -197,9 +222,11 @@ class Agent:
                                  model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
                                  model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                                  max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
                                  on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         """Like :meth:`continue_run`, awaitable."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
         result: RunResult = await self._native.continue_run_async(
             _state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
             _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
@@ -209,10 +236,12 @@ class Agent:
                model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
                model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
                on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> "AgentStream":
         """Starts the run in the background and returns its replayable stream (usable with
         ``for`` and ``async for``, awaitable for the result)."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
         return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel))
 
     def continue_stream(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
@@ -221,9 +250,11 @@ class Agent:
                         model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
                         model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                         max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
                         on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> "AgentStream":
         """Continues a paused run in the background, as a stream."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
         return AgentStream(self._native.continue_stream(
             _state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
             _outputs(tool_outputs), human_input, context, overrides, on_event, cancel))
@@ -353,9 +384,12 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
     """Defines an agent from a dict (or keywords) with the snake_case keys of SPEC §3:
     ``id``, ``model``, ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
     ``model_retry``, ``tool_execution``, ``temperature``, ``max_output_tokens``, ``top_p``,
-    ``output_schema``, ``require_approval`` (agent-level predicate ``(call, runtime)``)
-    ``human_review`` (``(ctx) -> None | {"reason", "payload"}``) and ``state_secret`` (a
-    string, or a list for rotation: the first signs every state, any verifies)."""
+    ``output_schema``, ``require_approval`` (agent-level predicate ``(call, runtime)``),
+    ``human_review`` (``(ctx) -> None | {"reason", "payload"}``), ``state_secret`` (a
+    string, or a list for rotation: the first signs every state, any verifies) and the
+    request controls of SPEC §12: ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``,
+    ``{"tool_id": id}`` or a function of the turn), ``parallel_tool_calls`` and
+    ``active_tools`` (the tool ids offered: a list or a function of the turn)."""
     d: Dict[str, Any] = dict(definition or {}, **fields)
     unknown = set(d) - _DEFINITION_KEYS
     if unknown:
@@ -380,6 +414,9 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
         require_approval=d.get("require_approval"),
         human_review=d.get("human_review"),
         state_secrets=_state_secrets(d.get("state_secret")),
+        tool_choice=d.get("tool_choice"),
+        parallel_tool_calls=d.get("parallel_tool_calls"),
+        active_tools=d.get("active_tools"),
     )
     return Agent(native)
 

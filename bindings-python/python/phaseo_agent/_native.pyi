@@ -130,6 +130,8 @@ class Tool:
         on_tool_called: Optional[Callable[..., Any]],
         on_response_received: Optional[Callable[..., Any]],
         next_turn_params: Any,
+        strict: bool = False,
+        input_examples: Optional[List[Dict[str, Any]]] = None,
     ) -> None: ...
     @property
     def id(self) -> str: ...
@@ -214,6 +216,9 @@ class NativeAgent:
         require_approval: Optional[Callable[..., Any]] = None,
         human_review: Optional[Callable[..., Any]] = None,
         state_secrets: Optional[List[str]] = None,
+        tool_choice: Any = None,
+        parallel_tool_calls: Optional[bool] = None,
+        active_tools: Any = None,
     ) -> None: ...
     @property
     def id(self) -> str: ...

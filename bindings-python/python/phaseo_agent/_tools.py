@@ -6,7 +6,7 @@ import asyncio
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Literal, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Tuple, Union
 
 from . import _native
 from ._native import JsonSchemaValidator, Tool, ToolRuntime
@@ -54,6 +54,11 @@ class AgentTool:
     on_tool_called: Optional[Callable[..., Any]] = None
     on_response_received: Optional[Callable[..., Any]] = None
     next_turn_params: Union[Dict[str, Any], Callable[..., Any], None] = None
+    strict: bool = False
+    """Ask the model for schema-exact arguments (SPEC §12); ``parameters`` must then be
+    strict-compatible, checked when the tool is defined."""
+    input_examples: Optional[List[Dict[str, Any]]] = None
+    """Example argument objects, sent with the tool where the client supports them."""
 
 
 def json_schema_validator(schema: Dict[str, Any]) -> JsonSchemaValidator:
@@ -211,4 +216,6 @@ def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
         tool.on_tool_called,
         tool.on_response_received,
         tool.next_turn_params,
+        strict=bool(tool.strict),
+        input_examples=tool.input_examples,
     )

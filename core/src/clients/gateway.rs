@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{self, HttpSettings};
 use super::wire::{wire_client_impls, WireFormat};
+use crate::controls::ToolChoice;
 use crate::model::{
     DeltaSink, ModelFailure, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
 };
@@ -74,15 +75,28 @@ impl GatewayClient {
                 .tools
                 .iter()
                 .map(|t| {
+                    // Always explicit: a Responses endpoint treats an absent `strict` as
+                    // true, which would reject the many schemas that are not strict.
                     json!({
                         "type": "function",
                         "name": t.id,
-                        "description": t.description,
+                        "description": http::tool_description(t),
                         "parameters": http::parameters(&t.parameters),
+                        "strict": t.strict,
                     })
                 })
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(choice) = &request.tool_choice {
+            let choice = match choice {
+                ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+                other => other.to_value(),
+            };
+            body.insert("tool_choice".into(), choice);
+        }
+        if let Some(parallel) = request.parallel_tool_calls {
+            body.insert("parallel_tool_calls".into(), Value::Bool(parallel));
         }
         if let Some(t) = request.temperature {
             body.insert("temperature".into(), json!(t));
@@ -100,7 +114,7 @@ impl GatewayClient {
                     "type": "json_schema",
                     "name": "output",
                     "schema": schema,
-                    "strict": false,
+                    "strict": crate::controls::is_strict_compatible(schema),
                 }}),
             );
         }

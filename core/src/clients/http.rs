@@ -763,6 +763,27 @@ pub(crate) fn input_text(input: &Value) -> String {
 }
 
 /// A tool's parameters, defaulting to an open object schema.
+/// The description sent for a tool: its own, then its `inputExamples` (neither wire has a
+/// field for them) in a fixed format, one canonical JSON object per line:
+/// `<description>\n\nExamples of valid arguments:\n{"a":1}\n{"a":2}`.
+pub(crate) fn tool_description(spec: &crate::model::ToolSpec) -> String {
+    match spec.input_examples.as_deref() {
+        None | Some([]) => spec.description.clone(),
+        Some(examples) => {
+            let mut text = spec.description.clone();
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str("Examples of valid arguments:");
+            for e in examples {
+                text.push('\n');
+                text.push_str(&crate::json::to_canonical_string(e));
+            }
+            text
+        }
+    }
+}
+
 pub(crate) fn parameters(p: &Value) -> Value {
     if p.is_object() {
         p.clone()

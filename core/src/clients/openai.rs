@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{self, HttpSettings};
 use super::wire::{wire_client_impls, WireFormat};
+use crate::controls::ToolChoice;
 use crate::model::{
     DeltaSink, ModelFailure, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
 };
@@ -78,17 +79,28 @@ impl OpenAICompatibleClient {
                 .tools
                 .iter()
                 .map(|t| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": t.id,
-                            "description": t.description,
-                            "parameters": http::parameters(&t.parameters),
-                        },
-                    })
+                    let mut function = json!({
+                        "name": t.id,
+                        "description": http::tool_description(t),
+                        "parameters": http::parameters(&t.parameters),
+                    });
+                    if t.strict {
+                        function["strict"] = Value::Bool(true);
+                    }
+                    json!({"type": "function", "function": function})
                 })
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(choice) = &request.tool_choice {
+            let choice = match choice {
+                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+                other => other.to_value(),
+            };
+            body.insert("tool_choice".into(), choice);
+        }
+        if let Some(parallel) = request.parallel_tool_calls {
+            body.insert("parallel_tool_calls".into(), Value::Bool(parallel));
         }
         if let Some(t) = request.temperature {
             body.insert("temperature".into(), json!(t));
@@ -104,7 +116,11 @@ impl OpenAICompatibleClient {
                 "response_format".into(),
                 json!({
                     "type": "json_schema",
-                    "json_schema": {"name": "output", "schema": schema},
+                    "json_schema": {
+                        "name": "output",
+                        "schema": schema,
+                        "strict": crate::controls::is_strict_compatible(schema),
+                    },
                 }),
             );
         }

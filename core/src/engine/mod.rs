@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentInner;
+use crate::controls::ToolChoice;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{now_iso, EventData, EventType};
 use crate::json::to_canonical_string;
@@ -35,6 +36,9 @@ pub(crate) struct Settings {
     pub(crate) temperature: Option<f64>,
     pub(crate) max_output_tokens: Option<u64>,
     pub(crate) top_p: Option<f64>,
+    pub(crate) tool_choice: Option<ToolChoice>,
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) active_tools: Option<Vec<String>>,
 }
 
 impl Settings {
@@ -52,8 +56,29 @@ impl Settings {
             temperature: o.temperature,
             max_output_tokens: o.max_output_tokens,
             top_p: o.top_p,
+            tool_choice: o.tool_choice,
+            parallel_tool_calls: o.parallel_tool_calls,
+            active_tools: o.active_tools,
         }
     }
+}
+
+/// Refuses overrides that name tools the agent does not have (`definition_invalid`),
+/// before anything runs.
+fn check_overrides(agent: &AgentInner, o: &RunOverrides) -> Result<(), AgentError> {
+    let invalid = |m: String| AgentError::definition_invalid(format!("Invalid run options: {m}"));
+    if let Some(ids) = &o.active_tools {
+        let ids = Value::from(
+            ids.iter()
+                .map(|s| Value::from(s.as_str()))
+                .collect::<Vec<_>>(),
+        );
+        crate::agent::check_tool_ids(&ids, &agent.tool_index).map_err(invalid)?;
+    }
+    if let Some(choice) = &o.tool_choice {
+        crate::agent::check_tool_choice(&choice.to_value(), &agent.tool_index).map_err(invalid)?;
+    }
+    Ok(())
 }
 
 /// Everything a run needs besides its state.
@@ -126,6 +151,7 @@ pub(crate) async fn run(
     options: RunOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
+    check_overrides(&agent, &options.overrides)?;
     check_run_values(&options)?;
     let now = SystemTime::now();
     let created = now_iso();
@@ -182,6 +208,7 @@ pub(crate) async fn continue_run(
     options: ContinueOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
+    check_overrides(&agent, &options.overrides)?;
     let plan = resume::check(&agent, state, &options)?;
     if let Some(context) = &options.context {
         check_value(context)

@@ -8,6 +8,8 @@ use futures::FutureExt;
 use serde_json::{json, Value};
 
 use super::{fail_in_step, sleep_cancellable, tools, Failure, LoopResult, RunCtx, Start};
+use crate::agent::{check_tool_choice, check_tool_ids};
+use crate::controls::ToolChoice;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{now_iso, EventData, EventType};
 use crate::model::{DeltaSink, ModelRequest, ModelResponse, RetryHint, ToolSpec};
@@ -62,6 +64,7 @@ struct Resolved {
     max_output_tokens: Option<u64>,
     top_p: Option<f64>,
     tools: Arc<Vec<ToolSpec>>,
+    tool_choice: Option<ToolChoice>,
 }
 
 async fn resolve_turn(
@@ -102,7 +105,24 @@ async fn resolve_turn(
     let temperature = value(&def.temperature, &turn, "temperature").await?;
     let max_output_tokens = value(&def.max_output_tokens, &turn, "maxOutputTokens").await?;
     let top_p = value(&def.top_p, &turn, "topP").await?;
+    let tool_choice = value(&def.tool_choice, &turn, "toolChoice").await?;
+    let active_tools = value(&def.active_tools, &turn, "activeTools").await?;
     let s = &ctx.settings;
+    let known = &ctx.agent.tool_index;
+    let bad_value = |m: String| AgentError::new(ErrorCode::ToolFailed, m);
+    let tool_choice = match &s.tool_choice {
+        Some(choice) => Some(choice.clone()),
+        None if tool_choice.is_null() => None,
+        None => Some(check_tool_choice(&tool_choice, known).map_err(bad_value)?),
+    };
+    let tools = match &s.active_tools {
+        Some(ids) => offer(ctx, ids),
+        None if active_tools.is_null() => ctx.agent.tool_specs.clone(),
+        None => offer(
+            ctx,
+            &check_tool_ids(&active_tools, known).map_err(bad_value)?,
+        ),
+    };
     let mut resolved = Resolved {
         model: s
             .model
@@ -112,7 +132,8 @@ async fn resolve_turn(
         temperature: s.temperature.or_else(|| temperature.as_f64()),
         max_output_tokens: s.max_output_tokens.or_else(|| max_output_tokens.as_u64()),
         top_p: s.top_p.or_else(|| top_p.as_f64()),
-        tools: ctx.agent.tool_specs.clone(),
+        tools,
+        tool_choice,
     };
     if let Some(next) = state.run.next_turn_params.take() {
         apply_next_turn(ctx, &mut resolved, next);
@@ -137,13 +158,23 @@ fn apply_next_turn(ctx: &RunCtx, r: &mut Resolved, next: NextTurnParams) {
         r.top_p = next.top_p;
     }
     if let Some(ids) = next.tools {
-        let specs = &ctx.agent.tool_specs;
-        r.tools = Arc::new(
-            ids.iter()
-                .filter_map(|id| specs.iter().find(|s| &s.id == id).cloned())
-                .collect(),
-        );
+        r.tools = offer(ctx, &ids);
     }
+    if next.tool_choice.is_some() {
+        r.tool_choice = next.tool_choice;
+    }
+}
+
+/// The specs of the tools named by `ids`, in the agent's order (unknown ids are skipped).
+fn offer(ctx: &RunCtx, ids: &[String]) -> Arc<Vec<ToolSpec>> {
+    Arc::new(
+        ctx.agent
+            .tool_specs
+            .iter()
+            .filter(|s| ids.contains(&s.id))
+            .cloned()
+            .collect(),
+    )
 }
 
 struct StreamDeltas<'a>(&'a RunCtx, usize);
@@ -268,7 +299,13 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
         top_p: resolved.top_p,
         stream: ctx.emitter.is_streaming(),
         output_schema: output_schema.as_ref(),
+        tool_choice: resolved.tool_choice,
+        parallel_tool_calls: ctx
+            .settings
+            .parallel_tool_calls
+            .or(ctx.agent.def.parallel_tool_calls),
     };
+    let offered = request.tools.clone();
     let requested_model = request.model.clone();
     let (response, attempts) = call_model(ctx, &request, index)
         .await
@@ -350,7 +387,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
         return final_answer(ctx, state, index, text).await;
     }
 
-    let pending = tools::tool_phase(ctx, state, index, parsed).await?;
+    let pending = tools::tool_phase(ctx, state, index, parsed, &offered).await?;
     if !pending.is_empty() {
         let kind = if pending
             .iter()

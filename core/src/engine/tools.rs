@@ -13,6 +13,7 @@ use crate::error::{AgentError, ErrorCode, ToolError};
 use crate::events::{EventData, EventType};
 use crate::json::{number_text, to_canonical_string};
 use crate::limits::check_value;
+use crate::model::ToolSpec;
 use crate::next_turn::NextTurnParams;
 use crate::state::{
     Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult,
@@ -28,7 +29,8 @@ pub(crate) struct Resolved {
     pub(crate) outcome: Result<Value, String>,
     pub(crate) preliminary: Vec<Value>,
     pub(crate) context_update: Option<Value>,
-    pub(crate) next_turn: Option<NextTurnParams>,
+    /// Boxed: rarely set, and it would make every resolved call larger.
+    pub(crate) next_turn: Option<Box<NextTurnParams>>,
 }
 
 impl Resolved {
@@ -196,7 +198,7 @@ pub(crate) async fn accept_result(
     let next_turn = match &tool.next_turn_params {
         None => None,
         Some(source) => match guarded(source.resolve(&call.input, runtime), tool).await {
-            Ok(p) => Some(p),
+            Ok(p) => Some(Box::new(p)),
             Err(m) => {
                 return call_failed(
                     ctx,
@@ -233,9 +235,19 @@ async fn classify(
     scope: &PhaseScope,
     call: ToolCall,
     args: Result<(), String>,
+    offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Plan, AgentError> {
-    let Some(tool) = ctx.agent.tool(&call.name) else {
-        let message = format!("Unknown tool '{}'", call.name);
+    let known = ctx.agent.tool(&call.name);
+    // Every tool is offered unless the turn narrowed the list (`activeTools`, next-turn
+    // `tools`): then a call to a tool left out is as unknown as a made-up name.
+    let offered =
+        Arc::ptr_eq(offered, &ctx.agent.tool_specs) || offered.iter().any(|s| s.id == call.name);
+    let Some(tool) = known.filter(|_| offered) else {
+        let message = if known.is_some() {
+            format!("Unknown tool '{}' (not offered in this turn)", call.name)
+        } else {
+            format!("Unknown tool '{}'", call.name)
+        };
         return call_failed(
             ctx,
             scope,
@@ -276,13 +288,32 @@ async fn classify(
         }
     };
     if let Some(hook) = &tool.on_tool_called {
-        let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
-        return match guarded(
-            hook.on_tool_called(call.input.clone(), runtime.clone()),
-            tool,
+        let token = scope.token.child_token();
+        let runtime = scope.runtime(ctx, &call, token.clone(), false);
+        // `timeoutMs` bounds the hook like an executor: it is the tool's work.
+        let answered = within(
+            tool.timeout,
+            &token,
+            guarded(
+                hook.on_tool_called(call.input.clone(), runtime.clone()),
+                tool,
+            ),
         )
-        .await
-        {
+        .await;
+        let Some(answered) = answered else {
+            token.cancel();
+            return call_failed(
+                ctx,
+                scope,
+                Some(tool),
+                &call,
+                ErrorCode::ToolTimeout,
+                timeout_message(tool),
+                vec![],
+            )
+            .map(Plan::Done);
+        };
+        return match answered {
             Ok(None) => Ok(pending(call, PendingKind::Hitl)),
             Ok(Some(value)) => accept_result(ctx, scope, tool, &call, &runtime, value, vec![])
                 .await
@@ -362,41 +393,44 @@ pub(crate) async fn execute_call(
             tool_name: call.name.clone(),
         },
     );
-    let exec =
-        AssertUnwindSafe(executor.execute(call.input.clone(), runtime.clone())).catch_unwind();
-    tokio::pin!(exec);
-    let timer = async {
-        match tool.timeout {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(timer);
     let mut preliminary = Vec::new();
-    let finished = loop {
-        tokio::select! {
-            biased;
-            _ = runtime.progress_ready() => {
-                for value in runtime.take_progress() {
-                    progress(ctx, scope, tool, call, &token, value, &mut preliminary).await?;
+    // The executor and the checks of its progress values run under the deadline: at the
+    // deadline all of it is dropped at once, so neither a slow executor nor a slow
+    // `eventSchema` holds the run, and progress values still queued are discarded.
+    let finished = {
+        let work = async {
+            let exec = AssertUnwindSafe(executor.execute(call.input.clone(), runtime.clone()))
+                .catch_unwind();
+            tokio::pin!(exec);
+            let finished = loop {
+                tokio::select! {
+                    biased;
+                    _ = runtime.progress_ready() => {
+                        for value in runtime.take_progress() {
+                            progress(ctx, scope, tool, call, &token, value, &mut preliminary)
+                                .await?;
+                        }
+                    }
+                    r = &mut exec => break r,
                 }
+            };
+            runtime.close_progress();
+            for value in runtime.take_progress() {
+                progress(ctx, scope, tool, call, &token, value, &mut preliminary).await?;
             }
-            r = &mut exec => break Some(r),
-            _ = &mut timer => break None,
-        }
+            Ok::<_, AgentError>(finished)
+        };
+        within(tool.timeout, &token, work).await
     };
     runtime.close_progress();
-    for value in runtime.take_progress() {
-        progress(ctx, scope, tool, call, &token, value, &mut preliminary).await?;
-    }
+    let finished = match finished {
+        Some(r) => Some(r?),
+        None => None,
+    };
     match finished {
         None => {
             token.cancel();
-            let ms = tool
-                .timeout
-                .map(|d| d.as_secs_f64() * 1000.0)
-                .unwrap_or(0.0);
-            let message = format!("Tool {} timed out after {}ms", tool.id, number_text(ms));
+            let message = timeout_message(tool);
             call_failed(
                 ctx,
                 scope,
@@ -435,6 +469,36 @@ pub(crate) async fn execute_call(
             )
         }
     }
+}
+
+/// Runs `work` to its end, or until `limit` elapses: then `token` is cancelled first (so
+/// the work is told why it stops), `work` is dropped and the result is `None`.
+async fn within<T>(
+    limit: Option<std::time::Duration>,
+    token: &CancellationToken,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    let Some(limit) = limit else {
+        return Some(work.await);
+    };
+    tokio::pin!(work);
+    tokio::select! {
+        biased;
+        r = &mut work => Some(r),
+        _ = tokio::time::sleep(limit) => {
+            token.cancel();
+            None
+        }
+    }
+}
+
+/// `Tool <id> timed out after <ms>ms`.
+fn timeout_message(tool: &Tool) -> String {
+    let ms = tool
+        .timeout
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0);
+    format!("Tool {} timed out after {}ms", tool.id, number_text(ms))
 }
 
 async fn progress(
@@ -564,7 +628,7 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usiz
                 .run
                 .next_turn_params
                 .get_or_insert_with(NextTurnParams::default)
-                .merge(next);
+                .merge(*next);
         }
     }
 }
@@ -575,13 +639,14 @@ pub(crate) async fn tool_phase(
     state: &mut RunResult,
     index: usize,
     calls: Vec<(ToolCall, Result<(), String>)>,
+    offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Vec<PendingToolCall>, Failure> {
     let scope = PhaseScope::new(ctx, state, index);
     let mut done = Vec::new();
     let mut pending = Vec::new();
     let mut execute = Vec::new();
     for (i, (call, args)) in calls.into_iter().enumerate() {
-        match classify(ctx, &scope, call, args)
+        match classify(ctx, &scope, call, args, offered)
             .await
             .map_err(fail_in_step(index))?
         {

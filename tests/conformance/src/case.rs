@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use phaseo_agent::{
     async_trait, create_agent, finish_reason_is, has_tool_call, human_review_fn, json, max_cost,
-    max_duration, max_tokens_used, step_count_is, validator_fn, Agent, AgentDefinition,
+    max_duration, max_tokens_used, step_count_is, validator_fn, Agent, AgentDefinition, AgentError,
     ApprovalPredicate, JsonSchema, ModelRetry, NextTurnParams, OnError, ReviewRequest, Role,
     StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRuntime, Validator, Value,
 };
@@ -317,6 +317,8 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
             "behavior",
             "asGenerator",
             "async",
+            "strict",
+            "inputExamples",
         ],
         "tool",
     )?;
@@ -388,6 +390,15 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     if let Some(p) = t.get("nextTurnParams").filter(|v| !v.is_null()) {
         tool = tool.next_turn_params(NextTurnParams::from_value(p.clone())?);
     }
+    if let Some(strict) = t.get("strict").and_then(Value::as_bool) {
+        tool = tool.strict(strict);
+    }
+    if let Some(examples) = t.get("inputExamples").filter(|v| !v.is_null()) {
+        let examples = examples
+            .as_array()
+            .ok_or("inputExamples: a list is required")?;
+        tool = tool.input_examples(examples.clone());
+    }
     match t.get("onToolCalled") {
         None | Some(Value::Null) => {}
         Some(Value::String(s)) if s == "pause" => tool = tool.on_tool_called(|_, _| Ok(None)),
@@ -413,8 +424,12 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     Ok(tool)
 }
 
-/// The case's agent.
-pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, String> {
+/// The case's agent: `Err` when the case cannot be expressed, `Ok(Err)` when the SDK
+/// refuses the definition.
+pub fn build_agent(
+    case: &Value,
+    obs: &Arc<Observations>,
+) -> Result<Result<Agent, AgentError>, String> {
     let a = case.get("agent").ok_or("case without agent")?;
     check_keys(
         a,
@@ -433,6 +448,9 @@ pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, Strin
             "requireApproval",
             "humanReview",
             "stateSecret",
+            "toolChoice",
+            "parallelToolCalls",
+            "activeTools",
         ],
         "agent",
     )?;
@@ -470,6 +488,15 @@ pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, Strin
     }
     if let Some(s) = a.get("outputSchema").filter(|v| !v.is_null()) {
         def = def.output_schema(schema_validator(s)?);
+    }
+    if let Some(v) = a.get("toolChoice").filter(|v| !v.is_null()) {
+        def = def.tool_choice(v.clone());
+    }
+    if let Some(v) = a.get("parallelToolCalls").and_then(Value::as_bool) {
+        def = def.parallel_tool_calls(v);
+    }
+    if let Some(v) = a.get("activeTools").filter(|v| !v.is_null()) {
+        def = def.active_tools(v.clone());
     }
     if let Some(rule) = a.get("requireApproval").filter(|v| !v.is_null()) {
         def = def.require_approval(Arc::new(AgentRule(rule.clone())));
@@ -512,5 +539,5 @@ pub fn build_agent(case: &Value, obs: &Arc<Observations>) -> Result<Agent, Strin
     {
         def = def.tool(build_tool(t, obs)?);
     }
-    create_agent(def).map_err(|e| format!("agent definition refused: {e}"))
+    Ok(create_agent(def))
 }

@@ -41,6 +41,11 @@ impl CaseClient {
             .map(|m| Value::String(m.content.clone()))
             .unwrap_or(Value::Null);
         let tools: Vec<&str> = request.tools.iter().map(|t| t.id.as_str()).collect();
+        let tool_specs: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"id": t.id, "strict": t.strict, "inputExamples": t.input_examples}))
+            .collect();
         self.requests.lock().unwrap().push(json!({
             "toolMessages": tool_messages,
             "tools": tools,
@@ -51,6 +56,9 @@ impl CaseClient {
             "lastUserMessage": last_user,
             "maxOutputTokens": request.max_output_tokens,
             "topP": request.top_p,
+            "toolChoice": request.tool_choice.as_ref().map(|c| c.to_value()),
+            "parallelToolCalls": request.parallel_tool_calls,
+            "toolSpecs": tool_specs,
         }));
     }
 }

@@ -76,7 +76,10 @@ fn check_request(i: usize, expected: &Value, actual: &Value) -> Result<(), Strin
                 }
             }
             "tools" | "context" | "temperature" | "model" | "instructions" | "lastUserMessage"
-            | "maxOutputTokens" | "topP" => diff(&format!("modelRequests[{i}].{key}"), want, got)?,
+            | "maxOutputTokens" | "topP" | "toolChoice" | "parallelToolCalls" => {
+                diff(&format!("modelRequests[{i}].{key}"), want, got)?
+            }
+            "toolSpecs" => check_tool_specs(i, want, got)?,
             other => return Err(format!("modelRequests: unsupported key {other:?}")),
         }
     }
@@ -112,6 +115,9 @@ const REQUEST_KEYS: &[&str] = &[
     "lastUserMessage",
     "maxOutputTokens",
     "topP",
+    "toolChoice",
+    "parallelToolCalls",
+    "toolSpecs",
 ];
 const USAGE_KEYS: &[&str] = &[
     "inputTokens",
@@ -164,6 +170,72 @@ pub fn check_keys_of(expect: &Value) -> Result<(), String> {
                 &["toolCallId", "content", "contentContains", "isError"],
                 "expect.modelRequests.toolMessages",
             )?;
+        }
+        for t in r
+            .get("toolSpecs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            keys_in(
+                t,
+                &["id", "strict", "inputExamples"],
+                "expect.modelRequests.toolSpecs",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `toolSpecs`: the same tools in order, each compared on the keys the case gives.
+fn check_tool_specs(i: usize, want: &Value, got: &Value) -> Result<(), String> {
+    let want_list = want.as_array().cloned().unwrap_or_default();
+    let got_list = got.as_array().cloned().unwrap_or_default();
+    let same = want_list.len() == got_list.len()
+        && want_list.iter().zip(&got_list).all(|(w, g)| {
+            w.as_object().into_iter().flatten().all(|(k, v)| {
+                if !["id", "strict", "inputExamples"].contains(&k.as_str()) {
+                    return false;
+                }
+                json_eq(v, g.get(k).unwrap_or(&Value::Null))
+            })
+        });
+    if same {
+        Ok(())
+    } else {
+        Err(format!(
+            "modelRequests[{i}].toolSpecs: expected {}, got {}",
+            show(want),
+            show(got)
+        ))
+    }
+}
+
+/// Checks a case's `expectDefinitionError` against the definition's outcome.
+pub fn check_definition_error(
+    want: &Value,
+    refused: Option<&phaseo_agent::AgentError>,
+) -> Result<(), String> {
+    let Some(e) = refused else {
+        return Err(format!(
+            "expectDefinitionError: expected {}, but the definition was accepted",
+            show(want)
+        ));
+    };
+    if let Some(c) = want.get("code") {
+        diff(
+            "expectDefinitionError.code",
+            c,
+            &Value::from(e.code().as_str()),
+        )
+        .map_err(|d| format!("{d} (message: {})", e.message()))?;
+    }
+    if let Some(m) = want.get("messageContains").and_then(Value::as_str) {
+        if !e.message().contains(m) {
+            return Err(format!(
+                "expectDefinitionError.message: expected to contain {m:?}, got {:?}",
+                e.message()
+            ));
         }
     }
     Ok(())

@@ -94,6 +94,14 @@ fn overrides(o: &Value) -> Result<RunOverrides, String> {
     r.temperature = o.get("temperature").and_then(Value::as_f64);
     r.max_output_tokens = o.get("maxOutputTokens").and_then(Value::as_u64);
     r.top_p = o.get("topP").and_then(Value::as_f64);
+    if let Some(c) = o.get("toolChoice") {
+        r.set_tool_choice(c).map_err(|e| e.to_string())?;
+    }
+    r.parallel_tool_calls = o.get("parallelToolCalls").and_then(Value::as_bool);
+    if let Some(ids) = o.get("activeTools").filter(|v| !v.is_null()) {
+        r.active_tools =
+            Some(serde_json::from_value(ids.clone()).map_err(|e| format!("activeTools: {e}"))?);
+    }
     Ok(r)
 }
 
@@ -110,6 +118,9 @@ const RUN_KEYS: &[&str] = &[
     "temperature",
     "maxOutputTokens",
     "topP",
+    "toolChoice",
+    "parallelToolCalls",
+    "activeTools",
 ];
 const CONTINUE_KEYS: &[&str] = &[
     "approvals",
@@ -126,9 +137,20 @@ const CONTINUE_KEYS: &[&str] = &[
     "temperature",
     "maxOutputTokens",
     "topP",
+    "toolChoice",
+    "parallelToolCalls",
+    "activeTools",
 ];
 
-const CASE_KEYS: &[&str] = &["name", "description", "agent", "tools", "model", "steps"];
+const CASE_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "agent",
+    "tools",
+    "model",
+    "steps",
+    "expectDefinitionError",
+];
 const MODEL_ENTRY_KEYS: &[&str] = &["text", "toolCalls", "usage", "cost", "finishReason", "fail"];
 const MODEL_CALL_KEYS: &[&str] = &["id", "name", "arguments"];
 const STEP_KEYS: &[&str] = &["run", "continue", "expect"];
@@ -136,6 +158,9 @@ const STEP_KEYS: &[&str] = &["run", "continue", "expect"];
 /// Refuses, before anything runs, a case using a key this runner does not know.
 fn check_case(case: &Value) -> Result<(), String> {
     check_keys(case, CASE_KEYS, "case")?;
+    if let Some(d) = case.get("expectDefinitionError") {
+        check_keys(d, &["code", "messageContains"], "expectDefinitionError")?;
+    }
     for entry in case
         .get("model")
         .and_then(Value::as_array)
@@ -369,7 +394,15 @@ async fn run_case_value(case: &Value, path: &Path, mode: &Mode) -> Result<bool, 
         .ok_or("case without steps")?;
     check_case(case)?;
     let obs = Arc::new(Observations::default());
-    let agent = case::build_agent(case, &obs)?;
+    let built = case::build_agent(case, &obs)?;
+    if let Some(want) = case.get("expectDefinitionError") {
+        if !matches!(mode, Mode::All) {
+            return Ok(false);
+        }
+        expect::check_definition_error(want, built.as_ref().err())?;
+        return Ok(true);
+    }
+    let agent = built.map_err(|e| format!("agent definition refused: {e}"))?;
     let entries = case
         .get("model")
         .and_then(Value::as_array)

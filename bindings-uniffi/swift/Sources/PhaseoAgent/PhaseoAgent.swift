@@ -2141,7 +2141,8 @@ public func FfiConverterTypeHumanReview_lower(_ value: HumanReview) -> UInt64 {
 
 /**
  * A host model client: receives the request `{agentId, model, instructions, messages,
- * tools, context, temperature, maxOutputTokens, topP, stream}` and returns a response in the
+ * tools, context, temperature, maxOutputTokens, topP, stream, toolChoice, parallelToolCalls}`
+ * (each tool `{id, description, parameters, strict?, inputExamples?}`) and returns a response in the
  * short scripted form (`{text?, toolCalls?: [{id, name, arguments}], usage?, cost?,
  * finishReason?, …}`) or the full form (`{message: {...}, usage, …}`). Throwing is a model
  * failure (retried per `modelRetry`).
@@ -2156,7 +2157,8 @@ public protocol ModelClient: AnyObject, Sendable {
 }
 /**
  * A host model client: receives the request `{agentId, model, instructions, messages,
- * tools, context, temperature, maxOutputTokens, topP, stream}` and returns a response in the
+ * tools, context, temperature, maxOutputTokens, topP, stream, toolChoice, parallelToolCalls}`
+ * (each tool `{id, description, parameters, strict?, inputExamples?}`) and returns a response in the
  * short scripted form (`{text?, toolCalls?: [{id, name, arguments}], usage?, cost?,
  * finishReason?, …}`) or the full form (`{message: {...}, usage, …}`). Throwing is a model
  * failure (retried per `modelRetry`).
@@ -5289,6 +5291,28 @@ public struct AgentDefinition {
      * Signed state (SPEC §7): the first secret signs every state, any verifies.
      */
     public var stateSecrets: [String]
+    /**
+     * Which tool the model must call (SPEC §12).
+     */
+    public var toolChoice: ToolChoice?
+    /**
+     * Tool choice per turn, as JSON (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`,
+     * null = unset); wins over `tool_choice`.
+     */
+    public var toolChoiceFn: TurnResolver?
+    /**
+     * Whether the model may request several calls in one turn.
+     */
+    public var parallelToolCalls: Bool?
+    /**
+     * The tool ids offered (calls to tools not offered are `unknown_tool`).
+     */
+    public var activeTools: [String]?
+    /**
+     * The tool ids offered per turn, as a JSON array (null = every tool); wins over
+     * `active_tools`.
+     */
+    public var activeToolsFn: TurnResolver?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5352,7 +5376,24 @@ public struct AgentDefinition {
          */topPFn: TurnResolver? = nil, 
         /**
          * Signed state (SPEC §7): the first secret signs every state, any verifies.
-         */stateSecrets: [String] = []) {
+         */stateSecrets: [String] = [], 
+        /**
+         * Which tool the model must call (SPEC §12).
+         */toolChoice: ToolChoice? = nil, 
+        /**
+         * Tool choice per turn, as JSON (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`,
+         * null = unset); wins over `tool_choice`.
+         */toolChoiceFn: TurnResolver? = nil, 
+        /**
+         * Whether the model may request several calls in one turn.
+         */parallelToolCalls: Bool? = nil, 
+        /**
+         * The tool ids offered (calls to tools not offered are `unknown_tool`).
+         */activeTools: [String]? = nil, 
+        /**
+         * The tool ids offered per turn, as a JSON array (null = every tool); wins over
+         * `active_tools`.
+         */activeToolsFn: TurnResolver? = nil) {
         self.id = id
         self.tools = tools
         self.model = model
@@ -5373,6 +5414,11 @@ public struct AgentDefinition {
         self.maxOutputTokensFn = maxOutputTokensFn
         self.topPFn = topPFn
         self.stateSecrets = stateSecrets
+        self.toolChoice = toolChoice
+        self.toolChoiceFn = toolChoiceFn
+        self.parallelToolCalls = parallelToolCalls
+        self.activeTools = activeTools
+        self.activeToolsFn = activeToolsFn
     }
 
     
@@ -5410,7 +5456,12 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
                 temperatureFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
                 maxOutputTokensFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
                 topPFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
-                stateSecrets: FfiConverterSequenceString.read(from: &buf)
+                stateSecrets: FfiConverterSequenceString.read(from: &buf), 
+                toolChoice: FfiConverterOptionTypeToolChoice.read(from: &buf), 
+                toolChoiceFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
+                parallelToolCalls: FfiConverterOptionBool.read(from: &buf), 
+                activeTools: FfiConverterOptionSequenceString.read(from: &buf), 
+                activeToolsFn: FfiConverterOptionTypeTurnResolver.read(from: &buf)
         )
     }
 
@@ -5435,6 +5486,11 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
         FfiConverterOptionTypeTurnResolver.write(value.maxOutputTokensFn, into: &buf)
         FfiConverterOptionTypeTurnResolver.write(value.topPFn, into: &buf)
         FfiConverterSequenceString.write(value.stateSecrets, into: &buf)
+        FfiConverterOptionTypeToolChoice.write(value.toolChoice, into: &buf)
+        FfiConverterOptionTypeTurnResolver.write(value.toolChoiceFn, into: &buf)
+        FfiConverterOptionBool.write(value.parallelToolCalls, into: &buf)
+        FfiConverterOptionSequenceString.write(value.activeTools, into: &buf)
+        FfiConverterOptionTypeTurnResolver.write(value.activeToolsFn, into: &buf)
     }
 }
 
@@ -6075,6 +6131,18 @@ public struct RunOverrides {
      * Nucleus sampling.
      */
     public var topP: Double?
+    /**
+     * Which tool the model must call.
+     */
+    public var toolChoice: ToolChoice?
+    /**
+     * Whether the model may request several calls in one turn.
+     */
+    public var parallelToolCalls: Bool?
+    /**
+     * The tool ids offered (each must name a tool of the agent).
+     */
+    public var activeTools: [String]?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -6102,7 +6170,16 @@ public struct RunOverrides {
          */maxOutputTokens: Int64? = nil, 
         /**
          * Nucleus sampling.
-         */topP: Double? = nil) {
+         */topP: Double? = nil, 
+        /**
+         * Which tool the model must call.
+         */toolChoice: ToolChoice? = nil, 
+        /**
+         * Whether the model may request several calls in one turn.
+         */parallelToolCalls: Bool? = nil, 
+        /**
+         * The tool ids offered (each must name a tool of the agent).
+         */activeTools: [String]? = nil) {
         self.model = model
         self.maxSteps = maxSteps
         self.stopWhen = stopWhen
@@ -6111,6 +6188,9 @@ public struct RunOverrides {
         self.temperature = temperature
         self.maxOutputTokens = maxOutputTokens
         self.topP = topP
+        self.toolChoice = toolChoice
+        self.parallelToolCalls = parallelToolCalls
+        self.activeTools = activeTools
     }
 
     
@@ -6136,7 +6216,10 @@ public struct FfiConverterTypeRunOverrides: FfiConverterRustBuffer {
                 toolExecution: FfiConverterOptionTypeToolExecution.read(from: &buf), 
                 temperature: FfiConverterOptionDouble.read(from: &buf), 
                 maxOutputTokens: FfiConverterOptionInt64.read(from: &buf), 
-                topP: FfiConverterOptionDouble.read(from: &buf)
+                topP: FfiConverterOptionDouble.read(from: &buf), 
+                toolChoice: FfiConverterOptionTypeToolChoice.read(from: &buf), 
+                parallelToolCalls: FfiConverterOptionBool.read(from: &buf), 
+                activeTools: FfiConverterOptionSequenceString.read(from: &buf)
         )
     }
 
@@ -6149,6 +6232,9 @@ public struct FfiConverterTypeRunOverrides: FfiConverterRustBuffer {
         FfiConverterOptionDouble.write(value.temperature, into: &buf)
         FfiConverterOptionInt64.write(value.maxOutputTokens, into: &buf)
         FfiConverterOptionDouble.write(value.topP, into: &buf)
+        FfiConverterOptionTypeToolChoice.write(value.toolChoice, into: &buf)
+        FfiConverterOptionBool.write(value.parallelToolCalls, into: &buf)
+        FfiConverterOptionSequenceString.write(value.activeTools, into: &buf)
     }
 }
 
@@ -6232,6 +6318,16 @@ public struct ToolDefinition {
      * Per-call next-turn overrides (wins over `next_turn_params_json`).
      */
     public var nextTurnParams: NextTurnParamsProvider?
+    /**
+     * Ask the model for schema-exact arguments (SPEC §12); `parameters` must then be
+     * strict-compatible, checked at definition.
+     */
+    public var strict: Bool
+    /**
+     * Example argument objects (a JSON array of objects), sent with the tool where the
+     * client supports them.
+     */
+    public var inputExamplesJson: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -6280,7 +6376,15 @@ public struct ToolDefinition {
          */nextTurnParamsJson: String? = nil, 
         /**
          * Per-call next-turn overrides (wins over `next_turn_params_json`).
-         */nextTurnParams: NextTurnParamsProvider? = nil) {
+         */nextTurnParams: NextTurnParamsProvider? = nil, 
+        /**
+         * Ask the model for schema-exact arguments (SPEC §12); `parameters` must then be
+         * strict-compatible, checked at definition.
+         */strict: Bool = false, 
+        /**
+         * Example argument objects (a JSON array of objects), sent with the tool where the
+         * client supports them.
+         */inputExamplesJson: String? = nil) {
         self.id = id
         self.description = description
         self.parametersJson = parametersJson
@@ -6296,6 +6400,8 @@ public struct ToolDefinition {
         self.onResponseReceived = onResponseReceived
         self.nextTurnParamsJson = nextTurnParamsJson
         self.nextTurnParams = nextTurnParams
+        self.strict = strict
+        self.inputExamplesJson = inputExamplesJson
     }
 
     
@@ -6328,7 +6434,9 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
                 onToolCalled: FfiConverterOptionTypeToolCalledHook.read(from: &buf), 
                 onResponseReceived: FfiConverterOptionTypeResponseReceivedHook.read(from: &buf), 
                 nextTurnParamsJson: FfiConverterOptionString.read(from: &buf), 
-                nextTurnParams: FfiConverterOptionTypeNextTurnParamsProvider.read(from: &buf)
+                nextTurnParams: FfiConverterOptionTypeNextTurnParamsProvider.read(from: &buf), 
+                strict: FfiConverterBool.read(from: &buf), 
+                inputExamplesJson: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -6348,6 +6456,8 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
         FfiConverterOptionTypeResponseReceivedHook.write(value.onResponseReceived, into: &buf)
         FfiConverterOptionString.write(value.nextTurnParamsJson, into: &buf)
         FfiConverterOptionTypeNextTurnParamsProvider.write(value.nextTurnParams, into: &buf)
+        FfiConverterBool.write(value.strict, into: &buf)
+        FfiConverterOptionString.write(value.inputExamplesJson, into: &buf)
     }
 }
 
@@ -7104,6 +7214,107 @@ public func FfiConverterTypeStopWhen_lower(_ value: StopWhen) -> RustBuffer {
 
 
 /**
+ * Which tool the model must call (SPEC §12).
+ */
+
+public enum ToolChoice: Equatable, Hashable {
+    
+    /**
+     * The model decides.
+     */
+    case auto
+    /**
+     * The model must call a tool.
+     */
+    case required
+    /**
+     * The model must not call a tool.
+     */
+    case none
+    /**
+     * The model must call this tool.
+     */
+    case tool(
+        /**
+         * The tool id.
+         */toolId: String
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension ToolChoice: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeToolChoice: FfiConverterRustBuffer {
+    typealias SwiftType = ToolChoice
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ToolChoice {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .auto
+        
+        case 2: return .required
+        
+        case 3: return .none
+        
+        case 4: return .tool(toolId: try FfiConverterString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: ToolChoice, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .auto:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .required:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .none:
+            writeInt(&buf, Int32(3))
+        
+        
+        case let .tool(toolId):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(toolId, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeToolChoice_lift(_ buf: RustBuffer) throws -> ToolChoice {
+    return try FfiConverterTypeToolChoice.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeToolChoice_lower(_ value: ToolChoice) -> RustBuffer {
+    return FfiConverterTypeToolChoice.lower(value)
+}
+
+
+
+/**
  * What a host callback (executor, validator, hook, predicate, model client) throws: its
  * message becomes the tool error (or model failure) text. Any other exception thrown by a
  * host callback is accepted too and reported with its message.
@@ -7231,6 +7442,30 @@ fileprivate struct FfiConverterOptionDouble: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterDouble.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionBool: FfiConverterRustBuffer {
+    typealias SwiftType = Bool?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterBool.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterBool.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -7615,6 +7850,54 @@ fileprivate struct FfiConverterOptionTypeOnError: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeOnError.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeToolChoice: FfiConverterRustBuffer {
+    typealias SwiftType = ToolChoice?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeToolChoice.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeToolChoice.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionSequenceString: FfiConverterRustBuffer {
+    typealias SwiftType = [String]?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterSequenceString.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterSequenceString.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }

@@ -242,6 +242,8 @@ fun defineTool(
     onResponseReceived: ToolHook<JsonElement>? = null,
     nextTurnParams: JsonObject? = null,
     nextTurnParamsFn: ToolHook<JsonObject>? = null,
+    strict: Boolean = false,
+    inputExamples: List<JsonObject>? = null,
     execute: ToolFunction? = null,
 ): Tool = sdk {
     Tool(
@@ -261,6 +263,8 @@ fun defineTool(
             onResponseReceived = onResponseReceived?.let(::KotlinResponseReceived),
             nextTurnParamsJson = nextTurnParams?.toString(),
             nextTurnParams = nextTurnParamsFn?.let(::KotlinNextTurn),
+            strict = strict,
+            inputExamplesJson = inputExamples?.let { JsonArray(it).toString() },
         ),
     )
 }
@@ -320,10 +324,12 @@ private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = f
  * Defines an agent (SPEC §3). [requireApproval] is the agent-level predicate of
  * `(call, runtime)`; it decides for every tool. [humanReview] returns a [ReviewRequest]
  * to pause. The `…Fn` parameters compute a field per turn from `{numberOfTurns, stepIndex,
- * messages, context}`. [stateSecret] signs every state the agent produces (HMAC-SHA256,
- * top-level `signature`) and refuses to continue one whose signature is missing or wrong;
- * [stateSecrets] rotates secrets (the first signs, any verifies). An invalid definition
- * throws [AgentException] `definition_invalid`.
+ * messages, context}` (`toolChoiceFn`: `"auto"`, `"required"`, `"none"`, `{"toolId": id}` or
+ * null; `activeToolsFn`: a JSON array of tool ids or null). [toolChoice], [parallelToolCalls]
+ * and [activeTools] are the request controls of SPEC §12. [stateSecret] signs every state
+ * the agent produces (HMAC-SHA256, top-level `signature`) and refuses to continue one whose
+ * signature is missing or wrong; [stateSecrets] rotates secrets (the first signs, any
+ * verifies). An invalid definition throws [AgentException] `definition_invalid`.
  */
 fun createAgent(
     id: String,
@@ -347,6 +353,11 @@ fun createAgent(
     topPFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
     stateSecret: String? = null,
     stateSecrets: List<String> = emptyList(),
+    toolChoice: ToolChoice? = null,
+    toolChoiceFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    parallelToolCalls: Boolean? = null,
+    activeTools: List<String>? = null,
+    activeToolsFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
 ): Agent = sdk {
     Agent(
         AgentDefinition(
@@ -370,6 +381,11 @@ fun createAgent(
             maxOutputTokensFn = turn(maxOutputTokensFn),
             topPFn = turn(topPFn),
             stateSecrets = listOfNotNull(stateSecret) + stateSecrets,
+            toolChoice = toolChoice,
+            toolChoiceFn = turn(toolChoiceFn),
+            parallelToolCalls = parallelToolCalls,
+            activeTools = activeTools,
+            activeToolsFn = turn(activeToolsFn),
         ),
     )
 }

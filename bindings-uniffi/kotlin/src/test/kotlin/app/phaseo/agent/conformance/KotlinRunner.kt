@@ -34,21 +34,21 @@ import kotlinx.serialization.json.*
 // ---------------------------------------------------------------------------------------
 // Keys this runner understands (anything else fails the case, naming the key)
 
-val CASE_KEYS = setOf("name", "description", "agent", "tools", "model", "steps")
+val CASE_KEYS = setOf("name", "description", "agent", "tools", "model", "steps", "expectDefinitionError")
 val AGENT_KEYS = setOf(
     "id", "model", "instructions", "maxSteps", "stopWhen", "modelRetry", "toolExecution",
     "temperature", "maxOutputTokens", "topP", "outputSchema", "requireApproval", "humanReview",
-    "stateSecret",
+    "stateSecret", "toolChoice", "parallelToolCalls", "activeTools",
 )
 val TOOL_KEYS = setOf(
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
-    "onResponseReceived", "behavior", "asGenerator", "async",
+    "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
 )
 val MODEL_ENTRY_KEYS = setOf("text", "toolCalls", "usage", "cost", "finishReason", "fail")
 val OVERRIDE_KEYS = listOf(
     "model", "maxSteps", "stopWhen", "modelRetry", "toolExecution", "temperature",
-    "maxOutputTokens", "topP",
+    "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "activeTools",
 )
 val RUN_KEYS = setOf("input", "context", "messages", "cancelAfterMs") + OVERRIDE_KEYS
 val CONTINUE_KEYS = setOf(
@@ -63,8 +63,9 @@ val EXPECT_KEYS = setOf(
 val ERROR_KEYS = setOf("code", "messageContains")
 val REQUEST_KEYS = setOf(
     "toolMessages", "tools", "context", "temperature", "model", "instructions",
-    "lastUserMessage", "maxOutputTokens", "topP",
+    "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs",
 )
+val TOOL_SPEC_KEYS = setOf("id", "strict", "inputExamples")
 val TOOL_MESSAGE_KEYS = setOf("toolCallId", "content", "contentContains", "isError")
 val USAGE_KEYS = setOf("inputTokens", "outputTokens", "cachedTokens", "totalTokens", "cost")
 val TOOL_EXECUTION_KEYS = setOf("toolConcurrency", "onError", "maxOutputChars")
@@ -383,8 +384,11 @@ fun buildTool(spec: JsonObject, obs: Observations): Tool {
     val timeout = spec.present("timeoutMs")?.let {
         it.num ?: throw CaseError("timeoutMs: expected a number, got ${show(it)}")
     }
-    try {
-        return defineTool(
+    val examples = spec.present("inputExamples")?.let { list ->
+        (list as? JsonArray)?.map { it.obj ?: throw CaseError("inputExamples: objects are required") }
+            ?: throw CaseError("inputExamples: a list is required, got ${show(list)}")
+    }
+    return defineTool(
             id = id,
             description = spec["description"]?.str ?: "",
             parameters = spec.present("parameters"),
@@ -398,11 +402,30 @@ fun buildTool(spec: JsonObject, obs: Observations): Tool {
             onToolCalled = onToolCalled,
             onResponseReceived = onResponseReceived,
             nextTurnParams = nextTurn,
+            strict = spec["strict"] == JsonPrimitive(true),
+            inputExamples = examples,
             execute = if (spec["manual"] == JsonPrimitive(true)) null else executor(spec, obs),
         )
-    } catch (e: AgentException) {
-        throw CaseError("tool definition refused: ${e.code}: ${e.message}")
-    }
+}
+
+/** A case's toolChoice (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`) as the Kotlin type. */
+fun toolChoiceOf(value: JsonElement): ToolChoice = when {
+    value == JsonPrimitive("auto") -> ToolChoice.Auto
+    value == JsonPrimitive("required") -> ToolChoice.Required
+    value == JsonPrimitive("none") -> ToolChoice.None
+    value.obj?.size == 1 && value.obj?.get("toolId")?.str != null -> ToolChoice.Tool(value.obj!!["toolId"]!!.str!!)
+    else -> throw CaseError("toolChoice: unsupported value ${show(value)}")
+}
+
+fun toolIdsOf(value: JsonElement): List<String> =
+    (value as? JsonArray)?.map { it.str ?: throw CaseError("activeTools: ids are strings") }
+        ?: throw CaseError("activeTools: a list is required, got ${show(value)}")
+
+/** The case's agent, or the [AgentException] with which the binding refused its definition. */
+fun buildAgentOrRefusal(case: JsonObject, obs: Observations): Any = try {
+    buildAgent(case, obs)
+} catch (e: AgentException) {
+    e
 }
 
 fun onErrorOf(value: JsonElement): OnError = when (value.str) {
@@ -479,8 +502,7 @@ fun buildAgent(case: JsonObject, obs: Observations): Agent {
     val tools = (case["tools"] as? JsonArray ?: JsonArray(emptyList())).map {
         buildTool(it.obj ?: throw CaseError("tool: expected an object"), obs)
     }
-    try {
-        return createAgent(
+    return createAgent(
             id = a["id"]?.str ?: throw CaseError("agent without id"),
             tools = tools,
             model = a.present("model")?.str,
@@ -496,10 +518,12 @@ fun buildAgent(case: JsonObject, obs: Observations): Agent {
             requireApproval = a.present("requireApproval")?.let(::agentApprovalOf),
             humanReview = a.present("humanReview")?.let(::humanReviewOf),
             stateSecrets = stateSecretsOf(a["stateSecret"]),
+            toolChoice = a.present("toolChoice")?.let(::toolChoiceOf),
+            parallelToolCalls = a.present("parallelToolCalls")?.let {
+                (it as? JsonPrimitive)?.booleanOrNull ?: throw CaseError("parallelToolCalls: a boolean is required")
+            },
+            activeTools = a.present("activeTools")?.let(::toolIdsOf),
         )
-    } catch (e: AgentException) {
-        throw CaseError("agent definition refused: ${e.code}: ${e.message}")
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -527,6 +551,15 @@ fun requestSummary(request: JsonObject): JsonObject {
         put("lastUserMessage", users.lastOrNull()?.obj?.get("content").orNull)
         put("maxOutputTokens", request["maxOutputTokens"].orNull)
         put("topP", request["topP"].orNull)
+        put("toolChoice", request["toolChoice"].orNull)
+        put("parallelToolCalls", request["parallelToolCalls"].orNull)
+        put("toolSpecs", JsonArray((request["tools"] as? JsonArray ?: JsonArray(emptyList())).map { t ->
+            buildJsonObject {
+                put("id", t.obj?.get("id") ?: JsonNull)
+                put("strict", t.obj?.get("strict") == JsonPrimitive(true))
+                put("inputExamples", t.obj?.get("inputExamples").orNull)
+            }
+        }))
     }
 }
 
@@ -564,6 +597,11 @@ fun overridesOf(spec: JsonObject): RunOverrides = RunOverrides(
     temperature = spec.present("temperature")?.num,
     maxOutputTokens = spec.present("maxOutputTokens")?.num?.toLong(),
     topP = spec.present("topP")?.num,
+    toolChoice = spec.present("toolChoice")?.let(::toolChoiceOf),
+    parallelToolCalls = spec.present("parallelToolCalls")?.let {
+        (it as? JsonPrimitive)?.booleanOrNull ?: throw CaseError("parallelToolCalls: a boolean is required")
+    },
+    activeTools = spec.present("activeTools")?.let(::toolIdsOf),
 )
 
 fun decisions(items: JsonElement?, what: String): List<Decision> {
@@ -747,9 +785,30 @@ fun checkRequest(i: Int, expected: JsonObject, actual: JsonObject) {
             val same = wantList.size == gotList.size &&
                 wantList.indices.all { toolMessageMatches(wantList[it].obj!!, gotList[it].obj!!) }
             if (!same) throw CaseError("modelRequests[$i].toolMessages: expected ${show(wantList)}, got ${show(gotList)}")
+        } else if (key == "toolSpecs") {
+            val wantList = want as? JsonArray ?: JsonArray(emptyList())
+            val gotList = got as? JsonArray ?: JsonArray(emptyList())
+            val same = wantList.size == gotList.size && wantList.indices.all { j ->
+                val w = wantList[j].obj ?: return@all false
+                w.all { (k, v) -> k in TOOL_SPEC_KEYS && jsonEq(v, gotList[j].obj?.get(k).orNull) }
+            }
+            if (!same) throw CaseError("modelRequests[$i].toolSpecs: expected ${show(wantList)}, got ${show(gotList)}")
         } else {
             diff("modelRequests[$i].$key", want, got)
         }
+    }
+}
+
+fun checkDefinitionError(want: JsonObject, built: Any) {
+    val e = built as? AgentException
+        ?: throw CaseError("expectDefinitionError: expected ${show(want)}, but the definition was accepted")
+    val code = want["code"]
+    if (code != null && !jsonEq(code, JsonPrimitive(e.code))) {
+        throw CaseError("expectDefinitionError.code: expected ${show(code)}, got ${show(JsonPrimitive(e.code))} (message: ${e.message})")
+    }
+    val contains = want["messageContains"]?.str
+    if (contains != null && !(e.message ?: "").contains(contains)) {
+        throw CaseError("expectDefinitionError.message: expected to contain ${JsonPrimitive(contains)}, got ${JsonPrimitive(e.message ?: "")}")
     }
 }
 
@@ -980,7 +1039,17 @@ suspend fun runCase(file: File, case: JsonObject, mode: Mode): Boolean {
     }
     checkCase(case)
     val obs = Observations()
-    val agent = buildAgent(case, obs)
+    val built = buildAgentOrRefusal(case, obs)
+    if (case.containsKey("expectDefinitionError")) {
+        if (mode.stopAfter != null || mode.resumeDir != null) return false
+        checkDefinitionError(case["expectDefinitionError"]?.obj ?: JsonObject(emptyMap()), built)
+        return true
+    }
+    val agent = when (built) {
+        is Agent -> built
+        is AgentException -> throw CaseError("agent definition refused: ${built.code}: ${built.message}")
+        else -> throw CaseError("unexpected definition outcome")
+    }
     val model = ScriptedModel((case["model"] as? JsonArray)?.toList() ?: emptyList(), cursor)
     val run = CaseRun(agent, model, obs, state, usesStream(file))
     for (i in from until to) {
