@@ -408,3 +408,23 @@ fn a_large_integral_float_in_a_result_stores_and_reads_back() {
     let back = RunResult::from_json(&result.to_json()).unwrap();
     assert_eq!(back.to_json(), result.to_json());
 }
+
+#[test]
+fn hooks_can_report_an_unconvertible_value_as_invalid_output() {
+    let hitl = echo("h")
+        .on_tool_called(|_, _| Err(ToolError::invalid_output("value contains a cycle")))
+        .on_error(OnError::ReturnToModel);
+    let client = scripted([call("c1", "h", "{}"), text("never")]);
+    let err = block_on(agent_with(hitl).run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolOutputInvalid);
+    assert_eq!(err.message(), "Invalid tool output: value contains a cycle");
+
+    let manual = Tool::external("m", "", Value::Null)
+        .on_response_received(|_, _| Err(ToolError::invalid_output("value contains a cycle")));
+    let agent = agent_with(manual);
+    let state =
+        block_on(agent.run(RunOptions::new("go", scripted([call("c1", "m", "{}")])))).unwrap();
+    let err =
+        block_on(agent.continue_run(&state, cont([text("x")]).output("c1", json!(1)))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolOutputInvalid);
+}
