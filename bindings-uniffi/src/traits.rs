@@ -259,7 +259,7 @@ impl pa::ToolCalledHook for HostToolCalled {
         match answer {
             None => Ok(None),
             Some(text) => {
-                let v = parse_json(&text, "the onToolCalled result")?;
+                let v = pa::parse_json_text(&text).map_err(pa::ToolError::invalid_output)?;
                 Ok((!v.is_null()).then_some(v))
             }
         }
@@ -281,7 +281,7 @@ impl pa::ResponseReceivedHook for HostResponseReceived {
             .on_response_received(to_json(&output), runtime(&rt))
             .await
             .map_err(ToolError::into_core)?;
-        parse_json(&out, "the onResponseReceived result")
+        pa::parse_json_text(&out).map_err(pa::ToolError::invalid_output)
     }
 }
 

@@ -56,17 +56,20 @@ pub(crate) fn check_depth(value: &Value, max: usize) -> Result<(), ValueLimitErr
 pub fn parse_json_text(text: &str) -> Result<Value, String> {
     // Scan first: the parser would fail on deep text with its own recursion message, and
     // would quietly turn a huge integer into a float.
-    match scan_text(text, MAX_DEPTH) {
+    match scan_text(text, MAX_DEPTH, true) {
         Ok(()) | Err(Scan::NotJson) => {}
         Err(Scan::Limit(e)) => return Err(e.to_string()),
     }
     serde_json::from_str(text).map_err(|e| e.to_string())
 }
 
-/// Scans state text: its nesting within `MAX_DEPTH + STATE_NESTING` and its integers
-/// within 64 bits. Text that is not JSON is left for the parser to report.
+/// Scans state text: its nesting within `MAX_DEPTH + STATE_NESTING`. Text that is not JSON
+/// is left for the parser to report. Long integer literals are not refused here: canonical
+/// JSON writes an integral float below 1e21 with all its digits (`1.5e20` →
+/// `150000000000000000000`), so a stored float may read as one; typed counters still
+/// refuse it.
 pub(crate) fn check_state_text(text: &str) -> Result<(), ValueLimitError> {
-    match scan_text(text, MAX_DEPTH + STATE_NESTING) {
+    match scan_text(text, MAX_DEPTH + STATE_NESTING, false) {
         Ok(()) | Err(Scan::NotJson) => Ok(()),
         Err(Scan::Limit(e)) => Err(e),
     }
@@ -77,8 +80,9 @@ enum Scan {
     Limit(ValueLimitError),
 }
 
-/// One pass over the text outside strings: bracket depth and integer literals.
-fn scan_text(text: &str, max_depth: usize) -> Result<(), Scan> {
+/// One pass over the text outside strings: bracket depth and (when `integers`) integer
+/// literals.
+fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;
@@ -113,7 +117,7 @@ fn scan_text(text: &str, max_depth: usize) -> Result<(), Scan> {
                     i += 1;
                 }
                 let literal = &text[start..i];
-                let integral = !literal.contains(['.', 'e', 'E']);
+                let integral = integers && !literal.contains(['.', 'e', 'E']);
                 if integral && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
                     // A malformed literal (`--1`) is the parser's to report.
                     let digits = literal.strip_prefix('-').unwrap_or(literal);

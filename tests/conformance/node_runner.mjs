@@ -694,7 +694,7 @@ class CaseRun {
     while (this.obs.active > 0 && performance.now() < deadline) await sleep(5);
     if (this.model.ranOut) throw new CaseError(this.model.ranOut);
     // Between steps the state always round-trips through its canonical JSON text.
-    if (result !== null && result !== undefined) this.state = JSON.parse(JSON.stringify(result));
+    if (result !== null && result !== undefined) this.state = sdk.parseState(JSON.stringify(result));
     return {
       state: typeof this.state === 'string' ? null : this.state,
       error,

@@ -209,6 +209,9 @@ async fn supply(
                 std::panic::AssertUnwindSafe(hook.on_response_received(output, runtime.clone()));
             match futures::FutureExt::catch_unwind(outcome).await {
                 Ok(Ok(v)) => v,
+                Ok(Err(e)) if e.is_invalid_output() => {
+                    return Err(tools::output_invalid(ctx, scope, call, e.message))
+                }
                 Ok(Err(e)) => {
                     return call_failed(
                         ctx,

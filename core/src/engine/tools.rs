@@ -158,10 +158,17 @@ async fn guarded<T>(
     fut: impl std::future::Future<Output = Result<T, ToolError>>,
     tool: &Tool,
 ) -> Result<T, String> {
+    guarded_error(fut, tool).await.map_err(|e| e.message)
+}
+
+/// Like [`guarded`], keeping the callback's error (an adapter's `invalid_output`).
+async fn guarded_error<T>(
+    fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    tool: &Tool,
+) -> Result<T, ToolError> {
     match AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(e.message),
-        Err(p) => Err(panic_text(tool, p.as_ref())),
+        Ok(r) => r,
+        Err(p) => Err(ToolError::new(panic_text(tool, p.as_ref()))),
     }
 }
 
@@ -294,7 +301,7 @@ async fn classify(
         let answered = within(
             tool.timeout,
             &token,
-            guarded(
+            guarded_error(
                 hook.on_tool_called(call.input.clone(), runtime.clone()),
                 tool,
             ),
@@ -318,13 +325,14 @@ async fn classify(
             Ok(Some(value)) => accept_result(ctx, scope, tool, &call, &runtime, value, vec![])
                 .await
                 .map(Plan::Done),
-            Err(m) => call_failed(
+            Err(e) if e.is_invalid_output() => Err(output_invalid(ctx, scope, &call, e.message)),
+            Err(e) => call_failed(
                 ctx,
                 scope,
                 Some(tool),
                 &call,
                 ErrorCode::ToolFailed,
-                m,
+                e.message,
                 vec![],
             )
             .map(Plan::Done),

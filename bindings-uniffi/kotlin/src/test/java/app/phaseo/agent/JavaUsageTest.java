@@ -46,4 +46,22 @@ class JavaUsageTest {
             () -> PhaseoJava.runAsync(agent, "go", PhaseoJava.scriptedClient("[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"boom\",\"arguments\":\"{}\"}]}]")).get());
         assertEquals("tool_failed", ((AgentException) async.getCause()).getCode());
     }
+
+    @Test
+    void aStateSecretSignsTheStateAndAnEditedStateIsRefused() throws Exception {
+        Tool deploy = PhaseoJava.tool("deploy", "Deploys", null, (inputJson, runtime) -> "\"deployed\"", null, true);
+        Agent agent = PhaseoJava.agent("java-agent", List.of(deploy), null, "s3cret");
+        String script = "[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"deploy\",\"arguments\":\"{}\"}]},{\"text\":\"done\"}]";
+        Client client = PhaseoJava.scriptedClient(script);
+        RunResult paused = PhaseoJava.run(agent, "go", client);
+        String stored = paused.toJson();
+        RunResult tampered = PhaseoJava.parseState(stored.replace("\"context\":null", "\"context\":\"admin\""));
+        AgentException e = assertThrows(AgentException.class,
+            () -> PhaseoJava.continueRun(agent, tampered, client, List.of("c1")));
+        assertEquals("state_invalid", e.getCode());
+        assertEquals("State signature does not match", e.getMessage());
+        Agent rotated = PhaseoJava.agent("java-agent", List.of(deploy), null, List.of("new", "s3cret"));
+        RunResult done = PhaseoJava.continueRun(rotated, PhaseoJava.parseState(stored), client, List.of("c1"));
+        assertEquals(RunStatus.COMPLETED, done.status());
+    }
 }
