@@ -218,7 +218,8 @@ impl ModelResponse {
     /// `{text?, toolCalls?: [{id, name, arguments}], reasoning?, usage?, cost?, finishReason?,
     /// requestId?, model?, provider?}`, or `{fail: "message" | {message}}` for a failing
     /// attempt. A full response (`{message: {...}, ...}`) is accepted too. Arguments given
-    /// as a JSON value instead of a string are written as JSON text.
+    /// as a JSON value instead of a string are written as JSON text that reads back to the
+    /// same value (a float stays a float).
     pub fn from_script_entry(entry: &Value) -> Result<Result<Self, ModelError>, String> {
         let Some(obj) = entry.as_object() else {
             return Err(format!(
@@ -255,7 +256,12 @@ impl ModelResponse {
                 arguments: match call.get("arguments") {
                     None | Some(Value::Null) => String::new(),
                     Some(Value::String(s)) => s.clone(),
-                    Some(other) => crate::json::to_canonical_string(other),
+                    // Not the canonical (JavaScript) form: it writes an integral float
+                    // such as 5.4e16 as integer digits, which would read back as an
+                    // integer (or be refused beyond 64 bits). This text only carries the
+                    // value to the argument parser, so each number must keep its kind.
+                    Some(other) => serde_json::to_string(other)
+                        .unwrap_or_else(|_| crate::json::to_canonical_string(other)),
                 },
             });
         }

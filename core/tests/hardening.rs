@@ -433,3 +433,35 @@ fn hooks_can_report_an_unconvertible_value_as_invalid_output() {
         block_on(agent.continue_run(&state, cont([text("x")]).output("c1", json!(1)))).unwrap_err();
     assert_eq!(err.code(), ErrorCode::ToolOutputInvalid);
 }
+
+#[test]
+fn float_arguments_given_as_values_reach_the_tool_unchanged() {
+    // A host client (Python, Kotlin) gives arguments as a value: an integral float beyond
+    // 2^53 must not come back an integer, nor one beyond 2^64 be refused as too large.
+    use phaseo_agent::ScriptedClient;
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let tool = Tool::new("t", "Records its input", Value::Null, move |input, _| {
+        sink.lock().unwrap().push(input.clone());
+        Ok(input)
+    });
+    let floats = [5.403617073549582e16, 1.8350310382066395e20, 2.0, 0.5];
+    let script: Vec<Value> = floats
+        .iter()
+        .enumerate()
+        .map(|(i, f)| json!({"toolCalls": [{"id": format!("c{i}"), "name": "t", "arguments": {"x": f}}]}))
+        .chain([json!({"text": "ok"})])
+        .collect();
+    let client = Arc::new(ScriptedClient::from_script(&script).unwrap());
+    let result =
+        block_on(agent(AgentDefinition::new("a").tool(tool)).run(RunOptions::new("go", client)))
+            .unwrap();
+    assert_eq!(result.run.status, RunStatus::Completed);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), floats.len());
+    for (input, f) in seen.iter().zip(floats) {
+        assert!(input["x"].is_f64(), "{f} arrived as {input}");
+        assert_eq!(input["x"].as_f64(), Some(f));
+    }
+}
