@@ -440,11 +440,12 @@ def test_callback_return_values_beyond_the_limits_are_the_callbacks_errors() -> 
     with pytest.raises(AgentSchemaValidationError) as raised:
         agent_with(lambda i, rt: 1, input_schema=lambda v: nested(200)).run(input="go", client=one_call())
     assert str(raised.value) == "Invalid tool input: " + TOO_DEEP
-    # A hook's answer that cannot be converted is the hook's error (the core reports invalid
-    # outputs as such for executor results only).
-    with pytest.raises(AgentToolError) as hook_raised:
+    # A hook's answer is the call's result: one that cannot be converted is an invalid
+    # output, as an executor's is.
+    with pytest.raises(AgentSchemaValidationError) as hook_raised:
         agent_with(None, on_tool_called=lambda i, rt: cyclic()).run(input="go", client=one_call())
-    assert str(hook_raised.value) == CYCLE
+    assert hook_raised.value.code == "tool_output_invalid"
+    assert str(hook_raised.value) == "Invalid tool output: " + CYCLE
     agent = create_agent({"id": "a", "instructions": lambda turn: nested(100)})
     with pytest.raises(AgentError, match=TOO_DEEP):
         agent.run(input="go", client=ScriptedClient([{"text": "x"}]))
