@@ -202,7 +202,9 @@ test('unstorable values are refused with their message wherever they enter', asy
         assert.ok(error instanceof TypeError || error instanceof RangeError, String(error));
       } else {
         assertSdkError(error, place);
-        const code = { progress: 'tool_event_invalid', setContext: 'tool_failed', client: 'model_failed', onToolCalled: 'tool_failed' }[place] ?? 'tool_output_invalid';
+        // A hook's answer is the call's result: refused, it is an invalid output as an
+        // executor's is.
+        const code = { progress: 'tool_event_invalid', setContext: 'tool_failed', client: 'model_failed' }[place] ?? 'tool_output_invalid';
         assert.equal(error.code, code, `${place}: ${error.message}`);
       }
       assert.match(error.message, message);
