@@ -137,3 +137,23 @@ test('a slow eventSchema cannot hold the deadline; queued progress is dropped', 
   // The second value was still queued at the deadline: never checked.
   assert.deepEqual(checked, ['a']);
 });
+
+test('control values that cannot be stored are refused like any other definition value', async () => {
+  const cycle = { city: 'Paris' };
+  cycle.self = cycle;
+  let deep = { toolId: 'a1' };
+  for (let i = 0; i < 100; i += 1) deep = { toolId: deep };
+  assert.throws(() => echo('w', { inputExamples: [cycle] }), (error) => error instanceof TypeError
+    && /inputExamples/.test(error.message) && /cycle/.test(error.message));
+  assert.throws(() => createAgent({ id: 'a', tools: [echo('a1')], toolChoice: deep }), (error) => error instanceof RangeError
+    && /toolChoice/.test(error.message) && /nested more than 64 levels deep/.test(error.message));
+  const agent = createAgent({ id: 'a', tools: [echo('a1')] });
+  await assert.rejects(agent.run({ input: 'go', client: new RecordingClient([]), toolChoice: cycle }),
+    (error) => error instanceof TypeError && /toolChoice/.test(error.message));
+  await assert.rejects(agent.run({ input: 'go', client: new RecordingClient([]), activeTools: [cycle] }),
+    (error) => error instanceof TypeError && /activeTools/.test(error.message));
+  // Per-turn answers cross as every callable's value does: a cycle is the run's error.
+  const perTurn = createAgent({ id: 'a', tools: [echo('a1')], activeTools: () => [cycle] });
+  await assert.rejects(perTurn.run({ input: 'go', client: new RecordingClient([{ text: 'x' }]) }),
+    (error) => error instanceof AgentError && /cycle/.test(error.message));
+});

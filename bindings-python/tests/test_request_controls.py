@@ -124,6 +124,22 @@ def test_bad_control_values_are_clear_errors() -> None:
         agent.run(input="go", client=RecordingClient([]), active_tools="ab")
 
 
+def test_control_values_are_read_like_every_host_value() -> None:
+    cycle: Dict[str, Any] = {"city": "Paris"}
+    cycle["self"] = cycle
+    with pytest.raises(ValueError, match="^input_examples: value contains a cycle$"):
+        echo("w", input_examples=[cycle])
+    with pytest.raises(ValueError, match="^tool_choice: value contains a cycle$"):
+        create_agent({"id": "a", "tool_choice": cycle})
+    agent = create_agent({"id": "a", "tools": [echo("a1")]})
+    with pytest.raises(ValueError, match="^tool_choice: value contains a cycle$"):
+        agent.run(input="go", client=RecordingClient([]), tool_choice=cycle)
+    # A per-turn answer is the turn function's error.
+    per_turn = create_agent({"id": "a", "tools": [echo("a1")], "active_tools": lambda turn: [cycle]})
+    with pytest.raises(AgentError, match="^activeTools: value contains a cycle$"):
+        per_turn.run(input="go", client=RecordingClient([{"text": "x"}]))
+
+
 def test_a_slow_event_schema_cannot_hold_the_deadline() -> None:
     checked = []
 
