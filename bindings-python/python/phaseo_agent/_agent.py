@@ -401,9 +401,11 @@ def _output_validator(output_schema: Any, parse_output: Any) -> Any:
                                    code="definition_invalid")
 
     def parse_then_validate(value: Any) -> Any:
-        # The final text goes through parse_output; a value the core parsed from JSON
-        # text for structured output is already parsed.
-        parsed = parse_output(value) if isinstance(value, str) else value
+        if not isinstance(value, str):
+            # The core's second try with the text parsed as JSON (structured output): with
+            # parse_output the text's own outcome stands.
+            raise ValueError("parse_output takes the final text")
+        parsed = parse_output(value)
         return validate(parsed) if validate is not None else parsed
 
     return parse_then_validate
