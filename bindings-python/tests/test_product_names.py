@@ -194,3 +194,40 @@ def test_gateway_client_takes_the_products_options() -> None:
     with pytest.raises(TypeError, match="api_key is given both"):
         create_gateway_agent_client(api_key="a", client_options={"api_key": "b"})
     assert JSON
+
+
+def test_a_product_style_client_returning_dataclasses_with_parsed_input() -> None:
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Usage:
+        input_tokens: int = 0
+        output_tokens: int = 0
+        cost: float = 0.0
+
+    @dataclass
+    class Message:
+        role: str
+        content: str
+        tool_calls: List[AgentToolCall] = field(default_factory=list)
+        is_error: bool = False
+
+    @dataclass
+    class Response:
+        message: Message
+        usage: Usage = field(default_factory=Usage)
+        finish_reason: Any = None
+        warnings: List[str] = field(default_factory=list)
+
+    answers = [Response(Message("assistant", "", [AgentToolCall("c1", "t", {"q": [1, 2]})]), Usage(3, 1, 0.5)),
+               Response(Message("assistant", "done"))]
+
+    class Client:
+        def generate(self, request: Dict[str, Any]) -> Response:
+            return answers.pop(0)
+
+    agent = create_agent({"id": "p", "tools": [define_tool(AgentTool("t", lambda i, rt: i))]})
+    result = agent.run(input="go", client=Client())
+    assert result.output == "done"
+    assert result.step_results[0]["tool_results"][0]["result"] == {"q": [1, 2]}
+    assert (result.usage.total_tokens, result.usage.cost) == (4, 0.5)
