@@ -16,6 +16,7 @@ A generator may instead ``return`` its final response. The product's spellings
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -63,6 +64,9 @@ async def _drain_async(produced: Any, sink: Any) -> None:
             sink.send(event)
             if sink.closed:
                 return
+            # Back to the loop after each event: a stream that never awaits would otherwise
+            # hold the loop, and with it every other callback of the run.
+            await asyncio.sleep(0)
     finally:
         aclose = getattr(produced, "aclose", None)
         if callable(aclose):
