@@ -137,12 +137,20 @@ def test_human_review_may_return_a_request_object() -> None:
         reason = "check the answer"
         payload = {"draft": True}
 
+    seen: List[Any] = []
+
+    def review(ctx: Any, answer: Any) -> Any:
+        # The context reads as attributes too, as in the product.
+        seen.append((ctx.response.message.content, ctx.messages[-1].content, ctx.step_index))
+        return answer if ctx["is_final"] else None
+
     for answer in (AgentHumanReviewRequest("check the answer", {"draft": True}), Plain()):
-        agent = create_agent({"id": "h", "human_review": lambda ctx, answer=answer: answer if ctx["is_final"] else None})
+        agent = create_agent({"id": "h", "human_review": lambda ctx, answer=answer: review(ctx, answer)})
         paused = agent.run(input="go", client=ScriptedClient([{"text": "draft"}]))
         assert paused.status == "waiting_for_human"
         assert paused.pause is not None
         assert (paused.pause["reason"], paused.pause["payload"]) == ("check the answer", {"draft": True})
+    assert seen == [("draft", "draft", 0)] * 2
 
 
 def test_next_turn_params_may_list_tool_objects() -> None:

@@ -392,6 +392,32 @@ def _definition_fields(definition: Any) -> Dict[str, Any]:
     raise TypeError(f"an agent definition must be a dict or an AgentDefinition, got {type(definition).__name__}")
 
 
+def _review_context(ctx: Dict[str, Any]) -> Record:
+    """The context ``human_review`` sees, readable as attributes too (as in the product):
+    ``ctx.response.message.content``, ``ctx.messages[-1].content``, ``ctx["step_index"]``."""
+    response = ctx.get("response")
+    if isinstance(response, dict):
+        response = Record(response)
+        if isinstance(response.get("message"), dict):
+            response["message"] = Record(response["message"])
+        ctx["response"] = response
+    if isinstance(ctx.get("messages"), list):
+        ctx["messages"] = [Record(m) if isinstance(m, dict) else m for m in ctx["messages"]]
+    return Record(ctx)
+
+
+def _review_hook(hook: Any) -> Any:
+    if hook is None or not callable(hook):
+        return hook
+    if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(getattr(hook, "__call__", None)):
+
+        async def review_async(ctx: Dict[str, Any]) -> Any:
+            return await hook(_review_context(ctx))
+
+        return review_async
+    return lambda ctx: hook(_review_context(ctx))
+
+
 def _output_validator(output_schema: Any, parse_output: Any) -> Any:
     validate, _ = _validator(output_schema)
     if parse_output is None:
@@ -446,7 +472,7 @@ def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = N
         top_p=d.get("top_p"),
         output_schema=output_validator,
         require_approval=d.get("require_approval"),
-        human_review=d.get("human_review"),
+        human_review=_review_hook(d.get("human_review")),
         state_secrets=_state_secrets(d.get("state_secret")),
     )
     return Agent(native)
