@@ -118,7 +118,11 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
                 }
                 let literal = &text[start..i];
                 let integral = integers && !literal.contains(['.', 'e', 'E']);
-                if integral && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+                if integral
+                    && literal.parse::<i64>().is_err()
+                    && literal.parse::<u64>().is_err()
+                    && !is_canonical_float(literal)
+                {
                     // A malformed literal (`--1`) is the parser's to report.
                     let digits = literal.strip_prefix('-').unwrap_or(literal);
                     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -133,6 +137,15 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
         }
     }
     Ok(())
+}
+
+/// Whether an integral literal beyond 64 bits is exactly how canonical JSON writes a float
+/// (`1e20` → `100000000000000000000`): such a literal is that float, kept exactly, while
+/// any other long literal (`18446744073709551616`) would lose digits and is refused.
+fn is_canonical_float(literal: &str) -> bool {
+    literal
+        .parse::<f64>()
+        .is_ok_and(|f| f.is_finite() && crate::json::number_text(f) == literal)
 }
 
 #[cfg(test)]
@@ -177,6 +190,13 @@ mod tests {
         );
         assert!(parse_json_text("\"99999999999999999999999 [[[\"").is_ok());
         assert!(parse_json_text("--1").is_err());
+        // A float that canonical JSON writes with all its digits reads back as that float.
+        let text = crate::json::to_canonical_string(&serde_json::json!({"f": 1e20}));
+        assert_eq!(text, r#"{"f":100000000000000000000}"#);
+        assert_eq!(
+            parse_json_text(&text).unwrap()["f"],
+            serde_json::json!(1e20)
+        );
         assert!(parse_json_text("\"unterminated").is_err());
     }
 }
