@@ -157,7 +157,8 @@ def test_next_turn_params_may_list_tool_objects() -> None:
     search = define_tool(AgentTool("search", lambda i, rt: "found"))
     other = AgentTool("other", lambda i, rt: "x")
     requests: List[Dict[str, Any]] = []
-    picker = define_tool(AgentTool("pick", lambda i, rt: "picked", next_turn_params={"tools": [search, other, "pick"]}))
+    # "dyn" is offered next turn: a call to a tool not offered is unknown_tool (SPEC §12).
+    picker = define_tool(AgentTool("pick", lambda i, rt: "picked", next_turn_params={"tools": [search, other, "pick", "dyn"]}))
     dynamic = define_tool(AgentTool("dyn", lambda i, rt: "d", next_turn_params=lambda i, rt: {"tools": [search]}))
     agent = create_agent({"id": "n", "tools": [search, define_tool(other), picker, dynamic]})
     answers = [{"tool_calls": [{"id": "c1", "name": "pick", "arguments": "{}"}]},
@@ -168,7 +169,7 @@ def test_next_turn_params_may_list_tool_objects() -> None:
         return answers.pop(0)
 
     agent.run(input="go", client=client)
-    assert [t["id"] for t in requests[1]["tools"]] == ["search", "other", "pick"]
+    assert [t["id"] for t in requests[1]["tools"]] == ["search", "other", "pick", "dyn"]
     assert [t["id"] for t in requests[2]["tools"]] == ["search"]
 
 
