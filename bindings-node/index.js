@@ -504,6 +504,22 @@ function validatorSpec(validator) {
 
 const SPEC = Symbol('phaseo.toolSpec');
 
+/** `nextTurnParams` with its `tools` as ids: the product lists tool objects there, ids
+ * work too (anything else is left for the core to refuse by name). */
+function nextTurnTools(params) {
+  if (params === null || typeof params !== 'object' || !Array.isArray(params.tools)) return params;
+  const ids = params.tools.map((t) => (t !== null && typeof t === 'object' && typeof t.id === 'string' ? t.id : t));
+  return { ...params, tools: ids };
+}
+
+/** A `nextTurnParams(input, context)` function whose answer may list tool objects. */
+function nextTurnFn(fn) {
+  return (input, context) => {
+    const value = fn(input, context);
+    return thenOf(value) === undefined ? nextTurnTools(value) : Promise.resolve(value).then(nextTurnTools);
+  };
+}
+
 /** Checks and returns a tool definition (SPEC §2). */
 function defineTool(definition) {
   if (!definition || typeof definition.id !== 'string') throw new AgentDefinitionError('Invalid definition of tool: id is required', { code: 'definition_invalid' });
@@ -523,8 +539,8 @@ function defineTool(definition) {
     onToolCalled: typeof d.onToolCalled === 'function' ? register(d.onToolCalled, true) : undefined,
     onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
     nextTurnParams: typeof d.nextTurnParams === 'function' || d.nextTurnParams === undefined || d.nextTurnParams === null
-      ? undefined : storable(d.nextTurnParams, 'nextTurnParams'),
-    nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
+      ? undefined : storable(nextTurnTools(d.nextTurnParams), 'nextTurnParams'),
+    nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(nextTurnFn(d.nextTurnParams), true) : undefined,
   };
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
@@ -532,6 +548,9 @@ function defineTool(definition) {
   const parameters = nativeCall(() => native.checkTool(spec));
   return Object.freeze({ ...d, parameters, [SPEC]: spec });
 }
+
+/** The product's short name of `defineTool`. */
+const tool = defineTool;
 
 // ---------------------------------------------------------------------------------------
 // Stop conditions and clients
@@ -596,14 +615,25 @@ function createOpenAICompatibleClient(options = {}) {
   return nativeClient(() => native.NativeModelClient.openai(options));
 }
 
+/** A host client: a function `(request) => response`, or an object with
+ * `generate(request)` and/or `stream(request)` (an (async) iterable of stream events). */
 function clientSpec(client, temporary) {
   if (client && client[CLIENT]) return { spec: { kind: 'native' }, scripted: client[CLIENT] };
-  if (client && typeof client.generate === 'function') {
-    const id = register((request) => client.generate(request));
-    temporary.push(id);
-    return { spec: { kind: 'host', generate: id }, scripted: null };
+  const temp = (fn) => { const id = register(fn); temporary.push(id); return id; };
+  if (typeof client === 'function') return { spec: { kind: 'host', generate: temp((request) => client(request)) }, scripted: null };
+  const generate = client && typeof client.generate === 'function';
+  const stream = client && typeof client.stream === 'function';
+  if (generate || stream) {
+    return {
+      spec: {
+        kind: 'host',
+        generate: generate ? temp((request) => client.generate(request)) : undefined,
+        stream: stream ? temp((request) => client.stream(request)) : undefined,
+      },
+      scripted: null,
+    };
   }
-  throw new TypeError('client must come from createScriptedClient()/createTestClient() or have generate(request)');
+  throw new TypeError('client must come from createScriptedClient()/createTestClient()/createGatewayAgentClient(), be a function (request) => response, or have generate(request) or stream(request)');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -616,7 +646,7 @@ function dynamicSpec(value) {
 
 function overridesSpec(o, temporary) {
   return {
-    model: o.model ?? undefined,
+    model: modelOf(o, 'run') ?? undefined,
     maxSteps: o.maxSteps ?? undefined,
     stopWhen: stopSpecs(o.stopWhen, temporary),
     modelRetry: o.modelRetry ?? undefined,
@@ -784,6 +814,18 @@ function withStateJSON(state) {
   if (state !== null && typeof state === 'object') {
     Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });
   }
+  return withMessages(state);
+}
+
+/** `result.messages`, the product's spelling of `result.run.messages`: not enumerable, so
+ * not part of the canonical state (`JSON.stringify`, spreading, `structuredClone`). */
+function withMessages(state) {
+  if (state !== null && typeof state === 'object' && !Object.prototype.hasOwnProperty.call(state, 'messages')) {
+    Object.defineProperty(state, 'messages', {
+      get() { return this.run !== null && typeof this.run === 'object' ? this.run.messages : undefined; },
+      configurable: true,
+    });
+  }
   return state;
 }
 
@@ -814,7 +856,7 @@ function stateOf(handle) {
   Object.defineProperty(run, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });
-  return state;
+  return withMessages(state);
 }
 
 async function settleRun(promise, prepared) {
@@ -996,7 +1038,58 @@ class Agent {
 }
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
-  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret']);
+  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret',
+  'models', 'preset', 'parseOutput']);
+
+function definitionError(message) {
+  return new AgentDefinitionError(`Invalid agent definition: ${message}`, { code: 'definition_invalid' });
+}
+
+/** The first of a `models` list (the product's fallback list: the first is used). */
+function firstModel(models, where) {
+  if (!Array.isArray(models) || !models.every((m) => typeof m === 'string')) {
+    throw where === 'definition' ? definitionError('models must be an array of strings') : new TypeError('models must be an array of strings');
+  }
+  return models[0];
+}
+
+/** The model named by `model`, else the first of `models`, else `@<preset>` (the
+ * product's spellings; `model` wins). `models` may be a function of the turn. */
+function modelOf(o, where) {
+  if (o.model !== undefined && o.model !== null) return o.model;
+  if (typeof o.models === 'function' && where === 'definition') {
+    const models = o.models;
+    return (turn) => {
+      const value = models(turn);
+      return thenOf(value) === undefined ? firstModel(value, 'run') : Promise.resolve(value).then((v) => firstModel(v, 'run'));
+    };
+  }
+  const first = o.models === undefined || o.models === null ? undefined : firstModel(o.models, where);
+  if (first !== undefined) return first;
+  if (o.preset === undefined || o.preset === null) return undefined;
+  if (typeof o.preset !== 'string' || o.preset === '') {
+    throw where === 'definition' ? definitionError('preset must be a non-empty string') : new TypeError('preset must be a non-empty string');
+  }
+  return o.preset.startsWith('@') ? o.preset : `@${o.preset}`;
+}
+
+/** The agent's output validator: `parseOutput(text)` (the product's hook) first, then
+ * `outputSchema` on what it returns. */
+function outputSpec(definition) {
+  const { parseOutput, outputSchema } = definition;
+  if (parseOutput === undefined || parseOutput === null) return validatorSpec(outputSchema);
+  if (typeof parseOutput !== 'function') throw definitionError('parseOutput must be a function (text) => output');
+  const schema = validatorSpec(outputSchema);
+  const check = schema === undefined ? null : schema.func !== undefined ? callables.get(schema.func).fn
+    : jsonSchemaValidator(schema.schema).parse;
+  const parse = (text) => {
+    if (typeof text !== 'string') throw new Error('parseOutput takes the final text');
+    const parsed = parseOutput(text);
+    if (check === null) return parsed;
+    return thenOf(parsed) === undefined ? check(parsed) : Promise.resolve(parsed).then(check);
+  };
+  return { func: register(parse) };
+}
 
 /** `stateSecret`: a string, or a list for rotation (the first signs, any verifies). */
 function stateSecrets(secret) {
@@ -1017,7 +1110,7 @@ function createAgent(definition) {
   const spec = {
     id: definition.id,
     tools: tools.map((t) => t[SPEC]),
-    model: dynamicSpec(definition.model),
+    model: dynamicSpec(modelOf(definition, 'definition')),
     instructions: dynamicSpec(definition.instructions),
     temperature: dynamicSpec(definition.temperature),
     maxOutputTokens: dynamicSpec(definition.maxOutputTokens),
@@ -1026,7 +1119,7 @@ function createAgent(definition) {
     stopWhen: stopSpecs(definition.stopWhen),
     modelRetry: definition.modelRetry ?? undefined,
     toolExecution: definition.toolExecution ?? undefined,
-    outputSchema: validatorSpec(definition.outputSchema),
+    outputSchema: outputSpec(definition),
     requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
     stateSecrets: stateSecrets(definition.stateSecret),
@@ -1037,7 +1130,7 @@ function createAgent(definition) {
 
 /** Parses and checks state JSON text (rejects invalid or unsupported versions). */
 function parseState(text) {
-  return parseJson(nativeCall(() => native.parseState(unquoteState(text))));
+  return withMessages(parseJson(nativeCall(() => native.parseState(unquoteState(text)))));
 }
 
 function isAgentGatewayError(error) {
@@ -1074,4 +1167,5 @@ module.exports = {
   maxTokensUsed,
   parseState,
   stepCountIs,
+  tool,
 };
