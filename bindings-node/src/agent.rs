@@ -105,6 +105,7 @@ fn http_options(spec: HttpClientSpec) -> phaseo_agent::HttpClientOptions {
         model: spec.model,
         timeout_ms: spec.timeout_ms,
         headers,
+        ..Default::default()
     }
 }
 

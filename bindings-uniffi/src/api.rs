@@ -300,6 +300,7 @@ fn http_options(o: HttpClientOptions) -> pa::HttpClientOptions {
         model: o.model,
         timeout_ms: o.timeout_ms,
         headers,
+        ..Default::default()
     }
 }
 

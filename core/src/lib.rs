@@ -34,6 +34,7 @@ mod engine;
 pub mod error;
 pub mod events;
 pub mod exec;
+pub mod host_stream;
 pub mod json;
 pub mod limits;
 pub mod model;
@@ -57,6 +58,7 @@ pub use clients::{GatewayClient, HttpClientOptions, OpenAICompatibleClient};
 pub use clients::{ScriptedClient, TestClient};
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
+pub use host_stream::{host_stream, HostStreamEvent, HostStreamReceiver, HostStreamSender};
 pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};
 pub use model::{
     is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,

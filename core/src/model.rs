@@ -78,7 +78,12 @@ fn opt<T: Into<Value>>(v: Option<T>) -> Value {
 }
 
 /// A call requested by the model, with its raw JSON argument text.
+///
+/// Read from host JSON, a call carries `arguments` (the raw JSON text; any other JSON
+/// value is written as JSON text) or, as the product's clients return it, `input` (the
+/// already parsed value, written as JSON text).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "RawToolCall")]
 pub struct ModelToolCall {
     /// Call id.
     pub id: String,
@@ -87,6 +92,38 @@ pub struct ModelToolCall {
     /// The raw JSON string the model sent (may be invalid JSON).
     #[serde(default)]
     pub arguments: String,
+}
+
+/// A tool call as a host hands it over: `arguments` text or value, or a parsed `input`.
+#[derive(Deserialize)]
+struct RawToolCall {
+    id: String,
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+impl From<RawToolCall> for ModelToolCall {
+    fn from(raw: RawToolCall) -> Self {
+        Self {
+            id: raw.id,
+            name: raw.name,
+            arguments: call_arguments(raw.arguments.as_ref(), raw.input.as_ref()),
+        }
+    }
+}
+
+/// A call's argument text from `arguments` (text kept as is, another value as JSON text)
+/// or, when there is none, from a parsed `input` (always as JSON text).
+fn call_arguments(arguments: Option<&Value>, input: Option<&Value>) -> String {
+    match (arguments, input) {
+        (Some(Value::String(s)), _) => s.clone(),
+        (Some(v), _) if !v.is_null() => crate::json::to_canonical_string(v),
+        (_, Some(v)) if !v.is_null() => crate::json::to_canonical_string(v),
+        _ => String::new(),
+    }
 }
 
 /// The assistant message of a response.
@@ -196,7 +233,7 @@ impl ModelResponse {
     }
 
     /// Parses a scripted entry, the short form every binding accepts:
-    /// `{text?, toolCalls?: [{id, name, arguments}], reasoning?, usage?, cost?, finishReason?,
+    /// `{text?, toolCalls?: [{id, name, arguments | input}], reasoning?, usage?, cost?, finishReason?,
     /// requestId?, model?, provider?}`, or `{fail: "message" | {message}}` for a failing
     /// attempt. A full response (`{message: {...}, ...}`) is accepted too. Arguments given
     /// as a JSON value instead of a string are written as JSON text.
@@ -233,11 +270,7 @@ impl ModelResponse {
             tool_calls.push(ModelToolCall {
                 id: field("id").unwrap_or_else(|| format!("call_{i}")),
                 name: field("name").ok_or_else(|| format!("toolCalls[{i}] has no name"))?,
-                arguments: match call.get("arguments") {
-                    None | Some(Value::Null) => String::new(),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => crate::json::to_canonical_string(other),
-                },
+                arguments: call_arguments(call.get("arguments"), call.get("input")),
             });
         }
         let usage = match obj.get("usage") {
@@ -381,6 +414,12 @@ pub trait DeltaSink: Send + Sync {
     fn text_delta(&self, delta: &str);
     /// A reasoning delta (`response.reasoning.delta`).
     fn reasoning_delta(&self, delta: &str);
+    /// An output item streamed by the client (`response.item`). A client that streams any
+    /// item of its successful attempt owns that step's items: the run then does not add
+    /// the items it would derive from the response. Ignored by default.
+    fn item(&self, item: &crate::state::Item) {
+        let _ = item;
+    }
 }
 
 /// A model: turns a request into a response. Any host object with `generate(request)` is

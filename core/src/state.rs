@@ -415,8 +415,9 @@ pub struct StepResult {
     pub finish_reason: Option<String>,
 }
 
-/// An item of the run's output stream (SPEC §6), derived from the steps.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// An item of the run's output stream (SPEC §6), derived from the steps (or streamed by a
+/// host model client, which reads items with `Deserialize`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Item {
     /// Assistant text.

@@ -1124,3 +1124,43 @@ fn clients_read_their_environment() {
         "https://api.openai.com/v1"
     );
 }
+
+#[tokio::test]
+async fn gateway_body_defaults_and_preset_fill_what_the_agent_leaves_unset() {
+    let server = Server::start(|_, _| ok(responses_text("ok"))).await;
+    let defaults = json!({
+        "tool_choice": "auto",
+        "parallel_tool_calls": false,
+        "provider": {"order": ["acme"]},
+        "metadata": {"team": "ops", "phaseo_agent_id": "not-this"},
+        "temperature": 1.5,
+        "max_output_tokens": 99,
+        "store": true,
+        "model": "never-used"
+    });
+    let options = phaseo_agent::HttpClientOptions {
+        api_key: Some(KEY.into()),
+        base_url: Some(server.base()),
+        preset: Some("fast".into()),
+        body_defaults: defaults.as_object().unwrap().clone(),
+        ..Default::default()
+    };
+    let client = Arc::new(GatewayClient::from_options(&options));
+    // No model on the agent: the preset is; the agent's temperature wins over the default.
+    let agent = create_agent(AgentDefinition::new("d").temperature(0.2)).unwrap();
+    agent.run(RunOptions::new("hi", client)).await.unwrap();
+    let body = &server.requests()[0].body;
+    assert_eq!(body["model"], json!("@fast"));
+    assert_eq!(body["temperature"], json!(0.2));
+    assert_eq!(body["max_output_tokens"], json!(99));
+    assert_eq!(body["tool_choice"], json!("auto"));
+    assert_eq!(body["parallel_tool_calls"], json!(false));
+    assert_eq!(body["provider"], json!({"order": ["acme"]}));
+    assert_eq!(body["store"], json!(true));
+    assert_eq!(
+        body["metadata"],
+        json!({"phaseo_agent_id": "d", "team": "ops"}),
+        "objects merge, the request's keys win"
+    );
+    assert_eq!(body["input"][0]["content"], json!("hi"));
+}

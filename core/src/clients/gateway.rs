@@ -30,6 +30,7 @@ use crate::state::{Message, Role};
 pub struct GatewayClient {
     settings: HttpSettings,
     model: Option<String>,
+    body_defaults: Map<String, Value>,
 }
 
 impl GatewayClient {
@@ -41,6 +42,7 @@ impl GatewayClient {
         Self {
             settings: HttpSettings::new(Self::DEFAULT_BASE_URL, None),
             model: None,
+            body_defaults: Map::new(),
         }
     }
 
@@ -54,10 +56,22 @@ impl GatewayClient {
                 http::env_var("PHASEO_API_KEY"),
             ),
             model: None,
+            body_defaults: Map::new(),
         }
     }
 
     super::http::http_builder_methods!();
+
+    /// Adds body fields sent with every request unless the request sets them itself: the
+    /// product's client options (`tool_choice`, `parallel_tool_calls`, `provider`,
+    /// `reasoning`, `metadata`, `user`, `response_format`, …) and its `request_options`
+    /// (any other Responses body field). What the agent and run set (model, input,
+    /// instructions, tools, temperature, …) wins; an object both set (`metadata`, `text`)
+    /// is merged key by key, the request's keys winning. Later calls add to earlier ones.
+    pub fn body_defaults(mut self, fields: Map<String, Value>) -> Self {
+        self.body_defaults.extend(fields);
+        self
+    }
 
     /// The JSON body sent for `request` (`stream` adds `"stream": true`).
     pub fn request_body(&self, request: &ModelRequest<'_>, stream: bool) -> Value {
@@ -110,6 +124,19 @@ impl GatewayClient {
         );
         if stream {
             body.insert("stream".into(), Value::Bool(true));
+        }
+        for (key, default) in &self.body_defaults {
+            match (body.get_mut(key), default) {
+                (None, _) => {
+                    body.insert(key.clone(), default.clone());
+                }
+                (Some(Value::Object(own)), Value::Object(fill)) => {
+                    for (k, v) in fill {
+                        own.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                (Some(_), _) => {}
+            }
         }
         Value::Object(body)
     }

@@ -19,6 +19,11 @@ pub struct HttpClientOptions {
     pub timeout_ms: Option<f64>,
     /// Extra headers.
     pub headers: Vec<(String, String)>,
+    /// Gateway only: a preset, used as the model `@<preset>` when no model is set.
+    pub preset: Option<String>,
+    /// Gateway only: body fields sent unless the request sets them (see
+    /// [`GatewayClient::body_defaults`]).
+    pub body_defaults: serde_json::Map<String, serde_json::Value>,
 }
 
 impl std::fmt::Debug for HttpClientOptions {
@@ -28,6 +33,8 @@ impl std::fmt::Debug for HttpClientOptions {
             .field("base_url", &self.base_url)
             .field("model", &self.model)
             .field("timeout_ms", &self.timeout_ms)
+            .field("preset", &self.preset)
+            .field("body_defaults", &self.body_defaults)
             .finish()
     }
 }
@@ -57,7 +64,13 @@ macro_rules! apply_options {
 impl GatewayClient {
     /// The environment's gateway client with `options` applied over it.
     pub fn from_options(options: &HttpClientOptions) -> Self {
-        apply_options!(Self::from_env(), options)
+        let mut client = apply_options!(Self::from_env(), options);
+        if options.model.is_none() {
+            if let Some(preset) = options.preset.as_deref().filter(|p| !p.is_empty()) {
+                client = client.model(format!("@{preset}"));
+            }
+        }
+        client.body_defaults(options.body_defaults.clone())
     }
 }
 

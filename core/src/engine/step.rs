@@ -1,6 +1,7 @@
 //! One step: model request with retries, assistant message, tool phase, review, stop
 //! conditions, final answer.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -146,9 +147,19 @@ fn apply_next_turn(ctx: &RunCtx, r: &mut Resolved, next: NextTurnParams) {
     }
 }
 
-struct StreamDeltas<'a>(&'a RunCtx, usize);
+/// The run's delta sink for one attempt; remembers whether the client streamed items.
+struct StreamDeltas<'a>(&'a RunCtx, usize, AtomicBool);
 
 impl DeltaSink for StreamDeltas<'_> {
+    fn item(&self, item: &Item) {
+        self.2.store(true, Ordering::Relaxed);
+        self.0
+            .emitter
+            .emit(EventType::ResponseItem, None, Some(self.1), || {
+                EventData::Item { item: item.clone() }
+            });
+    }
+
     fn text_delta(&self, delta: &str) {
         self.0
             .emitter
@@ -173,11 +184,19 @@ impl DeltaSink for StreamDeltas<'_> {
 /// The longest `Retry-After` wait the loop honours.
 const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// A successful model call: the response, its 1-based attempt, and whether that attempt
+/// streamed its own items (then the step's items are not derived from the response).
+struct ModelCall {
+    response: ModelResponse,
+    attempt: u32,
+    streamed_items: bool,
+}
+
 async fn call_model(
     ctx: &RunCtx,
     request: &ModelRequest<'_>,
     index: usize,
-) -> Result<(ModelResponse, u32), AgentError> {
+) -> Result<ModelCall, AgentError> {
     let attempts = ctx.settings.retry.max_retries.saturating_add(1);
     let mut attempt = 1;
     loop {
@@ -190,14 +209,20 @@ async fn call_model(
                 model: request.model.clone(),
             },
         );
+        let sink = StreamDeltas(ctx, index, AtomicBool::new(false));
         let call = async {
-            let sink = StreamDeltas(ctx, index);
             let deltas = request.stream.then_some(&sink as &dyn DeltaSink);
             ctx.client.attempt(request, &ctx.cancel, deltas).await
         };
         let outcome = std::panic::AssertUnwindSafe(call).catch_unwind().await;
         let (error, retry) = match outcome {
-            Ok(Ok(response)) => return Ok((response, attempt)),
+            Ok(Ok(response)) => {
+                return Ok(ModelCall {
+                    response,
+                    attempt,
+                    streamed_items: sink.2.load(Ordering::Relaxed),
+                })
+            }
             Ok(Err(failure)) => (failure.error, failure.retry),
             Err(panic) => (
                 crate::model::ModelError::new(format!(
@@ -270,7 +295,11 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
         output_schema: output_schema.as_ref(),
     };
     let requested_model = request.model.clone();
-    let (response, attempts) = call_model(ctx, &request, index)
+    let ModelCall {
+        response,
+        attempt: attempts,
+        streamed_items,
+    } = call_model(ctx, &request, index)
         .await
         .map_err(fail_in_step(index))?;
     drop(request);
@@ -334,7 +363,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
             request_id: response.request_id,
         },
     );
-    if ctx.emitter.is_streaming() {
+    if ctx.emitter.is_streaming() && !streamed_items {
         let step = state.step_results.last().expect("just pushed");
         let mut items = Item::of_step(step);
         items.retain(|i| !matches!(i, Item::ToolResult { .. } | Item::Error { .. }));
