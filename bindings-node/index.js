@@ -88,6 +88,7 @@ const OP_EXECUTE = 0;
 const OP_CALL = 1;
 const OP_ABORT = 2;
 const OP_EVENT = 3;
+const OP_STREAM = 4;
 const OP_PHASE = 8;
 const OP_DRAIN = 9;
 const OP_POLL = 10;
@@ -174,6 +175,42 @@ async function drainGenerator(iterator, context) {
     }
   } finally {
     if (context._aborted) {
+      try { await iterator.return(); } catch { /* it is being abandoned anyway */ }
+    }
+  }
+}
+
+/** Drains what a model client's `stream(request)` returned (an async iterable, an
+ * iterable, or a promise of one): each event goes to the core as it comes (the core checks
+ * it and says when the attempt is over), so a streamed run shows the deltas live. Timers
+ * and I/O run every few events; an aborted attempt (timeout, cancellation) stops reading
+ * and closes the iterator. */
+async function drainModelStream(requestId, start, attempt) {
+  const source = await start();
+  const iterator = source !== null && typeof source === 'object' && typeof source[Symbol.asyncIterator] === 'function'
+    ? source[Symbol.asyncIterator]()
+    : source !== null && typeof source === 'object' && typeof source[Symbol.iterator] === 'function'
+      ? source[Symbol.iterator]()
+      : null;
+  if (iterator === null) throw new TypeError('client.stream(request) must return an AsyncIterable (e.g. an async generator) of stream events');
+  let finished = false;
+  try {
+    for (let steps = 1; ; steps++) {
+      const step = await iterator.next();
+      if (step.done) { finished = true; return; }
+      if (attempt._aborted) return;
+      let text;
+      try {
+        text = toJson(step.value);
+      } catch (error) {
+        throw new TypeError(`client.stream(request) yielded a value that cannot be read: ${errorMessage(error)}`);
+      }
+      native.modelStreamEvent(requestId, text);
+      if (steps % 32 === 0) await yieldToTimers();
+      if (attempt._aborted) return;
+    }
+  } finally {
+    if (!finished && typeof iterator.return === 'function') {
       try { await iterator.return(); } catch { /* it is being abandoned anyway */ }
     }
   }
@@ -397,6 +434,18 @@ function handle(op, callableId, requestId, payload) {
         return;
       }
       settle(requestId, value, null);
+      return;
+    }
+    case OP_STREAM: {
+      const entry = callables.get(callableId);
+      if (!entry) { fail(requestId, new Error('callable released')); return; }
+      const attempt = { _aborted: false, _abort() { this._aborted = true; } };
+      controllers.set(requestId, attempt);
+      const done = () => controllers.delete(requestId);
+      drainModelStream(requestId, () => entry.fn(payload), attempt).then(
+        () => { done(); answer(requestId, null); },
+        (e) => { done(); fail(requestId, e); },
+      );
       return;
     }
     case OP_ABORT: {

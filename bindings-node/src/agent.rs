@@ -184,6 +184,7 @@ impl NativeModelClient {
 pub struct ClientSpec {
     pub kind: String,
     pub generate: Option<u32>,
+    pub stream: Option<u32>,
 }
 
 /// Options of a run (values as JSON text, written by the JS layer's serializer).
@@ -213,9 +214,12 @@ fn client(
     spec: &ClientSpec,
     native_client: Option<&NativeModelClient>,
 ) -> napi::Result<Arc<dyn ModelClient>> {
-    match (spec.kind.as_str(), native_client, spec.generate) {
-        ("native", Some(n), _) => Ok(n.client.clone()),
-        ("host", _, Some(id)) => Ok(Arc::new(JsModel(HostFn { id }))),
+    match (spec.kind.as_str(), native_client) {
+        ("native", Some(n)) => Ok(n.client.clone()),
+        ("host", _) if spec.generate.is_some() || spec.stream.is_some() => Ok(Arc::new(JsModel {
+            generate: spec.generate.map(|id| HostFn { id }),
+            stream: spec.stream.map(|id| HostFn { id }),
+        })),
         _ => Err(napi::Error::from_reason(
             "client must be a ScriptedClient, a TestClient or an object with generate(request)",
         )),
