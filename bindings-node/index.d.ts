@@ -197,10 +197,46 @@ export interface HttpClientOptions {
 export interface HttpModelClient {
   readonly __httpClient?: never;
 }
+/** The product's transport options (what `clientOptions` holds). */
+export interface GatewayClientTransportOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  /** The product's spelling of `baseUrl`. */
+  baseURL?: string;
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+}
+
+/** Options of the gateway client: ours at the top level, the product's `clientOptions`,
+ * and body defaults sent with every request unless the agent or run sets the field (the
+ * agent's and run's values win). Unknown keys are refused (`definition_invalid`). */
+export interface GatewayAgentClientOptions extends HttpClientOptions {
+  clientOptions?: GatewayClientTransportOptions;
+  /** The model `@<preset>` when neither the client nor the agent names one. */
+  preset?: string;
+  provider?: Record<string, unknown>;
+  reasoning?: Record<string, unknown>;
+  temperature?: number;
+  maxOutputTokens?: number;
+  parallelToolCalls?: boolean;
+  metadata?: Record<string, string>;
+  user?: string;
+  responseFormat?: Record<string, unknown>;
+  includeMeta?: boolean;
+  webSearchOptions?: Record<string, unknown>;
+  plugins?: unknown[];
+  toolChoice?: 'auto' | 'none' | 'required' | Record<string, unknown>;
+  providerOptions?: Record<string, unknown>;
+  promptCacheKey?: string;
+  /** Any other Responses body field (snake_case keys, e.g. `store`, `service_tier`); the
+   * named options above win over it. */
+  requestOptions?: Record<string, unknown>;
+}
+
 /** The Phaseo gateway client (Responses API): `PHASEO_API_KEY`, `PHASEO_BASE_URL`. */
-export declare function createGatewayAgentClient(options?: HttpClientOptions): HttpModelClient;
+export declare function createGatewayAgentClient(options?: GatewayAgentClientOptions): HttpModelClient;
 /** An OpenAI-compatible chat-completions client: `OPENAI_BASE_URL`, `OPENAI_API_KEY`. */
-export declare function createOpenAICompatibleClient(options?: HttpClientOptions): HttpModelClient;
+export declare function createOpenAICompatibleClient(options?: HttpClientOptions & { clientOptions?: GatewayClientTransportOptions }): HttpModelClient;
 
 /** Token counts. Typed `number` so that arithmetic on them type-checks: a count beyond
  * 2^53 − 1 (only from a model endpoint reporting absurd counts or an edited state) is a

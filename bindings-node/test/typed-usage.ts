@@ -158,3 +158,14 @@ export async function ported(): Promise<number> {
   }
   return messages.length + status.length + usage.totalTokens + steps.length + calls.length + seen;
 }
+
+import { createGatewayAgentClient, type GatewayAgentClientOptions } from '@phaseo/agent-sdk';
+const gatewayOptions: GatewayAgentClientOptions = {
+  clientOptions: { apiKey: 'sk', baseURL: 'http://localhost:1/v1', timeoutMs: 1000, headers: { a: 'b' } },
+  preset: 'support',
+  toolChoice: 'auto',
+  parallelToolCalls: false,
+  responseFormat: { type: 'json_object' },
+  requestOptions: { store: true },
+};
+export const gateway = createGatewayAgentClient(gatewayOptions);
