@@ -129,6 +129,8 @@ export interface ModelRequest {
   maxOutputTokens: number | null;
   topP: number | null;
   stream: boolean;
+  /** Aborted when the attempt is abandoned (the run was cancelled): pass it to `fetch`. */
+  readonly signal: AbortSignal;
 }
 
 /** A model response: the full form, or the short scripted form. */

@@ -89,6 +89,7 @@ const OP_CALL = 1;
 const OP_ABORT = 2;
 const OP_EVENT = 3;
 const OP_STREAM = 4;
+const OP_GENERATE = 5;
 const OP_PHASE = 8;
 const OP_DRAIN = 9;
 const OP_POLL = 10;
@@ -177,6 +178,37 @@ async function drainGenerator(iterator, context) {
     if (context._aborted) {
       try { await iterator.return(); } catch { /* it is being abandoned anyway */ }
     }
+  }
+}
+
+/** One model request in flight: `request.signal` (created on first use) aborts when the
+ * attempt is over — the run was cancelled or the request abandoned. */
+class ModelAttempt {
+  constructor(request) {
+    this._controller = null;
+    this._aborted = false;
+    if (request !== null && typeof request === 'object') {
+      const attempt = this;
+      Object.defineProperty(request, 'signal', { get() { return attempt.signal; }, configurable: true });
+    }
+  }
+
+  get signal() {
+    if (!this._controller) {
+      this._controller = new AbortController();
+      if (this._aborted) this._controller.abort(new Error('Model request cancelled'));
+    }
+    return this._controller.signal;
+  }
+
+  _abort() {
+    this._aborted = true;
+    if (this._controller) this._controller.abort(new Error('Model request cancelled'));
+  }
+
+  /** A generator returned by `generate` is not a response (see `settle`). */
+  emitProgress() {
+    throw new TypeError('generate(request) must return a response (use stream(request) to stream)');
   }
 }
 
@@ -439,13 +471,28 @@ function handle(op, callableId, requestId, payload) {
     case OP_STREAM: {
       const entry = callables.get(callableId);
       if (!entry) { fail(requestId, new Error('callable released')); return; }
-      const attempt = { _aborted: false, _abort() { this._aborted = true; } };
+      const attempt = new ModelAttempt(payload);
       controllers.set(requestId, attempt);
       const done = () => controllers.delete(requestId);
       drainModelStream(requestId, () => entry.fn(payload), attempt).then(
         () => { done(); answer(requestId, null); },
         (e) => { done(); fail(requestId, e); },
       );
+      return;
+    }
+    case OP_GENERATE: {
+      const entry = callables.get(callableId);
+      if (!entry) { fail(requestId, new Error('callable released')); return; }
+      const attempt = new ModelAttempt(payload);
+      let value;
+      try {
+        value = entry.fn(payload);
+      } catch (error) {
+        fail(requestId, error);
+        return;
+      }
+      // The attempt is abortable (its `request.signal`) while the answer is pending.
+      settle(requestId, value, attempt);
       return;
     }
     case OP_ABORT: {

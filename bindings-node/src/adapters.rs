@@ -182,8 +182,7 @@ impl ModelClient for JsModel {
         let Some(generate) = &self.generate else {
             return self.stream(request, cancel, &NoDeltas).await;
         };
-        let v = generate
-            .call(vec![request.to_value()])
+        let v = crate::host::generate(generate.id, &request.to_value())
             .await
             .map_err(|e| ModelError::new(e.message))?;
         ModelResponse::from_script_entry(&v).map_err(ModelError::new)?

@@ -32,6 +32,9 @@ pub mod op {
     /// Call a model client's `stream(request)` (payload: the request) and drain what it
     /// returns, handing each event to `modelStreamEvent`; answer null when it ends.
     pub const STREAM: u32 = 4;
+    /// Call a model client's `generate(request)` (payload: the request, which gets a
+    /// `signal` aborted when the attempt is abandoned); answer its response.
+    pub const GENERATE: u32 = 5;
     /// The runtime data shared by the EXECUTE entries that follow it in a batch (one tool
     /// phase): `{runId, agentId, stepIndex, context, contextText?}` (`contextText`, the
     /// context's JSON text, when it is an object or array: each call gets its own copy).
@@ -591,6 +594,12 @@ pub async fn stream(
         let _ = write!(text, "{},{callable},{id},{}", op::STREAM, payload.text);
     })
     .await
+}
+
+/// Calls a model client's `generate(request)` (callable `callable`) and waits for the
+/// response.
+pub async fn generate(callable: u32, model_request: &Value) -> Result<Value, ToolError> {
+    request(op::GENERATE, callable, json_text(model_request), None).await
 }
 
 /// A JS callable by id (the JS layer owns the registry and its lifetime).

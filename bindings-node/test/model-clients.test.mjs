@@ -153,3 +153,22 @@ test('a custom client may return tool calls with a parsed input instead of argum
   assert.equal(result.output, 'done');
   assert.deepEqual(seen, [{ ticket: 7 }, { ticket: 8 }]);
 });
+
+test('request.signal aborts when a run waiting on generate(request) is cancelled', async () => {
+  let signal;
+  const client = {
+    generate(request) {
+      signal = request.signal;
+      assert.equal(signal.aborted, false);
+      assert.equal(Object.keys(request).includes('signal'), false);
+      return new Promise((resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    },
+  };
+  const controller = new AbortController();
+  const pending = createAgent({ id: 'a' }).run({ input: 'hi', client, signal: controller.signal });
+  await withTimeout((async () => { while (!signal) await new Promise((r) => setTimeout(r, 2)); })(), 5000, 'generate was never called');
+  controller.abort();
+  const result = await withTimeout(pending, 5000, 'the cancelled run never settled');
+  assert.equal(result.run.status, 'cancelled');
+  await withTimeout((async () => { while (!signal.aborted) await new Promise((r) => setTimeout(r, 2)); })(), 5000, 'request.signal never aborted');
+});
