@@ -2,6 +2,7 @@ package app.phaseo.agent
 
 import java.util.Collections
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.runBlocking
@@ -137,5 +138,32 @@ class StreamingClientTest {
         assertEquals(JsonPrimitive("done"), result.output)
         assertEquals(listOf("""{"ticket":7}"""), seen)
         assertEquals(1, result.state["stepResults"]!!.jsonArray[0].jsonObject["toolCalls"]!!.jsonArray.size)
+    }
+
+    @Test
+    fun `cancelling a streamed run stops collecting the client Flow`() = runBlocking {
+        val emitted = java.util.concurrent.atomic.AtomicInteger()
+        val closed = CompletableDeferred<Unit>()
+        val client = modelClient(stream = {
+            flow {
+                try {
+                    while (true) {
+                        emitted.incrementAndGet()
+                        emit(ModelStreamEvent.TextDelta("x"))
+                        kotlinx.coroutines.delay(5)
+                    }
+                } finally {
+                    closed.complete(Unit)
+                }
+            }
+        })
+        val stream = createAgent("a").stream("hi", client)
+        assertEquals("x", stream.textStream.first())
+        stream.cancel("enough")
+        assertEquals(RunStatus.CANCELLED, stream.result().status())
+        withTimeout(5_000) { closed.await() }
+        val after = emitted.get()
+        kotlinx.coroutines.delay(50)
+        assertEquals(after, emitted.get())
     }
 }
