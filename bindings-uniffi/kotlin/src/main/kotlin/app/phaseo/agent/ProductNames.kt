@@ -144,3 +144,10 @@ fun createGatewayAgentClient(
     apiKey = apiKey, baseUrl = baseUrl, model = model, preset = preset,
     toolChoice = JsonPrimitive(toolChoice), requestOptions = requestOptions,
 )
+
+/** Publishes a progress value given as a Kotlin value (map, list, string, number, boolean,
+ * null; see [toJsonElement]), as the product's `emitProgress` takes any object. */
+fun ToolContext.emitProgress(value: Any?) = emitProgress(toJsonElement(value))
+
+/** Replaces the application context with a Kotlin value (see [toJsonElement]). */
+fun ToolContext.setContext(value: Any?) = setContext(toJsonElement(value))

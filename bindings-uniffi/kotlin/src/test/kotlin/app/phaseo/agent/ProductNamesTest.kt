@@ -1,6 +1,7 @@
 package app.phaseo.agent
 
 import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonPrimitive
@@ -67,6 +68,19 @@ class ProductNamesTest {
         val blank = assertThrows<AgentException> { createAgent("p", preset = " ") }
         assertEquals("definition_invalid", blank.code)
         assertTrue(blank.message!!.contains("preset"))
+    }
+
+    @Test
+    fun `emitProgress and setContext take plain Kotlin values`() = runBlocking {
+        val tool = defineTool("t") { _, ctx: RuntimeContext ->
+            ctx.emitProgress(mapOf("percent" to 50, "steps" to listOf("a", "b")))
+            ctx.setContext(mapOf("user" to "ana", "seen" to true))
+            JsonPrimitive("ok")
+        }
+        val stream = createAgent("c", tools = listOf(tool)).stream("x", scriptedClient(callsResponse(call("c1", "t")), textResponse("done")))
+        val progress = stream.toolEvents.toList().filter { it.type == "tool.preliminary_result" }.map { it["result"] }
+        assertEquals(listOf(json("""{"percent":50,"steps":["a","b"]}""")), progress)
+        assertEquals(json("""{"user":"ana","seen":true}"""), stream.result().context)
     }
 
     @Test
