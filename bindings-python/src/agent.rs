@@ -209,6 +209,53 @@ impl PyAgent {
         Ok(options)
     }
 
+    /// The job of a run entry point.
+    #[allow(clippy::too_many_arguments)]
+    fn run_job(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        client: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        messages: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<Job> {
+        let p = self.prepare(py, client, overrides, on_event, cancel)?;
+        let options = Self::run_options(&p, input, context, messages)?;
+        Ok(Job::Run(p.agent, options, p.cancel))
+    }
+
+    /// The job of a continue entry point.
+    #[allow(clippy::too_many_arguments)]
+    fn continue_job(
+        &self,
+        py: Python<'_>,
+        state: &Bound<'_, PyRunResult>,
+        client: &Bound<'_, PyAny>,
+        approvals: Option<&Bound<'_, PyAny>>,
+        rejections: Option<&Bound<'_, PyAny>>,
+        tool_outputs: Option<&Bound<'_, PyAny>>,
+        human_input: Option<String>,
+        context: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+    ) -> PyResult<Job> {
+        let p = self.prepare(py, client, overrides, on_event, cancel)?;
+        let options = Self::continue_options(
+            &p,
+            approvals,
+            rejections,
+            tool_outputs,
+            human_input,
+            context,
+        )?;
+        let state = Box::new(state.get().inner.clone());
+        Ok(Job::Continue(p.agent, state, options, p.cancel))
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn continue_options(
         p: &Prepared,
@@ -245,6 +292,61 @@ impl PyAgent {
             options = options.on_event(f.clone());
         }
         Ok(options)
+    }
+}
+
+/// What a run or continue entry point starts: everything gathered under the GIL.
+enum Job {
+    Run(Agent, RunOptions, CancellationToken),
+    Continue(Agent, Box<RunResult>, ContinueOptions, CancellationToken),
+}
+
+/// How an entry point drives its job: blocking, as an awaitable, or as a stream.
+#[derive(Clone, Copy)]
+enum Mode {
+    Block,
+    Await,
+    Stream,
+}
+
+impl Job {
+    fn cancel(&self) -> CancellationToken {
+        match self {
+            Job::Run(.., c) | Job::Continue(.., c) => c.clone(),
+        }
+    }
+
+    async fn run(self) -> Result<RunResult, AgentError> {
+        match self {
+            Job::Run(agent, options, _) => agent.run(options).await,
+            Job::Continue(agent, state, options, _) => agent.continue_run(&state, options).await,
+        }
+    }
+}
+
+/// The one place every entry point runs its job: the result (`Block`), an awaitable of
+/// it (`Await`) or a stream (`Stream`).
+fn launch<'py>(py: Python<'py>, job: Job, mode: Mode) -> PyResult<Bound<'py, PyAny>> {
+    let cancel = job.cancel();
+    match mode {
+        Mode::Block => {
+            let outcome = block_interruptible(py, cancel, job.run())?;
+            Ok(Py::new(py, finish(py, outcome)?)?.into_bound(py).into_any())
+        }
+        Mode::Await => run_awaitable(py, cancel, job.run()),
+        Mode::Stream => {
+            let (stream, driver) = match job {
+                Job::Run(agent, options, _) => agent.stream_deferred(options),
+                Job::Continue(agent, state, options, _) => {
+                    agent.continue_stream_deferred(&state, options)
+                }
+            };
+            let bridge = current_bridge(py)?;
+            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(bridge, driver));
+            Ok(Py::new(py, PyAgentStream::new(stream))?
+                .into_bound(py)
+                .into_any())
+        }
     }
 }
 
@@ -394,28 +496,22 @@ impl PyAgent {
 
     #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
     #[allow(clippy::too_many_arguments)]
-    fn run(
+    fn run<'py>(
         &self,
-        py: Python<'_>,
-        input: &Bound<'_, PyAny>,
-        client: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        messages: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-    ) -> PyResult<PyRunResult> {
+        py: Python<'py>,
+        input: &Bound<'py, PyAny>,
+        client: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+        messages: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let p = self.prepare(py, client, overrides, on_event, cancel)?;
-            let options = Self::run_options(&p, input, context, messages)?;
-            let agent = p.agent.clone();
-            let outcome =
-                block_interruptible(
-                    py,
-                    p.cancel.clone(),
-                    async move { agent.run(options).await },
-                )?;
-            finish(py, outcome)
+            let job = self.run_job(
+                py, input, client, context, messages, overrides, on_event, cancel,
+            )?;
+            launch(py, job, Mode::Block)
         })
     }
 
@@ -433,49 +529,65 @@ impl PyAgent {
         cancel: Option<&Bound<'py, PyCancelToken>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let p = self.prepare(py, client, overrides, on_event, cancel)?;
-            let options = Self::run_options(&p, input, context, messages)?;
-            let agent = p.agent.clone();
-            run_awaitable(
-                py,
-                p.cancel.clone(),
-                async move { agent.run(options).await },
-            )
+            let job = self.run_job(
+                py, input, client, context, messages, overrides, on_event, cancel,
+            )?;
+            launch(py, job, Mode::Await)
+        })
+    }
+
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn stream<'py>(
+        &self,
+        py: Python<'py>,
+        input: &Bound<'py, PyAny>,
+        client: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+        messages: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_panic(py, || {
+            let job = self.run_job(
+                py, input, client, context, messages, overrides, on_event, cancel,
+            )?;
+            launch(py, job, Mode::Stream)
         })
     }
 
     #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
     #[allow(clippy::too_many_arguments)]
-    fn continue_run(
+    fn continue_run<'py>(
         &self,
-        py: Python<'_>,
-        state: &Bound<'_, PyRunResult>,
-        client: &Bound<'_, PyAny>,
-        approvals: Option<&Bound<'_, PyAny>>,
-        rejections: Option<&Bound<'_, PyAny>>,
-        tool_outputs: Option<&Bound<'_, PyAny>>,
+        py: Python<'py>,
+        state: &Bound<'py, PyRunResult>,
+        client: &Bound<'py, PyAny>,
+        approvals: Option<&Bound<'py, PyAny>>,
+        rejections: Option<&Bound<'py, PyAny>>,
+        tool_outputs: Option<&Bound<'py, PyAny>>,
         human_input: Option<String>,
-        context: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-    ) -> PyResult<PyRunResult> {
+        context: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let p = self.prepare(py, client, overrides, on_event, cancel)?;
-            let options = Self::continue_options(
-                &p,
+            let job = self.continue_job(
+                py,
+                state,
+                client,
                 approvals,
                 rejections,
                 tool_outputs,
                 human_input,
                 context,
+                overrides,
+                on_event,
+                cancel,
             )?;
-            let agent = p.agent.clone();
-            let state = state.get().inner.clone();
-            let outcome = block_interruptible(py, p.cancel.clone(), async move {
-                agent.continue_run(&state, options).await
-            })?;
-            finish(py, outcome)
+            launch(py, job, Mode::Block)
         })
     }
 
@@ -496,78 +608,54 @@ impl PyAgent {
         cancel: Option<&Bound<'py, PyCancelToken>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let p = self.prepare(py, client, overrides, on_event, cancel)?;
-            let options = Self::continue_options(
-                &p,
+            let job = self.continue_job(
+                py,
+                state,
+                client,
                 approvals,
                 rejections,
                 tool_outputs,
                 human_input,
                 context,
+                overrides,
+                on_event,
+                cancel,
             )?;
-            let agent = p.agent.clone();
-            let state = state.get().inner.clone();
-            run_awaitable(py, p.cancel.clone(), async move {
-                agent.continue_run(&state, options).await
-            })
-        })
-    }
-
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn stream(
-        &self,
-        py: Python<'_>,
-        input: &Bound<'_, PyAny>,
-        client: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        messages: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-    ) -> PyResult<PyAgentStream> {
-        no_panic(py, || {
-            let p = self.prepare(py, client, overrides, on_event, cancel)?;
-            let options = Self::run_options(&p, input, context, messages)?;
-            let (stream, driver) = p.agent.stream_deferred(options);
-            let bridge = current_bridge(py)?;
-            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(bridge, driver));
-            Ok(PyAgentStream::new(stream))
+            launch(py, job, Mode::Await)
         })
     }
 
     #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
     #[allow(clippy::too_many_arguments)]
-    fn continue_stream(
+    fn continue_stream<'py>(
         &self,
-        py: Python<'_>,
-        state: &Bound<'_, PyRunResult>,
-        client: &Bound<'_, PyAny>,
-        approvals: Option<&Bound<'_, PyAny>>,
-        rejections: Option<&Bound<'_, PyAny>>,
-        tool_outputs: Option<&Bound<'_, PyAny>>,
+        py: Python<'py>,
+        state: &Bound<'py, PyRunResult>,
+        client: &Bound<'py, PyAny>,
+        approvals: Option<&Bound<'py, PyAny>>,
+        rejections: Option<&Bound<'py, PyAny>>,
+        tool_outputs: Option<&Bound<'py, PyAny>>,
         human_input: Option<String>,
-        context: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-    ) -> PyResult<PyAgentStream> {
+        context: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let p = self.prepare(py, client, overrides, on_event, cancel)?;
-            let options = Self::continue_options(
-                &p,
+            let job = self.continue_job(
+                py,
+                state,
+                client,
                 approvals,
                 rejections,
                 tool_outputs,
                 human_input,
                 context,
+                overrides,
+                on_event,
+                cancel,
             )?;
-            let (stream, driver) = p
-                .agent
-                .continue_stream_deferred(&state.get().inner, options);
-            let bridge = current_bridge(py)?;
-            phaseo_agent::exec::runtime().spawn(EVENT_LOOP.scope(bridge, driver));
-            Ok(PyAgentStream::new(stream))
+            launch(py, job, Mode::Stream)
         })
     }
 }

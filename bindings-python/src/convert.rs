@@ -90,6 +90,25 @@ fn write<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'p
     })
 }
 
+/// A call as a `phaseo_agent.AgentToolCall`: a dict `{"id", "name", "input"}` whose keys
+/// read as attributes too (`call.id`, as in the product's SDK).
+pub fn tool_call_record<'py>(
+    py: Python<'py>,
+    call: &phaseo_agent::ToolCall,
+) -> PyResult<Bound<'py, PyAny>> {
+    static CLASS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let class = CLASS.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("phaseo_agent._records")?
+                .getattr("AgentToolCall")?
+                .unbind(),
+        )
+    })?;
+    class
+        .bind(py)
+        .call1((&call.id, &call.name, to_py(py, &call.input)?))
+}
+
 /// `toolCallId` → `tool_call_id`.
 pub fn snake(key: &str) -> String {
     let mut out = String::with_capacity(key.len() + 4);

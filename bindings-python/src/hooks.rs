@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use phaseo_agent::{
-    async_trait, stop, AgentEvent, CancellationToken, EventListener, HumanReview,
-    HumanReviewContext, ModelClient, ModelError, ModelRequest, ModelResponse, ReviewRequest,
-    ScriptedClient, StopCondition, StopState, TestClient, ToolError, TurnContext, TurnResolver,
-    Value,
+    async_trait, host_stream, stop, AgentEvent, CancellationToken, DeltaSink, EventListener,
+    HostStreamSender, HumanReview, HumanReviewContext, ModelClient, ModelError, ModelRequest,
+    ModelResponse, ReviewRequest, ScriptedClient, StopCondition, StopState, TestClient, ToolError,
+    TurnContext, TurnResolver, Value,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -99,8 +99,26 @@ pub fn finish_reason_is(reason: String) -> PyStopCondition {
     builtin(stop::finish_reason_is(reason), label)
 }
 
-/// `human_review(ctx) -> None | {"reason", "payload"}`.
+/// `human_review(ctx) -> None | {"reason", "payload"}`, or any object with `.reason` (and
+/// `.payload`), such as the product's `AgentHumanReviewRequest`.
 pub struct HostReview(pub HostFn);
+
+fn review_answer(obj: &Bound<'_, PyAny>) -> Result<Value, ToolError> {
+    let is_mapping = obj.cast::<pyo3::types::PyMapping>().is_ok();
+    if !obj.is_none() && !is_mapping && obj.hasattr("reason").unwrap_or(false) {
+        let field = |name: &str| -> Result<Value, ToolError> {
+            match obj.getattr(name) {
+                Ok(v) => crate::convert::returned_value(&v),
+                Err(_) => Ok(Value::Null),
+            }
+        };
+        let mut answer = serde_json::Map::new();
+        answer.insert("reason".into(), field("reason")?);
+        answer.insert("payload".into(), field("payload")?);
+        return Ok(Value::Object(answer));
+    }
+    crate::convert::returned_value(obj)
+}
 
 #[async_trait]
 impl HumanReview for HostReview {
@@ -110,7 +128,7 @@ impl HumanReview for HostReview {
     ) -> Result<Option<ReviewRequest>, ToolError> {
         let answer = self
             .0
-            .call_value(one_arg(snake_keys(ctx.to_value())))
+            .call(one_arg(snake_keys(ctx.to_value())), review_answer)
             .await?;
         ReviewRequest::from_answer(answer)
     }
@@ -143,8 +161,13 @@ impl EventListener for HostListener {
     }
 }
 
-/// Any Python object with `generate(request)` (sync or async).
-pub struct HostModel(pub HostFn);
+/// A Python model client: an object with `generate(request)` and/or `stream(request)`, or
+/// a plain function `(request) -> response` (sync or async).
+pub struct HostModel {
+    generate: Option<HostFn>,
+    /// `_client.drain` bound to the client's `stream`.
+    stream: Option<HostFn>,
+}
 
 /// A response from Python: a dict or object with snake_case or camelCase keys, full
 /// (`{"message": ...}`) or short (`{"text", "tool_calls"}`).
@@ -157,6 +180,62 @@ pub fn response_from_py(
     ModelResponse::from_script_entry(&camel_keys(value)).map_err(ToolError::new)
 }
 
+/// What a streaming Python client yields into: `send(event)` passes one event to the run
+/// at once (raising `ValueError` for a malformed event or once the attempt is over).
+#[pyclass(name = "ModelStreamSink", module = "phaseo_agent._native", frozen)]
+pub struct PyStreamSink {
+    sender: HostStreamSender,
+}
+
+#[pymethods]
+impl PyStreamSink {
+    /// Passes one stream event on to the run.
+    fn send(&self, event: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = crate::reader::read(event, RESPONSE_DEPTH)
+            .map_err(|e| e.into_arg_error("model stream event"))?;
+        self.sender
+            .send(&camel_keys(value))
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
+
+    /// Whether the attempt is over (cancelled or timed out): stop reading the stream.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+}
+
+struct NoDeltas;
+
+impl DeltaSink for NoDeltas {
+    fn text_delta(&self, _delta: &str) {}
+    fn reasoning_delta(&self, _delta: &str) {}
+}
+
+impl HostModel {
+    async fn call_stream(
+        stream: &HostFn,
+        request: &ModelRequest<'_>,
+        deltas: &dyn DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let value = snake_keys(request.to_value());
+        let (sender, receiver) = host_stream();
+        let host = async move {
+            stream
+                .call(
+                    move |py| {
+                        let sink = Bound::new(py, PyStreamSink { sender })?;
+                        PyTuple::new(py, [to_py(py, &value)?, sink.into_any()])
+                    },
+                    |_| Ok(()),
+                )
+                .await
+                .map_err(|e| ModelError::new(e.message))
+        };
+        receiver.run(host, deltas).await
+    }
+}
+
 #[async_trait]
 impl ModelClient for HostModel {
     async fn generate(
@@ -164,13 +243,32 @@ impl ModelClient for HostModel {
         request: &ModelRequest<'_>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
+        let Some(generate) = &self.generate else {
+            // A client with only `stream`: read the stream without reporting its deltas.
+            let stream = self
+                .stream
+                .as_ref()
+                .expect("a client has generate or stream");
+            return Self::call_stream(stream, request, &NoDeltas).await;
+        };
         let value = snake_keys(request.to_value());
-        let outcome = self
-            .0
+        let outcome = generate
             .call(one_arg(value), response_from_py)
             .await
             .map_err(|e| ModelError::new(e.message))?;
         outcome
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: &dyn DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        match &self.stream {
+            Some(stream) => Self::call_stream(stream, request, deltas).await,
+            None => self.generate(request, cancel).await,
+        }
     }
 }
 
@@ -260,28 +358,45 @@ fn http_options(
         model,
         timeout_ms,
         headers,
+        ..Default::default()
     }
 }
 
 /// The Phaseo gateway client (`POST {base}/responses`); the key defaults to
 /// `PHASEO_API_KEY`, the base URL to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`.
+/// `preset` is the model `@<preset>` when there is no model; `body_defaults` are body
+/// fields sent unless the request sets them (the Python layer maps the product's options
+/// onto them).
 #[pyfunction]
-#[pyo3(signature = (*, api_key=None, base_url=None, model=None, timeout_ms=None, headers=None))]
+#[pyo3(signature = (*, api_key=None, base_url=None, model=None, timeout_ms=None, headers=None, preset=None, body_defaults=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn create_gateway_agent_client(
     api_key: Option<String>,
     base_url: Option<String>,
     model: Option<String>,
     timeout_ms: Option<f64>,
     headers: Option<std::collections::HashMap<String, String>>,
-) -> PyHttpClient {
-    let client = phaseo_agent::GatewayClient::from_options(&http_options(
-        api_key, base_url, model, timeout_ms, headers,
-    ));
+    preset: Option<String>,
+    body_defaults: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyHttpClient> {
+    let mut options = http_options(api_key, base_url, model, timeout_ms, headers);
+    options.preset = preset;
+    if let Some(fields) = body_defaults.filter(|b| !b.is_none()) {
+        match crate::convert::arg_value(fields, "request options")? {
+            Value::Object(map) => options.body_defaults = map,
+            other => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "request options must be a dict, got {other}"
+                )))
+            }
+        }
+    }
+    let client = phaseo_agent::GatewayClient::from_options(&options);
     let label = format!("GatewayClient(base_url={:?})", client.base_url_str());
-    PyHttpClient {
+    Ok(PyHttpClient {
         client: Arc::new(client),
         label,
-    }
+    })
 }
 
 /// An OpenAI-compatible chat-completions client (`POST {base}/chat/completions`: OpenAI,
@@ -319,10 +434,35 @@ pub fn client_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Arc<dyn ModelClient>> 
     if obj.cast::<PyTestClient>().is_ok() {
         return Ok(Arc::new(TestClient::new()));
     }
-    let generate = obj.getattr("generate").map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err(
-            "client must be ScriptedClient, TestClient or an object with generate(request)",
-        )
-    })?;
-    Ok(Arc::new(HostModel(HostFn::new(generate.unbind(), false))))
+    let callable = |name: &str| {
+        obj.getattr(name)
+            .ok()
+            .filter(|f| !f.is_none() && f.is_callable())
+    };
+    let stream = match callable("stream") {
+        Some(stream) => {
+            let client = obj.py().import("phaseo_agent._client")?;
+            let is_async: bool = client.getattr("is_async")?.call1((&stream,))?.extract()?;
+            let drain = obj
+                .py()
+                .import("functools")?
+                .getattr("partial")?
+                .call1((client.getattr("drain")?, stream))?;
+            // A synchronous stream may block between events: it runs on a worker thread.
+            Some(HostFn::new(drain.unbind(), !is_async))
+        }
+        None => None,
+    };
+    let generate = callable("generate")
+        .or_else(|| (stream.is_none() && obj.is_callable()).then(|| obj.clone()))
+        .map(|f| HostFn::new(f.unbind(), false));
+    if generate.is_none() && stream.is_none() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "client must be ScriptedClient, TestClient, a client from create_gateway_agent_client / \
+             create_openai_compatible_client, an object with generate(request) and/or \
+             stream(request), or a function (request) -> response; got {}",
+            obj.get_type().name()?
+        )));
+    }
+    Ok(Arc::new(HostModel { generate, stream }))
 }

@@ -2,7 +2,6 @@
 
 use phaseo_agent::{ToolRuntime, Value};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use crate::convert::{arg_value, to_py};
 use crate::limits::MAX_DEPTH;
@@ -87,15 +86,11 @@ impl PyToolRuntime {
         to_py(py, self.runtime.context())
     }
 
-    /// The call: `{"id", "name", "input"}`; `id` is the idempotency key.
+    /// The call, an `AgentToolCall`: `{"id", "name", "input"}` with attribute access too
+    /// (`runtime.tool_call.id`); `id` is the idempotency key.
     #[getter]
-    fn tool_call<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let call = self.runtime.tool_call();
-        let d = PyDict::new(py);
-        d.set_item("id", &call.id)?;
-        d.set_item("name", &call.name)?;
-        d.set_item("input", to_py(py, &call.input)?)?;
-        Ok(d)
+    fn tool_call<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::convert::tool_call_record(py, self.runtime.tool_call())
     }
 
     /// The call's cancellation flag.

@@ -8,7 +8,7 @@ use phaseo_agent::{
     Value,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyTuple;
 
 use crate::convert::{arg_value, camel_keys, result_value, to_py};
 use crate::errors::{no_panic_in_definition, to_pyerr, to_tool_error};
@@ -131,7 +131,8 @@ impl ApprovalPredicate for PyApproval {
     }
 }
 
-/// The agent-level predicate receives `(call, runtime)` with `call = {id, name, input}`.
+/// The agent-level predicate receives `(call, runtime)` with `call` an `AgentToolCall`
+/// (`call.name` or `call["name"]`).
 pub struct PyAgentApproval(pub HostFn);
 
 #[async_trait]
@@ -141,15 +142,10 @@ impl ApprovalPredicate for PyAgentApproval {
         self.0
             .call(
                 move |py| {
-                    let call = rt.tool_call();
-                    let d = PyDict::new(py);
-                    d.set_item("id", &call.id)?;
-                    d.set_item("name", &call.name)?;
-                    d.set_item("input", to_py(py, &call.input)?)?;
                     PyTuple::new(
                         py,
                         [
-                            d.into_any(),
+                            crate::convert::tool_call_record(py, rt.tool_call())?,
                             Bound::new(py, PyToolRuntime::new(rt.clone()))?.into_any(),
                         ],
                     )

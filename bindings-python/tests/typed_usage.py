@@ -4,10 +4,16 @@ public annotations stay accurate."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from phaseo_agent import (
+    AgentDefinition,
     AgentError,
+    AgentHumanReviewRequest,
+    AgentModelRetryConfig,
+    AgentRuntimeContext,
+    AgentToolCall,
+    GatewayAgentClient,
     AgentTool,
     AgentToolDecision,
     AgentToolExecutionConfig,
@@ -18,8 +24,10 @@ from phaseo_agent import (
     ToolRuntime,
     Usage,
     create_agent,
+    create_gateway_agent_client,
     define_tool,
     step_count_is,
+    tool,
 )
 
 
@@ -65,3 +73,31 @@ def main() -> Optional[str]:
         del kind
     final: RunResult = asyncio.run(agent.run_async(input="x", client=client))
     return f"{final.status} {total} {restored.output}"
+
+
+# The product's names and shapes (issue 11 item 3) and streaming host clients (item 1).
+
+
+def product_style(tool_input: Dict[str, Any], runtime: AgentRuntimeContext) -> str:
+    call: AgentToolCall = runtime.tool_call
+    return f"{call.id}:{call.name}:{call['input']}"
+
+
+class StreamingClient:
+    def stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+        yield {"type": "text-delta", "delta": "hi"}
+        yield {"type": "response", "response": {"text": "hi"}}
+
+
+def product_main() -> str:
+    agent = create_agent(AgentDefinition(
+        id="ported", preset="fast", tools=[tool(AgentTool("echo", product_style, "Echoes"))],
+        model_retry=AgentModelRetryConfig(max_retries=1), parse_output=lambda text: text.upper(),
+        human_review=lambda ctx: AgentHumanReviewRequest("check") if ctx["is_final"] else None))
+    client: GatewayAgentClient = create_gateway_agent_client(
+        client_options={"api_key": "k", "base_url": "http://127.0.0.1:9/v1"}, tool_choice="auto",
+        request_options={"store": False})
+    del client
+    stream = agent.stream(input="x", client=StreamingClient())
+    items: List[Any] = list(stream.item_stream())
+    return f"{stream.text()} {len(items)}"

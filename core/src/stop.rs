@@ -23,13 +23,18 @@ pub struct StopState<'a> {
 }
 
 impl StopState<'_> {
-    /// As camelCase JSON (for host predicates): `{steps, usage, elapsedMs, stepCount}`.
+    /// As camelCase JSON (for host predicates): `{steps, usage, elapsedMs, stepCount,
+    /// toolCalls, finishReason}`, the last two of the latest step (the product's other
+    /// SDKs hand these to custom conditions; `[]` and `null` before any step).
     pub fn to_value(&self) -> Value {
+        let last = self.steps.last();
         json!({
             "steps": self.steps,
             "usage": self.usage,
             "elapsedMs": self.elapsed_ms,
             "stepCount": self.step_count,
+            "toolCalls": last.map(|s| s.tool_calls.as_slice()).unwrap_or_default(),
+            "finishReason": last.and_then(|s| s.finish_reason.as_deref()),
         })
     }
 }

@@ -215,3 +215,37 @@ async fn a_panicking_per_turn_function_fails_the_run_instead_of_crashing() {
     );
     assert_eq!(err.result().unwrap().status(), RunStatus::Failed);
 }
+
+#[tokio::test]
+async fn custom_stop_conditions_see_the_last_steps_tool_calls_and_finish_reason() {
+    struct Capture(Arc<std::sync::Mutex<Vec<Value>>>);
+    #[async_trait::async_trait]
+    impl StopCondition for Capture {
+        async fn check(&self, state: &StopState<'_>) -> Result<Option<String>, ToolError> {
+            self.0.lock().unwrap().push(state.to_value());
+            Ok(None)
+        }
+    }
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let agent = agent(
+        AgentDefinition::new("s")
+            .tool(echo("t"))
+            .stop_when(Arc::new(Capture(seen.clone()))),
+    );
+    agent
+        .run(RunOptions::new(
+            "go",
+            scripted([call("c1", "t", r#"{"a":1}"#), text("done")]),
+        ))
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        seen[0]["toolCalls"],
+        json!([{"id": "c1", "name": "t", "input": {"a": 1}}])
+    );
+    assert_eq!(seen[0]["finishReason"], json!("tool_calls"));
+    assert_eq!(seen[0]["stepCount"], json!(1));
+    assert_eq!(seen[1]["toolCalls"], json!([]));
+    assert_eq!(seen[1]["finishReason"], json!("stop"));
+}

@@ -26,7 +26,6 @@ from ._native import (
     Tool,
     ToolRuntime,
     Usage,
-    create_gateway_agent_client,
     create_openai_compatible_client,
     finish_reason_is,
     has_tool_call,
@@ -38,13 +37,21 @@ from ._native import (
 from ._agent import (
     Agent,
     AgentModelRetry,
+    AgentModelRetryConfig,
     AgentStream,
     AgentToolDecision,
     AgentToolExecutionConfig,
     AgentToolOutput,
     create_agent,
 )
-from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator
+from ._client import create_gateway_agent_client
+from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
+from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator, tool
+
+#: The product's name of :class:`ToolRuntime` (what a tool call sees).
+AgentRuntimeContext = ToolRuntime
+#: The product's name of the gateway client class (:class:`HttpModelClient`).
+GatewayAgentClient = HttpModelClient
 from .errors import (
     AgentCancelledError,
     AgentContinueError,
@@ -68,16 +75,21 @@ __all__ = [
     "Agent",
     "AgentCancelledError",
     "AgentContinueError",
+    "AgentDefinition",
     "AgentDefinitionError",
     "AgentError",
     "AgentGatewayError",
+    "AgentHumanReviewRequest",
     "AgentMaxStepsError",
     "AgentModelError",
     "AgentModelRetry",
+    "AgentModelRetryConfig",
+    "AgentRuntimeContext",
     "AgentSchemaValidationError",
     "AgentStateError",
     "AgentStream",
     "AgentTool",
+    "AgentToolCall",
     "AgentToolDecision",
     "AgentToolError",
     "AgentToolExecutionConfig",
@@ -86,6 +98,7 @@ __all__ = [
     "AgentUnknownToolError",
     "CancelToken",
     "CancelledFlag",
+    "GatewayAgentClient",
     "HttpModelClient",
     "JsonSchemaValidator",
     "PendingToolCall",
@@ -108,4 +121,5 @@ __all__ = [
     "max_duration",
     "max_tokens_used",
     "step_count_is",
+    "tool",
 ]

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import CancelToken, RunResult, StopCondition, Tool
+from ._records import AgentDefinition, AgentToolCall, Record
 from ._tools import AgentTool, _validator, define_tool
 from .errors import AgentDefinitionError
 
 __all__ = [
     "Agent",
     "AgentModelRetry",
+    "AgentModelRetryConfig",
     "AgentStream",
     "AgentToolDecision",
     "AgentToolExecutionConfig",
@@ -41,6 +45,10 @@ class AgentModelRetry:
 
     max_retries: int = 0
     backoff_ms: float = 250
+
+
+#: The product's name of :class:`AgentModelRetry`.
+AgentModelRetryConfig = AgentModelRetry
 
 
 @dataclass
@@ -73,11 +81,30 @@ def _config(value: Any, cls: type, what: str) -> Optional[Dict[str, Any]]:
     raise TypeError(f"{what} must be {cls.__name__} or a dict, got {value!r}")
 
 
+def _stop_state(state: Dict[str, Any]) -> Dict[str, Any]:
+    """The state a custom condition sees: ``usage`` reads as attributes too and
+    ``tool_calls`` (of the latest step) are ``AgentToolCall`` records, as in the product."""
+    if isinstance(state.get("usage"), dict):
+        state["usage"] = Record(state["usage"])
+    state["tool_calls"] = [AgentToolCall(c["id"], c["name"], c.get("input")) for c in state.get("tool_calls") or []]
+    return state
+
+
+def _custom_condition(predicate: Callable[[Dict[str, Any]], Any]) -> StopCondition:
+    if inspect.iscoroutinefunction(predicate) or inspect.iscoroutinefunction(getattr(predicate, "__call__", None)):
+
+        async def check_async(state: Dict[str, Any]) -> Any:
+            return await predicate(_stop_state(state))
+
+        return StopCondition.from_callable(check_async)
+    return StopCondition.from_callable(lambda state: predicate(_stop_state(state)))
+
+
 def _stop_list(stop_when: StopWhen) -> Optional[List[StopCondition]]:
     if stop_when is None:
         return None
     items: Iterable[Any] = [stop_when] if (isinstance(stop_when, StopCondition) or callable(stop_when)) else stop_when
-    return [c if isinstance(c, StopCondition) else StopCondition.from_callable(c) for c in items]
+    return [c if isinstance(c, StopCondition) else _custom_condition(c) for c in items]
 
 
 def _decisions(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Optional[str]]]]:
@@ -124,9 +151,9 @@ def _state(state: Union[RunResult, str, bytes, Mapping[str, Any]]) -> RunResult:
 
 
 _DEFINITION_KEYS = {
-    "id", "model", "instructions", "tools", "max_steps", "stop_when", "model_retry",
+    "id", "model", "preset", "instructions", "tools", "max_steps", "stop_when", "model_retry",
     "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
-    "require_approval", "human_review", "state_secret",
+    "parse_output", "require_approval", "human_review", "state_secret",
 }
 
 
@@ -302,6 +329,10 @@ class AgentStream:
         """Items (message, tool_call, tool_result, error, output)."""
         return _Items(self, lambda e: e["item"] if e["type"] == "response.item" else _Items._SKIP)
 
+    def item_stream(self) -> _Items:
+        """The product's name of :meth:`items_stream`."""
+        return self.items_stream()
+
     def tool_stream(self) -> _Items:
         """``tool.*`` events."""
         return _Items(self, lambda e: e if e["type"].startswith("tool.") else _Items._SKIP)
@@ -349,25 +380,88 @@ class AgentStream:
         self._native.cancel(reason)
 
 
-def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) -> Agent:
-    """Defines an agent from a dict (or keywords) with the snake_case keys of SPEC §3:
-    ``id``, ``model``, ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
+def _definition_fields(definition: Any) -> Dict[str, Any]:
+    if definition is None:
+        return {}
+    if dataclasses.is_dataclass(definition) and not isinstance(definition, type):
+        # An AgentDefinition (ours or the product's): its set fields.
+        return {f.name: getattr(definition, f.name) for f in dataclasses.fields(definition)
+                if getattr(definition, f.name) is not None}
+    if isinstance(definition, Mapping):
+        return dict(definition)
+    raise TypeError(f"an agent definition must be a dict or an AgentDefinition, got {type(definition).__name__}")
+
+
+def _review_context(ctx: Dict[str, Any]) -> Record:
+    """The context ``human_review`` sees, readable as attributes too (as in the product):
+    ``ctx.response.message.content``, ``ctx.messages[-1].content``, ``ctx["step_index"]``."""
+    response = ctx.get("response")
+    if isinstance(response, dict):
+        response = Record(response)
+        if isinstance(response.get("message"), dict):
+            response["message"] = Record(response["message"])
+        ctx["response"] = response
+    if isinstance(ctx.get("messages"), list):
+        ctx["messages"] = [Record(m) if isinstance(m, dict) else m for m in ctx["messages"]]
+    return Record(ctx)
+
+
+def _review_hook(hook: Any) -> Any:
+    if hook is None or not callable(hook):
+        return hook
+    if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(getattr(hook, "__call__", None)):
+
+        async def review_async(ctx: Dict[str, Any]) -> Any:
+            return await hook(_review_context(ctx))
+
+        return review_async
+    return lambda ctx: hook(_review_context(ctx))
+
+
+def _output_validator(output_schema: Any, parse_output: Any) -> Any:
+    validate, _ = _validator(output_schema)
+    if parse_output is None:
+        return validate
+    if not callable(parse_output):
+        raise AgentDefinitionError("Invalid agent definition: parse_output must be a callable (text) -> value",
+                                   code="definition_invalid")
+
+    def parse_then_validate(value: Any) -> Any:
+        if not isinstance(value, str):
+            # The core's second try with the text parsed as JSON (structured output): with
+            # parse_output the text's own outcome stands.
+            raise ValueError("parse_output takes the final text")
+        parsed = parse_output(value)
+        return validate(parsed) if validate is not None else parsed
+
+    return parse_then_validate
+
+
+def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = None, **fields: Any) -> Agent:
+    """Defines an agent from a dict, an :class:`AgentDefinition` or keywords, with the
+    snake_case keys of SPEC §3: ``id``, ``model``, ``preset`` (the model ``@<preset>`` when
+    ``model`` is unset), ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
     ``model_retry``, ``tool_execution``, ``temperature``, ``max_output_tokens``, ``top_p``,
-    ``output_schema``, ``require_approval`` (agent-level predicate ``(call, runtime)``)
-    ``human_review`` (``(ctx) -> None | {"reason", "payload"}``) and ``state_secret`` (a
-    string, or a list for rotation: the first signs every state, any verifies)."""
-    d: Dict[str, Any] = dict(definition or {}, **fields)
+    ``output_schema``, ``parse_output`` (``(text) -> value``, applied to the final text
+    before ``output_schema``), ``require_approval`` (agent-level predicate ``(call,
+    runtime)``) ``human_review`` (``(ctx) -> None | {"reason", "payload"}`` or an
+    :class:`AgentHumanReviewRequest`) and ``state_secret`` (a string, or a list for
+    rotation: the first signs every state, any verifies). Unknown keys are refused."""
+    d: Dict[str, Any] = dict(_definition_fields(definition), **fields)
     unknown = set(d) - _DEFINITION_KEYS
     if unknown:
         raise AgentDefinitionError(f"Invalid agent definition: unknown keys {sorted(unknown)}", code="definition_invalid")
     if "id" not in d:
         raise AgentDefinitionError("Invalid agent definition: id is required", code="definition_invalid")
     tools = [t if isinstance(t, Tool) else define_tool(t) if isinstance(t, AgentTool) else define_tool(**t) for t in d.get("tools") or []]
-    output_validator, _ = _validator(d.get("output_schema"))
+    output_validator = _output_validator(d.get("output_schema"), d.get("parse_output"))
+    model = d.get("model")
+    if model is None and d.get("preset"):
+        model = f"@{d['preset']}"
     native = _native.NativeAgent(
         d["id"],
         tools,
-        model=d.get("model"),
+        model=model,
         instructions=d.get("instructions"),
         max_steps=d.get("max_steps"),
         stop_when=_stop_list(d.get("stop_when")),
@@ -378,7 +472,7 @@ def create_agent(definition: Optional[Mapping[str, Any]] = None, **fields: Any) 
         top_p=d.get("top_p"),
         output_schema=output_validator,
         require_approval=d.get("require_approval"),
-        human_review=d.get("human_review"),
+        human_review=_review_hook(d.get("human_review")),
         state_secrets=_state_secrets(d.get("state_secret")),
     )
     return Agent(native)

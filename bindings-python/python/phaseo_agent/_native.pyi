@@ -3,6 +3,8 @@
 
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ._records import AgentToolCall
+
 STATE_VERSION: int
 
 def _shutdown() -> None: ...
@@ -92,7 +94,8 @@ class ToolRuntime:
     @property
     def context(self) -> Any: ...
     @property
-    def tool_call(self) -> Dict[str, Any]: ...
+    def tool_call(self) -> AgentToolCall:
+        """The call: ``runtime.tool_call.id`` or ``runtime.tool_call["id"]``."""
     @property
     def cancelled(self) -> CancelledFlag: ...
     def emit_progress(self, value: Any) -> None:
@@ -166,7 +169,14 @@ class HttpModelClient:
     """A real model endpoint over HTTP (gateway or OpenAI-compatible)."""
 
 def create_gateway_agent_client(*, api_key: Optional[str] = None, base_url: Optional[str] = None, model: Optional[str] = None,
-                                timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None) -> HttpModelClient: ...
+                                timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None,
+                                preset: Optional[str] = None, body_defaults: Optional[Mapping[str, Any]] = None) -> HttpModelClient: ...
+
+class ModelStreamSink:
+    """Where a streaming host client's events go (see ``phaseo_agent._client``)."""
+    def send(self, event: Mapping[str, Any]) -> None: ...
+    @property
+    def closed(self) -> bool: ...
 def create_openai_compatible_client(*, base_url: Optional[str] = None, api_key: Optional[str] = None, model: Optional[str] = None,
                                     timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None) -> HttpModelClient: ...
 

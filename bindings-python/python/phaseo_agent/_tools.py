@@ -6,13 +6,13 @@ import asyncio
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Literal, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, Literal, Mapping, Optional, Tuple, Union
 
 from . import _native
 from ._native import JsonSchemaValidator, Tool, ToolRuntime
 from .errors import AgentDefinitionError
 
-__all__ = ["AgentTool", "ToolReturn", "define_tool", "json_schema_validator", "Validator"]
+__all__ = ["AgentTool", "ToolReturn", "define_tool", "json_schema_validator", "tool", "Validator"]
 
 #: What can validate a value: a callable returning the (possibly transformed) value or
 #: raising, a Pydantic model class, an object with ``parse``/``safe_parse``, a JSON Schema
@@ -38,22 +38,25 @@ class AgentTool:
     async generator (each yielded value is a progress value; the return value — for async
     generators a yielded :class:`ToolReturn` — is the result). ``execute=None`` or
     ``execute=False`` (TypeScript's ``execute: false``) makes a manual tool: the run pauses
-    until the application supplies its output.
+    until the application supplies its output. The fields are in the product's order
+    (``AgentTool(id, execute, description, parameters, ...)``); ``next_turn_params["tools"]``
+    may list tools (``Tool``/``AgentTool``) or their ids.
     """
 
+    # The product's field order, so positional use ports unchanged: AgentTool("add", add_fn).
     id: str
-    description: str = ""
-    parameters: Optional[Dict[str, Any]] = None
     execute: Union[Callable[..., Any], Literal[False], None] = None
+    description: Optional[str] = None
+    parameters: Optional[Dict[str, Any]] = None
     timeout_ms: Optional[float] = None
-    require_approval: Union[bool, Callable[..., Any], None] = None
-    on_error: Optional[str] = None
     input_schema: Validator = None
     output_schema: Validator = None
     event_schema: Validator = None
+    require_approval: Union[bool, Callable[..., Any], None] = None
     on_tool_called: Optional[Callable[..., Any]] = None
     on_response_received: Optional[Callable[..., Any]] = None
     next_turn_params: Union[Dict[str, Any], Callable[..., Any], None] = None
+    on_error: Optional[str] = None
 
 
 def json_schema_validator(schema: Dict[str, Any]) -> JsonSchemaValidator:
@@ -197,7 +200,7 @@ def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
         require_approval = bool(require_approval)
     return _native.Tool(
         tool.id,
-        tool.description,
+        tool.description or "",
         tool.parameters,
         execute,
         is_async,
@@ -210,5 +213,37 @@ def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
         event_validator,
         tool.on_tool_called,
         tool.on_response_received,
-        tool.next_turn_params,
+        _next_turn_params(tool.next_turn_params),
     )
+
+
+#: The product's name of :func:`define_tool`.
+tool = define_tool
+
+
+def _tool_ids(params: Any) -> Any:
+    """``next_turn_params`` with tool objects in ``tools`` replaced by their ids."""
+    if isinstance(params, Mapping) and isinstance(params.get("tools"), (list, tuple)):
+        tools = [t.id if isinstance(t, (Tool, AgentTool)) else t for t in params["tools"]]
+        return {**params, "tools": tools}
+    return params
+
+
+def _next_turn_params(params: Any) -> Any:
+    if callable(params):
+        provider = params
+        is_async = _is_async(provider)
+        if is_async:
+
+            @functools.wraps(provider)
+            async def provide_async(*args: Any) -> Any:
+                return _tool_ids(await provider(*args))
+
+            return provide_async
+
+        @functools.wraps(provider)
+        def provide(*args: Any) -> Any:
+            return _tool_ids(provider(*args))
+
+        return provide
+    return _tool_ids(params)

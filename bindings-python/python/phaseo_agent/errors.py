@@ -1,4 +1,9 @@
-"""Errors of the Phaseo Agent SDK: one base class with a stable ``code`` (SPEC §9)."""
+"""Errors of the Phaseo Agent SDK: one base class with a stable ``code`` (SPEC §9).
+
+Each class also derives from the builtin the product's Python SDK raised in its place, so
+code ported from it keeps catching them: ``ValueError`` (validation, unknown tool, refused
+continue, invalid state or definition), ``TimeoutError`` (tool timeout), ``RuntimeError``
+(max steps), ``InterruptedError`` (cancelled)."""
 
 from __future__ import annotations
 
@@ -44,18 +49,18 @@ class AgentError(Exception):
             setattr(self, key, value)
 
 
-class AgentSchemaValidationError(AgentError):
+class AgentSchemaValidationError(AgentError, ValueError):
     """Input, output, progress or final output failed validation; ``target`` says which
     (``tool_input``, ``tool_output``, ``tool_event``, ``agent_output``)."""
 
     target: str
 
 
-class AgentToolTimeoutError(AgentError):
+class AgentToolTimeoutError(AgentError, TimeoutError):
     """A tool call ran past its ``timeout_ms`` (code ``tool_timeout``)."""
 
 
-class AgentUnknownToolError(AgentError):
+class AgentUnknownToolError(AgentError, ValueError):
     """The model called a tool the agent does not have (code ``unknown_tool``)."""
 
 
@@ -63,15 +68,15 @@ class AgentToolError(AgentError):
     """A tool or hook raised (code ``tool_failed``)."""
 
 
-class AgentMaxStepsError(AgentError):
+class AgentMaxStepsError(AgentError, RuntimeError):
     """The run reached ``max_steps`` (code ``max_steps``)."""
 
 
-class AgentContinueError(AgentError):
+class AgentContinueError(AgentError, ValueError):
     """A continue was refused; nothing ran and the state is unchanged (code ``continue_invalid``)."""
 
 
-class AgentStateError(AgentError):
+class AgentStateError(AgentError, ValueError):
     """State JSON malformed or of an unsupported version (code ``state_invalid``)."""
 
 
@@ -89,11 +94,11 @@ class AgentGatewayError(AgentModelError):
     reason: Optional[str]
 
 
-class AgentDefinitionError(AgentError):
+class AgentDefinitionError(AgentError, ValueError):
     """A tool or agent definition is invalid (code ``definition_invalid``)."""
 
 
-class AgentCancelledError(AgentError):
+class AgentCancelledError(AgentError, InterruptedError):
     """The run was cancelled (code ``cancelled``)."""
 
 
