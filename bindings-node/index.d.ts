@@ -162,18 +162,21 @@ export type ModelStreamEvent =
   | { type: 'item'; item: Item }
   | { type: 'response'; response: ModelResponse };
 
+type ModelStreamSource = AsyncIterable<ModelStreamEvent> | Iterable<ModelStreamEvent> | Promise<AsyncIterable<ModelStreamEvent>>;
+
 /** Any object with `generate(request)` is a model client; with `stream(request)` too, a
- * streamed run hears its deltas and items live (a client with only `stream` is drained
- * for non-streamed runs). A plain function `(request) => response` is a client as well. */
-export type ModelClient =
-  | {
-      generate(request: ModelRequest): ModelResponse | Promise<ModelResponse>;
-      stream?(request: ModelRequest): AsyncIterable<ModelStreamEvent> | Iterable<ModelStreamEvent> | Promise<AsyncIterable<ModelStreamEvent>>;
-    }
-  | {
-      generate?: undefined;
-      stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> | Iterable<ModelStreamEvent> | Promise<AsyncIterable<ModelStreamEvent>>;
-    }
+ * streamed run hears its deltas and items live. */
+export interface ModelClient {
+  generate(request: ModelRequest): ModelResponse | Promise<ModelResponse>;
+  stream?(request: ModelRequest): ModelStreamSource;
+}
+
+/** What a run takes as a host client: a {@link ModelClient}, an object with only
+ * `stream(request)` (also drained for runs that are not streamed), or a plain function
+ * `(request) => response`. */
+export type HostModelClient =
+  | ModelClient
+  | { generate?: undefined; stream(request: ModelRequest): ModelStreamSource }
   | ((request: ModelRequest) => ModelResponse | Promise<ModelResponse>);
 
 export interface ScriptedClient {
@@ -437,7 +440,7 @@ export interface RunOverrides {
 
 export interface RunOptions<TContext = unknown> extends RunOverrides {
   input: unknown;
-  client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
+  client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
   context?: TContext;
   /** An earlier conversation to continue (multi-turn chat). */
   messages?: Message[];
@@ -452,7 +455,7 @@ export interface ContinueOptions<TContext = unknown> extends RunOverrides {
    * `bigint`s on a Node without `JSON.rawJSON`: the exact state text as a JSON string). */
   run?: RunResult | string;
   state?: RunResult | string;
-  client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
+  client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
   approvals?: ToolDecision[];
   rejections?: ToolDecision[];
   /** The product's names of `approvals` / `rejections`. */

@@ -103,6 +103,7 @@ import {
   type AgentHumanReviewRequest,
   type AgentStreamEvent,
   type AgentStepResult,
+  type HostModelClient,
 } from '@phaseo/agent-sdk';
 
 const weatherSchema: AgentSchema<{ city: string }> = (v: unknown) => v as { city: string };
@@ -128,7 +129,7 @@ const productAgent = createAgent({
   humanReview: (): AgentHumanReviewRequest | null => null,
 });
 
-const fnClient: AgentModelClient = (request: AgentModelRequest): AgentModelResponse => ({ text: request.agentId });
+const fnClient: HostModelClient = (request: AgentModelRequest): AgentModelResponse => ({ text: request.agentId });
 const streamingClient: AgentModelClient = {
   generate: async (): Promise<AgentModelResponse> => ({ message: { content: 'hi', toolCalls: [{ id: 'c1', name: 'weather', input: { city: 'Oslo' } }] } }),
   async *stream(): AsyncGenerator<AgentModelStreamEvent> {
