@@ -638,6 +638,12 @@ function defineTool(definition) {
       ? undefined : storable(nextTurnTools(d.nextTurnParams), 'nextTurnParams'),
     nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(nextTurnFn(d.nextTurnParams), true) : undefined,
   };
+  if (d.nextTurnParams !== null && typeof d.nextTurnParams === 'object') {
+    const fn = Object.keys(d.nextTurnParams).find((k) => typeof d.nextTurnParams[k] === 'function');
+    if (fn !== undefined) {
+      throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': nextTurnParams.${fn} is a function; give nextTurnParams itself as a function (input, context) => ({${fn}: ...})`, { code: 'definition_invalid' });
+    }
+  }
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
   }

@@ -107,3 +107,9 @@ test('approveToolCalls / rejectToolCalls are approvals / rejections', async () =
   const results = done.stepResults[0].toolResults;
   assert.deepEqual(results.map((r) => [r.toolCallId, r.result ?? r.error]), [['c1', 'done'], ['c2', 'no']]);
 });
+
+test('nextTurnParams with a function value is refused by name (the function form takes the whole object)', () => {
+  assert.throws(() => defineTool({ id: 'plan', execute: () => 1, nextTurnParams: { model: () => 'm' } }),
+    (e) => e instanceof AgentDefinitionError && e.message
+      === "Invalid definition of tool 'plan': nextTurnParams.model is a function; give nextTurnParams itself as a function (input, context) => ({model: ...})");
+});
