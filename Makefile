@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
+.PHONY: store-tests store-bench demo test rust-checks rust-tests python python-tests python-tests-newest python-wheel node node-tests node-outside conformance handoff bench kotlin kotlin-tests swift swift-check
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -101,3 +101,16 @@ swift-check:
 
 bench:
 	$(CARGO) bench -p phaseo-agent
+
+# The run-store tests (SQLite and a real PostgreSQL): scripts/with-test-postgres.sh
+# installs Debian's postgresql when missing, starts a throwaway cluster on 127.0.0.1,
+# runs the tests with its URL, and stops it even when they fail. A Postgres test without
+# its server FAILS.
+STORE_TESTS := store_memory store_sqlite store_postgres store_processes
+store-tests:
+	scripts/with-test-postgres.sh $(CARGO) test -p phaseo-agent $(addprefix --test ,$(STORE_TESTS))
+
+# The store benchmark (release): SQLite saves/loads/listing, PostgreSQL claims per second,
+# the overhead of a store on a 25-turn run.
+store-bench:
+	scripts/with-test-postgres.sh $(CARGO) bench -q -p phaseo-agent --bench store

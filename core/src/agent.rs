@@ -12,6 +12,7 @@ use crate::review::HumanReview;
 use crate::schema::Validator;
 use crate::state::RunResult;
 use crate::stop::StopCondition;
+use crate::store::{LeaseConfig, RunStore};
 use crate::stream::AgentStream;
 use crate::tool::{ApprovalPredicate, Tool};
 use crate::turn::TurnValue;
@@ -36,6 +37,8 @@ pub struct AgentDefinition {
     pub(crate) output_schema: Option<Arc<dyn Validator>>,
     pub(crate) require_approval: Option<Arc<dyn ApprovalPredicate>>,
     pub(crate) human_review: Option<Arc<dyn HumanReview>>,
+    pub(crate) store: Option<Arc<dyn RunStore>>,
+    pub(crate) lease: LeaseConfig,
 }
 
 impl AgentDefinition {
@@ -56,6 +59,8 @@ impl AgentDefinition {
             output_schema: None,
             require_approval: None,
             human_review: None,
+            store: None,
+            lease: LeaseConfig::default(),
         }
     }
 
@@ -140,6 +145,19 @@ impl AgentDefinition {
     /// Human-review hook.
     pub fn human_review(mut self, hook: Arc<dyn HumanReview>) -> Self {
         self.human_review = Some(hook);
+        self
+    }
+
+    /// Run store: every run of this agent is saved there (SPEC §10), and runs can be
+    /// continued by id and recovered from it.
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Lease duration and renewal interval of store-backed runs (default 30 s / 10 s).
+    pub fn lease(mut self, lease: LeaseConfig) -> Self {
+        self.lease = lease;
         self
     }
 
@@ -230,7 +248,31 @@ impl Agent {
         state: &RunResult,
         options: ContinueOptions,
     ) -> Result<RunResult, AgentError> {
-        crate::engine::continue_run(self.inner.clone(), state, options, None).await
+        crate::engine::continue_run(self.inner.clone(), Some(state), options, None).await
+    }
+
+    /// Continues the paused run `run_id` of the run store (agent or option `store`),
+    /// claiming its pause at most once (SPEC §10): a pause already continued elsewhere is
+    /// refused with `continue_invalid` (`Pause <pauseId> of run <runId> was already
+    /// continued`).
+    pub async fn continue_by_id(
+        &self,
+        run_id: impl Into<String>,
+        options: ContinueOptions,
+    ) -> Result<RunResult, AgentError> {
+        let options = options.run_id(run_id);
+        crate::engine::continue_run(self.inner.clone(), None, options, None).await
+    }
+
+    /// Recovers a stored run whose worker died (its lease expired): continues it from its
+    /// last checkpoint, with the decisions stored by its claim. `options` gives the client
+    /// and overrides; it must carry no decisions.
+    pub async fn recover(
+        &self,
+        run_id: &str,
+        options: ContinueOptions,
+    ) -> Result<RunResult, AgentError> {
+        crate::engine::recover(self.inner.clone(), run_id, options).await
     }
 
     /// Runs the agent in the background and returns a replayable stream of its events.

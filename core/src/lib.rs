@@ -42,6 +42,7 @@ pub mod review;
 pub mod schema;
 pub mod state;
 pub mod stop;
+pub mod store;
 pub mod stream;
 pub mod tool;
 pub mod tool_runtime;

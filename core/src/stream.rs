@@ -173,7 +173,8 @@ impl AgentStream {
         let shared = stream.shared.clone();
         let driver = async move {
             let outcome =
-                crate::engine::continue_run(agent, &state, options, Some(shared.clone())).await;
+                crate::engine::continue_run(agent, Some(&state), options, Some(shared.clone()))
+                    .await;
             shared.finish(outcome);
         };
         (stream, Box::pin(driver))
