@@ -294,11 +294,30 @@ impl Agent {
         state: &RunResult,
         options: ContinueOptions,
     ) -> (AgentStream, BoxFuture<'static, ()>) {
-        AgentStream::deferred_continue(self.inner.clone(), state.clone(), options)
+        AgentStream::deferred_continue(self.inner.clone(), Some(state.clone()), options)
     }
 
     /// Continues a paused run in the background, as a stream.
     pub fn continue_stream(&self, state: &RunResult, options: ContinueOptions) -> AgentStream {
-        AgentStream::start_continue(self.inner.clone(), state.clone(), options)
+        AgentStream::start_continue(self.inner.clone(), Some(state.clone()), options)
+    }
+
+    /// Like [`Agent::continue_by_id`], as a stream.
+    pub fn continue_stream_by_id(
+        &self,
+        run_id: impl Into<String>,
+        options: ContinueOptions,
+    ) -> AgentStream {
+        AgentStream::start_continue(self.inner.clone(), None, options.run_id(run_id))
+    }
+
+    /// Like [`Agent::continue_stream_by_id`], returning the driving future (see
+    /// [`Agent::stream_deferred`]).
+    pub fn continue_stream_deferred_by_id(
+        &self,
+        run_id: impl Into<String>,
+        options: ContinueOptions,
+    ) -> (AgentStream, BoxFuture<'static, ()>) {
+        AgentStream::deferred_continue(self.inner.clone(), None, options.run_id(run_id))
     }
 }

@@ -280,6 +280,21 @@ pub async fn continue_by_id_from_another_worker(b: &dyn Backend) {
     assert_eq!(stale.message(), already(&paused));
     assert_eq!(load(&store, &paused.run.id).await, row);
     assert_eq!(counter.runs.load(Ordering::SeqCst), 1);
+    // As a stream, by id.
+    let streamed = paused_run(&first).await;
+    let stream = second.continue_stream_by_id(streamed.run.id.clone(), approve());
+    let mut cursor = stream.cursor();
+    let mut types = Vec::new();
+    while let Some(event) = cursor.next_event().await {
+        types.push(event.unwrap().type_name());
+    }
+    assert_eq!(types.first(), Some(&"run.resumed"));
+    assert_eq!(types.last(), Some(&"run.completed"));
+    assert_eq!(
+        stream.result().await.unwrap().status(),
+        RunStatus::Completed
+    );
+    assert_eq!(load(&store, &streamed.run.id).await.status, "completed");
     // Given both, they must agree.
     let other = paused_run(&first).await;
     let mismatch = second
