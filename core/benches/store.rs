@@ -66,10 +66,34 @@ async fn sqlite_figures(dir: &std::path::Path) {
         assert!(store.save(&snapshot, "bench", None).await.unwrap());
     }
     let saved = start.elapsed();
+    let start = Instant::now();
+    for s in &states {
+        std::hint::black_box(RunSnapshot::of(s, 0));
+    }
     println!(
-        "sqlite: {n} paused runs saved, one transaction each: {} (state {} bytes)",
+        "sqlite: {n} paused runs saved, one transaction each: {} (state {} bytes; of which \
+         serializing the states {})",
         ms(saved),
-        template.to_json().len()
+        template.to_json().len(),
+        ms(start.elapsed())
+    );
+    let sync_store = SqliteRunStore::open(dir.join("sync.db")).unwrap();
+    let snapshots: Vec<RunSnapshot> = states
+        .iter()
+        .map(|s| RunSnapshot::of(s, phaseo_agent::store::now_ms()))
+        .collect();
+    // The same saves outside a runtime (no blocking-pool hop): the SQLite cost alone.
+    let start = Instant::now();
+    std::thread::spawn(move || {
+        for s in &snapshots {
+            assert!(futures::executor::block_on(sync_store.save(s, "bench", None)).unwrap());
+        }
+    })
+    .join()
+    .unwrap();
+    println!(
+        "sqlite: the same {n} saves without the blocking-pool hop: {}",
+        ms(start.elapsed())
     );
     let start = Instant::now();
     for s in &states {

@@ -27,11 +27,10 @@ pub(crate) const MIGRATIONS: &[&[&str]] = &[&[
         updated_at BIGINT NOT NULL,
         state TEXT NOT NULL
     )",
-    // The inbox and status listings, then per agent, then by time alone (prune scans by
-    // status and time too).
+    // The inbox, status listings and prune; then the same per agent. Every index costs a
+    // page write per save, so a listing without a status filter scans instead.
     "CREATE INDEX phaseo_runs_status_updated ON phaseo_runs (status, updated_at, run_id)",
     "CREATE INDEX phaseo_runs_agent_updated ON phaseo_runs (agent_id, status, updated_at, run_id)",
-    "CREATE INDEX phaseo_runs_updated ON phaseo_runs (updated_at, run_id)",
 ]];
 
 /// The table holding the schema version (one row).

@@ -124,6 +124,9 @@ impl SqliteRunStore {
         retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(failed)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(failed)?;
+        // A 16 MiB page cache keeps the indexes of ~100k runs in memory.
+        conn.pragma_update(None, "cache_size", -16384)
+            .map_err(failed)?;
         migrate(&mut conn)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
