@@ -2,6 +2,7 @@
 # A throwaway PostgreSQL cluster for the store tests, on 127.0.0.1 and a free port.
 #   scripts/pg-test-server.sh start   # prints `export PHASEO_TEST_POSTGRES_URL=...`
 #   scripts/pg-test-server.sh stop    # stops it and deletes its folder
+#   scripts/pg-test-server.sh halt|resume  # stops / restarts it, keeping data and port
 # State lives in $PHASEO_PG_DIR (default /tmp/phaseo-pg-test). As root (CI), initdb and
 # postgres refuse to run, so they run as the `postgres` user on a chowned folder.
 set -euo pipefail
@@ -31,6 +32,14 @@ case "${1:-}" in
     echo "$PORT" > "$DIR/port"
     echo "export PHASEO_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$PORT/postgres"
     ;;
+  halt)
+    as_owner "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
+    ;;
+  resume)
+    PORT="$(cat "$DIR/port")"
+    as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
+      -o "-h 127.0.0.1 -p $PORT -k $DIR -c fsync=off -c max_connections=200" start >/dev/null
+    ;;
   stop)
     if [ -d "$DIR/data" ]; then
       as_owner "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
@@ -38,7 +47,7 @@ case "${1:-}" in
     rm -rf "$DIR"
     ;;
   *)
-    echo "usage: $0 start|stop" >&2
+    echo "usage: $0 start|stop|halt|resume" >&2
     exit 2
     ;;
 esac
