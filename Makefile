@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: demo test rust-checks rust-tests python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: store-tests store-bench demo test rust-checks rust-tests python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -23,7 +23,7 @@ rust-checks:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 rust-tests:
-	$(CARGO) test --workspace
+	scripts/with-test-postgres.sh $(CARGO) test --workspace
 
 # Re-run when the pins above change (an existing venv gets the new tools).
 $(VENV)/.tools: Makefile
@@ -120,3 +120,16 @@ fuzz: fuzz-core fuzz-python fuzz-node
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} core/fuzz/run.sh
+
+# The run-store tests (SQLite and a real PostgreSQL): scripts/with-test-postgres.sh
+# installs Debian's postgresql when missing, starts a throwaway cluster on 127.0.0.1,
+# runs the tests with its URL, and stops it even when they fail. A Postgres test without
+# its server FAILS.
+STORE_TESTS := store_memory store_sqlite store_postgres store_processes
+store-tests:
+	scripts/with-test-postgres.sh $(CARGO) test -p phaseo-agent $(addprefix --test ,$(STORE_TESTS))
+
+# The store benchmark (release): SQLite saves/loads/listing, PostgreSQL claims per second,
+# the overhead of a store on a 25-turn run.
+store-bench:
+	scripts/with-test-postgres.sh $(CARGO) bench -q -p phaseo-agent --bench store

@@ -54,8 +54,9 @@ export interface NextTurnParams {
   temperature?: number;
   maxOutputTokens?: number;
   topP?: number;
-  /** Tool ids offered in the next request (`activeTools` is accepted as the same key). */
-  tools?: string[];
+  /** The tools offered next turn: ids, or the tool objects themselves (the product's form). */
+  tools?: Array<string | { id: string }>;
+  /** Same as `tools` (ids). */
   activeTools?: string[];
   toolChoice?: ToolChoice;
 }
@@ -104,6 +105,8 @@ export type Tool<TInput = any, TOutput = unknown, TContext = any> = Readonly<Too
 export declare function defineTool<TInput = any, TOutput = unknown, TContext = any>(
   definition: ToolDefinition<TInput, TOutput, TContext>,
 ): Tool<TInput, TOutput, TContext>;
+/** The product's short name of `defineTool`. */
+export declare const tool: typeof defineTool;
 
 export declare function jsonSchemaValidator(schema: Record<string, unknown>): JsonSchemaValidator;
 
@@ -121,12 +124,11 @@ export declare function maxDuration(ms: number): StopCondition;
 export declare function hasToolCall(name: string): StopCondition;
 export declare function finishReasonIs(reason: string): StopCondition;
 
-export interface ModelToolCall {
-  id: string;
-  name: string;
-  /** The raw JSON text the model sent. */
-  arguments: string;
-}
+/** A call the model requested: `arguments` (the raw JSON text the model sent) or, as the
+ * product's clients return it, `input` (the parsed value). */
+export type ModelToolCall =
+  | { id: string; name: string; arguments: string; input?: undefined }
+  | { id: string; name: string; input: unknown; arguments?: undefined };
 
 export interface ModelRequest {
   agentId: string;
@@ -148,6 +150,8 @@ export interface ModelRequest {
   stream: boolean;
   toolChoice: ToolChoice | null;
   parallelToolCalls: boolean | null;
+  /** Aborted when the attempt is abandoned (the run was cancelled): pass it to `fetch`. */
+  readonly signal: AbortSignal;
 }
 
 /** A model response: the full form, or the short scripted form. */
@@ -163,7 +167,7 @@ export type ModelResponse =
     }
   | {
       text?: string;
-      toolCalls?: Array<Omit<ModelToolCall, 'arguments'> & { arguments: string | JsonValue }>;
+      toolCalls?: Array<{ id?: string; name: string; arguments?: string | JsonValue; input?: unknown }>;
       reasoning?: string;
       usage?: Partial<Usage>;
       cost?: number;
@@ -171,10 +175,30 @@ export type ModelResponse =
       fail?: string | { message: string };
     };
 
-/** Any object with `generate(request)` is a model client. */
+/** What a host client's `stream(request)` yields: deltas and items as they come, then the
+ * final response (the last `response` event is the attempt's answer). */
+export type ModelStreamEvent =
+  | { type: 'text-delta'; delta: string }
+  | { type: 'reasoning-delta'; delta: string }
+  | { type: 'item'; item: Item }
+  | { type: 'response'; response: ModelResponse };
+
+type ModelStreamSource = AsyncIterable<ModelStreamEvent> | Iterable<ModelStreamEvent> | Promise<AsyncIterable<ModelStreamEvent>>;
+
+/** Any object with `generate(request)` is a model client; with `stream(request)` too, a
+ * streamed run hears its deltas and items live. */
 export interface ModelClient {
   generate(request: ModelRequest): ModelResponse | Promise<ModelResponse>;
+  stream?(request: ModelRequest): ModelStreamSource;
 }
+
+/** What a run takes as a host client: a {@link ModelClient}, an object with only
+ * `stream(request)` (also drained for runs that are not streamed), or a plain function
+ * `(request) => response`. */
+export type HostModelClient =
+  | ModelClient
+  | { generate?: undefined; stream(request: ModelRequest): ModelStreamSource }
+  | ((request: ModelRequest) => ModelResponse | Promise<ModelResponse>);
 
 export interface ScriptedClient {
   /** Responses consumed so far. */
@@ -199,10 +223,46 @@ export interface HttpClientOptions {
 export interface HttpModelClient {
   readonly __httpClient?: never;
 }
+/** The product's transport options (what `clientOptions` holds). */
+export interface GatewayClientTransportOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  /** The product's spelling of `baseUrl`. */
+  baseURL?: string;
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+}
+
+/** Options of the gateway client: ours at the top level, the product's `clientOptions`,
+ * and body defaults sent with every request unless the agent or run sets the field (the
+ * agent's and run's values win). Unknown keys are refused (`definition_invalid`). */
+export interface GatewayAgentClientOptions extends HttpClientOptions {
+  clientOptions?: GatewayClientTransportOptions;
+  /** The model `@<preset>` when neither the client nor the agent names one. */
+  preset?: string;
+  provider?: Record<string, unknown>;
+  reasoning?: Record<string, unknown>;
+  temperature?: number;
+  maxOutputTokens?: number;
+  parallelToolCalls?: boolean;
+  metadata?: Record<string, string>;
+  user?: string;
+  responseFormat?: Record<string, unknown>;
+  includeMeta?: boolean;
+  webSearchOptions?: Record<string, unknown>;
+  plugins?: unknown[];
+  toolChoice?: 'auto' | 'none' | 'required' | Record<string, unknown>;
+  providerOptions?: Record<string, unknown>;
+  promptCacheKey?: string;
+  /** Any other Responses body field (snake_case keys, e.g. `store`, `service_tier`); the
+   * named options above win over it. */
+  requestOptions?: Record<string, unknown>;
+}
+
 /** The Phaseo gateway client (Responses API): `PHASEO_API_KEY`, `PHASEO_BASE_URL`. */
-export declare function createGatewayAgentClient(options?: HttpClientOptions): HttpModelClient;
+export declare function createGatewayAgentClient(options?: GatewayAgentClientOptions): HttpModelClient;
 /** An OpenAI-compatible chat-completions client: `OPENAI_BASE_URL`, `OPENAI_API_KEY`. */
-export declare function createOpenAICompatibleClient(options?: HttpClientOptions): HttpModelClient;
+export declare function createOpenAICompatibleClient(options?: HttpClientOptions & { clientOptions?: GatewayClientTransportOptions }): HttpModelClient;
 
 /** Token counts. Typed `number` so that arithmetic on them type-checks: a count beyond
  * 2^53 − 1 (only from a model endpoint reporting absurd counts or an edited state) is a
@@ -290,16 +350,28 @@ export interface RunRecord {
   maxSteps: number | null;
 }
 
+/** What the run records of a step's model call. */
+export interface StepRecord {
+  index: number;
+  status: string;
+  modelAttempts: number;
+  model: string | null;
+  requestId: string | null;
+  provider: string | null;
+}
+
 /** The result of a run: plain JSON data and the whole resumable state —
  * `JSON.stringify(result)` is the canonical state, continuable in any language. */
 export interface RunResult<TOutput = unknown> {
   version: 1;
   run: RunRecord;
-  steps: { index: number; status: string; modelAttempts: number; model: string | null; requestId: string | null; provider: string | null }[];
+  steps: StepRecord[];
   stepResults: StepResult[];
   usage: Usage;
   output: TOutput | null;
   items: Item[];
+  /** `run.messages` (the product's spelling); not part of the state's JSON. */
+  readonly messages: Message[];
 }
 
 export interface AgentEvent {
@@ -346,6 +418,13 @@ export interface HumanReviewContext {
 export interface AgentDefinition<TContext = any> {
   id: string;
   model?: Dynamic<string>;
+  /** The product's model list: the first is used when `model` is unset. */
+  models?: Dynamic<string[]>;
+  /** A gateway preset: the model `@<preset>` when neither `model` nor `models` is set. */
+  preset?: string;
+  /** Turns the final text into the output (before `outputSchema`, which then checks what
+   * it returns); a throw fails the run with `agent_output_invalid`. */
+  parseOutput?: (text: string) => unknown;
   instructions?: Dynamic<string>;
   tools?: Array<Tool | ToolDefinition>;
   maxSteps?: number;
@@ -373,6 +452,10 @@ export interface AgentDefinition<TContext = any> {
 
 export interface RunOverrides {
   model?: string;
+  /** The first is used when `model` is unset. */
+  models?: string[];
+  /** The model `@<preset>` when neither `model` nor `models` is set. */
+  preset?: string;
   maxSteps?: number;
   stopWhen?: StopWhen | StopWhen[];
   modelRetry?: ModelRetry;
@@ -387,7 +470,7 @@ export interface RunOverrides {
 
 export interface RunOptions<TContext = unknown> extends RunOverrides {
   input: unknown;
-  client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
+  client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
   context?: TContext;
   /** An earlier conversation to continue (multi-turn chat). */
   messages?: Message[];
@@ -402,9 +485,12 @@ export interface ContinueOptions<TContext = unknown> extends RunOverrides {
    * `bigint`s on a Node without `JSON.rawJSON`: the exact state text as a JSON string). */
   run?: RunResult | string;
   state?: RunResult | string;
-  client: ModelClient | ScriptedClient | TestClient | HttpModelClient;
+  client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
   approvals?: ToolDecision[];
   rejections?: ToolDecision[];
+  /** The product's names of `approvals` / `rejections`. */
+  approveToolCalls?: ToolDecision[];
+  rejectToolCalls?: ToolDecision[];
   toolOutputs?: { toolCallId: string; output: unknown }[];
   humanInput?: string;
   context?: TContext;
@@ -483,3 +569,53 @@ export declare class AgentGatewayError extends AgentModelError {
 export declare class AgentDefinitionError extends AgentError {}
 export declare class AgentCancelledError extends AgentError {}
 export declare function isAgentGatewayError(error: unknown): error is AgentGatewayError;
+
+// ---------------------------------------------------------------------------------------
+// The product's type names (`@phaseo/agent-sdk` of the Phaseo repository), as aliases of
+// ours, so that code ported from it type-checks. Shapes follow this SDK where they differ
+// (e.g. `run.error` is `{code, message}`); see docs/behaviour.md.
+
+export type AgentTool<TInput = any, TOutput = unknown, TContext = any> = ToolDefinition<TInput, TOutput, TContext>;
+export type AgentRuntimeContext<TContext = unknown> = ToolContext<TContext>;
+export type AgentToolCall<TInput = unknown> = ToolCall<TInput>;
+export type AgentSchema<T = unknown> = Validator<T>;
+export type AgentNextTurnParams = NextTurnParams;
+export type AgentToolErrorPolicy = OnError;
+export type AgentToolExecutionConfig = ToolExecutionConfig;
+export type AgentModelRetryConfig = ModelRetry;
+export type AgentStopCondition = StopWhen;
+export type AgentStopWhen = StopWhen | StopWhen[];
+export type AgentStopConditionContext = StopState;
+export type AgentModelClient = ModelClient;
+export type AgentModelRequest = ModelRequest;
+export type AgentModelResponse = ModelResponse;
+export type AgentModelStreamEvent = ModelStreamEvent;
+export type AgentMessage = Message;
+export type AgentItem = Item;
+export type AgentItemBase = { id?: string };
+export type AgentMessageItem = Extract<Item, { type: 'message' }>;
+export type AgentReasoningItem = Extract<Item, { type: 'reasoning' }>;
+export type AgentToolCallItem = Extract<Item, { type: 'tool_call' }>;
+export type AgentToolResultItem = Extract<Item, { type: 'tool_result' }>;
+export type AgentErrorItem = Extract<Item, { type: 'error' }>;
+export type AgentOutputItem = Extract<Item, { type: 'output' }>;
+export type AgentRunStatus = RunStatus;
+export type AgentRunRecord = RunRecord;
+export type AgentRunResult<TOutput = unknown> = RunResult<TOutput>;
+export type AgentStepRecord = StepRecord;
+export type AgentStepStatus = string;
+export type AgentStepResult = StepResult;
+export type AgentToolExecutionResult = ToolResult;
+export type AgentUsageSummary = Usage;
+export type AgentHumanPause = Pause;
+export type AgentPendingToolCall = PendingToolCall;
+export type AgentHumanReviewContext = HumanReviewContext;
+export type AgentHumanReviewRequest = { reason: string; payload?: unknown };
+export type AgentTurnContext = TurnContext;
+export type AgentDynamicValue<T> = Dynamic<T>;
+export type AgentRunOptions<TContext = unknown> = RunOptions<TContext>;
+export type AgentContinueOptions<TContext = unknown> = ContinueOptions<TContext>;
+export type AgentToolDecision = ToolDecision;
+export type AgentToolOutput = { toolCallId: string; output: unknown };
+export type AgentEventHandler = (event: AgentEvent) => void | Promise<void>;
+export type AgentStreamEvent<TOutput = unknown> = AgentEvent | { type: 'result'; result: RunResult<TOutput> };

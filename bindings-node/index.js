@@ -88,6 +88,8 @@ const OP_EXECUTE = 0;
 const OP_CALL = 1;
 const OP_ABORT = 2;
 const OP_EVENT = 3;
+const OP_STREAM = 4;
+const OP_GENERATE = 5;
 const OP_PHASE = 8;
 const OP_DRAIN = 9;
 const OP_POLL = 10;
@@ -174,6 +176,73 @@ async function drainGenerator(iterator, context) {
     }
   } finally {
     if (context._aborted) {
+      try { await iterator.return(); } catch { /* it is being abandoned anyway */ }
+    }
+  }
+}
+
+/** One model request in flight: `request.signal` (created on first use) aborts when the
+ * attempt is over — the run was cancelled or the request abandoned. */
+class ModelAttempt {
+  constructor(request) {
+    this._controller = null;
+    this._aborted = false;
+    if (request !== null && typeof request === 'object') {
+      const attempt = this;
+      Object.defineProperty(request, 'signal', { get() { return attempt.signal; }, configurable: true });
+    }
+  }
+
+  get signal() {
+    if (!this._controller) {
+      this._controller = new AbortController();
+      if (this._aborted) this._controller.abort(new Error('Model request cancelled'));
+    }
+    return this._controller.signal;
+  }
+
+  _abort() {
+    this._aborted = true;
+    if (this._controller) this._controller.abort(new Error('Model request cancelled'));
+  }
+
+  /** A generator returned by `generate` is not a response (see `settle`). */
+  emitProgress() {
+    throw new TypeError('generate(request) must return a response (use stream(request) to stream)');
+  }
+}
+
+/** Drains what a model client's `stream(request)` returned (an async iterable, an
+ * iterable, or a promise of one): each event goes to the core as it comes (the core checks
+ * it and says when the attempt is over), so a streamed run shows the deltas live. Timers
+ * and I/O run every few events; an aborted attempt (timeout, cancellation) stops reading
+ * and closes the iterator. */
+async function drainModelStream(requestId, start, attempt) {
+  const source = await start();
+  const iterator = source !== null && typeof source === 'object' && typeof source[Symbol.asyncIterator] === 'function'
+    ? source[Symbol.asyncIterator]()
+    : source !== null && typeof source === 'object' && typeof source[Symbol.iterator] === 'function'
+      ? source[Symbol.iterator]()
+      : null;
+  if (iterator === null) throw new TypeError('client.stream(request) must return an AsyncIterable (e.g. an async generator) of stream events');
+  let finished = false;
+  try {
+    for (let steps = 1; ; steps++) {
+      const step = await iterator.next();
+      if (step.done) { finished = true; return; }
+      if (attempt._aborted) return;
+      let text;
+      try {
+        text = toJson(step.value);
+      } catch (error) {
+        throw new TypeError(`client.stream(request) yielded a value that cannot be read: ${errorMessage(error)}`);
+      }
+      native.modelStreamEvent(requestId, text);
+      if (steps % 32 === 0) await yieldToTimers();
+      if (attempt._aborted) return;
+    }
+  } finally {
+    if (!finished && typeof iterator.return === 'function') {
       try { await iterator.return(); } catch { /* it is being abandoned anyway */ }
     }
   }
@@ -404,6 +473,33 @@ function handle(op, callableId, requestId, payload) {
       settle(requestId, value, null, context);
       return;
     }
+    case OP_STREAM: {
+      const entry = callables.get(callableId);
+      if (!entry) { fail(requestId, new Error('callable released')); return; }
+      const attempt = new ModelAttempt(payload);
+      controllers.set(requestId, attempt);
+      const done = () => controllers.delete(requestId);
+      drainModelStream(requestId, () => entry.fn(payload), attempt).then(
+        () => { done(); answer(requestId, null); },
+        (e) => { done(); fail(requestId, e); },
+      );
+      return;
+    }
+    case OP_GENERATE: {
+      const entry = callables.get(callableId);
+      if (!entry) { fail(requestId, new Error('callable released')); return; }
+      const attempt = new ModelAttempt(payload);
+      let value;
+      try {
+        value = entry.fn(payload);
+      } catch (error) {
+        fail(requestId, error);
+        return;
+      }
+      // The attempt is abortable (its `request.signal`) while the answer is pending.
+      settle(requestId, value, attempt);
+      return;
+    }
     case OP_ABORT: {
       const context = controllers.get(requestId);
       if (context) {
@@ -509,6 +605,22 @@ function validatorSpec(validator) {
 
 const SPEC = Symbol('phaseo.toolSpec');
 
+/** `nextTurnParams` with its `tools` as ids: the product lists tool objects there, ids
+ * work too (anything else is left for the core to refuse by name). */
+function nextTurnTools(params) {
+  if (params === null || typeof params !== 'object' || !Array.isArray(params.tools)) return params;
+  const ids = params.tools.map((t) => (t !== null && typeof t === 'object' && typeof t.id === 'string' ? t.id : t));
+  return { ...params, tools: ids };
+}
+
+/** A `nextTurnParams(input, context)` function whose answer may list tool objects. */
+function nextTurnFn(fn) {
+  return (input, context) => {
+    const value = fn(input, context);
+    return thenOf(value) === undefined ? nextTurnTools(value) : Promise.resolve(value).then(nextTurnTools);
+  };
+}
+
 /** Checks and returns a tool definition (SPEC §2). */
 function defineTool(definition) {
   if (!definition || typeof definition.id !== 'string') throw new AgentDefinitionError('Invalid definition of tool: id is required', { code: 'definition_invalid' });
@@ -528,17 +640,26 @@ function defineTool(definition) {
     onToolCalled: typeof d.onToolCalled === 'function' ? register(d.onToolCalled, true) : undefined,
     onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
     nextTurnParams: typeof d.nextTurnParams === 'function' || d.nextTurnParams === undefined || d.nextTurnParams === null
-      ? undefined : storable(d.nextTurnParams, 'nextTurnParams'),
-    nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(d.nextTurnParams, true) : undefined,
+      ? undefined : storable(nextTurnTools(d.nextTurnParams), 'nextTurnParams'),
+    nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(nextTurnFn(d.nextTurnParams), true) : undefined,
     strict: checkedBoolean(d.strict, `Invalid definition of tool '${d.id}': strict`),
     inputExamples: checkedList(d.inputExamples, `Invalid definition of tool '${d.id}': inputExamples`),
   };
+  if (d.nextTurnParams !== null && typeof d.nextTurnParams === 'object') {
+    const fn = Object.keys(d.nextTurnParams).find((k) => typeof d.nextTurnParams[k] === 'function');
+    if (fn !== undefined) {
+      throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': nextTurnParams.${fn} is a function; give nextTurnParams itself as a function (input, context) => ({${fn}: ...})`, { code: 'definition_invalid' });
+    }
+  }
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
   }
   const parameters = nativeCall(() => native.checkTool(spec));
   return Object.freeze({ ...d, parameters, [SPEC]: spec });
 }
+
+/** The product's short name of `defineTool`. */
+const tool = defineTool;
 
 // ---------------------------------------------------------------------------------------
 // Stop conditions and clients
@@ -591,26 +712,121 @@ function createTestClient() {
   return nativeClient(() => native.NativeModelClient.test());
 }
 
-/** The Phaseo gateway client (`POST {baseUrl}/responses`); `apiKey` defaults to
- * `PHASEO_API_KEY`, `baseUrl` to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`. */
-function createGatewayAgentClient(options = {}) {
-  return nativeClient(() => native.NativeModelClient.gateway(options));
+/** The transport options both HTTP clients take, at the top level or (the product's
+ * form) in `clientOptions` (`baseURL` is accepted for `baseUrl`). */
+const TRANSPORT_KEYS = ['apiKey', 'baseUrl', 'model', 'timeoutMs', 'headers'];
+const CLIENT_OPTION_KEYS = new Set(['apiKey', 'baseUrl', 'baseURL', 'timeoutMs', 'headers', 'fetchImpl']);
+
+/** The gateway's body options (the product's names) and the request body field each sets. */
+const GATEWAY_BODY_KEYS = {
+  provider: 'provider',
+  reasoning: 'reasoning',
+  temperature: 'temperature',
+  maxOutputTokens: 'max_output_tokens',
+  parallelToolCalls: 'parallel_tool_calls',
+  metadata: 'metadata',
+  user: 'user',
+  responseFormat: 'response_format',
+  includeMeta: 'meta',
+  webSearchOptions: 'web_search_options',
+  plugins: 'plugins',
+  toolChoice: 'tool_choice',
+  providerOptions: 'provider_options',
+  promptCacheKey: 'prompt_cache_key',
+};
+
+function clientOptionError(what, message) {
+  return new AgentDefinitionError(`${what}: ${message}`, { code: 'definition_invalid' });
 }
+
+/** The transport part of HTTP client options, checked (an unknown key is refused by name:
+ * a misspelled option silently ignored would only show as a failed request later). */
+function transportSpec(options, what, allowed) {
+  if (options === null || typeof options !== 'object') throw clientOptionError(what, 'options must be an object');
+  for (const key of Object.keys(options)) {
+    if (options[key] !== undefined && !allowed.has(key)) {
+      throw clientOptionError(what, `unknown option '${key}' (known: ${[...allowed].join(', ')})`);
+    }
+  }
+  const spec = {};
+  for (const key of TRANSPORT_KEYS) if (options[key] !== undefined && options[key] !== null) spec[key] = options[key];
+  const inner = options.clientOptions;
+  if (inner !== undefined && inner !== null) {
+    if (typeof inner !== 'object') throw clientOptionError(what, 'clientOptions must be an object');
+    for (const key of Object.keys(inner)) {
+      if (inner[key] === undefined) continue;
+      if (!CLIENT_OPTION_KEYS.has(key)) throw clientOptionError(what, `unknown clientOptions key '${key}' (known: ${[...CLIENT_OPTION_KEYS].join(', ')})`);
+      if (key === 'fetchImpl') throw clientOptionError(what, 'clientOptions.fetchImpl is not supported: requests are made by the native core (use baseUrl and headers)');
+    }
+    const pick = (name) => inner[name] ?? undefined;
+    spec.apiKey ??= pick('apiKey');
+    spec.baseUrl ??= pick('baseUrl') ?? pick('baseURL');
+    spec.timeoutMs ??= pick('timeoutMs');
+    if (inner.headers !== undefined && inner.headers !== null) spec.headers = { ...inner.headers, ...(spec.headers ?? {}) };
+  }
+  return spec;
+}
+
+const GATEWAY_KEYS = new Set([...TRANSPORT_KEYS, 'clientOptions', 'preset', 'requestOptions', 'client', 'gatewayTools', ...Object.keys(GATEWAY_BODY_KEYS)]);
+
+/** The Phaseo gateway client (`POST {baseUrl}/responses`); `apiKey` defaults to
+ * `PHASEO_API_KEY`, `baseUrl` to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`. Takes the
+ * product's options too: `clientOptions: {apiKey, baseURL, timeoutMs, headers}`, `preset`
+ * (the model `@<preset>` when none is set), the body options (`toolChoice`,
+ * `parallelToolCalls`, `responseFormat`, `metadata`, …) and `requestOptions` (any other
+ * body field); what the agent and run set wins over all of them. */
+function createGatewayAgentClient(options = {}) {
+  const what = 'createGatewayAgentClient';
+  const spec = transportSpec(options, what, GATEWAY_KEYS);
+  if (options.client !== undefined && options.client !== null) {
+    throw clientOptionError(what, 'client (an @phaseo/sdk instance) is not supported: pass clientOptions instead');
+  }
+  if (options.gatewayTools !== undefined && options.gatewayTools !== null) {
+    throw clientOptionError(what, 'gatewayTools is not supported: define the tools on the agent');
+  }
+  if (options.preset !== undefined && options.preset !== null) {
+    if (typeof options.preset !== 'string' || options.preset === '') throw clientOptionError(what, 'preset must be a non-empty string');
+    spec.preset = options.preset.startsWith('@') ? options.preset.slice(1) : options.preset;
+  }
+  const extra = options.requestOptions;
+  if (extra !== undefined && extra !== null && (typeof extra !== 'object' || Array.isArray(extra))) {
+    throw clientOptionError(what, 'requestOptions must be an object of request body fields');
+  }
+  const body = { ...(extra ?? {}) };
+  for (const [key, field] of Object.entries(GATEWAY_BODY_KEYS)) {
+    if (options[key] !== undefined && options[key] !== null) body[field] = options[key];
+  }
+  if (Object.keys(body).length > 0) spec.bodyDefaults = argumentJson(body, `${what}: requestOptions`);
+  return nativeClient(() => native.NativeModelClient.gateway(spec));
+}
+
+const OPENAI_KEYS = new Set([...TRANSPORT_KEYS, 'clientOptions']);
 
 /** An OpenAI-compatible chat-completions client (OpenAI, vLLM, Ollama, llama.cpp, LM
  * Studio); defaults from `OPENAI_BASE_URL` / `OPENAI_API_KEY`. */
 function createOpenAICompatibleClient(options = {}) {
-  return nativeClient(() => native.NativeModelClient.openai(options));
+  return nativeClient(() => native.NativeModelClient.openai(transportSpec(options, 'createOpenAICompatibleClient', OPENAI_KEYS)));
 }
 
+/** A host client: a function `(request) => response`, or an object with
+ * `generate(request)` and/or `stream(request)` (an (async) iterable of stream events). */
 function clientSpec(client, temporary) {
   if (client && client[CLIENT]) return { spec: { kind: 'native' }, scripted: client[CLIENT] };
-  if (client && typeof client.generate === 'function') {
-    const id = register((request) => client.generate(request));
-    temporary.push(id);
-    return { spec: { kind: 'host', generate: id }, scripted: null };
+  const temp = (fn) => { const id = register(fn); temporary.push(id); return id; };
+  if (typeof client === 'function') return { spec: { kind: 'host', generate: temp((request) => client(request)) }, scripted: null };
+  const generate = client && typeof client.generate === 'function';
+  const stream = client && typeof client.stream === 'function';
+  if (generate || stream) {
+    return {
+      spec: {
+        kind: 'host',
+        generate: generate ? temp((request) => client.generate(request)) : undefined,
+        stream: stream ? temp((request) => client.stream(request)) : undefined,
+      },
+      scripted: null,
+    };
   }
-  throw new TypeError('client must come from createScriptedClient()/createTestClient() or have generate(request)');
+  throw new TypeError('client must come from createScriptedClient()/createTestClient()/createGatewayAgentClient(), be a function (request) => response, or have generate(request) or stream(request)');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -625,7 +841,7 @@ function dynamicSpec(value, what) {
 
 function overridesSpec(o, temporary) {
   return {
-    model: o.model ?? undefined,
+    model: modelOf(o, 'run') ?? undefined,
     maxSteps: o.maxSteps ?? undefined,
     stopWhen: stopSpecs(o.stopWhen, temporary),
     modelRetry: o.modelRetry ?? undefined,
@@ -812,6 +1028,18 @@ function withStateJSON(state) {
   if (state !== null && typeof state === 'object') {
     Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });
   }
+  return withMessages(state);
+}
+
+/** `result.messages`, the product's spelling of `result.run.messages`: not enumerable, so
+ * not part of the canonical state (`JSON.stringify`, spreading, `structuredClone`). */
+function withMessages(state) {
+  if (state !== null && typeof state === 'object' && !Object.prototype.hasOwnProperty.call(state, 'messages')) {
+    Object.defineProperty(state, 'messages', {
+      get() { return this.run !== null && typeof this.run === 'object' ? this.run.messages : undefined; },
+      configurable: true,
+    });
+  }
   return state;
 }
 
@@ -842,7 +1070,7 @@ function stateOf(handle) {
   Object.defineProperty(run, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, INSPECT, { value: inspectData, writable: true, configurable: true });
   Object.defineProperty(state, 'toJSON', { value: stateToJSON, writable: true, configurable: true });
-  return state;
+  return withMessages(state);
 }
 
 async function settleRun(promise, prepared) {
@@ -1024,8 +1252,58 @@ class Agent {
 }
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
-  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret', 'toolChoice',
-  'parallelToolCalls', 'activeTools']);
+  'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret',
+  'toolChoice', 'parallelToolCalls', 'activeTools', 'models', 'preset', 'parseOutput']);
+
+function definitionError(message) {
+  return new AgentDefinitionError(`Invalid agent definition: ${message}`, { code: 'definition_invalid' });
+}
+
+/** The first of a `models` list (the product's fallback list: the first is used). */
+function firstModel(models, where) {
+  if (!Array.isArray(models) || !models.every((m) => typeof m === 'string')) {
+    throw where === 'definition' ? definitionError('models must be an array of strings') : new TypeError('models must be an array of strings');
+  }
+  return models[0];
+}
+
+/** The model named by `model`, else the first of `models`, else `@<preset>` (the
+ * product's spellings; `model` wins). `models` may be a function of the turn. */
+function modelOf(o, where) {
+  if (o.model !== undefined && o.model !== null) return o.model;
+  if (typeof o.models === 'function' && where === 'definition') {
+    const models = o.models;
+    return (turn) => {
+      const value = models(turn);
+      return thenOf(value) === undefined ? firstModel(value, 'run') : Promise.resolve(value).then((v) => firstModel(v, 'run'));
+    };
+  }
+  const first = o.models === undefined || o.models === null ? undefined : firstModel(o.models, where);
+  if (first !== undefined) return first;
+  if (o.preset === undefined || o.preset === null) return undefined;
+  if (typeof o.preset !== 'string' || o.preset === '') {
+    throw where === 'definition' ? definitionError('preset must be a non-empty string') : new TypeError('preset must be a non-empty string');
+  }
+  return o.preset.startsWith('@') ? o.preset : `@${o.preset}`;
+}
+
+/** The agent's output validator: `parseOutput(text)` (the product's hook) first, then
+ * `outputSchema` on what it returns. */
+function outputSpec(definition) {
+  const { parseOutput, outputSchema } = definition;
+  if (parseOutput === undefined || parseOutput === null) return validatorSpec(outputSchema);
+  if (typeof parseOutput !== 'function') throw definitionError('parseOutput must be a function (text) => output');
+  const schema = validatorSpec(outputSchema);
+  const check = schema === undefined ? null : schema.func !== undefined ? callables.get(schema.func).fn
+    : jsonSchemaValidator(schema.schema).parse;
+  const parse = (text) => {
+    if (typeof text !== 'string') throw new Error('parseOutput takes the final text');
+    const parsed = parseOutput(text);
+    if (check === null) return parsed;
+    return thenOf(parsed) === undefined ? check(parsed) : Promise.resolve(parsed).then(check);
+  };
+  return { func: register(parse) };
+}
 
 /** `stateSecret`: a string, or a list for rotation (the first signs, any verifies). */
 function stateSecrets(secret) {
@@ -1046,7 +1324,7 @@ function createAgent(definition) {
   const spec = {
     id: definition.id,
     tools: tools.map((t) => t[SPEC]),
-    model: dynamicSpec(definition.model, 'Invalid agent definition: model'),
+    model: dynamicSpec(modelOf(definition, 'definition'), 'Invalid agent definition: model'),
     instructions: dynamicSpec(definition.instructions, 'Invalid agent definition: instructions'),
     temperature: dynamicSpec(definition.temperature, 'Invalid agent definition: temperature'),
     maxOutputTokens: dynamicSpec(definition.maxOutputTokens, 'Invalid agent definition: maxOutputTokens'),
@@ -1055,7 +1333,7 @@ function createAgent(definition) {
     stopWhen: stopSpecs(definition.stopWhen),
     modelRetry: definition.modelRetry ?? undefined,
     toolExecution: definition.toolExecution ?? undefined,
-    outputSchema: validatorSpec(definition.outputSchema),
+    outputSchema: outputSpec(definition),
     requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
     stateSecrets: stateSecrets(definition.stateSecret),
@@ -1069,7 +1347,7 @@ function createAgent(definition) {
 
 /** Parses and checks state JSON text (rejects invalid or unsupported versions). */
 function parseState(text) {
-  return parseJson(nativeCall(() => native.parseState(unquoteState(text))));
+  return withMessages(parseJson(nativeCall(() => native.parseState(unquoteState(text)))));
 }
 
 function isAgentGatewayError(error) {
@@ -1106,4 +1384,5 @@ module.exports = {
   maxTokensUsed,
   parseState,
   stepCountIs,
+  tool,
 };

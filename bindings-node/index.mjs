@@ -6,6 +6,6 @@ export const {
   AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStreamResult,
   AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
   createGatewayAgentClient, createOpenAICompatibleClient, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
-  jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs,
+  jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs, tool,
 } = sdk;
 export default sdk;

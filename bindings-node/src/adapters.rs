@@ -1,11 +1,11 @@
 //! One adapter per core trait, each wrapping a JS callable id.
 
 use phaseo_agent::{
-    async_trait, stop, AgentEvent, ApprovalPredicate, CancellationToken, EventListener,
-    HumanReview, HumanReviewContext, ModelClient, ModelError, ModelRequest, ModelResponse,
-    NextTurnParams, NextTurnParamsProvider, ResponseReceivedHook, ReviewRequest, StopCondition,
-    StopState, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, TurnContext, TurnResolver,
-    Validator, Value,
+    async_trait, host_stream, stop, AgentEvent, ApprovalPredicate, CancellationToken, DeltaSink,
+    EventListener, HumanReview, HumanReviewContext, ModelClient, ModelError, ModelRequest,
+    ModelResponse, NextTurnParams, NextTurnParamsProvider, ResponseReceivedHook, ReviewRequest,
+    StopCondition, StopState, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, TurnContext,
+    TurnResolver, Validator, Value,
 };
 
 use crate::host::{execute, post_event, HostFn};
@@ -155,21 +155,56 @@ impl EventListener for JsListener {
     }
 }
 
-/// Any JS object with `generate(request)`, bound by the JS layer.
-pub struct JsModel(pub HostFn);
+/// A host model client, bound by the JS layer: a function, or an object with
+/// `generate(request)` and/or `stream(request)`.
+pub struct JsModel {
+    /// `generate(request)` (or the function itself).
+    pub generate: Option<HostFn>,
+    /// `stream(request)`: an (async) iterable of stream events.
+    pub stream: Option<HostFn>,
+}
+
+/// Ignores deltas (a stream-only client drained for a run that is not streamed).
+struct NoDeltas;
+
+impl DeltaSink for NoDeltas {
+    fn text_delta(&self, _delta: &str) {}
+    fn reasoning_delta(&self, _delta: &str) {}
+}
 
 #[async_trait]
 impl ModelClient for JsModel {
     async fn generate(
         &self,
         request: &ModelRequest<'_>,
-        _cancel: &CancellationToken,
+        cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        let v = self
-            .0
-            .call(vec![request.to_value()])
+        let Some(generate) = &self.generate else {
+            return self.stream(request, cancel, &NoDeltas).await;
+        };
+        let v = crate::host::generate(generate.id, &request.to_value())
             .await
             .map_err(|e| ModelError::new(e.message))?;
         ModelResponse::from_script_entry(&v).map_err(ModelError::new)?
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        deltas: &dyn DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let Some(stream) = &self.stream else {
+            return self.generate(request, cancel).await;
+        };
+        let (events, receiver) = host_stream();
+        let request = request.to_value();
+        let host = async move {
+            crate::host::stream(stream.id, &request, events)
+                .await
+                .map(drop)
+                .map_err(|e| ModelError::new(e.message))
+        };
+        receiver.run(host, deltas).await
     }
 }

@@ -94,19 +94,41 @@ pub struct HttpClientSpec {
     pub model: Option<String>,
     pub timeout_ms: Option<f64>,
     pub headers: Option<std::collections::HashMap<String, String>>,
+    /// Gateway: a preset (the model `@<preset>` when no model is set).
+    pub preset: Option<String>,
+    /// Gateway: body fields sent unless the request sets them (JSON text of an object).
+    pub body_defaults: Option<String>,
 }
 
-fn http_options(spec: HttpClientSpec) -> phaseo_agent::HttpClientOptions {
+fn http_options(spec: HttpClientSpec) -> napi::Result<phaseo_agent::HttpClientOptions> {
     let mut headers: Vec<(String, String)> = spec.headers.unwrap_or_default().into_iter().collect();
     headers.push(("X-Phaseo-Client".into(), "phaseo-agent-node".into()));
-    phaseo_agent::HttpClientOptions {
+    let body_defaults =
+        match spec
+            .body_defaults
+            .as_deref()
+            .map(crate::values::parse_value)
+        {
+            None => Default::default(),
+            Some(Ok(Value::Object(fields))) => fields,
+            Some(Ok(_)) => return Err(to_napi(AgentError::definition_invalid(
+                "createGatewayAgentClient: requestOptions must be an object of request body fields",
+            ))),
+            Some(Err(e)) => {
+                return Err(to_napi(AgentError::definition_invalid(format!(
+                    "createGatewayAgentClient: {e}"
+                ))))
+            }
+        };
+    Ok(phaseo_agent::HttpClientOptions {
         api_key: spec.api_key,
         base_url: spec.base_url,
         model: spec.model,
         timeout_ms: spec.timeout_ms,
         headers,
-        ..Default::default()
-    }
+        preset: spec.preset,
+        body_defaults,
+    })
 }
 
 #[napi]
@@ -150,7 +172,7 @@ impl NativeModelClient {
             Ok(Self {
                 client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
                     spec,
-                ))),
+                )?)),
                 scripted: None,
             })
         })
@@ -162,7 +184,7 @@ impl NativeModelClient {
         no_panic(|| {
             Ok(Self {
                 client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
-                    &http_options(spec),
+                    &http_options(spec)?,
                 )),
                 scripted: None,
             })
@@ -184,6 +206,7 @@ impl NativeModelClient {
 pub struct ClientSpec {
     pub kind: String,
     pub generate: Option<u32>,
+    pub stream: Option<u32>,
 }
 
 /// Options of a run (values as JSON text, written by the JS layer's serializer).
@@ -213,9 +236,12 @@ fn client(
     spec: &ClientSpec,
     native_client: Option<&NativeModelClient>,
 ) -> napi::Result<Arc<dyn ModelClient>> {
-    match (spec.kind.as_str(), native_client, spec.generate) {
-        ("native", Some(n), _) => Ok(n.client.clone()),
-        ("host", _, Some(id)) => Ok(Arc::new(JsModel(HostFn { id }))),
+    match (spec.kind.as_str(), native_client) {
+        ("native", Some(n)) => Ok(n.client.clone()),
+        ("host", _) if spec.generate.is_some() || spec.stream.is_some() => Ok(Arc::new(JsModel {
+            generate: spec.generate.map(|id| HostFn { id }),
+            stream: spec.stream.map(|id| HostFn { id }),
+        })),
         _ => Err(napi::Error::from_reason(
             "client must be a ScriptedClient, a TestClient or an object with generate(request)",
         )),

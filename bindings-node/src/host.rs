@@ -13,7 +13,7 @@ use napi::bindgen_prelude::FnArgs;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
-use phaseo_agent::{ToolError, ToolRuntime, Value};
+use phaseo_agent::{HostStreamSender, ToolError, ToolRuntime, Value};
 
 use crate::values::parse_value;
 use tokio::sync::oneshot;
@@ -29,6 +29,12 @@ pub mod op {
     pub const ABORT: u32 = 2;
     /// Deliver an event (payload) to a listener; no answer.
     pub const EVENT: u32 = 3;
+    /// Call a model client's `stream(request)` (payload: the request) and drain what it
+    /// returns, handing each event to `modelStreamEvent`; answer null when it ends.
+    pub const STREAM: u32 = 4;
+    /// Call a model client's `generate(request)` (payload: the request, which gets a
+    /// `signal` aborted when the attempt is abandoned); answer its response.
+    pub const GENERATE: u32 = 5;
     /// The runtime data shared by the EXECUTE entries that follow it in a batch (one tool
     /// phase): `{runId, agentId, stepIndex, context, contextText?}` (`contextText`, the
     /// context's JSON text, when it is an object or array: each call gets its own copy).
@@ -139,11 +145,13 @@ impl Hasher for IdHasher {
     }
 }
 
-/// An in-flight request: where its answer goes, and the runtime of a tool call (for
-/// `emitProgress` / `setContext` while it runs).
+/// An in-flight request: where its answer goes, the runtime of a tool call (for
+/// `emitProgress` / `setContext` while it runs), and where a streaming model client's
+/// events go (`modelStreamEvent`).
 struct Slot {
     answer: oneshot::Sender<Answer>,
     runtime: Option<ToolRuntime>,
+    stream: Option<HostStreamSender>,
 }
 
 type Slots = HashMap<u64, Slot, BuildHasherDefault<IdHasher>>;
@@ -260,6 +268,25 @@ pub fn emit_progress(request_id: f64, json: String, invalid: Option<String>) -> 
             Err(message) => with_runtime(request_id, |rt| rt.reject_progress(message)),
         }
         Ok(())
+    })
+}
+
+/// One event a host model client's stream yielded (`json`: its JSON text), for the
+/// streamed attempt `request_id`. Throws the message of an event that is not one the
+/// core reads, or when the attempt is over (timed out, cancelled): JS then stops reading.
+#[napi(js_name = "modelStreamEvent")]
+pub fn model_stream_event(request_id: f64, json: String) -> napi::Result<()> {
+    crate::errors::no_panic(|| {
+        let value = parse_value(&json).map_err(napi::Error::from_reason)?;
+        let sender = lock(slots())
+            .get(&(request_id as u64))
+            .and_then(|s| s.stream.clone());
+        match sender {
+            Some(sender) => sender.send(&value).map_err(napi::Error::from_reason),
+            None => Err(napi::Error::from_reason(
+                "the model request is over (cancelled or timed out)",
+            )),
+        }
     })
 }
 
@@ -490,6 +517,7 @@ impl Drop for InFlight {
 /// (the value's JSON text).
 async fn call_js(
     runtime: Option<ToolRuntime>,
+    stream: Option<HostStreamSender>,
     phase: bool,
     big: bool,
     write: impl FnOnce(&mut String, u64),
@@ -502,6 +530,7 @@ async fn call_js(
         Slot {
             answer: tx,
             runtime,
+            stream,
         },
     );
     let mut guard = InFlight {
@@ -530,7 +559,7 @@ pub async fn request(
     payload: JsonText,
     runtime: Option<ToolRuntime>,
 ) -> Result<Value, ToolError> {
-    call_js(runtime, false, payload.big, |text, id| {
+    call_js(runtime, None, false, payload.big, |text, id| {
         let _ = write!(text, "{op},{callable},{id},{}", payload.text);
     })
     .await
@@ -547,10 +576,30 @@ pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Va
         .text
         .get(1..written.text.len().saturating_sub(1))
         .unwrap_or("null,null,null,null");
-    call_js(Some(rt.clone()), true, written.big, |text, id| {
+    call_js(Some(rt.clone()), None, true, written.big, |text, id| {
         let _ = write!(text, "{},{callable},{id},{tail}", op::EXECUTE);
     })
     .await
+}
+
+/// Calls a model client's `stream(request)` (callable `callable`): each event it yields goes
+/// to `events` while it runs; the answer (null) comes when its stream ends.
+pub async fn stream(
+    callable: u32,
+    request: &Value,
+    events: HostStreamSender,
+) -> Result<Value, ToolError> {
+    let payload = json_text(request);
+    call_js(None, Some(events), false, payload.big, |text, id| {
+        let _ = write!(text, "{},{callable},{id},{}", op::STREAM, payload.text);
+    })
+    .await
+}
+
+/// Calls a model client's `generate(request)` (callable `callable`) and waits for the
+/// response.
+pub async fn generate(callable: u32, model_request: &Value) -> Result<Value, ToolError> {
+    request(op::GENERATE, callable, json_text(model_request), None).await
 }
 
 /// A JS callable by id (the JS layer owns the registry and its lifetime).

@@ -101,3 +101,55 @@ test('connection refused, malformed body and a server that never answers', async
     assert.ok(Date.now() - started < 2000);
   });
 });
+
+test("gateway: the product's options — clientOptions, preset, body options, requestOptions (the agent's fields win)", async () => {
+  await serve([
+    responsesReply([{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'one' }] }]),
+    responsesReply([{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'two' }] }]),
+  ], async (url, requests) => {
+    const client = createGatewayAgentClient({
+      clientOptions: { apiKey: KEY, baseURL: url, timeoutMs: 5000, headers: { 'x-team': 'desk' } },
+      preset: 'support',
+      provider: { order: ['a'] },
+      reasoning: { effort: 'low' },
+      temperature: 0.2,
+      maxOutputTokens: 99,
+      parallelToolCalls: false,
+      metadata: { app: 'desk' },
+      user: 'u-1',
+      responseFormat: { type: 'json_object' },
+      toolChoice: 'auto',
+      requestOptions: { store: true, service_tier: 'flex', temperature: 0.9, model: 'from-request-options', user: 'lost' },
+    });
+    const first = await createAgent({ id: 'a' }).run({ input: 'x', client });
+    assert.equal(first.output, 'one');
+    const body = requests[0].body;
+    assert.equal(requests[0].headers.authorization, `Bearer ${KEY}`);
+    assert.equal(requests[0].headers['x-team'], 'desk');
+    assert.equal(body.model, '@support');
+    assert.deepEqual(
+      [body.provider, body.reasoning, body.temperature, body.max_output_tokens, body.parallel_tool_calls, body.metadata, body.user, body.response_format, body.tool_choice, body.store, body.service_tier],
+      [{ order: ['a'] }, { effort: 'low' }, 0.2, 99, false, { app: 'desk', phaseo_agent_id: 'a' }, 'u-1', { type: 'json_object' }, 'auto', true, 'flex'],
+    );
+    // What the agent and run set wins over the client's defaults.
+    await createAgent({ id: 'a', model: 'phaseo/own', temperature: 0.5 }).run({ input: 'x', client, maxOutputTokens: 7 });
+    const own = requests[1].body;
+    assert.deepEqual([own.model, own.temperature, own.max_output_tokens, own.store], ['phaseo/own', 0.5, 7, true]);
+  });
+});
+
+test('HTTP client options: unknown keys and unsupported product options are refused by name', () => {
+  const refused = [
+    [() => createGatewayAgentClient({ apikey: KEY }), "createGatewayAgentClient: unknown option 'apikey'"],
+    [() => createGatewayAgentClient({ clientOptions: { apiKey: KEY, retries: 2 } }), "createGatewayAgentClient: unknown clientOptions key 'retries'"],
+    [() => createGatewayAgentClient({ clientOptions: { fetchImpl: fetch } }), 'createGatewayAgentClient: clientOptions.fetchImpl is not supported'],
+    [() => createGatewayAgentClient({ client: {} }), 'createGatewayAgentClient: client (an @phaseo/sdk instance) is not supported'],
+    [() => createGatewayAgentClient({ gatewayTools: [] }), 'createGatewayAgentClient: gatewayTools is not supported'],
+    [() => createGatewayAgentClient({ requestOptions: [1] }), 'createGatewayAgentClient: requestOptions must be an object'],
+    [() => createGatewayAgentClient({ preset: '' }), 'createGatewayAgentClient: preset must be a non-empty string'],
+    [() => createOpenAICompatibleClient({ toolChoice: 'auto' }), "createOpenAICompatibleClient: unknown option 'toolChoice'"],
+  ];
+  for (const [make, message] of refused) {
+    assert.throws(make, (e) => e.code === 'definition_invalid' && e.message.startsWith(message), message);
+  }
+});

@@ -80,3 +80,98 @@ export async function main(): Promise<string> {
 
 // Integers beyond 2^53 − 1 are bigint values.
 export const exactCounter: JsonValue = { counter: 18446744073709551615n, nested: [9007199254740993n, 1] };
+
+// The product's names: `tool`, its type names, `preset`/`models`/`parseOutput`, tool
+// objects in `nextTurnParams.tools`, `approveToolCalls`, `result.messages`.
+import {
+  tool,
+  type AgentTool,
+  type AgentRuntimeContext,
+  type AgentRunResult,
+  type AgentRunOptions,
+  type AgentContinueOptions,
+  type AgentModelClient,
+  type AgentModelRequest,
+  type AgentModelResponse,
+  type AgentModelStreamEvent,
+  type AgentMessage,
+  type AgentItem,
+  type AgentToolCallItem,
+  type AgentUsageSummary,
+  type AgentRunStatus,
+  type AgentToolDecision,
+  type AgentToolOutput,
+  type AgentStopCondition,
+  type AgentModelRetryConfig,
+  type AgentToolExecutionConfig,
+  type AgentSchema,
+  type AgentHumanReviewRequest,
+  type AgentStreamEvent,
+  type AgentStepResult,
+  type HostModelClient,
+} from '@phaseo/agent-sdk';
+
+const weatherSchema: AgentSchema<{ city: string }> = (v: unknown) => v as { city: string };
+const weather: AgentTool<{ city: string }, string> = {
+  id: 'weather',
+  inputSchema: weatherSchema,
+  execute: (input: { city: string }, context: AgentRuntimeContext) => `${input.city} ${context.runId}`,
+};
+const weatherTool = tool(weather);
+const planner = tool({ id: 'plan', execute: () => 'ok', nextTurnParams: { tools: [weatherTool, 'plan'] } });
+const retry: AgentModelRetryConfig = { maxRetries: 2, backoffMs: 5 };
+const execution: AgentToolExecutionConfig = { toolConcurrency: 2 };
+const stopAt: AgentStopCondition = stepCountIs(3);
+const productAgent = createAgent({
+  id: 'ported',
+  preset: 'support',
+  models: ['m1', 'm2'],
+  parseOutput: (text: string) => text.length,
+  tools: [weatherTool, planner],
+  modelRetry: retry,
+  toolExecution: execution,
+  stopWhen: stopAt,
+  humanReview: (): AgentHumanReviewRequest | null => null,
+});
+
+const fnClient: HostModelClient = (request: AgentModelRequest): AgentModelResponse => ({ text: request.agentId });
+const streamingClient: AgentModelClient = {
+  generate: async (): Promise<AgentModelResponse> => ({ message: { content: 'hi', toolCalls: [{ id: 'c1', name: 'weather', input: { city: 'Oslo' } }] } }),
+  async *stream(): AsyncGenerator<AgentModelStreamEvent> {
+    yield { type: 'reasoning-delta', delta: 'thinking' };
+    yield { type: 'text-delta', delta: 'hi' };
+    yield { type: 'item', item: { type: 'message', role: 'assistant', content: 'hi' } };
+    yield { type: 'response', response: { text: 'hi' } };
+  },
+};
+
+export async function ported(): Promise<number> {
+  const options: AgentRunOptions = { input: 'x', client: fnClient, preset: 'fast', models: ['r1'] };
+  const result: AgentRunResult = await productAgent.run(options);
+  const messages: AgentMessage[] = result.messages;
+  const status: AgentRunStatus = result.run.status;
+  const usage: AgentUsageSummary = result.usage;
+  const steps: AgentStepResult[] = result.stepResults;
+  const approve: AgentToolDecision[] = ['c1'];
+  const outputs: AgentToolOutput[] = [{ toolCallId: 'c2', output: { ok: true } }];
+  const more: AgentContinueOptions = { run: result, client: streamingClient, approveToolCalls: approve, rejectToolCalls: [{ toolCallId: 'c3', reason: 'no' }], toolOutputs: outputs };
+  await productAgent.continueRun(more);
+  const calls: AgentToolCallItem[] = result.items.filter((i: AgentItem): i is AgentToolCallItem => i.type === 'tool_call');
+  let seen = 0;
+  for await (const event of productAgent.stream({ input: 'y', client: streamingClient }).getFullStream()) {
+    const e: AgentStreamEvent = event;
+    if (e.type !== 'result') seen++;
+  }
+  return messages.length + status.length + usage.totalTokens + steps.length + calls.length + seen;
+}
+
+import { createGatewayAgentClient, type GatewayAgentClientOptions } from '@phaseo/agent-sdk';
+const gatewayOptions: GatewayAgentClientOptions = {
+  clientOptions: { apiKey: 'sk', baseURL: 'http://localhost:1/v1', timeoutMs: 1000, headers: { a: 'b' } },
+  preset: 'support',
+  toolChoice: 'auto',
+  parallelToolCalls: false,
+  responseFormat: { type: 'json_object' },
+  requestOptions: { store: true },
+};
+export const gateway = createGatewayAgentClient(gatewayOptions);

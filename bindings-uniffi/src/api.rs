@@ -290,39 +290,59 @@ pub struct HttpModelClient {
     pub(crate) client: Arc<dyn pa::ModelClient>,
 }
 
-fn http_options(o: HttpClientOptions) -> pa::HttpClientOptions {
+fn http_options(o: HttpClientOptions) -> Result<pa::HttpClientOptions, PhaseoError> {
     let mut headers: Vec<(String, String)> = o.headers.into_iter().collect();
     headers.sort();
     headers.push(("X-Phaseo-Client".into(), "phaseo-agent-uniffi".into()));
-    pa::HttpClientOptions {
+    let body_defaults =
+        match o.body_defaults_json.as_deref().map(pa::parse_json_text) {
+            None => Default::default(),
+            Some(Ok(Value::Object(fields))) => fields,
+            Some(Ok(_)) => return Err(PhaseoError::definition(
+                "HttpClientOptions: bodyDefaultsJson must be a JSON object of request body fields",
+            )),
+            Some(Err(e)) => {
+                return Err(PhaseoError::definition(format!(
+                    "HttpClientOptions: bodyDefaultsJson is not valid JSON: {e}"
+                )))
+            }
+        };
+    Ok(pa::HttpClientOptions {
         api_key: o.api_key,
         base_url: o.base_url,
         model: o.model,
         timeout_ms: o.timeout_ms,
         headers,
-        ..Default::default()
-    }
+        preset: o.preset.map(|p| p.trim_start_matches('@').to_owned()),
+        body_defaults,
+    })
 }
 
 #[uniffi::export]
 impl HttpModelClient {
     /// The Phaseo gateway (`POST {base}/responses`; `PHASEO_API_KEY`, `PHASEO_BASE_URL`).
+    /// Throws `definition_invalid` for `bodyDefaultsJson` that is not a JSON object.
     #[uniffi::constructor]
-    pub fn gateway(options: HttpClientOptions) -> Arc<Self> {
-        Arc::new(Self {
-            client: Arc::new(pa::GatewayClient::from_options(&http_options(options))),
-        })
+    pub fn gateway(options: HttpClientOptions) -> Result<Arc<Self>, PhaseoError> {
+        Ok(Arc::new(Self {
+            client: Arc::new(pa::GatewayClient::from_options(&http_options(options)?)),
+        }))
     }
 
     /// An OpenAI-compatible server (`POST {base}/chat/completions`; `OPENAI_BASE_URL`,
-    /// `OPENAI_API_KEY`).
+    /// `OPENAI_API_KEY`). `preset` and `bodyDefaultsJson` are refused (gateway only).
     #[uniffi::constructor]
-    pub fn openai_compatible(options: HttpClientOptions) -> Arc<Self> {
-        Arc::new(Self {
+    pub fn openai_compatible(options: HttpClientOptions) -> Result<Arc<Self>, PhaseoError> {
+        if options.preset.is_some() || options.body_defaults_json.is_some() {
+            return Err(PhaseoError::definition(
+                "HttpClientOptions: preset and bodyDefaultsJson are gateway options",
+            ));
+        }
+        Ok(Arc::new(Self {
             client: Arc::new(pa::OpenAICompatibleClient::from_options(&http_options(
                 options,
-            ))),
-        })
+            )?)),
+        }))
     }
 }
 

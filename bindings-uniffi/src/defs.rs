@@ -526,6 +526,15 @@ pub struct HttpClientOptions {
     /// Extra headers.
     #[uniffi(default)]
     pub headers: HashMap<String, String>,
+    /// Gateway only: a preset, the model `@<preset>` when no model is set.
+    #[uniffi(default)]
+    pub preset: Option<String>,
+    /// Gateway only: request body fields (JSON text of an object) sent unless the request
+    /// sets them: the product's client options (`tool_choice`, `parallel_tool_calls`,
+    /// `response_format`, `metadata`, …) and its `requestOptions`. What the agent and run
+    /// set wins.
+    #[uniffi(default)]
+    pub body_defaults_json: Option<String>,
 }
 
 /// Which model client a run uses.
@@ -535,6 +544,12 @@ pub enum Client {
     Host {
         /// The client.
         client: Arc<dyn ModelClient>,
+    },
+    /// A host client that streams (Kotlin/Swift object implementing
+    /// `StreamingModelClient`): a streamed run shows its deltas and items live.
+    HostStreaming {
+        /// The client.
+        client: Arc<dyn StreamingModelClient>,
     },
     /// The built-in scripted client.
     Scripted {
@@ -556,6 +571,7 @@ pub enum Client {
 fn core_client(c: Client) -> Arc<dyn pa::ModelClient> {
     match c {
         Client::Host { client } => Arc::new(HostModel(client)),
+        Client::HostStreaming { client } => Arc::new(HostStreamingModel(client)),
         Client::Scripted { client } => client.client.clone(),
         Client::Test { client } => client.client.clone(),
         Client::Http { client } => client.client.clone(),

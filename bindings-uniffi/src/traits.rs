@@ -144,6 +144,49 @@ pub trait ModelClient: Send + Sync {
     async fn generate(&self, request_json: String) -> Result<String, ToolError>;
 }
 
+/// A host model client that streams: `stream` hands each event to `sink` as it comes —
+/// `{"type": "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`,
+/// `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
+/// response in the form `generate` returns), then returns. Throwing fails the attempt
+/// (retried per `modelRetry`; the deltas already sent stay in the run's history).
+/// `generate` serves runs that are not streamed; a client without one (`can_generate`
+/// false) is drained through `stream` instead.
+#[uniffi::export(foreign)]
+#[async_trait::async_trait]
+pub trait StreamingModelClient: Send + Sync {
+    /// Whether `generate` is implemented (else `stream` serves every run).
+    fn can_generate(&self) -> bool;
+    /// One response.
+    async fn generate(&self, request_json: String) -> Result<String, ToolError>;
+    /// One response, streamed through `sink`.
+    async fn stream(
+        &self,
+        request_json: String,
+        sink: Arc<ModelStreamSink>,
+    ) -> Result<(), ToolError>;
+}
+
+/// Where a [`StreamingModelClient`] sends the events of one streamed attempt.
+#[derive(uniffi::Object)]
+pub struct ModelStreamSink(pa::HostStreamSender);
+
+#[uniffi::export]
+impl ModelStreamSink {
+    /// Hands one event (JSON text) to the run at once. Throws, naming the problem, for an
+    /// event the run cannot read, or when the attempt is over (cancelled or timed out):
+    /// then stop streaming.
+    pub fn send(&self, event_json: String) -> Result<(), ToolError> {
+        let event = parse_json(&event_json, "the model stream event")
+            .map_err(|e| ToolError::new(e.message))?;
+        self.0.send(&event).map_err(ToolError::new)
+    }
+
+    /// Whether the attempt is over (the client may stop streaming).
+    pub fn is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+}
+
 /// Receives every event of a run (JSON text) as it happens, in order, synchronously from
 /// the run loop: keep it quick.
 #[uniffi::export(foreign)]
@@ -376,6 +419,53 @@ impl pa::ModelClient for HostModel {
             .map_err(|e| pa::ModelError::new(e.into_core().message))?;
         let value = parse_json(&out, "the model response").map_err(pa::ModelError::from)?;
         pa::ModelResponse::from_script_entry(&value).map_err(pa::ModelError::new)?
+    }
+}
+
+/// Ignores deltas (a stream-only client drained for a run that is not streamed).
+struct NoDeltas;
+
+impl pa::DeltaSink for NoDeltas {
+    fn text_delta(&self, _delta: &str) {}
+    fn reasoning_delta(&self, _delta: &str) {}
+}
+
+/// [`StreamingModelClient`] as the core's client.
+pub(crate) struct HostStreamingModel(pub Arc<dyn StreamingModelClient>);
+
+#[pa::async_trait]
+impl pa::ModelClient for HostStreamingModel {
+    async fn generate(
+        &self,
+        request: &pa::ModelRequest<'_>,
+        cancel: &pa::CancellationToken,
+    ) -> Result<pa::ModelResponse, pa::ModelError> {
+        if !self.0.can_generate() {
+            return self.stream(request, cancel, &NoDeltas).await;
+        }
+        let out = self
+            .0
+            .generate(to_json(&request.to_value()))
+            .await
+            .map_err(|e| pa::ModelError::new(e.into_core().message))?;
+        let value = parse_json(&out, "the model response").map_err(pa::ModelError::from)?;
+        pa::ModelResponse::from_script_entry(&value).map_err(pa::ModelError::new)?
+    }
+
+    async fn stream(
+        &self,
+        request: &pa::ModelRequest<'_>,
+        _cancel: &pa::CancellationToken,
+        deltas: &dyn pa::DeltaSink,
+    ) -> Result<pa::ModelResponse, pa::ModelError> {
+        let (events, receiver) = pa::host_stream();
+        let sink = Arc::new(ModelStreamSink(events));
+        let host = self.0.stream(to_json(&request.to_value()), sink);
+        let host = async move {
+            host.await
+                .map_err(|e| pa::ModelError::new(e.into_core().message))
+        };
+        receiver.run(host, deltas).await
     }
 }
 

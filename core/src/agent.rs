@@ -13,6 +13,7 @@ use crate::review::HumanReview;
 use crate::schema::Validator;
 use crate::state::RunResult;
 use crate::stop::StopCondition;
+use crate::store::{LeaseConfig, RunStore};
 use crate::stream::AgentStream;
 use crate::tool::{ApprovalPredicate, Tool};
 use crate::turn::TurnValue;
@@ -41,6 +42,8 @@ pub struct AgentDefinition {
     pub(crate) tool_choice: Option<TurnValue>,
     pub(crate) parallel_tool_calls: Option<bool>,
     pub(crate) active_tools: Option<TurnValue>,
+    pub(crate) store: Option<Arc<dyn RunStore>>,
+    pub(crate) lease: LeaseConfig,
 }
 
 impl AgentDefinition {
@@ -65,6 +68,8 @@ impl AgentDefinition {
             tool_choice: None,
             parallel_tool_calls: None,
             active_tools: None,
+            store: None,
+            lease: LeaseConfig::default(),
         }
     }
 
@@ -185,6 +190,19 @@ impl AgentDefinition {
     /// a turn fail with `unknown_tool`.
     pub fn active_tools(mut self, value: impl Into<TurnValue>) -> Self {
         self.active_tools = Some(value.into());
+        self
+    }
+
+    /// Run store: every run of this agent is saved there (SPEC §10), and runs can be
+    /// continued by id and recovered from it.
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Lease duration and renewal interval of store-backed runs (default 30 s / 10 s).
+    pub fn lease(mut self, lease: LeaseConfig) -> Self {
+        self.lease = lease;
         self
     }
 
@@ -330,7 +348,31 @@ impl Agent {
         state: &RunResult,
         options: ContinueOptions,
     ) -> Result<RunResult, AgentError> {
-        crate::engine::continue_run(self.inner.clone(), state, options, None).await
+        crate::engine::continue_run(self.inner.clone(), Some(state), options, None).await
+    }
+
+    /// Continues the paused run `run_id` of the run store (agent or option `store`),
+    /// claiming its pause at most once (SPEC §10): a pause already continued elsewhere is
+    /// refused with `continue_invalid` (`Pause <pauseId> of run <runId> was already
+    /// continued`).
+    pub async fn continue_by_id(
+        &self,
+        run_id: impl Into<String>,
+        options: ContinueOptions,
+    ) -> Result<RunResult, AgentError> {
+        let options = options.run_id(run_id);
+        crate::engine::continue_run(self.inner.clone(), None, options, None).await
+    }
+
+    /// Recovers a stored run whose worker died (its lease expired): continues it from its
+    /// last checkpoint, with the decisions stored by its claim. `options` gives the client
+    /// and overrides; it must carry no decisions.
+    pub async fn recover(
+        &self,
+        run_id: &str,
+        options: ContinueOptions,
+    ) -> Result<RunResult, AgentError> {
+        crate::engine::recover(self.inner.clone(), run_id, options).await
     }
 
     /// Runs the agent in the background and returns a replayable stream of its events.
@@ -352,11 +394,30 @@ impl Agent {
         state: &RunResult,
         options: ContinueOptions,
     ) -> (AgentStream, BoxFuture<'static, ()>) {
-        AgentStream::deferred_continue(self.inner.clone(), state.clone(), options)
+        AgentStream::deferred_continue(self.inner.clone(), Some(state.clone()), options)
     }
 
     /// Continues a paused run in the background, as a stream.
     pub fn continue_stream(&self, state: &RunResult, options: ContinueOptions) -> AgentStream {
-        AgentStream::start_continue(self.inner.clone(), state.clone(), options)
+        AgentStream::start_continue(self.inner.clone(), Some(state.clone()), options)
+    }
+
+    /// Like [`Agent::continue_by_id`], as a stream.
+    pub fn continue_stream_by_id(
+        &self,
+        run_id: impl Into<String>,
+        options: ContinueOptions,
+    ) -> AgentStream {
+        AgentStream::start_continue(self.inner.clone(), None, options.run_id(run_id))
+    }
+
+    /// Like [`Agent::continue_stream_by_id`], returning the driving future (see
+    /// [`Agent::stream_deferred`]).
+    pub fn continue_stream_deferred_by_id(
+        &self,
+        run_id: impl Into<String>,
+        options: ContinueOptions,
+    ) -> (AgentStream, BoxFuture<'static, ()>) {
+        AgentStream::deferred_continue(self.inner.clone(), None, options.run_id(run_id))
     }
 }

@@ -39,11 +39,15 @@ pub enum ErrorCode {
     DefinitionInvalid,
     /// The run was cancelled.
     Cancelled,
+    /// A run store operation failed (I/O, connection, SQL).
+    StoreFailed,
+    /// Another worker took over the run's lease.
+    LeaseLost,
 }
 
 impl ErrorCode {
     /// Every code, in the order of SPEC §9.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::ToolInputInvalid,
         ErrorCode::ToolOutputInvalid,
         ErrorCode::ToolEventInvalid,
@@ -58,6 +62,8 @@ impl ErrorCode {
         ErrorCode::Gateway,
         ErrorCode::DefinitionInvalid,
         ErrorCode::Cancelled,
+        ErrorCode::StoreFailed,
+        ErrorCode::LeaseLost,
     ];
 
     /// The snake_case code string, e.g. `"tool_input_invalid"`.
@@ -77,6 +83,8 @@ impl ErrorCode {
             ErrorCode::Gateway => "gateway",
             ErrorCode::DefinitionInvalid => "definition_invalid",
             ErrorCode::Cancelled => "cancelled",
+            ErrorCode::StoreFailed => "store_failed",
+            ErrorCode::LeaseLost => "lease_lost",
         }
     }
 
@@ -160,6 +168,11 @@ impl AgentError {
     /// Shorthand for invalid state (`state_invalid`).
     pub fn state_invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::StateInvalid, message)
+    }
+
+    /// Shorthand for a failed run store operation (`store_failed`).
+    pub fn store_failed(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::StoreFailed, message)
     }
 
     /// Shorthand for an invalid definition (`definition_invalid`).

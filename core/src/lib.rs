@@ -46,6 +46,7 @@ pub mod schema;
 mod signing;
 pub mod state;
 pub mod stop;
+pub mod store;
 pub mod stream;
 pub mod tool;
 pub mod tool_runtime;

@@ -11,6 +11,7 @@ use crate::events::EventListener;
 use crate::model::ModelClient;
 use crate::state::Message;
 use crate::stop::StopCondition;
+use crate::store::RunStore;
 use crate::tool::OnError;
 
 /// How automatic calls of a turn run (SPEC §2.8, §2.9). Unset fields fall back to the
@@ -145,6 +146,8 @@ pub struct RunOptions {
     pub on_event: Option<Arc<dyn EventListener>>,
     /// Cancels the run (it then ends `cancelled` and returns its result).
     pub cancel: Option<CancellationToken>,
+    /// The run store of this run (overrides the agent's `store`).
+    pub store: Option<Arc<dyn RunStore>>,
 }
 
 impl RunOptions {
@@ -158,7 +161,14 @@ impl RunOptions {
             overrides: RunOverrides::default(),
             on_event: None,
             cancel: None,
+            store: None,
         }
+    }
+
+    /// Saves this run in `store` (instead of the agent's store).
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Sets the application context.
@@ -272,6 +282,11 @@ pub struct ContinueOptions {
     pub on_event: Option<Arc<dyn EventListener>>,
     /// Cancels the run.
     pub cancel: Option<CancellationToken>,
+    /// The run to continue, loaded from the store (then no state is needed; given both,
+    /// they must agree).
+    pub run_id: Option<String>,
+    /// The run store (overrides the agent's `store`).
+    pub store: Option<Arc<dyn RunStore>>,
 }
 
 impl ContinueOptions {
@@ -287,7 +302,21 @@ impl ContinueOptions {
             overrides: RunOverrides::default(),
             on_event: None,
             cancel: None,
+            run_id: None,
+            store: None,
         }
+    }
+
+    /// Continues the stored run `run_id`.
+    pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+
+    /// Uses `store` (instead of the agent's store).
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Approves a call.

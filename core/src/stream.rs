@@ -140,7 +140,7 @@ impl AgentStream {
 
     pub(crate) fn start_continue(
         agent: Arc<AgentInner>,
-        state: RunResult,
+        state: Option<RunResult>,
         options: ContinueOptions,
     ) -> Self {
         let (stream, driver) = Self::deferred_continue(agent, state, options);
@@ -164,7 +164,7 @@ impl AgentStream {
 
     pub(crate) fn deferred_continue(
         agent: Arc<AgentInner>,
-        state: RunResult,
+        state: Option<RunResult>,
         mut options: ContinueOptions,
     ) -> (Self, BoxFuture<'static, ()>) {
         let stream = Self::new(options.cancel.take());
@@ -172,7 +172,8 @@ impl AgentStream {
         let shared = stream.shared.clone();
         let driver = async move {
             let outcome =
-                crate::engine::continue_run(agent, &state, options, Some(shared.clone())).await;
+                crate::engine::continue_run(agent, state.as_ref(), options, Some(shared.clone()))
+                    .await;
             shared.finish(outcome);
         };
         (stream, Box::pin(driver))

@@ -1,5 +1,6 @@
 //! The run loop: steps, tool phases, pauses, continues and how a run ends.
 
+mod durable;
 mod emitter;
 mod resume;
 mod step;
@@ -24,6 +25,8 @@ use crate::state::{Message, RunError, RunRecord, RunResult, RunStatus, Usage};
 use crate::stop::StopCondition;
 use crate::stream::StreamShared;
 
+pub(crate) use durable::checkpoint;
+use durable::{with_lease, Durable};
 pub(crate) use emitter::Emitter;
 
 /// Settings of one `run`/`continue` call: the definition with the call's overrides.
@@ -89,6 +92,8 @@ pub(crate) struct RunCtx {
     pub(crate) emitter: Emitter,
     pub(crate) cancel: CancellationToken,
     pub(crate) created_at: SystemTime,
+    /// The run store's hold on this run, when the run is stored.
+    pub(crate) durable: Option<Arc<Durable>>,
 }
 
 /// Why the loop stopped early.
@@ -186,6 +191,10 @@ pub(crate) async fn run(
         step_results: Vec::new(),
         signature: None,
     };
+    let durable = options
+        .store
+        .or_else(|| agent.def.store.clone())
+        .map(|store| Durable::new(store, &agent, &run_id));
     let ctx = RunCtx {
         agent,
         client: options.client,
@@ -193,30 +202,79 @@ pub(crate) async fn run(
         emitter: Emitter::new(run_id, agent_id, options.on_event, stream),
         cancel: options.cancel.unwrap_or_default(),
         created_at: now,
+        durable,
     };
     ctx.emitter
         .emit(EventType::RunStarted, Some(RunStatus::Queued), None, || {
             EventData::None
         });
     state.run.status = RunStatus::Running;
+    if let Some(d) = &ctx.durable {
+        if let Err(error) = d.save(&state).await {
+            return finish(
+                &ctx,
+                state,
+                Err(Some(Failure::Failed { error, step: None })),
+            )
+            .await;
+        }
+    }
     drive_and_finish(&ctx, state, Start::NextStep).await
 }
 
 pub(crate) async fn continue_run(
     agent: Arc<AgentInner>,
-    state: &RunResult,
+    state: Option<&RunResult>,
     options: ContinueOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
     check_overrides(&agent, &options.overrides)?;
-    let plan = resume::check(&agent, state, &options)?;
     if let Some(context) = &options.context {
         check_value(context)
             .map_err(|e| AgentError::state_invalid(format!("Invalid continue context: {e}")))?;
     }
-    let mut state = state.clone();
+    let (mut state, plan, durable) = durable::prepare_continue(&agent, state, &options).await?;
     // A new signature is made when the run ends, and only by an agent with a secret.
     state.signature = None;
+    resume_paused(agent, state, plan, options, stream, durable).await
+}
+
+/// Recovers a stored run whose lease expired (SPEC §10).
+pub(crate) async fn recover(
+    agent: Arc<AgentInner>,
+    run_id: &str,
+    options: ContinueOptions,
+) -> Result<RunResult, AgentError> {
+    let (recovered, durable) = durable::prepare_recover(&agent, run_id, options.clone()).await?;
+    match recovered {
+        durable::Recovered::Claimed(claimed) => {
+            let (state, plan, options) = *claimed;
+            resume_paused(agent, state, plan, options, None, Some(durable)).await
+        }
+        durable::Recovered::Running(state) => {
+            let mut state = *state;
+            let ctx = continue_ctx(&agent, &mut state, &options, None, Some(durable));
+            ctx.emitter.emit(
+                EventType::RunResumed,
+                Some(RunStatus::Running),
+                None,
+                || EventData::Resumed {
+                    previous_status: RunStatus::Running,
+                },
+            );
+            state.run.status = RunStatus::Running;
+            drive_and_finish(&ctx, state, Start::NextStep).await
+        }
+    }
+}
+
+fn continue_ctx(
+    agent: &Arc<AgentInner>,
+    state: &mut RunResult,
+    options: &ContinueOptions,
+    stream: Option<Arc<StreamShared>>,
+    durable: Option<Arc<Durable>>,
+) -> RunCtx {
     let created_at =
         humantime::parse_rfc3339_weak(&state.run.created_at).unwrap_or_else(|_| SystemTime::now());
     if let Some(model) = &options.overrides.model {
@@ -225,20 +283,32 @@ pub(crate) async fn continue_run(
     if let Some(max) = options.overrides.max_steps {
         state.run.max_steps = Some(max);
     }
-    let settings = Settings::new(&agent, options.overrides.clone(), Some(&state.run));
-    let ctx = RunCtx {
+    let settings = Settings::new(agent, options.overrides.clone(), Some(&state.run));
+    RunCtx {
         emitter: Emitter::new(
             Arc::from(state.run.id.as_str()),
             Arc::from(agent.def.id.as_str()),
             options.on_event.clone(),
             stream,
         ),
-        agent,
+        agent: agent.clone(),
         client: options.client.clone(),
         settings,
         cancel: options.cancel.clone().unwrap_or_default(),
         created_at,
-    };
+        durable,
+    }
+}
+
+async fn resume_paused(
+    agent: Arc<AgentInner>,
+    mut state: RunResult,
+    plan: resume::ResumePlan,
+    options: ContinueOptions,
+    stream: Option<Arc<StreamShared>>,
+    durable: Option<Arc<Durable>>,
+) -> Result<RunResult, AgentError> {
+    let ctx = continue_ctx(&agent, &mut state, &options, stream, durable);
     if let Some(context) = options.context.clone() {
         state.run.context = context;
     }
@@ -254,7 +324,7 @@ pub(crate) async fn continue_run(
         },
     );
     let outcome = {
-        let fut = resume::resolve(&ctx, &mut state, plan, options);
+        let fut = with_lease(&ctx, resume::resolve(&ctx, &mut state, plan, options));
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => None,
@@ -262,8 +332,8 @@ pub(crate) async fn continue_run(
         }
     };
     match outcome {
-        None => finish(&ctx, state, Err(None)),
-        Some(Err(failure)) => finish(&ctx, state, Err(Some(failure))),
+        None => finish(&ctx, state, Err(None)).await,
+        Some(Err(failure)) => finish(&ctx, state, Err(Some(failure))).await,
         Some(Ok(start)) => drive_and_finish(&ctx, state, start).await,
     }
 }
@@ -274,7 +344,7 @@ async fn drive_and_finish(
     start: Start,
 ) -> Result<RunResult, AgentError> {
     let outcome = {
-        let fut = step::drive(ctx, &mut state, start);
+        let fut = with_lease(ctx, step::drive(ctx, &mut state, start));
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => None,
@@ -282,19 +352,67 @@ async fn drive_and_finish(
         }
     };
     match outcome {
-        None => finish(ctx, state, Err(None)),
-        Some(Ok(())) => finish(ctx, state, Ok(())),
-        Some(Err(failure)) => finish(ctx, state, Err(Some(failure))),
+        None => finish(ctx, state, Err(None)).await,
+        Some(Ok(())) => finish(ctx, state, Ok(())).await,
+        Some(Err(failure)) => finish(ctx, state, Err(Some(failure))).await,
     }
 }
 
-/// Ends a run: `Err(None)` = cancelled, `Err(Some(_))` = failed.
-fn finish(
+/// Ends a run and saves its final state (SPEC §10): a completed or paused run was saved
+/// by its last checkpoint; after a failure of the store itself nothing more is written
+/// (the run stays recoverable). A final save that fails fails the run with
+/// `store_failed`, the result attached.
+async fn finish(
+    ctx: &RunCtx,
+    state: RunResult,
+    outcome: Result<(), Option<Failure>>,
+) -> Result<RunResult, AgentError> {
+    let skip_save = match &outcome {
+        Ok(()) => state.run.status != RunStatus::Stopped,
+        Err(Some(Failure::Failed { error, .. })) => durable::is_store_failure(error),
+        Err(None) => false,
+    };
+    let result = conclude(ctx, state, outcome);
+    let Some(d) = ctx.durable.as_ref().filter(|_| !skip_save) else {
+        return result;
+    };
+    let saved = match &result {
+        Ok(state) => d.save(state).await,
+        Err(e) => {
+            d.save(e.result().expect("a failed run carries its result"))
+                .await
+        }
+    };
+    match (saved, result) {
+        (Ok(()), result) => result,
+        (Err(error), result) => {
+            let mut state = match result {
+                Ok(state) => state,
+                Err(mut e) => e.take_result().expect("a failed run carries its result"),
+            };
+            state.run.status = RunStatus::Failed;
+            state.run.pause = None;
+            state.run.error = Some(RunError {
+                code: error.code(),
+                message: error.message().to_owned(),
+                gateway: None,
+            });
+            Err(error.with_result(state))
+        }
+    }
+}
+
+/// The final status and events of a run: `Err(None)` = cancelled, `Err(Some(_))` = failed.
+fn conclude(
     ctx: &RunCtx,
     mut state: RunResult,
     outcome: Result<(), Option<Failure>>,
 ) -> Result<RunResult, AgentError> {
-    state.run.updated_at = now_iso();
+    // A completed, stopped or paused run set its time when it ended (and may have been
+    // saved with it): the result must be the stored state.
+    if outcome.is_err() {
+        state.run.updated_at = now_iso();
+    }
     match outcome {
         Ok(()) => Ok(sign(ctx, state)),
         Err(None) => {

@@ -272,12 +272,7 @@ pub(crate) async fn resolve(
         if let Some(text) = options.human_input {
             state.run.messages.push(Message::user(text));
         }
-        ctx.emitter.emit(
-            EventType::CheckpointSaved,
-            Some(RunStatus::Running),
-            Some(index),
-            || EventData::None,
-        );
+        super::checkpoint(ctx, state, RunStatus::Running, index).await?;
         return Ok(Start::AfterReviewPause);
     }
     let scope = PhaseScope::new(ctx, state, index);
@@ -342,11 +337,6 @@ pub(crate) async fn resolve(
     if let Some(text) = options.human_input {
         state.run.messages.push(Message::user(text));
     }
-    ctx.emitter.emit(
-        EventType::CheckpointSaved,
-        Some(RunStatus::Running),
-        Some(index),
-        || EventData::None,
-    );
+    super::checkpoint(ctx, state, RunStatus::Running, index).await?;
     Ok(Start::AfterToolPause)
 }

@@ -443,14 +443,20 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
                 kind,
                 pending_tool_calls: pending,
             },
-        );
+        )
+        .await?;
         return Ok(true);
     }
     after_step(ctx, state, index, false, false).await
 }
 
 /// Pauses the run after a step.
-pub(crate) fn pause(ctx: &RunCtx, state: &mut RunResult, index: usize, pause: Pause) {
+pub(crate) async fn pause(
+    ctx: &RunCtx,
+    state: &mut RunResult,
+    index: usize,
+    pause: Pause,
+) -> Result<(), Failure> {
     state.run.status = RunStatus::WaitingForHuman;
     state.run.updated_at = now_iso();
     if let Some(record) = state.steps.iter_mut().find(|s| s.index == index) {
@@ -461,18 +467,16 @@ pub(crate) fn pause(ctx: &RunCtx, state: &mut RunResult, index: usize, pause: Pa
         .emit(EventType::StepCompleted, status, Some(index), || {
             EventData::None
         });
-    ctx.emitter
-        .emit(EventType::CheckpointSaved, status, Some(index), || {
-            EventData::None
-        });
     let event_pause = ctx.emitter.is_active().then(|| pause.clone());
     state.run.pause = Some(pause);
+    super::checkpoint(ctx, state, RunStatus::WaitingForHuman, index).await?;
     ctx.emitter
         .emit(EventType::RunWaitingForHuman, status, Some(index), || {
             EventData::Waiting {
                 pause: Box::new(event_pause.expect("built when active")),
             }
         });
+    Ok(())
 }
 
 fn response_value(state: &RunResult, index: usize) -> Value {
@@ -636,25 +640,22 @@ pub(crate) async fn after_step(
     resumed: bool,
 ) -> Result<bool, Failure> {
     if let Some(request) = review(ctx, state, index, is_final).await? {
-        pause(ctx, state, index, review_pause(request));
+        pause(ctx, state, index, review_pause(request)).await?;
         return Ok(true);
     }
     if let Some(reason) = check_stop(ctx, state, index).await? {
         stop(ctx, state, reason, (!resumed).then_some(index));
         return Ok(true);
     }
+    state.run.updated_at = now_iso();
     if !resumed {
         let status = Some(RunStatus::Running);
         ctx.emitter
             .emit(EventType::StepCompleted, status, Some(index), || {
                 EventData::None
             });
-        ctx.emitter
-            .emit(EventType::CheckpointSaved, status, Some(index), || {
-                EventData::None
-            });
+        super::checkpoint(ctx, state, RunStatus::Running, index).await?;
     }
-    state.run.updated_at = now_iso();
     Ok(false)
 }
 
@@ -665,7 +666,7 @@ async fn final_answer(
     text: String,
 ) -> Result<bool, Failure> {
     if let Some(request) = review(ctx, state, index, true).await? {
-        pause(ctx, state, index, review_pause(request));
+        pause(ctx, state, index, review_pause(request)).await?;
         return Ok(true);
     }
     if let Some(reason) = check_stop(ctx, state, index).await? {
@@ -688,10 +689,7 @@ async fn final_answer(
         .emit(EventType::StepCompleted, status, Some(index), || {
             EventData::None
         });
-    ctx.emitter
-        .emit(EventType::CheckpointSaved, status, Some(index), || {
-            EventData::None
-        });
+    super::checkpoint(ctx, state, RunStatus::Completed, index).await?;
     ctx.emitter.emit(EventType::RunCompleted, status, None, || {
         EventData::Completed {
             output: state.run.result.clone(),

@@ -1824,9 +1824,10 @@ open class HttpModelClient: HttpModelClientProtocol, @unchecked Sendable {
     
     /**
      * The Phaseo gateway (`POST {base}/responses`; `PHASEO_API_KEY`, `PHASEO_BASE_URL`).
+     * Throws `definition_invalid` for `bodyDefaultsJson` that is not a JSON object.
      */
-public static func gateway(options: HttpClientOptions) -> HttpModelClient  {
-    return try!  FfiConverterTypeHttpModelClient_lift(try! rustCall() {
+public static func gateway(options: HttpClientOptions)throws  -> HttpModelClient  {
+    return try  FfiConverterTypeHttpModelClient_lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
         uniffiCallStatus in
     uniffi_phaseo_agent_uniffi_fn_constructor_httpmodelclient_gateway(
         FfiConverterTypeHttpClientOptions_lower(options),uniffiCallStatus
@@ -1836,10 +1837,10 @@ public static func gateway(options: HttpClientOptions) -> HttpModelClient  {
     
     /**
      * An OpenAI-compatible server (`POST {base}/chat/completions`; `OPENAI_BASE_URL`,
-     * `OPENAI_API_KEY`).
+     * `OPENAI_API_KEY`). `preset` and `bodyDefaultsJson` are refused (gateway only).
      */
-public static func openaiCompatible(options: HttpClientOptions) -> HttpModelClient  {
-    return try!  FfiConverterTypeHttpModelClient_lift(try! rustCall() {
+public static func openaiCompatible(options: HttpClientOptions)throws  -> HttpModelClient  {
+    return try  FfiConverterTypeHttpModelClient_lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
         uniffiCallStatus in
     uniffi_phaseo_agent_uniffi_fn_constructor_httpmodelclient_openai_compatible(
         FfiConverterTypeHttpClientOptions_lower(options),uniffiCallStatus
@@ -2378,6 +2379,156 @@ public func FfiConverterTypeModelClient_lift(_ handle: UInt64) throws -> ModelCl
 #endif
 public func FfiConverterTypeModelClient_lower(_ value: ModelClient) -> UInt64 {
     return FfiConverterTypeModelClient.lower(value)
+}
+
+
+
+
+
+
+/**
+ * Where a [`StreamingModelClient`] sends the events of one streamed attempt.
+ */
+public protocol ModelStreamSinkProtocol: AnyObject, Sendable {
+    
+    /**
+     * Whether the attempt is over (the client may stop streaming).
+     */
+    func isClosed()  -> Bool
+    
+    /**
+     * Hands one event (JSON text) to the run at once. Throws, naming the problem, for an
+     * event the run cannot read, or when the attempt is over (cancelled or timed out):
+     * then stop streaming.
+     */
+    func send(eventJson: String) throws 
+    
+}
+/**
+ * Where a [`StreamingModelClient`] sends the events of one streamed attempt.
+ */
+open class ModelStreamSink: ModelStreamSinkProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_modelstreamsink(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_modelstreamsink(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Whether the attempt is over (the client may stop streaming).
+     */
+open func isClosed() -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_modelstreamsink_is_closed(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Hands one event (JSON text) to the run at once. Throws, naming the problem, for an
+     * event the run cannot read, or when the attempt is over (cancelled or timed out):
+     * then stop streaming.
+     */
+open func send(eventJson: String)throws   {try rustCallWithError(FfiConverterTypeToolError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_modelstreamsink_send(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(eventJson),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeModelStreamSink: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = ModelStreamSink
+
+    public static func lift(_ handle: UInt64) throws -> ModelStreamSink {
+        return ModelStreamSink(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: ModelStreamSink) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ModelStreamSink {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: ModelStreamSink, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelStreamSink_lift(_ handle: UInt64) throws -> ModelStreamSink {
+    return try FfiConverterTypeModelStreamSink.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeModelStreamSink_lower(_ value: ModelStreamSink) -> UInt64 {
+    return FfiConverterTypeModelStreamSink.lower(value)
 }
 
 
@@ -3619,6 +3770,360 @@ public func FfiConverterTypeStopCondition_lift(_ handle: UInt64) throws -> StopC
 #endif
 public func FfiConverterTypeStopCondition_lower(_ value: StopCondition) -> UInt64 {
     return FfiConverterTypeStopCondition.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A host model client that streams: `stream` hands each event to `sink` as it comes —
+ * `{"type": "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`,
+ * `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
+ * response in the form `generate` returns), then returns. Throwing fails the attempt
+ * (retried per `modelRetry`; the deltas already sent stay in the run's history).
+ * `generate` serves runs that are not streamed; a client without one (`can_generate`
+ * false) is drained through `stream` instead.
+ */
+public protocol StreamingModelClient: AnyObject, Sendable {
+    
+    /**
+     * Whether `generate` is implemented (else `stream` serves every run).
+     */
+    func canGenerate()  -> Bool
+    
+    /**
+     * One response.
+     */
+    func generate(requestJson: String) async throws  -> String
+    
+    /**
+     * One response, streamed through `sink`.
+     */
+    func stream(requestJson: String, sink: ModelStreamSink) async throws 
+    
+}
+/**
+ * A host model client that streams: `stream` hands each event to `sink` as it comes —
+ * `{"type": "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`,
+ * `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
+ * response in the form `generate` returns), then returns. Throwing fails the attempt
+ * (retried per `modelRetry`; the deltas already sent stay in the run's history).
+ * `generate` serves runs that are not streamed; a client without one (`can_generate`
+ * false) is drained through `stream` instead.
+ */
+open class StreamingModelClientImpl: StreamingModelClient, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_streamingmodelclient(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_streamingmodelclient(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Whether `generate` is implemented (else `stream` serves every run).
+     */
+open func canGenerate() -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_streamingmodelclient_can_generate(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * One response.
+     */
+open func generate(requestJson: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_streamingmodelclient_generate(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(requestJson)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeToolError_lift
+        )
+}
+    
+    /**
+     * One response, streamed through `sink`.
+     */
+open func stream(requestJson: String, sink: ModelStreamSink)async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_streamingmodelclient_stream(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(requestJson),FfiConverterTypeModelStreamSink_lower(sink)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_void,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_void,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeToolError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceStreamingModelClient {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceStreamingModelClient = UniffiVTableCallbackInterfaceStreamingModelClient(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeStreamingModelClient.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface StreamingModelClient: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeStreamingModelClient.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface StreamingModelClient: handle missing in uniffiClone")
+            }
+        },
+        canGenerate: { (
+            uniffiHandle: UInt64,
+            uniffiOutReturn: UnsafeMutablePointer<Int8>,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> Bool in
+                guard let uniffiObj = try? FfiConverterTypeStreamingModelClient.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return uniffiObj.canGenerate(
+                )
+            }
+
+            
+            let writeReturn = { uniffiOutReturn.pointee = FfiConverterBool.lower($0) }
+            uniffiTraitInterfaceCall(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn
+            )
+        },
+        generate: { (
+            uniffiHandle: UInt64,
+            requestJson: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeStreamingModelClient.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.generate(
+                     requestJson: try FfiConverterString.lift(requestJson)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeToolError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        },
+        stream: { (
+            uniffiHandle: UInt64,
+            requestJson: RustBuffer,
+            sink: UInt64,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteVoid,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> () in
+                guard let uniffiObj = try? FfiConverterTypeStreamingModelClient.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.stream(
+                     requestJson: try FfiConverterString.lift(requestJson),
+                     sink: try FfiConverterTypeModelStreamSink_lift(sink)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: ()) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultVoid(
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultVoid(
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeToolError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceStreamingModelClient> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceStreamingModelClient>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitStreamingModelClient() {
+    uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_streamingmodelclient(UniffiCallbackInterfaceStreamingModelClient.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStreamingModelClient: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<StreamingModelClient>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = StreamingModelClient
+
+    public static func lift(_ handle: UInt64) throws -> StreamingModelClient {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return StreamingModelClientImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: StreamingModelClient) -> UInt64 {
+         if let rustImpl = value as? StreamingModelClientImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StreamingModelClient {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: StreamingModelClient, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStreamingModelClient_lift(_ handle: UInt64) throws -> StreamingModelClient {
+    return try FfiConverterTypeStreamingModelClient.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStreamingModelClient_lower(_ value: StreamingModelClient) -> UInt64 {
+    return FfiConverterTypeStreamingModelClient.lower(value)
 }
 
 
@@ -5832,6 +6337,17 @@ public struct HttpClientOptions: Equatable, Hashable {
      * Extra headers.
      */
     public var headers: [String: String]
+    /**
+     * Gateway only: a preset, the model `@<preset>` when no model is set.
+     */
+    public var preset: String?
+    /**
+     * Gateway only: request body fields (JSON text of an object) sent unless the request
+     * sets them: the product's client options (`tool_choice`, `parallel_tool_calls`,
+     * `response_format`, `metadata`, …) and its `requestOptions`. What the agent and run
+     * set wins.
+     */
+    public var bodyDefaultsJson: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5850,12 +6366,23 @@ public struct HttpClientOptions: Equatable, Hashable {
          */timeoutMs: Double? = nil, 
         /**
          * Extra headers.
-         */headers: [String: String] = [:]) {
+         */headers: [String: String] = [:], 
+        /**
+         * Gateway only: a preset, the model `@<preset>` when no model is set.
+         */preset: String? = nil, 
+        /**
+         * Gateway only: request body fields (JSON text of an object) sent unless the request
+         * sets them: the product's client options (`tool_choice`, `parallel_tool_calls`,
+         * `response_format`, `metadata`, …) and its `requestOptions`. What the agent and run
+         * set wins.
+         */bodyDefaultsJson: String? = nil) {
         self.apiKey = apiKey
         self.baseUrl = baseUrl
         self.model = model
         self.timeoutMs = timeoutMs
         self.headers = headers
+        self.preset = preset
+        self.bodyDefaultsJson = bodyDefaultsJson
     }
 
     
@@ -5878,7 +6405,9 @@ public struct FfiConverterTypeHttpClientOptions: FfiConverterRustBuffer {
                 baseUrl: FfiConverterOptionString.read(from: &buf), 
                 model: FfiConverterOptionString.read(from: &buf), 
                 timeoutMs: FfiConverterOptionDouble.read(from: &buf), 
-                headers: FfiConverterDictionaryStringString.read(from: &buf)
+                headers: FfiConverterDictionaryStringString.read(from: &buf), 
+                preset: FfiConverterOptionString.read(from: &buf), 
+                bodyDefaultsJson: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -5888,6 +6417,8 @@ public struct FfiConverterTypeHttpClientOptions: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.model, into: &buf)
         FfiConverterOptionDouble.write(value.timeoutMs, into: &buf)
         FfiConverterDictionaryStringString.write(value.headers, into: &buf)
+        FfiConverterOptionString.write(value.preset, into: &buf)
+        FfiConverterOptionString.write(value.bodyDefaultsJson, into: &buf)
     }
 }
 
@@ -6640,6 +7171,15 @@ public enum Client {
          */client: ModelClient
     )
     /**
+     * A host client that streams (Kotlin/Swift object implementing
+     * `StreamingModelClient`): a streamed run shows its deltas and items live.
+     */
+    case hostStreaming(
+        /**
+         * The client.
+         */client: StreamingModelClient
+    )
+    /**
      * The built-in scripted client.
      */
     case scripted(
@@ -6687,13 +7227,16 @@ public struct FfiConverterTypeClient: FfiConverterRustBuffer {
         case 1: return .host(client: try FfiConverterTypeModelClient.read(from: &buf)
         )
         
-        case 2: return .scripted(client: try FfiConverterTypeScriptedClient.read(from: &buf)
+        case 2: return .hostStreaming(client: try FfiConverterTypeStreamingModelClient.read(from: &buf)
         )
         
-        case 3: return .test(client: try FfiConverterTypeTestClient.read(from: &buf)
+        case 3: return .scripted(client: try FfiConverterTypeScriptedClient.read(from: &buf)
         )
         
-        case 4: return .http(client: try FfiConverterTypeHttpModelClient.read(from: &buf)
+        case 4: return .test(client: try FfiConverterTypeTestClient.read(from: &buf)
+        )
+        
+        case 5: return .http(client: try FfiConverterTypeHttpModelClient.read(from: &buf)
         )
         
         default: throw UniffiInternalError.unexpectedEnumCase
@@ -6709,18 +7252,23 @@ public struct FfiConverterTypeClient: FfiConverterRustBuffer {
             FfiConverterTypeModelClient.write(client, into: &buf)
             
         
-        case let .scripted(client):
+        case let .hostStreaming(client):
             writeInt(&buf, Int32(2))
+            FfiConverterTypeStreamingModelClient.write(client, into: &buf)
+            
+        
+        case let .scripted(client):
+            writeInt(&buf, Int32(3))
             FfiConverterTypeScriptedClient.write(client, into: &buf)
             
         
         case let .test(client):
-            writeInt(&buf, Int32(3))
+            writeInt(&buf, Int32(4))
             FfiConverterTypeTestClient.write(client, into: &buf)
             
         
         case let .http(client):
-            writeInt(&buf, Int32(4))
+            writeInt(&buf, Int32(5))
             FfiConverterTypeHttpModelClient.write(client, into: &buf)
             
         }
@@ -8381,6 +8929,12 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_modelclient_generate() != 60590) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_modelstreamsink_is_closed() != 36259) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_modelstreamsink_send() != 4632) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_method_nextturnparamsprovider_next_turn_params() != 13493) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8388,6 +8942,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_stopcondition_check() != 32149) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_streamingmodelclient_can_generate() != 26399) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_streamingmodelclient_generate() != 50492) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_streamingmodelclient_stream() != 64607) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolcalledhook_on_tool_called() != 29522) {
@@ -8411,10 +8974,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_constructor_canceltoken_new() != 23449) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_phaseo_agent_uniffi_checksum_constructor_httpmodelclient_gateway() != 7032) {
+    if (uniffi_phaseo_agent_uniffi_checksum_constructor_httpmodelclient_gateway() != 60545) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_phaseo_agent_uniffi_checksum_constructor_httpmodelclient_openai_compatible() != 46226) {
+    if (uniffi_phaseo_agent_uniffi_checksum_constructor_httpmodelclient_openai_compatible() != 59507) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_constructor_runresult_from_json() != 32600) {
@@ -8437,6 +9000,7 @@ private let initializationResult: InitializationResult = {
     uniffiCallbackInitNextTurnParamsProvider()
     uniffiCallbackInitResponseReceivedHook()
     uniffiCallbackInitStopCondition()
+    uniffiCallbackInitStreamingModelClient()
     uniffiCallbackInitToolCalledHook()
     uniffiCallbackInitToolExecutor()
     uniffiCallbackInitTurnResolver()

@@ -329,7 +329,9 @@ private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = f
  * and [activeTools] are the request controls of SPEC §12. [stateSecret] signs every state
  * the agent produces (HMAC-SHA256, top-level `signature`) and refuses to continue one whose
  * signature is missing or wrong; [stateSecrets] rotates secrets (the first signs, any
- * verifies). An invalid definition throws [AgentException] `definition_invalid`.
+ * verifies). The product's [preset] names the model `@<preset>` when [model] is unset; its
+ * [parseOutput] turns the final text into the output (then [outputSchema] checks what it
+ * returns). An invalid definition throws [AgentException] `definition_invalid`.
  */
 fun createAgent(
     id: String,
@@ -358,12 +360,14 @@ fun createAgent(
     parallelToolCalls: Boolean? = null,
     activeTools: List<String>? = null,
     activeToolsFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
+    preset: String? = null,
+    parseOutput: ((text: String) -> JsonElement)? = null,
 ): Agent = sdk {
     Agent(
         AgentDefinition(
             id = id,
             tools = tools,
-            model = model,
+            model = model ?: presetModel(preset),
             instructions = instructions,
             maxSteps = maxSteps?.toLong(),
             stopWhen = stopWhen,
@@ -372,7 +376,7 @@ fun createAgent(
             temperature = temperature,
             maxOutputTokens = maxOutputTokens,
             topP = topP,
-            outputSchema = outputSchema,
+            outputSchema = parseOutput?.let { outputParser(it, outputSchema) } ?: outputSchema,
             requireApproval = requireApproval?.let(::KotlinAgentApproval),
             humanReview = humanReview?.let(::KotlinReview),
             modelFn = turn(modelFn),
@@ -427,7 +431,7 @@ fun gatewayClient(
     model: String? = null,
     timeoutMs: Long? = null,
     headers: Map<String, String> = emptyMap(),
-): Client = Client.Http(HttpModelClient.gateway(HttpClientOptions(apiKey, baseUrl, model, timeoutMs?.toDouble(), headers)))
+): Client = sdk { Client.Http(HttpModelClient.gateway(HttpClientOptions(apiKey, baseUrl, model, timeoutMs?.toDouble(), headers))) }
 
 /** An OpenAI-compatible chat-completions client (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). */
 fun openAICompatibleClient(
@@ -436,7 +440,7 @@ fun openAICompatibleClient(
     model: String? = null,
     timeoutMs: Long? = null,
     headers: Map<String, String> = emptyMap(),
-): Client = Client.Http(HttpModelClient.openaiCompatible(HttpClientOptions(apiKey, baseUrl, model, timeoutMs?.toDouble(), headers)))
+): Client = sdk { Client.Http(HttpModelClient.openaiCompatible(HttpClientOptions(apiKey, baseUrl, model, timeoutMs?.toDouble(), headers))) }
 
 // ---------------------------------------------------------------------------------------
 // Runs

@@ -1,0 +1,78 @@
+//! The run-store suite against the in-memory store.
+mod store_common;
+
+store_suite!(store_common::Memory);
+
+mod accessor {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use phaseo_agent::store::{AccessorRunStore, ListQuery, RunStore, StateAccessor};
+    use phaseo_agent::{async_trait, ContinueOptions, ErrorCode, RunStatus, ToolError};
+
+    use super::store_common::{agent, approve, paused_run, Counter};
+
+    /// The product's accessor: a map from run id to state JSON.
+    #[derive(Default)]
+    struct MapAccessor(Mutex<HashMap<String, String>>, Mutex<usize>);
+
+    #[async_trait]
+    impl StateAccessor for MapAccessor {
+        async fn load(&self, run_id: &str) -> Result<Option<String>, ToolError> {
+            Ok(self.0.lock().unwrap().get(run_id).cloned())
+        }
+        async fn save(&self, run_id: &str, state_json: &str) -> Result<(), ToolError> {
+            *self.1.lock().unwrap() += 1;
+            self.0
+                .lock()
+                .unwrap()
+                .insert(run_id.to_owned(), state_json.to_owned());
+            Ok(())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_load_save_accessor_is_a_store_without_claims() {
+        let map = Arc::new(MapAccessor::default());
+        let store: Arc<dyn RunStore> = Arc::new(AccessorRunStore::new(map.clone()));
+        assert!(!store.supports_claims());
+        let counter = Counter::default();
+        let mailer = agent(store.clone(), &counter, Default::default());
+        let paused = paused_run(&mailer).await;
+        assert_eq!(*map.1.lock().unwrap(), 2, "run start and pause");
+        assert_eq!(map.0.lock().unwrap()[&paused.run.id], paused.to_json());
+        let done = mailer
+            .continue_by_id(paused.run.id.clone(), approve())
+            .await
+            .unwrap();
+        assert_eq!(done.status(), RunStatus::Completed);
+        assert_eq!(map.0.lock().unwrap()[&paused.run.id], done.to_json());
+        // No claim: an old copy of the state continues again (the documented limit).
+        let again = mailer.continue_run(&paused, approve()).await.unwrap();
+        assert_eq!(again.status(), RunStatus::Completed);
+        assert_eq!(counter.runs.load(std::sync::atomic::Ordering::SeqCst), 2);
+        // By id, the accessor's latest state is completed.
+        let by_id = mailer
+            .continue_by_id(paused.run.id.clone(), approve())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            by_id.message(),
+            format!("Run {} is not waiting for human input", paused.run.id)
+        );
+        let list = store.list(&ListQuery::waiting()).await.unwrap_err();
+        assert_eq!(list.code(), ErrorCode::StoreFailed);
+        assert_eq!(
+            list.message(),
+            "Run store failed: list is not supported by a load/save state accessor"
+        );
+        let recover = mailer
+            .recover(
+                &paused.run.id,
+                ContinueOptions::new(super::store_common::scripted([])),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(recover.code(), ErrorCode::ContinueInvalid);
+    }
+}
