@@ -37,6 +37,8 @@ pub struct AgentDefinition {
     pub(crate) require_approval: Option<Arc<dyn ApprovalPredicate>>,
     pub(crate) human_review: Option<Arc<dyn HumanReview>>,
     pub(crate) state_secrets: Vec<String>,
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 impl AgentDefinition {
@@ -58,7 +60,17 @@ impl AgentDefinition {
             require_approval: None,
             human_review: None,
             state_secrets: Vec::new(),
+            #[cfg(feature = "mcp")]
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// Adds an MCP server whose tools the agent offers (SPEC §11). Servers connect
+    /// lazily, are shared by the agent's runs and closed with [`Agent::close`].
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(mut self, server: crate::mcp::McpServer) -> Self {
+        self.mcp_servers.push(server);
+        self
     }
 
     /// Model id (fixed or per turn).
@@ -169,6 +181,10 @@ pub(crate) struct AgentInner {
     pub(crate) def: AgentDefinition,
     pub(crate) tool_index: HashMap<String, usize>,
     pub(crate) tool_specs: Arc<Vec<ToolSpec>>,
+    /// The agent's MCP servers (shared by its runs and by the per-run agents built from
+    /// it); `None` without any.
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp: Option<Arc<crate::mcp::McpSet>>,
 }
 
 impl AgentInner {
@@ -212,11 +228,19 @@ pub fn create_agent(def: AgentDefinition) -> Result<Agent, AgentError> {
             })
             .collect(),
     );
+    #[cfg(feature = "mcp")]
+    let mcp = if def.mcp_servers.is_empty() {
+        None
+    } else {
+        Some(Arc::new(crate::mcp::McpSet::new(&def.mcp_servers)?))
+    };
     Ok(Agent {
         inner: Arc::new(AgentInner {
             def,
             tool_index,
             tool_specs,
+            #[cfg(feature = "mcp")]
+            mcp,
         }),
     })
 }
@@ -230,6 +254,16 @@ impl Agent {
     /// The definition.
     pub fn definition(&self) -> &AgentDefinition {
         &self.inner.def
+    }
+
+    /// Closes the agent's MCP servers (a stdio server's process is killed). Runs still
+    /// going fail their next MCP call; a later run starts the servers again. Dropping the
+    /// last clone of the agent also stops them.
+    pub async fn close(&self) {
+        #[cfg(feature = "mcp")]
+        if let Some(mcp) = &self.inner.mcp {
+            mcp.close().await;
+        }
     }
 
     /// Runs the agent until it completes, stops, pauses, fails or is cancelled.

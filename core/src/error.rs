@@ -39,11 +39,13 @@ pub enum ErrorCode {
     DefinitionInvalid,
     /// The run was cancelled.
     Cancelled,
+    /// An MCP server could not start, died, or broke the protocol (SPEC §11).
+    McpFailed,
 }
 
 impl ErrorCode {
     /// Every code, in the order of SPEC §9.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::ToolInputInvalid,
         ErrorCode::ToolOutputInvalid,
         ErrorCode::ToolEventInvalid,
@@ -58,6 +60,7 @@ impl ErrorCode {
         ErrorCode::Gateway,
         ErrorCode::DefinitionInvalid,
         ErrorCode::Cancelled,
+        ErrorCode::McpFailed,
     ];
 
     /// The snake_case code string, e.g. `"tool_input_invalid"`.
@@ -77,6 +80,7 @@ impl ErrorCode {
             ErrorCode::Gateway => "gateway",
             ErrorCode::DefinitionInvalid => "definition_invalid",
             ErrorCode::Cancelled => "cancelled",
+            ErrorCode::McpFailed => "mcp_failed",
         }
     }
 
@@ -218,6 +222,8 @@ pub struct ToolError {
     pub message: String,
     /// The executor's result could not be converted (too deep, a cycle, a huge integer).
     invalid_output: bool,
+    /// The code the call fails with, when not `tool_failed` (an MCP server's failure).
+    code: Option<ErrorCode>,
 }
 
 impl ToolError {
@@ -226,7 +232,23 @@ impl ToolError {
         Self {
             message: message.into(),
             invalid_output: false,
+            code: None,
         }
+    }
+
+    /// A call error with its own code instead of `tool_failed` (e.g. `mcp_failed`); it
+    /// follows the tool's `onError` policy like any other executor error.
+    pub fn with_code(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            invalid_output: false,
+            code: Some(code),
+        }
+    }
+
+    /// The code a call failing with this error gets (`tool_failed` unless set).
+    pub fn code(&self) -> ErrorCode {
+        self.code.unwrap_or(ErrorCode::ToolFailed)
     }
 
     /// An executor's host result that cannot be converted to a storable JSON value
@@ -237,6 +259,7 @@ impl ToolError {
         Self {
             message: message.into(),
             invalid_output: true,
+            code: None,
         }
     }
 

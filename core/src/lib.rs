@@ -36,6 +36,8 @@ pub mod events;
 pub mod exec;
 pub mod json;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod next_turn;
 pub mod options;

@@ -133,6 +133,7 @@ pub struct Tool {
     pub(crate) on_tool_called: Option<Arc<dyn ToolCalledHook>>,
     pub(crate) on_response_received: Option<Arc<dyn ResponseReceivedHook>>,
     pub(crate) next_turn_params: Option<NextTurnSource>,
+    pub(crate) annotations: Option<Arc<Value>>,
     pub(crate) problems: Vec<String>,
 }
 
@@ -264,6 +265,7 @@ impl Tool {
             on_tool_called: None,
             on_response_received: None,
             next_turn_params: None,
+            annotations: None,
             problems: Vec::new(),
         };
         if tool.id.is_empty() {
@@ -343,6 +345,19 @@ impl Tool {
     fn executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
         self.executor = Some(executor);
         self
+    }
+
+    /// Descriptive hints about the tool (MCP `annotations`: `readOnlyHint`,
+    /// `destructiveHint`, …), shown to approval predicates as
+    /// [`ToolRuntime::tool_annotations`].
+    pub fn annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(Arc::new(annotations));
+        self
+    }
+
+    /// The tool's annotations, if any.
+    pub fn tool_annotations(&self) -> Option<&Value> {
+        self.annotations.as_deref()
     }
 
     /// Replaces the `parameters` schema (`Value::Null` restores the default).

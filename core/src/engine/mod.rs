@@ -118,6 +118,25 @@ fn check_run_values(options: &RunOptions) -> Result<(), AgentError> {
     Ok(())
 }
 
+/// The per-run tool set (the seam between the engine and MCP, SPEC §11): the agent
+/// itself, or — when it declares MCP servers — an agent with the listed MCP tools added
+/// (listed now unless cached). `None`: cancelled while listing.
+async fn run_agent(
+    agent: Arc<AgentInner>,
+    cancel: &CancellationToken,
+) -> Option<Result<Arc<AgentInner>, AgentError>> {
+    #[cfg(feature = "mcp")]
+    if let Some(mcp) = agent.mcp.clone() {
+        return tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            r = mcp.run_agent(&agent) => Some(r),
+        };
+    }
+    let _ = cancel;
+    Some(Ok(agent))
+}
+
 /// The cancel message of a run.
 pub(crate) const CANCELLED_MESSAGE: &str = "Agent run cancelled";
 
@@ -160,12 +179,19 @@ pub(crate) async fn run(
         step_results: Vec::new(),
         signature: None,
     };
+    let cancel = options.cancel.unwrap_or_default();
+    let listed = run_agent(agent.clone(), &cancel).await;
+    let (agent, listing) = match listed {
+        Some(Ok(run_agent)) => (run_agent, Ok(())),
+        Some(Err(e)) => (agent, Err(Some(e))),
+        None => (agent, Err(None)),
+    };
     let ctx = RunCtx {
         agent,
         client: options.client,
         settings,
         emitter: Emitter::new(run_id, agent_id, options.on_event, stream),
-        cancel: options.cancel.unwrap_or_default(),
+        cancel,
         created_at: now,
     };
     ctx.emitter
@@ -173,7 +199,12 @@ pub(crate) async fn run(
             EventData::None
         });
     state.run.status = RunStatus::Running;
-    drive_and_finish(&ctx, state, Start::NextStep).await
+    match listing {
+        Ok(()) => drive_and_finish(&ctx, state, Start::NextStep).await,
+        // A listing that failed (or found a name collision) fails the run, result attached.
+        Err(Some(error)) => finish(&ctx, state, Err(Some(Failure::Failed { error, step: None }))),
+        Err(None) => finish(&ctx, state, Err(None)),
+    }
 }
 
 pub(crate) async fn continue_run(
@@ -182,6 +213,12 @@ pub(crate) async fn continue_run(
     options: ContinueOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
+    // MCP tools are listed before the SPEC §4 checks, so a paused MCP call is known there.
+    let never = CancellationToken::new();
+    let agent = match run_agent(agent, options.cancel.as_ref().unwrap_or(&never)).await {
+        Some(r) => r?,
+        None => return Err(AgentError::new(ErrorCode::Cancelled, CANCELLED_MESSAGE)),
+    };
     let plan = resume::check(&agent, state, &options)?;
     if let Some(context) = &options.context {
         check_value(context)

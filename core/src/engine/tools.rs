@@ -78,6 +78,10 @@ impl PhaseScope {
         token: CancellationToken,
         accepts_progress: bool,
     ) -> ToolRuntime {
+        let annotations = ctx
+            .agent
+            .tool(&call.name)
+            .and_then(|t| t.annotations.clone());
         ToolRuntime::new(
             ctx.emitter.run_id.clone(),
             ctx.emitter.agent_id.clone(),
@@ -86,6 +90,7 @@ impl PhaseScope {
             call,
             token,
             accepts_progress,
+            annotations,
         )
     }
 }
@@ -426,7 +431,7 @@ pub(crate) async fn execute_call(
             scope,
             Some(tool),
             call,
-            ErrorCode::ToolFailed,
+            e.code(),
             e.message,
             preliminary,
         ),
