@@ -15,7 +15,9 @@ use phaseo_agent::{
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_listed_filtered_and_prefixed() {
     let dir = markers();
-    let Some(server) = test_server("files", &dir) else { return };
+    let Some(server) = test_server("files", &dir) else {
+        return;
+    };
     let server = server
         .tool_prefix("fs")
         .deny_tools(["crash"])
@@ -24,18 +26,33 @@ async fn tools_are_listed_filtered_and_prefixed() {
         }));
     let agent = create_agent(AgentDefinition::new("lister").mcp_server(server)).unwrap();
     let client = Recording::new([text("ok")]);
-    let result = agent.run(RunOptions::new("hi", client.clone())).await.unwrap();
+    let result = agent
+        .run(RunOptions::new("hi", client.clone()))
+        .await
+        .unwrap();
     assert_eq!(result.status(), RunStatus::Completed);
     assert_eq!(
         client.first_offer(),
-        ["fs_add", "fs_count_up", "fs_delete_file", "fs_echo", "fs_fail", "fs_slow"]
+        [
+            "fs_add",
+            "fs_count_up",
+            "fs_delete_file",
+            "fs_echo",
+            "fs_fail",
+            "fs_slow"
+        ]
     );
     agent.close().await;
 
-    let only = test_server("only", &dir).unwrap().allow_tools(["echo", "add"]);
+    let only = test_server("only", &dir)
+        .unwrap()
+        .allow_tools(["echo", "add"]);
     let agent = create_agent(AgentDefinition::new("lister").mcp_server(only)).unwrap();
     let client = Recording::new([text("ok")]);
-    agent.run(RunOptions::new("hi", client.clone())).await.unwrap();
+    agent
+        .run(RunOptions::new("hi", client.clone()))
+        .await
+        .unwrap();
     assert_eq!(client.first_offer(), ["add", "echo"]);
     agent.close().await;
 }
@@ -43,7 +60,9 @@ async fn tools_are_listed_filtered_and_prefixed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_round_trip_maps_text_structured_and_error_results() {
     let dir = markers();
-    let Some(server) = test_server("t", &dir) else { return };
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
     let agent = create_agent(
         AgentDefinition::new("caller").mcp_server(server.on_error(OnError::ReturnToModel)),
     )
@@ -62,32 +81,44 @@ async fn a_call_round_trip_maps_text_structured_and_error_results() {
     assert_eq!(results[0].result, Some(json!("hello")));
     assert_eq!(results[1].result, Some(json!({"total": 6, "count": 3})));
     assert_eq!(results[2].result, None);
-    assert_eq!(results[2].error.as_deref(), Some("Error executing tool fail: failed: nope"));
+    assert_eq!(
+        results[2].error.as_deref(),
+        Some("Error executing tool fail: failed: nope")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_input_schema_is_validated_by_the_core_before_the_server_is_called() {
     let dir = markers();
-    let Some(server) = test_server("t", &dir) else { return };
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
     let agent = create_agent(AgentDefinition::new("v").mcp_server(server)).unwrap();
     let client = Recording::new([call("c1", "add", r#"{"numbers":"x"}"#), text("done")]);
     let err = agent.run(RunOptions::new("go", client)).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::ToolInputInvalid);
-    assert!(err.message().starts_with("Invalid tool input: /numbers"), "{}", err.message());
+    assert!(
+        err.message().starts_with("Invalid tool input: /numbers"),
+        "{}",
+        err.message()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_notifications_become_preliminary_results() {
     let dir = markers();
-    let Some(server) = test_server("t", &dir) else { return };
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
     let agent = create_agent(AgentDefinition::new("p").mcp_server(server)).unwrap();
     let events = Arc::new(std::sync::Mutex::new(Vec::<AgentEvent>::new()));
     let sink = events.clone();
     let client = Recording::new([call("c1", "count_up", r#"{"steps":3}"#), text("done")]);
     let result = agent
         .run(
-            RunOptions::new("go", client)
-                .on_event(Arc::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()))),
+            RunOptions::new("go", client).on_event(Arc::new(move |e: &AgentEvent| {
+                sink.lock().unwrap().push(e.clone())
+            })),
         )
         .await
         .unwrap();
@@ -114,10 +145,11 @@ async fn progress_notifications_become_preliminary_results() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_collision_fails_the_run_with_definition_invalid_and_the_result() {
     let dir = markers();
-    let Some(server) = test_server("t", &dir) else { return };
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
     let local = Tool::new("echo", "Local echo", Value::Null, |input, _| Ok(input));
-    let agent =
-        create_agent(AgentDefinition::new("clash").tool(local).mcp_server(server)).unwrap();
+    let agent = create_agent(AgentDefinition::new("clash").tool(local).mcp_server(server)).unwrap();
     let err = agent
         .run(RunOptions::new("go", Recording::new([text("x")])))
         .await
@@ -133,7 +165,9 @@ async fn a_name_collision_fails_the_run_with_definition_invalid_and_the_result()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_optional_server_that_cannot_start_is_skipped_a_required_one_fails_the_run() {
     let dir = markers();
-    let Some(good) = test_server("good", &dir) else { return };
+    let Some(good) = test_server("good", &dir) else {
+        return;
+    };
     let broken = || McpServer::stdio("broken", "/nonexistent/mcp-server");
     let agent = create_agent(
         AgentDefinition::new("opt")
@@ -142,7 +176,10 @@ async fn an_optional_server_that_cannot_start_is_skipped_a_required_one_fails_th
     )
     .unwrap();
     let client = Recording::new([text("ok")]);
-    let result = agent.run(RunOptions::new("go", client.clone())).await.unwrap();
+    let result = agent
+        .run(RunOptions::new("go", client.clone()))
+        .await
+        .unwrap();
     assert_eq!(result.status(), RunStatus::Completed);
     assert_eq!(client.first_offer(), ["echo"]);
 
@@ -153,7 +190,8 @@ async fn an_optional_server_that_cannot_start_is_skipped_a_required_one_fails_th
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::McpFailed);
     assert!(
-        err.message().starts_with("MCP server 'broken' could not start: "),
+        err.message()
+            .starts_with("MCP server 'broken' could not start: "),
         "{}",
         err.message()
     );
@@ -163,15 +201,23 @@ async fn an_optional_server_that_cannot_start_is_skipped_a_required_one_fails_th
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_refreshes_the_cached_list() {
     let dir = markers();
-    let Some(server) = test_server("t", &dir) else { return };
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
     let agent = create_agent(AgentDefinition::new("grow").mcp_server(server)).unwrap();
     let first = Recording::new([call("c1", "grow", "{}"), text("done")]);
-    agent.run(RunOptions::new("go", first.clone())).await.unwrap();
+    agent
+        .run(RunOptions::new("go", first.clone()))
+        .await
+        .unwrap();
     assert!(!first.first_offer().contains(&"grown".to_owned()));
     // The notification is handled asynchronously; the next run lists again.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let second = Recording::new([call("c1", "grown", "{}"), text("done")]);
-    let result = agent.run(RunOptions::new("go", second.clone())).await.unwrap();
+    let result = agent
+        .run(RunOptions::new("go", second.clone()))
+        .await
+        .unwrap();
     assert!(second.first_offer().contains(&"grown".to_owned()));
     assert_eq!(tool_results(&result)[0].result, Some(json!("grown")));
 }

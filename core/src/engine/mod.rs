@@ -202,7 +202,11 @@ pub(crate) async fn run(
     match listing {
         Ok(()) => drive_and_finish(&ctx, state, Start::NextStep).await,
         // A listing that failed (or found a name collision) fails the run, result attached.
-        Err(Some(error)) => finish(&ctx, state, Err(Some(Failure::Failed { error, step: None }))),
+        Err(Some(error)) => finish(
+            &ctx,
+            state,
+            Err(Some(Failure::Failed { error, step: None })),
+        ),
         Err(None) => finish(&ctx, state, Err(None)),
     }
 }

@@ -194,9 +194,9 @@ impl McpServer {
             },
         );
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            server
-                .problems
-                .push(format!("url must start with http:// or https://, got {url:?}"));
+            server.problems.push(format!(
+                "url must start with http:// or https://, got {url:?}"
+            ));
         }
         server
     }

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientConfig, ClientNotification, ClientRequest,
-    ElicitRequestParams, ElicitResult, ErrorData, ProgressNotificationParam,
-    ProtocolVersion, RequestId, ServerResult,
+    ElicitRequestParams, ElicitResult, ErrorData, ProgressNotificationParam, ProtocolVersion,
+    RequestId, ServerResult,
 };
 use rmcp::service::{
     NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
@@ -48,7 +48,10 @@ impl ProgressRoutes {
         let Ok(mut routes) = self.routes.lock() else {
             return;
         };
-        match routes.entry(key).or_insert_with(|| Route::Early(Vec::new())) {
+        match routes
+            .entry(key)
+            .or_insert_with(|| Route::Early(Vec::new()))
+        {
             Route::Listener(runtime) => runtime.emit_progress(value),
             Route::Early(values) if values.len() < EARLY_PROGRESS => values.push(value),
             Route::Early(_) => {}
@@ -322,10 +325,7 @@ impl Connection {
 
     /// The server's tools as MCP JSON objects (`name`, `description`, `inputSchema`, …).
     pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, String> {
-        let live = self
-            .live()
-            .await
-            .map_err(|f| f.message(self.name()))?;
+        let live = self.live().await.map_err(|f| f.message(self.name()))?;
         match live.peer().list_all_tools().await {
             Ok(tools) => Ok(tools
                 .iter()
@@ -370,7 +370,11 @@ impl Connection {
             .await
         {
             Ok(handle) => handle,
-            Err(e) => return Err(mcp_failed(self.failure_of(&live, e).await.message(self.name()))),
+            Err(e) => {
+                return Err(mcp_failed(
+                    self.failure_of(&live, e).await.message(self.name()),
+                ))
+            }
         };
         let key = token_key(&handle.progress_token);
         live.progress.listen(key.clone(), runtime.clone());
@@ -397,7 +401,9 @@ impl Connection {
                 self.name(),
                 e.message
             ))),
-            Err(e) => Err(mcp_failed(self.failure_of(&live, e).await.message(self.name()))),
+            Err(e) => Err(mcp_failed(
+                self.failure_of(&live, e).await.message(self.name()),
+            )),
         }
     }
 

@@ -51,7 +51,10 @@ impl ServerEntry {
     async fn tools(&self) -> Result<Option<Arc<Vec<Tool>>>, AgentError> {
         let mut listing = self.listing.lock().await;
         if let Some(l) = listing.as_ref() {
-            let expired = self.server.cache_ttl.is_some_and(|ttl| l.at.elapsed() >= ttl);
+            let expired = self
+                .server
+                .cache_ttl
+                .is_some_and(|ttl| l.at.elapsed() >= ttl);
             if !expired && l.generation == self.connection.generation() {
                 return Ok(Some(l.tools.clone()));
             }
@@ -91,7 +94,9 @@ impl ServerEntry {
                     .to_owned(),
                 annotations: raw.get("annotations").cloned().unwrap_or_else(|| json!({})),
             };
-            if s.allow_tools.as_ref().is_some_and(|a| !a.contains(&info.name))
+            if s.allow_tools
+                .as_ref()
+                .is_some_and(|a| !a.contains(&info.name))
                 || s.deny_tools.contains(&info.name)
                 || s.filter.as_ref().is_some_and(|f| !f.keep(&info))
             {
@@ -240,7 +245,9 @@ impl McpSet {
             def,
             tool_index,
             tool_specs,
-            mcp: base.mcp.clone(),
+            // Not the set itself: it caches this agent, and a cycle would keep the
+            // servers running after the agent is dropped.
+            mcp: None,
         });
         if let Ok(mut derived) = self.derived.lock() {
             *derived = Some((lists, agent.clone()));

@@ -13,7 +13,10 @@ use phaseo_agent::{
 };
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// A server the tests need is missing: in CI (`CI=true`) the test fails; elsewhere it
@@ -86,13 +89,7 @@ pub fn server_pids(dir: &Path) -> Vec<u32> {
     std::fs::read_dir(dir)
         .map(|d| {
             d.flatten()
-                .filter_map(|e| {
-                    e.file_name()
-                        .to_str()?
-                        .strip_prefix("pid-")?
-                        .parse()
-                        .ok()
-                })
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix("pid-")?.parse().ok())
                 .collect()
         })
         .unwrap_or_default()
