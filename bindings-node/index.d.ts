@@ -425,7 +425,8 @@ export declare const STATE_VERSION: 1;
 export type ErrorCode =
   | 'tool_input_invalid' | 'tool_output_invalid' | 'tool_event_invalid' | 'agent_output_invalid'
   | 'unknown_tool' | 'tool_timeout' | 'tool_failed' | 'max_steps' | 'continue_invalid'
-  | 'state_invalid' | 'model_failed' | 'gateway' | 'definition_invalid' | 'cancelled';
+  | 'state_invalid' | 'model_failed' | 'gateway' | 'definition_invalid' | 'cancelled'
+  | 'mcp_failed';
 
 /** Base of every SDK error: `code` is stable across languages; `result` carries a failed
  * run's final state (undefined for a refused continue). */

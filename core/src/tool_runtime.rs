@@ -59,7 +59,6 @@ impl ToolRuntime {
         tool_call: ToolCall,
         cancellation: CancellationToken,
         accepts_progress: bool,
-        annotations: Option<Arc<Value>>,
     ) -> Self {
         Self {
             inner: Arc::new(RuntimeInner {
@@ -71,9 +70,17 @@ impl ToolRuntime {
                 cancellation,
                 progress: accepts_progress.then(ProgressQueue::default),
                 context_update: Mutex::new(None),
-                annotations,
+                annotations: None,
             }),
         }
+    }
+
+    /// Sets the called tool's annotations (right after `new`, while unshared).
+    pub(crate) fn with_annotations(mut self, annotations: Option<Arc<Value>>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.annotations = annotations;
+        }
+        self
     }
 
     /// The run id.

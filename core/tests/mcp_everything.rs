@@ -86,3 +86,39 @@ async fn a_round_trip_over_streamable_http() {
     )
     .await;
 }
+
+struct Answer(std::sync::Mutex<Vec<(String, phaseo_agent::Value)>>);
+
+#[phaseo_agent::async_trait]
+impl phaseo_agent::mcp::McpElicitationHandler for Answer {
+    async fn on_elicitation(
+        &self,
+        server: &str,
+        request: phaseo_agent::Value,
+    ) -> Result<phaseo_agent::Value, phaseo_agent::ToolError> {
+        self.0.lock().unwrap().push((server.to_owned(), request));
+        Ok(json!({"action": "accept", "content": {"name": "Ada Lovelace"}}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_requests_go_to_the_hook() {
+    let Some(bin) = everything() else { return };
+    let hook = std::sync::Arc::new(Answer(Default::default()));
+    let server = McpServer::stdio("everything", bin.to_string_lossy())
+        .args(["stdio"])
+        .on_elicitation(hook.clone());
+    let agent = create_agent(AgentDefinition::new("eli").mcp_server(server)).unwrap();
+    let client = Recording::new([call("c1", "trigger-elicitation-request", "{}"), text("ok")]);
+    let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+    let seen = hook.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, "everything");
+    assert_eq!(
+        seen[0].1["message"],
+        json!("Please provide inputs for the following fields:")
+    );
+    let out = tool_results(&result)[0].result.clone().unwrap().to_string();
+    assert!(out.contains("Ada Lovelace"), "{out}");
+    agent.close().await;
+}

@@ -221,3 +221,47 @@ async fn list_changed_refreshes_the_cached_list() {
     assert!(second.first_offer().contains(&"grown".to_owned()));
     assert_eq!(tool_results(&result)[0].result, Some(json!("grown")));
 }
+
+struct ReadOnlyRunsFree;
+
+#[phaseo_agent::async_trait]
+impl phaseo_agent::ApprovalPredicate for ReadOnlyRunsFree {
+    async fn requires_approval(
+        &self,
+        _input: &Value,
+        runtime: &phaseo_agent::ToolRuntime,
+    ) -> Result<bool, phaseo_agent::ToolError> {
+        let annotations = runtime.tool_annotations().cloned().unwrap_or(Value::Null);
+        Ok(annotations.get("readOnlyHint") != Some(&json!(true)))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_level_approval_predicate_sees_the_annotations() {
+    let dir = markers();
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
+    let agent = create_agent(
+        AgentDefinition::new("gate")
+            .mcp_server(server)
+            .require_approval(Arc::new(ReadOnlyRunsFree)),
+    )
+    .unwrap();
+    let client = Recording::new([
+        phaseo_agent::ModelResponse::tool_calls([
+            ("c1", "echo", r#"{"text":"free"}"#),
+            ("c2", "append_note", r#"{"note":"gated"}"#),
+        ]),
+        text("done"),
+    ]);
+    let paused = agent.run(RunOptions::new("go", client)).await.unwrap();
+    assert_eq!(paused.status(), RunStatus::WaitingForHuman);
+    let pending: Vec<&str> = paused
+        .pending()
+        .iter()
+        .map(|p| p.call.id.as_str())
+        .collect();
+    assert_eq!(pending, ["c2"]);
+    assert_eq!(tool_results(&paused)[0].result, Some(json!("free")));
+}

@@ -90,8 +90,8 @@ impl PhaseScope {
             call,
             token,
             accepts_progress,
-            annotations,
         )
+        .with_annotations(annotations)
     }
 }
 

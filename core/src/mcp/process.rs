@@ -85,11 +85,11 @@ impl Drop for Child {
 }
 
 type SpawnReply = Result<(std::process::Child, Option<std::process::ChildStderr>), String>;
+type SpawnQueue = Mutex<mpsc::Sender<(Spec, mpsc::Sender<SpawnReply>)>>;
 
 /// The spawner thread's queue (started on first use, lives as long as the process).
-fn spawner() -> &'static Mutex<mpsc::Sender<(Spec, mpsc::Sender<SpawnReply>)>> {
-    static SPAWNER: OnceLock<Mutex<mpsc::Sender<(Spec, mpsc::Sender<SpawnReply>)>>> =
-        OnceLock::new();
+fn spawner() -> &'static SpawnQueue {
+    static SPAWNER: OnceLock<SpawnQueue> = OnceLock::new();
     SPAWNER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<(Spec, mpsc::Sender<SpawnReply>)>();
         std::thread::Builder::new()

@@ -163,11 +163,14 @@ fn approval(rule: &McpApproval, annotations: &Value) -> Approval {
     }
 }
 
+/// A per-run agent and the listings it was built from.
+type Derived = (Vec<Option<Arc<Vec<Tool>>>>, Arc<AgentInner>);
+
 /// An agent's MCP servers: shared by its runs, closed with it.
 pub(crate) struct McpSet {
     entries: Vec<ServerEntry>,
     /// The last per-run agent built, and the listings it was built from.
-    derived: Mutex<Option<(Vec<Option<Arc<Vec<Tool>>>>, Arc<AgentInner>)>>,
+    derived: Mutex<Option<Derived>>,
 }
 
 impl McpSet {
