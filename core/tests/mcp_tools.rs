@@ -265,3 +265,52 @@ async fn an_agent_level_approval_predicate_sees_the_annotations() {
     assert_eq!(pending, ["c2"]);
     assert_eq!(tool_results(&paused)[0].result, Some(json!("free")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_to_one_server_run_concurrently_up_to_tool_concurrency() {
+    let dir = markers();
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
+    let agent = create_agent(
+        AgentDefinition::new("many")
+            .mcp_server(server)
+            .tool_execution(phaseo_agent::ToolExecutionConfig::default().tool_concurrency(10)),
+    )
+    .unwrap();
+    agent
+        .run(RunOptions::new("warm", Recording::new([text("ok")])))
+        .await
+        .unwrap();
+    let calls: Vec<(String, String, String)> = (0..10)
+        .map(|i| {
+            (
+                format!("c{i}"),
+                "slow".to_owned(),
+                format!(r#"{{"seconds":0.5,"tag":"s{i}"}}"#),
+            )
+        })
+        .collect();
+    let client = Recording::new([
+        phaseo_agent::ModelResponse::tool_calls(
+            calls
+                .iter()
+                .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())),
+        ),
+        text("done"),
+    ]);
+    let started = std::time::Instant::now();
+    let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+    let elapsed = started.elapsed();
+    // Ten half-second calls one after another would take five seconds.
+    assert!(
+        elapsed < std::time::Duration::from_millis(2_500),
+        "{elapsed:?}"
+    );
+    let results = tool_results(&result);
+    assert_eq!(results.len(), 10);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.tool_call_id, format!("c{i}"));
+        assert_eq!(r.result, Some(json!("slept 0.5")));
+    }
+}

@@ -21,11 +21,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
-MARKERS = Path(os.environ.get("PHASEO_MCP_MARKERS", "."))
+MARKERS = Path(os.environ["PHASEO_MCP_MARKERS"]) if os.environ.get("PHASEO_MCP_MARKERS") else None
 server = MCPServer(os.environ.get("PHASEO_MCP_NAME", "phaseo-test"))
 
 
 def mark(name: str, text: str = "") -> None:
+    if MARKERS is None:
+        return
     MARKERS.mkdir(parents=True, exist_ok=True)
     (MARKERS / name).write_text(text)
 
