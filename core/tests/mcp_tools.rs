@@ -314,3 +314,29 @@ async fn calls_to_one_server_run_concurrently_up_to_tool_concurrency() {
         assert_eq!(r.result, Some(json!("slept 0.5")));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_is_cached_per_agent_until_cache_ttl_passes() {
+    let dir = markers();
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
+    let agent =
+        create_agent(AgentDefinition::new("ttl").mcp_server(server.cache_ttl_ms(1_500))).unwrap();
+    let first = Recording::new([call("c1", "grow_quietly", "{}"), text("done")]);
+    agent.run(RunOptions::new("go", first)).await.unwrap();
+    // No notification: the cached list still holds until the TTL passes.
+    let second = Recording::new([text("done")]);
+    agent
+        .run(RunOptions::new("go", second.clone()))
+        .await
+        .unwrap();
+    assert!(!second.first_offer().contains(&"quiet".to_owned()));
+    tokio::time::sleep(std::time::Duration::from_millis(1_600)).await;
+    let third = Recording::new([text("done")]);
+    agent
+        .run(RunOptions::new("go", third.clone()))
+        .await
+        .unwrap();
+    assert!(third.first_offer().contains(&"quiet".to_owned()));
+}

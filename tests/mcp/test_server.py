@@ -4,7 +4,7 @@ Tools: annotated (read-only / destructive), structured output with an outputSche
 progress notifications, a slow tool that honours cancellation (writes
 `$PHASEO_MCP_MARKERS/cancelled-<tag>` when it sees `notifications/cancelled`), an
 `isError` result, a tool that kills the server mid-call, and a tool that adds a tool
-and sends `notifications/tools/list_changed`.
+and sends `notifications/tools/list_changed` (and one that adds a tool silently).
 
 Environment: `PHASEO_MCP_MARKERS` (a directory for marker files; the server writes its
 pid to `pid-<pid>` there on start), `PHASEO_MCP_NAME` (server name).
@@ -107,6 +107,18 @@ async def grow(ctx: Context) -> str:
     server.add_tool(grown, annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
     await ctx.session.send_tool_list_changed()
     return "grew"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False), structured_output=False)
+def grow_quietly() -> str:
+    """Adds a tool `quiet` without announcing it (only a relisting finds it)."""
+
+    def quiet() -> str:
+        """A tool added silently."""
+        return "quiet"
+
+    server.add_tool(quiet, annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
+    return "grew quietly"
 
 
 if __name__ == "__main__":
