@@ -265,3 +265,90 @@ impl McpSet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn entry(server: McpServer) -> ServerEntry {
+        let server = Arc::new(server);
+        ServerEntry {
+            connection: Arc::new(Connection::new(server.clone())),
+            server,
+            listing: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn listed() -> Vec<Value> {
+        vec![
+            json!({"name": "read", "description": "Reads", "inputSchema": {"type": "object"},
+                   "annotations": {"readOnlyHint": true}}),
+            json!({"name": "write", "inputSchema": {"type": "object"},
+                   "annotations": {"readOnlyHint": false, "destructiveHint": false}}),
+            json!({"name": "wipe", "inputSchema": {"type": "object"},
+                   "annotations": {"readOnlyHint": true, "destructiveHint": true}}),
+            json!({"name": "plain", "inputSchema": {"type": "object"},
+                   "outputSchema": {"type": "object", "required": ["n"],
+                                    "properties": {"n": {"type": "integer"}}}}),
+        ]
+    }
+
+    #[test]
+    fn destructive_gates_all_but_read_only_non_destructive_tools() {
+        let tools = entry(
+            McpServer::stdio("s", "x")
+                .require_approval(McpApproval::Destructive)
+                .tool_prefix("p")
+                .timeout_ms(100)
+                .tool_timeout_ms("read", 50),
+        )
+        .map(listed())
+        .unwrap();
+        let gated: Vec<(&str, bool)> = tools
+            .iter()
+            .map(|t| (t.id.as_str(), matches!(t.approval, Approval::Always)))
+            .collect();
+        assert_eq!(
+            gated,
+            [
+                ("p_read", false),
+                ("p_write", true),
+                ("p_wipe", true),
+                ("p_plain", true)
+            ]
+        );
+        assert_eq!(tools[0].timeout, Some(Duration::from_millis(50)));
+        assert_eq!(tools[1].timeout, Some(Duration::from_millis(100)));
+        assert_eq!(
+            tools[0].tool_annotations(),
+            Some(&json!({"readOnlyHint": true}))
+        );
+    }
+
+    #[test]
+    fn the_output_schema_checks_structured_content() {
+        let tools = entry(McpServer::stdio("s", "x").allow_tools(["plain"]))
+            .map(listed())
+            .unwrap();
+        assert_eq!(tools.len(), 1);
+        let schema = tools[0].output_schema.as_ref().unwrap();
+        let check = |v| crate::exec::block_on(schema.validate(v));
+        assert!(check(json!({"n": 1})).is_ok());
+        let err = check(json!({"n": "x"})).unwrap_err().message;
+        assert!(err.starts_with("/n: "), "{err}");
+    }
+
+    #[test]
+    fn an_invalid_input_schema_is_definition_invalid() {
+        let bad = vec![json!({"name": "bad", "inputSchema": {"type": 12}})];
+        let err = entry(McpServer::stdio("s", "x")).map(bad).unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::DefinitionInvalid);
+        assert!(
+            err.message()
+                .starts_with("Invalid MCP tool 'bad' of server 's': "),
+            "{}",
+            err.message()
+        );
+    }
+}
