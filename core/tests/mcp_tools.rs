@@ -20,7 +20,7 @@ async fn tools_are_listed_filtered_and_prefixed() {
     };
     let server = server
         .tool_prefix("fs")
-        .deny_tools(["crash"])
+        .deny_tools(["crash", "noisy"])
         .filter(Arc::new(|t: &McpToolInfo| {
             t.annotations.get("readOnlyHint") == Some(&json!(true)) || t.name == "delete_file"
         }));
@@ -339,4 +339,45 @@ async fn the_list_is_cached_per_agent_until_cache_ttl_passes() {
         .await
         .unwrap();
     assert!(third.first_offer().contains(&"quiet".to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_writing_megabytes_to_stderr_never_blocks() {
+    let dir = markers();
+    let Some(server) = test_server("t", &dir) else {
+        return;
+    };
+    let agent =
+        create_agent(AgentDefinition::new("noisy").mcp_server(server.timeout_ms(20_000))).unwrap();
+    let client = Recording::new([call("c1", "noisy", r#"{"kb":4096}"#), text("done")]);
+    let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+    assert_eq!(
+        tool_results(&result)[0].result,
+        Some(json!("wrote 4096 KiB"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_is_not_there_is_mcp_failed() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let agent = create_agent(AgentDefinition::new("down").mcp_server(McpServer::http(
+        "down",
+        format!("http://127.0.0.1:{port}/mcp"),
+    )))
+    .unwrap();
+    let err = agent
+        .run(RunOptions::new("go", Recording::new([text("ok")])))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::McpFailed);
+    assert!(
+        err.message()
+            .starts_with("MCP server 'down' could not start: "),
+        "{}",
+        err.message()
+    );
 }

@@ -109,6 +109,16 @@ async def grow(ctx: Context) -> str:
     return "grew"
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
+def noisy(kb: int) -> str:
+    """Writes `kb` KiB to stderr (more than a pipe holds) before answering."""
+    line = "x" * 1023 + "\n"
+    for _ in range(kb):
+        sys.stderr.write(line)
+    sys.stderr.flush()
+    return f"wrote {kb} KiB"
+
+
 @server.tool(annotations=ToolAnnotations(readOnlyHint=False), structured_output=False)
 def grow_quietly() -> str:
     """Adds a tool `quiet` without announcing it (only a relisting finds it)."""
