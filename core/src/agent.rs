@@ -193,6 +193,15 @@ impl AgentInner {
     }
 }
 
+/// What the model is told about a tool (shared by the agent's own tools and MCP tools).
+pub(crate) fn tool_spec(t: &Tool) -> ToolSpec {
+    ToolSpec {
+        id: t.id.clone(),
+        description: t.description.clone(),
+        parameters: t.parameters.clone(),
+    }
+}
+
 /// A defined agent. Cheap to clone; runs share nothing but the definition.
 #[derive(Clone)]
 pub struct Agent {
@@ -218,16 +227,7 @@ pub fn create_agent(def: AgentDefinition) -> Result<Agent, AgentError> {
             )));
         }
     }
-    let tool_specs = Arc::new(
-        def.tools
-            .iter()
-            .map(|t| ToolSpec {
-                id: t.id.clone(),
-                description: t.description.clone(),
-                parameters: t.parameters.clone(),
-            })
-            .collect(),
-    );
+    let tool_specs = Arc::new(def.tools.iter().map(tool_spec).collect());
     #[cfg(feature = "mcp")]
     let mcp = if def.mcp_servers.is_empty() {
         None

@@ -14,7 +14,6 @@ use super::error::run_failed;
 use super::result::tool_result;
 use crate::agent::AgentInner;
 use crate::error::{AgentError, ToolError};
-use crate::model::ToolSpec;
 use crate::tool::{Approval, Tool, ToolExecutor};
 use crate::tool_runtime::ToolRuntime;
 
@@ -234,16 +233,7 @@ impl McpSet {
                 def.tools.push(tool.clone());
             }
         }
-        let tool_specs = Arc::new(
-            def.tools
-                .iter()
-                .map(|t| ToolSpec {
-                    id: t.id.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
-                })
-                .collect(),
-        );
+        let tool_specs = Arc::new(def.tools.iter().map(crate::agent::tool_spec).collect());
         let agent = Arc::new(AgentInner {
             def,
             tool_index,
