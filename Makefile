@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: store-tests store-bench demo test rust-checks rust-tests python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: store-tests store-bench demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -22,8 +22,20 @@ rust-checks:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-rust-tests:
+rust-tests: mcp-servers
 	scripts/with-test-postgres.sh $(CARGO) test --workspace
+
+# The MCP servers the tests start (SPEC §11), pinned: the reference server
+# `@modelcontextprotocol/server-everything` (npm, tests/mcp/package.json) and the official
+# Python `mcp` package in the dev venv (our small server tests/mcp/test_server.py).
+MCP_PY := mcp==2.3.0
+mcp-servers: tests/mcp/node_modules/.installed $(VENV)/.mcp
+tests/mcp/node_modules/.installed: tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+$(VENV)/.mcp: Makefile $(VENV)/.tools
+	$(PY) -m pip install -q $(MCP_PY)
+	touch $@
 
 # Re-run when the pins above change (an existing venv gets the new tools).
 $(VENV)/.tools: Makefile
@@ -110,8 +122,12 @@ swift:
 swift-check:
 	bindings-uniffi/scripts/generate.sh --check
 
-bench:
+bench: bench-mcp
 	$(CARGO) bench -p phaseo-agent
+
+# MCP call latency over stdio through an agent run vs the official Python client (issue 13).
+bench-mcp: mcp-servers
+	$(CARGO) run -q --release -p phaseo-agent --example mcp_latency
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).

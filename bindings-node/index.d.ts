@@ -541,7 +541,8 @@ export declare const STATE_VERSION: 1;
 export type ErrorCode =
   | 'tool_input_invalid' | 'tool_output_invalid' | 'tool_event_invalid' | 'agent_output_invalid'
   | 'unknown_tool' | 'tool_timeout' | 'tool_failed' | 'max_steps' | 'continue_invalid'
-  | 'state_invalid' | 'model_failed' | 'gateway' | 'definition_invalid' | 'cancelled';
+  | 'state_invalid' | 'model_failed' | 'gateway' | 'definition_invalid' | 'cancelled'
+  | 'store_failed' | 'lease_lost' | 'mcp_failed';
 
 /** Base of every SDK error: `code` is stable across languages; `result` carries a failed
  * run's final state (undefined for a refused continue). */
@@ -568,6 +569,14 @@ export declare class AgentGatewayError extends AgentModelError {
 }
 export declare class AgentDefinitionError extends AgentError {}
 export declare class AgentCancelledError extends AgentError {}
+/** A run store operation failed: I/O, connection, SQL (code `store_failed`). */
+export declare class AgentStoreError extends AgentError {}
+/** Another worker took over the run's lease (code `lease_lost`). */
+export declare class AgentLeaseLostError extends AgentError {}
+/** An MCP server could not start, died, or broke the protocol (code `mcp_failed`). */
+export declare class AgentMcpError extends AgentError {}
+/** The error class of a SPEC §9 code (`AgentError` for a code this version does not know). */
+export declare function errorClass(code: string): typeof AgentError;
 export declare function isAgentGatewayError(error: unknown): error is AgentGatewayError;
 
 // ---------------------------------------------------------------------------------------

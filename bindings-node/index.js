@@ -31,6 +31,9 @@ class AgentModelError extends AgentError {}
 class AgentGatewayError extends AgentModelError {}
 class AgentDefinitionError extends AgentError {}
 class AgentCancelledError extends AgentError {}
+class AgentStoreError extends AgentError {}
+class AgentLeaseLostError extends AgentError {}
+class AgentMcpError extends AgentError {}
 
 const ERROR_CLASSES = {
   tool_input_invalid: AgentSchemaValidationError,
@@ -47,7 +50,15 @@ const ERROR_CLASSES = {
   gateway: AgentGatewayError,
   definition_invalid: AgentDefinitionError,
   cancelled: AgentCancelledError,
+  store_failed: AgentStoreError,
+  lease_lost: AgentLeaseLostError,
+  mcp_failed: AgentMcpError,
 };
+
+/** The error class of a SPEC §9 code (`AgentError` for a code this version does not know). */
+function errorClass(code) {
+  return Object.prototype.hasOwnProperty.call(ERROR_CLASSES, code) ? ERROR_CLASSES[code] : AgentError;
+}
 
 const MARKER = '\u0001phaseo:';
 
@@ -57,7 +68,7 @@ function decodeError(error) {
   const at = text.indexOf(MARKER);
   if (at < 0) return error;
   const body = parseJson(text.slice(at + MARKER.length));
-  const Class = ERROR_CLASSES[body.code] || AgentError;
+  const Class = errorClass(body.code);
   const details = { code: body.code, result: body.result ? withStateJSON(body.result) : undefined };
   if (body.target) details.target = body.target;
   if (body.gateway) {
@@ -1356,6 +1367,10 @@ function isAgentGatewayError(error) {
 
 module.exports = {
   AgentCancelledError,
+  AgentLeaseLostError,
+  AgentMcpError,
+  AgentStoreError,
+  errorClass,
   AgentContinueError,
   AgentDefinitionError,
   AgentError,

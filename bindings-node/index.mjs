@@ -2,7 +2,7 @@
 import sdk from './index.js';
 
 export const {
-  AgentCancelledError, AgentContinueError, AgentDefinitionError, AgentError, AgentGatewayError,
+  AgentCancelledError, AgentLeaseLostError, AgentMcpError, AgentStoreError, errorClass, AgentContinueError, AgentDefinitionError, AgentError, AgentGatewayError,
   AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStreamResult,
   AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
   createGatewayAgentClient, createOpenAICompatibleClient, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,

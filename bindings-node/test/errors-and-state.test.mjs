@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
   AgentContinueError, AgentDefinitionError, AgentError, AgentModelError, AgentSchemaValidationError, AgentStateError,
-  AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, createAgent, createScriptedClient, defineTool, parseState,
+  AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, AgentLeaseLostError, AgentMcpError, AgentStoreError, errorClass, createAgent, createScriptedClient, defineTool, parseState,
 } from '../index.mjs';
 import { call, calls } from './helpers.mjs';
 
@@ -99,4 +99,21 @@ test('a script exits by itself after runs (no handle keeps Node alive)', () => {
   assert.equal(done.status, 0, done.stderr);
   assert.equal(done.stdout.trim(), 'completed 5');
   assert.ok(Date.now() - started < 10000);
+});
+
+test('every error code of the state schema has its own error class (store_failed, lease_lost, mcp_failed included)', async () => {
+  const { readFileSync } = await import('node:fs');
+  const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../core/state.schema.json', import.meta.url)), 'utf8'));
+  const codes = schema.$defs.errorCode.enum;
+  assert.deepEqual(codes.slice(-3), ['store_failed', 'lease_lost', 'mcp_failed']);
+  for (const code of codes) {
+    const Class = errorClass(code);
+    assert.notEqual(Class, AgentError, `${code} has no class of its own`);
+    assert.ok(new Class('m', { code }) instanceof AgentError);
+  }
+  assert.equal(errorClass('mcp_failed'), AgentMcpError);
+  assert.equal(errorClass('store_failed'), AgentStoreError);
+  assert.equal(errorClass('lease_lost'), AgentLeaseLostError);
+  assert.equal(errorClass('no_such_code'), AgentError);
+  assert.equal(errorClass('toString'), AgentError);
 });

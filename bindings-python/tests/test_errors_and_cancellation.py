@@ -178,3 +178,24 @@ def test_invalid_state_is_refused() -> None:
     with pytest.raises(AgentError) as raised:
         RunResult.from_json('{"version": 1}')
     assert raised.value.code == "state_invalid"
+
+
+def test_every_error_code_of_the_state_schema_has_its_own_class() -> None:
+    import json
+    import pathlib
+
+    from phaseo_agent import AgentLeaseLostError, AgentMcpError, AgentStoreError
+    from phaseo_agent.errors import AgentError as Base
+    from phaseo_agent.errors import error_class
+
+    schema_path = pathlib.Path(__file__).resolve().parents[2] / "core" / "state.schema.json"
+    codes = json.loads(schema_path.read_text())["$defs"]["errorCode"]["enum"]
+    assert codes[-3:] == ["store_failed", "lease_lost", "mcp_failed"]
+    for code in codes:
+        cls = error_class(code)
+        assert cls is not Base, f"{code} has no class of its own"
+        assert isinstance(cls("m", code=code), Base)
+    assert error_class("mcp_failed") is AgentMcpError
+    assert error_class("store_failed") is AgentStoreError
+    assert error_class("lease_lost") is AgentLeaseLostError
+    assert error_class("no_such_code") is Base

@@ -44,6 +44,8 @@ pub struct AgentDefinition {
     pub(crate) active_tools: Option<TurnValue>,
     pub(crate) store: Option<Arc<dyn RunStore>>,
     pub(crate) lease: LeaseConfig,
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 impl AgentDefinition {
@@ -70,7 +72,17 @@ impl AgentDefinition {
             active_tools: None,
             store: None,
             lease: LeaseConfig::default(),
+            #[cfg(feature = "mcp")]
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// Adds an MCP server whose tools the agent offers (SPEC §11). Servers connect
+    /// lazily, are shared by the agent's runs and closed with [`Agent::close`].
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(mut self, server: crate::mcp::McpServer) -> Self {
+        self.mcp_servers.push(server);
+        self
     }
 
     /// Model id (fixed or per turn).
@@ -212,11 +224,11 @@ impl AgentDefinition {
     }
 }
 
-/// Checks a list of offered tool ids against the agent's tools; the error names the
-/// first problem.
+/// Checks a list of offered tool ids against the agent's tools (`None`: not known yet,
+/// only the shape is checked); the error names the first problem.
 pub(crate) fn check_tool_ids(
     value: &serde_json::Value,
-    known: &HashMap<String, usize>,
+    known: Option<&HashMap<String, usize>>,
 ) -> Result<Vec<String>, String> {
     let Some(items) = value.as_array() else {
         return Err(format!(
@@ -228,7 +240,7 @@ pub(crate) fn check_tool_ids(
         .iter()
         .enumerate()
         .map(|(i, id)| match id.as_str() {
-            Some(id) if known.contains_key(id) => Ok(id.to_owned()),
+            Some(id) if known.is_none_or(|k| k.contains_key(id)) => Ok(id.to_owned()),
             Some(id) => Err(format!(
                 "activeTools[{i}] names no tool of the agent: '{id}'"
             )),
@@ -239,29 +251,66 @@ pub(crate) fn check_tool_ids(
         .collect()
 }
 
-/// Parses a tool choice and checks that a named tool is one of the agent's.
+/// Parses a tool choice and checks that a named tool is one of the agent's (`None`: not
+/// known yet, only the shape is checked).
 pub(crate) fn check_tool_choice(
     value: &serde_json::Value,
-    known: &HashMap<String, usize>,
+    known: Option<&HashMap<String, usize>>,
 ) -> Result<ToolChoice, String> {
     let choice = ToolChoice::from_value(value)?;
-    match choice.tool_id() {
-        Some(id) if !known.contains_key(id) => {
+    match (choice.tool_id(), known) {
+        (Some(id), Some(known)) if !known.contains_key(id) => {
             Err(format!("toolChoice names no tool of the agent: '{id}'"))
         }
         _ => Ok(choice),
     }
 }
 
+/// Checks the definition's fixed `toolChoice` and `activeTools` against the tools in
+/// `known` (`None`: only their shapes), refusing with `definition_invalid`.
+pub(crate) fn check_fixed_controls(
+    def: &AgentDefinition,
+    known: Option<&HashMap<String, usize>>,
+) -> Result<(), AgentError> {
+    let invalid =
+        |m: String| AgentError::definition_invalid(format!("Invalid agent definition: {m}"));
+    if let Some(TurnValue::Fixed(v)) = &def.tool_choice {
+        if !v.is_null() {
+            check_tool_choice(v, known).map_err(invalid)?;
+        }
+    }
+    if let Some(TurnValue::Fixed(v)) = &def.active_tools {
+        if !v.is_null() {
+            check_tool_ids(v, known).map_err(invalid)?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) struct AgentInner {
     pub(crate) def: AgentDefinition,
     pub(crate) tool_index: HashMap<String, usize>,
     pub(crate) tool_specs: Arc<Vec<ToolSpec>>,
+    /// The agent's MCP servers (shared by its runs and by the per-run agents built from
+    /// it); `None` without any.
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp: Option<Arc<crate::mcp::McpSet>>,
 }
 
 impl AgentInner {
     pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
         self.tool_index.get(name).map(|&i| &self.def.tools[i])
+    }
+}
+
+/// What the model is told about a tool (shared by the agent's own tools and MCP tools).
+pub(crate) fn tool_spec(t: &Tool) -> ToolSpec {
+    ToolSpec {
+        id: t.id.clone(),
+        description: t.description.clone(),
+        parameters: t.parameters.clone(),
+        strict: t.strict,
+        input_examples: t.input_examples.clone(),
     }
 }
 
@@ -290,35 +339,27 @@ pub fn create_agent(def: AgentDefinition) -> Result<Agent, AgentError> {
             )));
         }
     }
-    let invalid =
-        |m: String| AgentError::definition_invalid(format!("Invalid agent definition: {m}"));
-    if let Some(TurnValue::Fixed(v)) = &def.tool_choice {
-        if !v.is_null() {
-            check_tool_choice(v, &tool_index).map_err(invalid)?;
-        }
-    }
-    if let Some(TurnValue::Fixed(v)) = &def.active_tools {
-        if !v.is_null() {
-            check_tool_ids(v, &tool_index).map_err(invalid)?;
-        }
-    }
-    let tool_specs = Arc::new(
-        def.tools
-            .iter()
-            .map(|t| ToolSpec {
-                id: t.id.clone(),
-                description: t.description.clone(),
-                parameters: t.parameters.clone(),
-                strict: t.strict,
-                input_examples: t.input_examples.clone(),
-            })
-            .collect(),
-    );
+    #[cfg(feature = "mcp")]
+    let mcp = if def.mcp_servers.is_empty() {
+        None
+    } else {
+        Some(Arc::new(crate::mcp::McpSet::new(&def.mcp_servers)?))
+    };
+    // MCP tools are known only once listed: then the ids are checked when a run lists
+    // them (`check_fixed_controls` on the run's agent), here only the values' shapes.
+    #[cfg(feature = "mcp")]
+    let known = mcp.is_none().then_some(&tool_index);
+    #[cfg(not(feature = "mcp"))]
+    let known = Some(&tool_index);
+    check_fixed_controls(&def, known)?;
+    let tool_specs = Arc::new(def.tools.iter().map(tool_spec).collect());
     Ok(Agent {
         inner: Arc::new(AgentInner {
             def,
             tool_index,
             tool_specs,
+            #[cfg(feature = "mcp")]
+            mcp,
         }),
     })
 }
@@ -332,6 +373,16 @@ impl Agent {
     /// The definition.
     pub fn definition(&self) -> &AgentDefinition {
         &self.inner.def
+    }
+
+    /// Closes the agent's MCP servers (a stdio server's process is killed). Runs still
+    /// going fail their next MCP call; a later run starts the servers again. Dropping the
+    /// last clone of the agent also stops them.
+    pub async fn close(&self) {
+        #[cfg(feature = "mcp")]
+        if let Some(mcp) = &self.inner.mcp {
+            mcp.close().await;
+        }
     }
 
     /// Runs the agent until it completes, stops, pauses, fails or is cancelled.

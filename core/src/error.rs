@@ -43,11 +43,13 @@ pub enum ErrorCode {
     StoreFailed,
     /// Another worker took over the run's lease.
     LeaseLost,
+    /// An MCP server could not start, died, or broke the protocol (SPEC §11).
+    McpFailed,
 }
 
 impl ErrorCode {
     /// Every code, in the order of SPEC §9.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::ToolInputInvalid,
         ErrorCode::ToolOutputInvalid,
         ErrorCode::ToolEventInvalid,
@@ -64,6 +66,7 @@ impl ErrorCode {
         ErrorCode::Cancelled,
         ErrorCode::StoreFailed,
         ErrorCode::LeaseLost,
+        ErrorCode::McpFailed,
     ];
 
     /// The snake_case code string, e.g. `"tool_input_invalid"`.
@@ -85,6 +88,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::StoreFailed => "store_failed",
             ErrorCode::LeaseLost => "lease_lost",
+            ErrorCode::McpFailed => "mcp_failed",
         }
     }
 
@@ -231,6 +235,8 @@ pub struct ToolError {
     pub message: String,
     /// The executor's result could not be converted (too deep, a cycle, a huge integer).
     invalid_output: bool,
+    /// The code the call fails with, when not `tool_failed` (an MCP server's failure).
+    code: Option<ErrorCode>,
 }
 
 impl ToolError {
@@ -239,7 +245,23 @@ impl ToolError {
         Self {
             message: message.into(),
             invalid_output: false,
+            code: None,
         }
+    }
+
+    /// A call error with its own code instead of `tool_failed` (e.g. `mcp_failed`); it
+    /// follows the tool's `onError` policy like any other executor error.
+    pub fn with_code(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            invalid_output: false,
+            code: Some(code),
+        }
+    }
+
+    /// The code a call failing with this error gets (`tool_failed` unless set).
+    pub fn code(&self) -> ErrorCode {
+        self.code.unwrap_or(ErrorCode::ToolFailed)
     }
 
     /// An executor's host result that cannot be converted to a storable JSON value
@@ -250,6 +272,7 @@ impl ToolError {
         Self {
             message: message.into(),
             invalid_output: true,
+            code: None,
         }
     }
 

@@ -38,6 +38,8 @@ pub mod exec;
 pub mod host_stream;
 pub mod json;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod next_turn;
 pub mod options;

@@ -135,6 +135,7 @@ pub struct Tool {
     pub(crate) next_turn_params: Option<NextTurnSource>,
     pub(crate) strict: bool,
     pub(crate) input_examples: Option<Vec<Value>>,
+    pub(crate) annotations: Option<Arc<Value>>,
     pub(crate) problems: Vec<String>,
 }
 
@@ -268,6 +269,7 @@ impl Tool {
             next_turn_params: None,
             strict: false,
             input_examples: None,
+            annotations: None,
             problems: Vec::new(),
         };
         if tool.id.is_empty() {
@@ -347,6 +349,19 @@ impl Tool {
     fn executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
         self.executor = Some(executor);
         self
+    }
+
+    /// Descriptive hints about the tool (MCP `annotations`: `readOnlyHint`,
+    /// `destructiveHint`, …), shown to approval predicates as
+    /// [`ToolRuntime::tool_annotations`].
+    pub fn annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(Arc::new(annotations));
+        self
+    }
+
+    /// The tool's annotations, if any.
+    pub fn tool_annotations(&self) -> Option<&Value> {
+        self.annotations.as_deref()
     }
 
     /// Replaces the `parameters` schema (`Value::Null` restores the default).

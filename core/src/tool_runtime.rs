@@ -19,6 +19,7 @@ struct RuntimeInner {
     /// Progress accepted while the call runs (executor calls only); the run loop drains it.
     progress: Option<ProgressQueue>,
     context_update: Mutex<Option<Value>>,
+    annotations: Option<Arc<Value>>,
 }
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
@@ -69,8 +70,17 @@ impl ToolRuntime {
                 cancellation,
                 progress: accepts_progress.then(ProgressQueue::default),
                 context_update: Mutex::new(None),
+                annotations: None,
             }),
         }
+    }
+
+    /// Sets the called tool's annotations (right after `new`, while unshared).
+    pub(crate) fn with_annotations(mut self, annotations: Option<Arc<Value>>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.annotations = annotations;
+        }
+        self
     }
 
     /// The run id.
@@ -91,6 +101,12 @@ impl ToolRuntime {
     /// The application context as it was when the tool phase began.
     pub fn context(&self) -> &Value {
         &self.inner.context
+    }
+
+    /// The called tool's annotations (MCP `readOnlyHint`, `destructiveHint`, …), so an
+    /// agent-level approval predicate can decide from them (SPEC §11).
+    pub fn tool_annotations(&self) -> Option<&Value> {
+        self.inner.annotations.as_deref()
     }
 
     /// The call: `{id, name, input}`. `id` is unique in the run: use it as an idempotency key.

@@ -32,6 +32,7 @@ fn every_error_code_has_a_stable_string_that_parses_back() {
         "cancelled",
         "store_failed",
         "lease_lost",
+        "mcp_failed",
     ];
     let strings: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(strings, expected);

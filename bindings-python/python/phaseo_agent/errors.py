@@ -25,6 +25,9 @@ __all__ = [
     "AgentGatewayError",
     "AgentDefinitionError",
     "AgentCancelledError",
+    "AgentStoreError",
+    "AgentLeaseLostError",
+    "AgentMcpError",
     "error_class",
 ]
 
@@ -102,6 +105,18 @@ class AgentCancelledError(AgentError, InterruptedError):
     """The run was cancelled (code ``cancelled``)."""
 
 
+class AgentStoreError(AgentError):
+    """A run store operation failed: I/O, connection, SQL (code ``store_failed``)."""
+
+
+class AgentLeaseLostError(AgentError):
+    """Another worker took over the run's lease (code ``lease_lost``)."""
+
+
+class AgentMcpError(AgentError):
+    """An MCP server could not start, died, or broke the protocol (code ``mcp_failed``)."""
+
+
 _CLASSES: Dict[str, Type[AgentError]] = {
     "tool_input_invalid": AgentSchemaValidationError,
     "tool_output_invalid": AgentSchemaValidationError,
@@ -117,6 +132,9 @@ _CLASSES: Dict[str, Type[AgentError]] = {
     "gateway": AgentGatewayError,
     "definition_invalid": AgentDefinitionError,
     "cancelled": AgentCancelledError,
+    "store_failed": AgentStoreError,
+    "lease_lost": AgentLeaseLostError,
+    "mcp_failed": AgentMcpError,
 }
 
 

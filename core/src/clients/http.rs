@@ -118,7 +118,7 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
 /// verifier (the system's CA certificates), proxies from `HTTPS_PROXY`/`HTTP_PROXY`/
 /// `ALL_PROXY`/`NO_PROXY` (and the macOS/Windows system settings). Shared so the CA
 /// certificates are loaded once and connections are pooled.
-fn http_client() -> Result<reqwest::Client, ModelError> {
+pub(crate) fn http_client() -> Result<reqwest::Client, ModelError> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {

@@ -22,4 +22,10 @@ pub use http_options::HttpClientOptions;
 #[cfg(feature = "http")]
 pub use openai::OpenAICompatibleClient;
 pub use scripted::ScriptedClient;
+
+/// The process-wide HTTP client (rustls on ring), shared with the MCP HTTP transport.
+#[cfg(feature = "mcp")]
+pub(crate) fn shared_http_client() -> Result<reqwest::Client, String> {
+    http::http_client().map_err(|e| e.to_string())
+}
 pub use test_client::{example_value, TestClient};

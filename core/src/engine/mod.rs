@@ -76,10 +76,11 @@ fn check_overrides(agent: &AgentInner, o: &RunOverrides) -> Result<(), AgentErro
                 .map(|s| Value::from(s.as_str()))
                 .collect::<Vec<_>>(),
         );
-        crate::agent::check_tool_ids(&ids, &agent.tool_index).map_err(invalid)?;
+        crate::agent::check_tool_ids(&ids, Some(&agent.tool_index)).map_err(invalid)?;
     }
     if let Some(choice) = &o.tool_choice {
-        crate::agent::check_tool_choice(&choice.to_value(), &agent.tool_index).map_err(invalid)?;
+        crate::agent::check_tool_choice(&choice.to_value(), Some(&agent.tool_index))
+            .map_err(invalid)?;
     }
     Ok(())
 }
@@ -148,6 +149,38 @@ fn check_run_values(options: &RunOptions) -> Result<(), AgentError> {
     Ok(())
 }
 
+/// The per-run tool set (the seam between the engine and MCP, SPEC §11): the agent
+/// itself, or — when it declares MCP servers — an agent with the listed MCP tools added
+/// (listed now unless cached). `None`: cancelled while listing.
+async fn run_agent(
+    agent: Arc<AgentInner>,
+    cancel: &CancellationToken,
+) -> Option<Result<Arc<AgentInner>, AgentError>> {
+    #[cfg(feature = "mcp")]
+    if let Some(mcp) = agent.mcp.clone() {
+        return tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            r = mcp.run_agent(&agent) => Some(r),
+        };
+    }
+    let _ = cancel;
+    Some(Ok(agent))
+}
+
+/// [`run_agent`] for a continue or a recover, which fail without a result: cancelled while
+/// listing is `cancelled`.
+async fn continue_agent(
+    agent: Arc<AgentInner>,
+    options: &ContinueOptions,
+) -> Result<Arc<AgentInner>, AgentError> {
+    let never = CancellationToken::new();
+    match run_agent(agent, options.cancel.as_ref().unwrap_or(&never)).await {
+        Some(r) => r,
+        None => Err(AgentError::new(ErrorCode::Cancelled, CANCELLED_MESSAGE)),
+    }
+}
+
 /// The cancel message of a run.
 pub(crate) const CANCELLED_MESSAGE: &str = "Agent run cancelled";
 
@@ -156,8 +189,18 @@ pub(crate) async fn run(
     options: RunOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
-    check_overrides(&agent, &options.overrides)?;
     check_run_values(&options)?;
+    // The run's tool set (with its MCP tools, SPEC §11) comes first: the overrides may name
+    // MCP tools, and the store's hold is on the agent that runs.
+    let cancel = options.cancel.unwrap_or_default();
+    let (agent, listing) = match run_agent(agent.clone(), &cancel).await {
+        Some(Ok(run_agent)) => (run_agent, Ok(())),
+        Some(Err(e)) => (agent, Err(Some(e))),
+        None => (agent, Err(None)),
+    };
+    if listing.is_ok() {
+        check_overrides(&agent, &options.overrides)?;
+    }
     let now = SystemTime::now();
     let created = now_iso();
     let run_id: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
@@ -200,7 +243,7 @@ pub(crate) async fn run(
         client: options.client,
         settings,
         emitter: Emitter::new(run_id, agent_id, options.on_event, stream),
-        cancel: options.cancel.unwrap_or_default(),
+        cancel,
         created_at: now,
         durable,
     };
@@ -209,6 +252,19 @@ pub(crate) async fn run(
             EventData::None
         });
     state.run.status = RunStatus::Running;
+    match listing {
+        Ok(()) => {}
+        // A listing that failed (or found a name collision) fails the run, result attached.
+        Err(Some(error)) => {
+            return finish(
+                &ctx,
+                state,
+                Err(Some(Failure::Failed { error, step: None })),
+            )
+            .await
+        }
+        Err(None) => return finish(&ctx, state, Err(None)).await,
+    }
     if let Some(d) = &ctx.durable {
         if let Err(error) = d.save(&state).await {
             return finish(
@@ -228,6 +284,8 @@ pub(crate) async fn continue_run(
     options: ContinueOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
+    // MCP tools are listed before the SPEC §4 checks, so a paused MCP call is known there.
+    let agent = continue_agent(agent, &options).await?;
     check_overrides(&agent, &options.overrides)?;
     if let Some(context) = &options.context {
         check_value(context)
@@ -245,6 +303,8 @@ pub(crate) async fn recover(
     run_id: &str,
     options: ContinueOptions,
 ) -> Result<RunResult, AgentError> {
+    // As for a continue: the MCP tools are listed before the stored run is checked.
+    let agent = continue_agent(agent, &options).await?;
     let (recovered, durable) = durable::prepare_recover(&agent, run_id, options.clone()).await?;
     match recovered {
         durable::Recovered::Claimed(claimed) => {

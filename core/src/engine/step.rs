@@ -109,7 +109,7 @@ async fn resolve_turn(
     let tool_choice = value(&def.tool_choice, &turn, "toolChoice").await?;
     let active_tools = value(&def.active_tools, &turn, "activeTools").await?;
     let s = &ctx.settings;
-    let known = &ctx.agent.tool_index;
+    let known = Some(&ctx.agent.tool_index);
     let bad_value = |m: String| AgentError::new(ErrorCode::ToolFailed, m);
     let tool_choice = match &s.tool_choice {
         Some(choice) => Some(choice.clone()),

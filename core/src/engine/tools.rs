@@ -80,6 +80,10 @@ impl PhaseScope {
         token: CancellationToken,
         accepts_progress: bool,
     ) -> ToolRuntime {
+        let annotations = ctx
+            .agent
+            .tool(&call.name)
+            .and_then(|t| t.annotations.clone());
         ToolRuntime::new(
             ctx.emitter.run_id.clone(),
             ctx.emitter.agent_id.clone(),
@@ -89,6 +93,7 @@ impl PhaseScope {
             token,
             accepts_progress,
         )
+        .with_annotations(annotations)
     }
 }
 
@@ -460,7 +465,7 @@ pub(crate) async fn execute_call(
             scope,
             Some(tool),
             call,
-            ErrorCode::ToolFailed,
+            e.code(),
             e.message,
             preliminary,
         ),
