@@ -36,8 +36,9 @@ $(VENV)/.tools: Makefile
 python: $(VENV)/.tools
 	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
 
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
 python-tests: python
-	cd bindings-python && ../$(PY) -m pytest -q tests
+	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
 
 # The Python property tests with many more generated inputs (hypothesis profile `fuzz`;
@@ -63,8 +64,9 @@ bindings-node/node_modules/.installed: bindings-node/package.json
 node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
 node-tests: node
-	cd bindings-node && node --test test/*.test.mjs
+	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 
 # The Node property tests with many more inputs (`PHASEO_FUZZ_RUNS` per property, default

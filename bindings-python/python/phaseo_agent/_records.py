@@ -80,3 +80,8 @@ class AgentDefinition:
     output_schema: Any = None
     require_approval: Optional[Callable[..., Any]] = None
     state_secret: Union[str, List[str], None] = None
+    #: A run store (``SqliteRunStore``, ``PostgresRunStore``, ``InMemoryRunStore``) or an
+    #: object with ``load(run_id)``/``save(state)``.
+    store: Any = None
+    #: An ``AgentLease`` or ``{"duration_ms", "renew_every_ms"}``.
+    lease: Any = None
