@@ -88,6 +88,11 @@ conformance: python node kotlin
 handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
 
+# Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
+# the other way) on one SQLite file and on PostgreSQL (a throwaway server of its own).
+store-handoff: python node
+	tests/store-handoff/run.sh
+
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
 # uniffi-bindgen), compiled by Maven, which also writes the runtime classpath that
 # tests/conformance/kotlin_runner.sh starts `java -cp` with. Maven fetches its plugins and
