@@ -15,6 +15,8 @@ demo: python node
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
+	$(PY) examples/python/approval_inbox.py
+	node examples/node/approval-inbox.mjs
 
 test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff python-wheel node-outside
 

@@ -526,7 +526,8 @@ export interface ContinueOptions<TContext = unknown> extends RunOverrides {
   state?: RunResult | string | StateAccessor;
   /** Continues the stored run `runId` (of `store`, or of the agent's store), claiming its
    * pause at most once: a pause already continued elsewhere rejects with
-   * AgentContinueError (`Pause <pauseId> of run <runId> was already continued`). */
+   * AgentContinueError (`Pause <pauseId> of run <runId> was already continued`). Given
+   * with a state, they must agree. */
   runId?: string;
   store?: RunStore | StateAccessor;
   client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;

@@ -1514,14 +1514,13 @@ function continueTarget(options, p) {
     state = undefined;
   }
   const nativeS = store === undefined || store === null ? undefined : nativeStore(store, 'store', p);
-  if (options.runId !== undefined && options.runId !== null) {
-    if ((state !== undefined && state !== null) || (options.run !== undefined && options.run !== null)) {
-      throw new TypeError('pass either runId or a state (run / state), not both');
-    }
-    if (typeof options.runId !== 'string') throw new TypeError('runId must be a string');
-    return { state: undefined, runId: options.runId, store: nativeS };
+  const runId = options.runId ?? undefined;
+  if (runId !== undefined && typeof runId !== 'string') throw new TypeError('runId must be a string');
+  if (runId !== undefined && (state === undefined || state === null) && (options.run === undefined || options.run === null)) {
+    return { state: undefined, runId, store: nativeS };
   }
-  return { state: stateText({ state, run: options.run }), runId: undefined, store: nativeS };
+  // With a state and a runId both, the core checks that they agree.
+  return { state: stateText({ state, run: options.run }), runId, store: nativeS };
 }
 
 /** Parses and checks state JSON text (rejects invalid or unsupported versions). */

@@ -517,15 +517,21 @@ impl NativeAgent {
                 options = options.store(s.store.clone());
             }
             let agent = self.agent.clone();
+            // Given both, the core checks that they agree (SPEC §10).
             match (state, run_id) {
-                (Some(state), None) => crate::driver::drive(env, driver, async move {
-                    agent.continue_run(&state, options).await
-                }),
+                (Some(state), run_id) => {
+                    if let Some(id) = run_id {
+                        options = options.run_id(id);
+                    }
+                    crate::driver::drive(env, driver, async move {
+                        agent.continue_run(&state, options).await
+                    })
+                }
                 (None, Some(run_id)) => crate::driver::drive(env, driver, async move {
                     agent.continue_by_id(run_id, options).await
                 }),
-                _ => Err(to_napi(AgentError::continue_invalid(
-                    "Invalid continue: pass exactly one of a state or a run id",
+                (None, None) => Err(to_napi(AgentError::continue_invalid(
+                    "Invalid continue: pass a state or a run id",
                 ))),
             }
         })
@@ -604,11 +610,16 @@ impl NativeAgent {
                 options = options.store(s.store.clone());
             }
             let (stream, driver) = match (state, run_id) {
-                (Some(state), None) => self.agent.continue_stream_deferred(&state, options),
+                (Some(state), run_id) => {
+                    if let Some(id) = run_id {
+                        options = options.run_id(id);
+                    }
+                    self.agent.continue_stream_deferred(&state, options)
+                }
                 (None, Some(run_id)) => self.agent.continue_stream_deferred_by_id(run_id, options),
-                _ => {
+                (None, None) => {
                     return Err(to_napi(AgentError::continue_invalid(
-                        "Invalid continue: pass exactly one of a state or a run id",
+                        "Invalid continue: pass a state or a run id",
                     )))
                 }
             };

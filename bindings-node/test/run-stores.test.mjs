@@ -233,5 +233,16 @@ test('a failing accessor is a store error with the result attached', async () =>
 
 test('a bad store option is refused by name', async () => {
   assert.throws(() => createAgent({ id: 'x', store: 'runs.db' }), /store must be a run store/);
-  await assert.rejects(deployAgent(null).continueRun({ runId: 'r', state: '{}', client: createScriptedClient([]) }), /runId or a state/);
+  await assert.rejects(deployAgent(null).continueRun({ runId: 'r', client: createScriptedClient([]) }),
+    (e) => e instanceof AgentContinueError && /needs a run store/.test(e.message));
+});
+
+test('a state and a runId must agree', async () => {
+  const agent = deployAgent(createSqliteRunStore(join(tempDir(), 'runs.db')));
+  const first = await pause(agent);
+  const second = await pause(agent);
+  await assert.rejects(agent.continueRun({ state: first, runId: second.run.id, client: createScriptedClient([]), approvals: ['c1'] }),
+    (e) => e instanceof AgentContinueError && e.message === `The state given is of run ${first.run.id}, not of run ${second.run.id}`);
+  const done = await agent.continueRun({ state: first, runId: first.run.id, client: createScriptedClient([{ text: 'ok' }]), approvals: ['c1'] });
+  assert.equal(done.run.status, 'completed');
 });

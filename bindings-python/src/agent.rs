@@ -262,21 +262,16 @@ impl PyAgent {
         if let Some(s) = by_id.store {
             options = options.store(s.get().store.clone());
         }
-        let state = match (state, by_id.run_id) {
-            (Some(state), None) => Some(Box::new(state.get().inner.clone())),
-            (None, Some(run_id)) => {
-                options = options.run_id(run_id);
-                None
-            }
-            _ => {
-                return Err(to_pyerr(
-                    py,
-                    AgentError::continue_invalid(
-                        "Invalid continue: pass exactly one of a state or a run id",
-                    ),
-                ))
-            }
-        };
+        // Given both, the core checks that they agree (SPEC §10).
+        if let Some(run_id) = by_id.run_id {
+            options = options.run_id(run_id);
+        } else if state.is_none() {
+            return Err(to_pyerr(
+                py,
+                AgentError::continue_invalid("Invalid continue: pass a state or a run id"),
+            ));
+        }
+        let state = state.map(|s| Box::new(s.get().inner.clone()));
         Ok(Job::Continue(p.agent, state, options, p.cancel))
     }
 

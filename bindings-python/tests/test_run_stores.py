@@ -290,5 +290,15 @@ def test_bad_store_option_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match="store must be a RunStore"):
         create_agent(id="x", store="runs.db")
     agent = deploy_agent(None)
-    with pytest.raises(TypeError, match="run_id= or a state"):
-        agent.continue_run(run_id="r", state="{}", client=ScriptedClient([]))
+    with pytest.raises(AgentContinueError, match="needs a run store"):
+        agent.continue_run(run_id="r", client=ScriptedClient([]))
+
+
+def test_a_state_and_a_run_id_must_agree(tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    agent = deploy_agent(store)
+    first, second = pause(agent), pause(agent)
+    with pytest.raises(AgentContinueError, match=f"The state given is of run {first.run_id}, not of run {second.run_id}"):
+        agent.continue_run(state=first, run_id=second.run_id, client=ScriptedClient([]), approvals=["c1"])
+    done = agent.continue_run(state=first, run_id=first.run_id, client=ScriptedClient([{"text": "ok"}]), approvals=["c1"])
+    assert done.status == "completed"

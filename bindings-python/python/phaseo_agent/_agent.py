@@ -190,11 +190,10 @@ def _continue_target(state: Any, run: Any, run_id: Optional[str], store: Any
         if store is not None:
             raise TypeError("pass either store= or a state= accessor, not both")
         store, state = state, None
-    if run_id is not None:
-        if state is not None or run is not None:
-            raise TypeError("pass either run_id= or a state (state= / run=), not both")
+    if run_id is not None and state is None and run is None:
         return None, run_id, native_store(store)
-    return _state(Agent._pick(state, run)), None, native_store(store)
+    # With a state and a run id both, the core checks that they agree.
+    return _state(Agent._pick(state, run)), run_id, native_store(store)
 
 
 class Agent:
@@ -264,7 +263,7 @@ class Agent:
         With ``run_id`` instead, continues the stored run of ``store`` (or of a ``state=``
         accessor, or of the agent's store), claiming its pause at most once: a pause
         already continued elsewhere raises ``AgentContinueError`` (``Pause <pauseId> of
-        run <runId> was already continued``)."""
+        run <runId> was already continued``). Given both, they must agree."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p)
         target, by_id, native = _continue_target(state, run, run_id, store)
         return self._native.continue_run(target, client, _decisions(approvals), _decisions(rejections),
