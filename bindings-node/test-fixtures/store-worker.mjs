@@ -3,12 +3,13 @@
 // prints one JSON line. The same agent as bindings-python/tests/store_worker.py.
 //
 //   node store-worker.mjs STORE pause
-//   node store-worker.mjs STORE continue RUN_ID [--hang]
+//   node store-worker.mjs STORE continue RUN_ID [--hang | --slow]
 //   node store-worker.mjs STORE recover RUN_ID
 //
 // STORE is `sqlite:<path>` or a PostgreSQL URL. Every execution of the `deploy` tool
 // appends a line to the file $PHASEO_EXEC_LOG; with --hang the tool then never returns
-// (the test SIGKILLs the worker after its claim).
+// (the test SIGKILLs the worker after its claim); with --slow it returns after 2 s (the
+// test freezes the worker meanwhile, so that its lease is taken over).
 import { appendFileSync } from 'node:fs';
 import {
   AgentError, createAgent, createPostgresRunStore, createScriptedClient, createSqliteRunStore, defineTool,
@@ -16,6 +17,7 @@ import {
 
 const [spec, mode, runId] = process.argv.slice(2);
 const hang = process.argv.includes('--hang');
+const slow = process.argv.includes('--slow');
 const store = spec.startsWith('sqlite:') ? createSqliteRunStore(spec.slice('sqlite:'.length)) : await createPostgresRunStore(spec);
 
 const deploy = defineTool({
@@ -26,6 +28,10 @@ const deploy = defineTool({
     if (hang) {
       process.stdout.write(`${JSON.stringify({ executing: true })}\n`);
       return new Promise(() => {});
+    }
+    if (slow) {
+      process.stdout.write(`${JSON.stringify({ executing: true })}\n`);
+      return new Promise((resolve) => { setTimeout(() => resolve('deployed'), 2000); });
     }
     return 'deployed';
   },

@@ -159,6 +159,37 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.equal((await store.load(paused.run_id)).status, 'completed');
     });
 
+    test('a worker whose lease was taken over gets lease_lost', async () => {
+      const s = spec();
+      const log = execLog();
+      const paused = await worker(s, log, 'pause');
+      const slow = spawn(process.execPath, [WORKER, s, 'continue', paused.run_id, '--slow'],
+        { env: { ...process.env, PHASEO_EXEC_LOG: log }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      const exited = new Promise((resolve) => slow.once('exit', resolve));
+      await new Promise((resolve) => {
+        slow.stdout.on('data', (chunk) => {
+          text += chunk;
+          if (text.includes('\n')) resolve();
+        });
+      });
+      assert.deepEqual(JSON.parse(text.split('\n')[0]), { executing: true });
+      // Frozen past its 1 s lease, the worker cannot renew it: another process recovers the run.
+      slow.kill('SIGSTOP');
+      let done;
+      try {
+        await sleep(1300);
+        done = await worker(s, log, 'recover', paused.run_id);
+      } finally {
+        slow.kill('SIGCONT');
+      }
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.equal(await exited, 0);
+      const answer = JSON.parse(text.trim().split('\n').at(-1));
+      assert.deepEqual(answer, { error: 'lease_lost', message: `Run ${paused.run_id} was taken over by another worker (lease lost)` });
+      assert.equal((await (await openStore(s)).load(paused.run_id)).status, 'completed');
+    });
+
     test('the approval inbox pages; prune and delete', async () => {
       const store = await openStore(spec());
       const agentId = `inbox-${randomUUID()}`;

@@ -2,12 +2,13 @@
 recovers one, against the store named on the command line, and prints one JSON line.
 
     python store_worker.py STORE pause
-    python store_worker.py STORE continue RUN_ID [--hang]
+    python store_worker.py STORE continue RUN_ID [--hang | --slow]
     python store_worker.py STORE recover RUN_ID
 
 STORE is ``sqlite:<path>`` or a PostgreSQL URL. Every execution of the ``deploy`` tool
 appends a line to the file ``$PHASEO_EXEC_LOG``; with ``--hang`` the tool then blocks
-forever (the test SIGKILLs the worker after its claim)."""
+forever (the test SIGKILLs the worker after its claim); with ``--slow`` it returns after
+2 s (the test freezes the worker meanwhile, so that its lease is taken over)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def deploy(_input: Dict[str, Any], _rt: Any) -> str:
         print(json.dumps({"executing": True}), flush=True)
         while True:
             time.sleep(1)
+    if os.environ.get("PHASEO_SLOW") == "1":
+        print(json.dumps({"executing": True}), flush=True)
+        time.sleep(2)
     return "deployed"
 
 
@@ -51,6 +55,8 @@ def main() -> None:
         elif mode == "continue":
             if "--hang" in sys.argv:
                 os.environ["PHASEO_HANG"] = "1"
+            if "--slow" in sys.argv:
+                os.environ["PHASEO_SLOW"] = "1"
             result = agent.continue_run(run_id=sys.argv[3], client=ScriptedClient([{"text": "done"}]), approvals=["c1"])
         elif mode == "recover":
             result = agent.recover(sys.argv[3], client=ScriptedClient([{"text": "done"}]))

@@ -179,6 +179,29 @@ def test_worker_killed_after_its_claim_is_recovered_elsewhere(store_spec: str, e
     assert final is not None and final.status == "completed"
 
 
+def test_a_worker_whose_lease_was_taken_over_gets_lease_lost(store_spec: str, exec_log: Path) -> None:
+    paused = worker(store_spec, "pause")
+    slow = subprocess.Popen([sys.executable, WORKER, store_spec, "continue", paused["run_id"], "--slow"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert slow.stdout is not None
+    assert json.loads(slow.stdout.readline()) == {"executing": True}
+    # Frozen past its 1 s lease, the worker cannot renew it: another process recovers the run.
+    os.kill(slow.pid, signal.SIGSTOP)
+    try:
+        time.sleep(1.3)
+        done = worker(store_spec, "recover", paused["run_id"])
+    finally:
+        os.kill(slow.pid, signal.SIGCONT)
+    assert done["status"] == "completed", done
+    out, err = slow.communicate(timeout=60)
+    assert slow.returncode == 0, err
+    answer = json.loads(out.strip().splitlines()[-1])
+    assert answer == {"error": "lease_lost",
+                      "message": f"Run {paused['run_id']} was taken over by another worker (lease lost)"}
+    final = open_store(store_spec).load(paused["run_id"])
+    assert final is not None and final.status == "completed"
+
+
 def test_inbox_listing_pages_and_prune(store_spec: str) -> None:
     store = open_store(store_spec)
     agent_id = f"inbox-{uuid.uuid4()}"
