@@ -108,8 +108,9 @@ kotlin:
 	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) -q -DskipTests package
 
 # JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
 kotlin-tests: kotlin
-	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) surefire:test
+	cd $(KOTLIN_DIR) && $(abspath scripts/with-test-postgres.sh) $(MVN) $(MVN_FLAGS) surefire:test
 
 # Swift: no compiler on these machines. `swift` rewrites the committed sources after an API
 # change; `swift-check` fails when they differ from a fresh generation.

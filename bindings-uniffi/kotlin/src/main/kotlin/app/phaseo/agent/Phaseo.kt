@@ -351,6 +351,8 @@ fun createAgent(
     stateSecrets: List<String> = emptyList(),
     preset: String? = null,
     parseOutput: ((text: String) -> JsonElement)? = null,
+    store: RunStore? = null,
+    lease: Lease? = null,
 ): Agent = sdk {
     Agent(
         AgentDefinition(
@@ -374,6 +376,8 @@ fun createAgent(
             maxOutputTokensFn = turn(maxOutputTokensFn),
             topPFn = turn(topPFn),
             stateSecrets = listOfNotNull(stateSecret) + stateSecrets,
+            store = store,
+            lease = lease,
         ),
     )
 }
@@ -455,8 +459,9 @@ suspend fun Agent.run(
     overrides: RunOverrides? = null,
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
+    store: RunStore? = null,
 ): RunResult = sdk {
-    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel))
+    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, store))
 }
 
 /** [run] with a text input (the user message). */
@@ -468,9 +473,10 @@ suspend fun Agent.run(
     overrides: RunOverrides? = null,
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
-): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel)
+    store: RunStore? = null,
+): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel, store)
 
-private fun continueOptions(
+internal fun continueOptions(
     client: Client,
     approvals: List<Decision>,
     rejections: List<Decision>,
@@ -480,6 +486,7 @@ private fun continueOptions(
     overrides: RunOverrides?,
     onEvent: ((JsonObject) -> Unit)?,
     cancel: CancelToken?,
+    store: RunStore? = null,
 ) = ContinueOptions(
     client = client,
     approvals = approvals,
@@ -490,6 +497,7 @@ private fun continueOptions(
     overrides = overrides,
     onEvent = onEvent?.let(::KotlinListener),
     cancel = cancel,
+    store = store,
 )
 
 /**
