@@ -3,9 +3,9 @@ import sdk from './index.js';
 
 export const {
   AgentCancelledError, AgentContinueError, AgentDefinitionError, AgentError, AgentGatewayError,
-  AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStreamResult,
+  AgentLeaseLostError, AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStoreError, AgentStreamResult, RunStore,
   AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
-  createGatewayAgentClient, createOpenAICompatibleClient, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
+  createGatewayAgentClient, createInMemoryRunStore, createOpenAICompatibleClient, createPostgresRunStore, createSqliteRunStore, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
   jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs, tool,
 } = sdk;
 export default sdk;

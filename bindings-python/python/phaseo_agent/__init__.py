@@ -37,6 +37,7 @@ from ._native import (
 from ._agent import (
     Agent,
     AgentModelRetry,
+    AgentLease,
     AgentModelRetryConfig,
     AgentStream,
     AgentToolDecision,
@@ -45,6 +46,7 @@ from ._agent import (
     create_agent,
 )
 from ._client import create_gateway_agent_client
+from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
 from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator, tool
 
@@ -58,10 +60,12 @@ from .errors import (
     AgentDefinitionError,
     AgentError,
     AgentGatewayError,
+    AgentLeaseLostError,
     AgentMaxStepsError,
     AgentModelError,
     AgentSchemaValidationError,
     AgentStateError,
+    AgentStoreError,
     AgentToolError,
     AgentToolTimeoutError,
     AgentUnknownToolError,
@@ -80,6 +84,8 @@ __all__ = [
     "AgentError",
     "AgentGatewayError",
     "AgentHumanReviewRequest",
+    "AgentLease",
+    "AgentLeaseLostError",
     "AgentMaxStepsError",
     "AgentModelError",
     "AgentModelRetry",
@@ -87,6 +93,7 @@ __all__ = [
     "AgentRuntimeContext",
     "AgentSchemaValidationError",
     "AgentStateError",
+    "AgentStoreError",
     "AgentStream",
     "AgentTool",
     "AgentToolCall",
@@ -100,11 +107,17 @@ __all__ = [
     "CancelledFlag",
     "GatewayAgentClient",
     "HttpModelClient",
+    "InMemoryRunStore",
     "JsonSchemaValidator",
     "PendingToolCall",
+    "PostgresRunStore",
+    "RunPage",
     "RunResult",
+    "RunStore",
     "ScriptedClient",
+    "SqliteRunStore",
     "StopCondition",
+    "StoredRun",
     "TestClient",
     "Tool",
     "ToolReturn",

@@ -25,6 +25,8 @@ __all__ = [
     "AgentGatewayError",
     "AgentDefinitionError",
     "AgentCancelledError",
+    "AgentStoreError",
+    "AgentLeaseLostError",
     "error_class",
 ]
 
@@ -102,6 +104,16 @@ class AgentCancelledError(AgentError, InterruptedError):
     """The run was cancelled (code ``cancelled``)."""
 
 
+class AgentStoreError(AgentError, RuntimeError):
+    """The run store failed (code ``store_failed``): a database that cannot be reached, a
+    newer schema, or an operation the store does not support. When a run was under way,
+    ``result`` carries its state."""
+
+
+class AgentLeaseLostError(AgentError, RuntimeError):
+    """Another worker took over the run this one was working on (code ``lease_lost``)."""
+
+
 _CLASSES: Dict[str, Type[AgentError]] = {
     "tool_input_invalid": AgentSchemaValidationError,
     "tool_output_invalid": AgentSchemaValidationError,
@@ -117,6 +129,8 @@ _CLASSES: Dict[str, Type[AgentError]] = {
     "gateway": AgentGatewayError,
     "definition_invalid": AgentDefinitionError,
     "cancelled": AgentCancelledError,
+    "store_failed": AgentStoreError,
+    "lease_lost": AgentLeaseLostError,
 }
 
 
