@@ -103,11 +103,11 @@ MVN ?= mvn
 MVN_FLAGS := -B -ntp -Dphaseo.native.dir=$(CARGO_TARGET_DIR)/debug
 KOTLIN_DIR := bindings-uniffi/kotlin
 
-# The compiled test classes are dropped first: javac's incremental build does not notice a
-# changed Kotlin signature, and stale Java test classes then fail with NoSuchMethodError.
+# The compiled classes are dropped first: the incremental builds do not notice a
+# changed Kotlin signature, and stale classes then fail with NoSuchMethodError.
 kotlin:
 	bindings-uniffi/scripts/generate.sh
-	rm -rf $(KOTLIN_DIR)/target/test-classes
+	rm -rf $(KOTLIN_DIR)/target/classes $(KOTLIN_DIR)/target/test-classes
 	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) -q -DskipTests package
 
 # JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.

@@ -49,5 +49,5 @@ for store in "sqlite:$work/runs.db" "$PHASEO_TEST_POSTGRES_URL"; do
   check py node "$store"
   check node py "$store"
 done
-[ "$failures" = 0 ] || { echo "$failures store handoff(s) failed"; exit 1; }
-echo "store handoff: all passed"
+echo "store-handoff: $((4 - failures)) passed, $failures failed"
+[ "$failures" = 0 ]
