@@ -9,14 +9,16 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: store-tests store-bench demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
+	$(PY) examples/python/approval_inbox.py
+	node examples/node/approval-inbox.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -48,8 +50,9 @@ $(VENV)/.tools: Makefile
 python: $(VENV)/.tools
 	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
 
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
 python-tests: python
-	cd bindings-python && ../$(PY) -m pytest -q tests
+	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
 
 # The Python property tests with many more generated inputs (hypothesis profile `fuzz`;
@@ -75,8 +78,9 @@ bindings-node/node_modules/.installed: bindings-node/package.json
 node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
 node-tests: node
-	cd bindings-node && node --test test/*.test.mjs
+	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 
 # The Node property tests with many more inputs (`PHASEO_FUZZ_RUNS` per property, default
@@ -98,6 +102,11 @@ conformance: python node kotlin
 handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
 
+# Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
+# the other way) on one SQLite file and on PostgreSQL (a throwaway server of its own).
+store-handoff: python node
+	tests/store-handoff/run.sh
+
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
 # uniffi-bindgen), compiled by Maven, which also writes the runtime classpath that
 # tests/conformance/kotlin_runner.sh starts `java -cp` with. Maven fetches its plugins and
@@ -106,13 +115,17 @@ MVN ?= mvn
 MVN_FLAGS := -B -ntp -Dphaseo.native.dir=$(CARGO_TARGET_DIR)/debug
 KOTLIN_DIR := bindings-uniffi/kotlin
 
+# The compiled classes are dropped first: the incremental builds do not notice a
+# changed Kotlin signature, and stale classes then fail with NoSuchMethodError.
 kotlin:
 	bindings-uniffi/scripts/generate.sh
+	rm -rf $(KOTLIN_DIR)/target/classes $(KOTLIN_DIR)/target/test-classes
 	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) -q -DskipTests package
 
 # JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
 kotlin-tests: kotlin
-	cd $(KOTLIN_DIR) && $(MVN) $(MVN_FLAGS) surefire:test
+	cd $(KOTLIN_DIR) && $(abspath scripts/with-test-postgres.sh) $(MVN) $(MVN_FLAGS) surefire:test
 
 # Swift: no compiler on these machines. `swift` rewrites the committed sources after an API
 # change; `swift-check` fails when they differ from a fresh generation.

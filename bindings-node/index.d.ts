@@ -448,7 +448,71 @@ export interface AgentDefinition<TContext = any> {
   parallelToolCalls?: boolean;
   /** The tool ids offered, fixed or per turn; calls to tools not offered are `unknown_tool`. */
   activeTools?: Dynamic<string[] | null>;
+  /** Saves every run of this agent there (SPEC §10): continue by `runId`, `recover`. */
+  store?: RunStore | StateAccessor;
+  /** How long a worker holds a store-backed run (default 30 s) and how often it renews the
+   * hold while working (default 10 s). */
+  lease?: { durationMs?: number; renewEveryMs?: number };
 }
+
+/** The product's state accessor: an application's own `load(runId)` / `save(state)`. Saves
+ * and loads only: no at-most-once claim, no listing. */
+export interface StateAccessor {
+  load(runId: string): RunResult | string | null | undefined | Promise<RunResult | string | null | undefined>;
+  save(state: RunResult): void | Promise<void>;
+}
+
+/** One stored run: its row columns and its state. */
+export interface StoredRun {
+  runId: string;
+  agentId: string;
+  /** The row's status: the state's, except `running` once a pause has been claimed. */
+  status: RunStatus;
+  pauseId: string | null;
+  version: number;
+  createdAtMs: number;
+  updatedAtMs: number;
+  leaseOwner: string | null;
+  leaseExpiresAtMs: number | null;
+  state: RunResult;
+  /** The calls a waiting run waits on (what an approval inbox shows). */
+  readonly pending: PendingToolCall[];
+}
+
+export interface RunPage {
+  runs: StoredRun[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface ListRunsOptions {
+  status?: RunStatus | RunStatus[];
+  agentId?: string;
+  /** Page size (default 100). */
+  limit?: number;
+  cursor?: string | null;
+}
+
+/** Where runs are kept between processes (SPEC §10). */
+export declare class RunStore {
+  private constructor();
+  readonly kind: 'sqlite' | 'postgres' | 'memory';
+  /** One page of runs, oldest update first; the approval inbox is
+   * `list({status: 'waiting_for_human'})`. */
+  list(options?: ListRunsOptions): Promise<RunPage>;
+  load(runId: string): Promise<StoredRun | null>;
+  delete(runId: string): Promise<boolean>;
+  /** Deletes the runs of `statuses` last updated before `olderThan` (a Date, or an age in
+   * milliseconds); resolves with how many. */
+  prune(statuses: RunStatus | RunStatus[], options: { olderThan: Date | number }): Promise<number>;
+}
+
+/** Runs kept in the SQLite file at `path` (created and migrated when needed). */
+export declare function createSqliteRunStore(path: string): RunStore;
+/** Runs kept in PostgreSQL at `url`: connects and migrates, then resolves. */
+export declare function createPostgresRunStore(url: string): Promise<RunStore>;
+/** Runs kept in this process's memory (tests). */
+export declare function createInMemoryRunStore(): RunStore;
 
 export interface RunOverrides {
   model?: string;
@@ -476,6 +540,10 @@ export interface RunOptions<TContext = unknown> extends RunOverrides {
   messages?: Message[];
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void | Promise<void>;
+  /** Saves this run there instead of the agent's store. */
+  store?: RunStore | StateAccessor;
+  /** The product's state accessor (same as `store` with an accessor). */
+  state?: StateAccessor;
 }
 
 export type ToolDecision = string | { toolCallId: string; reason?: string };
@@ -484,7 +552,14 @@ export interface ContinueOptions<TContext = unknown> extends RunOverrides {
   /** A result, its JSON text, or what `JSON.stringify(result)` gives (for a state holding
    * `bigint`s on a Node without `JSON.rawJSON`: the exact state text as a JSON string). */
   run?: RunResult | string;
-  state?: RunResult | string;
+  /** The state to continue, or the product's accessor (then with `runId`). */
+  state?: RunResult | string | StateAccessor;
+  /** Continues the stored run `runId` (of `store`, or of the agent's store), claiming its
+   * pause at most once: a pause already continued elsewhere rejects with
+   * AgentContinueError (`Pause <pauseId> of run <runId> was already continued`). Given
+   * with a state, they must agree. */
+  runId?: string;
+  store?: RunStore | StateAccessor;
   client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
   approvals?: ToolDecision[];
   rejections?: ToolDecision[];
@@ -526,6 +601,18 @@ export interface Agent<TContext = any, TOutput = unknown> {
   continueRun(options: ContinueOptions<TContext>): Promise<RunResult<TOutput>>;
   stream(options: RunOptions<TContext>): AgentStreamResult<TOutput>;
   continueStream(options: ContinueOptions<TContext>): AgentStreamResult<TOutput>;
+  /** Recovers the stored run `runId` whose worker died (its lease expired), from its last
+   * checkpoint, with the decisions its claim stored. */
+  recover(runId: string, options: RecoverOptions<TContext>): Promise<RunResult<TOutput>>;
+  recover(options: RecoverOptions<TContext> & { runId: string }): Promise<RunResult<TOutput>>;
+}
+
+export interface RecoverOptions<TContext = unknown> extends RunOverrides {
+  client: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
+  context?: TContext;
+  store?: RunStore;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void | Promise<void>;
 }
 
 export declare function createAgent<TContext = any, TOutput = unknown>(definition: AgentDefinition<TContext>): Agent<TContext, TOutput>;
@@ -569,9 +656,9 @@ export declare class AgentGatewayError extends AgentModelError {
 }
 export declare class AgentDefinitionError extends AgentError {}
 export declare class AgentCancelledError extends AgentError {}
-/** A run store operation failed: I/O, connection, SQL (code `store_failed`). */
+/** The run store failed (code `store_failed`); a run under way has its state in `result`. */
 export declare class AgentStoreError extends AgentError {}
-/** Another worker took over the run's lease (code `lease_lost`). */
+/** Another worker took over the run this one worked on (code `lease_lost`). */
 export declare class AgentLeaseLostError extends AgentError {}
 /** An MCP server could not start, died, or broke the protocol (code `mcp_failed`). */
 export declare class AgentMcpError extends AgentError {}

@@ -31,8 +31,11 @@ class AgentModelError extends AgentError {}
 class AgentGatewayError extends AgentModelError {}
 class AgentDefinitionError extends AgentError {}
 class AgentCancelledError extends AgentError {}
+/** The run store failed (code `store_failed`); a run under way has its state in `result`. */
 class AgentStoreError extends AgentError {}
+/** Another worker took over the run this one worked on (code `lease_lost`). */
 class AgentLeaseLostError extends AgentError {}
+/** An MCP server could not start, died, or broke the protocol (code `mcp_failed`). */
 class AgentMcpError extends AgentError {}
 
 const ERROR_CLASSES = {
@@ -966,7 +969,7 @@ function prepare(options) {
     for (const id of temporary) callables.delete(id);
     cancel.detach();
   };
-  return { client, scripted, onEvent, overrides, token: cancel.token, release };
+  return { client, scripted, onEvent, overrides, token: cancel.token, release, temporary };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1200,7 +1203,7 @@ class Agent {
     let promise;
     const driver = newDriver();
     try {
-      promise = this._native.run(driver, runSpec(options, p), p.client, p.scripted, p.token);
+      promise = this._native.run(driver, runSpec(options, p), p.client, p.scripted, p.token, runStore(options, p));
     } catch (error) {
       p.release();
       throw decodeError(error);
@@ -1216,7 +1219,9 @@ class Agent {
     let promise;
     const driver = newDriver();
     try {
-      promise = this._native.continueRun(driver, stateText(options), this._continueSpec(options, p), p.client, p.scripted, p.token);
+      const target = continueTarget(options, p);
+      promise = this._native.continueRun(driver, target.state, this._continueSpec(options, p), p.client, p.scripted, p.token,
+        target.runId, target.store);
     } catch (error) {
       p.release();
       throw decodeError(error);
@@ -1229,7 +1234,7 @@ class Agent {
   stream(options) {
     const p = prepare(options);
     try {
-      return new AgentStreamResult(this._native.stream(runSpec(options, p), p.client, p.scripted, p.token), p);
+      return new AgentStreamResult(this._native.stream(runSpec(options, p), p.client, p.scripted, p.token, runStore(options, p)), p);
     } catch (error) {
       p.release();
       throw decodeError(error);
@@ -1240,11 +1245,36 @@ class Agent {
   continueStream(options) {
     const p = prepare(options);
     try {
-      return new AgentStreamResult(this._native.continueStream(stateText(options), this._continueSpec(options, p), p.client, p.scripted, p.token), p);
+      const target = continueTarget(options, p);
+      return new AgentStreamResult(this._native.continueStream(target.state, this._continueSpec(options, p), p.client, p.scripted,
+        p.token, target.runId, target.store), p);
     } catch (error) {
       p.release();
       throw decodeError(error);
     }
+  }
+
+  /** Recovers the stored run `runId` whose worker died (its lease expired): goes on from
+   * its last checkpoint with the decisions its claim stored. `recover(runId, {client})` or
+   * `recover({runId, client})`. */
+  async recover(runId, options) {
+    if (typeof runId === 'object' && runId !== null && options === undefined) {
+      options = runId;
+      runId = options.runId;
+    }
+    if (typeof runId !== 'string') throw new TypeError('recover needs a runId (a string)');
+    options = options ?? {};
+    const p = prepare(options);
+    let promise;
+    const driver = newDriver();
+    try {
+      promise = this._native.recover(driver, runId, this._continueSpec(options, p), p.client, p.scripted, p.token, runStore(options, p));
+    } catch (error) {
+      p.release();
+      throw decodeError(error);
+    }
+    queueMicrotask(() => pollRun(driver));
+    return settleRun(promise, p);
   }
 
   _continueSpec(options, p) {
@@ -1264,7 +1294,7 @@ class Agent {
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
   'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret',
-  'toolChoice', 'parallelToolCalls', 'activeTools', 'models', 'preset', 'parseOutput']);
+  'toolChoice', 'parallelToolCalls', 'activeTools', 'models', 'preset', 'parseOutput', 'store', 'lease']);
 
 function definitionError(message) {
   return new AgentDefinitionError(`Invalid agent definition: ${message}`, { code: 'definition_invalid' });
@@ -1351,9 +1381,185 @@ function createAgent(definition) {
     toolChoice: dynamicSpec(definition.toolChoice, 'Invalid agent definition: toolChoice'),
     parallelToolCalls: checkedBoolean(definition.parallelToolCalls, 'Invalid agent definition: parallelToolCalls'),
     activeTools: dynamicSpec(definition.activeTools, 'Invalid agent definition: activeTools'),
+    lease: leaseSpec(definition.lease),
   };
-  const nativeAgent = nativeCall(() => new native.NativeAgent(spec));
+  const store = definition.store === undefined || definition.store === null ? undefined : nativeStore(definition.store, 'store', null);
+  const nativeAgent = nativeCall(() => new native.NativeAgent(spec, store));
   return new Agent({ ...definition, tools }, nativeAgent);
+}
+
+function leaseSpec(lease) {
+  if (lease === undefined || lease === null) return undefined;
+  if (typeof lease !== 'object') throw definitionError('lease must be an object {durationMs, renewEveryMs}');
+  for (const key of Object.keys(lease)) {
+    if (key !== 'durationMs' && key !== 'renewEveryMs') throw definitionError(`lease: unknown key '${key}'`);
+  }
+  return { durationMs: lease.durationMs ?? undefined, renewEveryMs: lease.renewEveryMs ?? undefined };
+}
+
+// ---------------------------------------------------------------------------------------
+// Run stores (SPEC §10)
+
+const STORE = Symbol('phaseo.runStore');
+
+/** A stored run from its JSON text: the row's columns, its state (a result object) and
+ * `pending`, the calls a waiting run waits on (what an approval inbox shows). */
+function storedRun(row) {
+  row.state = withStateJSON(row.state);
+  Object.defineProperty(row, 'pending', {
+    get() {
+      const pause = this.state && this.state.run ? this.state.run.pause : null;
+      return pause && Array.isArray(pause.pendingToolCalls) ? pause.pendingToolCalls : [];
+    },
+    enumerable: false,
+    configurable: true,
+  });
+  return row;
+}
+
+function statusList(status) {
+  if (status === undefined || status === null) return undefined;
+  if (typeof status === 'string') return [status];
+  if (Array.isArray(status) && status.every((s) => typeof s === 'string')) return status;
+  throw new TypeError('status must be a status string or an array of them');
+}
+
+function cutoffMs(olderThan) {
+  if (olderThan instanceof Date) return olderThan.getTime();
+  if (typeof olderThan === 'number' && Number.isFinite(olderThan)) return Date.now() - olderThan;
+  throw new TypeError('olderThan must be a Date (a cut-off) or a number of milliseconds (an age)');
+}
+
+/** A run store. Pass it as the agent option `store` or per run; list the approval inbox
+ * with `list({status: 'waiting_for_human'})`. */
+class RunStore {
+  constructor(nativeStore, kind) {
+    Object.defineProperty(this, STORE, { value: nativeStore });
+    this.kind = kind;
+  }
+
+  /** One page of runs (oldest update first) of the given status(es) and agent; every run
+   * when no filter is given. `limit` defaults to 100; pass `nextCursor` as `cursor`. */
+  async list(options = {}) {
+    const { status, agentId, limit, cursor } = options;
+    try {
+      const page = parseJson(await this[STORE].list(statusList(status), agentId ?? undefined, limit ?? undefined, cursor ?? undefined));
+      page.runs = page.runs.map(storedRun);
+      return page;
+    } catch (error) {
+      throw decodeError(error);
+    }
+  }
+
+  /** The stored run `runId`, or null. */
+  async load(runId) {
+    try {
+      const text = await this[STORE].load(runId);
+      return text === null || text === undefined ? null : storedRun(parseJson(text));
+    } catch (error) {
+      throw decodeError(error);
+    }
+  }
+
+  /** Deletes a run; whether it was stored. */
+  async delete(runId) {
+    try {
+      return await this[STORE].delete(runId);
+    } catch (error) {
+      throw decodeError(error);
+    }
+  }
+
+  /** Deletes the runs of `statuses` last updated before `olderThan` (a Date, or an age in
+   * milliseconds); returns how many. */
+  async prune(statuses, { olderThan } = {}) {
+    const list = statusList(statuses) ?? [];
+    try {
+      return await this[STORE].prune(list, cutoffMs(olderThan));
+    } catch (error) {
+      throw decodeError(error);
+    }
+  }
+}
+
+/** Runs kept in the SQLite file at `path` (created and migrated when needed). */
+function createSqliteRunStore(path) {
+  if (typeof path !== 'string' || path === '') throw new TypeError('createSqliteRunStore needs a file path');
+  return new RunStore(nativeCall(() => native.NativeRunStore.sqlite(path)), 'sqlite');
+}
+
+/** Runs kept in PostgreSQL at `url`: connects and migrates, then resolves with the store. */
+async function createPostgresRunStore(url) {
+  if (typeof url !== 'string' || url === '') throw new TypeError('createPostgresRunStore needs a connection URL');
+  try {
+    return new RunStore(await native.connectPostgresRunStore(url), 'postgres');
+  } catch (error) {
+    throw decodeError(error);
+  }
+}
+
+/** Runs kept in this process's memory (tests). */
+function createInMemoryRunStore() {
+  return new RunStore(native.NativeRunStore.memory(), 'memory');
+}
+
+/** Whether `value` is the application's state accessor (the product's `state` option):
+ * an object with `load` and `save` functions, not a state itself. */
+function isAccessor(value) {
+  return value !== null && typeof value === 'object' && !(value instanceof RunStore)
+    && typeof value.load === 'function' && typeof value.save === 'function' && !('run' in value);
+}
+
+/** A native store over the application's `{load(runId), save(state)}`: `load` returns a
+ * result, its JSON text or null; `save` receives a result. Its callables are temporary
+ * when `temporary` is a list (a per-run accessor). */
+function accessorStore(accessor, temporary) {
+  const load = register(async (runId) => {
+    const value = await accessor.load(runId);
+    return value === undefined || value === null ? null : stateText({ state: value });
+  });
+  const save = register(async (_runId, json) => {
+    await accessor.save(parseState(json));
+    return null;
+  });
+  if (temporary) temporary.push(load, save);
+  return native.NativeRunStore.accessor(load, save);
+}
+
+function nativeStore(store, what, p) {
+  if (store instanceof RunStore) return store[STORE];
+  if (isAccessor(store)) return accessorStore(store, p ? p.temporary : null);
+  throw new TypeError(`${what} must be a run store (createSqliteRunStore, createPostgresRunStore, createInMemoryRunStore) or an object with load(runId) and save(state)`);
+}
+
+/** The per-run store: `store`, or the product's `state` accessor. */
+function runStore(options, p) {
+  if (options.state !== undefined && options.state !== null) {
+    if (!isAccessor(options.state)) throw new TypeError('state on a run must be a state accessor (an object with load(runId) and save(state))');
+    if (options.store !== undefined && options.store !== null) throw new TypeError('pass either store or a state accessor, not both');
+    return nativeStore(options.state, 'state', p);
+  }
+  return options.store === undefined || options.store === null ? undefined : nativeStore(options.store, 'store', p);
+}
+
+/** What a continue continues: a state, or the stored run `runId` (of `store`, of a `state`
+ * accessor, or of the agent's store). */
+function continueTarget(options, p) {
+  let { store } = options;
+  let state = options.state;
+  if (isAccessor(state)) {
+    if (store !== undefined && store !== null) throw new TypeError('pass either store or a state accessor, not both');
+    store = state;
+    state = undefined;
+  }
+  const nativeS = store === undefined || store === null ? undefined : nativeStore(store, 'store', p);
+  const runId = options.runId ?? undefined;
+  if (runId !== undefined && typeof runId !== 'string') throw new TypeError('runId must be a string');
+  if (runId !== undefined && (state === undefined || state === null) && (options.run === undefined || options.run === null)) {
+    return { state: undefined, runId, store: nativeS };
+  }
+  // With a state and a runId both, the core checks that they agree.
+  return { state: stateText({ state, run: options.run }), runId, store: nativeS };
 }
 
 /** Parses and checks state JSON text (rejects invalid or unsupported versions). */
@@ -1367,26 +1573,30 @@ function isAgentGatewayError(error) {
 
 module.exports = {
   AgentCancelledError,
-  AgentLeaseLostError,
   AgentMcpError,
-  AgentStoreError,
   errorClass,
   AgentContinueError,
   AgentDefinitionError,
   AgentError,
   AgentGatewayError,
+  AgentLeaseLostError,
   AgentMaxStepsError,
   AgentModelError,
   AgentSchemaValidationError,
   AgentStateError,
+  AgentStoreError,
   AgentStreamResult,
   AgentToolError,
   AgentToolTimeoutError,
   AgentUnknownToolError,
   STATE_VERSION: 1,
+  RunStore,
   createAgent,
   createGatewayAgentClient,
+  createInMemoryRunStore,
   createOpenAICompatibleClient,
+  createPostgresRunStore,
+  createSqliteRunStore,
   createScriptedClient,
   createTestClient,
   defineTool,

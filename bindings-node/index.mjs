@@ -2,10 +2,10 @@
 import sdk from './index.js';
 
 export const {
-  AgentCancelledError, AgentLeaseLostError, AgentMcpError, AgentStoreError, errorClass, AgentContinueError, AgentDefinitionError, AgentError, AgentGatewayError,
-  AgentMaxStepsError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStreamResult,
+  AgentCancelledError, AgentContinueError, errorClass, AgentDefinitionError, AgentError, AgentGatewayError,
+  AgentLeaseLostError, AgentMaxStepsError, AgentMcpError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStoreError, AgentStreamResult, RunStore,
   AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
-  createGatewayAgentClient, createOpenAICompatibleClient, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
+  createGatewayAgentClient, createInMemoryRunStore, createOpenAICompatibleClient, createPostgresRunStore, createSqliteRunStore, createScriptedClient, createTestClient, defineTool, finishReasonIs, hasToolCall, isAgentGatewayError,
   jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs, tool,
 } = sdk;
 export default sdk;

@@ -16,6 +16,7 @@ use crate::adapters::{JsListener, JsModel};
 use crate::errors::{no_panic, to_napi};
 use crate::host::HostFn;
 use crate::spec::{self, AgentSpec, DecisionSpec, OutputSpec, OverridesSpec, ToolSpec};
+use crate::store::NativeRunStore;
 
 /// Checks a tool definition (throws `AgentDefinitionError` data when invalid).
 #[napi(js_name = "checkTool")]
@@ -455,9 +456,12 @@ fn parse_state(text: &str) -> napi::Result<RunResult> {
 impl NativeAgent {
     /// Defines an agent (throws definition errors).
     #[napi(constructor)]
-    pub fn new(spec: AgentSpec) -> napi::Result<Self> {
+    pub fn new(spec: AgentSpec, store: Option<&NativeRunStore>) -> napi::Result<Self> {
         no_panic(|| {
-            let def = spec::agent(spec).map_err(to_napi)?;
+            let mut def = spec::agent(spec).map_err(to_napi)?;
+            if let Some(s) = store {
+                def = def.store(s.store.clone());
+            }
             Ok(Self {
                 agent: create_agent(def).map_err(to_napi)?,
             })
@@ -467,6 +471,7 @@ impl NativeAgent {
     /// Runs as run `driver` polled on the JS thread (JS calls `pollRun(driver)` first);
     /// resolves with the state.
     #[napi(ts_return_type = "Promise<NativeState>")]
+    #[allow(clippy::too_many_arguments)]
     pub fn run<'env>(
         &self,
         env: &'env Env,
@@ -475,36 +480,89 @@ impl NativeAgent {
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
+        store: Option<&NativeRunStore>,
     ) -> napi::Result<Object<'env>> {
         no_panic(|| {
-            let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let mut options =
+                self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            if let Some(s) = store {
+                options = options.store(s.store.clone());
+            }
             let agent = self.agent.clone();
             crate::driver::drive(env, driver, async move { agent.run(options).await })
         })
     }
 
-    /// Continues a paused state (JSON text) as run `driver` polled on the JS thread;
-    /// resolves with the new state.
+    /// Continues a paused state (JSON text), or with `state` null the stored run
+    /// `run_id`, as run `driver` polled on the JS thread; resolves with the new state.
     #[napi(ts_return_type = "Promise<NativeState>")]
     #[allow(clippy::too_many_arguments)]
     pub fn continue_run<'env>(
         &self,
         env: &'env Env,
         driver: u32,
-        state: String,
+        state: Option<String>,
         spec: ContinueSpec,
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
+        run_id: Option<String>,
+        store: Option<&NativeRunStore>,
     ) -> napi::Result<Object<'env>> {
         no_panic(|| {
-            let state = parse_state(&state)?;
-            let options =
+            let state = state.map(|s| parse_state(&s)).transpose()?;
+            let mut options =
                 self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
+            if let Some(s) = store {
+                options = options.store(s.store.clone());
+            }
             let agent = self.agent.clone();
-            crate::driver::drive(env, driver, async move {
-                agent.continue_run(&state, options).await
-            })
+            // Given both, the core checks that they agree (SPEC §10).
+            match (state, run_id) {
+                (Some(state), run_id) => {
+                    if let Some(id) = run_id {
+                        options = options.run_id(id);
+                    }
+                    crate::driver::drive(env, driver, async move {
+                        agent.continue_run(&state, options).await
+                    })
+                }
+                (None, Some(run_id)) => crate::driver::drive(env, driver, async move {
+                    agent.continue_by_id(run_id, options).await
+                }),
+                (None, None) => Err(to_napi(AgentError::continue_invalid(
+                    "Invalid continue: pass a state or a run id",
+                ))),
+            }
+        })
+    }
+
+    /// Recovers the stored run `run_id` whose worker died, as run `driver`.
+    #[napi(ts_return_type = "Promise<NativeState>")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn recover<'env>(
+        &self,
+        env: &'env Env,
+        driver: u32,
+        run_id: String,
+        spec: ContinueSpec,
+        client_spec: ClientSpec,
+        native_client: Option<&NativeModelClient>,
+        cancel: Option<&NativeCancelToken>,
+        store: Option<&NativeRunStore>,
+    ) -> napi::Result<Object<'env>> {
+        no_panic(|| {
+            let mut options =
+                self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
+            if let Some(s) = store {
+                options = options.store(s.store.clone());
+            }
+            let agent = self.agent.clone();
+            crate::driver::drive(
+                env,
+                driver,
+                async move { agent.recover(&run_id, options).await },
+            )
         })
     }
 
@@ -516,30 +574,55 @@ impl NativeAgent {
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
+        store: Option<&NativeRunStore>,
     ) -> napi::Result<NativeStream> {
         no_panic(|| {
-            let options = self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            let mut options =
+                self.run_options(spec, client(&client_spec, native_client)?, cancel)?;
+            if let Some(s) = store {
+                options = options.store(s.store.clone());
+            }
             let (stream, driver) = self.agent.stream_deferred(options);
             napi::bindgen_prelude::spawn(driver);
             Ok(NativeStream { stream })
         })
     }
 
-    /// Continues a paused state as a stream.
+    /// Continues a paused state (or with `state` null the stored run `run_id`) as a
+    /// stream.
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn continue_stream(
         &self,
-        state: String,
+        state: Option<String>,
         spec: ContinueSpec,
         client_spec: ClientSpec,
         native_client: Option<&NativeModelClient>,
         cancel: Option<&NativeCancelToken>,
+        run_id: Option<String>,
+        store: Option<&NativeRunStore>,
     ) -> napi::Result<NativeStream> {
         no_panic(|| {
-            let state = parse_state(&state)?;
-            let options =
+            let state = state.map(|s| parse_state(&s)).transpose()?;
+            let mut options =
                 self.continue_options(spec, client(&client_spec, native_client)?, cancel)?;
-            let (stream, driver) = self.agent.continue_stream_deferred(&state, options);
+            if let Some(s) = store {
+                options = options.store(s.store.clone());
+            }
+            let (stream, driver) = match (state, run_id) {
+                (Some(state), run_id) => {
+                    if let Some(id) = run_id {
+                        options = options.run_id(id);
+                    }
+                    self.agent.continue_stream_deferred(&state, options)
+                }
+                (None, Some(run_id)) => self.agent.continue_stream_deferred_by_id(run_id, options),
+                (None, None) => {
+                    return Err(to_napi(AgentError::continue_invalid(
+                        "Invalid continue: pass a state or a run id",
+                    )))
+                }
+            };
             napi::bindgen_prelude::spawn(driver);
             Ok(NativeStream { stream })
         })

@@ -10,6 +10,7 @@ mod driver;
 mod errors;
 mod host;
 mod spec;
+mod store;
 mod values;
 
 /// mimalloc for everything the addon allocates: runs allocate many small short-lived

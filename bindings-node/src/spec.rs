@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
+use phaseo_agent::store::LeaseConfig;
 use phaseo_agent::{
     finish_reason_is, has_tool_call, max_cost, max_duration, max_tokens_used, step_count_is,
     AgentDefinition, AgentError, Approval, JsonSchema, ModelRetry, NextTurnParams, OnError,
@@ -95,6 +96,15 @@ pub struct AgentSpec {
     pub tool_choice: Option<DynamicSpec>,
     pub parallel_tool_calls: Option<bool>,
     pub active_tools: Option<DynamicSpec>,
+    /// `{durationMs, renewEveryMs}` of store-backed runs.
+    pub lease: Option<LeaseSpec>,
+}
+
+/// How long a worker holds a store-backed run and how often it renews the hold.
+#[napi(object)]
+pub struct LeaseSpec {
+    pub duration_ms: Option<f64>,
+    pub renew_every_ms: Option<f64>,
 }
 
 /// Per-run (and per-continue) overrides.
@@ -354,7 +364,24 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     if let Some(v) = dynamic(spec.active_tools) {
         def = def.active_tools(v);
     }
+    if let Some(l) = spec.lease {
+        def = def.lease(lease(l)?);
+    }
     Ok(def)
+}
+
+fn lease(spec: LeaseSpec) -> Result<LeaseConfig, AgentError> {
+    let duration = spec.duration_ms.unwrap_or(30_000.0);
+    let renew_every = spec.renew_every_ms.unwrap_or(10_000.0);
+    if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration) {
+        return Err(definition_error(format!(
+            "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs={duration}, renewEveryMs={renew_every})"
+        )));
+    }
+    Ok(LeaseConfig::new(
+        Duration::from_secs_f64(duration / 1000.0),
+        Duration::from_secs_f64(renew_every / 1000.0),
+    ))
 }
 
 /// The core overrides of a spec.

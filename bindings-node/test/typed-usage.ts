@@ -175,3 +175,37 @@ const gatewayOptions: GatewayAgentClientOptions = {
   requestOptions: { store: true },
 };
 export const gateway = createGatewayAgentClient(gatewayOptions);
+
+import {
+  AgentLeaseLostError, AgentStoreError, createInMemoryRunStore, createPostgresRunStore, createSqliteRunStore,
+  type RunPage, type RunStore, type StateAccessor, type StoredRun,
+} from '@phaseo/agent-sdk';
+
+export async function durable(): Promise<number> {
+  const store: RunStore = createSqliteRunStore('/tmp/runs.db');
+  const pg: RunStore = await createPostgresRunStore('postgres://u@127.0.0.1/db');
+  const agent = createAgent({ id: 'durable', store, lease: { durationMs: 5000, renewEveryMs: 1000 } });
+  const paused = await agent.run({ input: 'x', client: createScriptedClient([{ text: 'hi' }]) });
+  const page: RunPage = await store.list({ status: 'waiting_for_human', agentId: 'durable', limit: 10, cursor: page0() });
+  const inbox: StoredRun[] = page.runs;
+  const pendingIds: string[] = inbox.flatMap((r) => r.pending.map((p) => p.call.id));
+  try {
+    await agent.continueRun({ runId: paused.run.id, client: createScriptedClient([]), approvals: pendingIds, store: pg });
+    await agent.recover(paused.run.id, { client: createScriptedClient([]) });
+    await agent.recover({ runId: paused.run.id, client: createScriptedClient([]) });
+  } catch (e) {
+    if (e instanceof AgentStoreError || e instanceof AgentLeaseLostError) return 0;
+  }
+  const saved = new Map<string, RunResult>();
+  const accessor: StateAccessor = { load: (id) => saved.get(id) ?? null, save: (state) => { saved.set(state.run.id, state); } };
+  await agent.run({ input: 'x', client: createScriptedClient([{ text: 'hi' }]), state: accessor });
+  await agent.continueRun({ runId: paused.run.id, state: accessor, client: createScriptedClient([]) });
+  const removed: number = await store.prune(['completed', 'failed'], { olderThan: new Date(Date.now() - 86_400_000) });
+  const deleted: boolean = await createInMemoryRunStore().delete(paused.run.id);
+  const loaded: StoredRun | null = await store.load(paused.run.id);
+  return removed + (deleted ? 1 : 0) + (loaded ? loaded.version : 0);
+}
+
+function page0(): string | null {
+  return null;
+}

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use phaseo_agent::store::LeaseConfig;
 use phaseo_agent::{
     create_agent, Agent, AgentDefinition, AgentError, CancellationToken, ContinueOptions, Message,
     ModelRetry, OnError, RunOptions, RunOverrides, RunResult, ToolDecision, ToolExecutionConfig,
@@ -17,6 +18,7 @@ use crate::errors::{no_panic, no_panic_in_definition, to_pyerr};
 use crate::hooks::{client_from_py, HostListener, HostReview, HostTurn, PyStopCondition};
 use crate::host::{bridge_for, HostFn, EVENT_LOOP};
 use crate::result::PyRunResult;
+use crate::store::PyRunStore;
 use crate::stream::PyAgentStream;
 use crate::tool::{validator, PyAgentApproval, PyTool};
 
@@ -229,9 +231,13 @@ impl PyAgent {
         overrides: Option<&Bound<'_, PyDict>>,
         on_event: Option<&Bound<'_, PyAny>>,
         cancel: Option<&Bound<'_, PyCancelToken>>,
+        store: Option<&Bound<'_, PyRunStore>>,
     ) -> PyResult<Job> {
         let p = self.prepare(py, client, overrides, on_event, cancel)?;
-        let options = Self::run_options(&p, input, context, messages)?;
+        let mut options = Self::run_options(&p, input, context, messages)?;
+        if let Some(s) = store {
+            options = options.store(s.get().store.clone());
+        }
         Ok(Job::Run(p.agent, options, p.cancel))
     }
 
@@ -240,7 +246,7 @@ impl PyAgent {
     fn continue_job(
         &self,
         py: Python<'_>,
-        state: &Bound<'_, PyRunResult>,
+        state: Option<&Bound<'_, PyRunResult>>,
         client: &Bound<'_, PyAny>,
         approvals: Option<&Bound<'_, PyAny>>,
         rejections: Option<&Bound<'_, PyAny>>,
@@ -250,9 +256,10 @@ impl PyAgent {
         overrides: Option<&Bound<'_, PyDict>>,
         on_event: Option<&Bound<'_, PyAny>>,
         cancel: Option<&Bound<'_, PyCancelToken>>,
+        by_id: ById<'_>,
     ) -> PyResult<Job> {
         let p = self.prepare(py, client, overrides, on_event, cancel)?;
-        let options = Self::continue_options(
+        let mut options = Self::continue_options(
             &p,
             approvals,
             rejections,
@@ -260,8 +267,41 @@ impl PyAgent {
             human_input,
             context,
         )?;
-        let state = Box::new(state.get().inner.clone());
+        if let Some(s) = by_id.store {
+            options = options.store(s.get().store.clone());
+        }
+        // Given both, the core checks that they agree (SPEC §10).
+        if let Some(run_id) = by_id.run_id {
+            options = options.run_id(run_id);
+        } else if state.is_none() {
+            return Err(to_pyerr(
+                py,
+                AgentError::continue_invalid("Invalid continue: pass a state or a run id"),
+            ));
+        }
+        let state = state.map(|s| Box::new(s.get().inner.clone()));
         Ok(Job::Continue(p.agent, state, options, p.cancel))
+    }
+
+    /// The job of a recover entry point.
+    #[allow(clippy::too_many_arguments)]
+    fn recover_job(
+        &self,
+        py: Python<'_>,
+        run_id: String,
+        client: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyDict>>,
+        on_event: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyCancelToken>>,
+        store: Option<&Bound<'_, PyRunStore>>,
+    ) -> PyResult<Job> {
+        let p = self.prepare(py, client, overrides, on_event, cancel)?;
+        let mut options = Self::continue_options(&p, None, None, None, None, context)?;
+        if let Some(s) = store {
+            options = options.store(s.get().store.clone());
+        }
+        Ok(Job::Recover(p.agent, run_id, options, p.cancel))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -303,10 +343,24 @@ impl PyAgent {
     }
 }
 
+/// The stored run a continue names instead of a state, and the store to use.
+#[derive(Default)]
+struct ById<'a> {
+    run_id: Option<String>,
+    store: Option<&'a Bound<'a, PyRunStore>>,
+}
+
 /// What a run or continue entry point starts: everything gathered under the GIL.
 enum Job {
     Run(Agent, RunOptions, CancellationToken),
-    Continue(Agent, Box<RunResult>, ContinueOptions, CancellationToken),
+    /// A continue of a state, or (`None`) of the stored run `options.run_id`.
+    Continue(
+        Agent,
+        Option<Box<RunResult>>,
+        ContinueOptions,
+        CancellationToken,
+    ),
+    Recover(Agent, String, ContinueOptions, CancellationToken),
 }
 
 /// How an entry point drives its job: blocking, as an awaitable, or as a stream.
@@ -320,14 +374,21 @@ enum Mode {
 impl Job {
     fn cancel(&self) -> CancellationToken {
         match self {
-            Job::Run(.., c) | Job::Continue(.., c) => c.clone(),
+            Job::Run(.., c) | Job::Continue(.., c) | Job::Recover(.., c) => c.clone(),
         }
     }
 
     async fn run(self) -> Result<RunResult, AgentError> {
         match self {
             Job::Run(agent, options, _) => agent.run(options).await,
-            Job::Continue(agent, state, options, _) => agent.continue_run(&state, options).await,
+            Job::Continue(agent, Some(state), options, _) => {
+                agent.continue_run(&state, options).await
+            }
+            Job::Continue(agent, None, options, _) => {
+                let run_id = options.run_id.clone().unwrap_or_default();
+                agent.continue_by_id(run_id, options).await
+            }
+            Job::Recover(agent, run_id, options, _) => agent.recover(&run_id, options).await,
         }
     }
 }
@@ -345,8 +406,17 @@ fn launch<'py>(py: Python<'py>, job: Job, mode: Mode) -> PyResult<Bound<'py, PyA
         Mode::Stream => {
             let (stream, driver) = match job {
                 Job::Run(agent, options, _) => agent.stream_deferred(options),
-                Job::Continue(agent, state, options, _) => {
+                Job::Continue(agent, Some(state), options, _) => {
                     agent.continue_stream_deferred(&state, options)
+                }
+                Job::Continue(agent, None, options, _) => {
+                    let run_id = options.run_id.clone().unwrap_or_default();
+                    agent.continue_stream_deferred_by_id(run_id, options)
+                }
+                Job::Recover(..) => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(
+                        "recover has no stream form",
+                    ))
                 }
             };
             let bridge = current_bridge(py)?;
@@ -427,7 +497,7 @@ where
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None, store=None, lease_ms=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -449,6 +519,8 @@ impl PyAgent {
         tool_choice: Option<&Bound<'_, PyAny>>,
         parallel_tool_calls: Option<bool>,
         active_tools: Option<&Bound<'_, PyAny>>,
+        store: Option<&Bound<'_, PyRunStore>>,
+        lease_ms: Option<(f64, f64)>,
     ) -> PyResult<Self> {
         let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
         if let Some(v) = turn_value(model, "model")? {
@@ -504,6 +576,21 @@ impl PyAgent {
         if let Some(v) = turn_value(active_tools, "active_tools")? {
             def = def.active_tools(v);
         }
+        if let Some(s) = store {
+            def = def.store(s.get().store.clone());
+        }
+        if let Some((duration, renew_every)) = lease_ms {
+            if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration) {
+                return Err(definition_error(
+                    py,
+                    format!("Invalid agent definition: lease needs 0 < renew_every_ms < duration_ms (got duration_ms={duration}, renew_every_ms={renew_every})"),
+                ));
+            }
+            def = def.lease(LeaseConfig::new(
+                Duration::from_secs_f64(duration / 1000.0),
+                Duration::from_secs_f64(renew_every / 1000.0),
+            ));
+        }
         let agent = no_panic_in_definition(py, || create_agent(def).map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { agent })
     }
@@ -514,7 +601,7 @@ impl PyAgent {
         self.agent.id()
     }
 
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -526,16 +613,17 @@ impl PyAgent {
         overrides: Option<&Bound<'py, PyDict>>,
         on_event: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyCancelToken>>,
+        store: Option<&Bound<'py, PyRunStore>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.run_job(
-                py, input, client, context, messages, overrides, on_event, cancel,
+                py, input, client, context, messages, overrides, on_event, cancel, store,
             )?;
             launch(py, job, Mode::Block)
         })
     }
 
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn run_async<'py>(
         &self,
@@ -547,16 +635,17 @@ impl PyAgent {
         overrides: Option<&Bound<'py, PyDict>>,
         on_event: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyCancelToken>>,
+        store: Option<&Bound<'py, PyRunStore>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.run_job(
-                py, input, client, context, messages, overrides, on_event, cancel,
+                py, input, client, context, messages, overrides, on_event, cancel, store,
             )?;
             launch(py, job, Mode::Await)
         })
     }
 
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None))]
+    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn stream<'py>(
         &self,
@@ -568,21 +657,22 @@ impl PyAgent {
         overrides: Option<&Bound<'py, PyDict>>,
         on_event: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyCancelToken>>,
+        store: Option<&Bound<'py, PyRunStore>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.run_job(
-                py, input, client, context, messages, overrides, on_event, cancel,
+                py, input, client, context, messages, overrides, on_event, cancel, store,
             )?;
             launch(py, job, Mode::Stream)
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn continue_run<'py>(
         &self,
         py: Python<'py>,
-        state: &Bound<'py, PyRunResult>,
+        state: Option<&Bound<'py, PyRunResult>>,
         client: &Bound<'py, PyAny>,
         approvals: Option<&Bound<'py, PyAny>>,
         rejections: Option<&Bound<'py, PyAny>>,
@@ -592,6 +682,8 @@ impl PyAgent {
         overrides: Option<&Bound<'py, PyDict>>,
         on_event: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyCancelToken>>,
+        run_id: Option<String>,
+        store: Option<&Bound<'py, PyRunStore>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.continue_job(
@@ -606,17 +698,18 @@ impl PyAgent {
                 overrides,
                 on_event,
                 cancel,
+                ById { run_id, store },
             )?;
             launch(py, job, Mode::Block)
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn continue_run_async<'py>(
         &self,
         py: Python<'py>,
-        state: &Bound<'py, PyRunResult>,
+        state: Option<&Bound<'py, PyRunResult>>,
         client: &Bound<'py, PyAny>,
         approvals: Option<&Bound<'py, PyAny>>,
         rejections: Option<&Bound<'py, PyAny>>,
@@ -626,6 +719,8 @@ impl PyAgent {
         overrides: Option<&Bound<'py, PyDict>>,
         on_event: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyCancelToken>>,
+        run_id: Option<String>,
+        store: Option<&Bound<'py, PyRunStore>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.continue_job(
@@ -640,17 +735,18 @@ impl PyAgent {
                 overrides,
                 on_event,
                 cancel,
+                ById { run_id, store },
             )?;
             launch(py, job, Mode::Await)
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None))]
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn continue_stream<'py>(
         &self,
         py: Python<'py>,
-        state: &Bound<'py, PyRunResult>,
+        state: Option<&Bound<'py, PyRunResult>>,
         client: &Bound<'py, PyAny>,
         approvals: Option<&Bound<'py, PyAny>>,
         rejections: Option<&Bound<'py, PyAny>>,
@@ -660,6 +756,8 @@ impl PyAgent {
         overrides: Option<&Bound<'py, PyDict>>,
         on_event: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyCancelToken>>,
+        run_id: Option<String>,
+        store: Option<&Bound<'py, PyRunStore>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.continue_job(
@@ -674,8 +772,50 @@ impl PyAgent {
                 overrides,
                 on_event,
                 cancel,
+                ById { run_id, store },
             )?;
             launch(py, job, Mode::Stream)
+        })
+    }
+    #[pyo3(signature = (run_id, client, context=None, overrides=None, on_event=None, cancel=None, store=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn recover<'py>(
+        &self,
+        py: Python<'py>,
+        run_id: String,
+        client: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+        store: Option<&Bound<'py, PyRunStore>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_panic(py, || {
+            let job = self.recover_job(
+                py, run_id, client, context, overrides, on_event, cancel, store,
+            )?;
+            launch(py, job, Mode::Block)
+        })
+    }
+
+    #[pyo3(signature = (run_id, client, context=None, overrides=None, on_event=None, cancel=None, store=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn recover_async<'py>(
+        &self,
+        py: Python<'py>,
+        run_id: String,
+        client: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+        overrides: Option<&Bound<'py, PyDict>>,
+        on_event: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyCancelToken>>,
+        store: Option<&Bound<'py, PyRunStore>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_panic(py, || {
+            let job = self.recover_job(
+                py, run_id, client, context, overrides, on_event, cancel, store,
+            )?;
+            launch(py, job, Mode::Await)
         })
     }
 }

@@ -13,6 +13,7 @@ mod limits;
 mod reader;
 mod result;
 mod runtime;
+mod store;
 mod stream;
 mod tool;
 mod workers;
@@ -43,6 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hooks::PyStreamSink>()?;
     m.add_function(wrap_pyfunction!(hooks::create_gateway_agent_client, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::create_openai_compatible_client, m)?)?;
+    m.add_class::<store::PyRunStore>()?;
     m.add_class::<stream::PyAgentStream>()?;
     m.add_class::<stream::PyCursor>()?;
     m.add_class::<host::PyLoopBridge>()?;

@@ -4,9 +4,19 @@ public annotations stay accurate."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any, Dict, Iterator, List, Optional
 
 from phaseo_agent import (
+    AgentLease,
+    AgentLeaseLostError,
+    AgentStoreError,
+    InMemoryRunStore,
+    PostgresRunStore,
+    RunPage,
+    RunStore,
+    SqliteRunStore,
+    StoredRun,
     AgentDefinition,
     AgentError,
     AgentHumanReviewRequest,
@@ -105,3 +115,48 @@ def product_main() -> str:
     stream = agent.stream(input="x", client=StreamingClient())
     items: List[Any] = list(stream.item_stream())
     return f"{stream.text()} {len(items)}"
+
+
+# Durable runs (SPEC §10): stores, continue by run id, recover, the approval inbox.
+
+
+class TypedAccessor:
+    def __init__(self) -> None:
+        self.saved: Dict[str, RunResult] = {}
+
+    def load(self, run_id: str) -> Optional[RunResult]:
+        return self.saved.get(run_id)
+
+    def save(self, state: RunResult) -> None:
+        self.saved[state.run_id] = state
+
+
+def durable_main(path: str) -> str:
+    store: RunStore = SqliteRunStore(path)
+    agent = create_agent(id="durable", tools=[], store=store, lease=AgentLease(duration_ms=5_000, renew_every_ms=1_000))
+    paused: RunResult = agent.run(input="x", client=ScriptedClient([{"text": "hi"}]))
+    page: RunPage = store.list(status="waiting_for_human", agent_id="durable", limit=10, cursor=None)
+    inbox: List[StoredRun] = page.runs
+    pending: List[PendingToolCall] = [p for run in inbox for p in run.pending]
+    next_cursor: Optional[str] = page.next_cursor
+    loaded: Optional[StoredRun] = store.load(paused.run_id)
+    try:
+        agent.continue_run(run_id=paused.run_id, client=ScriptedClient([]), approvals=["c1"])
+        agent.recover(paused.run_id, client=ScriptedClient([]))
+    except (AgentStoreError, AgentLeaseLostError, AgentError):
+        pass
+    removed: int = store.prune(["completed", "failed"], older_than=timedelta(days=30))
+    deleted: bool = store.delete(paused.run_id)
+    memory: RunStore = InMemoryRunStore()
+    accessor = TypedAccessor()
+    agent.run(input="x", client=ScriptedClient([{"text": "hi"}]), state=accessor)
+    agent.run(input="x", client=ScriptedClient([{"text": "hi"}]), store=memory)
+
+    async def later() -> Optional[StoredRun]:
+        pg: PostgresRunStore = await PostgresRunStore.connect_async("postgres://u@127.0.0.1/db")
+        await pg.list_async(status=["waiting_for_human"])
+        await agent.recover_async(paused.run_id, client=ScriptedClient([]), store=pg)
+        return await pg.load_async(paused.run_id)
+
+    del later
+    return f"{len(pending)} {next_cursor} {loaded} {removed} {deleted}"

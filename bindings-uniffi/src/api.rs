@@ -14,7 +14,7 @@ use crate::traits::{to_json, SchemaValidator, Validator};
 /// Runs a future on the core's runtime and waits for it; dropping the wait (the Kotlin
 /// coroutine was cancelled) cancels `token` and aborts the task, which drops every tool
 /// call in flight (and so cancels their coroutines).
-async fn on_core<T, F>(token: pa::CancellationToken, fut: F) -> Result<T, PhaseoError>
+pub(crate) async fn on_core<T, F>(token: pa::CancellationToken, fut: F) -> Result<T, PhaseoError>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
@@ -355,7 +355,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    fn wrap(result: pa::RunResult) -> Arc<Self> {
+    pub(crate) fn wrap(result: pa::RunResult) -> Arc<Self> {
         Arc::new(Self { result })
     }
 }
@@ -489,6 +489,37 @@ impl Agent {
             agent.continue_run(&state.result, options).await
         })
         .await??;
+        Ok(RunResult::wrap(result))
+    }
+
+    /// Continues the paused run `run_id` of the run store, claiming its pause at most once
+    /// (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
+    /// (`Pause <pauseId> of run <runId> was already continued`).
+    pub async fn continue_by_id(
+        &self,
+        run_id: String,
+        options: ContinueOptions,
+    ) -> Result<Arc<RunResult>, PhaseoError> {
+        let (options, token) = core_continue_options(options)?;
+        let agent = self.agent.clone();
+        let result = on_core(
+            token,
+            async move { agent.continue_by_id(run_id, options).await },
+        )
+        .await??;
+        Ok(RunResult::wrap(result))
+    }
+
+    /// Recovers the stored run `run_id` whose worker died (its lease expired), from its
+    /// last checkpoint with the decisions its claim stored; `options` carries no decisions.
+    pub async fn recover(
+        &self,
+        run_id: String,
+        options: ContinueOptions,
+    ) -> Result<Arc<RunResult>, PhaseoError> {
+        let (options, token) = core_continue_options(options)?;
+        let agent = self.agent.clone();
+        let result = on_core(token, async move { agent.recover(&run_id, options).await }).await??;
         Ok(RunResult::wrap(result))
     }
 

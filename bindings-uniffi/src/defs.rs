@@ -377,6 +377,21 @@ pub struct AgentDefinition {
     /// `active_tools`.
     #[uniffi(default)]
     pub active_tools_fn: Option<Arc<dyn TurnResolver>>,
+    /// Run store (SPEC §10): every run is saved there; continue by id, recover.
+    #[uniffi(default)]
+    pub store: Option<Arc<crate::store::RunStore>>,
+    /// Lease of store-backed runs (default 30 s held, renewed every 10 s).
+    #[uniffi(default)]
+    pub lease: Option<Lease>,
+}
+
+/// How long a worker holds a store-backed run and how often it renews the hold.
+#[derive(uniffi::Record)]
+pub struct Lease {
+    /// How long a claim or renewal holds the run (ms).
+    pub duration_ms: i64,
+    /// How often a working run renews its lease (ms).
+    pub renew_every_ms: i64,
 }
 
 fn turn_value(
@@ -446,6 +461,21 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
     }
     if let Some(v) = turn_value(def.active_tools.map(Value::from), def.active_tools_fn) {
         out = out.active_tools(v);
+    }
+    if let Some(s) = def.store {
+        out = out.store(s.store.clone());
+    }
+    if let Some(l) = def.lease {
+        if !(l.duration_ms > 0 && l.renew_every_ms > 0 && l.renew_every_ms < l.duration_ms) {
+            return Err(PhaseoError::definition(format!(
+                "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs={}, renewEveryMs={})",
+                l.duration_ms, l.renew_every_ms
+            )));
+        }
+        out = out.lease(pa::store::LeaseConfig::new(
+            std::time::Duration::from_millis(l.duration_ms as u64),
+            std::time::Duration::from_millis(l.renew_every_ms as u64),
+        ));
     }
     Ok(out)
 }
@@ -600,6 +630,9 @@ pub struct RunOptions {
     /// Cancels the run (it then ends `cancelled` and returns its result).
     #[uniffi(default)]
     pub cancel: Option<Arc<CancelToken>>,
+    /// Saves this run there instead of the agent's store.
+    #[uniffi(default)]
+    pub store: Option<Arc<crate::store::RunStore>>,
 }
 
 /// An approval or rejection of a pending call.
@@ -650,6 +683,9 @@ pub struct ContinueOptions {
     /// Cancels the run.
     #[uniffi(default)]
     pub cancel: Option<Arc<CancelToken>>,
+    /// The store of a continue by run id (instead of the agent's store).
+    #[uniffi(default)]
+    pub store: Option<Arc<crate::store::RunStore>>,
 }
 
 fn run_token(cancel: Option<Arc<CancelToken>>) -> pa::CancellationToken {
@@ -675,6 +711,9 @@ pub(crate) fn core_run_options(
     }
     if let Some(l) = o.on_event {
         options = options.on_event(Arc::new(HostListener(l)));
+    }
+    if let Some(s) = o.store {
+        options = options.store(s.store.clone());
     }
     Ok((options, token))
 }
@@ -708,6 +747,9 @@ pub(crate) fn core_continue_options(
     }
     if let Some(l) = o.on_event {
         options = options.on_event(Arc::new(HostListener(l)));
+    }
+    if let Some(s) = o.store {
+        options = options.store(s.store.clone());
     }
     Ok((options, token))
 }

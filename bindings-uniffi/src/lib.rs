@@ -16,9 +16,11 @@ uniffi::setup_scaffolding!();
 mod api;
 mod defs;
 mod errors;
+mod store;
 mod traits;
 
 pub use api::*;
 pub use defs::*;
 pub use errors::*;
+pub use store::*;
 pub use traits::*;

@@ -45,6 +45,21 @@ impl RunStatus {
             RunStatus::Cancelled => "cancelled",
         }
     }
+
+    /// The status of a snake_case status string (`None` for an unknown one).
+    pub fn parse(status: &str) -> Option<Self> {
+        [
+            RunStatus::Queued,
+            RunStatus::Running,
+            RunStatus::WaitingForHuman,
+            RunStatus::Completed,
+            RunStatus::Stopped,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == status)
+    }
 }
 
 /// Role of a conversation message.

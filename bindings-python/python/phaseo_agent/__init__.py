@@ -37,6 +37,7 @@ from ._native import (
 from ._agent import (
     Agent,
     AgentModelRetry,
+    AgentLease,
     AgentModelRetryConfig,
     AgentStream,
     AgentToolDecision,
@@ -45,6 +46,7 @@ from ._agent import (
     create_agent,
 )
 from ._client import create_gateway_agent_client
+from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
 from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator, tool
 
@@ -77,15 +79,15 @@ __all__ = [
     "STATE_VERSION",
     "Agent",
     "AgentCancelledError",
-    "AgentLeaseLostError",
     "AgentMcpError",
-    "AgentStoreError",
     "AgentContinueError",
     "AgentDefinition",
     "AgentDefinitionError",
     "AgentError",
     "AgentGatewayError",
     "AgentHumanReviewRequest",
+    "AgentLease",
+    "AgentLeaseLostError",
     "AgentMaxStepsError",
     "AgentModelError",
     "AgentModelRetry",
@@ -93,6 +95,7 @@ __all__ = [
     "AgentRuntimeContext",
     "AgentSchemaValidationError",
     "AgentStateError",
+    "AgentStoreError",
     "AgentStream",
     "AgentTool",
     "AgentToolCall",
@@ -106,11 +109,17 @@ __all__ = [
     "CancelledFlag",
     "GatewayAgentClient",
     "HttpModelClient",
+    "InMemoryRunStore",
     "JsonSchemaValidator",
     "PendingToolCall",
+    "PostgresRunStore",
+    "RunPage",
     "RunResult",
+    "RunStore",
     "ScriptedClient",
+    "SqliteRunStore",
     "StopCondition",
+    "StoredRun",
     "TestClient",
     "Tool",
     "ToolReturn",

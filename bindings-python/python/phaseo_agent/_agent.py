@@ -10,6 +10,7 @@ from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iter
 from . import _native
 from ._native import CancelToken, RunResult, StopCondition, Tool
 from ._records import AgentDefinition, AgentToolCall, Record
+from ._store import is_accessor, native_store
 from ._tools import AgentTool, _validator, define_tool
 from .errors import AgentDefinitionError
 
@@ -17,6 +18,7 @@ __all__ = [
     "Agent",
     "AgentModelRetry",
     "AgentModelRetryConfig",
+    "AgentLease",
     "AgentStream",
     "AgentToolDecision",
     "AgentToolExecutionConfig",
@@ -52,6 +54,16 @@ class AgentModelRetry:
 
 #: The product's name of :class:`AgentModelRetry`.
 AgentModelRetryConfig = AgentModelRetry
+
+
+@dataclass
+class AgentLease:
+    """How long a worker holds a store-backed run (``duration_ms``, default 30 s) and how
+    often it renews the hold while working (``renew_every_ms``, default 10 s). A run whose
+    hold expired (its worker died) can be recovered by any worker."""
+
+    duration_ms: float = 30_000
+    renew_every_ms: float = 10_000
 
 
 @dataclass
@@ -168,8 +180,35 @@ _DEFINITION_KEYS = {
     "id", "model", "preset", "instructions", "tools", "max_steps", "stop_when", "model_retry",
     "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
     "parse_output", "require_approval", "human_review", "state_secret", "tool_choice",
-    "parallel_tool_calls", "active_tools",
+    "parallel_tool_calls", "active_tools", "store", "lease",
 }
+
+StateArg = Union[RunResult, str, bytes, Mapping[str, Any], Any, None]
+
+
+def _run_store(store: Any, state: Any) -> Optional[_native.NativeRunStore]:
+    """The per-run store: ``store=``, or the product's ``state=`` accessor."""
+    if state is not None:
+        if not is_accessor(state):
+            raise TypeError("state= on a run must be a state accessor (an object with load(run_id) and save(state))")
+        if store is not None:
+            raise TypeError("pass either store= or a state= accessor, not both")
+        return native_store(state, "state")
+    return native_store(store)
+
+
+def _continue_target(state: Any, run: Any, run_id: Optional[str], store: Any
+                     ) -> Tuple[Optional[RunResult], Optional[str], Optional[_native.NativeRunStore]]:
+    """What a continue continues: a state, or the stored run ``run_id`` (of ``store=``, of a
+    ``state=`` accessor, or of the agent's store)."""
+    if is_accessor(state):
+        if store is not None:
+            raise TypeError("pass either store= or a state= accessor, not both")
+        store, state = state, None
+    if run_id is not None and state is None and run is None:
+        return None, run_id, native_store(store)
+    # With a state and a run id both, the core checks that they agree.
+    return _state(Agent._pick(state, run)), run_id, native_store(store)
 
 
 class Agent:
@@ -207,27 +246,33 @@ class Agent:
             model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
             max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
             tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-            on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+            on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
+            store: Any = None, state: Any = None) -> RunResult:
         """Runs the agent until it completes, stops, pauses, is cancelled or fails (then an
         :class:`~phaseo_agent.errors.AgentError` with ``.result`` is raised). Blocks without
-        holding the GIL; Ctrl-C cancels the run and raises KeyboardInterrupt."""
+        holding the GIL; Ctrl-C cancels the run and raises KeyboardInterrupt. ``store``
+        (or the product's ``state`` accessor, an object with ``load``/``save``) saves the
+        run there instead of the agent's store."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
                                     tool_choice, parallel_tool_calls, active_tools)
-        return self._native.run(input, client, context, messages, overrides, on_event, cancel)
+        return self._native.run(input, client, context, messages, overrides, on_event, cancel, _run_store(store, state))
 
     async def run_async(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
                         model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
                         model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                         max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
             tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                        on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+                        on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
+                        store: Any = None, state: Any = None) -> RunResult:
         """Like :meth:`run`, awaitable; ``async def`` tools run on this event loop."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
                                     tool_choice, parallel_tool_calls, active_tools)
-        result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel)
+        result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel,
+                                                         _run_store(store, state))
         return result
 
-    def continue_run(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
+    def continue_run(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
+                     run_id: Optional[str] = None, store: Any = None,
                      client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                      tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                      model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -237,13 +282,21 @@ class Agent:
                      on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
         """Continues a paused run (``state`` or ``run``: a RunResult, its JSON text or dict).
         The state is not changed; a refused continue raises
-        :class:`~phaseo_agent.errors.AgentContinueError` and leaves it usable."""
+        :class:`~phaseo_agent.errors.AgentContinueError` and leaves it usable.
+
+        With ``run_id`` instead, continues the stored run of ``store`` (or of a ``state=``
+        accessor, or of the agent's store), claiming its pause at most once: a pause
+        already continued elsewhere raises ``AgentContinueError`` (``Pause <pauseId> of
+        run <runId> was already continued``). Given both, they must agree."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
                                     tool_choice, parallel_tool_calls, active_tools)
-        return self._native.continue_run(_state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
-                                         _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
+        target, by_id, native = _continue_target(state, run, run_id, store)
+        return self._native.continue_run(target, client, _decisions(approvals), _decisions(rejections),
+                                         _outputs(tool_outputs), human_input, context, overrides, on_event, cancel,
+                                         by_id, native)
 
-    async def continue_run_async(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
+    async def continue_run_async(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
+                                 run_id: Optional[str] = None, store: Any = None,
                                  client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                                  tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                                  model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -254,9 +307,10 @@ class Agent:
         """Like :meth:`continue_run`, awaitable."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
                                     tool_choice, parallel_tool_calls, active_tools)
+        target, by_id, native = _continue_target(state, run, run_id, store)
         result: RunResult = await self._native.continue_run_async(
-            _state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel)
+            target, client, _decisions(approvals), _decisions(rejections),
+            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel, by_id, native)
         return result
 
     def stream(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
@@ -264,14 +318,17 @@ class Agent:
                model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
                max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
             tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-               on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> "AgentStream":
+               on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
+               store: Any = None, state: Any = None) -> "AgentStream":
         """Starts the run in the background and returns its replayable stream (usable with
         ``for`` and ``async for``, awaitable for the result)."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
                                     tool_choice, parallel_tool_calls, active_tools)
-        return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel))
+        return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel,
+                                               _run_store(store, state)))
 
-    def continue_stream(self, *, state: Union[RunResult, str, bytes, Mapping[str, Any], None] = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
+    def continue_stream(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
+                        run_id: Optional[str] = None, store: Any = None,
                         client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                         tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                         model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
@@ -282,9 +339,38 @@ class Agent:
         """Continues a paused run in the background, as a stream."""
         overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
                                     tool_choice, parallel_tool_calls, active_tools)
+        target, by_id, native = _continue_target(state, run, run_id, store)
         return AgentStream(self._native.continue_stream(
-            _state(self._pick(state, run)), client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel))
+            target, client, _decisions(approvals), _decisions(rejections),
+            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel, by_id, native))
+
+    def recover(self, run_id: str, *, client: Any, context: Any = None, model: Optional[str] = None,
+                max_steps: Optional[int] = None, stop_when: StopWhen = None, model_retry: Any = None,
+                tool_execution: Any = None, temperature: Optional[float] = None,
+                max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+                tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
+                on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
+                store: Any = None) -> RunResult:
+        """Recovers the stored run ``run_id`` whose worker died (its lease expired): goes on
+        from its last checkpoint, with the decisions its claim stored. A run another worker
+        still holds, or that is not running, is refused with ``AgentContinueError``."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
+        return self._native.recover(run_id, client, context, overrides, on_event, cancel, native_store(store))
+
+    async def recover_async(self, run_id: str, *, client: Any, context: Any = None, model: Optional[str] = None,
+                            max_steps: Optional[int] = None, stop_when: StopWhen = None, model_retry: Any = None,
+                            tool_execution: Any = None, temperature: Optional[float] = None,
+                            max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
+                            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
+                            on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
+                            store: Any = None) -> RunResult:
+        """Like :meth:`recover`, awaitable."""
+        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
+                                    tool_choice, parallel_tool_calls, active_tools)
+        result: RunResult = await self._native.recover_async(run_id, client, context, overrides, on_event, cancel,
+                                                             native_store(store))
+        return result
 
     @staticmethod
     def _pick(state: Any, run: Any) -> Any:
@@ -511,8 +597,19 @@ def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = N
         tool_choice=d.get("tool_choice"),
         parallel_tool_calls=d.get("parallel_tool_calls"),
         active_tools=d.get("active_tools"),
+        store=native_store(d.get("store")),
+        lease_ms=_lease(d.get("lease")),
     )
     return Agent(native)
+
+
+def _lease(lease: Any) -> Optional[Tuple[float, float]]:
+    config = _config(lease, AgentLease, "lease")
+    if config is None:
+        return None
+    default = AgentLease()
+    return (float(config.get("duration_ms") or default.duration_ms),
+            float(config.get("renew_every_ms") or default.renew_every_ms))
 
 
 def _state_secrets(secret: Any) -> Optional[List[str]]:

@@ -85,3 +85,8 @@ class AgentDefinition:
     parallel_tool_calls: Optional[bool] = None
     active_tools: Any = None
     """The tool ids offered: a list or a function of the turn."""
+    #: A run store (``SqliteRunStore``, ``PostgresRunStore``, ``InMemoryRunStore``) or an
+    #: object with ``load(run_id)``/``save(state)``.
+    store: Any = None
+    #: An ``AgentLease`` or ``{"duration_ms", "renew_every_ms"}``.
+    lease: Any = None

@@ -105,15 +105,17 @@ class AgentCancelledError(AgentError, InterruptedError):
     """The run was cancelled (code ``cancelled``)."""
 
 
-class AgentStoreError(AgentError):
-    """A run store operation failed: I/O, connection, SQL (code ``store_failed``)."""
+class AgentStoreError(AgentError, RuntimeError):
+    """The run store failed (code ``store_failed``): a database that cannot be reached, a
+    newer schema, or an operation the store does not support. When a run was under way,
+    ``result`` carries its state."""
 
 
-class AgentLeaseLostError(AgentError):
-    """Another worker took over the run's lease (code ``lease_lost``)."""
+class AgentLeaseLostError(AgentError, RuntimeError):
+    """Another worker took over the run this one was working on (code ``lease_lost``)."""
 
 
-class AgentMcpError(AgentError):
+class AgentMcpError(AgentError, RuntimeError):
     """An MCP server could not start, died, or broke the protocol (code ``mcp_failed``)."""
 
 

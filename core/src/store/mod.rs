@@ -25,7 +25,7 @@ pub use lease::LeaseConfig;
 pub use memory::InMemoryRunStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresRunStore;
-pub use query::{ListQuery, RunPage};
+pub use query::{parse_statuses, ListQuery, RunPage};
 pub use row::{PauseClaim, RunSnapshot, StoredDecisions, StoredRun};
 pub use schema::SCHEMA_VERSION;
 #[cfg(feature = "sqlite")]

@@ -112,3 +112,20 @@ impl RunPage {
         }
     }
 }
+
+/// The statuses named by `names` (the snake_case strings of SPEC §3.4), for bindings that
+/// take statuses as strings; an unknown name is refused with `store_failed`, naming it.
+pub fn parse_statuses<S: AsRef<str>>(names: &[S]) -> Result<Vec<RunStatus>, AgentError> {
+    names
+        .iter()
+        .map(|n| {
+            RunStatus::parse(n.as_ref()).ok_or_else(|| {
+                AgentError::store_failed(format!(
+                    "Run store: unknown run status '{}' (expected queued, running, \
+                     waiting_for_human, completed, stopped, failed or cancelled)",
+                    n.as_ref()
+                ))
+            })
+        })
+        .collect()
+}

@@ -487,6 +487,38 @@ fileprivate struct FfiConverterUInt16: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
+    typealias FfiType = UInt32
+    typealias SwiftType = UInt32
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt32 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
+    typealias FfiType = UInt64
+    typealias SwiftType = UInt64
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt64 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterInt64: FfiConverterPrimitive {
     typealias FfiType = Int64
     typealias SwiftType = Int64
@@ -595,6 +627,13 @@ fileprivate struct FfiConverterString: FfiConverter {
 public protocol AgentProtocol: AnyObject, Sendable {
     
     /**
+     * Continues the paused run `run_id` of the run store, claiming its pause at most once
+     * (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
+     * (`Pause <pauseId> of run <runId> was already continued`).
+     */
+    func continueById(runId: String, options: ContinueOptions) async throws  -> RunResult
+    
+    /**
      * Continues a paused run (`state` is not changed; a refused continue throws
      * `continue_invalid` and leaves it usable).
      */
@@ -609,6 +648,12 @@ public protocol AgentProtocol: AnyObject, Sendable {
      * The agent id.
      */
     func id()  -> String
+    
+    /**
+     * Recovers the stored run `run_id` whose worker died (its lease expired), from its
+     * last checkpoint with the decisions its claim stored; `options` carries no decisions.
+     */
+    func recover(runId: String, options: ContinueOptions) async throws  -> RunResult
     
     /**
      * Runs until the run completes, stops, pauses, fails or is cancelled. A failed run
@@ -692,6 +737,27 @@ public convenience init(definition: AgentDefinition)throws  {
 
     
     /**
+     * Continues the paused run `run_id` of the run store, claiming its pause at most once
+     * (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
+     * (`Pause <pauseId> of run <runId> was already continued`).
+     */
+open func continueById(runId: String, options: ContinueOptions)async throws  -> RunResult  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_agent_continue_by_id(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(runId),FfiConverterTypeContinueOptions_lower(options)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeRunResult_lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+    
+    /**
      * Continues a paused run (`state` is not changed; a refused continue throws
      * `continue_invalid` and leaves it usable).
      */
@@ -735,6 +801,26 @@ open func id() -> String  {
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Recovers the stored run `run_id` whose worker died (its lease expired), from its
+     * last checkpoint with the decisions its claim stored; `options` carries no decisions.
+     */
+open func recover(runId: String, options: ContinueOptions)async throws  -> RunResult  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_agent_recover(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(runId),FfiConverterTypeContinueOptions_lower(options)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeRunResult_lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
 }
     
     /**
@@ -3394,6 +3480,216 @@ public func FfiConverterTypeRunResult_lower(_ value: RunResult) -> UInt64 {
 
 
 /**
+ * Where runs are kept between processes.
+ */
+public protocol RunStoreProtocol: AnyObject, Sendable {
+    
+    /**
+     * Deletes a run; whether it was stored.
+     */
+    func delete(runId: String) async throws  -> Bool
+    
+    /**
+     * One page of runs of `statuses` (empty: any) and `agent_id`, oldest update first
+     * (`limit` 0: 100).
+     */
+    func list(statuses: [String], agentId: String?, limit: UInt32, cursor: String?) async throws  -> RunPage
+    
+    /**
+     * The stored run `run_id`, or null.
+     */
+    func load(runId: String) async throws  -> StoredRun?
+    
+    /**
+     * Deletes the runs of `statuses` last updated before `older_than_ms`; how many.
+     */
+    func prune(statuses: [String], olderThanMs: Int64) async throws  -> UInt64
+    
+}
+/**
+ * Where runs are kept between processes.
+ */
+open class RunStore: RunStoreProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_runstore(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_runstore(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Deletes a run; whether it was stored.
+     */
+open func delete(runId: String)async throws  -> Bool  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_runstore_delete(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(runId)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_i8,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_i8,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_i8,
+            liftFunc: FfiConverterBool.lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+    
+    /**
+     * One page of runs of `statuses` (empty: any) and `agent_id`, oldest update first
+     * (`limit` 0: 100).
+     */
+open func list(statuses: [String], agentId: String?, limit: UInt32, cursor: String?)async throws  -> RunPage  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_runstore_list(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(statuses),FfiConverterOptionString.lower(agentId),FfiConverterUInt32.lower(limit),FfiConverterOptionString.lower(cursor)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeRunPage_lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+    
+    /**
+     * The stored run `run_id`, or null.
+     */
+open func load(runId: String)async throws  -> StoredRun?  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_runstore_load(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(runId)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterOptionTypeStoredRun.lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+    
+    /**
+     * Deletes the runs of `statuses` last updated before `older_than_ms`; how many.
+     */
+open func prune(statuses: [String], olderThanMs: Int64)async throws  -> UInt64  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_runstore_prune(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(statuses),FfiConverterInt64.lower(olderThanMs)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterUInt64.lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRunStore: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = RunStore
+
+    public static func lift(_ handle: UInt64) throws -> RunStore {
+        return RunStore(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: RunStore) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RunStore {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: RunStore, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRunStore_lift(_ handle: UInt64) throws -> RunStore {
+    return try FfiConverterTypeRunStore.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRunStore_lower(_ value: RunStore) -> UInt64 {
+    return FfiConverterTypeRunStore.lower(value)
+}
+
+
+
+
+
+
+/**
  * The built-in scripted client: the given responses, in order (tests and demos).
  */
 public protocol ScriptedClientProtocol: AnyObject, Sendable {
@@ -5818,6 +6114,14 @@ public struct AgentDefinition {
      * `active_tools`.
      */
     public var activeToolsFn: TurnResolver?
+    /**
+     * Run store (SPEC §10): every run is saved there; continue by id, recover.
+     */
+    public var store: RunStore?
+    /**
+     * Lease of store-backed runs (default 30 s held, renewed every 10 s).
+     */
+    public var lease: Lease?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5898,7 +6202,13 @@ public struct AgentDefinition {
         /**
          * The tool ids offered per turn, as a JSON array (null = every tool); wins over
          * `active_tools`.
-         */activeToolsFn: TurnResolver? = nil) {
+         */activeToolsFn: TurnResolver? = nil, 
+        /**
+         * Run store (SPEC §10): every run is saved there; continue by id, recover.
+         */store: RunStore? = nil, 
+        /**
+         * Lease of store-backed runs (default 30 s held, renewed every 10 s).
+         */lease: Lease? = nil) {
         self.id = id
         self.tools = tools
         self.model = model
@@ -5924,6 +6234,8 @@ public struct AgentDefinition {
         self.parallelToolCalls = parallelToolCalls
         self.activeTools = activeTools
         self.activeToolsFn = activeToolsFn
+        self.store = store
+        self.lease = lease
     }
 
     
@@ -5966,7 +6278,9 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
                 toolChoiceFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
                 parallelToolCalls: FfiConverterOptionBool.read(from: &buf), 
                 activeTools: FfiConverterOptionSequenceString.read(from: &buf), 
-                activeToolsFn: FfiConverterOptionTypeTurnResolver.read(from: &buf)
+                activeToolsFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
+                store: FfiConverterOptionTypeRunStore.read(from: &buf), 
+                lease: FfiConverterOptionTypeLease.read(from: &buf)
         )
     }
 
@@ -5996,6 +6310,8 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
         FfiConverterOptionBool.write(value.parallelToolCalls, into: &buf)
         FfiConverterOptionSequenceString.write(value.activeTools, into: &buf)
         FfiConverterOptionTypeTurnResolver.write(value.activeToolsFn, into: &buf)
+        FfiConverterOptionTypeRunStore.write(value.store, into: &buf)
+        FfiConverterOptionTypeLease.write(value.lease, into: &buf)
     }
 }
 
@@ -6055,6 +6371,10 @@ public struct ContinueOptions {
      * Cancels the run.
      */
     public var cancel: CancelToken?
+    /**
+     * The store of a continue by run id (instead of the agent's store).
+     */
+    public var store: RunStore?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -6085,7 +6405,10 @@ public struct ContinueOptions {
          */onEvent: EventListener? = nil, 
         /**
          * Cancels the run.
-         */cancel: CancelToken? = nil) {
+         */cancel: CancelToken? = nil, 
+        /**
+         * The store of a continue by run id (instead of the agent's store).
+         */store: RunStore? = nil) {
         self.client = client
         self.approvals = approvals
         self.rejections = rejections
@@ -6095,6 +6418,7 @@ public struct ContinueOptions {
         self.overrides = overrides
         self.onEvent = onEvent
         self.cancel = cancel
+        self.store = store
     }
 
     
@@ -6121,7 +6445,8 @@ public struct FfiConverterTypeContinueOptions: FfiConverterRustBuffer {
                 contextJson: FfiConverterOptionString.read(from: &buf), 
                 overrides: FfiConverterOptionTypeRunOverrides.read(from: &buf), 
                 onEvent: FfiConverterOptionTypeEventListener.read(from: &buf), 
-                cancel: FfiConverterOptionTypeCancelToken.read(from: &buf)
+                cancel: FfiConverterOptionTypeCancelToken.read(from: &buf), 
+                store: FfiConverterOptionTypeRunStore.read(from: &buf)
         )
     }
 
@@ -6135,6 +6460,7 @@ public struct FfiConverterTypeContinueOptions: FfiConverterRustBuffer {
         FfiConverterOptionTypeRunOverrides.write(value.overrides, into: &buf)
         FfiConverterOptionTypeEventListener.write(value.onEvent, into: &buf)
         FfiConverterOptionTypeCancelToken.write(value.cancel, into: &buf)
+        FfiConverterOptionTypeRunStore.write(value.store, into: &buf)
     }
 }
 
@@ -6439,6 +6765,75 @@ public func FfiConverterTypeHttpClientOptions_lower(_ value: HttpClientOptions) 
 
 
 /**
+ * How long a worker holds a store-backed run and how often it renews the hold.
+ */
+public struct Lease: Equatable, Hashable {
+    /**
+     * How long a claim or renewal holds the run (ms).
+     */
+    public var durationMs: Int64
+    /**
+     * How often a working run renews its lease (ms).
+     */
+    public var renewEveryMs: Int64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * How long a claim or renewal holds the run (ms).
+         */durationMs: Int64, 
+        /**
+         * How often a working run renews its lease (ms).
+         */renewEveryMs: Int64) {
+        self.durationMs = durationMs
+        self.renewEveryMs = renewEveryMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension Lease: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLease: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Lease {
+        return
+            try Lease(
+                durationMs: FfiConverterInt64.read(from: &buf), 
+                renewEveryMs: FfiConverterInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: Lease, into buf: inout [UInt8]) {
+        FfiConverterInt64.write(value.durationMs, into: &buf)
+        FfiConverterInt64.write(value.renewEveryMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLease_lift(_ buf: RustBuffer) throws -> Lease {
+    return try FfiConverterTypeLease.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLease_lower(_ value: Lease) -> RustBuffer {
+    return FfiConverterTypeLease.lower(value)
+}
+
+
+/**
  * Model retries: `max_retries` extra attempts, sleeping `backoff_ms * attempt` between them.
  */
 public struct ModelRetry: Equatable, Hashable {
@@ -6539,6 +6934,10 @@ public struct RunOptions {
      * Cancels the run (it then ends `cancelled` and returns its result).
      */
     public var cancel: CancelToken?
+    /**
+     * Saves this run there instead of the agent's store.
+     */
+    public var store: RunStore?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -6563,7 +6962,10 @@ public struct RunOptions {
          */onEvent: EventListener? = nil, 
         /**
          * Cancels the run (it then ends `cancelled` and returns its result).
-         */cancel: CancelToken? = nil) {
+         */cancel: CancelToken? = nil, 
+        /**
+         * Saves this run there instead of the agent's store.
+         */store: RunStore? = nil) {
         self.inputJson = inputJson
         self.client = client
         self.contextJson = contextJson
@@ -6571,6 +6973,7 @@ public struct RunOptions {
         self.overrides = overrides
         self.onEvent = onEvent
         self.cancel = cancel
+        self.store = store
     }
 
     
@@ -6595,7 +6998,8 @@ public struct FfiConverterTypeRunOptions: FfiConverterRustBuffer {
                 messagesJson: FfiConverterOptionString.read(from: &buf), 
                 overrides: FfiConverterOptionTypeRunOverrides.read(from: &buf), 
                 onEvent: FfiConverterOptionTypeEventListener.read(from: &buf), 
-                cancel: FfiConverterOptionTypeCancelToken.read(from: &buf)
+                cancel: FfiConverterOptionTypeCancelToken.read(from: &buf), 
+                store: FfiConverterOptionTypeRunStore.read(from: &buf)
         )
     }
 
@@ -6607,6 +7011,7 @@ public struct FfiConverterTypeRunOptions: FfiConverterRustBuffer {
         FfiConverterOptionTypeRunOverrides.write(value.overrides, into: &buf)
         FfiConverterOptionTypeEventListener.write(value.onEvent, into: &buf)
         FfiConverterOptionTypeCancelToken.write(value.cancel, into: &buf)
+        FfiConverterOptionTypeRunStore.write(value.store, into: &buf)
     }
 }
 
@@ -6782,6 +7187,204 @@ public func FfiConverterTypeRunOverrides_lift(_ buf: RustBuffer) throws -> RunOv
 #endif
 public func FfiConverterTypeRunOverrides_lower(_ value: RunOverrides) -> RustBuffer {
     return FfiConverterTypeRunOverrides.lower(value)
+}
+
+
+/**
+ * One page of a listing.
+ */
+public struct RunPage {
+    /**
+     * The runs, oldest update first.
+     */
+    public var runs: [StoredRun]
+    /**
+     * Pass as `cursor` for the next page; null on the last page.
+     */
+    public var nextCursor: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The runs, oldest update first.
+         */runs: [StoredRun], 
+        /**
+         * Pass as `cursor` for the next page; null on the last page.
+         */nextCursor: String?) {
+        self.runs = runs
+        self.nextCursor = nextCursor
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RunPage: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRunPage: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RunPage {
+        return
+            try RunPage(
+                runs: FfiConverterSequenceTypeStoredRun.read(from: &buf), 
+                nextCursor: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RunPage, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeStoredRun.write(value.runs, into: &buf)
+        FfiConverterOptionString.write(value.nextCursor, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRunPage_lift(_ buf: RustBuffer) throws -> RunPage {
+    return try FfiConverterTypeRunPage.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRunPage_lower(_ value: RunPage) -> RustBuffer {
+    return FfiConverterTypeRunPage.lower(value)
+}
+
+
+/**
+ * One stored run: its row columns and its state.
+ */
+public struct StoredRun {
+    /**
+     * The run id.
+     */
+    public var runId: String
+    /**
+     * The owning agent's id.
+     */
+    public var agentId: String
+    /**
+     * The row's status (`running` once a pause has been claimed).
+     */
+    public var status: String
+    /**
+     * The pause of the stored state, if waiting.
+     */
+    public var pauseId: String?
+    /**
+     * Row version.
+     */
+    public var version: Int64
+    /**
+     * Creation time (ms since the epoch).
+     */
+    public var createdAtMs: Int64
+    /**
+     * Time of the last write (ms since the epoch).
+     */
+    public var updatedAtMs: Int64
+    /**
+     * The stored state (its `pendingJson()` lists what a waiting run waits on).
+     */
+    public var state: RunResult
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The run id.
+         */runId: String, 
+        /**
+         * The owning agent's id.
+         */agentId: String, 
+        /**
+         * The row's status (`running` once a pause has been claimed).
+         */status: String, 
+        /**
+         * The pause of the stored state, if waiting.
+         */pauseId: String?, 
+        /**
+         * Row version.
+         */version: Int64, 
+        /**
+         * Creation time (ms since the epoch).
+         */createdAtMs: Int64, 
+        /**
+         * Time of the last write (ms since the epoch).
+         */updatedAtMs: Int64, 
+        /**
+         * The stored state (its `pendingJson()` lists what a waiting run waits on).
+         */state: RunResult) {
+        self.runId = runId
+        self.agentId = agentId
+        self.status = status
+        self.pauseId = pauseId
+        self.version = version
+        self.createdAtMs = createdAtMs
+        self.updatedAtMs = updatedAtMs
+        self.state = state
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension StoredRun: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStoredRun: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StoredRun {
+        return
+            try StoredRun(
+                runId: FfiConverterString.read(from: &buf), 
+                agentId: FfiConverterString.read(from: &buf), 
+                status: FfiConverterString.read(from: &buf), 
+                pauseId: FfiConverterOptionString.read(from: &buf), 
+                version: FfiConverterInt64.read(from: &buf), 
+                createdAtMs: FfiConverterInt64.read(from: &buf), 
+                updatedAtMs: FfiConverterInt64.read(from: &buf), 
+                state: FfiConverterTypeRunResult.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: StoredRun, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.runId, into: &buf)
+        FfiConverterString.write(value.agentId, into: &buf)
+        FfiConverterString.write(value.status, into: &buf)
+        FfiConverterOptionString.write(value.pauseId, into: &buf)
+        FfiConverterInt64.write(value.version, into: &buf)
+        FfiConverterInt64.write(value.createdAtMs, into: &buf)
+        FfiConverterInt64.write(value.updatedAtMs, into: &buf)
+        FfiConverterTypeRunResult.write(value.state, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStoredRun_lift(_ buf: RustBuffer) throws -> StoredRun {
+    return try FfiConverterTypeStoredRun.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStoredRun_lower(_ value: StoredRun) -> RustBuffer {
+    return FfiConverterTypeStoredRun.lower(value)
 }
 
 
@@ -8190,6 +8793,30 @@ fileprivate struct FfiConverterOptionTypeResponseReceivedHook: FfiConverterRustB
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeRunStore: FfiConverterRustBuffer {
+    typealias SwiftType = RunStore?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeRunStore.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeRunStore.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeToolCalledHook: FfiConverterRustBuffer {
     typealias SwiftType = ToolCalledHook?
 
@@ -8310,6 +8937,30 @@ fileprivate struct FfiConverterOptionTypeGatewayErrorInfo: FfiConverterRustBuffe
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeLease: FfiConverterRustBuffer {
+    typealias SwiftType = Lease?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeLease.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeLease.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeModelRetry: FfiConverterRustBuffer {
     typealias SwiftType = ModelRetry?
 
@@ -8350,6 +9001,30 @@ fileprivate struct FfiConverterOptionTypeRunOverrides: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeRunOverrides.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeStoredRun: FfiConverterRustBuffer {
+    typealias SwiftType = StoredRun?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeStoredRun.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeStoredRun.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -8545,6 +9220,31 @@ fileprivate struct FfiConverterSequenceTypeDecision: FfiConverterRustBuffer {
         seq.reserveCapacity(Int(len))
         for _ in 0 ..< len {
             seq.append(try FfiConverterTypeDecision.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeStoredRun: FfiConverterRustBuffer {
+    typealias SwiftType = [StoredRun]
+
+    public static func write(_ value: [StoredRun], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeStoredRun.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [StoredRun] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [StoredRun]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeStoredRun.read(from: &buf))
         }
         return seq
     }
@@ -8775,6 +9475,44 @@ public func jsonSchemaValidator(schemaJson: String)throws  -> Validator  {
     )
 })
 }
+/**
+ * A store in this process's memory (tests).
+ */
+public func inMemoryRunStore() -> RunStore  {
+    return try!  FfiConverterTypeRunStore_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_in_memory_run_store(uniffiCallStatus
+    )
+})
+}
+/**
+ * The PostgreSQL database at `url`: connects and migrates.
+ */
+public func postgresRunStore(url: String)async throws  -> RunStore  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_func_postgres_run_store(FfiConverterString.lower(url)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeRunStore_lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+/**
+ * The SQLite file at `path` (created and migrated when needed).
+ */
+public func sqliteRunStore(path: String)throws  -> RunStore  {
+    return try  FfiConverterTypeRunStore_lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_sqlite_run_store(
+        FfiConverterString.lower(path),uniffiCallStatus
+    )
+})
+}
 
 private enum InitializationResult {
     case ok
@@ -8794,6 +9532,18 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_func_json_schema_validator() != 62162) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_in_memory_run_store() != 10847) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_postgres_run_store() != 32024) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_sqlite_run_store() != 41284) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_by_id() != 59670) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_run() != 16042) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8801,6 +9551,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_id() != 62145) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_recover() != 39183) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_run() != 5843) {
@@ -8915,6 +9668,18 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_name() != 8226) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_delete() != 42744) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_list() != 31956) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_load() != 53054) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_prune() != 30378) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_approvalpredicate_requires_approval() != 26028) {

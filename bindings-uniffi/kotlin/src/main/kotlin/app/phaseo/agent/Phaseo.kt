@@ -362,6 +362,8 @@ fun createAgent(
     activeToolsFn: (suspend (turn: JsonObject) -> JsonElement?)? = null,
     preset: String? = null,
     parseOutput: ((text: String) -> JsonElement)? = null,
+    store: RunStore? = null,
+    lease: Lease? = null,
 ): Agent = sdk {
     Agent(
         AgentDefinition(
@@ -390,6 +392,8 @@ fun createAgent(
             parallelToolCalls = parallelToolCalls,
             activeTools = activeTools,
             activeToolsFn = turn(activeToolsFn),
+            store = store,
+            lease = lease,
         ),
     )
 }
@@ -471,8 +475,9 @@ suspend fun Agent.run(
     overrides: RunOverrides? = null,
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
+    store: RunStore? = null,
 ): RunResult = sdk {
-    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel))
+    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, store))
 }
 
 /** [run] with a text input (the user message). */
@@ -484,9 +489,10 @@ suspend fun Agent.run(
     overrides: RunOverrides? = null,
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
-): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel)
+    store: RunStore? = null,
+): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel, store)
 
-private fun continueOptions(
+internal fun continueOptions(
     client: Client,
     approvals: List<Decision>,
     rejections: List<Decision>,
@@ -496,6 +502,7 @@ private fun continueOptions(
     overrides: RunOverrides?,
     onEvent: ((JsonObject) -> Unit)?,
     cancel: CancelToken?,
+    store: RunStore? = null,
 ) = ContinueOptions(
     client = client,
     approvals = approvals,
@@ -506,6 +513,7 @@ private fun continueOptions(
     overrides = overrides,
     onEvent = onEvent?.let(::KotlinListener),
     cancel = cancel,
+    store = store,
 )
 
 /**

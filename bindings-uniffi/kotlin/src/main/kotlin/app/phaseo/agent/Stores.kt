@@ -1,0 +1,84 @@
+// Durable runs (SPEC §10) in Kotlin: run stores, continue by run id, recover, the approval
+// inbox. Thin wrappers over the generated `RunStore`, `Agent.continueById` and
+// `Agent.recover`; the generated error becomes `AgentException` (`store_failed`,
+// `lease_lost`, `continue_invalid`).
+package app.phaseo.agent
+
+import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.jsonArray
+
+/** Runs kept in the SQLite file at [path] (created and migrated when needed). */
+fun sqliteStore(path: String): RunStore = sdk { sqliteRunStore(path) }
+
+/** Runs kept in PostgreSQL at [url] (`postgres://user:pass@host:port/db`): connects and migrates. */
+suspend fun postgresStore(url: String): RunStore = sdk { postgresRunStore(url) }
+
+/** Runs kept in this process's memory (tests). */
+fun inMemoryStore(): RunStore = inMemoryRunStore()
+
+/** How long a worker holds a store-backed run and how often it renews the hold. */
+fun lease(durationMs: Long = 30_000, renewEveryMs: Long = 10_000) = Lease(durationMs, renewEveryMs)
+
+/**
+ * One page of runs, oldest update first, of [status] (empty: any) and [agentId]; the
+ * approval inbox is `listRuns(listOf("waiting_for_human"))`. Pass [RunPage.nextCursor] as
+ * [cursor] for the next page.
+ */
+suspend fun RunStore.listRuns(
+    status: List<String> = emptyList(),
+    agentId: String? = null,
+    limit: Int = 0,
+    cursor: String? = null,
+): RunPage = sdk { list(status, agentId, limit.toUInt(), cursor) }
+
+/** The stored run [runId], or null. */
+suspend fun RunStore.loadRun(runId: String): StoredRun? = sdk { load(runId) }
+
+/** Deletes a run; whether it was stored. */
+suspend fun RunStore.deleteRun(runId: String): Boolean = sdk { delete(runId) }
+
+/** Deletes the runs of [statuses] last updated more than [ageMs] ago; how many. */
+suspend fun RunStore.pruneOlderThan(statuses: List<String>, ageMs: Long): Long =
+    sdk { prune(statuses, System.currentTimeMillis() - ageMs).toLong() }
+
+/** The calls a waiting run waits on (what an approval inbox shows). */
+val StoredRun.pending: List<JsonObject>
+    get() = parseJson(state.pendingJson()).jsonArray.map { it as JsonObject }
+
+/**
+ * Continues the paused run [runId] of the run store ([store], or the agent's), claiming
+ * its pause at most once: a pause already continued elsewhere throws [AgentException]
+ * `continue_invalid` (`Pause <pauseId> of run <runId> was already continued`).
+ */
+suspend fun Agent.continueRun(
+    runId: String,
+    client: Client,
+    approvals: List<Decision> = emptyList(),
+    rejections: List<Decision> = emptyList(),
+    toolOutputs: Map<String, JsonElement> = emptyMap(),
+    humanInput: String? = null,
+    context: JsonElement? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+    store: RunStore? = null,
+): RunResult = sdk {
+    continueById(runId, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store))
+}
+
+/**
+ * Recovers the stored run [runId] whose worker died (its lease expired): goes on from its
+ * last checkpoint with the decisions its claim stored.
+ */
+suspend fun Agent.recover(
+    runId: String,
+    client: Client,
+    context: JsonElement? = null,
+    overrides: RunOverrides? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+    cancel: CancelToken? = null,
+    store: RunStore? = null,
+): RunResult = sdk {
+    recover(runId, continueOptions(client, emptyList(), emptyList(), emptyMap(), null, context, overrides, onEvent, cancel, store))
+}
