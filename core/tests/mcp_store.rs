@@ -126,3 +126,30 @@ async fn mcp_tools_honour_fixed_active_tools_and_tool_choice() {
     assert_eq!(bad.code(), ErrorCode::DefinitionInvalid);
     agent.close().await;
 }
+
+#[tokio::test]
+async fn a_failed_listing_of_a_stored_run_is_stored_failed() {
+    let dir = markers();
+    let store = Arc::new(SqliteRunStore::open(dir.join("runs.sqlite")).unwrap());
+    let agent = create_agent(
+        AgentDefinition::new("mcp-store")
+            .mcp_server(phaseo_agent::mcp::McpServer::stdio(
+                "broken",
+                "/nonexistent/mcp-server",
+            ))
+            .store(store.clone()),
+    )
+    .unwrap();
+    let err = agent
+        .run(RunOptions::new("go", Recording::new([text("x")])))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::McpFailed);
+    let failed = err.result().unwrap();
+    assert_eq!(failed.status(), RunStatus::Failed);
+    // The store holds the same failed run: an application's inbox sees it.
+    let stored = store.load(&failed.run.id).await.unwrap().unwrap();
+    let state = stored.state().unwrap();
+    assert_eq!(state.status(), RunStatus::Failed);
+    assert_eq!(state.run.error.unwrap().code, ErrorCode::McpFailed);
+}
