@@ -60,9 +60,10 @@ python-tests: python
 fuzz-python: python
 	cd bindings-python && PHASEO_HYPOTHESIS_PROFILE=fuzz ../$(PY) -m pytest -q -o timeout=0 tests/test_properties.py
 
-# The Python suite + runner on the newest pyenv CPython >= 3.12 (eager tool tasks there).
+# The Python suite + runner on the newest pyenv CPython >= 3.12 (eager tool tasks there),
+# under a throwaway PostgreSQL like python-tests.
 python-tests-newest: python
-	bindings-python/scripts/test-newest-python.sh
+	scripts/with-test-postgres.sh bindings-python/scripts/test-newest-python.sh
 
 # `pip install ./bindings-python` into a fresh venv outside the repository (PEP 517 build).
 python-wheel:
