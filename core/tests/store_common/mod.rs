@@ -163,7 +163,8 @@ pub struct Counter {
     pub started: Arc<tokio::sync::Notify>,
 }
 
-pub fn agent(store: Arc<dyn RunStore>, counter: &Counter, lease: LeaseConfig) -> Agent {
+/// The "mailer" agent: one approval-gated tool `send` counted by `counter`, saved in `store`.
+pub fn mailer(store: Arc<dyn RunStore>, counter: &Counter, lease: LeaseConfig) -> AgentDefinition {
     let c = counter.clone();
     let send = Tool::new_async("send", "Sends", Value::Null, move |input: Value, _rt| {
         let c = c.clone();
@@ -177,13 +178,14 @@ pub fn agent(store: Arc<dyn RunStore>, counter: &Counter, lease: LeaseConfig) ->
         }
     })
     .require_approval();
-    create_agent(
-        AgentDefinition::new("mailer")
-            .tool(send)
-            .store(store)
-            .lease(lease),
-    )
-    .unwrap()
+    AgentDefinition::new("mailer")
+        .tool(send)
+        .store(store)
+        .lease(lease)
+}
+
+pub fn agent(store: Arc<dyn RunStore>, counter: &Counter, lease: LeaseConfig) -> Agent {
+    create_agent(mailer(store, counter, lease)).unwrap()
 }
 
 /// Waits until the tool started (a continue that fails before fails the test, not hangs).
@@ -743,22 +745,8 @@ pub async fn signed_states_are_stored_signed_and_checked(b: &dyn Backend) {
     let store = b.open(&spec).await;
     let counter = Counter::default();
     let signed = |store: Arc<dyn RunStore>| {
-        let c = counter.clone();
-        let send = Tool::new_async("send", "Sends", Value::Null, move |input: Value, _rt| {
-            let c = c.clone();
-            async move {
-                c.runs.fetch_add(1, Ordering::SeqCst);
-                Ok(json!({"sent": input}))
-            }
-        })
-        .require_approval();
-        create_agent(
-            AgentDefinition::new("mailer")
-                .tool(send)
-                .store(store)
-                .state_secret("s3cret"),
-        )
-        .unwrap()
+        create_agent(mailer(store, &counter, LeaseConfig::default()).state_secret("s3cret"))
+            .unwrap()
     };
     let paused = paused_run(&signed(store.clone())).await;
     let row = load(&store, &paused.run.id).await;
