@@ -8,6 +8,10 @@ PY := $(VENV)/bin/python
 PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 hypothesis==6.170.17
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
+# CI builds once from a clean clone: incremental caches there only cost disk and time.
+ifeq ($(CI),true)
+export CARGO_INCREMENTAL := 0
+endif
 
 .PHONY: store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
