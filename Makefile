@@ -125,7 +125,7 @@ kotlin:
 
 # JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-kotlin-tests: kotlin
+kotlin-tests: kotlin mcp-servers
 	cd $(KOTLIN_DIR) && $(abspath scripts/with-test-postgres.sh) $(MVN) $(MVN_FLAGS) surefire:test
 
 # Swift: no compiler on these machines. `swift` rewrites the committed sources after an API
