@@ -104,8 +104,9 @@ handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
-# the other way) on one SQLite file and on PostgreSQL (a throwaway server of its own).
-store-handoff: python node
+# the other way), and Python ↔ Kotlin, on one SQLite file and on PostgreSQL (a throwaway
+# server of its own).
+store-handoff: python node kotlin
 	tests/store-handoff/run.sh
 
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
