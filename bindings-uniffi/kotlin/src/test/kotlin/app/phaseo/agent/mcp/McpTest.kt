@@ -235,6 +235,39 @@ class McpTest {
     }
 
     @Test
+    fun `an optional server that cannot start is skipped - a required one fails the run`() = runBlocking {
+        val dir = markers()
+        val good = testServer("good", dir, allowTools = listOf("echo"))
+        createAgent("opt", mcpServers = listOf(good, mcpStdio("broken", "/nonexistent/mcp-server", optional = true))).use { agent ->
+            val model = RecordingModel(listOf(textResponse("ok")))
+            assertEquals(RunStatus.COMPLETED, agent.run("go", model.client).status())
+            assertEquals(listOf("echo"), offeredIds(model))
+        }
+        createAgent("req", mcpServers = listOf(mcpStdio("broken", "/nonexistent/mcp-server"))).use { agent ->
+            val e = assertThrows<AgentException> { runBlocking { agent.run("go", RecordingModel(listOf(textResponse("ok"))).client) } }
+            assertEquals("mcp_failed", e.code)
+            assertTrue(e.message!!.startsWith("MCP server 'broken' could not start: "), e.message)
+            assertEquals(RunStatus.FAILED, e.result!!.status())
+        }
+    }
+
+    @Test
+    fun `the tool list is cached until cacheTtlMs passes`() = runBlocking {
+        val dir = markers()
+        createAgent("ttl", mcpServers = listOf(mcpStdio("t", python, listOf(File(repo, "tests/mcp/test_server.py").path), env = mapOf("PHASEO_MCP_MARKERS" to dir.path), cacheTtlMs = 1_500))).use { agent ->
+            agent.run("go", RecordingModel(listOf(callsResponse(call("c1", "grow_quietly")), textResponse("done"))).client)
+            // No notification: the cached list holds until the TTL passes.
+            val second = RecordingModel(listOf(textResponse("done")))
+            agent.run("go", second.client)
+            assertFalse("quiet" in offeredIds(second))
+            Thread.sleep(1_600)
+            val third = RecordingModel(listOf(textResponse("done")))
+            agent.run("go", third.client)
+            assertTrue("quiet" in offeredIds(third))
+        }
+    }
+
+    @Test
     fun `an invalid server declaration is definition_invalid`() {
         val e = assertThrows<AgentException> { createAgent("bad", mcpServers = listOf(mcpStdio("", "python3"))) }
         assertEquals("definition_invalid", e.code)
