@@ -1,16 +1,17 @@
 // The Kotlin driver of tests/mcp-handoff (an MCP approval paused in one language and
-// continued in another): agent `mcp-handoff` with one stdio MCP server `files` (our test
-// server, destructive calls need approval); the scripted model calls `delete_file`
-// {"path": "report.txt"} and then answers "done".
+// continued in another; the contract is in tests/mcp-handoff/run.sh): agent `mcp-handoff`
+// with one stdio MCP server `files` (our test server, tool prefix `files`, destructive
+// calls need approval); the scripted model calls `files_delete_file` {"path":
+// "report.txt"} and then answers "Deleted report.txt.".
 //
 //   java -cp … app.phaseo.agent.mcp.McpHandoffDriverKt pause STATE_FILE
 //   java -cp … app.phaseo.agent.mcp.McpHandoffDriverKt continue STATE_FILE
 //
-// `pause` writes the paused state JSON to STATE_FILE; `continue` reads it, approves the
-// pending call, continues, and prints one JSON line `{"pid", "status", "output"}` (pid:
-// this JVM, which the test server records in $PHASEO_MCP_MARKERS/deleted-report.txt as
-// the process that called it). Environment: PHASEO_REPO (the repository root),
-// PHASEO_PYTHON (the Python with the `mcp` package), PHASEO_MCP_MARKERS.
+// `pause` writes the paused state JSON to STATE_FILE; `continue` reads it, approves "c1",
+// continues. Each prints one JSON line `{"pid", "status"}` (+ `"output"` for continue);
+// pid is this JVM, which the test server records in $PHASEO_MCP_MARKERS/deleted-report.txt
+// as the process that started it. Environment: PHASEO_REPO (the repository root),
+// PHASEO_PYTHON (a Python with the `mcp` package), PHASEO_MCP_MARKERS.
 package app.phaseo.agent.mcp
 
 import app.phaseo.agent.AgentException
@@ -30,10 +31,9 @@ import java.io.File
 import kotlin.system.exitProcess
 import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.buildJsonObject
-import kotlinx.serialization.json.jsonArray
-import kotlinx.serialization.json.jsonObject
-import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.put
+
+private const val ANSWER = "Deleted report.txt."
 
 private fun env(name: String): String = System.getenv(name) ?: run {
     System.err.println("mcp-handoff driver: $name is not set")
@@ -50,14 +50,16 @@ fun main(args: Array<String>) {
     val markers = env("PHASEO_MCP_MARKERS")
     val files = mcpStdio(
         "files", env("PHASEO_PYTHON"), listOf(File(repo, "tests/mcp/test_server.py").path),
-        env = mapOf("PHASEO_MCP_MARKERS" to markers, "PHASEO_MCP_NAME" to "files"),
+        env = mapOf("PHASEO_MCP_MARKERS" to markers),
+        toolPrefix = "files",
         requireApproval = McpApprovalPolicy.Destructive,
     )
     val code = runBlocking {
         createAgent("mcp-handoff", mcpServers = listOf(files)).use { agent ->
             try {
                 if (mode == "pause") {
-                    val paused = agent.run("clean up", scriptedClient(callsResponse(call("c1", "delete_file", """{"path":"report.txt"}"""))))
+                    val client = scriptedClient(callsResponse(call("c1", "files_delete_file", """{"path":"report.txt"}""")), textResponse(ANSWER))
+                    val paused = agent.run("Delete report.txt", client)
                     File(stateFile).writeText(paused.toJson())
                     println(buildJsonObject {
                         put("pid", ProcessHandle.current().pid())
@@ -65,8 +67,7 @@ fun main(args: Array<String>) {
                     })
                 } else {
                     val state = parseState(File(stateFile).readText())
-                    val pending = parseJson(state.pendingJson()).jsonArray.map { decision(it.jsonObject["call"]!!.jsonObject["id"]!!.jsonPrimitive.content) }
-                    val done = agent.continueRun(state, scriptedClient(textResponse("done")), approvals = pending)
+                    val done = agent.continueRun(state, scriptedClient(textResponse(ANSWER)), approvals = listOf(decision("c1")))
                     println(buildJsonObject {
                         put("pid", ProcessHandle.current().pid())
                         put("status", done.status().name.lowercase())
@@ -81,6 +82,8 @@ fun main(args: Array<String>) {
                     put("message", e.message)
                 })
                 1
+            } finally {
+                agent.closeServers()
             }
         }
     }
