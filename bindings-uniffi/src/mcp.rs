@@ -9,7 +9,8 @@ use phaseo_agent as pa;
 use phaseo_agent::mcp::McpToolInfo;
 
 use crate::defs::OnError;
-use crate::traits::{to_json, ApprovalPredicate, HostApproval};
+use crate::errors::ToolError;
+use crate::traits::{parse_json, to_json, ApprovalPredicate, HostApproval};
 
 /// How the core reaches an MCP server.
 #[derive(uniffi::Enum)]
@@ -73,6 +74,38 @@ impl pa::mcp::McpToolFilter for HostFilter {
     }
 }
 
+/// Answers a server's elicitation request (`elicitation/create`): `request_json` is the MCP
+/// params object (`message`, `requestedSchema`, …); the answer is an MCP `ElicitResult`
+/// (`{"action": "accept" | "decline" | "cancel", "content": {...}}`). Throwing declines.
+#[uniffi::export(foreign)]
+#[async_trait::async_trait]
+pub trait McpElicitation: Send + Sync {
+    /// The answer (JSON text) to one request of server `server`.
+    async fn on_elicitation(
+        &self,
+        server: String,
+        request_json: String,
+    ) -> Result<String, ToolError>;
+}
+
+struct HostElicitation(Arc<dyn McpElicitation>);
+
+#[pa::async_trait]
+impl pa::mcp::McpElicitationHandler for HostElicitation {
+    async fn on_elicitation(
+        &self,
+        server: &str,
+        request: pa::Value,
+    ) -> Result<pa::Value, pa::ToolError> {
+        let answer = self
+            .0
+            .on_elicitation(server.to_owned(), to_json(&request))
+            .await
+            .map_err(ToolError::into_core)?;
+        parse_json(&answer, "the elicitation answer")
+    }
+}
+
 /// An MCP server declared on an agent. `name` appears in `mcp_failed` messages; tools are
 /// offered under their MCP names, or `<tool_prefix>_<name>` with a prefix.
 #[derive(uniffi::Record)]
@@ -112,6 +145,9 @@ pub struct McpServerConfig {
     /// the run.
     #[uniffi(default)]
     pub optional: bool,
+    /// Answers the server's elicitation requests (none: elicitation is not offered to it).
+    #[uniffi(default)]
+    pub on_elicitation: Option<Arc<dyn McpElicitation>>,
 }
 
 /// The core's server declaration (its own checks run when the agent is created).
@@ -180,6 +216,9 @@ pub(crate) fn core_server(c: McpServerConfig) -> pa::mcp::McpServer {
     }
     if let Some(ms) = c.cache_ttl_ms {
         s = s.cache_ttl_ms(ms);
+    }
+    if let Some(h) = c.on_elicitation {
+        s = s.on_elicitation(Arc::new(HostElicitation(h)));
     }
     s.optional(c.optional)
 }

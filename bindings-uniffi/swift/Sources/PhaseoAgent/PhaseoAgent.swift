@@ -2256,6 +2256,248 @@ public func FfiConverterTypeHumanReview_lower(_ value: HumanReview) -> UInt64 {
 
 
 /**
+ * Answers a server's elicitation request (`elicitation/create`): `request_json` is the MCP
+ * params object (`message`, `requestedSchema`, …); the answer is an MCP `ElicitResult`
+ * (`{"action": "accept" | "decline" | "cancel", "content": {...}}`). Throwing declines.
+ */
+public protocol McpElicitation: AnyObject, Sendable {
+    
+    /**
+     * The answer (JSON text) to one request of server `server`.
+     */
+    func onElicitation(server: String, requestJson: String) async throws  -> String
+    
+}
+/**
+ * Answers a server's elicitation request (`elicitation/create`): `request_json` is the MCP
+ * params object (`message`, `requestedSchema`, …); the answer is an MCP `ElicitResult`
+ * (`{"action": "accept" | "decline" | "cancel", "content": {...}}`). Throwing declines.
+ */
+open class McpElicitationImpl: McpElicitation, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_mcpelicitation(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_mcpelicitation(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The answer (JSON text) to one request of server `server`.
+     */
+open func onElicitation(server: String, requestJson: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_mcpelicitation_on_elicitation(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(server),FfiConverterString.lower(requestJson)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeToolError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceMcpElicitation {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceMcpElicitation = UniffiVTableCallbackInterfaceMcpElicitation(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeMcpElicitation.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface McpElicitation: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeMcpElicitation.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface McpElicitation: handle missing in uniffiClone")
+            }
+        },
+        onElicitation: { (
+            uniffiHandle: UInt64,
+            server: RustBuffer,
+            requestJson: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeMcpElicitation.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.onElicitation(
+                     server: try FfiConverterString.lift(server),
+                     requestJson: try FfiConverterString.lift(requestJson)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeToolError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceMcpElicitation> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceMcpElicitation>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitMcpElicitation() {
+    uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_mcpelicitation(UniffiCallbackInterfaceMcpElicitation.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpElicitation: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<McpElicitation>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = McpElicitation
+
+    public static func lift(_ handle: UInt64) throws -> McpElicitation {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return McpElicitationImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: McpElicitation) -> UInt64 {
+         if let rustImpl = value as? McpElicitationImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpElicitation {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpElicitation, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpElicitation_lift(_ handle: UInt64) throws -> McpElicitation {
+    return try FfiConverterTypeMcpElicitation.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpElicitation_lower(_ value: McpElicitation) -> UInt64 {
+    return FfiConverterTypeMcpElicitation.lower(value)
+}
+
+
+
+
+
+
+/**
  * Keeps or drops a listed tool (applied after `allow_tools`/`deny_tools`): its MCP name
  * (before any prefix), description and annotations (JSON object, `{}` when none).
  */
@@ -7473,6 +7715,10 @@ public struct McpServerConfig {
      * the run.
      */
     public var optional: Bool
+    /**
+     * Answers the server's elicitation requests (none: elicitation is not offered to it).
+     */
+    public var onElicitation: McpElicitation?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -7513,7 +7759,10 @@ public struct McpServerConfig {
         /**
          * A server that cannot start is skipped (its tools are not offered) instead of failing
          * the run.
-         */optional: Bool = false) {
+         */optional: Bool = false, 
+        /**
+         * Answers the server's elicitation requests (none: elicitation is not offered to it).
+         */onElicitation: McpElicitation? = nil) {
         self.name = name
         self.transport = transport
         self.allowTools = allowTools
@@ -7526,6 +7775,7 @@ public struct McpServerConfig {
         self.onError = onError
         self.cacheTtlMs = cacheTtlMs
         self.optional = optional
+        self.onElicitation = onElicitation
     }
 
     
@@ -7555,7 +7805,8 @@ public struct FfiConverterTypeMcpServerConfig: FfiConverterRustBuffer {
                 toolTimeoutsMs: FfiConverterDictionaryStringUInt64.read(from: &buf), 
                 onError: FfiConverterOptionTypeOnError.read(from: &buf), 
                 cacheTtlMs: FfiConverterOptionUInt64.read(from: &buf), 
-                optional: FfiConverterBool.read(from: &buf)
+                optional: FfiConverterBool.read(from: &buf), 
+                onElicitation: FfiConverterOptionTypeMcpElicitation.read(from: &buf)
         )
     }
 
@@ -7572,6 +7823,7 @@ public struct FfiConverterTypeMcpServerConfig: FfiConverterRustBuffer {
         FfiConverterOptionTypeOnError.write(value.onError, into: &buf)
         FfiConverterOptionUInt64.write(value.cacheTtlMs, into: &buf)
         FfiConverterBool.write(value.optional, into: &buf)
+        FfiConverterOptionTypeMcpElicitation.write(value.onElicitation, into: &buf)
     }
 }
 
@@ -9736,6 +9988,30 @@ fileprivate struct FfiConverterOptionTypeHumanReview: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeMcpElicitation: FfiConverterRustBuffer {
+    typealias SwiftType = McpElicitation?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeMcpElicitation.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeMcpElicitation.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeMcpToolFilter: FfiConverterRustBuffer {
     typealias SwiftType = McpToolFilter?
 
@@ -10780,6 +11056,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_name() != 8226) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpelicitation_on_elicitation() != 45324) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_method_mcptoolfilter_keep() != 18400) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -10880,6 +11159,7 @@ private let initializationResult: InitializationResult = {
     uniffiCallbackInitApprovalPredicate()
     uniffiCallbackInitEventListener()
     uniffiCallbackInitHumanReview()
+    uniffiCallbackInitMcpElicitation()
     uniffiCallbackInitMcpToolFilter()
     uniffiCallbackInitModelClient()
     uniffiCallbackInitNextTurnParamsProvider()

@@ -243,6 +243,12 @@ typedef void (*UniffiForeignFutureCompleteVoid)(uint64_t, UniffiForeignFutureRes
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_ELICITATION_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_ELICITATION_METHOD0
+typedef void (*UniffiCallbackInterfaceMcpElicitationMethod0)(uint64_t, RustBuffer, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_TOOL_FILTER_METHOD0
 #define UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_TOOL_FILTER_METHOD0
 typedef void (*UniffiCallbackInterfaceMcpToolFilterMethod0)(uint64_t, RustBuffer, RustBuffer, RustBuffer, int8_t* _Nonnull, 
@@ -354,6 +360,15 @@ typedef void (*UniffiCallbackInterfaceValidatorMethod0)(uint64_t, RustBuffer, Ru
 typedef void (*UniffiCallbackInterfaceValidatorMethod1)(uint64_t, RustBuffer* _Nonnull, 
         RustCallStatus *_Nonnull uniffiCallStatus
     );
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_ELICITATION
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_ELICITATION
+typedef struct UniffiVTableCallbackInterfaceMcpElicitation {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceMcpElicitationMethod0 _Nonnull onElicitation;
+} UniffiVTableCallbackInterfaceMcpElicitation;
 
 #endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_TOOL_FILTER
@@ -861,6 +876,26 @@ RustBuffer uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_call_json(uint6
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_NAME
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_NAME
 RustBuffer uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_name(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPELICITATION
+uint64_t uniffi_phaseo_agent_uniffi_fn_clone_mcpelicitation(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_MCPELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_MCPELICITATION
+void uniffi_phaseo_agent_uniffi_fn_free_mcpelicitation(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_MCPELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_MCPELICITATION
+void uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_mcpelicitation(const UniffiVTableCallbackInterfaceMcpElicitation* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_MCPELICITATION_ON_ELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_MCPELICITATION_ON_ELICITATION
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_mcpelicitation_on_elicitation(uint64_t ptr, RustBuffer server, RustBuffer request_json
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPTOOLFILTER
@@ -1796,6 +1831,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_json(v
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_NAME
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_NAME
 uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_name(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_MCPELICITATION_ON_ELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_MCPELICITATION_ON_ELICITATION
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_mcpelicitation_on_elicitation(void
     
 );
 #endif

@@ -40,6 +40,11 @@ private class KotlinMcpFilter(val fn: (McpToolInfo) -> Boolean) : McpToolFilter 
         }
 }
 
+private class KotlinElicitation(val fn: suspend (String, JsonObject) -> JsonObject) : McpElicitation {
+    override suspend fun onElicitation(server: String, requestJson: String): String =
+        hostCall { fn(server, parseJson(requestJson).jsonObject).toString() }
+}
+
 private fun McpApprovalPolicy.native(): McpApproval = when (this) {
     McpApprovalPolicy.Never -> McpApproval.Never
     McpApprovalPolicy.Always -> McpApproval.Always
@@ -60,6 +65,7 @@ private fun config(
     onError: OnError?,
     cacheTtlMs: Long?,
     optional: Boolean,
+    onElicitation: (suspend (server: String, request: JsonObject) -> JsonObject)?,
 ) = McpServerConfig(
     name = name,
     transport = transport,
@@ -73,6 +79,7 @@ private fun config(
     onError = onError,
     cacheTtlMs = cacheTtlMs?.toULong(),
     optional = optional,
+    onElicitation = onElicitation?.let(::KotlinElicitation),
 )
 
 /**
@@ -83,6 +90,9 @@ private fun config(
  * (and [toolTimeoutsMs] per tool) bounds each call, which is then cancelled on the server;
  * [onError] decides whether a failed call fails the run (`mcp_failed`) or goes back to the
  * model; [cacheTtlMs] keeps the tool list; an [optional] server that cannot start is skipped.
+ * [onElicitation] answers the server's `elicitation/create` requests (the MCP params
+ * `{message, requestedSchema}` → `{"action": "accept"|"decline"|"cancel", "content": {…}}`;
+ * throwing declines); without it elicitation is not offered to the server.
  */
 fun mcpStdio(
     name: String,
@@ -100,9 +110,10 @@ fun mcpStdio(
     onError: OnError? = null,
     cacheTtlMs: Long? = null,
     optional: Boolean = false,
+    onElicitation: (suspend (server: String, request: JsonObject) -> JsonObject)? = null,
 ): McpServerConfig = config(
     name, McpTransport.Stdio(command, args, env, cwd), allowTools, denyTools, filter, toolPrefix,
-    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional,
+    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional, onElicitation,
 )
 
 /**
@@ -124,7 +135,8 @@ fun mcpHttp(
     onError: OnError? = null,
     cacheTtlMs: Long? = null,
     optional: Boolean = false,
+    onElicitation: (suspend (server: String, request: JsonObject) -> JsonObject)? = null,
 ): McpServerConfig = config(
     name, McpTransport.Http(url, headers, bearer), allowTools, denyTools, filter, toolPrefix,
-    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional,
+    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional, onElicitation,
 )

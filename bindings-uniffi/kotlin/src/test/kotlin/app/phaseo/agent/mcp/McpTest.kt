@@ -235,6 +235,26 @@ class McpTest {
     }
 
     @Test
+    fun `elicitation requests go to the hook`() = runBlocking {
+        val seen = java.util.Collections.synchronizedList(mutableListOf<Pair<String, kotlinx.serialization.json.JsonObject>>())
+        val server = mcpStdio("everything", everything, listOf("stdio"), onElicitation = { name, request ->
+            seen += name to request
+            buildJsonObject {
+                put("action", "accept")
+                put("content", buildJsonObject { put("name", "Ada Lovelace") })
+            }
+        })
+        createAgent("eli", mcpServers = listOf(server)).use { agent ->
+            val result = agent.run("go", RecordingModel(listOf(callsResponse(call("c1", "trigger-elicitation-request")), textResponse("ok"))).client)
+            assertEquals(1, seen.size)
+            assertEquals("everything", seen[0].first)
+            assertEquals(JsonPrimitive("Please provide inputs for the following fields:"), seen[0].second["message"])
+            val out = toolResults(result)[0]["result"].toString()
+            assertTrue("Ada Lovelace" in out, out)
+        }
+    }
+
+    @Test
     fun `an optional server that cannot start is skipped - a required one fails the run`() = runBlocking {
         val dir = markers()
         val good = testServer("good", dir, allowTools = listOf("echo"))
