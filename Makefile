@@ -108,8 +108,9 @@ handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
-# the other way) on one SQLite file and on PostgreSQL (a throwaway server of its own).
-store-handoff: python node
+# the other way), and Python ↔ Kotlin, on one SQLite file and on PostgreSQL (a throwaway
+# server of its own).
+store-handoff: python node kotlin
 	tests/store-handoff/run.sh
 
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
@@ -129,7 +130,7 @@ kotlin:
 
 # JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-kotlin-tests: kotlin
+kotlin-tests: kotlin mcp-servers
 	cd $(KOTLIN_DIR) && $(abspath scripts/with-test-postgres.sh) $(MVN) $(MVN_FLAGS) surefire:test
 
 # Swift: no compiler on these machines. `swift` rewrites the committed sources after an API

@@ -138,6 +138,12 @@ impl ToolRuntime {
         self.inner.tool_call().name.clone()
     }
 
+    /// The annotations of the tool (an MCP tool's `readOnlyHint`, `destructiveHint`, …) as
+    /// JSON, or null when it has none.
+    pub fn tool_annotations_json(&self) -> Option<String> {
+        self.inner.tool_annotations().map(crate::traits::to_json)
+    }
+
     /// Whether the call was cancelled (timeout or run cancellation).
     pub fn is_cancelled(&self) -> bool {
         self.inner.is_cancelled()
@@ -521,6 +527,18 @@ impl Agent {
         let agent = self.agent.clone();
         let result = on_core(token, async move { agent.recover(&run_id, options).await }).await??;
         Ok(RunResult::wrap(result))
+    }
+
+    /// Closes the agent's MCP servers (a stdio server's process is stopped); a later run
+    /// starts them again. Kotlin's `use {}` / `close()` releases the agent, which also
+    /// stops them; this is the graceful, awaitable form.
+    pub async fn close_servers(&self) {
+        let agent = self.agent.clone();
+        let _ = on_core(
+            pa::CancellationToken::new(),
+            async move { agent.close().await },
+        )
+        .await;
     }
 
     /// Runs in the background; returns the replayable stream of its events.

@@ -383,6 +383,9 @@ pub struct AgentDefinition {
     /// Lease of store-backed runs (default 30 s held, renewed every 10 s).
     #[uniffi(default)]
     pub lease: Option<Lease>,
+    /// MCP servers whose tools the agent offers (SPEC §11).
+    #[uniffi(default)]
+    pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
 }
 
 /// How long a worker holds a store-backed run and how often it renews the hold.
@@ -464,6 +467,9 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
     }
     if let Some(s) = def.store {
         out = out.store(s.store.clone());
+    }
+    for server in def.mcp_servers {
+        out = out.mcp_server(crate::mcp::core_server(server));
     }
     if let Some(l) = def.lease {
         if !(l.duration_ms > 0 && l.renew_every_ms > 0 && l.renew_every_ms < l.duration_ms) {

@@ -16,11 +16,13 @@ uniffi::setup_scaffolding!();
 mod api;
 mod defs;
 mod errors;
+mod mcp;
 mod store;
 mod traits;
 
 pub use api::*;
 pub use defs::*;
 pub use errors::*;
+pub use mcp::*;
 pub use store::*;
 pub use traits::*;

@@ -7,7 +7,7 @@ use phaseo_agent as pa;
 use phaseo_agent::store::{parse_statuses, ListQuery};
 
 use crate::api::{on_core, RunResult};
-use crate::errors::PhaseoError;
+use crate::errors::{PhaseoError, ToolError};
 
 /// Where runs are kept between processes.
 #[derive(uniffi::Object)]
@@ -152,4 +152,46 @@ impl RunStore {
         })
         .await??)
     }
+}
+
+/// The product's state accessor implemented by the host: loads and saves a run's state
+/// (its canonical JSON, `RunResult.toJson()`). Kotlin: `suspend` methods; Swift: `async`.
+/// Used as a store it has no claim: continuing one pause twice is not prevented, and
+/// list/delete/prune/recover are refused with `store_failed`.
+#[uniffi::export(foreign)]
+#[async_trait::async_trait]
+pub trait StateJsonAccessor: Send + Sync {
+    /// The state JSON of run `run_id`, or null when unknown.
+    async fn load(&self, run_id: String) -> Result<Option<String>, ToolError>;
+    /// Stores the state JSON of run `run_id` (replacing any earlier one).
+    async fn save(&self, run_id: String, state_json: String) -> Result<(), ToolError>;
+}
+
+struct HostAccessor(Arc<dyn StateJsonAccessor>);
+
+#[async_trait::async_trait]
+impl pa::store::StateAccessor for HostAccessor {
+    async fn load(&self, run_id: &str) -> Result<Option<String>, pa::ToolError> {
+        self.0
+            .load(run_id.to_owned())
+            .await
+            .map_err(ToolError::into_core)
+    }
+
+    async fn save(&self, run_id: &str, state_json: &str) -> Result<(), pa::ToolError> {
+        self.0
+            .save(run_id.to_owned(), state_json.to_owned())
+            .await
+            .map_err(ToolError::into_core)
+    }
+}
+
+/// A store over the host's `load`/`save` accessor (the product's reference API).
+#[uniffi::export]
+pub fn accessor_run_store(accessor: Arc<dyn StateJsonAccessor>) -> Arc<RunStore> {
+    Arc::new(RunStore {
+        store: Arc::new(pa::store::AccessorRunStore::new(Arc::new(HostAccessor(
+            accessor,
+        )))),
+    })
 }

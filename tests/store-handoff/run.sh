@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Cross-language durable runs (SPEC §10, issue 12): a run paused by one language is
-# continued by run id by the other, through the same store — a SQLite file and PostgreSQL —
-# in both directions (Python → Node, Node → Python). The workers are the bindings' own
+# continued by run id by another, through the same store — a SQLite file and PostgreSQL —
+# in both directions (Python ↔ Node, Python ↔ Kotlin). The workers are the bindings' own
 # store-test workers (same agent, same tool); each continue must complete the run with the
 # tool executed exactly once, and a second continue from the first language must be
 # refused with the SPEC §10 message.
 #
-#   tests/store-handoff/run.sh     (needs `make python node`; starts its own PostgreSQL
+#   tests/store-handoff/run.sh     (needs `make python node kotlin`; starts its own PostgreSQL
 #                                   unless PHASEO_TEST_POSTGRES_URL is set)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -16,6 +16,7 @@ fi
 py="${PHASEO_PYTHON:-$root/.venvs/py/bin/python}"
 py_worker=("$py" "$root/bindings-python/tests/store_worker.py")
 node_worker=(node "$root/bindings-node/test-fixtures/store-worker.mjs")
+kotlin_worker=("$root/tests/store-handoff/kotlin_worker.sh")
 work="$(mktemp -d /tmp/phaseo-store-handoff-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
@@ -48,6 +49,8 @@ check() { # from to store
 for store in "sqlite:$work/runs.db" "$PHASEO_TEST_POSTGRES_URL"; do
   check py node "$store"
   check node py "$store"
+  check py kotlin "$store"
+  check kotlin py "$store"
 done
-echo "store-handoff: $((4 - failures)) passed, $failures failed"
+echo "store-handoff: $((8 - failures)) passed, $failures failed"
 [ "$failures" = 0 ]

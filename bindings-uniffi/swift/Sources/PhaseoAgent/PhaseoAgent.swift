@@ -627,6 +627,13 @@ fileprivate struct FfiConverterString: FfiConverter {
 public protocol AgentProtocol: AnyObject, Sendable {
     
     /**
+     * Closes the agent's MCP servers (a stdio server's process is stopped); a later run
+     * starts them again. Kotlin's `use {}` / `close()` releases the agent, which also
+     * stops them; this is the graceful, awaitable form.
+     */
+    func closeServers() async 
+    
+    /**
      * Continues the paused run `run_id` of the run store, claiming its pause at most once
      * (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
      * (`Pause <pauseId> of run <runId> was already continued`).
@@ -735,6 +742,28 @@ public convenience init(definition: AgentDefinition)throws  {
 
     
 
+    
+    /**
+     * Closes the agent's MCP servers (a stdio server's process is stopped); a later run
+     * starts them again. Kotlin's `use {}` / `close()` releases the agent, which also
+     * stops them; this is the graceful, awaitable form.
+     */
+open func closeServers()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_agent_close_servers(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_void,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_void,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
     
     /**
      * Continues the paused run `run_id` of the run store, claiming its pause at most once
@@ -2219,6 +2248,467 @@ public func FfiConverterTypeHumanReview_lift(_ handle: UInt64) throws -> HumanRe
 #endif
 public func FfiConverterTypeHumanReview_lower(_ value: HumanReview) -> UInt64 {
     return FfiConverterTypeHumanReview.lower(value)
+}
+
+
+
+
+
+
+/**
+ * Answers a server's elicitation request (`elicitation/create`): `request_json` is the MCP
+ * params object (`message`, `requestedSchema`, …); the answer is an MCP `ElicitResult`
+ * (`{"action": "accept" | "decline" | "cancel", "content": {...}}`). Throwing declines.
+ */
+public protocol McpElicitation: AnyObject, Sendable {
+    
+    /**
+     * The answer (JSON text) to one request of server `server`.
+     */
+    func onElicitation(server: String, requestJson: String) async throws  -> String
+    
+}
+/**
+ * Answers a server's elicitation request (`elicitation/create`): `request_json` is the MCP
+ * params object (`message`, `requestedSchema`, …); the answer is an MCP `ElicitResult`
+ * (`{"action": "accept" | "decline" | "cancel", "content": {...}}`). Throwing declines.
+ */
+open class McpElicitationImpl: McpElicitation, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_mcpelicitation(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_mcpelicitation(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The answer (JSON text) to one request of server `server`.
+     */
+open func onElicitation(server: String, requestJson: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_mcpelicitation_on_elicitation(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(server),FfiConverterString.lower(requestJson)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeToolError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceMcpElicitation {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceMcpElicitation = UniffiVTableCallbackInterfaceMcpElicitation(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeMcpElicitation.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface McpElicitation: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeMcpElicitation.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface McpElicitation: handle missing in uniffiClone")
+            }
+        },
+        onElicitation: { (
+            uniffiHandle: UInt64,
+            server: RustBuffer,
+            requestJson: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeMcpElicitation.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.onElicitation(
+                     server: try FfiConverterString.lift(server),
+                     requestJson: try FfiConverterString.lift(requestJson)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeToolError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceMcpElicitation> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceMcpElicitation>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitMcpElicitation() {
+    uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_mcpelicitation(UniffiCallbackInterfaceMcpElicitation.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpElicitation: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<McpElicitation>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = McpElicitation
+
+    public static func lift(_ handle: UInt64) throws -> McpElicitation {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return McpElicitationImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: McpElicitation) -> UInt64 {
+         if let rustImpl = value as? McpElicitationImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpElicitation {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpElicitation, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpElicitation_lift(_ handle: UInt64) throws -> McpElicitation {
+    return try FfiConverterTypeMcpElicitation.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpElicitation_lower(_ value: McpElicitation) -> UInt64 {
+    return FfiConverterTypeMcpElicitation.lower(value)
+}
+
+
+
+
+
+
+/**
+ * Keeps or drops a listed tool (applied after `allow_tools`/`deny_tools`): its MCP name
+ * (before any prefix), description and annotations (JSON object, `{}` when none).
+ */
+public protocol McpToolFilter: AnyObject, Sendable {
+    
+    /**
+     * `true` to offer the tool to the model.
+     */
+    func keep(name: String, description: String, annotationsJson: String)  -> Bool
+    
+}
+/**
+ * Keeps or drops a listed tool (applied after `allow_tools`/`deny_tools`): its MCP name
+ * (before any prefix), description and annotations (JSON object, `{}` when none).
+ */
+open class McpToolFilterImpl: McpToolFilter, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_mcptoolfilter(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_mcptoolfilter(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * `true` to offer the tool to the model.
+     */
+open func keep(name: String, description: String, annotationsJson: String) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_mcptoolfilter_keep(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),
+        FfiConverterString.lower(description),
+        FfiConverterString.lower(annotationsJson),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceMcpToolFilter {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceMcpToolFilter = UniffiVTableCallbackInterfaceMcpToolFilter(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeMcpToolFilter.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface McpToolFilter: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeMcpToolFilter.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface McpToolFilter: handle missing in uniffiClone")
+            }
+        },
+        keep: { (
+            uniffiHandle: UInt64,
+            name: RustBuffer,
+            description: RustBuffer,
+            annotationsJson: RustBuffer,
+            uniffiOutReturn: UnsafeMutablePointer<Int8>,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> Bool in
+                guard let uniffiObj = try? FfiConverterTypeMcpToolFilter.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return uniffiObj.keep(
+                     name: try FfiConverterString.lift(name),
+                     description: try FfiConverterString.lift(description),
+                     annotationsJson: try FfiConverterString.lift(annotationsJson)
+                )
+            }
+
+            
+            let writeReturn = { uniffiOutReturn.pointee = FfiConverterBool.lower($0) }
+            uniffiTraitInterfaceCall(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceMcpToolFilter> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceMcpToolFilter>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitMcpToolFilter() {
+    uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_mcptoolfilter(UniffiCallbackInterfaceMcpToolFilter.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpToolFilter: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<McpToolFilter>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = McpToolFilter
+
+    public static func lift(_ handle: UInt64) throws -> McpToolFilter {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return McpToolFilterImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: McpToolFilter) -> UInt64 {
+         if let rustImpl = value as? McpToolFilterImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpToolFilter {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpToolFilter, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpToolFilter_lift(_ handle: UInt64) throws -> McpToolFilter {
+    return try FfiConverterTypeMcpToolFilter.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpToolFilter_lower(_ value: McpToolFilter) -> UInt64 {
+    return FfiConverterTypeMcpToolFilter.lower(value)
 }
 
 
@@ -3834,6 +4324,315 @@ public func FfiConverterTypeScriptedClient_lower(_ value: ScriptedClient) -> UIn
 
 
 /**
+ * The product's state accessor implemented by the host: loads and saves a run's state
+ * (its canonical JSON, `RunResult.toJson()`). Kotlin: `suspend` methods; Swift: `async`.
+ * Used as a store it has no claim: continuing one pause twice is not prevented, and
+ * list/delete/prune/recover are refused with `store_failed`.
+ */
+public protocol StateJsonAccessor: AnyObject, Sendable {
+    
+    /**
+     * The state JSON of run `run_id`, or null when unknown.
+     */
+    func load(runId: String) async throws  -> String?
+    
+    /**
+     * Stores the state JSON of run `run_id` (replacing any earlier one).
+     */
+    func save(runId: String, stateJson: String) async throws 
+    
+}
+/**
+ * The product's state accessor implemented by the host: loads and saves a run's state
+ * (its canonical JSON, `RunResult.toJson()`). Kotlin: `suspend` methods; Swift: `async`.
+ * Used as a store it has no claim: continuing one pause twice is not prevented, and
+ * list/delete/prune/recover are refused with `store_failed`.
+ */
+open class StateJsonAccessorImpl: StateJsonAccessor, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_statejsonaccessor(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_statejsonaccessor(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The state JSON of run `run_id`, or null when unknown.
+     */
+open func load(runId: String)async throws  -> String?  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_statejsonaccessor_load(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(runId)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterOptionString.lift,
+            errorHandler: FfiConverterTypeToolError_lift
+        )
+}
+    
+    /**
+     * Stores the state JSON of run `run_id` (replacing any earlier one).
+     */
+open func save(runId: String, stateJson: String)async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_statejsonaccessor_save(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(runId),FfiConverterString.lower(stateJson)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_void,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_void,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeToolError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceStateJsonAccessor {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceStateJsonAccessor = UniffiVTableCallbackInterfaceStateJsonAccessor(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeStateJsonAccessor.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface StateJsonAccessor: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeStateJsonAccessor.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface StateJsonAccessor: handle missing in uniffiClone")
+            }
+        },
+        load: { (
+            uniffiHandle: UInt64,
+            runId: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String? in
+                guard let uniffiObj = try? FfiConverterTypeStateJsonAccessor.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.load(
+                     runId: try FfiConverterString.lift(runId)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String?) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterOptionString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeToolError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        },
+        save: { (
+            uniffiHandle: UInt64,
+            runId: RustBuffer,
+            stateJson: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteVoid,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> () in
+                guard let uniffiObj = try? FfiConverterTypeStateJsonAccessor.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.save(
+                     runId: try FfiConverterString.lift(runId),
+                     stateJson: try FfiConverterString.lift(stateJson)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: ()) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultVoid(
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultVoid(
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeToolError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceStateJsonAccessor> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceStateJsonAccessor>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitStateJsonAccessor() {
+    uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_statejsonaccessor(UniffiCallbackInterfaceStateJsonAccessor.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStateJsonAccessor: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<StateJsonAccessor>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = StateJsonAccessor
+
+    public static func lift(_ handle: UInt64) throws -> StateJsonAccessor {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return StateJsonAccessorImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: StateJsonAccessor) -> UInt64 {
+         if let rustImpl = value as? StateJsonAccessorImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StateJsonAccessor {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: StateJsonAccessor, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStateJsonAccessor_lift(_ handle: UInt64) throws -> StateJsonAccessor {
+    return try FfiConverterTypeStateJsonAccessor.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStateJsonAccessor_lower(_ value: StateJsonAccessor) -> UInt64 {
+    return FfiConverterTypeStateJsonAccessor.lower(value)
+}
+
+
+
+
+
+
+/**
  * A host stop condition: receives `{steps, usage, elapsedMs, stepCount}` and answers with
  * JSON `true` (stop, reason `custom_condition`), a reason string (stop with it), or
  * `false`/`null` (go on).
@@ -5273,6 +6072,12 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
     func stepIndex()  -> Int64
     
     /**
+     * The annotations of the tool (an MCP tool's `readOnlyHint`, `destructiveHint`, …) as
+     * JSON, or null when it has none.
+     */
+    func toolAnnotationsJson()  -> String?
+    
+    /**
      * The call id (unique in the run: an idempotency key).
      */
     func toolCallId()  -> String
@@ -5425,6 +6230,19 @@ open func stepIndex() -> Int64  {
     return try!  FfiConverterInt64.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_phaseo_agent_uniffi_fn_method_toolruntime_step_index(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The annotations of the tool (an MCP tool's `readOnlyHint`, `destructiveHint`, …) as
+     * JSON, or null when it has none.
+     */
+open func toolAnnotationsJson() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_annotations_json(
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
@@ -6122,6 +6940,10 @@ public struct AgentDefinition {
      * Lease of store-backed runs (default 30 s held, renewed every 10 s).
      */
     public var lease: Lease?
+    /**
+     * MCP servers whose tools the agent offers (SPEC §11).
+     */
+    public var mcpServers: [McpServerConfig]
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -6208,7 +7030,10 @@ public struct AgentDefinition {
          */store: RunStore? = nil, 
         /**
          * Lease of store-backed runs (default 30 s held, renewed every 10 s).
-         */lease: Lease? = nil) {
+         */lease: Lease? = nil, 
+        /**
+         * MCP servers whose tools the agent offers (SPEC §11).
+         */mcpServers: [McpServerConfig] = []) {
         self.id = id
         self.tools = tools
         self.model = model
@@ -6236,6 +7061,7 @@ public struct AgentDefinition {
         self.activeToolsFn = activeToolsFn
         self.store = store
         self.lease = lease
+        self.mcpServers = mcpServers
     }
 
     
@@ -6280,7 +7106,8 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
                 activeTools: FfiConverterOptionSequenceString.read(from: &buf), 
                 activeToolsFn: FfiConverterOptionTypeTurnResolver.read(from: &buf), 
                 store: FfiConverterOptionTypeRunStore.read(from: &buf), 
-                lease: FfiConverterOptionTypeLease.read(from: &buf)
+                lease: FfiConverterOptionTypeLease.read(from: &buf), 
+                mcpServers: FfiConverterSequenceTypeMcpServerConfig.read(from: &buf)
         )
     }
 
@@ -6312,6 +7139,7 @@ public struct FfiConverterTypeAgentDefinition: FfiConverterRustBuffer {
         FfiConverterOptionTypeTurnResolver.write(value.activeToolsFn, into: &buf)
         FfiConverterOptionTypeRunStore.write(value.store, into: &buf)
         FfiConverterOptionTypeLease.write(value.lease, into: &buf)
+        FfiConverterSequenceTypeMcpServerConfig.write(value.mcpServers, into: &buf)
     }
 }
 
@@ -6830,6 +7658,188 @@ public func FfiConverterTypeLease_lift(_ buf: RustBuffer) throws -> Lease {
 #endif
 public func FfiConverterTypeLease_lower(_ value: Lease) -> RustBuffer {
     return FfiConverterTypeLease.lower(value)
+}
+
+
+/**
+ * An MCP server declared on an agent. `name` appears in `mcp_failed` messages; tools are
+ * offered under their MCP names, or `<tool_prefix>_<name>` with a prefix.
+ */
+public struct McpServerConfig {
+    /**
+     * The server's name.
+     */
+    public var name: String
+    /**
+     * How it is reached.
+     */
+    public var transport: McpTransport
+    /**
+     * Only these tools (MCP names) are offered (null: every tool).
+     */
+    public var allowTools: [String]?
+    /**
+     * These tools (MCP names) are never offered.
+     */
+    public var denyTools: [String]
+    /**
+     * Keeps or drops each listed tool.
+     */
+    public var filter: McpToolFilter?
+    /**
+     * Offered tool names become `<prefix>_<name>`.
+     */
+    public var toolPrefix: String?
+    /**
+     * Which calls need approval (null: never).
+     */
+    public var requireApproval: McpApproval?
+    /**
+     * Timeout of each call (ms).
+     */
+    public var timeoutMs: UInt64?
+    /**
+     * Timeouts of single tools (MCP name → ms), winning over `timeout_ms`.
+     */
+    public var toolTimeoutsMs: [String: UInt64]
+    /**
+     * What a failed call does (default: fails the run).
+     */
+    public var onError: OnError?
+    /**
+     * How long the tool list is kept (ms).
+     */
+    public var cacheTtlMs: UInt64?
+    /**
+     * A server that cannot start is skipped (its tools are not offered) instead of failing
+     * the run.
+     */
+    public var optional: Bool
+    /**
+     * Answers the server's elicitation requests (none: elicitation is not offered to it).
+     */
+    public var onElicitation: McpElicitation?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The server's name.
+         */name: String, 
+        /**
+         * How it is reached.
+         */transport: McpTransport, 
+        /**
+         * Only these tools (MCP names) are offered (null: every tool).
+         */allowTools: [String]? = nil, 
+        /**
+         * These tools (MCP names) are never offered.
+         */denyTools: [String] = [], 
+        /**
+         * Keeps or drops each listed tool.
+         */filter: McpToolFilter? = nil, 
+        /**
+         * Offered tool names become `<prefix>_<name>`.
+         */toolPrefix: String? = nil, 
+        /**
+         * Which calls need approval (null: never).
+         */requireApproval: McpApproval? = nil, 
+        /**
+         * Timeout of each call (ms).
+         */timeoutMs: UInt64? = nil, 
+        /**
+         * Timeouts of single tools (MCP name → ms), winning over `timeout_ms`.
+         */toolTimeoutsMs: [String: UInt64] = [:], 
+        /**
+         * What a failed call does (default: fails the run).
+         */onError: OnError? = nil, 
+        /**
+         * How long the tool list is kept (ms).
+         */cacheTtlMs: UInt64? = nil, 
+        /**
+         * A server that cannot start is skipped (its tools are not offered) instead of failing
+         * the run.
+         */optional: Bool = false, 
+        /**
+         * Answers the server's elicitation requests (none: elicitation is not offered to it).
+         */onElicitation: McpElicitation? = nil) {
+        self.name = name
+        self.transport = transport
+        self.allowTools = allowTools
+        self.denyTools = denyTools
+        self.filter = filter
+        self.toolPrefix = toolPrefix
+        self.requireApproval = requireApproval
+        self.timeoutMs = timeoutMs
+        self.toolTimeoutsMs = toolTimeoutsMs
+        self.onError = onError
+        self.cacheTtlMs = cacheTtlMs
+        self.optional = optional
+        self.onElicitation = onElicitation
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension McpServerConfig: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpServerConfig: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpServerConfig {
+        return
+            try McpServerConfig(
+                name: FfiConverterString.read(from: &buf), 
+                transport: FfiConverterTypeMcpTransport.read(from: &buf), 
+                allowTools: FfiConverterOptionSequenceString.read(from: &buf), 
+                denyTools: FfiConverterSequenceString.read(from: &buf), 
+                filter: FfiConverterOptionTypeMcpToolFilter.read(from: &buf), 
+                toolPrefix: FfiConverterOptionString.read(from: &buf), 
+                requireApproval: FfiConverterOptionTypeMcpApproval.read(from: &buf), 
+                timeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
+                toolTimeoutsMs: FfiConverterDictionaryStringUInt64.read(from: &buf), 
+                onError: FfiConverterOptionTypeOnError.read(from: &buf), 
+                cacheTtlMs: FfiConverterOptionUInt64.read(from: &buf), 
+                optional: FfiConverterBool.read(from: &buf), 
+                onElicitation: FfiConverterOptionTypeMcpElicitation.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: McpServerConfig, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.name, into: &buf)
+        FfiConverterTypeMcpTransport.write(value.transport, into: &buf)
+        FfiConverterOptionSequenceString.write(value.allowTools, into: &buf)
+        FfiConverterSequenceString.write(value.denyTools, into: &buf)
+        FfiConverterOptionTypeMcpToolFilter.write(value.filter, into: &buf)
+        FfiConverterOptionString.write(value.toolPrefix, into: &buf)
+        FfiConverterOptionTypeMcpApproval.write(value.requireApproval, into: &buf)
+        FfiConverterOptionUInt64.write(value.timeoutMs, into: &buf)
+        FfiConverterDictionaryStringUInt64.write(value.toolTimeoutsMs, into: &buf)
+        FfiConverterOptionTypeOnError.write(value.onError, into: &buf)
+        FfiConverterOptionUInt64.write(value.cacheTtlMs, into: &buf)
+        FfiConverterBool.write(value.optional, into: &buf)
+        FfiConverterOptionTypeMcpElicitation.write(value.onElicitation, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServerConfig_lift(_ buf: RustBuffer) throws -> McpServerConfig {
+    return try FfiConverterTypeMcpServerConfig.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServerConfig_lower(_ value: McpServerConfig) -> RustBuffer {
+    return FfiConverterTypeMcpServerConfig.lower(value)
 }
 
 
@@ -7896,6 +8906,215 @@ public func FfiConverterTypeClient_lower(_ value: Client) -> RustBuffer {
 
 
 /**
+ * Which calls of a server's tools need approval.
+ */
+
+public enum McpApproval {
+    
+    /**
+     * None (default).
+     */
+    case never
+    /**
+     * Every call.
+     */
+    case always
+    /**
+     * Tools whose `destructiveHint` is true or whose `readOnlyHint` is not true.
+     */
+    case destructive
+    /**
+     * Decided per call; the predicate sees the input and, through the runtime's
+     * `tool_annotations_json`, the tool's annotations.
+     */
+    case predicate(
+        /**
+         * `true` when the call must be approved.
+         */predicate: ApprovalPredicate
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension McpApproval: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpApproval: FfiConverterRustBuffer {
+    typealias SwiftType = McpApproval
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpApproval {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .never
+        
+        case 2: return .always
+        
+        case 3: return .destructive
+        
+        case 4: return .predicate(predicate: try FfiConverterTypeApprovalPredicate.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: McpApproval, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .never:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .always:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .destructive:
+            writeInt(&buf, Int32(3))
+        
+        
+        case let .predicate(predicate):
+            writeInt(&buf, Int32(4))
+            FfiConverterTypeApprovalPredicate.write(predicate, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpApproval_lift(_ buf: RustBuffer) throws -> McpApproval {
+    return try FfiConverterTypeMcpApproval.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpApproval_lower(_ value: McpApproval) -> RustBuffer {
+    return FfiConverterTypeMcpApproval.lower(value)
+}
+
+
+
+/**
+ * How the core reaches an MCP server.
+ */
+
+public enum McpTransport: Equatable, Hashable {
+    
+    /**
+     * A child process speaking JSON-RPC on its stdin/stdout (stopped with the agent).
+     */
+    case stdio(
+        /**
+         * The program.
+         */command: String, 
+        /**
+         * Its arguments.
+         */args: [String], 
+        /**
+         * Variables added to the inherited environment.
+         */env: [String: String], 
+        /**
+         * Its working directory (null: the host's).
+         */cwd: String?
+    )
+    /**
+     * Streamable HTTP.
+     */
+    case http(
+        /**
+         * The endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+         */url: String, 
+        /**
+         * Headers sent with every request.
+         */headers: [String: String], 
+        /**
+         * Sent as `Authorization: Bearer <token>`.
+         */bearer: String?
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension McpTransport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpTransport: FfiConverterRustBuffer {
+    typealias SwiftType = McpTransport
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpTransport {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .stdio(command: try FfiConverterString.read(from: &buf), args: try FfiConverterSequenceString.read(from: &buf), env: try FfiConverterDictionaryStringString.read(from: &buf), cwd: try FfiConverterOptionString.read(from: &buf)
+        )
+        
+        case 2: return .http(url: try FfiConverterString.read(from: &buf), headers: try FfiConverterDictionaryStringString.read(from: &buf), bearer: try FfiConverterOptionString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: McpTransport, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .stdio(command,args,env,cwd):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(command, into: &buf)
+            FfiConverterSequenceString.write(args, into: &buf)
+            FfiConverterDictionaryStringString.write(env, into: &buf)
+            FfiConverterOptionString.write(cwd, into: &buf)
+            
+        
+        case let .http(url,headers,bearer):
+            writeInt(&buf, Int32(2))
+            FfiConverterString.write(url, into: &buf)
+            FfiConverterDictionaryStringString.write(headers, into: &buf)
+            FfiConverterOptionString.write(bearer, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpTransport_lift(_ buf: RustBuffer) throws -> McpTransport {
+    return try FfiConverterTypeMcpTransport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpTransport_lower(_ value: McpTransport) -> RustBuffer {
+    return FfiConverterTypeMcpTransport.lower(value)
+}
+
+
+
+/**
  * What happens when a call fails (SPEC §2.7).
  */
 
@@ -8553,6 +9772,30 @@ public func FfiConverterTypeToolError_lower(_ value: ToolError) -> RustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
+    typealias SwiftType = UInt64?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterUInt64.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterUInt64.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionInt64: FfiConverterRustBuffer {
     typealias SwiftType = Int64?
 
@@ -8737,6 +9980,54 @@ fileprivate struct FfiConverterOptionTypeHumanReview: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeHumanReview.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeMcpElicitation: FfiConverterRustBuffer {
+    typealias SwiftType = McpElicitation?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeMcpElicitation.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeMcpElicitation.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeMcpToolFilter: FfiConverterRustBuffer {
+    typealias SwiftType = McpToolFilter?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeMcpToolFilter.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeMcpToolFilter.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -9057,6 +10348,30 @@ fileprivate struct FfiConverterOptionTypeToolExecution: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeMcpApproval: FfiConverterRustBuffer {
+    typealias SwiftType = McpApproval?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeMcpApproval.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeMcpApproval.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeOnError: FfiConverterRustBuffer {
     typealias SwiftType = OnError?
 
@@ -9228,6 +10543,31 @@ fileprivate struct FfiConverterSequenceTypeDecision: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeMcpServerConfig: FfiConverterRustBuffer {
+    typealias SwiftType = [McpServerConfig]
+
+    public static func write(_ value: [McpServerConfig], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeMcpServerConfig.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [McpServerConfig] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [McpServerConfig]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeMcpServerConfig.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeStoredRun: FfiConverterRustBuffer {
     typealias SwiftType = [StoredRun]
 
@@ -9297,6 +10637,32 @@ fileprivate struct FfiConverterSequenceTypeStopWhen: FfiConverterRustBuffer {
             seq.append(try FfiConverterTypeStopWhen.read(from: &buf))
         }
         return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterDictionaryStringUInt64: FfiConverterRustBuffer {
+    public static func write(_ value: [String: UInt64], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for (key, value) in value {
+            FfiConverterString.write(key, into: &buf)
+            FfiConverterUInt64.write(value, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [String: UInt64] {
+        let len: Int32 = try readInt(&buf)
+        var dict = [String: UInt64]()
+        dict.reserveCapacity(Int(len))
+        for _ in 0..<len {
+            let key = try FfiConverterString.read(from: &buf)
+            let value = try FfiConverterUInt64.read(from: &buf)
+            dict[key] = value
+        }
+        return dict
     }
 }
 
@@ -9476,6 +10842,17 @@ public func jsonSchemaValidator(schemaJson: String)throws  -> Validator  {
 })
 }
 /**
+ * A store over the host's `load`/`save` accessor (the product's reference API).
+ */
+public func accessorRunStore(accessor: StateJsonAccessor) -> RunStore  {
+    return try!  FfiConverterTypeRunStore_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_accessor_run_store(
+        FfiConverterTypeStateJsonAccessor_lower(accessor),uniffiCallStatus
+    )
+})
+}
+/**
  * A store in this process's memory (tests).
  */
 public func inMemoryRunStore() -> RunStore  {
@@ -9532,6 +10909,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_func_json_schema_validator() != 62162) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_accessor_run_store() != 50400) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_func_in_memory_run_store() != 10847) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -9539,6 +10919,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_sqlite_run_store() != 41284) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_close_servers() != 54538) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_by_id() != 59670) {
@@ -9661,6 +11044,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_step_index() != 48623) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_annotations_json() != 50085) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_id() != 62838) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -9668,6 +11054,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_name() != 8226) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpelicitation_on_elicitation() != 45324) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcptoolfilter_keep() != 18400) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_delete() != 42744) {
@@ -9680,6 +11072,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_prune() != 30378) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_statejsonaccessor_load() != 8003) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_statejsonaccessor_save() != 62607) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_approvalpredicate_requires_approval() != 26028) {
@@ -9761,9 +11159,12 @@ private let initializationResult: InitializationResult = {
     uniffiCallbackInitApprovalPredicate()
     uniffiCallbackInitEventListener()
     uniffiCallbackInitHumanReview()
+    uniffiCallbackInitMcpElicitation()
+    uniffiCallbackInitMcpToolFilter()
     uniffiCallbackInitModelClient()
     uniffiCallbackInitNextTurnParamsProvider()
     uniffiCallbackInitResponseReceivedHook()
+    uniffiCallbackInitStateJsonAccessor()
     uniffiCallbackInitStopCondition()
     uniffiCallbackInitStreamingModelClient()
     uniffiCallbackInitToolCalledHook()

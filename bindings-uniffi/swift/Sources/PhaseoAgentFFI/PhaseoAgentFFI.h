@@ -243,6 +243,31 @@ typedef void (*UniffiForeignFutureCompleteVoid)(uint64_t, UniffiForeignFutureRes
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_ELICITATION_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_ELICITATION_METHOD0
+typedef void (*UniffiCallbackInterfaceMcpElicitationMethod0)(uint64_t, RustBuffer, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_TOOL_FILTER_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_MCP_TOOL_FILTER_METHOD0
+typedef void (*UniffiCallbackInterfaceMcpToolFilterMethod0)(uint64_t, RustBuffer, RustBuffer, RustBuffer, int8_t* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_STATE_JSON_ACCESSOR_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_STATE_JSON_ACCESSOR_METHOD0
+typedef void (*UniffiCallbackInterfaceStateJsonAccessorMethod0)(uint64_t, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_STATE_JSON_ACCESSOR_METHOD1
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_STATE_JSON_ACCESSOR_METHOD1
+typedef void (*UniffiCallbackInterfaceStateJsonAccessorMethod1)(uint64_t, RustBuffer, RustBuffer, UniffiForeignFutureCompleteVoid _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_APPROVAL_PREDICATE_METHOD0
 #define UNIFFI_FFIDEF_CALLBACK_INTERFACE_APPROVAL_PREDICATE_METHOD0
 typedef void (*UniffiCallbackInterfaceApprovalPredicateMethod0)(uint64_t, RustBuffer, uint64_t, UniffiForeignFutureCompleteI8 _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
@@ -335,6 +360,34 @@ typedef void (*UniffiCallbackInterfaceValidatorMethod0)(uint64_t, RustBuffer, Ru
 typedef void (*UniffiCallbackInterfaceValidatorMethod1)(uint64_t, RustBuffer* _Nonnull, 
         RustCallStatus *_Nonnull uniffiCallStatus
     );
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_ELICITATION
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_ELICITATION
+typedef struct UniffiVTableCallbackInterfaceMcpElicitation {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceMcpElicitationMethod0 _Nonnull onElicitation;
+} UniffiVTableCallbackInterfaceMcpElicitation;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_TOOL_FILTER
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_MCP_TOOL_FILTER
+typedef struct UniffiVTableCallbackInterfaceMcpToolFilter {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceMcpToolFilterMethod0 _Nonnull keep;
+} UniffiVTableCallbackInterfaceMcpToolFilter;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_STATE_JSON_ACCESSOR
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_STATE_JSON_ACCESSOR
+typedef struct UniffiVTableCallbackInterfaceStateJsonAccessor {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceStateJsonAccessorMethod0 _Nonnull load;
+    UniffiCallbackInterfaceStateJsonAccessorMethod1 _Nonnull save;
+} UniffiVTableCallbackInterfaceStateJsonAccessor;
 
 #endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_APPROVAL_PREDICATE
@@ -461,6 +514,11 @@ void uniffi_phaseo_agent_uniffi_fn_free_agent(uint64_t handle, RustCallStatus *_
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CONSTRUCTOR_AGENT_NEW
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CONSTRUCTOR_AGENT_NEW
 uint64_t uniffi_phaseo_agent_uniffi_fn_constructor_agent_new(RustBuffer definition, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CLOSE_SERVERS
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CLOSE_SERVERS
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_close_servers(uint64_t ptr
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CONTINUE_BY_ID
@@ -800,6 +858,11 @@ void uniffi_phaseo_agent_uniffi_fn_method_toolruntime_set_context(uint64_t ptr, 
 int64_t uniffi_phaseo_agent_uniffi_fn_method_toolruntime_step_index(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_ANNOTATIONS_JSON
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_ANNOTATIONS_JSON
+RustBuffer uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_annotations_json(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_CALL_ID
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_CALL_ID
 RustBuffer uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_call_id(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -813,6 +876,46 @@ RustBuffer uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_call_json(uint6
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_NAME
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_TOOLRUNTIME_TOOL_NAME
 RustBuffer uniffi_phaseo_agent_uniffi_fn_method_toolruntime_tool_name(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPELICITATION
+uint64_t uniffi_phaseo_agent_uniffi_fn_clone_mcpelicitation(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_MCPELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_MCPELICITATION
+void uniffi_phaseo_agent_uniffi_fn_free_mcpelicitation(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_MCPELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_MCPELICITATION
+void uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_mcpelicitation(const UniffiVTableCallbackInterfaceMcpElicitation* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_MCPELICITATION_ON_ELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_MCPELICITATION_ON_ELICITATION
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_mcpelicitation_on_elicitation(uint64_t ptr, RustBuffer server, RustBuffer request_json
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPTOOLFILTER
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_MCPTOOLFILTER
+uint64_t uniffi_phaseo_agent_uniffi_fn_clone_mcptoolfilter(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_MCPTOOLFILTER
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_MCPTOOLFILTER
+void uniffi_phaseo_agent_uniffi_fn_free_mcptoolfilter(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_MCPTOOLFILTER
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_MCPTOOLFILTER
+void uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_mcptoolfilter(const UniffiVTableCallbackInterfaceMcpToolFilter* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_MCPTOOLFILTER_KEEP
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_MCPTOOLFILTER_KEEP
+int8_t uniffi_phaseo_agent_uniffi_fn_method_mcptoolfilter_keep(uint64_t ptr, RustBuffer name, RustBuffer description, RustBuffer annotations_json, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_RUNSTORE
@@ -843,6 +946,31 @@ uint64_t uniffi_phaseo_agent_uniffi_fn_method_runstore_load(uint64_t ptr, RustBu
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_RUNSTORE_PRUNE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_RUNSTORE_PRUNE
 uint64_t uniffi_phaseo_agent_uniffi_fn_method_runstore_prune(uint64_t ptr, RustBuffer statuses, int64_t older_than_ms
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_STATEJSONACCESSOR
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_STATEJSONACCESSOR
+uint64_t uniffi_phaseo_agent_uniffi_fn_clone_statejsonaccessor(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_STATEJSONACCESSOR
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FREE_STATEJSONACCESSOR
+void uniffi_phaseo_agent_uniffi_fn_free_statejsonaccessor(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_STATEJSONACCESSOR
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_INIT_CALLBACK_VTABLE_STATEJSONACCESSOR
+void uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_statejsonaccessor(const UniffiVTableCallbackInterfaceStateJsonAccessor* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_STATEJSONACCESSOR_LOAD
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_STATEJSONACCESSOR_LOAD
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_statejsonaccessor_load(uint64_t ptr, RustBuffer run_id
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_STATEJSONACCESSOR_SAVE
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_STATEJSONACCESSOR_SAVE
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_statejsonaccessor_save(uint64_t ptr, RustBuffer run_id, RustBuffer state_json
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_APPROVALPREDICATE
@@ -1123,6 +1251,11 @@ RustBuffer uniffi_phaseo_agent_uniffi_fn_method_validator_json_schema(uint64_t p
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_JSON_SCHEMA_VALIDATOR
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_JSON_SCHEMA_VALIDATOR
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_json_schema_validator(RustBuffer schema_json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_ACCESSOR_RUN_STORE
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_ACCESSOR_RUN_STORE
+uint64_t uniffi_phaseo_agent_uniffi_fn_func_accessor_run_store(uint64_t accessor, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_IN_MEMORY_RUN_STORE
@@ -1407,6 +1540,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_func_json_schema_validator(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_ACCESSOR_RUN_STORE
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_ACCESSOR_RUN_STORE
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_accessor_run_store(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_IN_MEMORY_RUN_STORE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_IN_MEMORY_RUN_STORE
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_in_memory_run_store(void
@@ -1422,6 +1561,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_func_postgres_run_store(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SQLITE_RUN_STORE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SQLITE_RUN_STORE
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_sqlite_run_store(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_CLOSE_SERVERS
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_CLOSE_SERVERS
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_close_servers(void
     
 );
 #endif
@@ -1665,6 +1810,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_step_index(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_ANNOTATIONS_JSON
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_ANNOTATIONS_JSON
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_annotations_json(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_CALL_ID
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_CALL_ID
 uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_id(void
@@ -1680,6 +1831,18 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_json(v
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_NAME
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_TOOLRUNTIME_TOOL_NAME
 uint16_t uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_name(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_MCPELICITATION_ON_ELICITATION
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_MCPELICITATION_ON_ELICITATION
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_mcpelicitation_on_elicitation(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_MCPTOOLFILTER_KEEP
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_MCPTOOLFILTER_KEEP
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_mcptoolfilter_keep(void
     
 );
 #endif
@@ -1704,6 +1867,18 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_method_runstore_load(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_RUNSTORE_PRUNE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_RUNSTORE_PRUNE
 uint16_t uniffi_phaseo_agent_uniffi_checksum_method_runstore_prune(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_STATEJSONACCESSOR_LOAD
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_STATEJSONACCESSOR_LOAD
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_statejsonaccessor_load(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_STATEJSONACCESSOR_SAVE
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_STATEJSONACCESSOR_SAVE
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_statejsonaccessor_save(void
     
 );
 #endif

@@ -138,6 +138,9 @@ class ToolContext(val native: ToolRuntime) {
         )
     }
 
+    /** The tool's annotations (an MCP tool's `readOnlyHint`, `destructiveHint`, …), or null. */
+    val toolAnnotations: JsonObject? by lazy { native.toolAnnotationsJson()?.let { parseJson(it).jsonObject } }
+
     /** Whether the call was cancelled (timeout or run cancellation). */
     val isCancelled: Boolean get() = native.isCancelled()
 
@@ -331,7 +334,9 @@ private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = f
  * signature is missing or wrong; [stateSecrets] rotates secrets (the first signs, any
  * verifies). The product's [preset] names the model `@<preset>` when [model] is unset; its
  * [parseOutput] turns the final text into the output (then [outputSchema] checks what it
- * returns). An invalid definition throws [AgentException] `definition_invalid`.
+ * returns). [mcpServers] offers the tools of MCP servers ([mcpStdio], [mcpHttp]); the agent
+ * is [AutoCloseable]: `createAgent(…).use { }` (or [closeServers]) stops them. An invalid
+ * definition throws [AgentException] `definition_invalid`.
  */
 fun createAgent(
     id: String,
@@ -364,6 +369,7 @@ fun createAgent(
     parseOutput: ((text: String) -> JsonElement)? = null,
     store: RunStore? = null,
     lease: Lease? = null,
+    mcpServers: List<McpServerConfig> = emptyList(),
 ): Agent = sdk {
     Agent(
         AgentDefinition(
@@ -394,6 +400,7 @@ fun createAgent(
             activeToolsFn = turn(activeToolsFn),
             store = store,
             lease = lease,
+            mcpServers = mcpServers,
         ),
     )
 }

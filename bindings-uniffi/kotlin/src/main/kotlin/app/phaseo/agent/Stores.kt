@@ -82,3 +82,25 @@ suspend fun Agent.recover(
 ): RunResult = sdk {
     recover(runId, continueOptions(client, emptyList(), emptyList(), emptyMap(), null, context, overrides, onEvent, cancel, store))
 }
+
+/**
+ * The product's state accessor: the application keeps each run's state itself. Used as a
+ * store ([accessorStore]) it has no claim — a pause continued twice is not prevented — and
+ * listing, deleting, pruning and recovering are refused (`store_failed`).
+ */
+interface StateAccessor {
+    /** The state of run [runId], or null when unknown. */
+    suspend fun load(runId: String): RunResult?
+
+    /** Keeps [state] (replacing the earlier state of its run). */
+    suspend fun save(state: RunResult)
+}
+
+private class KotlinAccessor(val accessor: StateAccessor) : StateJsonAccessor {
+    override suspend fun load(runId: String): String? = hostCall { accessor.load(runId)?.toJson() }
+
+    override suspend fun save(runId: String, stateJson: String) = hostCall { accessor.save(RunResult.fromJson(stateJson)) }
+}
+
+/** A store over the application's own [StateAccessor] (`load(runId)` / `save(state)`). */
+fun accessorStore(accessor: StateAccessor): RunStore = accessorRunStore(KotlinAccessor(accessor))
