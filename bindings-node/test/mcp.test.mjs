@@ -2,7 +2,7 @@
 // test server on the official Python `mcp` package (tests/mcp/test_server.py) and
 // `@modelcontextprotocol/server-everything` over stdio and Streamable HTTP (installed by
 // `make mcp-servers`). A missing server fails the test under CI=true.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -36,8 +36,13 @@ const havePython = (t) => installed(t, 'the Python `mcp` package (.venvs/py)',
 const haveEverything = (t) => installed(t, '@modelcontextprotocol/server-everything (tests/mcp/node_modules)',
   fs.existsSync(EVERYTHING));
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function markers() {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'phaseo-mcp-node-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'phaseo-mcp-node-'));
+  made.push(dir);
+  return dir;
 }
 
 function testServer(name, dir, options = {}) {
