@@ -15,14 +15,16 @@ endif
 
 .PHONY: store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node
+demo: python node mcp-servers
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
 	$(PY) examples/python/approval_inbox.py
 	node examples/node/approval-inbox.mjs
+	$(PY) examples/python/mcp_tools.py
+	node examples/node/mcp-tools.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -55,7 +57,7 @@ python: $(VENV)/.tools
 	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-python-tests: python
+python-tests: python mcp-servers
 	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
 
@@ -84,7 +86,7 @@ node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-node-tests: node
+node-tests: node mcp-servers
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 
@@ -112,6 +114,13 @@ handoff: python node kotlin
 # server of its own).
 store-handoff: python node kotlin
 	tests/store-handoff/run.sh
+
+# MCP across languages (issue 13): a run paused on an approval-gated MCP call by one
+# language is continued by another, which calls the server itself (every ordered pair of
+# LANGS in the script; see its header for the driver contract).
+.PHONY: mcp-handoff
+mcp-handoff: python node kotlin mcp-servers
+	tests/mcp-handoff/run.sh
 
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
 # uniffi-bindgen), compiled by Maven, which also writes the runtime classpath that

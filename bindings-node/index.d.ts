@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Type definitions of @phaseo/agent-sdk (hand-written; checked by `tsc --noEmit --strict`
 // over test/typed-usage.ts in `make test`).
 
@@ -37,6 +38,9 @@ export interface ToolContext<TContext = unknown, TInput = unknown> {
   context: TContext;
   /** `{id, name, input}`; `id` is unique in the run (an idempotency key). */
   toolCall: ToolCall<TInput>;
+  /** An MCP tool's annotations (`readOnlyHint`, `destructiveHint`, …; `{}` when the server
+   * gave none), in approval predicates; absent for other tools. */
+  toolAnnotations?: McpToolAnnotations;
   /** Aborted when the call times out or the run is cancelled. */
   signal: AbortSignal;
   /** Publishes a progress value (`tool.preliminary_result`); one that cannot be stored
@@ -453,7 +457,92 @@ export interface AgentDefinition<TContext = any> {
   /** How long a worker holds a store-backed run (default 30 s) and how often it renews the
    * hold while working (default 10 s). */
   lease?: { durationMs?: number; renewEveryMs?: number };
+  /** MCP servers (SPEC §11) whose tools the agent offers too (`createMcpServer`). They
+   * start when a run first needs them and stop with `agent.close()` / `await using`. */
+  mcpServers?: McpServer[];
 }
+
+/** An MCP tool's annotations (hints from its server). */
+export interface McpToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  [key: string]: unknown;
+}
+
+/** A listed MCP tool as a `filter` sees it (its MCP name, before any prefix). */
+export interface McpToolInfo {
+  name: string;
+  description: string;
+  annotations: McpToolAnnotations;
+}
+
+/** A stdio MCP server: `command` with `args` as a child process (`env` added to the
+ * inherited environment, `cwd` its working directory). */
+export interface McpStdioTransport {
+  name: string;
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** A Streamable HTTP MCP server at `url`, with `headers` on every request and
+ * `bearerToken` as `Authorization: Bearer <token>`. */
+export interface McpHttpTransport {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  bearerToken?: string;
+}
+
+/** An elicitation request's answer (MCP `ElicitResult`). */
+export interface McpElicitationAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}
+
+/** Options of an MCP server (SPEC §11). */
+export interface McpServerOptions<TContext = any> {
+  /** Offers only these tools (MCP names). */
+  allowTools?: string[];
+  /** Never offers these tools (MCP names). */
+  denyTools?: string[];
+  /** Keeps a listed tool when it returns true (after allowTools/denyTools). */
+  filter?: (tool: McpToolInfo) => boolean | Promise<boolean>;
+  /** Renames each tool `x` to `<prefix>_x`. */
+  toolPrefix?: string;
+  /** `true` (every call), `false`, `"destructive"` (tools whose `destructiveHint` is true or
+   * whose `readOnlyHint` is not true) or a predicate (`context.toolAnnotations` holds the
+   * tool's annotations). */
+  requireApproval?: boolean | 'destructive' | ((call: ToolCall, context: ToolContext<TContext>) => boolean | Promise<boolean>);
+  /** A time limit for every call (`notifications/cancelled` is sent when it passes). */
+  timeoutMs?: number;
+  /** Per-tool time limits (MCP names), overriding `timeoutMs`. */
+  toolTimeouts?: Record<string, number>;
+  /** The error policy of this server's tools (default: the run's). */
+  onError?: 'fail-run' | 'return-to-model';
+  /** Lists the tools again when the cached list is older than this. */
+  cacheTtlMs?: number;
+  /** Runs without this server's tools when it cannot be listed, instead of failing. */
+  optional?: boolean;
+  /** Answers the server's elicitation requests (declined without one). */
+  onElicitation?: (request: { message: string; requestedSchema?: unknown; [key: string]: unknown }, context: { server: string })
+    => McpElicitationAnswer | Promise<McpElicitationAnswer>;
+}
+
+/** A declared MCP server (give it to `createAgent({mcpServers})`). */
+export interface McpServer {
+  readonly name: string;
+  readonly transport: 'stdio' | 'http';
+}
+
+/** Declares an MCP server over stdio (`{name, command, ...}`) or Streamable HTTP
+ * (`{name, url, ...}`). An unknown option throws AgentDefinitionError naming it. */
+export declare function createMcpServer<TContext = any>(transport: McpStdioTransport | McpHttpTransport,
+  options?: McpServerOptions<TContext>): McpServer;
 
 /** The product's state accessor: an application's own `load(runId)` / `save(state)`. Saves
  * and loads only: no at-most-once claim, no listing. */
@@ -605,6 +694,11 @@ export interface Agent<TContext = any, TOutput = unknown> {
    * checkpoint, with the decisions its claim stored. */
   recover(runId: string, options: RecoverOptions<TContext>): Promise<RunResult<TOutput>>;
   recover(options: RecoverOptions<TContext> & { runId: string }): Promise<RunResult<TOutput>>;
+  /** Stops the agent's MCP servers (stdio children end, HTTP sessions close); a later run
+   * starts them again. */
+  close(): Promise<void>;
+  /** `await using agent = createAgent(...)` closes the agent at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface RecoverOptions<TContext = unknown> extends RunOverrides {

@@ -98,6 +98,9 @@ function nativeCall(fn) {
 // ---------------------------------------------------------------------------------------
 // The host bridge: one dispatcher for every call from the core into JavaScript.
 
+// `Symbol.asyncDispose` (Node 20.4+, 18.18+); the registry symbol Node uses otherwise.
+const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
+
 const OP_EXECUTE = 0;
 const OP_CALL = 1;
 const OP_ABORT = 2;
@@ -355,7 +358,10 @@ class ToolContext {
 
   /** A context from runtime data `{runId, agentId, stepIndex, context, toolCall}`. */
   static of(requestId, runtime) {
-    return new ToolContext(requestId, runtime.runId, runtime.agentId, runtime.stepIndex, runtime.context, runtime.toolCall);
+    const context = new ToolContext(requestId, runtime.runId, runtime.agentId, runtime.stepIndex, runtime.context, runtime.toolCall);
+    // An MCP tool's annotations (readOnlyHint, destructiveHint, …), for approval predicates.
+    if (runtime.toolAnnotations !== undefined) context.toolAnnotations = runtime.toolAnnotations;
+    return context;
   }
 
   /** Aborted when the call times out or the run is cancelled. */
@@ -1196,6 +1202,16 @@ class Agent {
     this._native = nativeAgent;
   }
 
+  /** Stops the agent's MCP servers (stdio children end, HTTP sessions close); a later run
+   * starts them again. Also `await using agent = createAgent(...)`. */
+  async close() {
+    await this._native.close();
+  }
+
+  async [ASYNC_DISPOSE]() {
+    await this.close();
+  }
+
   /** Runs until the agent completes, stops, pauses, is cancelled or fails (rejects with an
    * AgentError carrying `.result`). */
   async run(options) {
@@ -1294,7 +1310,7 @@ class Agent {
 
 const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution',
   'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret',
-  'toolChoice', 'parallelToolCalls', 'activeTools', 'models', 'preset', 'parseOutput', 'store', 'lease']);
+  'toolChoice', 'parallelToolCalls', 'activeTools', 'models', 'preset', 'parseOutput', 'store', 'lease', 'mcpServers']);
 
 function definitionError(message) {
   return new AgentDefinitionError(`Invalid agent definition: ${message}`, { code: 'definition_invalid' });
@@ -1382,10 +1398,131 @@ function createAgent(definition) {
     parallelToolCalls: checkedBoolean(definition.parallelToolCalls, 'Invalid agent definition: parallelToolCalls'),
     activeTools: dynamicSpec(definition.activeTools, 'Invalid agent definition: activeTools'),
     lease: leaseSpec(definition.lease),
+    mcpServers: mcpServerSpecs(definition.mcpServers),
   };
   const store = definition.store === undefined || definition.store === null ? undefined : nativeStore(definition.store, 'store', null);
   const nativeAgent = nativeCall(() => new native.NativeAgent(spec, store));
   return new Agent({ ...definition, tools }, nativeAgent);
+}
+
+// ---------------------------------------------------------------------------------------
+// MCP servers (SPEC §11)
+
+const MCP = Symbol('phaseo.mcpServer');
+const MCP_OPTIONS = new Set(['allowTools', 'denyTools', 'filter', 'toolPrefix', 'requireApproval', 'timeoutMs',
+  'toolTimeouts', 'onError', 'cacheTtlMs', 'optional', 'onElicitation']);
+
+function mcpError(name, message) {
+  return new AgentDefinitionError(`Invalid MCP server '${name}': ${message}`, { code: 'definition_invalid' });
+}
+
+function stringList(name, what, value) {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw mcpError(name, `${what} must be an array of strings`);
+  return value;
+}
+
+function stringRecord(name, what, value) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every((v) => typeof v === 'string')) {
+    throw mcpError(name, `${what} must be an object of strings`);
+  }
+  return { ...value };
+}
+
+function optionalFunction(name, what, value) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'function') throw mcpError(name, `${what} must be a function`);
+  return value;
+}
+
+/** Declares an MCP server: `{name, command, args, env, cwd}` (stdio: a child process) or
+ * `{name, url, headers, bearerToken}` (Streamable HTTP), with `options` (SPEC §11). Give it
+ * to an agent as `mcpServers: [...]`; it starts when a run first needs its tools. */
+function createMcpServer(transport, options = {}) {
+  if (transport === null || typeof transport !== 'object') {
+    throw new TypeError('createMcpServer needs {name, command, args?, env?, cwd?} or {name, url, headers?, bearerToken?}');
+  }
+  const name = transport.name;
+  if (typeof name !== 'string') throw new AgentDefinitionError('Invalid MCP server: name must be a string', { code: 'definition_invalid' });
+  const stdio = transport.command !== undefined;
+  const keys = stdio ? ['name', 'command', 'args', 'env', 'cwd'] : ['name', 'url', 'headers', 'bearerToken'];
+  for (const key of Object.keys(transport)) {
+    if (!keys.includes(key)) {
+      throw mcpError(name, `unknown ${stdio ? 'stdio' : 'HTTP'} field '${key}' (known: ${keys.join(', ')})`);
+    }
+  }
+  if (options === null || typeof options !== 'object') throw mcpError(name, 'options must be an object');
+  const unknown = Object.keys(options).filter((k) => !MCP_OPTIONS.has(k));
+  if (unknown.length > 0) {
+    throw mcpError(name, `unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${[...MCP_OPTIONS].join(', ')})`);
+  }
+  const spec = { name };
+  if (stdio) {
+    if (typeof transport.command !== 'string') throw mcpError(name, 'command must be a string');
+    spec.command = transport.command;
+    spec.args = stringList(name, 'args', transport.args);
+    spec.env = stringRecord(name, 'env', transport.env);
+    if (transport.cwd !== undefined && transport.cwd !== null) {
+      if (typeof transport.cwd !== 'string') throw mcpError(name, 'cwd must be a string');
+      spec.cwd = transport.cwd;
+    }
+  } else {
+    if (typeof transport.url !== 'string') throw mcpError(name, 'give either a command (stdio) or a url (Streamable HTTP)');
+    spec.url = transport.url;
+    spec.headers = stringRecord(name, 'headers', transport.headers);
+    if (transport.bearerToken !== undefined && transport.bearerToken !== null) {
+      if (typeof transport.bearerToken !== 'string') throw mcpError(name, 'bearerToken must be a string');
+      spec.bearerToken = transport.bearerToken;
+    }
+  }
+  spec.allowTools = stringList(name, 'allowTools', options.allowTools);
+  spec.denyTools = stringList(name, 'denyTools', options.denyTools);
+  const filter = optionalFunction(name, 'filter', options.filter);
+  if (filter) spec.filter = register(filter);
+  if (options.toolPrefix !== undefined && options.toolPrefix !== null) {
+    if (typeof options.toolPrefix !== 'string') throw mcpError(name, 'toolPrefix must be a string');
+    spec.toolPrefix = options.toolPrefix;
+  }
+  const approval = options.requireApproval;
+  if (!(approval === undefined || approval === null || typeof approval === 'boolean' || typeof approval === 'function'
+    || approval === 'destructive')) {
+    throw mcpError(name, `requireApproval must be true, false, a predicate or "destructive", got ${JSON.stringify(approval)}`);
+  }
+  if (typeof approval === 'function') spec.requireApprovalFn = register(approval, true);
+  else if (approval !== undefined && approval !== null) spec.requireApproval = approval;
+  for (const key of ['timeoutMs', 'cacheTtlMs']) {
+    const v = options[key];
+    if (v !== undefined && v !== null) {
+      if (typeof v !== 'number') throw mcpError(name, `${key} must be a number of milliseconds`);
+      spec[key] = v;
+    }
+  }
+  if (options.toolTimeouts !== undefined && options.toolTimeouts !== null) {
+    const t = options.toolTimeouts;
+    if (typeof t !== 'object' || Array.isArray(t) || !Object.values(t).every((v) => typeof v === 'number')) {
+      throw mcpError(name, 'toolTimeouts must be an object {toolName: milliseconds}');
+    }
+    spec.toolTimeouts = { ...t };
+  }
+  if (options.onError !== undefined && options.onError !== null) spec.onError = String(options.onError);
+  if (options.optional !== undefined && options.optional !== null) {
+    if (typeof options.optional !== 'boolean') throw mcpError(name, 'optional must be true or false');
+    spec.optional = options.optional;
+  }
+  const elicit = optionalFunction(name, 'onElicitation', options.onElicitation);
+  if (elicit) spec.onElicitation = register(elicit);
+  const server = { name, transport: stdio ? 'stdio' : 'http' };
+  Object.defineProperty(server, MCP, { value: spec });
+  return Object.freeze(server);
+}
+
+function mcpServerSpecs(servers) {
+  if (servers === undefined || servers === null) return undefined;
+  if (!Array.isArray(servers) || !servers.every((s) => s !== null && typeof s === 'object' && s[MCP])) {
+    throw definitionError('mcpServers must be an array of servers made by createMcpServer(...)');
+  }
+  return servers.map((s) => s[MCP]);
 }
 
 function leaseSpec(lease) {
@@ -1594,6 +1731,7 @@ module.exports = {
   createAgent,
   createGatewayAgentClient,
   createInMemoryRunStore,
+  createMcpServer,
   createOpenAICompatibleClient,
   createPostgresRunStore,
   createSqliteRunStore,

@@ -208,3 +208,36 @@ impl ModelClient for JsModel {
         receiver.run(host, deltas).await
     }
 }
+
+/// An MCP server's `filter(tool)` (`{name, description, annotations}`), called at listing.
+pub struct JsMcpFilter(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::mcp::McpToolFilter for JsMcpFilter {
+    /// JS cannot be called synchronously from the core's threads; the core calls
+    /// `keep_async` (this one is only for callers outside a run, which keep every tool).
+    fn keep(&self, _tool: &phaseo_agent::mcp::McpToolInfo) -> bool {
+        true
+    }
+
+    async fn keep_async(&self, tool: &phaseo_agent::mcp::McpToolInfo) -> Result<bool, ToolError> {
+        let info = serde_json::json!({
+            "name": tool.name,
+            "description": tool.description,
+            "annotations": tool.annotations,
+        });
+        Ok(truthy(&self.0.call(vec![info]).await?))
+    }
+}
+
+/// An MCP server's `onElicitation(request, {server})`; resolves with an MCP `ElicitResult`.
+pub struct JsElicitation(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::mcp::McpElicitationHandler for JsElicitation {
+    async fn on_elicitation(&self, server: &str, request: Value) -> Result<Value, ToolError> {
+        self.0
+            .call(vec![request, serde_json::json!({ "server": server })])
+            .await
+    }
+}

@@ -468,6 +468,16 @@ impl NativeAgent {
         })
     }
 
+    /// Stops the agent's MCP servers; resolves when they are stopped.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let agent = self.agent.clone();
+        env.spawn_future(async move {
+            agent.close().await;
+            Ok(())
+        })
+    }
+
     /// Runs as run `driver` polled on the JS thread (JS calls `pollRun(driver)` first);
     /// resolves with the state.
     #[napi(ts_return_type = "Promise<NativeState>")]

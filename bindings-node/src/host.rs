@@ -634,6 +634,9 @@ pub struct RuntimeData<'a> {
     step_index: usize,
     context: &'a Value,
     tool_call: &'a phaseo_agent::ToolCall,
+    /// An MCP tool's annotations (absent for other tools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_annotations: Option<&'a Value>,
 }
 
 impl<'a> RuntimeData<'a> {
@@ -645,6 +648,7 @@ impl<'a> RuntimeData<'a> {
             step_index: rt.step_index(),
             context: rt.context(),
             tool_call: rt.tool_call(),
+            tool_annotations: rt.tool_annotations(),
         }
     }
 }

@@ -98,6 +98,130 @@ pub struct AgentSpec {
     pub active_tools: Option<DynamicSpec>,
     /// `{durationMs, renewEveryMs}` of store-backed runs.
     pub lease: Option<LeaseSpec>,
+    /// MCP servers (SPEC §11).
+    pub mcp_servers: Option<Vec<McpServerSpec>>,
+}
+
+/// An MCP server as `createMcpServer` writes it (option names checked by the JS layer).
+#[napi(object)]
+pub struct McpServerSpec {
+    pub name: String,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub env: Option<std::collections::HashMap<String, String>>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    pub headers: Option<std::collections::HashMap<String, String>>,
+    pub bearer_token: Option<String>,
+    pub allow_tools: Option<Vec<String>>,
+    pub deny_tools: Option<Vec<String>>,
+    pub filter: Option<u32>,
+    pub tool_prefix: Option<String>,
+    /// `true`/`false` or `"destructive"`.
+    pub require_approval: Option<Value>,
+    pub require_approval_fn: Option<u32>,
+    pub timeout_ms: Option<f64>,
+    pub tool_timeouts: Option<std::collections::HashMap<String, f64>>,
+    pub on_error: Option<String>,
+    pub cache_ttl_ms: Option<f64>,
+    pub optional: Option<bool>,
+    pub on_elicitation: Option<u32>,
+}
+
+fn positive_ms(name: &str, what: &str, v: f64) -> Result<u64, AgentError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v.ceil() as u64)
+    } else {
+        Err(definition_error(format!(
+            "Invalid MCP server '{name}': {what} must be a positive number of milliseconds, got {v}"
+        )))
+    }
+}
+
+/// The core declaration of an MCP server spec.
+pub fn mcp_server(spec: McpServerSpec) -> Result<phaseo_agent::mcp::McpServer, AgentError> {
+    use phaseo_agent::mcp::{McpApproval, McpServer};
+    let name = spec.name;
+    let invalid = |m: String| definition_error(format!("Invalid MCP server '{name}': {m}"));
+    let mut server = match (spec.command, spec.url) {
+        (Some(command), None) => {
+            let mut s = McpServer::stdio(&name, command).args(spec.args.unwrap_or_default());
+            let mut env: Vec<_> = spec.env.unwrap_or_default().into_iter().collect();
+            env.sort();
+            for (k, v) in env {
+                s = s.env(k, v);
+            }
+            if let Some(dir) = spec.cwd {
+                s = s.cwd(dir);
+            }
+            s
+        }
+        (None, Some(url)) => {
+            let mut s = McpServer::http(&name, url);
+            for (k, v) in spec.headers.unwrap_or_default() {
+                s = s.header(k, v);
+            }
+            if let Some(token) = spec.bearer_token {
+                s = s.bearer(token);
+            }
+            s
+        }
+        _ => {
+            return Err(invalid(
+                "give either a command (stdio) or a url (Streamable HTTP)".into(),
+            ))
+        }
+    };
+    if let Some(names) = spec.allow_tools {
+        server = server.allow_tools(names);
+    }
+    if let Some(names) = spec.deny_tools {
+        server = server.deny_tools(names);
+    }
+    if let Some(id) = spec.filter {
+        server = server.filter(Arc::new(JsMcpFilter(HostFn { id })));
+    }
+    if let Some(prefix) = spec.tool_prefix {
+        server = server.tool_prefix(prefix);
+    }
+    if let Some(id) = spec.require_approval_fn {
+        server =
+            server.require_approval(McpApproval::Predicate(Arc::new(JsAgentApproval(HostFn {
+                id,
+            }))));
+    } else {
+        match spec.require_approval {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => server = server.require_approval(McpApproval::Always),
+            Some(Value::String(s)) => {
+                server = server.require_approval(McpApproval::parse(&s).map_err(invalid)?)
+            }
+            Some(other) => {
+                return Err(invalid(format!(
+                "requireApproval must be true, false, a predicate or \"destructive\", got {other}"
+            )))
+            }
+        }
+    }
+    if let Some(t) = spec.timeout_ms {
+        server = server.timeout_ms(positive_ms(&name, "timeoutMs", t)?);
+    }
+    for (tool, t) in spec.tool_timeouts.unwrap_or_default() {
+        let ms = positive_ms(&name, &format!("toolTimeouts[{tool:?}]"), t)?;
+        server = server.tool_timeout_ms(tool, ms);
+    }
+    if let Some(p) = spec.on_error {
+        let policy = OnError::parse(&p).map_err(|e| invalid(format!("onError: {e}")))?;
+        server = server.on_error(policy);
+    }
+    if let Some(t) = spec.cache_ttl_ms {
+        server = server.cache_ttl_ms(positive_ms(&name, "cacheTtlMs", t)?);
+    }
+    server = server.optional(spec.optional.unwrap_or(false));
+    if let Some(id) = spec.on_elicitation {
+        server = server.on_elicitation(Arc::new(JsElicitation(HostFn { id })));
+    }
+    Ok(server)
 }
 
 /// How long a worker holds a store-backed run and how often it renews the hold.
@@ -366,6 +490,9 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     }
     if let Some(l) = spec.lease {
         def = def.lease(lease(l)?);
+    }
+    for server in spec.mcp_servers.unwrap_or_default() {
+        def = def.mcp_server(mcp_server(server)?);
     }
     Ok(def)
 }

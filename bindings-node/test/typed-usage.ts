@@ -209,3 +209,31 @@ export async function durable(): Promise<number> {
 function page0(): string | null {
   return null;
 }
+
+import {
+  AgentMcpError,
+  createMcpServer,
+  type McpServer,
+  type McpToolInfo,
+} from '@phaseo/agent-sdk';
+
+export async function mcp(): Promise<string> {
+  const keep = (tool: McpToolInfo): boolean => tool.annotations.readOnlyHint === true || tool.name === 'delete_file';
+  const files: McpServer = createMcpServer({ name: 'files', command: 'python3', args: ['server.py'], env: { LOG: '0' }, cwd: '/tmp' }, {
+    toolPrefix: 'fs', denyTools: ['crash'], filter: keep, requireApproval: 'destructive', timeoutMs: 5000,
+    toolTimeouts: { slow: 300 }, onError: 'return-to-model', cacheTtlMs: 60_000, optional: true,
+    onElicitation: async (request, context) => (request.message && context.server ? { action: 'decline' } : { action: 'cancel' }),
+  });
+  const remote = createMcpServer({ name: 'remote', url: 'http://127.0.0.1:3001/mcp', headers: { 'X-Team': 'a' }, bearerToken: 't' }, {
+    allowTools: ['search'],
+    requireApproval: (call, context) => call.name === 'search' && context.toolAnnotations?.readOnlyHint !== true,
+  });
+  await using agent = createAgent({ id: 'mcp', mcpServers: [files, remote] });
+  try {
+    await agent.run({ input: 'x', client: createScriptedClient([{ text: 'hi' }]) });
+  } catch (e) {
+    if (e instanceof AgentMcpError) return e.code;
+  }
+  await agent.close();
+  return `${files.name} ${remote.transport}`;
+}

@@ -17,6 +17,7 @@ use crate::convert::{arg_value, camel_keys};
 use crate::errors::{no_panic, no_panic_in_definition, to_pyerr};
 use crate::hooks::{client_from_py, HostListener, HostReview, HostTurn, PyStopCondition};
 use crate::host::{bridge_for, HostFn, EVENT_LOOP};
+use crate::mcp::PyMcpServer;
 use crate::result::PyRunResult;
 use crate::store::PyRunStore;
 use crate::stream::PyAgentStream;
@@ -497,7 +498,7 @@ where
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None, store=None, lease_ms=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None, store=None, lease_ms=None, mcp_servers=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -521,6 +522,7 @@ impl PyAgent {
         active_tools: Option<&Bound<'_, PyAny>>,
         store: Option<&Bound<'_, PyRunStore>>,
         lease_ms: Option<(f64, f64)>,
+        mcp_servers: Option<Vec<Bound<'_, PyMcpServer>>>,
     ) -> PyResult<Self> {
         let mut def = AgentDefinition::new(id).tools(tools.iter().map(|t| t.get().tool.clone()));
         if let Some(v) = turn_value(model, "model")? {
@@ -591,6 +593,9 @@ impl PyAgent {
                 Duration::from_secs_f64(renew_every / 1000.0),
             ));
         }
+        for server in mcp_servers.unwrap_or_default() {
+            def = def.mcp_server(server.get().server.clone());
+        }
         let agent = no_panic_in_definition(py, || create_agent(def).map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { agent })
     }
@@ -599,6 +604,21 @@ impl PyAgent {
     #[getter]
     fn id(&self) -> &str {
         self.agent.id()
+    }
+
+    /// Stops the agent's MCP servers (blocking, without the GIL). A later run starts
+    /// them again.
+    fn close(&self, py: Python<'_>) {
+        let agent = self.agent.clone();
+        py.detach(|| phaseo_agent::exec::runtime().block_on(agent.close()));
+    }
+
+    /// Like `close`, awaitable.
+    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        crate::awaitable::awaitable(py, None, async move { agent.close().await }, |py, ()| {
+            Ok(py.None())
+        })
     }
 
     #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]

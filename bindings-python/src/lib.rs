@@ -10,6 +10,7 @@ mod hooks;
 mod host;
 mod lifecycle;
 mod limits;
+mod mcp;
 mod reader;
 mod result;
 mod runtime;
@@ -45,6 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::create_gateway_agent_client, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::create_openai_compatible_client, m)?)?;
     m.add_class::<store::PyRunStore>()?;
+    m.add_class::<mcp::PyMcpServer>()?;
     m.add_class::<stream::PyAgentStream>()?;
     m.add_class::<stream::PyCursor>()?;
     m.add_class::<host::PyLoopBridge>()?;

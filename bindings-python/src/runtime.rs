@@ -93,6 +93,16 @@ impl PyToolRuntime {
         crate::convert::tool_call_record(py, self.runtime.tool_call())
     }
 
+    /// The called tool's MCP annotations (`readOnlyHint`, `destructiveHint`, …; `{}` when
+    /// the server gave none), or None for a tool that is not an MCP tool.
+    #[getter]
+    fn tool_annotations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.runtime.tool_annotations() {
+            Some(a) => to_py(py, a),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
     /// The call's cancellation flag.
     #[getter]
     fn cancelled(&self) -> PyCancelledFlag {

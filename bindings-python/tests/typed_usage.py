@@ -160,3 +160,40 @@ def durable_main(path: str) -> str:
 
     del later
     return f"{len(pending)} {next_cursor} {loaded} {removed} {deleted}"
+
+
+def mcp_servers() -> str:
+    """MCP servers (SPEC §11): the declarations, the agent option and closing."""
+    from phaseo_agent import AgentMcpError, McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
+
+    def keep(tool: McpToolInfo) -> bool:
+        return bool(tool.annotations.get("readOnlyHint"))
+
+    def gate(call: AgentToolCall, runtime: ToolRuntime) -> bool:
+        annotations: Optional[Dict[str, Any]] = runtime.tool_annotations
+        return not (annotations or {}).get("readOnlyHint")
+
+    def elicit(request: Dict[str, Any], context: Any) -> Dict[str, Any]:
+        return {"action": "decline"}
+
+    files: McpServer = mcp_stdio_server("files", "python3", ["server.py"], env={"LOG": "0"}, cwd="/tmp",
+                                        tool_prefix="fs", deny_tools=["crash"], filter=keep,
+                                        require_approval="destructive", timeout_ms=5_000,
+                                        tool_timeouts={"slow": 300}, on_error="return-to-model",
+                                        cache_ttl_ms=60_000, optional=True, on_elicitation=elicit)
+    remote = mcp_http_server("remote", "http://127.0.0.1:3001/mcp", {"X-Team": "a"}, bearer_token="t",
+                             allow_tools=["search"], require_approval=gate)
+    with create_agent(id="mcp", mcp_servers=[files, remote]) as agent:
+        try:
+            agent.run(input="x", client=ScriptedClient([{"text": "hi"}]))
+        except AgentMcpError as e:
+            print(e.code)
+
+    async def later() -> None:
+        async with create_agent(id="mcp", mcp_servers=[files]) as agent:
+            await agent.run_async(input="x", client=ScriptedClient([{"text": "hi"}]))
+            await agent.close_async()
+            await agent.aclose()
+
+    del later
+    return f"{files.name} {remote.transport}"

@@ -40,8 +40,12 @@ def echo(text: str) -> str:
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True), structured_output=False)
 def delete_file(path: str) -> str:
-    """Pretends to delete a file (destructive); records the call."""
-    mark("deleted-" + path.replace("/", "_"), path)
+    """Pretends to delete a file (destructive); records the call: one line per call in
+    `deleted-<path>`, the pid of the process that started this server (the agent's host)."""
+    if MARKERS is not None:
+        MARKERS.mkdir(parents=True, exist_ok=True)
+        with open(MARKERS / ("deleted-" + path.replace("/", "_")), "a") as f:
+            f.write(f"{os.getppid()}\n")
     return f"deleted {path}"
 
 

@@ -46,6 +46,7 @@ from ._agent import (
     create_agent,
 )
 from ._client import create_gateway_agent_client
+from ._mcp import McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
 from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
 from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator, tool
@@ -111,6 +112,8 @@ __all__ = [
     "HttpModelClient",
     "InMemoryRunStore",
     "JsonSchemaValidator",
+    "McpServer",
+    "McpToolInfo",
     "PendingToolCall",
     "PostgresRunStore",
     "RunPage",
@@ -135,6 +138,8 @@ __all__ = [
     "max_cost",
     "max_duration",
     "max_tokens_used",
+    "mcp_http_server",
+    "mcp_stdio_server",
     "step_count_is",
     "tool",
 ]

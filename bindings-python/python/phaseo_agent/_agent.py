@@ -180,7 +180,7 @@ _DEFINITION_KEYS = {
     "id", "model", "preset", "instructions", "tools", "max_steps", "stop_when", "model_retry",
     "tool_execution", "temperature", "max_output_tokens", "top_p", "output_schema",
     "parse_output", "require_approval", "human_review", "state_secret", "tool_choice",
-    "parallel_tool_calls", "active_tools", "store", "lease",
+    "parallel_tool_calls", "active_tools", "store", "lease", "mcp_servers",
 }
 
 StateArg = Union[RunResult, str, bytes, Mapping[str, Any], Any, None]
@@ -212,10 +212,37 @@ def _continue_target(state: Any, run: Any, run_id: Optional[str], store: Any
 
 
 class Agent:
-    """A defined agent. Runs are independent; the agent can be shared across threads."""
+    """A defined agent. Runs are independent; the agent can be shared across threads.
+    An agent with MCP servers is a context manager (``with`` / ``async with``) that stops
+    them on exit; :meth:`close` does the same."""
 
     def __init__(self, native: _native.NativeAgent) -> None:
         self._native = native
+
+    def close(self) -> None:
+        """Stops the agent's MCP servers (stdio children end, HTTP sessions close). A
+        later run starts them again. Without MCP servers it does nothing."""
+        self._native.close()
+
+    async def close_async(self) -> None:
+        """Like :meth:`close`, awaitable."""
+        await self._native.close_async()
+
+    async def aclose(self) -> None:
+        """The same as :meth:`close_async` (the name ``contextlib.aclosing`` calls)."""
+        await self._native.close_async()
+
+    def __enter__(self) -> "Agent":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "Agent":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close_async()
 
     @property
     def id(self) -> str:
@@ -566,7 +593,9 @@ def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = N
     the first signs every state, any verifies) and the request controls of SPEC §12:
     ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``, ``{"tool_id": id}`` or a
     function of the turn), ``parallel_tool_calls`` and ``active_tools`` (the tool ids
-    offered: a list or a function of the turn). Unknown keys are refused."""
+    offered: a list or a function of the turn), ``mcp_servers`` (SPEC §11: servers made
+    by :func:`mcp_stdio_server` / :func:`mcp_http_server`, whose tools the agent offers
+    too; the agent is then a context manager that stops them). Unknown keys are refused."""
     d: Dict[str, Any] = dict(_definition_fields(definition), **fields)
     unknown = set(d) - _DEFINITION_KEYS
     if unknown:
@@ -599,8 +628,18 @@ def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = N
         active_tools=d.get("active_tools"),
         store=native_store(d.get("store")),
         lease_ms=_lease(d.get("lease")),
+        mcp_servers=_mcp_servers(d.get("mcp_servers")),
     )
     return Agent(native)
+
+
+def _mcp_servers(servers: Any) -> Optional[List[_native.NativeMcpServer]]:
+    if servers is None:
+        return None
+    if not isinstance(servers, (list, tuple)) or not all(isinstance(s, _native.NativeMcpServer) for s in servers):
+        raise AgentDefinitionError("Invalid agent definition: mcp_servers must be a list of servers made by "
+                                   "mcp_stdio_server(...) or mcp_http_server(...)", code="definition_invalid")
+    return list(servers)
 
 
 def _lease(lease: Any) -> Optional[Tuple[float, float]]:

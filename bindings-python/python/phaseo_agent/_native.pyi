@@ -97,6 +97,10 @@ class ToolRuntime:
     def tool_call(self) -> AgentToolCall:
         """The call: ``runtime.tool_call.id`` or ``runtime.tool_call["id"]``."""
     @property
+    def tool_annotations(self) -> Optional[Dict[str, Any]]:
+        """The called MCP tool's annotations (``readOnlyHint``, ``destructiveHint``, …;
+        ``{}`` when the server gave none); None for a tool that is not an MCP tool."""
+    @property
     def cancelled(self) -> CancelledFlag: ...
     def emit_progress(self, value: Any) -> None:
         """Publishes a progress value. One that is not JSON or beyond the limits (64 levels,
@@ -224,6 +228,35 @@ class NativeRunStore:
     def delete(self, run_id: str) -> bool: ...
     def prune(self, statuses: List[str], older_than_ms: int) -> int: ...
 
+class NativeMcpServer:
+    """An MCP server declaration (see ``mcp_stdio_server`` / ``mcp_http_server``)."""
+    def __init__(
+        self,
+        name: str,
+        command: Optional[str] = None,
+        args: Optional[List[str]] = None,
+        env: Optional[Dict[str, str]] = None,
+        cwd: Optional[str] = None,
+        url: Optional[str] = None,
+        headers: Optional[Dict[str, str]] = None,
+        bearer_token: Optional[str] = None,
+        allow_tools: Optional[List[str]] = None,
+        deny_tools: Optional[List[str]] = None,
+        filter: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        tool_prefix: Optional[str] = None,
+        require_approval: Any = None,
+        timeout_ms: Optional[float] = None,
+        tool_timeouts: Optional[Dict[str, float]] = None,
+        on_error: Optional[str] = None,
+        cache_ttl_ms: Optional[float] = None,
+        optional: bool = False,
+        on_elicitation: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Any]] = None,
+    ) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def transport(self) -> str: ...
+
 class NativeAgent:
     def __init__(
         self,
@@ -247,9 +280,12 @@ class NativeAgent:
         active_tools: Any = None,
         store: Optional[NativeRunStore] = None,
         lease_ms: Optional[Tuple[float, float]] = None,
+        mcp_servers: Optional[List[NativeMcpServer]] = None,
     ) -> None: ...
     @property
     def id(self) -> str: ...
+    def close(self) -> None: ...
+    def close_async(self) -> Awaitable[None]: ...
     def run(self, input: Any, client: Any, context: Any = None, messages: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> RunResult: ...
     def run_async(self, input: Any, client: Any, context: Any = None, messages: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> Awaitable[RunResult]: ...
     def continue_run(self, state: Optional[RunResult], client: Any, approvals: _Decisions = None, rejections: _Decisions = None, tool_outputs: _Outputs = None, human_input: Optional[str] = None, context: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, run_id: Optional[str] = None, store: Optional[NativeRunStore] = None) -> RunResult: ...

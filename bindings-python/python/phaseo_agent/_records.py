@@ -90,3 +90,6 @@ class AgentDefinition:
     store: Any = None
     #: An ``AgentLease`` or ``{"duration_ms", "renew_every_ms"}``.
     lease: Any = None
+    #: MCP servers (``mcp_stdio_server(...)``, ``mcp_http_server(...)``) whose tools the
+    #: agent offers too.
+    mcp_servers: Optional[Sequence[Any]] = None

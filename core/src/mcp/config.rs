@@ -49,9 +49,19 @@ pub struct McpToolInfo {
 }
 
 /// Keeps or drops a listed tool (after `allow_tools`/`deny_tools`).
+#[async_trait]
 pub trait McpToolFilter: Send + Sync {
     /// `true` to offer the tool to the model.
     fn keep(&self, tool: &McpToolInfo) -> bool;
+
+    /// What the core calls at listing time; by default [`Self::keep`]. Filters that must
+    /// wait for their answer (a host function called on another thread, as in the Node
+    /// and Python bindings) override this one. An error fails the listing with
+    /// `mcp_failed`, also for an `optional` server (a broken filter is not a server that
+    /// is down).
+    async fn keep_async(&self, tool: &McpToolInfo) -> Result<bool, ToolError> {
+        Ok(self.keep(tool))
+    }
 }
 
 impl<F> McpToolFilter for F

@@ -33,14 +33,42 @@ const EARLY_PROGRESS: usize = 64;
 
 /// Where a call's progress notifications go.
 enum Route {
-    Listener(ToolRuntime),
+    Listener(Listening),
     /// Arrived before the call registered its route (the server answered quickly).
     Early(Vec<Value>),
 }
 
+/// A call waiting for its progress.
+struct Listening {
+    runtime: ToolRuntime,
+    /// The last `(progress, total)` seen.
+    last: Option<(f64, Option<f64>)>,
+    /// Signalled on each progress value.
+    arrived: Arc<tokio::sync::Notify>,
+}
+
+impl Listening {
+    /// The server announced a total that its progress has not reached yet.
+    fn incomplete(&self) -> bool {
+        self.last
+            .is_some_and(|(progress, total)| total.is_some_and(|t| progress < t))
+    }
+}
+
+/// How long a call that got an answer waits for the progress its server sent before it
+/// (see [`ProgressRoutes::settle`]).
+const SETTLE: Duration = Duration::from_millis(100);
+
 #[derive(Default)]
 struct ProgressRoutes {
     routes: Mutex<HashMap<String, Route>>,
+}
+
+fn progress_pair(value: &Value) -> (f64, Option<f64>) {
+    (
+        value.get("progress").and_then(Value::as_f64).unwrap_or(0.0),
+        value.get("total").and_then(Value::as_f64),
+    )
 }
 
 impl ProgressRoutes {
@@ -52,7 +80,11 @@ impl ProgressRoutes {
             .entry(key)
             .or_insert_with(|| Route::Early(Vec::new()))
         {
-            Route::Listener(runtime) => runtime.emit_progress(value),
+            Route::Listener(l) => {
+                l.last = Some(progress_pair(&value));
+                l.runtime.emit_progress(value);
+                l.arrived.notify_waiters();
+            }
             Route::Early(values) if values.len() < EARLY_PROGRESS => values.push(value),
             Route::Early(_) => {}
         }
@@ -62,12 +94,48 @@ impl ProgressRoutes {
         let Ok(mut routes) = self.routes.lock() else {
             return;
         };
+        let mut last = None;
         if let Some(Route::Early(values)) = routes.remove(&key) {
             for value in values {
+                last = Some(progress_pair(&value));
                 runtime.emit_progress(value);
             }
         }
-        routes.insert(key, Route::Listener(runtime));
+        routes.insert(
+            key,
+            Route::Listener(Listening {
+                runtime,
+                last,
+                arrived: Arc::new(tokio::sync::Notify::new()),
+            }),
+        );
+    }
+
+    /// Whether the call still expects progress, and how it hears of more.
+    fn pending(&self, key: &str) -> Option<Arc<tokio::sync::Notify>> {
+        let routes = self.routes.lock().ok()?;
+        match routes.get(key) {
+            Some(Route::Listener(l)) if l.incomplete() => Some(l.arrived.clone()),
+            _ => None,
+        }
+    }
+
+    /// Called when the call's answer arrived. `rmcp` hands each notification to a task of
+    /// its own, so progress the server sent before its answer may still be on its way:
+    /// give those tasks a turn, and when the server announced a total its progress has
+    /// not reached, wait a little (at most [`SETTLE`]) for the rest.
+    async fn settle(&self, key: &str) {
+        tokio::task::yield_now().await;
+        let deadline = tokio::time::Instant::now() + SETTLE;
+        while let Some(arrived) = self.pending(key) {
+            let next = arrived.notified();
+            tokio::pin!(next);
+            next.as_mut().enable();
+            if self.pending(key).is_none() || tokio::time::timeout_at(deadline, next).await.is_err()
+            {
+                return;
+            }
+        }
     }
 
     fn forget(&self, key: &str) {
@@ -386,6 +454,9 @@ impl Connection {
         };
         let response = handle.await_response().await;
         guard.id = None;
+        if response.is_ok() {
+            live.progress.settle(&guard.key).await;
+        }
         drop(guard);
         match response {
             Ok(ServerResult::CallToolResult(result)) => {

@@ -65,7 +65,7 @@ impl ServerEntry {
         };
         // Read after listing: a restart during it bumps the generation once more.
         let generation = self.connection.generation();
-        let tools = Arc::new(self.map(listed)?);
+        let tools = Arc::new(self.map(listed).await?);
         *listing = Some(Listing {
             tools: tools.clone(),
             at: Instant::now(),
@@ -74,7 +74,7 @@ impl ServerEntry {
         Ok(Some(tools))
     }
 
-    fn map(&self, listed: Vec<Value>) -> Result<Vec<Tool>, AgentError> {
+    async fn map(&self, listed: Vec<Value>) -> Result<Vec<Tool>, AgentError> {
         let s = &self.server;
         let mut tools = Vec::new();
         for raw in listed {
@@ -97,9 +97,19 @@ impl ServerEntry {
                 .as_ref()
                 .is_some_and(|a| !a.contains(&info.name))
                 || s.deny_tools.contains(&info.name)
-                || s.filter.as_ref().is_some_and(|f| !f.keep(&info))
             {
                 continue;
+            }
+            if let Some(filter) = &s.filter {
+                let keep = filter.keep_async(&info).await.map_err(|e| {
+                    run_failed(format!(
+                        "MCP server '{}': the tool filter failed on '{}': {}",
+                        s.name, info.name, e.message
+                    ))
+                })?;
+                if !keep {
+                    continue;
+                }
             }
             let id = match &s.tool_prefix {
                 Some(p) => format!("{p}_{}", info.name),
@@ -288,15 +298,14 @@ mod tests {
 
     #[test]
     fn destructive_gates_all_but_read_only_non_destructive_tools() {
-        let tools = entry(
+        let e = entry(
             McpServer::stdio("s", "x")
                 .require_approval(McpApproval::Destructive)
                 .tool_prefix("p")
                 .timeout_ms(100)
                 .tool_timeout_ms("read", 50),
-        )
-        .map(listed())
-        .unwrap();
+        );
+        let tools = crate::exec::block_on(e.map(listed())).unwrap();
         let gated: Vec<(&str, bool)> = tools
             .iter()
             .map(|t| (t.id.as_str(), matches!(t.approval, Approval::Always)))
@@ -320,9 +329,8 @@ mod tests {
 
     #[test]
     fn the_output_schema_checks_structured_content() {
-        let tools = entry(McpServer::stdio("s", "x").allow_tools(["plain"]))
-            .map(listed())
-            .unwrap();
+        let e = entry(McpServer::stdio("s", "x").allow_tools(["plain"]));
+        let tools = crate::exec::block_on(e.map(listed())).unwrap();
         assert_eq!(tools.len(), 1);
         let schema = tools[0].output_schema.as_ref().unwrap();
         let check = |v| crate::exec::block_on(schema.validate(v));
@@ -334,7 +342,8 @@ mod tests {
     #[test]
     fn an_invalid_input_schema_is_definition_invalid() {
         let bad = vec![json!({"name": "bad", "inputSchema": {"type": 12}})];
-        let err = entry(McpServer::stdio("s", "x")).map(bad).unwrap_err();
+        let e = entry(McpServer::stdio("s", "x"));
+        let err = crate::exec::block_on(e.map(bad)).unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::DefinitionInvalid);
         assert!(
             err.message()
