@@ -342,6 +342,12 @@ pub struct RunRecord {
     /// Run-level step limit override, kept for continuations.
     #[serde(default)]
     pub max_steps: Option<usize>,
+    /// The W3C `traceparent` of the run span of the call that produced this state (set
+    /// while tracing is on): a continue in any process or language starts its run span in
+    /// this trace. Absent (not `null`) when tracing was never on, so untraced states are
+    /// unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// Status of a step record.
