@@ -39,6 +39,13 @@ $(VENV)/.mcp: Makefile $(VENV)/.tools
 	$(PY) -m pip install -q $(MCP_PY)
 	touch $@
 
+# The tracing tests' OTLP receiver (tests/otlp/receiver.py) decodes with the official
+# protobuf messages; `opentelemetry-api` is the host API whose current span a run joins.
+OTEL_PY := opentelemetry-proto==1.45.2 opentelemetry-api==1.45.2
+$(VENV)/.otel: Makefile $(VENV)/.tools
+	$(PY) -m pip install -q $(OTEL_PY)
+	touch $@
+
 # Re-run when the pins above change (an existing venv gets the new tools).
 $(VENV)/.tools: Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +58,7 @@ python: $(VENV)/.tools
 	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-python-tests: python
+python-tests: python $(VENV)/.otel
 	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
 

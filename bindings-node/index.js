@@ -4,6 +4,7 @@
 // classes); every behaviour lives in the core.
 
 const native = require('./native.js');
+const tracing = require('./tracing.js');
 const {
   ValueError, errorMessage, holdsBigInt, mayHoldBigInt, parseExact, parseJson, toJson, writeExact,
 } = require('./values.js');
@@ -1186,6 +1187,7 @@ function runSpec(options, p) {
     messages: options.messages === undefined || options.messages === null ? undefined : argumentJson(options.messages, 'messages'),
     overrides: p.overrides,
     onEvent: p.onEvent,
+    traceparent: tracing.currentTraceparent(),
   };
 }
 
@@ -1288,6 +1290,7 @@ class Agent {
       context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
       overrides: p.overrides,
       onEvent: p.onEvent,
+      traceparent: tracing.currentTraceparent(),
     };
   }
 }
@@ -1600,6 +1603,9 @@ module.exports = {
   createScriptedClient,
   createTestClient,
   defineTool,
+  enableTracing: tracing.enableTracing,
+  flushTracing: tracing.flushTracing,
+  shutdownTracing: tracing.shutdownTracing,
   finishReasonIs,
   hasToolCall,
   isAgentGatewayError,

@@ -44,7 +44,9 @@ pub(crate) struct RunTrace {
     installed: Arc<Installed>,
     run: Mutex<Span>,
     run_context: SpanContext,
-    chat: Mutex<Option<Span>>,
+    /// The open model request, and whether its name lacks the model (the client picks
+    /// its default model: the response names it).
+    chat: Mutex<Option<(Span, bool)>>,
     tools: Mutex<HashMap<String, Span>>,
     decisions: Mutex<HashMap<String, &'static str>>,
 }
@@ -159,21 +161,25 @@ impl RunTrace {
             None => "chat".to_owned(),
         };
         let span = self.child(name, SpanKind::Client, attributes);
-        if let Some(mut earlier) = self
+        let open = self
             .chat
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .replace(span)
-        {
+            .replace((span, model.is_none()));
+        if let Some((mut earlier, _)) = open {
             earlier.end();
         }
     }
 
     /// The model answered.
     pub(crate) fn chat_completed(&self, response: &ModelResponse) {
-        let Some(mut span) = self.chat.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+        let Some((mut span, unnamed)) = self.chat.lock().unwrap_or_else(|p| p.into_inner()).take()
+        else {
             return;
         };
+        if let (true, Some(m)) = (unnamed, &response.model) {
+            span.update_name(format!("chat {m}"));
+        }
         let usage = response.normalized_usage();
         span.set_attribute(KeyValue::new(a::INPUT_TOKENS, usage.input_tokens as i64));
         span.set_attribute(KeyValue::new(a::OUTPUT_TOKENS, usage.output_tokens as i64));
@@ -202,7 +208,7 @@ impl RunTrace {
 
     /// A model attempt failed (`retried`: another attempt follows).
     pub(crate) fn chat_failed(&self, code: ErrorCode, message: &str) {
-        let Some(mut span) = self.chat.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+        let Some((mut span, _)) = self.chat.lock().unwrap_or_else(|p| p.into_inner()).take() else {
             return;
         };
         span.set_attribute(KeyValue::new(a::ERROR_TYPE, code.as_str()));
@@ -314,7 +320,7 @@ impl RunTrace {
         } else {
             run.error.as_ref().map_or(ErrorCode::Cancelled, |e| e.code)
         };
-        if let Some(mut chat) = self.chat.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some((mut chat, _)) = self.chat.lock().unwrap_or_else(|p| p.into_inner()).take() {
             chat.set_attribute(KeyValue::new(a::ERROR_TYPE, leftover_error.as_str()));
             chat.end();
         }
