@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -18,7 +18,7 @@ demo: python node
 	$(PY) examples/python/approval_inbox.py
 	node examples/node/approval-inbox.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff trace-handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -87,7 +87,7 @@ node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-node-tests: node
+node-tests: node $(VENV)/.otel
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 
@@ -109,6 +109,11 @@ conformance: python node kotlin
 
 handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
+
+# One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
+# both tracing to one OTLP receiver; the two run spans must be one trace, linked.
+trace-handoff: python node $(VENV)/.otel
+	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
 # the other way) on one SQLite file and on PostgreSQL (a throwaway server of its own).

@@ -5,6 +5,9 @@ import {
   createAgent,
   createScriptedClient,
   defineTool,
+  enableTracing,
+  flushTracing,
+  shutdownTracing,
   jsonSchemaValidator,
   stepCountIs,
   type AgentEvent,
@@ -208,4 +211,11 @@ export async function durable(): Promise<number> {
 
 function page0(): string | null {
   return null;
+}
+
+// Tracing (issue 14): every option is optional; flush and shutdown are promises.
+export function traced(): Promise<void> {
+  enableTracing({ endpoint: 'http://localhost:4318', headers: { authorization: 'Bearer x' }, serviceName: 'svc', captureContent: false });
+  enableTracing();
+  return flushTracing().then(() => shutdownTracing());
 }

@@ -18,9 +18,11 @@ mod defs;
 mod errors;
 mod store;
 mod traits;
+mod tracing;
 
 pub use api::*;
 pub use defs::*;
 pub use errors::*;
 pub use store::*;
 pub use traits::*;
+pub use tracing::*;
