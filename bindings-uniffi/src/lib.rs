@@ -17,12 +17,12 @@ mod api;
 mod defs;
 mod errors;
 mod store;
-mod traits;
 mod tracing;
+mod traits;
 
 pub use api::*;
 pub use defs::*;
 pub use errors::*;
 pub use store::*;
-pub use traits::*;
 pub use tracing::*;
+pub use traits::*;
