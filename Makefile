@@ -9,7 +9,7 @@ PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pyda
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 
-.PHONY: trace-handoff store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node
 	$(CARGO) run -q -p support-desk
@@ -148,8 +148,13 @@ swift:
 swift-check:
 	bindings-uniffi/scripts/generate.sh --check
 
-bench: bench-mcp
+bench: bench-mcp bench-tracing
 	$(CARGO) bench -p phaseo-agent
+
+# Tracing overhead (issue 14): the 1,000-call fan-out and the 400-turn run, tracing off
+# (feature built in, not enabled) vs on (exporting to a local OTLP receiver).
+bench-tracing:
+	$(CARGO) bench -p phaseo-agent --features otel --bench tracing
 
 # MCP call latency over stdio through an agent run vs the official Python client (issue 13).
 bench-mcp: mcp-servers
