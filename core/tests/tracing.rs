@@ -301,6 +301,15 @@ async fn a_continue_lands_in_the_trace_of_the_paused_run() {
         "the schema checks the traceparent's form"
     );
 
+    let forged = json.replace(&format!("00-{trace}-{first_span}-01"), "00-XYZ-1-01");
+    let err = RunResult::from_json(&forged).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    assert!(
+        err.message().contains("`run.traceparent`"),
+        "{}",
+        err.message()
+    );
+
     // Another process would read the JSON: only the text crosses over.
     let restored = RunResult::from_json(&json).unwrap();
     let done = agent
