@@ -593,3 +593,42 @@ async fn an_api_key_is_never_in_any_attribute() {
     }
     telemetry::shutdown().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_run_says_how_it_was_claimed_and_continues_by_id_in_its_trace() {
+    let _turn = LOCK.lock().await;
+    enable(false);
+    let store: Arc<dyn phaseo_agent::store::RunStore> =
+        Arc::new(phaseo_agent::store::InMemoryRunStore::new());
+    let agent = approver();
+    let paused = agent
+        .run(RunOptions::new("mail", scripted([call("c1", "send", "{}")])).store(store.clone()))
+        .await
+        .unwrap();
+    let done = agent
+        .continue_by_id(
+            paused.run.id.clone(),
+            ContinueOptions::new(scripted([text("ok")]))
+                .approve("c1")
+                .store(store.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&done).0,
+        ids(&paused).0,
+        "the stored state carried the trace"
+    );
+    let spans = spans_of(&done, 5);
+    let first = spans
+        .iter()
+        .find(|s| s.span_id() == ids(&paused).1)
+        .unwrap();
+    let second = spans.iter().find(|s| s.span_id() == ids(&done).1).unwrap();
+    assert_eq!(first.attr("phaseo.store.claim").as_deref(), Some("run"));
+    assert_eq!(
+        second.attr("phaseo.store.claim").as_deref(),
+        Some("continue")
+    );
+    assert_eq!(second.parent_id(), first.span_id());
+}
