@@ -13,7 +13,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node mcp-servers
 	$(CARGO) run -q -p support-desk
@@ -24,7 +24,7 @@ demo: python node mcp-servers
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff python-wheel node-outside
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -45,6 +45,13 @@ $(VENV)/.mcp: Makefile $(VENV)/.tools
 	$(PY) -m pip install -q $(MCP_PY)
 	touch $@
 
+# The tracing tests' OTLP receiver (tests/otlp/receiver.py) decodes with the official
+# protobuf messages; `opentelemetry-api` is the host API whose current span a run joins.
+OTEL_PY := opentelemetry-proto==1.45.2 opentelemetry-api==1.45.2
+$(VENV)/.otel: Makefile $(VENV)/.tools
+	$(PY) -m pip install -q $(OTEL_PY)
+	touch $@
+
 # Re-run when the pins above change (an existing venv gets the new tools).
 $(VENV)/.tools: Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +64,7 @@ python: $(VENV)/.tools
 	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-python-tests: python mcp-servers
+python-tests: python mcp-servers $(VENV)/.otel
 	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
 
@@ -86,7 +93,7 @@ node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-node-tests: node mcp-servers
+node-tests: node mcp-servers $(VENV)/.otel
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 
@@ -108,6 +115,11 @@ conformance: python node kotlin
 
 handoff: python node kotlin
 	tests/conformance/run-all.sh --handoff
+
+# One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
+# both tracing to one OTLP receiver; the two run spans must be one trace, linked.
+trace-handoff: python node $(VENV)/.otel
+	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
 # the other way), and Python ↔ Kotlin, on one SQLite file and on PostgreSQL (a throwaway
@@ -150,8 +162,13 @@ swift:
 swift-check:
 	bindings-uniffi/scripts/generate.sh --check
 
-bench: bench-mcp
+bench: bench-mcp bench-tracing
 	$(CARGO) bench -p phaseo-agent
+
+# Tracing overhead (issue 14): the 1,000-call fan-out and the 400-turn run, tracing off
+# (feature built in, not enabled) vs on (exporting to a local OTLP receiver).
+bench-tracing:
+	$(CARGO) bench -p phaseo-agent --features otel --bench tracing
 
 # MCP call latency over stdio through an agent run vs the official Python client (issue 13).
 bench-mcp: mcp-servers

@@ -809,3 +809,26 @@ export type AgentToolDecision = ToolDecision;
 export type AgentToolOutput = { toolCallId: string; output: unknown };
 export type AgentEventHandler = (event: AgentEvent) => void | Promise<void>;
 export type AgentStreamEvent<TOutput = unknown> = AgentEvent | { type: 'result'; result: RunResult<TOutput> };
+
+/** Options of {@link enableTracing}; unset ones come from the `OTEL_*` environment variables. */
+export interface TracingOptions {
+  /** OTLP/HTTP base URL, e.g. `http://localhost:4318` (`/v1/traces` is appended). */
+  endpoint?: string;
+  /** Extra HTTP headers of every export (never recorded on a span). */
+  headers?: Record<string, string>;
+  /** The `service.name` resource attribute. */
+  serviceName?: string;
+  /** Records tool arguments/results and model messages on the spans (default false). */
+  captureContent?: boolean;
+}
+
+/**
+ * Records OpenTelemetry GenAI spans of every run (`invoke_agent`, `chat`, `execute_tool`)
+ * and exports them over OTLP HTTP/protobuf. With `@opentelemetry/api` installed, a run
+ * started inside an active span becomes its child. Remaining spans are exported before exit.
+ */
+export declare function enableTracing(options?: TracingOptions): void;
+/** Exports every span ended so far. */
+export declare function flushTracing(): Promise<void>;
+/** Exports what is left and turns tracing off. */
+export declare function shutdownTracing(): Promise<void>;

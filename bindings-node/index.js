@@ -4,6 +4,7 @@
 // classes); every behaviour lives in the core.
 
 const native = require('./native.js');
+const tracing = require('./tracing.js');
 const {
   ValueError, errorMessage, holdsBigInt, mayHoldBigInt, parseExact, parseJson, toJson, writeExact,
 } = require('./values.js');
@@ -1192,6 +1193,7 @@ function runSpec(options, p) {
     messages: options.messages === undefined || options.messages === null ? undefined : argumentJson(options.messages, 'messages'),
     overrides: p.overrides,
     onEvent: p.onEvent,
+    traceparent: tracing.currentTraceparent(),
   };
 }
 
@@ -1304,6 +1306,7 @@ class Agent {
       context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
       overrides: p.overrides,
       onEvent: p.onEvent,
+      traceparent: tracing.currentTraceparent(),
     };
   }
 }
@@ -1738,6 +1741,9 @@ module.exports = {
   createScriptedClient,
   createTestClient,
   defineTool,
+  enableTracing: tracing.enableTracing,
+  flushTracing: tracing.flushTracing,
+  shutdownTracing: tracing.shutdownTracing,
   finishReasonIs,
   hasToolCall,
   isAgentGatewayError,

@@ -218,6 +218,8 @@ pub struct RunSpec {
     pub messages: Option<String>,
     pub overrides: Option<OverridesSpec>,
     pub on_event: Option<u32>,
+    /// The host's current span (`@opentelemetry/api`), when tracing is on.
+    pub traceparent: Option<String>,
 }
 
 /// Options of a continue.
@@ -231,6 +233,8 @@ pub struct ContinueSpec {
     pub context: Option<String>,
     pub overrides: Option<OverridesSpec>,
     pub on_event: Option<u32>,
+    /// The host's current span (`@opentelemetry/api`), when tracing is on.
+    pub traceparent: Option<String>,
 }
 
 fn client(
@@ -397,6 +401,7 @@ impl NativeAgent {
             .context(context)
             .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
+        options.traceparent = spec.traceparent;
         let messages = spec
             .messages
             .map(|m| argument(&m, "messages"))
@@ -425,6 +430,7 @@ impl NativeAgent {
         options.rejections = spec::decisions(spec.rejections);
         options.tool_outputs = spec::outputs(spec.tool_outputs)?;
         options.human_input = spec.human_input;
+        options.traceparent = spec.traceparent;
         options.context = spec.context.map(|c| argument(&c, "context")).transpose()?;
         if let Some(id) = spec.on_event {
             options = options.on_event(Arc::new(JsListener(id)));

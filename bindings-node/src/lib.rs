@@ -11,6 +11,7 @@ mod errors;
 mod host;
 mod spec;
 mod store;
+mod tracing;
 mod values;
 
 /// mimalloc for everything the addon allocates: runs allocate many small short-lived

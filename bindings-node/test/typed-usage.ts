@@ -5,6 +5,9 @@ import {
   createAgent,
   createScriptedClient,
   defineTool,
+  enableTracing,
+  flushTracing,
+  shutdownTracing,
   jsonSchemaValidator,
   stepCountIs,
   type AgentEvent,
@@ -236,4 +239,11 @@ export async function mcp(): Promise<string> {
   }
   await agent.close();
   return `${files.name} ${remote.transport}`;
+}
+
+// Tracing (issue 14): every option is optional; flush and shutdown are promises.
+export function traced(): Promise<void> {
+  enableTracing({ endpoint: 'http://localhost:4318', headers: { authorization: 'Bearer x' }, serviceName: 'svc', captureContent: false });
+  enableTracing();
+  return flushTracing().then(() => shutdownTracing());
 }

@@ -27,6 +27,9 @@ if [ ! -x "$VENV/bin/python" ] || [ "$("$VENV/bin/python" -c 'import platform; p
 fi
 # The property tests' generator (pinned like PY_TOOLS in the Makefile); older venvs get it too.
 "$VENV/bin/python" -c 'import hypothesis' 2>/dev/null || "$VENV/bin/python" -m pip install -q hypothesis==6.170.17
+# The tracing tests' OTLP receiver and host API (pinned like OTEL_PY in the Makefile).
+"$VENV/bin/python" -c 'import opentelemetry.proto, opentelemetry.trace' 2>/dev/null \
+  || "$VENV/bin/python" -m pip install -q opentelemetry-proto==1.45.2 opentelemetry-api==1.45.2
 wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-newest"
 rm -rf "$wheels"
 (cd bindings-python && "$(dirname "$DEV_PY")/maturin" build -q --interpreter "$DEV_PY" --out "$wheels")

@@ -171,6 +171,8 @@ struct Prepared {
     overrides: RunOverrides,
     on_event: Option<Arc<dyn phaseo_agent::EventListener>>,
     cancel: CancellationToken,
+    /// The host's current span (tracing on, `opentelemetry-api` installed).
+    traceparent: Option<String>,
 }
 
 impl PyAgent {
@@ -192,6 +194,7 @@ impl PyAgent {
             cancel: cancel
                 .map(|c| c.get().token.child_token())
                 .unwrap_or_default(),
+            traceparent: crate::tracing::host_traceparent(py),
         })
     }
 
@@ -209,6 +212,7 @@ impl PyAgent {
             .context(context)
             .overrides(p.overrides.clone())
             .cancel(p.cancel.clone());
+        options.traceparent = p.traceparent.clone();
         if let Some(f) = &p.on_event {
             options = options.on_event(f.clone());
         }
@@ -317,6 +321,7 @@ impl PyAgent {
         let mut options = ContinueOptions::new(p.client.clone())
             .overrides(p.overrides.clone())
             .cancel(p.cancel.clone());
+        options.traceparent = p.traceparent.clone();
         options.approvals = decisions(approvals)?;
         options.rejections = decisions(rejections)?;
         for item in tool_outputs

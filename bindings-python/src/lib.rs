@@ -17,6 +17,7 @@ mod runtime;
 mod store;
 mod stream;
 mod tool;
+mod tracing;
 mod workers;
 
 use pyo3::prelude::*;
@@ -58,6 +59,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::has_tool_call, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::finish_reason_is, m)?)?;
     m.add_function(wrap_pyfunction!(lifecycle::_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(tracing::enable_tracing, m)?)?;
+    m.add_function(wrap_pyfunction!(tracing::flush_tracing, m)?)?;
+    m.add_function(wrap_pyfunction!(tracing::shutdown_tracing, m)?)?;
     m.add("STATE_VERSION", phaseo_agent::STATE_VERSION)?;
     Ok(())
 }

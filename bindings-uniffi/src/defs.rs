@@ -639,6 +639,10 @@ pub struct RunOptions {
     /// Saves this run there instead of the agent's store.
     #[uniffi(default)]
     pub store: Option<Arc<crate::store::RunStore>>,
+    /// The W3C `traceparent` of the caller's current span: the run span becomes its child
+    /// (tracing on).
+    #[uniffi(default)]
+    pub traceparent: Option<String>,
 }
 
 /// An approval or rejection of a pending call.
@@ -692,6 +696,10 @@ pub struct ContinueOptions {
     /// The store of a continue by run id (instead of the agent's store).
     #[uniffi(default)]
     pub store: Option<Arc<crate::store::RunStore>>,
+    /// The W3C `traceparent` of the caller's current span (tracing on): the parent of the
+    /// run span when the state carries no trace context, otherwise a link.
+    #[uniffi(default)]
+    pub traceparent: Option<String>,
 }
 
 fn run_token(cancel: Option<Arc<CancelToken>>) -> pa::CancellationToken {
@@ -707,6 +715,7 @@ pub(crate) fn core_run_options(
         pa::RunOptions::new(parse_option(&o.input_json, "input")?, core_client(o.client))
             .overrides(core_overrides(o.overrides))
             .cancel(token.clone());
+    options.traceparent = o.traceparent;
     if let Some(text) = o.context_json {
         options = options.context(parse_option(&text, "context")?);
     }
@@ -748,6 +757,7 @@ pub(crate) fn core_continue_options(
         options = options.output(out.tool_call_id, value);
     }
     options.human_input = o.human_input;
+    options.traceparent = o.traceparent;
     if let Some(text) = o.context_json {
         options.context = Some(parse_option(&text, "context")?);
     }

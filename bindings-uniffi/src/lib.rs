@@ -18,6 +18,7 @@ mod defs;
 mod errors;
 mod mcp;
 mod store;
+mod tracing;
 mod traits;
 
 pub use api::*;
@@ -25,4 +26,5 @@ pub use defs::*;
 pub use errors::*;
 pub use mcp::*;
 pub use store::*;
+pub use tracing::*;
 pub use traits::*;

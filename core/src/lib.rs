@@ -50,6 +50,11 @@ pub mod state;
 pub mod stop;
 pub mod store;
 pub mod stream;
+#[cfg(feature = "otel")]
+pub mod telemetry;
+#[cfg(not(feature = "otel"))]
+#[path = "telemetry/off.rs"]
+mod telemetry;
 pub mod tool;
 pub mod tool_runtime;
 pub mod truncate;

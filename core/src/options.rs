@@ -148,6 +148,9 @@ pub struct RunOptions {
     pub cancel: Option<CancellationToken>,
     /// The run store of this run (overrides the agent's `store`).
     pub store: Option<Arc<dyn RunStore>>,
+    /// The W3C `traceparent` of the caller's current span: the run span becomes its child
+    /// (tracing on; a binding fills it from the host's OpenTelemetry context).
+    pub traceparent: Option<String>,
 }
 
 impl RunOptions {
@@ -162,7 +165,14 @@ impl RunOptions {
             on_event: None,
             cancel: None,
             store: None,
+            traceparent: None,
         }
+    }
+
+    /// Makes the run span a child of the span of this W3C `traceparent` (tracing on).
+    pub fn traceparent(mut self, traceparent: impl Into<String>) -> Self {
+        self.traceparent = Some(traceparent.into());
+        self
     }
 
     /// Saves this run in `store` (instead of the agent's store).
@@ -287,6 +297,9 @@ pub struct ContinueOptions {
     pub run_id: Option<String>,
     /// The run store (overrides the agent's `store`).
     pub store: Option<Arc<dyn RunStore>>,
+    /// The W3C `traceparent` of the caller's current span (tracing on): the parent of the
+    /// continue's run span when the state carries no trace context, otherwise a link.
+    pub traceparent: Option<String>,
 }
 
 impl ContinueOptions {
@@ -304,7 +317,14 @@ impl ContinueOptions {
             cancel: None,
             run_id: None,
             store: None,
+            traceparent: None,
         }
+    }
+
+    /// Relates the continue's run span to the span of this W3C `traceparent`.
+    pub fn traceparent(mut self, traceparent: impl Into<String>) -> Self {
+        self.traceparent = Some(traceparent.into());
+        self
     }
 
     /// Continues the stored run `run_id`.

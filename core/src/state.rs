@@ -342,6 +342,12 @@ pub struct RunRecord {
     /// Run-level step limit override, kept for continuations.
     #[serde(default)]
     pub max_steps: Option<usize>,
+    /// The W3C `traceparent` of the run span of the call that produced this state (set
+    /// while tracing is on): a continue in any process or language starts its run span in
+    /// this trace. Absent (not `null`) when tracing was never on, so untraced states are
+    /// unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// Status of a step record.
@@ -809,11 +815,27 @@ impl RunResult {
 
     /// Checks the invariants a continuable state must hold.
     pub(crate) fn check_consistency(&self) -> Result<(), AgentError> {
+        /// The form `state.schema.json` gives `run.traceparent`.
+        fn is_traceparent_form(s: &str) -> bool {
+            let parts: Vec<&str> = s.split('-').collect();
+            parts.len() == 4
+                && [2, 32, 16, 2].iter().zip(&parts).all(|(len, p)| {
+                    p.len() == *len && p.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                })
+        }
         let run = &self.run;
         if run.id.is_empty() {
             return Err(AgentError::state_invalid(
                 "Invalid state: `run.id` is empty",
             ));
+        }
+        if let Some(tp) = &run.traceparent {
+            if !is_traceparent_form(tp) {
+                return Err(AgentError::state_invalid(format!(
+                    "Invalid state: `run.traceparent` {tp:?} is not a W3C traceparent \
+                     (00-<32 hex>-<16 hex>-<2 hex>, lower case)"
+                )));
+            }
         }
         if run.status == RunStatus::WaitingForHuman && run.pause.is_none() {
             return Err(AgentError::state_invalid(

@@ -137,6 +137,22 @@ pub struct Tool {
     pub(crate) input_examples: Option<Vec<Value>>,
     pub(crate) annotations: Option<Arc<Value>>,
     pub(crate) problems: Vec<String>,
+    /// Set on the tools listed from an MCP server (their spans say so).
+    pub(crate) mcp: Option<Arc<McpOrigin>>,
+}
+
+/// The MCP server a listed tool comes from.
+#[derive(Debug)]
+pub(crate) struct McpOrigin {
+    /// The server's name in the agent definition.
+    #[allow(dead_code)]
+    pub(crate) server: String,
+    /// The tool's name on the server (the agent's id may carry a prefix).
+    #[allow(dead_code)]
+    pub(crate) tool: String,
+    /// `pipe` (stdio) or `tcp` (Streamable HTTP).
+    #[allow(dead_code)]
+    pub(crate) transport: &'static str,
 }
 
 impl std::fmt::Debug for Tool {
@@ -271,6 +287,7 @@ impl Tool {
             input_examples: None,
             annotations: None,
             problems: Vec::new(),
+            mcp: None,
         };
         if tool.id.is_empty() {
             tool.problems.push("id must not be empty".to_owned());

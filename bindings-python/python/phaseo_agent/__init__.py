@@ -50,6 +50,7 @@ from ._mcp import McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
 from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
 from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator, tool
+from ._tracing import enable_tracing, flush_tracing, shutdown_tracing
 
 #: The product's name of :class:`ToolRuntime` (what a tool call sees).
 AgentRuntimeContext = ToolRuntime
@@ -78,6 +79,9 @@ _atexit.register(_native._shutdown)
 
 __all__ = [
     "STATE_VERSION",
+    "enable_tracing",
+    "flush_tracing",
+    "shutdown_tracing",
     "Agent",
     "AgentCancelledError",
     "AgentMcpError",

@@ -134,7 +134,7 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ModelError> {
 
 /// rustls on ring with the platform verifier. Without any system CA certificate, HTTPS
 /// fails with that reason (plain HTTP, e.g. a local server, still works).
-fn tls_config() -> rustls::ClientConfig {
+pub(crate) fn tls_config() -> rustls::ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()

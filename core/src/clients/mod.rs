@@ -23,6 +23,13 @@ pub use http_options::HttpClientOptions;
 pub use openai::OpenAICompatibleClient;
 pub use scripted::ScriptedClient;
 
+/// The TLS configuration of the model clients (rustls on ring, the platform verifier), for
+/// the OTLP exporter's own client.
+#[cfg(feature = "otel")]
+pub(crate) fn tls_config() -> rustls::ClientConfig {
+    http::tls_config()
+}
+
 /// The process-wide HTTP client (rustls on ring), shared with the MCP HTTP transport.
 #[cfg(feature = "mcp")]
 pub(crate) fn shared_http_client() -> Result<reqwest::Client, String> {

@@ -24,6 +24,7 @@ use crate::signing;
 use crate::state::{Message, RunError, RunRecord, RunResult, RunStatus, Usage};
 use crate::stop::StopCondition;
 use crate::stream::StreamShared;
+use crate::telemetry::{Parents, RunStart, RunTrace};
 
 pub(crate) use durable::checkpoint;
 use durable::{with_lease, Durable};
@@ -95,6 +96,8 @@ pub(crate) struct RunCtx {
     pub(crate) created_at: SystemTime,
     /// The run store's hold on this run, when the run is stored.
     pub(crate) durable: Option<Arc<Durable>>,
+    /// The spans of this call; `None` when tracing is off.
+    pub(crate) trace: Option<Arc<RunTrace>>,
 }
 
 /// Why the loop stopped early.
@@ -190,6 +193,7 @@ pub(crate) async fn run(
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
     check_run_values(&options)?;
+    let host_traceparent = options.traceparent.clone();
     // The run's tool set (with its MCP tools, SPEC §11) comes first: the overrides may name
     // MCP tools, and the store's hold is on the agent that runs.
     let cancel = options.cancel.unwrap_or_default();
@@ -229,6 +233,7 @@ pub(crate) async fn run(
             next_turn_params: None,
             model: model_override,
             max_steps: max_steps_override,
+            traceparent: None,
         },
         steps: Vec::new(),
         step_results: Vec::new(),
@@ -238,6 +243,21 @@ pub(crate) async fn run(
         .store
         .or_else(|| agent.def.store.clone())
         .map(|store| Durable::new(store, &agent, &run_id));
+    let trace = RunTrace::start(
+        RunStart {
+            agent_id: &agent.def.id,
+            run_id: &run_id,
+            resumed: false,
+            store_claim: durable.as_ref().map(|_| "run"),
+        },
+        Parents {
+            stored: None,
+            host: host_traceparent.as_deref(),
+        },
+    );
+    if let Some(t) = &trace {
+        state.run.traceparent = Some(t.traceparent());
+    }
     let ctx = RunCtx {
         agent,
         client: options.client,
@@ -246,6 +266,7 @@ pub(crate) async fn run(
         cancel,
         created_at: now,
         durable,
+        trace,
     };
     ctx.emitter
         .emit(EventType::RunStarted, Some(RunStatus::Queued), None, || {
@@ -294,7 +315,7 @@ pub(crate) async fn continue_run(
     let (mut state, plan, durable) = durable::prepare_continue(&agent, state, &options).await?;
     // A new signature is made when the run ends, and only by an agent with a secret.
     state.signature = None;
-    resume_paused(agent, state, plan, options, stream, durable).await
+    resume_paused(agent, state, plan, options, stream, durable, "continue").await
 }
 
 /// Recovers a stored run whose lease expired (SPEC §10).
@@ -309,11 +330,11 @@ pub(crate) async fn recover(
     match recovered {
         durable::Recovered::Claimed(claimed) => {
             let (state, plan, options) = *claimed;
-            resume_paused(agent, state, plan, options, None, Some(durable)).await
+            resume_paused(agent, state, plan, options, None, Some(durable), "recover").await
         }
         durable::Recovered::Running(state) => {
             let mut state = *state;
-            let ctx = continue_ctx(&agent, &mut state, &options, None, Some(durable));
+            let ctx = continue_ctx(&agent, &mut state, &options, None, Some(durable), "recover");
             ctx.emitter.emit(
                 EventType::RunResumed,
                 Some(RunStatus::Running),
@@ -334,6 +355,7 @@ fn continue_ctx(
     options: &ContinueOptions,
     stream: Option<Arc<StreamShared>>,
     durable: Option<Arc<Durable>>,
+    claim: &'static str,
 ) -> RunCtx {
     let created_at =
         humantime::parse_rfc3339_weak(&state.run.created_at).unwrap_or_else(|_| SystemTime::now());
@@ -344,6 +366,23 @@ fn continue_ctx(
         state.run.max_steps = Some(max);
     }
     let settings = Settings::new(agent, options.overrides.clone(), Some(&state.run));
+    let trace = RunTrace::start(
+        RunStart {
+            agent_id: &agent.def.id,
+            run_id: &state.run.id,
+            resumed: true,
+            store_claim: durable.as_ref().map(|_| claim),
+        },
+        Parents {
+            stored: state.run.traceparent.as_deref(),
+            host: options.traceparent.as_deref(),
+        },
+    );
+    // Tracing off here keeps the stored context, so a later traced continue still joins
+    // the trace of the call that paused.
+    if let Some(t) = &trace {
+        state.run.traceparent = Some(t.traceparent());
+    }
     RunCtx {
         emitter: Emitter::new(
             Arc::from(state.run.id.as_str()),
@@ -357,6 +396,7 @@ fn continue_ctx(
         cancel: options.cancel.clone().unwrap_or_default(),
         created_at,
         durable,
+        trace,
     }
 }
 
@@ -367,8 +407,9 @@ async fn resume_paused(
     options: ContinueOptions,
     stream: Option<Arc<StreamShared>>,
     durable: Option<Arc<Durable>>,
+    claim: &'static str,
 ) -> Result<RunResult, AgentError> {
-    let ctx = continue_ctx(&agent, &mut state, &options, stream, durable);
+    let ctx = continue_ctx(&agent, &mut state, &options, stream, durable, claim);
     if let Some(context) = options.context.clone() {
         state.run.context = context;
     }
@@ -421,8 +462,27 @@ async fn drive_and_finish(
 /// Ends a run and saves its final state (SPEC §10): a completed or paused run was saved
 /// by its last checkpoint; after a failure of the store itself nothing more is written
 /// (the run stays recoverable). A final save that fails fails the run with
-/// `store_failed`, the result attached.
+/// `store_failed`, the result attached. The run span ends with what the caller gets.
 async fn finish(
+    ctx: &RunCtx,
+    state: RunResult,
+    outcome: Result<(), Option<Failure>>,
+) -> Result<RunResult, AgentError> {
+    let result = finish_and_save(ctx, state, outcome).await;
+    if let Some(t) = &ctx.trace {
+        match &result {
+            Ok(state) => t.run_ended(state),
+            Err(e) => {
+                if let Some(state) = e.result() {
+                    t.run_ended(state);
+                }
+            }
+        }
+    }
+    result
+}
+
+async fn finish_and_save(
     ctx: &RunCtx,
     state: RunResult,
     outcome: Result<(), Option<Failure>>,

@@ -256,6 +256,10 @@ fn reject(ctx: &RunCtx, scope: &PhaseScope, pending: &PendingToolCall, reason: S
             error: reason.clone(),
         },
     );
+    if let Some(t) = &ctx.trace {
+        let tool = ctx.agent.tool(&pending.call.name);
+        t.tool_ended(&pending.call, tool, Ok(&Value::String(reason.clone())));
+    }
     Resolved::error(&pending.call, reason)
 }
 
@@ -296,6 +300,14 @@ pub(crate) async fn resolve(
         .map(|(pending, decision)| {
             let i = position(&pending.call.id);
             (i, move || async move {
+                if let Some(t) = &ctx.trace {
+                    let d = match (&decision, pending.kind) {
+                        (Decision::Reject(_), _) => "rejected",
+                        (_, PendingKind::Approval) => "approved",
+                        _ => "supplied",
+                    };
+                    t.tool_decision(&pending.call.id, d);
+                }
                 match decision {
                     Decision::Reject(reason) => Ok(reject(ctx, scope_ref, &pending, reason)),
                     Decision::Execute => tools::execute_call(ctx, scope_ref, pending.call).await,

@@ -240,6 +240,9 @@ async fn call_model(
                 model: request.model.clone(),
             },
         );
+        if let Some(t) = &ctx.trace {
+            t.chat_started(request.model.as_deref(), index, attempt, request.messages);
+        }
         let sink = StreamDeltas(ctx, index, AtomicBool::new(false));
         let call = async {
             let deltas = request.stream.then_some(&sink as &dyn DeltaSink);
@@ -248,11 +251,14 @@ async fn call_model(
         let outcome = std::panic::AssertUnwindSafe(call).catch_unwind().await;
         let (error, retry) = match outcome {
             Ok(Ok(response)) => {
+                if let Some(t) = &ctx.trace {
+                    t.chat_completed(&response);
+                }
                 return Ok(ModelCall {
                     response,
                     attempt,
                     streamed_items: sink.2.load(Ordering::Relaxed),
-                })
+                });
             }
             Ok(Err(failure)) => (failure.error, failure.retry),
             Err(panic) => (
@@ -263,6 +269,13 @@ async fn call_model(
                 RetryHint::RETRY,
             ),
         };
+        if let Some(t) = &ctx.trace {
+            let code = match error.gateway {
+                Some(_) => ErrorCode::Gateway,
+                None => ErrorCode::ModelFailed,
+            };
+            t.chat_failed(code, &error.message);
+        }
         if attempt >= attempts || !retry.retryable {
             ctx.emitter.emit(
                 EventType::ModelFailed,

@@ -146,6 +146,9 @@ pub(crate) fn call_failed(
     preliminary: Vec<Value>,
 ) -> Result<Resolved, AgentError> {
     emit_failed(ctx, scope, call, &message);
+    if let Some(t) = &ctx.trace {
+        t.tool_ended(call, tool, Err((code, &message)));
+    }
     match policy(ctx, tool) {
         OnError::FailRun => Err(AgentError::new(code, message)),
         OnError::ReturnToModel => Ok(Resolved {
@@ -186,6 +189,10 @@ pub(crate) fn output_invalid(
 ) -> AgentError {
     let message = format!("Invalid tool output: {m}");
     emit_failed(ctx, scope, call, &message);
+    if let Some(t) = &ctx.trace {
+        let tool = ctx.agent.tool(&call.name);
+        t.tool_ended(call, tool, Err((ErrorCode::ToolOutputInvalid, &message)));
+    }
     AgentError::new(ErrorCode::ToolOutputInvalid, message)
 }
 
@@ -224,6 +231,9 @@ pub(crate) async fn accept_result(
             }
         },
     };
+    if let Some(t) = &ctx.trace {
+        t.tool_ended(call, Some(tool), Ok(&value));
+    }
     emit_completed(ctx, scope, &call.id, &call.name, &value);
     Ok(Resolved {
         call_id: call.id.clone(),
@@ -406,6 +416,9 @@ pub(crate) async fn execute_call(
             tool_name: call.name.clone(),
         },
     );
+    if let Some(t) = &ctx.trace {
+        t.tool_started(call, Some(tool));
+    }
     let mut preliminary = Vec::new();
     // The executor and the checks of its progress values run under the deadline: at the
     // deadline all of it is dropped at once, so neither a slow executor nor a slow
@@ -527,6 +540,13 @@ async fn progress(
         token.cancel();
         let message = format!("Invalid tool event: {m}");
         emit_failed(ctx, scope, call, &message);
+        if let Some(t) = &ctx.trace {
+            t.tool_ended(
+                call,
+                Some(tool),
+                Err((ErrorCode::ToolEventInvalid, &message)),
+            );
+        }
         AgentError::new(ErrorCode::ToolEventInvalid, message)
     };
     let value = value.map_err(&invalid)?;

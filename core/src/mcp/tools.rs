@@ -141,6 +141,14 @@ impl ServerEntry {
             if let Some(policy) = s.on_error {
                 tool = tool.on_error(policy);
             }
+            tool.mcp = Some(Arc::new(crate::tool::McpOrigin {
+                server: s.name.clone(),
+                tool: info.name.clone(),
+                transport: match s.transport {
+                    super::config::McpTransport::Stdio { .. } => "pipe",
+                    _ => "tcp",
+                },
+            }));
             tool.check().map_err(|e| {
                 AgentError::definition_invalid(format!(
                     "Invalid MCP tool '{}' of server '{}': {}",

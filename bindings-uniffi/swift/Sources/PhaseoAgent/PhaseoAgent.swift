@@ -7203,6 +7203,11 @@ public struct ContinueOptions {
      * The store of a continue by run id (instead of the agent's store).
      */
     public var store: RunStore?
+    /**
+     * The W3C `traceparent` of the caller's current span (tracing on): the parent of the
+     * run span when the state carries no trace context, otherwise a link.
+     */
+    public var traceparent: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -7236,7 +7241,11 @@ public struct ContinueOptions {
          */cancel: CancelToken? = nil, 
         /**
          * The store of a continue by run id (instead of the agent's store).
-         */store: RunStore? = nil) {
+         */store: RunStore? = nil, 
+        /**
+         * The W3C `traceparent` of the caller's current span (tracing on): the parent of the
+         * run span when the state carries no trace context, otherwise a link.
+         */traceparent: String? = nil) {
         self.client = client
         self.approvals = approvals
         self.rejections = rejections
@@ -7247,6 +7256,7 @@ public struct ContinueOptions {
         self.onEvent = onEvent
         self.cancel = cancel
         self.store = store
+        self.traceparent = traceparent
     }
 
     
@@ -7274,7 +7284,8 @@ public struct FfiConverterTypeContinueOptions: FfiConverterRustBuffer {
                 overrides: FfiConverterOptionTypeRunOverrides.read(from: &buf), 
                 onEvent: FfiConverterOptionTypeEventListener.read(from: &buf), 
                 cancel: FfiConverterOptionTypeCancelToken.read(from: &buf), 
-                store: FfiConverterOptionTypeRunStore.read(from: &buf)
+                store: FfiConverterOptionTypeRunStore.read(from: &buf), 
+                traceparent: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -7289,6 +7300,7 @@ public struct FfiConverterTypeContinueOptions: FfiConverterRustBuffer {
         FfiConverterOptionTypeEventListener.write(value.onEvent, into: &buf)
         FfiConverterOptionTypeCancelToken.write(value.cancel, into: &buf)
         FfiConverterOptionTypeRunStore.write(value.store, into: &buf)
+        FfiConverterOptionString.write(value.traceparent, into: &buf)
     }
 }
 
@@ -7948,6 +7960,11 @@ public struct RunOptions {
      * Saves this run there instead of the agent's store.
      */
     public var store: RunStore?
+    /**
+     * The W3C `traceparent` of the caller's current span: the run span becomes its child
+     * (tracing on).
+     */
+    public var traceparent: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -7975,7 +7992,11 @@ public struct RunOptions {
          */cancel: CancelToken? = nil, 
         /**
          * Saves this run there instead of the agent's store.
-         */store: RunStore? = nil) {
+         */store: RunStore? = nil, 
+        /**
+         * The W3C `traceparent` of the caller's current span: the run span becomes its child
+         * (tracing on).
+         */traceparent: String? = nil) {
         self.inputJson = inputJson
         self.client = client
         self.contextJson = contextJson
@@ -7984,6 +8005,7 @@ public struct RunOptions {
         self.onEvent = onEvent
         self.cancel = cancel
         self.store = store
+        self.traceparent = traceparent
     }
 
     
@@ -8009,7 +8031,8 @@ public struct FfiConverterTypeRunOptions: FfiConverterRustBuffer {
                 overrides: FfiConverterOptionTypeRunOverrides.read(from: &buf), 
                 onEvent: FfiConverterOptionTypeEventListener.read(from: &buf), 
                 cancel: FfiConverterOptionTypeCancelToken.read(from: &buf), 
-                store: FfiConverterOptionTypeRunStore.read(from: &buf)
+                store: FfiConverterOptionTypeRunStore.read(from: &buf), 
+                traceparent: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -8022,6 +8045,7 @@ public struct FfiConverterTypeRunOptions: FfiConverterRustBuffer {
         FfiConverterOptionTypeEventListener.write(value.onEvent, into: &buf)
         FfiConverterOptionTypeCancelToken.write(value.cancel, into: &buf)
         FfiConverterOptionTypeRunStore.write(value.store, into: &buf)
+        FfiConverterOptionString.write(value.traceparent, into: &buf)
     }
 }
 
@@ -8766,6 +8790,95 @@ public func FfiConverterTypeToolOutput_lift(_ buf: RustBuffer) throws -> ToolOut
 #endif
 public func FfiConverterTypeToolOutput_lower(_ value: ToolOutput) -> RustBuffer {
     return FfiConverterTypeToolOutput.lower(value)
+}
+
+
+/**
+ * Options of [`tracing_enable`]; unset ones come from the `OTEL_*` environment variables.
+ */
+public struct TracingOptions: Equatable, Hashable {
+    /**
+     * OTLP/HTTP base URL, e.g. `http://localhost:4318` (`/v1/traces` is appended).
+     */
+    public var endpoint: String?
+    /**
+     * Extra HTTP headers of every export (never recorded on a span).
+     */
+    public var headers: [String: String]
+    /**
+     * The `service.name` resource attribute.
+     */
+    public var serviceName: String?
+    /**
+     * Records tool arguments/results and model messages on the spans.
+     */
+    public var captureContent: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * OTLP/HTTP base URL, e.g. `http://localhost:4318` (`/v1/traces` is appended).
+         */endpoint: String? = nil, 
+        /**
+         * Extra HTTP headers of every export (never recorded on a span).
+         */headers: [String: String] = [:], 
+        /**
+         * The `service.name` resource attribute.
+         */serviceName: String? = nil, 
+        /**
+         * Records tool arguments/results and model messages on the spans.
+         */captureContent: Bool = false) {
+        self.endpoint = endpoint
+        self.headers = headers
+        self.serviceName = serviceName
+        self.captureContent = captureContent
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TracingOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTracingOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TracingOptions {
+        return
+            try TracingOptions(
+                endpoint: FfiConverterOptionString.read(from: &buf), 
+                headers: FfiConverterDictionaryStringString.read(from: &buf), 
+                serviceName: FfiConverterOptionString.read(from: &buf), 
+                captureContent: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TracingOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.endpoint, into: &buf)
+        FfiConverterDictionaryStringString.write(value.headers, into: &buf)
+        FfiConverterOptionString.write(value.serviceName, into: &buf)
+        FfiConverterBool.write(value.captureContent, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTracingOptions_lift(_ buf: RustBuffer) throws -> TracingOptions {
+    return try FfiConverterTypeTracingOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTracingOptions_lower(_ value: TracingOptions) -> RustBuffer {
+    return FfiConverterTypeTracingOptions.lower(value)
 }
 
 
@@ -10890,6 +11003,34 @@ public func sqliteRunStore(path: String)throws  -> RunStore  {
     )
 })
 }
+/**
+ * Records OpenTelemetry GenAI spans of every run and exports them over OTLP HTTP/protobuf.
+ */
+public func tracingEnable(options: TracingOptions)throws   {try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_tracing_enable(
+        FfiConverterTypeTracingOptions_lower(options),uniffiCallStatus
+    )
+}
+}
+/**
+ * Exports every span ended so far (blocks until the collector answered).
+ */
+public func tracingFlush()throws   {try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_tracing_flush(uniffiCallStatus
+    )
+}
+}
+/**
+ * Exports what is left and turns tracing off.
+ */
+public func tracingShutdown()throws   {try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_tracing_shutdown(uniffiCallStatus
+    )
+}
+}
 
 private enum InitializationResult {
     case ok
@@ -10919,6 +11060,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_sqlite_run_store() != 41284) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_tracing_enable() != 51437) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_tracing_flush() != 28515) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_tracing_shutdown() != 36342) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_close_servers() != 54538) {

@@ -1274,6 +1274,23 @@ uint64_t uniffi_phaseo_agent_uniffi_fn_func_postgres_run_store(RustBuffer url
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_sqlite_run_store(RustBuffer path, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_TRACING_ENABLE
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_TRACING_ENABLE
+void uniffi_phaseo_agent_uniffi_fn_func_tracing_enable(RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_TRACING_FLUSH
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_TRACING_FLUSH
+void uniffi_phaseo_agent_uniffi_fn_func_tracing_flush(RustCallStatus *_Nonnull out_status
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_TRACING_SHUTDOWN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_TRACING_SHUTDOWN
+void uniffi_phaseo_agent_uniffi_fn_func_tracing_shutdown(RustCallStatus *_Nonnull out_status
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_FFI_PHASEO_AGENT_UNIFFI_RUSTBUFFER_ALLOC
 #define UNIFFI_FFIDEF_FFI_PHASEO_AGENT_UNIFFI_RUSTBUFFER_ALLOC
 RustBuffer ffi_phaseo_agent_uniffi_rustbuffer_alloc(uint64_t size, RustCallStatus *_Nonnull out_status
@@ -1561,6 +1578,24 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_func_postgres_run_store(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SQLITE_RUN_STORE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SQLITE_RUN_STORE
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_sqlite_run_store(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_ENABLE
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_ENABLE
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_tracing_enable(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_FLUSH
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_FLUSH
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_tracing_flush(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_SHUTDOWN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_SHUTDOWN
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_tracing_shutdown(void
     
 );
 #endif

@@ -483,8 +483,9 @@ suspend fun Agent.run(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     store: RunStore? = null,
+    traceparent: String? = null,
 ): RunResult = sdk {
-    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, store))
+    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, store, hostTraceparent(traceparent)))
 }
 
 /** [run] with a text input (the user message). */
@@ -497,7 +498,8 @@ suspend fun Agent.run(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     store: RunStore? = null,
-): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel, store)
+    traceparent: String? = null,
+): RunResult = run(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel, store, traceparent)
 
 internal fun continueOptions(
     client: Client,
@@ -510,6 +512,7 @@ internal fun continueOptions(
     onEvent: ((JsonObject) -> Unit)?,
     cancel: CancelToken?,
     store: RunStore? = null,
+    traceparent: String? = null,
 ) = ContinueOptions(
     client = client,
     approvals = approvals,
@@ -521,6 +524,7 @@ internal fun continueOptions(
     onEvent = onEvent?.let(::KotlinListener),
     cancel = cancel,
     store = store,
+    traceparent = hostTraceparent(traceparent),
 )
 
 /**
@@ -539,8 +543,9 @@ suspend fun Agent.continueRun(
     overrides: RunOverrides? = null,
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
+    traceparent: String? = null,
 ): RunResult = sdk {
-    continueRun(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel))
+    continueRun(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, traceparent = traceparent))
 }
 
 /** Starts a streamed run (SPEC §6). */
@@ -553,7 +558,7 @@ fun Agent.stream(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
 ): RunStream = sdk {
-    RunStream(stream(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel)))
+    RunStream(stream(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, traceparent = hostTraceparent())))
 }
 
 /** [stream] with a text input. */
