@@ -18,7 +18,7 @@ demo: python node
 	$(PY) examples/python/approval_inbox.py
 	node examples/node/approval-inbox.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside c-header-check c-tests
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -163,3 +163,17 @@ store-tests:
 # the overhead of a store on a 25-turn run.
 store-bench:
 	scripts/with-test-postgres.sh $(CARGO) bench -q -p phaseo-agent --bench store
+
+# The C ABI (bindings-c, issue 16): the static + shared library, its header check
+# (cbindgen), and the C test linked to the static library.
+.PHONY: c-abi c-header-check c-tests
+C_LIB := target/debug/libphaseo_agent_c.a
+C_LINK := -lpthread -ldl -lm
+c-abi:
+	$(CARGO) build -q -p phaseo-agent-c
+c-header-check:
+	$(CARGO) test -q -p phaseo-agent-c --test header
+c-tests: c-abi
+	mkdir -p target/c-tests
+	gcc -std=c11 -Wall -Wextra -Werror -o target/c-tests/run_test tests/c/run_test.c -Ibindings-c/include $(C_LIB) $(C_LINK)
+	target/c-tests/run_test
