@@ -18,7 +18,7 @@ demo: python node
 	$(PY) examples/python/approval_inbox.py
 	node examples/node/approval-inbox.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside c-header-check c-tests
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff python-wheel node-outside c-header-check c-tests go-tests go-conformance
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -97,10 +97,10 @@ node-outside:
 	cd /tmp/phaseo-npm-check && node -e "const s = require('@phaseo/agent-sdk'); s.createAgent({id: 'x'}).run({input: 'hi', client: s.createScriptedClient([{text: 'ok'}])}).then((r) => console.log('require ok:', r.output))"
 	cd /tmp/phaseo-npm-check && node --input-type=module -e "import { createAgent, createScriptedClient } from '@phaseo/agent-sdk'; const r = await createAgent({id: 'x'}).run({input: 'hi', client: createScriptedClient([{text: 'ok'}])}); console.log('import ok:', r.output)"
 
-conformance: python node kotlin
+conformance: python node kotlin go-lib
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin
+handoff: python node kotlin go-lib
 	tests/conformance/run-all.sh --handoff
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
@@ -173,7 +173,29 @@ c-abi:
 	$(CARGO) build -q -p phaseo-agent-c
 c-header-check:
 	$(CARGO) test -q -p phaseo-agent-c --test header
+	cmp bindings-c/include/phaseo_agent.h bindings-go/include/phaseo_agent.h || { \
+	  echo "bindings-go/include/phaseo_agent.h differs from bindings-c's: cp bindings-c/include/phaseo_agent.h bindings-go/include/"; exit 1; }
 c-tests: c-abi
 	mkdir -p target/c-tests
 	gcc -std=c11 -Wall -Wextra -Werror -o target/c-tests/run_test tests/c/run_test.c -Ibindings-c/include $(C_LIB) $(C_LINK)
 	target/c-tests/run_test
+
+# The Go binding (bindings-go, package phaseoagent) over the C ABI: the static library
+# copied where cgo links it, go vet + go test under the race detector, the Go conformance
+# runner (also joined to run-all.sh and every handoff pair), the benchmark (release).
+.PHONY: go-lib go-tests go-conformance go-bench
+GO_LIB_DIR := bindings-go/lib/linux_amd64
+go-lib: c-abi
+	mkdir -p $(GO_LIB_DIR)
+	cp -p target/debug/libphaseo_agent_c.a $(GO_LIB_DIR)/
+go-tests: go-lib
+	cd bindings-go && go vet ./... && go test -race -count=1 -ldflags "-X github.com/phaseo/agent-sdk-go.libStamp=$$(stat -c %s-%Y lib/linux_amd64/libphaseo_agent_c.a)" ./...
+	cd tests/conformance/go && go vet ./...
+go-conformance: go-lib
+	tests/conformance/go_runner.sh tests/conformance/cases
+go-bench:
+	$(CARGO) build -q --release -p phaseo-agent-c
+	mkdir -p $(GO_LIB_DIR)
+	cp -p target/release/libphaseo_agent_c.a $(GO_LIB_DIR)/
+	cd bindings-go && go test -run '^$$' -bench . -ldflags "-X github.com/phaseo/agent-sdk-go.libStamp=release-$$(stat -c %s-%Y lib/linux_amd64/libphaseo_agent_c.a)" ./...
+	$(MAKE) go-lib

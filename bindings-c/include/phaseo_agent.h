@@ -223,6 +223,12 @@ enum PhaseoStatus phaseo_call_emit_progress(struct PhaseoCall *call,
                                             const char *value_json,
                                             char **out_error);
 
+// Reports a progress value of an `Execute` call that the host could not turn into JSON
+// (`message` says why): the call fails as an invalid event (`tool_event_invalid`).
+enum PhaseoStatus phaseo_call_reject_progress(struct PhaseoCall *call,
+                                              const char *message,
+                                              char **out_error);
+
 // Replaces the application context (JSON text) from an `Execute` call (applied after the
 // tool phase, in call order).
 enum PhaseoStatus phaseo_call_set_context(struct PhaseoCall *call,
@@ -234,6 +240,12 @@ enum PhaseoStatus phaseo_call_set_context(struct PhaseoCall *call,
 // true, it is the error message (UTF-8, NULL = a fixed text). An answer after the core
 // stopped waiting is discarded. Callable from any thread.
 enum PhaseoStatus phaseo_call_complete(struct PhaseoCall *call, const char *text, bool is_error);
+
+// Answers a call with a value the host could not turn into JSON (a cycle, NaN, a value of
+// a type JSON has no form for): `message` says why. An executor's call then fails with
+// `tool_output_invalid` (fatal whatever `onError` says, SPEC §7), any other call with the
+// message. Releases the handle, like `phaseo_call_complete`.
+enum PhaseoStatus phaseo_call_complete_invalid(struct PhaseoCall *call, const char *message);
 
 // Cancels the run: it ends `cancelled` and returns its result (SPEC §3.4). Any thread.
 void phaseo_run_cancel(const struct PhaseoRun *run);
@@ -288,11 +300,13 @@ enum PhaseoStatus phaseo_store_delete(const struct PhaseoStore *store,
                                       bool *out_deleted,
                                       char **out_error);
 
-// Starts a streamed run (options as `phaseo_agent_run`).
+// Starts a streamed run (arguments as `phaseo_agent_run`; `host.on_event` also receives
+// the events, `host.on_done` is not called).
 enum PhaseoStatus phaseo_agent_stream(const struct PhaseoAgent *agent,
                                       const char *options_json,
                                       const struct PhaseoClient *client,
                                       const struct PhaseoStore *store,
+                                      struct PhaseoHost host,
                                       struct PhaseoStream **out_stream_ptr,
                                       char **out_error);
 
@@ -303,6 +317,7 @@ enum PhaseoStatus phaseo_agent_continue_stream(const struct PhaseoAgent *agent,
                                                const char *options_json,
                                                const struct PhaseoClient *client,
                                                const struct PhaseoStore *store,
+                                               struct PhaseoHost host,
                                                struct PhaseoStream **out_stream_ptr,
                                                char **out_error);
 

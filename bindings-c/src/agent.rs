@@ -17,7 +17,6 @@ use crate::store::{store_arg, PhaseoStore};
 /// An agent. Thread-safe: any number of runs may use it at once, from any thread.
 pub struct PhaseoAgent {
     pub(crate) agent: Agent,
-    pub(crate) host: Arc<Host>,
 }
 
 /// Builds an agent from `definition_json` (SPEC §3 in JSON; functions as
@@ -43,10 +42,7 @@ pub unsafe extern "C" fn phaseo_agent_new(
         if out_agent.is_null() {
             return Err(CError::argument("out_agent is NULL"));
         }
-        *out_agent = Box::into_raw(Box::new(PhaseoAgent {
-            agent,
-            host: host.clone(),
-        }));
+        *out_agent = Box::into_raw(Box::new(PhaseoAgent { agent }));
         Ok(PhaseoStatus::Ok)
     })
 }
@@ -73,16 +69,16 @@ unsafe fn out_run(out: *mut *mut PhaseoRun, run: PhaseoRun) -> Result<PhaseoStat
     Ok(PhaseoStatus::Ok)
 }
 
-/// The core run options of a run's options JSON.
+/// The core run options of a run's options JSON; its callbacks (run-level `stopWhen`
+/// functions) are served by the run's `host`, which also receives the events.
 pub(crate) unsafe fn run_options(
-    agent: &PhaseoAgent,
     options_json: *const c_char,
     client: *const PhaseoClient,
     store: *const PhaseoStore,
-    listener: Option<&Arc<Host>>,
+    host: &Arc<Host>,
     cancel: &CancellationToken,
 ) -> Result<RunOptions, CError> {
-    let spec = spec::run_options(&agent.host, read_opt_str(options_json, "options_json")?)?;
+    let spec = spec::run_options(host, read_opt_str(options_json, "options_json")?)?;
     let mut options = RunOptions::new(spec.input, client_arg(client)?)
         .context(spec.context)
         .overrides(spec.overrides)
@@ -93,7 +89,7 @@ pub(crate) unsafe fn run_options(
     if let Some(store) = store_arg(store) {
         options = options.store(store);
     }
-    if let Some(host) = listener.filter(|h| h.has_listener()) {
+    if host.has_listener() {
         options = options.on_event(Arc::new(HostListener(host.clone())));
     }
     Ok(options)
@@ -101,14 +97,13 @@ pub(crate) unsafe fn run_options(
 
 /// The core continue options of a continue's options JSON.
 pub(crate) unsafe fn continue_options(
-    agent: &PhaseoAgent,
     options_json: *const c_char,
     client: *const PhaseoClient,
     store: *const PhaseoStore,
-    listener: Option<&Arc<Host>>,
+    host: &Arc<Host>,
     cancel: &CancellationToken,
 ) -> Result<ContinueOptions, CError> {
-    let spec = spec::continue_options(&agent.host, read_opt_str(options_json, "options_json")?)?;
+    let spec = spec::continue_options(host, read_opt_str(options_json, "options_json")?)?;
     let mut options = ContinueOptions::new(client_arg(client)?)
         .overrides(spec.overrides)
         .cancel(cancel.clone());
@@ -120,7 +115,7 @@ pub(crate) unsafe fn continue_options(
     if let Some(store) = store_arg(store) {
         options = options.store(store);
     }
-    if let Some(host) = listener.filter(|h| h.has_listener()) {
+    if host.has_listener() {
         options = options.on_event(Arc::new(HostListener(host.clone())));
     }
     Ok(options)
@@ -152,7 +147,7 @@ pub unsafe extern "C" fn phaseo_agent_run(
     guard(out_error, || {
         let agent = agent_ref(agent)?;
         let cancel = CancellationToken::new();
-        let options = run_options(agent, options_json, client, store, Some(&host), &cancel)?;
+        let options = run_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
         let run = PhaseoRun::start(host, cancel, async move { core.run(options).await });
         out_run(out_run_ptr, run)
@@ -180,7 +175,7 @@ pub unsafe extern "C" fn phaseo_agent_continue(
     guard(out_error, || {
         let agent = agent_ref(agent)?;
         let cancel = CancellationToken::new();
-        let options = continue_options(agent, options_json, client, store, Some(&host), &cancel)?;
+        let options = continue_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
         let run = match read_state(state_json) {
             Ok(Some(state)) => PhaseoRun::start(host, cancel, async move {
@@ -221,7 +216,7 @@ pub unsafe extern "C" fn phaseo_agent_recover(
         let agent = agent_ref(agent)?;
         let id = read_str(run_id, "run_id")?.to_owned();
         let cancel = CancellationToken::new();
-        let options = continue_options(agent, options_json, client, store, Some(&host), &cancel)?;
+        let options = continue_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
         let run = PhaseoRun::start(
             host,

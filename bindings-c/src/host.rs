@@ -333,6 +333,26 @@ pub unsafe extern "C" fn phaseo_call_emit_progress(
     })
 }
 
+/// Reports a progress value of an `Execute` call that the host could not turn into JSON
+/// (`message` says why): the call fails as an invalid event (`tool_event_invalid`).
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_reject_progress(
+    call: *mut PhaseoCall,
+    message: *const c_char,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let rt = call
+            .runtime
+            .as_ref()
+            .filter(|_| call.kind == PhaseoCallKind::Execute)
+            .ok_or_else(|| CError::argument("only an Execute call has progress"))?;
+        rt.reject_progress(read_str(message, "message")?);
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
 /// Replaces the application context (JSON text) from an `Execute` call (applied after the
 /// tool phase, in call order).
 #[no_mangle]
@@ -379,12 +399,39 @@ pub unsafe extern "C" fn phaseo_call_complete(
             (false, Ok(None)) => Answer::Value(Value::Null),
             (false, Ok(Some(t))) => match phaseo_agent::parse_json_text(t) {
                 Ok(v) => Answer::Value(v),
-                Err(e) => Answer::Invalid(format!("the host answered invalid JSON: {e}")),
+                // The limits' own text (SPEC §7), as every binding reports it.
+                Err(e) => Answer::Invalid(e),
             },
             (_, Err(e)) => Answer::Invalid(e.message().to_owned()),
         }
     }))
     .unwrap_or_else(|_| Answer::Thrown("internal error while reading the answer".into()));
+    finish(&call, answer);
+    PhaseoStatus::Ok
+}
+
+/// Answers a call with a value the host could not turn into JSON (a cycle, NaN, a value of
+/// a type JSON has no form for): `message` says why. An executor's call then fails with
+/// `tool_output_invalid` (fatal whatever `onError` says, SPEC §7), any other call with the
+/// message. Releases the handle, like `phaseo_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_complete_invalid(
+    call: *mut PhaseoCall,
+    message: *const c_char,
+) -> PhaseoStatus {
+    if call.is_null() {
+        return PhaseoStatus::Error;
+    }
+    let call = Arc::from_raw(call.cast_const());
+    let message = match read_opt_str(message, "the message") {
+        Ok(Some(m)) => m.to_owned(),
+        _ => "the host value cannot be converted to JSON".to_owned(),
+    };
+    finish(&call, Answer::Invalid(message));
+    PhaseoStatus::Ok
+}
+
+fn finish(call: &PhaseoCall, answer: Answer) {
     let mut state = lock(&call.state);
     if let Some(w) = state.watcher.take() {
         w.abort();
@@ -392,5 +439,4 @@ pub unsafe extern "C" fn phaseo_call_complete(
     if let Some(tx) = state.answer.take() {
         let _ = tx.send(answer);
     }
-    PhaseoStatus::Ok
 }

@@ -8,6 +8,7 @@ use phaseo_agent::{AgentStream, CancellationToken, EventCursor};
 use crate::agent::{agent_ref, continue_options, read_state, run_options, PhaseoAgent};
 use crate::client::PhaseoClient;
 use crate::error::{guard, read_str, write_out, CError, PhaseoStatus};
+use crate::host::{Host, PhaseoHost};
 use crate::store::PhaseoStore;
 
 /// A streamed run. Freeing it does not cancel the run (use `phaseo_stream_cancel`).
@@ -28,20 +29,23 @@ unsafe fn out_stream(
     Ok(PhaseoStatus::Ok)
 }
 
-/// Starts a streamed run (options as `phaseo_agent_run`).
+/// Starts a streamed run (arguments as `phaseo_agent_run`; `host.on_event` also receives
+/// the events, `host.on_done` is not called).
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_agent_stream(
     agent: *const PhaseoAgent,
     options_json: *const c_char,
     client: *const PhaseoClient,
     store: *const PhaseoStore,
+    host: PhaseoHost,
     out_stream_ptr: *mut *mut PhaseoStream,
     out_error: *mut *mut c_char,
 ) -> PhaseoStatus {
+    let host = Host::new(host);
     guard(out_error, || {
         let agent = agent_ref(agent)?;
         let cancel = CancellationToken::new();
-        let options = run_options(agent, options_json, client, store, None, &cancel)?;
+        let options = run_options(options_json, client, store, &host, &cancel)?;
         let _enter = phaseo_agent::exec::runtime().enter();
         out_stream(out_stream_ptr, agent.agent.stream(options))
     })
@@ -56,13 +60,15 @@ pub unsafe extern "C" fn phaseo_agent_continue_stream(
     options_json: *const c_char,
     client: *const PhaseoClient,
     store: *const PhaseoStore,
+    host: PhaseoHost,
     out_stream_ptr: *mut *mut PhaseoStream,
     out_error: *mut *mut c_char,
 ) -> PhaseoStatus {
+    let host = Host::new(host);
     guard(out_error, || {
         let agent = agent_ref(agent)?;
         let cancel = CancellationToken::new();
-        let options = continue_options(agent, options_json, client, store, None, &cancel)?;
+        let options = continue_options(options_json, client, store, &host, &cancel)?;
         let _enter = phaseo_agent::exec::runtime().enter();
         let stream = match read_state(state_json)? {
             Some(state) => agent.agent.continue_stream(&state, options),
