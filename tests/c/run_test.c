@@ -35,6 +35,7 @@ typedef struct {
   atomic_int calls;
   atomic_int released;
   atomic_int cancelled_seen;
+  atomic_int saw_cancelled_flag;
 } HostState;
 
 typedef struct {
@@ -67,10 +68,14 @@ static void on_cancel(void *user_data) {
   atomic_fetch_add(&state->cancelled_seen, 1);
 }
 
-/* The slow tool never answers by itself: it answers once cancellation reached it. */
+static HostState *slow_state;
+
+/* The slow tool never answers by itself: it answers once its on_cancel told it to stop
+ * (and then sees the call cancelled when it polls as well). */
 static void *answer_when_cancelled(void *arg) {
   PhaseoCall *call = arg;
-  while (!phaseo_call_is_cancelled(call)) usleep(1000);
+  while (atomic_load(&slow_state->cancelled_seen) == 0) usleep(1000);
+  atomic_store(&slow_state->saw_cancelled_flag, phaseo_call_is_cancelled(call) ? 1 : -1);
   phaseo_call_complete(call, "tool stopped", true);
   return NULL;
 }
@@ -93,6 +98,7 @@ static void invoke(void *user_data, PhaseoCall *call) {
     break;
   case CB_SLOW: {
     char *err = NULL;
+    slow_state = state;
     if (phaseo_call_on_cancel(call, on_cancel, state, &err) != PHASEO_STATUS_OK) {
       fprintf(stderr, "on_cancel: %s\n", err);
       phaseo_string_free(err);
@@ -238,6 +244,8 @@ int main(void) {
   phaseo_run_free(run);
   for (int i = 0; i < 1000 && atomic_load(&hs.cancelled_seen) == 0; i++) usleep(1000);
   CHECK(hs.cancelled_seen == 1, "on_cancel called once: %d", hs.cancelled_seen);
+  for (int i = 0; i < 1000 && atomic_load(&hs.saw_cancelled_flag) == 0; i++) usleep(1000);
+  CHECK(hs.saw_cancelled_flag == 1, "the cancelled call polls as cancelled");
   CHECK(phaseo_client_cursor(client) == 6, "cursor %zu", phaseo_client_cursor(client));
 
   /* 6. Bad input: an invalid definition, a NULL handle, a JSON Schema helper. */
