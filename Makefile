@@ -189,8 +189,8 @@ GO_LIB_DIR := bindings-go/lib/linux_amd64
 go-lib: c-abi
 	mkdir -p $(GO_LIB_DIR)
 	cp -p target/debug/libphaseo_agent_c.a $(GO_LIB_DIR)/
-go-tests: go-lib
-	cd bindings-go && go vet ./... && go test -race -count=1 -ldflags "-X github.com/phaseo/agent-sdk-go.libStamp=$$(stat -c %s-%Y lib/linux_amd64/libphaseo_agent_c.a)" ./...
+go-tests: go-lib mcp-servers
+	cd bindings-go && go vet ./... && ../scripts/with-test-postgres.sh go test -race -count=1 -ldflags "-X github.com/phaseo/agent-sdk-go.libStamp=$$(stat -c %s-%Y lib/linux_amd64/libphaseo_agent_c.a)" ./...
 	cd tests/conformance/go && go vet ./...
 go-conformance: go-lib
 	tests/conformance/go_runner.sh tests/conformance/cases
