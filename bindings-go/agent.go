@@ -13,29 +13,29 @@ import (
 
 // TurnContext is what per-turn functions (DynamicModel, Temperature, …) see.
 type TurnContext struct {
-	NumberOfTurns int       `json:"numberOfTurns"`
-	StepIndex     int       `json:"stepIndex"`
-	Messages      []Message `json:"messages"`
-	Context       any       `json:"context"`
+	NumberOfTurns int       `json:"numberOfTurns"` // model requests made so far in the run
+	StepIndex     int       `json:"stepIndex"`     // the step about to run
+	Messages      []Message `json:"messages"`      // the conversation so far
+	Context       any       `json:"context"`       // the application context
 }
 
 // HumanReviewContext is what the human-review hook sees after each step that did not
 // pause (IsFinal for a final answer).
 type HumanReviewContext struct {
-	RunID     string         `json:"runId"`
-	AgentID   string         `json:"agentId"`
-	StepIndex int            `json:"stepIndex"`
-	Input     any            `json:"input"`
-	Context   any            `json:"context"`
-	Messages  []Message      `json:"messages"`
-	Response  map[string]any `json:"response"`
-	IsFinal   bool           `json:"isFinal"`
+	RunID     string         `json:"runId"`     // the run's id
+	AgentID   string         `json:"agentId"`   // the agent's id
+	StepIndex int            `json:"stepIndex"` // the step just finished
+	Input     any            `json:"input"`     // the run's input
+	Context   any            `json:"context"`   // the application context
+	Messages  []Message      `json:"messages"`  // the conversation, with this step's assistant message
+	Response  map[string]any `json:"response"`  // the model response of this step, as JSON
+	IsFinal   bool           `json:"isFinal"`   // the step gave the final answer
 }
 
 // HumanReviewRequest pauses the run for review (pause kind "human_review").
 type HumanReviewRequest struct {
-	Reason  string
-	Payload any
+	Reason  string // why the run pauses
+	Payload any    // application data for the reviewer
 }
 
 // LeaseConfig is how long a worker holds a store-backed run and how often it renews the
@@ -72,11 +72,11 @@ type AgentDefinition struct {
 	OutputSchema Validator
 	// DynamicModel and DynamicInstructions compute Model and Instructions per turn.
 	DynamicModel        func(TurnContext) string
-	DynamicInstructions func(TurnContext) string
+	DynamicInstructions func(TurnContext) string // computes Instructions per turn
 	// Temperature, TopP and MaxOutputTokens are computed per turn (nil = unset).
 	Temperature     func(TurnContext) *float64
-	TopP            func(TurnContext) *float64
-	MaxOutputTokens func(TurnContext) *int
+	TopP            func(TurnContext) *float64 // nucleus sampling per turn (nil = unset)
+	MaxOutputTokens func(TurnContext) *int     // output limit per turn (nil = unset)
 	// ToolChoice is "auto", "required", "none" or {"toolId": id} (SPEC §12).
 	ToolChoice any
 	// ParallelToolCalls tells the model whether it may request several calls per turn.
@@ -86,7 +86,7 @@ type AgentDefinition struct {
 	// StateSecret signs every state the agent produces; StateSecrets adds older secrets
 	// still accepted on continue.
 	StateSecret  string
-	StateSecrets []string
+	StateSecrets []string // older secrets still accepted on continue
 	// Store makes runs durable (SPEC §10).
 	Store *RunStore
 	// Lease configures store-backed runs' worker leases.

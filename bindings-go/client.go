@@ -23,48 +23,48 @@ type ModelClient interface {
 
 // ToolSpec is a tool as a model request describes it.
 type ToolSpec struct {
-	ID            string `json:"id"`
-	Description   string `json:"description"`
-	Parameters    any    `json:"parameters"`
-	Strict        bool   `json:"strict,omitempty"`
-	InputExamples []any  `json:"inputExamples,omitempty"`
+	ID            string `json:"id"`                      // the tool id
+	Description   string `json:"description"`             // its description
+	Parameters    any    `json:"parameters"`              // the JSON Schema of its arguments
+	Strict        bool   `json:"strict,omitempty"`        // schema-exact arguments requested
+	InputExamples []any  `json:"inputExamples,omitempty"` // example argument objects
 }
 
 // ModelRequest is one request to the model.
 type ModelRequest struct {
-	AgentID           string     `json:"agentId"`
-	Model             *string    `json:"model"`
-	Instructions      *string    `json:"instructions"`
-	Messages          []Message  `json:"messages"`
-	Tools             []ToolSpec `json:"tools"`
-	Context           any        `json:"context"`
-	Temperature       *float64   `json:"temperature"`
-	MaxOutputTokens   *int       `json:"maxOutputTokens"`
-	TopP              *float64   `json:"topP"`
-	Stream            bool       `json:"stream"`
-	ToolChoice        any        `json:"toolChoice"`
-	ParallelToolCalls *bool      `json:"parallelToolCalls"`
+	AgentID           string     `json:"agentId"`           // the agent's id
+	Model             *string    `json:"model"`             // the model (nil = the client's default)
+	Instructions      *string    `json:"instructions"`      // the instructions (nil = none)
+	Messages          []Message  `json:"messages"`          // the conversation
+	Tools             []ToolSpec `json:"tools"`             // the tools offered
+	Context           any        `json:"context"`           // the application context
+	Temperature       *float64   `json:"temperature"`       // sampling temperature (nil = unset)
+	MaxOutputTokens   *int       `json:"maxOutputTokens"`   // output limit (nil = unset)
+	TopP              *float64   `json:"topP"`              // nucleus sampling (nil = unset)
+	Stream            bool       `json:"stream"`            // the run is streamed
+	ToolChoice        any        `json:"toolChoice"`        // which tool the model must call (nil = unset)
+	ParallelToolCalls *bool      `json:"parallelToolCalls"` // whether several calls per turn are allowed (nil = unset)
 }
 
 // ModelToolCall is a call in a model response: Arguments is the raw JSON text the model
 // sent (the core parses and validates it).
 type ModelToolCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	ID        string `json:"id"`        // the call id
+	Name      string `json:"name"`      // the tool id
+	Arguments string `json:"arguments"` // the raw JSON text of the arguments
 }
 
 // ModelResponse is a model's answer.
 type ModelResponse struct {
-	Text         string          `json:"text,omitempty"`
-	ToolCalls    []ModelToolCall `json:"toolCalls,omitempty"`
-	Reasoning    string          `json:"reasoning,omitempty"`
-	Usage        *UsageSummary   `json:"usage,omitempty"`
-	Cost         float64         `json:"cost,omitempty"`
-	FinishReason string          `json:"finishReason,omitempty"`
-	Model        string          `json:"model,omitempty"`
-	RequestID    string          `json:"requestId,omitempty"`
-	Provider     string          `json:"provider,omitempty"`
+	Text         string          `json:"text,omitempty"`         // the assistant text
+	ToolCalls    []ModelToolCall `json:"toolCalls,omitempty"`    // the calls requested
+	Reasoning    string          `json:"reasoning,omitempty"`    // reasoning text, if any
+	Usage        *UsageSummary   `json:"usage,omitempty"`        // token usage (nil = unknown)
+	Cost         float64         `json:"cost,omitempty"`         // the response's cost
+	FinishReason string          `json:"finishReason,omitempty"` // why the model stopped (default: tool_calls or stop)
+	Model        string          `json:"model,omitempty"`        // the model that answered
+	RequestID    string          `json:"requestId,omitempty"`    // the endpoint's request id
+	Provider     string          `json:"provider,omitempty"`     // the provider that answered
 }
 
 // nativeClient is a client living in the core.
@@ -144,15 +144,15 @@ func (c *TestClient) Generate(context.Context, ModelRequest) (ModelResponse, err
 // HTTPClientOptions configure the HTTP clients. Empty fields take the environment
 // (PHASEO_API_KEY, PHASEO_BASE_URL for the gateway) or the defaults.
 type HTTPClientOptions struct {
-	APIKey  string
-	BaseURL string
-	Model   string
+	APIKey  string // the API key (never written to state, events or errors)
+	BaseURL string // the endpoint's base URL
+	Model   string // the model used when the agent names none
 	// TimeoutMs limits each request (0 = the default).
 	TimeoutMs float64
-	Headers   map[string]string
+	Headers   map[string]string // extra request headers
 	// Preset and BodyDefaults are gateway options.
 	Preset       string
-	BodyDefaults map[string]any
+	BodyDefaults map[string]any // body fields sent unless the request sets them
 }
 
 // HTTPClient is one of the SDK's HTTP model clients (gateway or OpenAI-compatible).

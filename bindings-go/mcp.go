@@ -9,16 +9,16 @@ type MCPServer struct {
 	Name string
 	// Command, Args, Env and Cwd start a stdio server.
 	Command string
-	Args    []string
-	Env     map[string]string
-	Cwd     string
+	Args    []string          // its arguments
+	Env     map[string]string // extra environment variables
+	Cwd     string            // its working directory
 	// URL, Headers and Bearer reach an HTTP server.
 	URL     string
-	Headers map[string]string
-	Bearer  string
+	Headers map[string]string // extra HTTP headers
+	Bearer  string            // an Authorization bearer token
 	// AllowTools and DenyTools filter the server's tools by name.
 	AllowTools []string
-	DenyTools  []string
+	DenyTools  []string // tool names to hide
 	// ToolPrefix is prepended to the tool ids ("<prefix>_<name>").
 	ToolPrefix string
 	// RequireApproval: every call needs approval.
@@ -29,7 +29,7 @@ type MCPServer struct {
 	Approval ApprovalPredicate
 	// TimeoutMs limits each call (0 = the default); ToolTimeoutsMs per tool name.
 	TimeoutMs      int64
-	ToolTimeoutsMs map[string]int64
+	ToolTimeoutsMs map[string]int64 // per-tool time limits
 	// OnError is "fail-run" (default) or "return-to-model".
 	OnError string
 	// CacheTTLMs keeps a listing this long (0 = the default).

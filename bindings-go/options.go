@@ -48,23 +48,23 @@ func StopWhenFunc(f func(StopState) (reason string, stop bool)) StopCondition {
 
 // StopState is what a Go stop condition sees after a step.
 type StopState struct {
-	StepCount    int
-	Usage        UsageSummary
-	ToolCalls    []ToolCall
-	FinishReason string
-	Elapsed      time.Duration
+	StepCount    int           // steps completed
+	Usage        UsageSummary  // cumulative usage
+	ToolCalls    []ToolCall    // the calls of the latest step
+	FinishReason string        // the latest finish reason
+	Elapsed      time.Duration // time since the run was created
 }
 
 // ToolDecision approves or rejects one pending call (Reason is optional).
 type ToolDecision struct {
-	ToolCallID string
-	Reason     string
+	ToolCallID string // the pending call
+	Reason     string // optional reason (a rejection's tool message)
 }
 
 // ToolOutput supplies the output of a pending manual or interactive call.
 type ToolOutput struct {
-	ToolCallID string
-	Output     any
+	ToolCallID string // the pending call
+	Output     any    // its output
 }
 
 // RunOptions starts a run (SPEC §3). Client is required; zero fields are unset (the
@@ -87,17 +87,17 @@ type RunOptions struct {
 
 // RunOverrides are the per-run (and per-continue) overrides of SPEC §3.
 type RunOverrides struct {
-	Model             string
-	MaxSteps          int
-	StopWhen          []StopCondition
-	ModelRetry        *ModelRetryConfig
-	ToolExecution     *ToolExecutionConfig
-	Temperature       *float64
-	MaxOutputTokens   *int
-	TopP              *float64
-	ToolChoice        any
-	ParallelToolCalls *bool
-	ActiveTools       []string
+	Model             string               // the model
+	MaxSteps          int                  // the step limit (0 = the agent's)
+	StopWhen          []StopCondition      // stop conditions (replace the agent's)
+	ModelRetry        *ModelRetryConfig    // model retries
+	ToolExecution     *ToolExecutionConfig // concurrency, error policy, truncation
+	Temperature       *float64             // sampling temperature
+	MaxOutputTokens   *int                 // output limit
+	TopP              *float64             // nucleus sampling
+	ToolChoice        any                  // "auto", "required", "none" or {"toolId": id}
+	ParallelToolCalls *bool                // whether several calls per turn are allowed
+	ActiveTools       []string             // the tools offered (by id)
 }
 
 // ContinueOptions continues a paused run: from Run (a RunResult, e.g. parsed from stored
@@ -118,7 +118,7 @@ type ContinueOptions struct {
 	HumanInput string
 	// Approvals and Rejections decide approval-gated calls.
 	Approvals  []ToolDecision
-	Rejections []ToolDecision
+	Rejections []ToolDecision // rejected calls (never run)
 	// ToolOutputs answer manual and interactive calls.
 	ToolOutputs []ToolOutput
 	// Store is the run store (overrides the agent's).

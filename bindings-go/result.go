@@ -8,9 +8,9 @@ import (
 // ToolCall is one call requested by the model: ID is unique in the run (use it as an
 // idempotency key), Name the tool id, Input the validated arguments.
 type ToolCall struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Input any    `json:"input"`
+	ID    string `json:"id"`    // the call id (unique in the run)
+	Name  string `json:"name"`  // the tool id
+	Input any    `json:"input"` // the validated arguments
 }
 
 // Message is one message of a run's conversation.
@@ -33,53 +33,53 @@ type Message struct {
 
 // UsageSummary is the token and cost usage of a run (cumulative) or of one response.
 type UsageSummary struct {
-	InputTokens  int     `json:"inputTokens"`
-	OutputTokens int     `json:"outputTokens"`
-	CachedTokens int     `json:"cachedTokens"`
-	TotalTokens  int     `json:"totalTokens"`
-	Cost         float64 `json:"cost"`
+	InputTokens  int     `json:"inputTokens"`  // input tokens
+	OutputTokens int     `json:"outputTokens"` // output tokens
+	CachedTokens int     `json:"cachedTokens"` // cached input tokens
+	TotalTokens  int     `json:"totalTokens"`  // all tokens
+	Cost         float64 `json:"cost"`         // cost
 }
 
 // PendingToolCall is a call the run waits for: Kind is "approval", "manual" or "hitl".
 type PendingToolCall struct {
-	Call   ToolCall `json:"call"`
-	Kind   string   `json:"kind"`
-	Reason string   `json:"reason"`
+	Call   ToolCall `json:"call"`   // the call
+	Kind   string   `json:"kind"`   // "approval", "manual" or "hitl"
+	Reason string   `json:"reason"` // why it waits
 }
 
 // HumanPause describes why a run waits: Kind is "tool_approval", "hitl", "manual_tool" or
 // "human_review".
 type HumanPause struct {
-	ID               string            `json:"id"`
-	Reason           string            `json:"reason"`
-	Payload          any               `json:"payload"`
-	RequestedAt      string            `json:"requestedAt"`
-	Kind             string            `json:"kind"`
-	PendingToolCalls []PendingToolCall `json:"pendingToolCalls"`
+	ID               string            `json:"id"`               // unique per pause
+	Reason           string            `json:"reason"`           // why the run waits
+	Payload          any               `json:"payload"`          // application data (review pauses)
+	RequestedAt      string            `json:"requestedAt"`      // when the run paused (ISO 8601)
+	Kind             string            `json:"kind"`             // the pause kind
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls"` // the calls to decide, in order
 }
 
 // RunError is the error recorded in a failed run.
 type RunError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string `json:"code"`    // the SPEC §9 code
+	Message string `json:"message"` // the message
 }
 
 // RunRecord is the run part of a state.
 type RunRecord struct {
-	ID         string       `json:"id"`
-	AgentID    string       `json:"agentId"`
-	Status     string       `json:"status"`
-	Input      any          `json:"input"`
-	Context    any          `json:"context"`
-	Messages   []Message    `json:"messages"`
-	Result     any          `json:"result"`
-	Error      *RunError    `json:"error"`
-	Pause      *HumanPause  `json:"pause"`
-	StopReason string       `json:"stopReason"`
-	Usage      UsageSummary `json:"usage"`
-	CreatedAt  string       `json:"createdAt"`
-	UpdatedAt  string       `json:"updatedAt"`
-	StepCount  int          `json:"stepCount"`
+	ID         string       `json:"id"`         // the run id
+	AgentID    string       `json:"agentId"`    // the owning agent
+	Status     string       `json:"status"`     // the status (Status* constants)
+	Input      any          `json:"input"`      // the run's input
+	Context    any          `json:"context"`    // the application context
+	Messages   []Message    `json:"messages"`   // the conversation
+	Result     any          `json:"result"`     // the final result
+	Error      *RunError    `json:"error"`      // the error of a failed run
+	Pause      *HumanPause  `json:"pause"`      // the pause of a waiting run
+	StopReason string       `json:"stopReason"` // why a stopped run stopped
+	Usage      UsageSummary `json:"usage"`      // cumulative usage
+	CreatedAt  string       `json:"createdAt"`  // creation time (ISO 8601)
+	UpdatedAt  string       `json:"updatedAt"`  // last update (ISO 8601)
+	StepCount  int          `json:"stepCount"`  // model responses so far
 }
 
 // The run statuses of SPEC §3.4.
@@ -195,13 +195,13 @@ func (r RunResult) Pending() []PendingToolCall {
 // ids, the time, the run status and the step index where they apply, and every other
 // field of the event in Details (camelCase keys, e.g. "toolCallId", "result").
 type AgentEvent struct {
-	Type      string
-	RunID     string
-	AgentID   string
-	Timestamp string
-	Status    string
-	StepIndex *int
-	Details   map[string]any
+	Type      string         // the event type, e.g. "tool.started"
+	RunID     string         // the run id
+	AgentID   string         // the agent id
+	Timestamp string         // ISO 8601 UTC time
+	Status    string         // the run status when emitted
+	StepIndex *int           // the step, for step events
+	Details   map[string]any // every other field of the event
 	// JSON is the event's canonical JSON text.
 	JSON string
 }

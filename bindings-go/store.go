@@ -62,16 +62,16 @@ func (s *RunStore) Close() {
 
 // StoredRun is one run of a store.
 type StoredRun struct {
-	RunID            string          `json:"runId"`
-	AgentID          string          `json:"agentId"`
-	Status           string          `json:"status"`
-	PauseID          *string         `json:"pauseId"`
-	Version          int64           `json:"version"`
-	CreatedAtMs      int64           `json:"createdAtMs"`
-	UpdatedAtMs      int64           `json:"updatedAtMs"`
-	LeaseOwner       *string         `json:"leaseOwner"`
-	LeaseExpiresAtMs *int64          `json:"leaseExpiresAtMs"`
-	StateJSON        json.RawMessage `json:"state"`
+	RunID            string          `json:"runId"`            // the run id
+	AgentID          string          `json:"agentId"`          // the owning agent
+	Status           string          `json:"status"`           // the row's status (running once a pause is claimed)
+	PauseID          *string         `json:"pauseId"`          // the pause of a waiting run
+	Version          int64           `json:"version"`          // row version (the compare-and-set token)
+	CreatedAtMs      int64           `json:"createdAtMs"`      // creation time (ms since the epoch)
+	UpdatedAtMs      int64           `json:"updatedAtMs"`      // last write (ms since the epoch)
+	LeaseOwner       *string         `json:"leaseOwner"`       // the worker holding the run
+	LeaseExpiresAtMs *int64          `json:"leaseExpiresAtMs"` // when that hold ends
+	StateJSON        json.RawMessage `json:"state"`            // the canonical state
 }
 
 // State parses the stored run's state.
@@ -99,16 +99,16 @@ func (s *RunStore) Load(runID string) (*StoredRun, error) {
 
 // ListQuery selects runs: by status and agent, newest first, a page at a time.
 type ListQuery struct {
-	Statuses []string `json:"statuses,omitempty"`
-	AgentID  string   `json:"agentId,omitempty"`
-	Limit    int      `json:"limit,omitempty"`
-	Cursor   string   `json:"cursor,omitempty"`
+	Statuses []string `json:"statuses,omitempty"` // only these statuses (empty = all)
+	AgentID  string   `json:"agentId,omitempty"`  // only this agent's runs
+	Limit    int      `json:"limit,omitempty"`    // page size (0 = the default)
+	Cursor   string   `json:"cursor,omitempty"`   // a previous page's NextCursor
 }
 
 // RunPage is a page of runs; NextCursor continues the listing (nil at the end).
 type RunPage struct {
-	Runs       []StoredRun `json:"runs"`
-	NextCursor *string     `json:"nextCursor"`
+	Runs       []StoredRun `json:"runs"`       // the runs, newest first
+	NextCursor *string     `json:"nextCursor"` // the next page (nil = none)
 }
 
 // List lists runs.

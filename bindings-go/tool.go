@@ -47,11 +47,11 @@ type RuntimeContext struct {
 
 // NextTurnParams overrides fields of the next model request only (SPEC §2.6).
 type NextTurnParams struct {
-	Model           string
-	Instructions    string
-	Temperature     *float64
-	TopP            *float64
-	MaxOutputTokens *int
+	Model           string   // the model
+	Instructions    string   // the instructions
+	Temperature     *float64 // sampling temperature
+	TopP            *float64 // nucleus sampling
+	MaxOutputTokens *int     // output limit
 	// Tools restricts the tools offered (by ID; only the IDs of these Tools are used).
 	Tools []Tool
 	// ToolChoice is "auto", "required", "none" or {"toolId": id}.
@@ -163,8 +163,8 @@ func (c *ToolExecutionConfig) toJSON() map[string]any {
 // ModelRetryConfig retries failed model requests: MaxRetries extra attempts, sleeping
 // Backoff × attempt between them (default 250ms when zero).
 type ModelRetryConfig struct {
-	MaxRetries int
-	Backoff    time.Duration
+	MaxRetries int           // extra attempts
+	Backoff    time.Duration // sleep unit between attempts
 }
 
 func (c *ModelRetryConfig) toJSON() map[string]any {
@@ -217,4 +217,5 @@ func JSONSchemaValidator(schema any) (Validator, error) {
 // errorString is an error whose text is exactly the core's message.
 type errorString string
 
+// Error returns the message.
 func (e errorString) Error() string { return string(e) }
