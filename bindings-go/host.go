@@ -21,6 +21,7 @@ type callbackFn func(c *hostCall)
 // callbacks is the table behind a PhaseoHost's invoke: ids are 1-based indexes.
 type callbacks struct {
 	funcs []callbackFn
+	startChain
 }
 
 // add registers f and returns its marker for the definition JSON.
@@ -39,6 +40,7 @@ func (s *callbacks) lookup(id uint64) callbackFn {
 // hostObject is what a PhaseoHost's user_data (a cgo.Handle) refers to.
 type hostObject interface {
 	lookup(id uint64) callbackFn
+	chain() (prev, mine chan struct{})
 }
 
 // runHost is the host of one run: its option callbacks, event handler and end signal.
@@ -70,29 +72,50 @@ func goPhaseoInvoke(userData unsafe.Pointer, call *C.PhaseoCall) {
 	obj, _ := cgo.Handle(uintptr(userData)).Value().(hostObject)
 	id := uint64(C.phaseo_call_callback(call))
 	c := &hostCall{call: call, kind: C.phaseo_call_kind(call)}
-	var f callbackFn
-	if obj != nil {
-		f = obj.lookup(id)
+	if obj == nil {
+		c.fail(fmt.Errorf("phaseoagent: no Go host for callback %d", id))
+		return
 	}
+	f := obj.lookup(id)
 	if f == nil {
 		c.fail(fmt.Errorf("phaseoagent: no Go function for callback %d", id))
 		return
 	}
-	args, order, err := decodeOrdered([]byte(C.GoString(C.phaseo_call_args(call))))
-	list, ok := args.([]any)
-	if err != nil || !ok {
-		c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
-		return
-	}
-	c.args, c.order = list, order
-	// Tools are goroutines: the core's thread returns once this one is running, so calls
-	// start in call order (SPEC §2.9) rather than in the scheduler's (newest first).
-	started := make(chan struct{})
+	args := C.GoString(C.phaseo_call_args(call))
+	// Tools are goroutines and the core's thread returns at once (the arguments are decoded
+	// on the goroutine). Each goroutine waits for the previous call's to have started, so
+	// calls start in call order (SPEC §2.9) rather than in the scheduler's (which runs the
+	// newest goroutine first).
+	prev, mine := obj.chain()
 	go func() {
-		close(started)
+		if prev != nil {
+			<-prev
+		}
+		close(mine)
+		decoded, order, err := decodeOrdered([]byte(args))
+		list, ok := decoded.([]any)
+		if err != nil || !ok {
+			c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
+			return
+		}
+		c.args, c.order = list, order
 		f(c)
 	}()
-	<-started
+}
+
+// startChain orders the start of a host's goroutines.
+type startChain struct {
+	mu   sync.Mutex
+	last chan struct{}
+}
+
+// chain returns the previous call's start signal (nil if none) and this call's.
+func (s *startChain) chain() (prev, mine chan struct{}) {
+	mine = make(chan struct{})
+	s.mu.Lock()
+	prev, s.last = s.last, mine
+	s.mu.Unlock()
+	return prev, mine
 }
 
 //export goPhaseoEvent

@@ -3,10 +3,12 @@ package phaseoagent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"sort"
+	"strconv"
 )
 
 // decodeValue reads a JSON value the core sent. Objects become map[string]any, arrays
@@ -86,67 +88,213 @@ func Decode(value any, target any) error {
 // The maps are kept alive by the call's arguments, so their addresses stay unique.
 type keyOrder map[uintptr][]string
 
-// decodeOrdered is decodeValue recording the key order of every object.
+// decodeOrdered is decodeValue recording the key order of every object. It reads the
+// core's JSON text with a small recursive parser (encoding/json's token reader was the
+// largest cost of a tool call); strings with escapes are unquoted by encoding/json.
 func decodeOrdered(data []byte) (any, keyOrder, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	order := keyOrder{}
-	v, err := readOrdered(dec, order)
+	p := &orderedParser{data: data, order: keyOrder{}}
+	v, err := p.value(0)
 	if err != nil {
 		return nil, nil, err
 	}
-	return normalizeNumbers(v), order, nil
+	p.space()
+	if p.at != len(p.data) {
+		return nil, nil, fmt.Errorf("unexpected text after the value at offset %d", p.at)
+	}
+	return v, p.order, nil
 }
 
-func readOrdered(dec *json.Decoder, order keyOrder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			m := map[string]any{}
-			keys := []string{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := readOrdered(dec, order)
-				if err != nil {
-					return nil, err
-				}
-				if _, dup := m[k]; !dup {
-					keys = append(keys, k)
-				}
-				m[k] = v
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			order[reflect.ValueOf(m).Pointer()] = keys
-			return m, nil
-		case '[':
-			list := []any{}
-			for dec.More() {
-				v, err := readOrdered(dec, order)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return list, nil
+type orderedParser struct {
+	data  []byte
+	at    int
+	order keyOrder
+}
+
+func (p *orderedParser) space() {
+	for p.at < len(p.data) {
+		switch p.data[p.at] {
+		case ' ', '\t', '\n', '\r':
+			p.at++
+		default:
+			return
 		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return tok, nil
 	}
+}
+
+func (p *orderedParser) fail(what string) error {
+	return fmt.Errorf("invalid JSON at offset %d: %s", p.at, what)
+}
+
+func (p *orderedParser) value(depth int) (any, error) {
+	if depth > 1000 {
+		return nil, p.fail("nested too deeply")
+	}
+	p.space()
+	if p.at >= len(p.data) {
+		return nil, p.fail("unexpected end")
+	}
+	switch c := p.data[p.at]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		return p.str()
+	case c == 't' && bytes.HasPrefix(p.data[p.at:], []byte("true")):
+		p.at += 4
+		return true, nil
+	case c == 'f' && bytes.HasPrefix(p.data[p.at:], []byte("false")):
+		p.at += 5
+		return false, nil
+	case c == 'n' && bytes.HasPrefix(p.data[p.at:], []byte("null")):
+		p.at += 4
+		return nil, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := p.at
+		for p.at < len(p.data) && bytes.IndexByte([]byte("+-.eE0123456789"), p.data[p.at]) >= 0 {
+			p.at++
+		}
+		digits := p.data[start:p.at]
+		if i, ok := smallInt(digits); ok {
+			return float64(i), nil
+		}
+		n := json.Number(digits)
+		if _, err := n.Float64(); err != nil {
+			var ne *strconv.NumError
+			if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
+				return nil, p.fail("bad number")
+			}
+		}
+		return normalizeNumbers(n), nil
+	}
+	return nil, p.fail("unexpected character")
+}
+
+// smallInt reads an integer literal of at most 15 digits (exact as a float64).
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 15 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func (p *orderedParser) object(depth int) (any, error) {
+	p.at++
+	m := map[string]any{}
+	keys := []string{}
+	p.space()
+	if p.at < len(p.data) && p.data[p.at] == '}' {
+		p.at++
+		p.order[reflect.ValueOf(m).Pointer()] = keys
+		return m, nil
+	}
+	for {
+		p.space()
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.at >= len(p.data) || p.data[p.at] != ':' {
+			return nil, p.fail("expected ':'")
+		}
+		p.at++
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[k]; !dup {
+			keys = append(keys, k)
+		}
+		m[k] = v
+		p.space()
+		if p.at >= len(p.data) {
+			return nil, p.fail("unexpected end")
+		}
+		switch p.data[p.at] {
+		case ',':
+			p.at++
+		case '}':
+			p.at++
+			p.order[reflect.ValueOf(m).Pointer()] = keys
+			return m, nil
+		default:
+			return nil, p.fail("expected ',' or '}'")
+		}
+	}
+}
+
+func (p *orderedParser) array(depth int) (any, error) {
+	p.at++
+	list := []any{}
+	p.space()
+	if p.at < len(p.data) && p.data[p.at] == ']' {
+		p.at++
+		return list, nil
+	}
+	for {
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+		p.space()
+		if p.at >= len(p.data) {
+			return nil, p.fail("unexpected end")
+		}
+		switch p.data[p.at] {
+		case ',':
+			p.at++
+		case ']':
+			p.at++
+			return list, nil
+		default:
+			return nil, p.fail("expected ',' or ']'")
+		}
+	}
+}
+
+func (p *orderedParser) str() (string, error) {
+	if p.at >= len(p.data) || p.data[p.at] != '"' {
+		return "", p.fail("expected a string")
+	}
+	start := p.at
+	p.at++
+	escaped := false
+	for p.at < len(p.data) {
+		switch p.data[p.at] {
+		case '\\':
+			escaped = true
+			p.at += 2
+			continue
+		case '"':
+			p.at++
+			if !escaped {
+				return string(p.data[start+1 : p.at-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(p.data[start:p.at], &s); err != nil {
+				return "", p.fail(err.Error())
+			}
+			return s, nil
+		}
+		p.at++
+	}
+	return "", p.fail("unterminated string")
 }
 
 // encodeOrdered is encodeValue writing the maps recorded in order in their key order.

@@ -207,10 +207,10 @@ const char *phaseo_call_args(const struct PhaseoCall *call);
 // failed): the host should stop its work; its answer will be discarded.
 bool phaseo_call_is_cancelled(const struct PhaseoCall *call);
 
-// Registers `on_cancel(user_data)`, called at most once, from a core thread, when the
-// call is cancelled (at once if it already is), and never after `phaseo_call_complete`
-// returned. `on_cancel` must return promptly and must not complete the call itself.
-// One registration per call.
+// Registers `on_cancel(user_data)`, called at most once when the call is cancelled: from
+// a core thread, or at once from inside this function when the call already is. Never
+// after `phaseo_call_complete` returned (the two are serialized). `on_cancel` must return
+// promptly and must not complete the call itself. One registration per call.
 enum PhaseoStatus phaseo_call_on_cancel(struct PhaseoCall *call,
                                         PhaseoNotifyFn on_cancel,
                                         void *user_data,

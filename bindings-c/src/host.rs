@@ -127,9 +127,19 @@ enum Answer {
     Invalid(String),
 }
 
+/// The host's `on_cancel` registration.
+struct CancelHook {
+    f: unsafe extern "C" fn(*mut c_void),
+    user_data: *mut c_void,
+}
+
+// SAFETY: ABI contract: `user_data` is usable from any thread.
+unsafe impl Send for CancelHook {}
+
 struct CallState {
     answer: Option<oneshot::Sender<Answer>>,
-    watcher: Option<tokio::task::AbortHandle>,
+    hook: Option<CancelHook>,
+    fired: bool,
 }
 
 /// One callback invocation, owned by the host from `invoke` until `phaseo_call_complete`.
@@ -155,14 +165,30 @@ pub struct HostFn {
     pub id: u64,
 }
 
-/// Cancels the call's token when the core stops waiting (timeout, cancellation, a sibling's
-/// fatal error) before the host answered.
-struct Abandon(CancellationToken, bool);
+impl PhaseoCall {
+    /// Calls the host's `on_cancel` once, if registered and the call is still unanswered
+    /// (under the state lock, so never after `phaseo_call_complete`).
+    fn fire_hook(&self) {
+        let mut state = lock(&self.state);
+        if state.answer.is_some() && !state.fired {
+            if let Some((f, user_data)) = state.hook.as_ref().map(|h| (h.f, h.user_data)) {
+                state.fired = true;
+                // SAFETY: ABI contract.
+                unsafe { f(user_data) };
+            }
+        }
+    }
+}
+
+/// Cancels the call (token and host hook) when the core stops waiting (timeout,
+/// cancellation, a sibling's fatal error) before the host answered.
+struct Abandon(Arc<PhaseoCall>, bool);
 
 impl Drop for Abandon {
     fn drop(&mut self) {
         if self.1 {
-            self.0.cancel();
+            self.0.token.cancel();
+            self.0.fire_hook();
         }
     }
 }
@@ -195,13 +221,32 @@ impl HostFn {
             token: token.clone(),
             state: Mutex::new(CallState {
                 answer: Some(tx),
-                watcher: None,
+                hook: None,
+                fired: false,
             }),
         });
-        let mut abandon = Abandon(token, true);
+        let mut abandon = Abandon(call.clone(), true);
         // SAFETY: ABI contract; the host owns this reference until `phaseo_call_complete`.
-        unsafe { invoke(self.host.0.user_data, Arc::into_raw(call).cast_mut()) };
-        let answer = rx.await;
+        unsafe {
+            invoke(
+                self.host.0.user_data,
+                Arc::into_raw(call.clone()).cast_mut(),
+            )
+        };
+        // The token can also be cancelled while the call is still awaited (a parent token):
+        // the host hears of it at once, with no task of its own per call.
+        let mut rx = rx;
+        let mut cancel_seen = false;
+        let answer = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => break answer,
+                () = token.cancelled(), if !cancel_seen => {
+                    cancel_seen = true;
+                    call.fire_hook();
+                }
+            }
+        };
         abandon.1 = false;
         match answer {
             Ok(Answer::Value(v)) => Ok(v),
@@ -263,10 +308,10 @@ pub unsafe extern "C" fn phaseo_call_is_cancelled(call: *const PhaseoCall) -> bo
     call.as_ref().is_some_and(|c| c.token.is_cancelled())
 }
 
-/// Registers `on_cancel(user_data)`, called at most once, from a core thread, when the
-/// call is cancelled (at once if it already is), and never after `phaseo_call_complete`
-/// returned. `on_cancel` must return promptly and must not complete the call itself.
-/// One registration per call.
+/// Registers `on_cancel(user_data)`, called at most once when the call is cancelled: from
+/// a core thread, or at once from inside this function when the call already is. Never
+/// after `phaseo_call_complete` returned (the two are serialized). `on_cancel` must return
+/// promptly and must not complete the call itself. One registration per call.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_call_on_cancel(
     call: *mut PhaseoCall,
@@ -275,33 +320,20 @@ pub unsafe extern "C" fn phaseo_call_on_cancel(
     out_error: *mut *mut c_char,
 ) -> PhaseoStatus {
     guard(out_error, || {
-        let call_ref = call_ref(call)?;
+        let call = call_ref(call)?;
         let Some(f) = on_cancel else {
             return Err(CError::argument("on_cancel is NULL"));
         };
-        Arc::increment_strong_count(call);
-        let owned = Arc::from_raw(call.cast_const());
-        struct Ud(*mut c_void);
-        // SAFETY: ABI contract: `user_data` is usable from any thread.
-        unsafe impl Send for Ud {}
-        let ud = Ud(user_data);
-        let mut state = lock(&call_ref.state);
-        if state.watcher.is_some() {
-            return Err(CError::argument("the call already has an on_cancel"));
-        }
-        if state.answer.is_none() {
-            return Ok(PhaseoStatus::Ok);
-        }
-        let task = phaseo_agent::exec::runtime().spawn(async move {
-            let ud = ud;
-            owned.token.cancelled().await;
-            let state = lock(&owned.state);
-            if state.answer.is_some() {
-                // SAFETY: ABI contract.
-                unsafe { f(ud.0) };
+        {
+            let mut state = lock(&call.state);
+            if state.hook.is_some() {
+                return Err(CError::argument("the call already has an on_cancel"));
             }
-        });
-        state.watcher = Some(task.abort_handle());
+            state.hook = Some(CancelHook { f, user_data });
+        }
+        if call.token.is_cancelled() {
+            call.fire_hook();
+        }
         Ok(PhaseoStatus::Ok)
     })
 }
@@ -433,9 +465,7 @@ pub unsafe extern "C" fn phaseo_call_complete_invalid(
 
 fn finish(call: &PhaseoCall, answer: Answer) {
     let mut state = lock(&call.state);
-    if let Some(w) = state.watcher.take() {
-        w.abort();
-    }
+    state.hook = None;
     if let Some(tx) = state.answer.take() {
         let _ = tx.send(answer);
     }

@@ -27,3 +27,8 @@ pub mod stream;
 pub mod validator;
 
 pub use error::PhaseoStatus;
+
+// The run loop allocates many small, short-lived values on the core's threads, where
+// glibc's per-thread arenas keep growing and trimming (as in the Python and Node bindings).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
