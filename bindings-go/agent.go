@@ -97,7 +97,7 @@ type AgentDefinition struct {
 
 // Agent runs an AgentDefinition. It is safe for concurrent use.
 type Agent struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex // held for reading while a run starts, so Close cannot free it then
 	ptr    *C.PhaseoAgent
 	id     string
 	stores []*RunStore

@@ -99,6 +99,9 @@ type ScriptedClient struct{ native *nativeClient }
 // already consumed. Each entry is {text?, toolCalls?: [{id, name, arguments}], usage?,
 // cost?, finishReason?, fail?}.
 func NewScriptedClient(responses []map[string]any, skip int) (*ScriptedClient, error) {
+	if responses == nil {
+		responses = []map[string]any{}
+	}
 	text, err := encodeValue(responses)
 	if err != nil {
 		return nil, definitionError("ScriptedClient: %v", err)
@@ -177,9 +180,11 @@ func newHTTPClient(kind string, o HTTPClientOptions) (*HTTPClient, error) {
 	if o.TimeoutMs > 0 {
 		m["timeoutMs"] = o.TimeoutMs
 	}
-	if o.Headers != nil {
-		m["headers"] = o.Headers
+	headers := map[string]string{"X-Phaseo-Client": "phaseo-agent-go"}
+	for k, v := range o.Headers {
+		headers[k] = v
 	}
+	m["headers"] = headers
 	if o.Preset != "" {
 		m["preset"] = o.Preset
 	}

@@ -208,7 +208,7 @@ func TestHostModelClient(t *testing.T) {
 // Completions) and the gateway client (Responses API).
 func TestHTTPClients(t *testing.T) {
 	var mu sync.Mutex
-	var paths, auths []string
+	var paths, auths, clients []string
 	var bodies []map[string]any
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
@@ -217,6 +217,7 @@ func TestHTTPClients(t *testing.T) {
 		mu.Lock()
 		paths = append(paths, r.URL.Path)
 		auths = append(auths, r.Header.Get("Authorization"))
+		clients = append(clients, r.Header.Get("X-Phaseo-Client"))
 		bodies = append(bodies, body)
 		n := len(paths)
 		mu.Unlock()
@@ -263,6 +264,9 @@ func TestHTTPClients(t *testing.T) {
 	}
 	if auths[0] != "Bearer sk-test" || auths[2] != "Bearer sk-gw" {
 		t.Fatalf("auth %v", auths)
+	}
+	if clients[0] != "phaseo-agent-go" || clients[3] != "phaseo-agent-go" {
+		t.Fatalf("X-Phaseo-Client %v", clients)
 	}
 	if bodies[0]["model"] != "test-model" {
 		t.Fatalf("body %v", bodies[0])

@@ -53,10 +53,12 @@ func (p *prepared) cHost() C.PhaseoHost {
 	return C.phaseo_go_run_host(C.uintptr_t(p.handle), C.bool(p.host.onEvent != nil))
 }
 
+// live returns the agent's handle with the read lock held (the caller unlocks once the
+// core has taken what it needs from the handle), or an error when the agent is closed.
 func (a *Agent) live() (*C.PhaseoAgent, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.mu.RLock()
 	if a.ptr == nil {
+		a.mu.RUnlock()
 		return nil, &Error{Code: CodeInvalidArgument, Message: "the agent was closed"}
 	}
 	return a.ptr, nil
@@ -179,6 +181,7 @@ func (a *Agent) start(p *prepared, call func(*C.PhaseoAgent, *C.char, **C.Phaseo
 		p.abandon()
 		return nil, err
 	}
+	defer a.mu.RUnlock()
 	opts := cString(p.options)
 	defer freeC(opts)
 	s := &started{host: p.host, keep: append(p.keep, a)}

@@ -64,6 +64,7 @@ func (a *Agent) stream(ctx context.Context, m map[string]any, o *RunOverrides, c
 		p.abandon()
 		return failedStream(err)
 	}
+	defer a.mu.RUnlock()
 	opts := cString(p.options)
 	defer freeC(opts)
 	s := &StreamResult{keep: append(p.keep, a)}

@@ -301,6 +301,11 @@ func TestDefinitionErrors(t *testing.T) {
 	if _, err := pa.JSONSchemaValidator(map[string]any{"type": "nope"}); !errors.Is(err, pa.ErrDefinitionInvalid) {
 		t.Fatalf("JSONSchemaValidator: %v", err)
 	}
+	closed := mustAgent(t, pa.AgentDefinition{ID: "closed"})
+	closed.Close()
+	if _, err := closed.Run(context.Background(), pa.RunOptions{Input: "x", Client: scripted(t)}); !errors.As(err, &perr) || perr.Code != pa.CodeInvalidArgument {
+		t.Fatalf("closed agent: %v", err)
+	}
 	check, err := pa.JSONSchemaValidator(map[string]any{"type": "object", "required": []any{"a"}})
 	if err != nil {
 		t.Fatal(err)

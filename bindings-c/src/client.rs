@@ -120,8 +120,8 @@ pub unsafe extern "C" fn phaseo_client_http(
                 .map_err(|e| CError::definition(format!("Invalid HTTP client options: {e}")))?,
         };
         let gateway_only = spec.preset.is_some() || spec.body_defaults.is_some();
-        let mut headers: Vec<(String, String)> = spec.headers.into_iter().collect();
-        headers.push(("X-Phaseo-Client".into(), "phaseo-agent-go".into()));
+        // The host names itself (`X-Phaseo-Client`) in `headers`.
+        let headers: Vec<(String, String)> = spec.headers.into_iter().collect();
         let options = phaseo_agent::HttpClientOptions {
             api_key: spec.api_key,
             base_url: spec.base_url,
