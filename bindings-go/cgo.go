@@ -12,10 +12,6 @@ import (
 	"unsafe"
 )
 
-// libStamp identifies the static library linked (set with -ldflags -X by the Makefile:
-// cgo does not track the archive, so a rebuilt library must change the link).
-var libStamp string
-
 // cString copies s into C memory; the caller frees it with C.free.
 func cString(s string) *C.char { return C.CString(s) }
 

@@ -29,9 +29,6 @@ import (
 	pa "github.com/phaseo/agent-sdk-go"
 )
 
-// libStamp identifies the static library the runner was linked with (go_runner.sh).
-var libStamp string
-
 // ---------------------------------------------------------------------------------------
 // Keys this runner understands (anything else fails the case, naming the key)
 
