@@ -15,7 +15,7 @@ endif
 
 .PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers
+demo: python node mcp-servers go-lib
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -23,8 +23,9 @@ demo: python node mcp-servers
 	node examples/node/approval-inbox.mjs
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
+	cd examples/go && go run .
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff python-wheel node-outside c-header-check c-tests go-tests go-conformance
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -110,10 +111,10 @@ node-outside:
 	cd /tmp/phaseo-npm-check && node -e "const s = require('@phaseo/agent-sdk'); s.createAgent({id: 'x'}).run({input: 'hi', client: s.createScriptedClient([{text: 'ok'}])}).then((r) => console.log('require ok:', r.output))"
 	cd /tmp/phaseo-npm-check && node --input-type=module -e "import { createAgent, createScriptedClient } from '@phaseo/agent-sdk'; const r = await createAgent({id: 'x'}).run({input: 'hi', client: createScriptedClient([{text: 'ok'}])}); console.log('import ok:', r.output)"
 
-conformance: python node kotlin
+conformance: python node kotlin go-lib
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin
+handoff: python node kotlin go-lib
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
@@ -194,3 +195,40 @@ store-tests:
 # the overhead of a store on a 25-turn run.
 store-bench:
 	scripts/with-test-postgres.sh $(CARGO) bench -q -p phaseo-agent --bench store
+
+# The C ABI (bindings-c, issue 16): the static + shared library, its header check
+# (cbindgen), and the C test linked to the static library.
+.PHONY: c-abi c-header-check c-tests
+C_LIB := target/debug/libphaseo_agent_c.a
+C_LINK := -lpthread -ldl -lm
+c-abi:
+	$(CARGO) build -q -p phaseo-agent-c
+c-header-check:
+	$(CARGO) test -q -p phaseo-agent-c --test header
+	cmp bindings-c/include/phaseo_agent.h bindings-go/include/phaseo_agent.h || { \
+	  echo "bindings-go/include/phaseo_agent.h differs from bindings-c's: cp bindings-c/include/phaseo_agent.h bindings-go/include/"; exit 1; }
+c-tests: c-abi
+	mkdir -p target/c-tests
+	gcc -std=c11 -Wall -Wextra -Werror -o target/c-tests/run_test tests/c/run_test.c -Ibindings-c/include $(C_LIB) $(C_LINK)
+	target/c-tests/run_test
+
+# The Go binding (bindings-go, package phaseoagent) over the C ABI: the static library
+# copied where cgo links it, go vet + go test under the race detector, the Go conformance
+# runner (also joined to run-all.sh and every handoff pair), the benchmark (release).
+.PHONY: go-lib go-tests go-conformance go-bench
+GO_LIB_DIR := bindings-go/lib/linux_amd64
+go-lib: c-abi
+	mkdir -p $(GO_LIB_DIR)
+	cp -p target/debug/libphaseo_agent_c.a $(GO_LIB_DIR)/
+go-tests: go-lib mcp-servers
+	cd bindings-go && go vet ./... && ../scripts/with-test-postgres.sh go test -race -count=1 ./...
+	cd tests/conformance/go && go vet ./...
+	cd examples/go && go vet ./...
+go-conformance: go-lib
+	tests/conformance/go_runner.sh tests/conformance/cases
+go-bench:
+	$(CARGO) build -q --release -p phaseo-agent-c
+	mkdir -p $(GO_LIB_DIR)
+	cp -p target/release/libphaseo_agent_c.a $(GO_LIB_DIR)/
+	cd bindings-go && go test -run '^$$' -bench . ./...
+	$(MAKE) go-lib

@@ -1,0 +1,472 @@
+//! The host side: [`PhaseoHost`] (function pointers + `user_data`), the call handle
+//! [`PhaseoCall`] a callback receives, and its asynchronous completion.
+//!
+//! The core never waits on a host thread: it hands a call to `invoke` and awaits the
+//! answer, which the host gives later, from any thread, with `phaseo_call_complete`.
+
+use std::ffi::{c_char, c_void, CString};
+use std::sync::{Arc, Mutex};
+
+use phaseo_agent::{CancellationToken, ToolError, ToolRuntime, Value};
+use tokio::sync::oneshot;
+
+use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
+
+/// Receives a call: `call` belongs to the host until it passes it to
+/// `phaseo_call_complete` (exactly once). Called from a core thread; return promptly.
+pub type PhaseoInvokeFn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut PhaseoCall)>;
+
+/// Receives an event's JSON text (valid during the call only), synchronously and in order.
+pub type PhaseoEventFn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, event_json: *const c_char)>;
+
+/// A notification carrying only the `user_data` (run done, release, cancellation).
+pub type PhaseoNotifyFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// The host's callbacks. Every field may be NULL when unused. `user_data` is passed back
+/// unchanged to each; it must be usable from any thread. `release` is called once, when
+/// the SDK no longer holds the host (the agent, client or run that received it is freed and
+/// nothing of it runs any more).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PhaseoHost {
+    /// Passed back to every callback.
+    pub user_data: *mut c_void,
+    /// Callbacks named by `{"$callback": id}` in definitions, and host model clients.
+    pub invoke: PhaseoInvokeFn,
+    /// The event listener of a run.
+    pub on_event: PhaseoEventFn,
+    /// A run ended (its result can be taken with `phaseo_run_wait` without blocking).
+    pub on_done: PhaseoNotifyFn,
+    /// The SDK no longer uses `user_data`.
+    pub release: PhaseoNotifyFn,
+}
+
+/// A [`PhaseoHost`] held by the SDK; `release` runs when the last holder drops it.
+pub struct Host(PhaseoHost);
+
+// SAFETY: the ABI contract requires `user_data` and the callbacks to be usable from any
+// thread (documented on `PhaseoHost`).
+unsafe impl Send for Host {}
+unsafe impl Sync for Host {}
+
+impl Host {
+    /// Takes over a host value.
+    pub fn new(raw: PhaseoHost) -> Arc<Self> {
+        Arc::new(Self(raw))
+    }
+
+    /// Delivers an event.
+    pub fn event(&self, json: &str) {
+        if let Some(f) = self.0.on_event {
+            if let Ok(text) = CString::new(json) {
+                // SAFETY: ABI contract (see `PhaseoHost`).
+                unsafe { f(self.0.user_data, text.as_ptr()) };
+            }
+        }
+    }
+
+    /// Says that a run is done.
+    pub fn done(&self) {
+        if let Some(f) = self.0.on_done {
+            // SAFETY: ABI contract.
+            unsafe { f(self.0.user_data) };
+        }
+    }
+
+    /// Whether the host has an event listener.
+    pub fn has_listener(&self) -> bool {
+        self.0.on_event.is_some()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.release {
+            // SAFETY: ABI contract; called once, when the last holder lets go.
+            unsafe { f(self.0.user_data) };
+        }
+    }
+}
+
+/// What a call is for: tells the host which of its functions `phaseo_call_callback` names
+/// and what `phaseo_call_args` holds (a JSON array of arguments).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseoCallKind {
+    /// A tool executor: args `[input, runtime]`; answer the result. The call supports
+    /// `phaseo_call_emit_progress`, `phaseo_call_set_context` and cancellation.
+    Execute = 0,
+    /// A validator: args `[value]`; answer the (possibly transformed) value or an error.
+    Validate = 1,
+    /// An approval predicate: args `[input, runtime]` (tool level) or `[toolCall, runtime]`
+    /// (agent level); answer a boolean.
+    Approve = 2,
+    /// `onToolCalled`: args `[input, runtime]`; answer null to pause (hitl) or the result.
+    ToolCalled = 3,
+    /// `onResponseReceived`: args `[output, runtime]`; answer the output to use.
+    ResponseReceived = 4,
+    /// A `nextTurnParams` function: args `[input, runtime]`; answer an overrides object.
+    NextTurn = 5,
+    /// A stop condition: args `[stopState]`; answer false/null, true or a reason string.
+    Stop = 6,
+    /// The human-review hook: args `[reviewContext]`; answer null or `{reason, payload}`.
+    Review = 7,
+    /// A per-turn value (instructions, model, temperature, …): args `[turn]`; answer it.
+    Turn = 8,
+    /// A host model client: args `[request]`; answer a response
+    /// `{text?, toolCalls?, usage?, finishReason?}`.
+    Generate = 9,
+}
+
+/// The host's answer.
+enum Answer {
+    Value(Value),
+    Thrown(String),
+    Invalid(String),
+}
+
+/// The host's `on_cancel` registration.
+struct CancelHook {
+    f: unsafe extern "C" fn(*mut c_void),
+    user_data: *mut c_void,
+}
+
+// SAFETY: ABI contract: `user_data` is usable from any thread.
+unsafe impl Send for CancelHook {}
+
+struct CallState {
+    answer: Option<oneshot::Sender<Answer>>,
+    hook: Option<CancelHook>,
+    fired: bool,
+}
+
+/// One callback invocation, owned by the host from `invoke` until `phaseo_call_complete`.
+pub struct PhaseoCall {
+    kind: PhaseoCallKind,
+    callback: u64,
+    args: CString,
+    runtime: Option<ToolRuntime>,
+    token: CancellationToken,
+    state: Mutex<CallState>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A host function: a callback id of a host.
+#[derive(Clone)]
+pub struct HostFn {
+    /// The host serving it.
+    pub host: Arc<Host>,
+    /// The id written as `{"$callback": id}`.
+    pub id: u64,
+}
+
+impl PhaseoCall {
+    /// Calls the host's `on_cancel` once, if registered and the call is still unanswered
+    /// (under the state lock, so never after `phaseo_call_complete`).
+    fn fire_hook(&self) {
+        let mut state = lock(&self.state);
+        if state.answer.is_some() && !state.fired {
+            if let Some((f, user_data)) = state.hook.as_ref().map(|h| (h.f, h.user_data)) {
+                state.fired = true;
+                // SAFETY: ABI contract.
+                unsafe { f(user_data) };
+            }
+        }
+    }
+}
+
+/// Cancels the call (token and host hook) when the core stops waiting (timeout,
+/// cancellation, a sibling's fatal error) before the host answered.
+struct Abandon(Arc<PhaseoCall>, bool);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.token.cancel();
+            self.0.fire_hook();
+        }
+    }
+}
+
+impl HostFn {
+    /// Calls the host with these arguments and waits for its answer.
+    pub async fn call(
+        &self,
+        kind: PhaseoCallKind,
+        args: &Value,
+        runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        let Some(invoke) = self.host.0.invoke else {
+            return Err(ToolError::new(format!(
+                "the host gave no invoke function for callback {}",
+                self.id
+            )));
+        };
+        let token = runtime.map_or_else(CancellationToken::new, |rt| {
+            rt.cancellation_token().child_token()
+        });
+        let text = phaseo_agent::json::to_canonical_string(args);
+        let args = CString::new(text).map_err(|e| ToolError::new(e.to_string()))?;
+        let (tx, rx) = oneshot::channel();
+        let call = Arc::new(PhaseoCall {
+            kind,
+            callback: self.id,
+            args,
+            runtime: runtime.cloned(),
+            token: token.clone(),
+            state: Mutex::new(CallState {
+                answer: Some(tx),
+                hook: None,
+                fired: false,
+            }),
+        });
+        let mut abandon = Abandon(call.clone(), true);
+        // SAFETY: ABI contract; the host owns this reference until `phaseo_call_complete`.
+        unsafe {
+            invoke(
+                self.host.0.user_data,
+                Arc::into_raw(call.clone()).cast_mut(),
+            )
+        };
+        // The token can also be cancelled while the call is still awaited (a parent token):
+        // the host hears of it at once, with no task of its own per call.
+        let mut rx = rx;
+        let mut cancel_seen = false;
+        let answer = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => break answer,
+                () = token.cancelled(), if !cancel_seen => {
+                    cancel_seen = true;
+                    call.fire_hook();
+                }
+            }
+        };
+        abandon.1 = false;
+        match answer {
+            Ok(Answer::Value(v)) => Ok(v),
+            Ok(Answer::Thrown(m)) => Err(ToolError::new(m)),
+            Ok(Answer::Invalid(m)) if kind == PhaseoCallKind::Execute => {
+                Err(ToolError::invalid_output(m))
+            }
+            Ok(Answer::Invalid(m)) => Err(ToolError::new(m)),
+            Err(_) => Err(ToolError::new(
+                "the host dropped the call without answering",
+            )),
+        }
+    }
+}
+
+/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall}`.
+pub fn runtime_value(rt: &ToolRuntime) -> Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("runId".into(), Value::from(rt.run_id()));
+    obj.insert("agentId".into(), Value::from(rt.agent_id()));
+    obj.insert("stepIndex".into(), Value::from(rt.step_index()));
+    obj.insert("context".into(), rt.context().clone());
+    obj.insert(
+        "toolCall".into(),
+        serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null),
+    );
+    Value::Object(obj)
+}
+
+unsafe fn call_ref<'a>(call: *const PhaseoCall) -> Result<&'a PhaseoCall, CError> {
+    call.as_ref()
+        .ok_or_else(|| CError::argument("the call handle is NULL"))
+}
+
+/// The kind of a call.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_kind(call: *const PhaseoCall) -> PhaseoCallKind {
+    call.as_ref().map_or(PhaseoCallKind::Execute, |c| c.kind)
+}
+
+/// The callback id the call is for (the `{"$callback": id}` of the definition, or the id
+/// given to `phaseo_client_host`).
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_callback(call: *const PhaseoCall) -> u64 {
+    call.as_ref().map_or(0, |c| c.callback)
+}
+
+/// The call's arguments: a JSON array (see `PhaseoCallKind`). Owned by the call: valid
+/// until `phaseo_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_args(call: *const PhaseoCall) -> *const c_char {
+    call.as_ref().map_or(std::ptr::null(), |c| c.args.as_ptr())
+}
+
+/// Whether the core stopped waiting for this call (timeout, run cancelled, a sibling
+/// failed): the host should stop its work; its answer will be discarded.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_is_cancelled(call: *const PhaseoCall) -> bool {
+    call.as_ref().is_some_and(|c| c.token.is_cancelled())
+}
+
+/// Registers `on_cancel(user_data)`, called at most once when the call is cancelled: from
+/// a core thread, or at once from inside this function when the call already is. Never
+/// after `phaseo_call_complete` returned (the two are serialized). `on_cancel` must return
+/// promptly and must not complete the call itself. One registration per call.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_on_cancel(
+    call: *mut PhaseoCall,
+    on_cancel: PhaseoNotifyFn,
+    user_data: *mut c_void,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let Some(f) = on_cancel else {
+            return Err(CError::argument("on_cancel is NULL"));
+        };
+        {
+            let mut state = lock(&call.state);
+            if state.hook.is_some() {
+                return Err(CError::argument("the call already has an on_cancel"));
+            }
+            state.hook = Some(CancelHook { f, user_data });
+        }
+        if call.token.is_cancelled() {
+            call.fire_hook();
+        }
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Publishes a progress value (JSON text) of an `Execute` call: checked by the tool's
+/// `eventSchema`, emitted as `tool.preliminary_result`. A value that is not JSON or breaks
+/// the value limits fails the call as an invalid event.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_emit_progress(
+    call: *mut PhaseoCall,
+    value_json: *const c_char,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let rt = call
+            .runtime
+            .as_ref()
+            .filter(|_| call.kind == PhaseoCallKind::Execute)
+            .ok_or_else(|| CError::argument("only an Execute call has progress"))?;
+        match read_str(value_json, "value_json") {
+            Ok(text) => match phaseo_agent::parse_json_text(text) {
+                Ok(value) => rt.emit_progress(value),
+                Err(message) => rt.reject_progress(message),
+            },
+            Err(e) => return Err(e),
+        }
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Reports a progress value of an `Execute` call that the host could not turn into JSON
+/// (`message` says why): the call fails as an invalid event (`tool_event_invalid`).
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_reject_progress(
+    call: *mut PhaseoCall,
+    message: *const c_char,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let rt = call
+            .runtime
+            .as_ref()
+            .filter(|_| call.kind == PhaseoCallKind::Execute)
+            .ok_or_else(|| CError::argument("only an Execute call has progress"))?;
+        rt.reject_progress(read_str(message, "message")?);
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Replaces the application context (JSON text) from an `Execute` call (applied after the
+/// tool phase, in call order).
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_set_context(
+    call: *mut PhaseoCall,
+    value_json: *const c_char,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let rt = call
+            .runtime
+            .as_ref()
+            .filter(|_| call.kind == PhaseoCallKind::Execute)
+            .ok_or_else(|| CError::argument("only an Execute call can set the context"))?;
+        let text = read_str(value_json, "value_json")?;
+        let value = phaseo_agent::parse_json_text(text)
+            .map_err(|e| CError::argument(format!("the context is not valid JSON: {e}")))?;
+        rt.set_context(value)
+            .map_err(|e| CError::argument(e.to_string()))?;
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Answers a call and releases its handle (which must not be used afterwards). With
+/// `is_error` false, `text` is the JSON text of the value (NULL = null); with `is_error`
+/// true, it is the error message (UTF-8, NULL = a fixed text). An answer after the core
+/// stopped waiting is discarded. Callable from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_complete(
+    call: *mut PhaseoCall,
+    text: *const c_char,
+    is_error: bool,
+) -> PhaseoStatus {
+    if call.is_null() {
+        return PhaseoStatus::Error;
+    }
+    let call = Arc::from_raw(call.cast_const());
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let text = read_opt_str(text, "the answer");
+        match (is_error, text) {
+            (true, Ok(Some(m))) => Answer::Thrown(m.to_owned()),
+            (true, Ok(None)) => Answer::Thrown("the host callback failed".to_owned()),
+            (false, Ok(None)) => Answer::Value(Value::Null),
+            (false, Ok(Some(t))) => match phaseo_agent::parse_json_text(t) {
+                Ok(v) => Answer::Value(v),
+                // The limits' own text (SPEC §7), as every binding reports it.
+                Err(e) => Answer::Invalid(e),
+            },
+            (_, Err(e)) => Answer::Invalid(e.message().to_owned()),
+        }
+    }))
+    .unwrap_or_else(|_| Answer::Thrown("internal error while reading the answer".into()));
+    finish(&call, answer);
+    PhaseoStatus::Ok
+}
+
+/// Answers a call with a value the host could not turn into JSON (a cycle, NaN, a value of
+/// a type JSON has no form for): `message` says why. An executor's call then fails with
+/// `tool_output_invalid` (fatal whatever `onError` says, SPEC §7), any other call with the
+/// message. Releases the handle, like `phaseo_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_complete_invalid(
+    call: *mut PhaseoCall,
+    message: *const c_char,
+) -> PhaseoStatus {
+    if call.is_null() {
+        return PhaseoStatus::Error;
+    }
+    let call = Arc::from_raw(call.cast_const());
+    let message = match read_opt_str(message, "the message") {
+        Ok(Some(m)) => m.to_owned(),
+        _ => "the host value cannot be converted to JSON".to_owned(),
+    };
+    finish(&call, Answer::Invalid(message));
+    PhaseoStatus::Ok
+}
+
+fn finish(call: &PhaseoCall, answer: Answer) {
+    let mut state = lock(&call.state);
+    state.hook = None;
+    if let Some(tx) = state.answer.take() {
+        let _ = tx.send(answer);
+    }
+}

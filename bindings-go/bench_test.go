@@ -1,0 +1,115 @@
+package phaseoagent_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	pa "github.com/phaseo/agent-sdk-go"
+)
+
+// The workloads of benchmarks/node and benchmarks/python: `add(a, b)` with a JSON Schema,
+// toolConcurrency 1000, a scripted model.
+func benchAgent(b *testing.B) *pa.Agent {
+	return mustAgent(b, pa.AgentDefinition{
+		ID:            "bench",
+		ToolExecution: pa.ToolExecutionConfig{Concurrency: 1000},
+		Tools: []pa.Tool{{
+			ID:          "add",
+			Description: "Add two numbers.",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{
+				"a": map[string]any{"type": "number"}, "b": map[string]any{"type": "number"}},
+				"required": []any{"a", "b"}},
+			Execute: func(input any, _ pa.RuntimeContext) (any, error) {
+				m := input.(map[string]any)
+				return m["a"].(float64) + m["b"].(float64), nil
+			},
+		}},
+	})
+}
+
+func fanoutScript(n int) []map[string]any {
+	list := make([]any, n)
+	for i := range list {
+		list[i] = map[string]any{"id": fmt.Sprintf("c%d", i), "name": "add", "arguments": `{"a":1,"b":2}`}
+	}
+	return []map[string]any{{"toolCalls": list}, {"text": "done"}}
+}
+
+func seqScript(turns int) []map[string]any {
+	out := make([]map[string]any, 0, turns+1)
+	for i := 0; i < turns; i++ {
+		out = append(out, map[string]any{"toolCalls": []any{map[string]any{"id": fmt.Sprintf("c%d", i), "name": "add", "arguments": `{"a":1,"b":2}`}}})
+	}
+	return append(out, map[string]any{"text": "done"})
+}
+
+// timedRun runs the script once and returns the run's wall time.
+func timedRun(b *testing.B, agent *pa.Agent, script []map[string]any, maxSteps int) time.Duration {
+	client, err := pa.NewScriptedClient(script, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	r, err := agent.Run(context.Background(), pa.RunOptions{Input: "go", Client: client, RunOverrides: pa.RunOverrides{MaxSteps: maxSteps}})
+	elapsed := time.Since(start)
+	if err != nil || r.Output != "done" {
+		b.Fatalf("run: %v %v", r.Output, err)
+	}
+	return elapsed
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// cpuTime is the process's user + system CPU time so far: on a shared machine the wall
+// time of a run depends on the other processes, its CPU time much less.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFanOut1000: one turn of 1,000 tool calls (goroutines), then a final turn;
+// reports the cost per call, and net of an empty run (target ≤ 10 µs per call).
+func BenchmarkFanOut1000(b *testing.B) {
+	agent := benchAgent(b)
+	const n = 1000
+	timedRun(b, agent, fanoutScript(n), 0) // warm-up
+	var empty, fan []time.Duration
+	var cpu time.Duration
+	runs := 0
+	for b.Loop() {
+		empty = append(empty, timedRun(b, agent, []map[string]any{{"text": "done"}}, 0))
+		before := cpuTime()
+		fan = append(fan, timedRun(b, agent, fanoutScript(n), 0))
+		cpu += cpuTime() - before
+		runs++
+	}
+	b.ReportMetric(float64(median(fan).Nanoseconds())/n/1000, "µs/call")
+	b.ReportMetric(float64((median(fan)-median(empty)).Nanoseconds())/n/1000, "net-µs/call")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs)/n/1000, "cpu-µs/call")
+}
+
+// BenchmarkTurns: sequential runs of 25 and 400 one-call turns (plus the final turn);
+// reports the cost per turn of each and their ratio (target: flat, ratio ≤ 1.5).
+func BenchmarkTurns(b *testing.B) {
+	agent := benchAgent(b)
+	timedRun(b, agent, seqScript(25), 500) // warm-up
+	var short, long []time.Duration
+	for b.Loop() {
+		short = append(short, timedRun(b, agent, seqScript(25), 500))
+		long = append(long, timedRun(b, agent, seqScript(400), 500))
+	}
+	perShort := float64(median(short).Nanoseconds()) / 26 / 1000
+	perLong := float64(median(long).Nanoseconds()) / 401 / 1000
+	b.ReportMetric(perShort, "µs/turn@25")
+	b.ReportMetric(perLong, "µs/turn@400")
+	b.ReportMetric(perLong/perShort, "ratio")
+}

@@ -1,0 +1,27 @@
+// Package phaseoagent is the Go binding of the Phaseo Agent SDK: let a model call your Go
+// functions as tools — validated (JSON Schema, checked by the core on every call), timed
+// out (the tool's runtime.Ctx is cancelled and the run returns on time), approved by a
+// person when it matters (pause, store the state as JSON, continue later from another
+// process or language), concurrent (bounded, results in call order) and observable.
+//
+// The run loop is the SDK's Rust core, reached through its C ABI (cgo, static library);
+// this package adapts Go functions: every tool runs on its own goroutine.
+//
+//	deploy := phaseoagent.DefineTool(phaseoagent.Tool{
+//		ID: "deploy", RequireApproval: true, Timeout: 5 * time.Second,
+//		Parameters: map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string"}}},
+//		Execute: func(input any, rt phaseoagent.RuntimeContext) (any, error) {
+//			rt.EmitProgress(map[string]any{"phase": "rolling out"})
+//			return map[string]any{"deployed": input.(map[string]any)["env"]}, nil
+//		},
+//	})
+//	agent, err := phaseoagent.CreateAgent(phaseoagent.AgentDefinition{ID: "ops", Tools: []phaseoagent.Tool{deploy}})
+//	paused, err := agent.Run(ctx, phaseoagent.RunOptions{Input: "deploy to prod", Client: client})
+//	done, err := agent.Continue(ctx, phaseoagent.ContinueOptions{Run: paused, Client: client,
+//		Approvals: []phaseoagent.ToolDecision{{ToolCallID: paused.Pending()[0].Call.ID}}})
+//
+// Values cross as JSON: inputs arrive as map[string]any / []any / string / bool / nil and
+// float64 numbers (integers beyond 2^53 stay json.Number, exact); Decode converts them to
+// your own types. Errors are *Error values with the SPEC's codes (errors.As, errors.Is
+// with the Err* sentinels).
+package phaseoagent

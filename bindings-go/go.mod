@@ -1,0 +1,3 @@
+module github.com/phaseo/agent-sdk-go
+
+go 1.26

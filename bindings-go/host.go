@@ -1,0 +1,316 @@
+package phaseoagent
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/cgo"
+	"sync"
+	"unsafe"
+)
+
+// callbackFn serves one `{"$callback": id}` of a definition: it runs on its own goroutine
+// and must complete the call exactly once.
+type callbackFn func(c *hostCall)
+
+// callbacks is the table behind a PhaseoHost's invoke: ids are 1-based indexes.
+type callbacks struct {
+	funcs []callbackFn
+	startChain
+}
+
+// add registers f and returns its marker for the definition JSON.
+func (s *callbacks) add(f callbackFn) map[string]any {
+	s.funcs = append(s.funcs, f)
+	return map[string]any{"$callback": len(s.funcs)}
+}
+
+func (s *callbacks) lookup(id uint64) callbackFn {
+	if id == 0 || id > uint64(len(s.funcs)) {
+		return nil
+	}
+	return s.funcs[id-1]
+}
+
+// hostObject is what a PhaseoHost's user_data (a cgo.Handle) refers to.
+type hostObject interface {
+	lookup(id uint64) callbackFn
+	chain() (prev, mine chan struct{})
+}
+
+// runHost is the host of one run: its option callbacks, event handler and end signal.
+type runHost struct {
+	callbacks
+	onEvent EventHandler
+	done    chan struct{}
+	once    sync.Once
+}
+
+func newRunHost(onEvent EventHandler) *runHost {
+	return &runHost{onEvent: onEvent, done: make(chan struct{})}
+}
+
+func (h *runHost) finish() { h.once.Do(func() { close(h.done) }) }
+
+// hostCall is one invocation the core handed to Go.
+type hostCall struct {
+	call  *C.PhaseoCall
+	kind  C.enum_PhaseoCallKind
+	args  []any
+	order keyOrder
+	mu    sync.Mutex
+	done  bool
+}
+
+//export goPhaseoInvoke
+func goPhaseoInvoke(userData unsafe.Pointer, call *C.PhaseoCall) {
+	obj, _ := cgo.Handle(uintptr(userData)).Value().(hostObject)
+	id := uint64(C.phaseo_call_callback(call))
+	c := &hostCall{call: call, kind: C.phaseo_call_kind(call)}
+	if obj == nil {
+		c.fail(fmt.Errorf("phaseoagent: no Go host for callback %d", id))
+		return
+	}
+	f := obj.lookup(id)
+	if f == nil {
+		c.fail(fmt.Errorf("phaseoagent: no Go function for callback %d", id))
+		return
+	}
+	args := C.GoString(C.phaseo_call_args(call))
+	// Tools are goroutines and the core's thread returns at once (the arguments are decoded
+	// on the goroutine). Each goroutine waits for the previous call's to have started, so
+	// calls start in call order (SPEC §2.9) rather than in the scheduler's (which runs the
+	// newest goroutine first).
+	prev, mine := obj.chain()
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		close(mine)
+		decoded, order, err := decodeOrdered([]byte(args))
+		list, ok := decoded.([]any)
+		if err != nil || !ok {
+			c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
+			return
+		}
+		c.args, c.order = list, order
+		f(c)
+	}()
+}
+
+// startChain orders the start of a host's goroutines.
+type startChain struct {
+	mu   sync.Mutex
+	last chan struct{}
+}
+
+// chain returns the previous call's start signal (nil if none) and this call's.
+func (s *startChain) chain() (prev, mine chan struct{}) {
+	mine = make(chan struct{})
+	s.mu.Lock()
+	prev, s.last = s.last, mine
+	s.mu.Unlock()
+	return prev, mine
+}
+
+//export goPhaseoEvent
+func goPhaseoEvent(userData unsafe.Pointer, eventJSON *C.char) {
+	h, _ := cgo.Handle(uintptr(userData)).Value().(*runHost)
+	if h == nil || h.onEvent == nil {
+		return
+	}
+	event := parseEvent(C.GoString(eventJSON))
+	defer func() { _ = recover() }() // a panicking handler must not take the process down
+	h.onEvent(event)
+}
+
+//export goPhaseoDone
+func goPhaseoDone(userData unsafe.Pointer) {
+	if h, ok := cgo.Handle(uintptr(userData)).Value().(*runHost); ok {
+		h.finish()
+	}
+}
+
+//export goPhaseoRelease
+func goPhaseoRelease(userData unsafe.Pointer) {
+	handle := cgo.Handle(uintptr(userData))
+	if h, ok := handle.Value().(*runHost); ok {
+		h.finish()
+	}
+	handle.Delete()
+}
+
+//export goPhaseoCancel
+func goPhaseoCancel(userData unsafe.Pointer) {
+	if cancel, ok := cgo.Handle(uintptr(userData)).Value().(context.CancelFunc); ok {
+		cancel()
+	}
+}
+
+// arg is the i-th argument (nil when absent).
+func (c *hostCall) arg(i int) any {
+	if i < len(c.args) {
+		return c.args[i]
+	}
+	return nil
+}
+
+// answer completes the call with a value.
+func (c *hostCall) answer(v any) {
+	text, err := encodeOrdered(v, c.order)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return
+	}
+	c.done = true
+	if err != nil {
+		msg := cString(err.Error())
+		C.phaseo_call_complete_invalid(c.call, msg)
+		freeC(msg)
+		return
+	}
+	ct := cString(text)
+	C.phaseo_call_complete(c.call, ct, false)
+	freeC(ct)
+}
+
+// fail completes the call with an error.
+func (c *hostCall) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return
+	}
+	c.done = true
+	msg := cString(err.Error())
+	C.phaseo_call_complete(c.call, msg, true)
+	freeC(msg)
+}
+
+// finish completes the call with a function's outcome.
+func (c *hostCall) finish(v any, err error) {
+	if err != nil {
+		c.fail(err)
+	} else {
+		c.answer(v)
+	}
+}
+
+// protect runs f, turning a panic into the call's error (never a crashed process).
+func protect(f func() (any, error)) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return f()
+}
+
+// errNotExecutor is returned by EmitProgress and SetContext outside an executor.
+var errNotExecutor = errors.New("phaseoagent: only a tool's executor can do this")
+
+// errCallEnded is returned by EmitProgress and SetContext after the call ended.
+var errCallEnded = errors.New("phaseoagent: the tool call has already ended")
+
+// withRuntime runs f with the RuntimeContext of args[runtimeArg]: its Ctx is cancelled
+// when the core cancels the call, and is released when f returns.
+func (c *hostCall) withRuntime(runtimeArg int, f func(rt RuntimeContext) (any, error)) (any, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	handle := cgo.NewHandle(cancel)
+	var cerr *C.char
+	if C.phaseo_go_on_cancel(c.call, C.uintptr_t(handle), &cerr) != C.PHASEO_STATUS_OK {
+		C.phaseo_string_free(cerr)
+	}
+	defer func() {
+		// After the call is completed `on_cancel` is never called again (C ABI).
+		cancel()
+		handle.Delete()
+	}()
+	rt := c.runtime(c.arg(runtimeArg), ctx)
+	v, err := protect(func() (any, error) { return f(rt) })
+	c.finish(v, err)
+	return v, err
+}
+
+func (c *hostCall) runtime(v any, ctx context.Context) RuntimeContext {
+	m, _ := v.(map[string]any)
+	rt := RuntimeContext{Ctx: ctx}
+	rt.RunID, _ = m["runId"].(string)
+	rt.AgentID, _ = m["agentId"].(string)
+	if f, ok := m["stepIndex"].(float64); ok {
+		rt.StepIndex = int(f)
+	}
+	rt.Context = m["context"]
+	if call, ok := m["toolCall"].(map[string]any); ok {
+		rt.ToolCall.ID, _ = call["id"].(string)
+		rt.ToolCall.Name, _ = call["name"].(string)
+		rt.ToolCall.Input = call["input"]
+	}
+	executor := c.kind == C.PHASEO_CALL_KIND_EXECUTE
+	rt.EmitProgress = func(value any) error {
+		if !executor {
+			return errNotExecutor
+		}
+		return c.progress(value)
+	}
+	rt.SetContext = func(value any) error {
+		if !executor {
+			return errNotExecutor
+		}
+		return c.setContext(value)
+	}
+	return rt
+}
+
+func (c *hostCall) progress(value any) error {
+	text, encErr := encodeValue(value)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return errCallEnded
+	}
+	var st C.enum_PhaseoStatus
+	var cerr *C.char
+	if encErr != nil {
+		// The core fails the call as an invalid event (tool_event_invalid).
+		msg := cString(encErr.Error())
+		st = C.phaseo_call_reject_progress(c.call, msg, &cerr)
+		freeC(msg)
+		if st == C.PHASEO_STATUS_OK {
+			return encErr
+		}
+	} else {
+		ct := cString(text)
+		st = C.phaseo_call_emit_progress(c.call, ct, &cerr)
+		freeC(ct)
+	}
+	if st != C.PHASEO_STATUS_OK {
+		return takeError(cerr)
+	}
+	return nil
+}
+
+func (c *hostCall) setContext(value any) error {
+	text, err := encodeValue(value)
+	if err != nil {
+		return fmt.Errorf("SetContext: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return errCallEnded
+	}
+	ct := cString(text)
+	defer freeC(ct)
+	var cerr *C.char
+	if C.phaseo_call_set_context(c.call, ct, &cerr) != C.PHASEO_STATUS_OK {
+		return takeError(cerr)
+	}
+	return nil
+}

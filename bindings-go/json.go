@@ -1,0 +1,371 @@
+package phaseoagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+)
+
+// decodeValue reads a JSON value the core sent. Objects become map[string]any, arrays
+// []any, and numbers float64 when float64 holds them exactly (every non-integer, and
+// integers up to 2^53 in magnitude); larger integers stay json.Number, so a 64-bit id
+// round-trips unchanged (SPEC §7: values are stored and read back without loss).
+func decodeValue(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return normalizeNumbers(v), nil
+}
+
+const maxExactInt = 1 << 53
+
+func normalizeNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, item := range x {
+			x[k] = normalizeNumbers(item)
+		}
+		return x
+	case []any:
+		for i, item := range x {
+			x[i] = normalizeNumbers(item)
+		}
+		return x
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			if i >= -maxExactInt && i <= maxExactInt {
+				return float64(i)
+			}
+			return x
+		}
+		if f, err := x.Float64(); err == nil && !math.IsInf(f, 0) {
+			if bytes.ContainsAny([]byte(x), ".eE") {
+				return f
+			}
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+// encodeValue writes a Go value as JSON text for the core.
+func encodeValue(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", fmt.Errorf("value is not JSON-compatible: %w", err)
+	}
+	return string(bytes.TrimRight(buf.Bytes(), "\n")), nil
+}
+
+// Decode converts a JSON-shaped value (a tool's input, an output, the context) into
+// target, a pointer to any type encoding/json can fill (a struct, a map, a slice).
+//
+//	var args struct{ Env string `json:"env"` }
+//	if err := phaseoagent.Decode(input, &args); err != nil { return nil, err }
+func Decode(value any, target any) error {
+	data, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, target)
+}
+
+// keyOrder remembers the key order of the objects decoded for one call (a Go map has
+// none): when the call's answer contains one of those maps (an executor returning its
+// input, or the context), its keys are written back in the order the core sent them, so
+// user data keeps its order across the binding. Keys the host added come after, sorted.
+// The maps are kept alive by the call's arguments, so their addresses stay unique.
+type keyOrder map[uintptr][]string
+
+// decodeOrdered is decodeValue recording the key order of every object. It reads the
+// core's JSON text with a small recursive parser (encoding/json's token reader was the
+// largest cost of a tool call); strings with escapes are unquoted by encoding/json.
+func decodeOrdered(data []byte) (any, keyOrder, error) {
+	p := &orderedParser{data: data, order: keyOrder{}}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.space()
+	if p.at != len(p.data) {
+		return nil, nil, fmt.Errorf("unexpected text after the value at offset %d", p.at)
+	}
+	return v, p.order, nil
+}
+
+type orderedParser struct {
+	data  []byte
+	at    int
+	order keyOrder
+}
+
+func (p *orderedParser) space() {
+	for p.at < len(p.data) {
+		switch p.data[p.at] {
+		case ' ', '\t', '\n', '\r':
+			p.at++
+		default:
+			return
+		}
+	}
+}
+
+func (p *orderedParser) fail(what string) error {
+	return fmt.Errorf("invalid JSON at offset %d: %s", p.at, what)
+}
+
+func (p *orderedParser) value(depth int) (any, error) {
+	if depth > 1000 {
+		return nil, p.fail("nested too deeply")
+	}
+	p.space()
+	if p.at >= len(p.data) {
+		return nil, p.fail("unexpected end")
+	}
+	switch c := p.data[p.at]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		return p.str()
+	case c == 't' && bytes.HasPrefix(p.data[p.at:], []byte("true")):
+		p.at += 4
+		return true, nil
+	case c == 'f' && bytes.HasPrefix(p.data[p.at:], []byte("false")):
+		p.at += 5
+		return false, nil
+	case c == 'n' && bytes.HasPrefix(p.data[p.at:], []byte("null")):
+		p.at += 4
+		return nil, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := p.at
+		for p.at < len(p.data) && bytes.IndexByte([]byte("+-.eE0123456789"), p.data[p.at]) >= 0 {
+			p.at++
+		}
+		digits := p.data[start:p.at]
+		if i, ok := smallInt(digits); ok {
+			return float64(i), nil
+		}
+		n := json.Number(digits)
+		if _, err := n.Float64(); err != nil {
+			var ne *strconv.NumError
+			if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
+				return nil, p.fail("bad number")
+			}
+		}
+		return normalizeNumbers(n), nil
+	}
+	return nil, p.fail("unexpected character")
+}
+
+// smallInt reads an integer literal of at most 15 digits (exact as a float64).
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 15 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func (p *orderedParser) object(depth int) (any, error) {
+	p.at++
+	m := map[string]any{}
+	keys := []string{}
+	p.space()
+	if p.at < len(p.data) && p.data[p.at] == '}' {
+		p.at++
+		p.order[reflect.ValueOf(m).Pointer()] = keys
+		return m, nil
+	}
+	for {
+		p.space()
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.at >= len(p.data) || p.data[p.at] != ':' {
+			return nil, p.fail("expected ':'")
+		}
+		p.at++
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[k]; !dup {
+			keys = append(keys, k)
+		}
+		m[k] = v
+		p.space()
+		if p.at >= len(p.data) {
+			return nil, p.fail("unexpected end")
+		}
+		switch p.data[p.at] {
+		case ',':
+			p.at++
+		case '}':
+			p.at++
+			p.order[reflect.ValueOf(m).Pointer()] = keys
+			return m, nil
+		default:
+			return nil, p.fail("expected ',' or '}'")
+		}
+	}
+}
+
+func (p *orderedParser) array(depth int) (any, error) {
+	p.at++
+	list := []any{}
+	p.space()
+	if p.at < len(p.data) && p.data[p.at] == ']' {
+		p.at++
+		return list, nil
+	}
+	for {
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+		p.space()
+		if p.at >= len(p.data) {
+			return nil, p.fail("unexpected end")
+		}
+		switch p.data[p.at] {
+		case ',':
+			p.at++
+		case ']':
+			p.at++
+			return list, nil
+		default:
+			return nil, p.fail("expected ',' or ']'")
+		}
+	}
+}
+
+func (p *orderedParser) str() (string, error) {
+	if p.at >= len(p.data) || p.data[p.at] != '"' {
+		return "", p.fail("expected a string")
+	}
+	start := p.at
+	p.at++
+	escaped := false
+	for p.at < len(p.data) {
+		switch p.data[p.at] {
+		case '\\':
+			escaped = true
+			p.at += 2
+			continue
+		case '"':
+			p.at++
+			if !escaped {
+				return string(p.data[start+1 : p.at-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(p.data[start:p.at], &s); err != nil {
+				return "", p.fail(err.Error())
+			}
+			return s, nil
+		}
+		p.at++
+	}
+	return "", p.fail("unterminated string")
+}
+
+// encodeOrdered is encodeValue writing the maps recorded in order in their key order.
+func encodeOrdered(v any, order keyOrder) (string, error) {
+	if len(order) == 0 {
+		return encodeValue(v)
+	}
+	var buf bytes.Buffer
+	if err := writeOrdered(&buf, v, order, 0); err != nil {
+		return "", fmt.Errorf("value is not JSON-compatible: %w", err)
+	}
+	return buf.String(), nil
+}
+
+func writeOrdered(buf *bytes.Buffer, v any, order keyOrder, depth int) error {
+	if depth > 200 {
+		return fmt.Errorf("value is nested too deeply (a cycle?)")
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys, known := order[reflect.ValueOf(x).Pointer()]
+		if !known {
+			break
+		}
+		seen := map[string]bool{}
+		all := make([]string, 0, len(x))
+		for _, k := range keys {
+			if _, ok := x[k]; ok && !seen[k] {
+				all = append(all, k)
+				seen[k] = true
+			}
+		}
+		extra := []string{}
+		for k := range x {
+			if !seen[k] {
+				extra = append(extra, k)
+			}
+		}
+		sort.Strings(extra)
+		all = append(all, extra...)
+		buf.WriteByte('{')
+		for i, k := range all {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			kt, _ := encodeValue(k)
+			buf.WriteString(kt)
+			buf.WriteByte(':')
+			if err := writeOrdered(buf, x[k], order, depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+		return nil
+	case []any:
+		buf.WriteByte('[')
+		for i, item := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeOrdered(buf, item, order, depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+		return nil
+	}
+	text, err := encodeValue(v)
+	if err != nil {
+		return err
+	}
+	buf.WriteString(text)
+	return nil
+}

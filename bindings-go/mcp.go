@@ -1,0 +1,75 @@
+package phaseoagent
+
+// MCPServer declares an MCP server whose tools the agent offers (SPEC §11): a stdio server
+// (Command, Args, Env, Cwd) or a streamable-HTTP server (URL, Headers, Bearer). The core
+// starts it on first use and lists its tools; calls go through the same validation,
+// approval, timeouts, concurrency and events as any tool.
+type MCPServer struct {
+	// Name identifies the server in errors (mcp_failed messages).
+	Name string
+	// Command, Args, Env and Cwd start a stdio server.
+	Command string
+	Args    []string          // its arguments
+	Env     map[string]string // extra environment variables
+	Cwd     string            // its working directory
+	// URL, Headers and Bearer reach an HTTP server.
+	URL     string
+	Headers map[string]string // extra HTTP headers
+	Bearer  string            // an Authorization bearer token
+	// AllowTools and DenyTools filter the server's tools by name.
+	AllowTools []string
+	DenyTools  []string // tool names to hide
+	// ToolPrefix is prepended to the tool ids ("<prefix>_<name>").
+	ToolPrefix string
+	// RequireApproval: every call needs approval.
+	RequireApproval bool
+	// ApprovalDestructive: calls of tools that are not read-only need approval.
+	ApprovalDestructive bool
+	// Approval decides per call (wins over the two above).
+	Approval ApprovalPredicate
+	// TimeoutMs limits each call (0 = the default); ToolTimeoutsMs per tool name.
+	TimeoutMs      int64
+	ToolTimeoutsMs map[string]int64 // per-tool time limits
+	// OnError is "fail-run" (default) or "return-to-model".
+	OnError string
+	// CacheTTLMs keeps a listing this long (0 = the default).
+	CacheTTLMs int64
+	// Optional servers that fail to start are skipped instead of failing the run.
+	Optional bool
+}
+
+func (s *MCPServer) toJSON(cbs *callbacks) map[string]any {
+	m := map[string]any{"name": s.Name}
+	put := func(k string, v any, present bool) {
+		if present {
+			m[k] = v
+		}
+	}
+	put("command", s.Command, s.Command != "")
+	put("args", s.Args, s.Args != nil)
+	put("env", s.Env, s.Env != nil)
+	put("cwd", s.Cwd, s.Cwd != "")
+	put("url", s.URL, s.URL != "")
+	put("headers", s.Headers, s.Headers != nil)
+	put("bearer", s.Bearer, s.Bearer != "")
+	put("allowTools", s.AllowTools, s.AllowTools != nil)
+	put("denyTools", s.DenyTools, s.DenyTools != nil)
+	put("toolPrefix", s.ToolPrefix, s.ToolPrefix != "")
+	switch {
+	case s.Approval != nil:
+		f := s.Approval
+		m["requireApproval"] = cbs.add(func(c *hostCall) {
+			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
+		})
+	case s.ApprovalDestructive:
+		m["requireApproval"] = "destructive"
+	case s.RequireApproval:
+		m["requireApproval"] = true
+	}
+	put("timeoutMs", s.TimeoutMs, s.TimeoutMs > 0)
+	put("toolTimeoutsMs", s.ToolTimeoutsMs, s.ToolTimeoutsMs != nil)
+	put("onError", s.OnError, s.OnError != "")
+	put("cacheTtlMs", s.CacheTTLMs, s.CacheTTLMs > 0)
+	put("optional", s.Optional, s.Optional)
+	return m
+}

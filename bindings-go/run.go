@@ -1,0 +1,215 @@
+package phaseoagent
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"runtime/cgo"
+)
+
+// started is a run the core is running, with what must stay alive until it ends.
+type started struct {
+	run  *C.PhaseoRun
+	host *runHost
+	keep []any
+}
+
+// prepared is what every entry point builds: the options JSON, the run host, the client.
+type prepared struct {
+	options string
+	host    *runHost
+	handle  cgo.Handle
+	client  *C.PhaseoClient
+	store   *C.PhaseoStore
+	keep    []any
+	release func()
+}
+
+func (a *Agent) prepare(m map[string]any, o *RunOverrides, client ModelClient, store *RunStore, onEvent EventHandler) (*prepared, error) {
+	h := newRunHost(onEvent)
+	o.apply(m, &h.callbacks)
+	text, err := encodeValue(m)
+	if err != nil {
+		return nil, definitionError("Invalid run options: %v", err)
+	}
+	ptr, keepClient, release, err := clientFor(client)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{options: text, host: h, client: ptr, release: release, keep: []any{keepClient}}
+	if store != nil {
+		p.store = store.ptr
+		p.keep = append(p.keep, store)
+	}
+	p.handle = cgo.NewHandle(h)
+	return p, nil
+}
+
+func (p *prepared) cHost() C.PhaseoHost {
+	return C.phaseo_go_run_host(C.uintptr_t(p.handle), C.bool(p.host.onEvent != nil))
+}
+
+// live returns the agent's handle with the read lock held (the caller unlocks once the
+// core has taken what it needs from the handle), or an error when the agent is closed.
+func (a *Agent) live() (*C.PhaseoAgent, error) {
+	a.mu.RLock()
+	if a.ptr == nil {
+		a.mu.RUnlock()
+		return nil, &Error{Code: CodeInvalidArgument, Message: "the agent was closed"}
+	}
+	return a.ptr, nil
+}
+
+// Run runs the agent until it completes, stops, pauses (status "waiting_for_human"),
+// fails or is cancelled. Cancelling ctx cancels the run: it ends "cancelled" and is
+// returned without error. A failed run returns an *Error whose Result is its state.
+func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
+	m := map[string]any{"input": o.Input}
+	if o.Messages != nil {
+		m["messages"] = o.Messages
+	}
+	if o.Context != nil {
+		m["context"] = o.Context
+	}
+	p, err := a.prepare(m, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	if err != nil {
+		return RunResult{}, err
+	}
+	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_agent_run(agent, opts, p.client, p.store, p.cHost(), run, e)
+	})
+	if err != nil {
+		return RunResult{}, err
+	}
+	return s.wait(ctx)
+}
+
+func continueJSON(o *ContinueOptions) map[string]any {
+	m := map[string]any{}
+	if o.Approvals != nil {
+		m["approvals"] = decisionsJSON(o.Approvals)
+	}
+	if o.Rejections != nil {
+		m["rejections"] = decisionsJSON(o.Rejections)
+	}
+	if o.ToolOutputs != nil {
+		outs := make([]any, 0, len(o.ToolOutputs))
+		for _, t := range o.ToolOutputs {
+			outs = append(outs, map[string]any{"toolCallId": t.ToolCallID, "output": t.Output})
+		}
+		m["toolOutputs"] = outs
+	}
+	if o.HumanInput != "" {
+		m["humanInput"] = o.HumanInput
+	}
+	if o.Context != nil {
+		m["context"] = o.Context
+	}
+	return m
+}
+
+// stateArgs are the state text (or NULL) and run id (or NULL) of a continue.
+func stateArgs(o *ContinueOptions) (state, runID *C.char, err error) {
+	switch {
+	case o.Run.raw != "":
+		return cString(o.Run.raw), nil, nil
+	case o.State != "":
+		return cString(o.State), nil, nil
+	case o.RunID != "":
+		return nil, cString(o.RunID), nil
+	default:
+		return nil, nil, &Error{Code: CodeStateInvalid, Message: "ContinueOptions needs Run (a state produced by a run or ParseRunResult), State (its JSON text) or RunID"}
+	}
+}
+
+// Continue continues a paused run (SPEC §4). A refused continue (a missing decision, an
+// unknown call id, a run that is not waiting…) returns an *Error with code
+// continue_invalid (state_invalid for a bad state) and no Result: the state given is
+// still current.
+func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, error) {
+	p, err := a.prepare(continueJSON(&o), &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	if err != nil {
+		return RunResult{}, err
+	}
+	state, runID, err := stateArgs(&o)
+	if err != nil {
+		p.abandon()
+		return RunResult{}, err
+	}
+	defer freeC(state)
+	defer freeC(runID)
+	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_agent_continue(agent, state, runID, opts, p.client, p.store, p.cHost(), run, e)
+	})
+	if err != nil {
+		return RunResult{}, err
+	}
+	return s.wait(ctx)
+}
+
+// Recover continues a stored run whose worker died (its lease expired) from its last
+// checkpoint (SPEC §10). Only Client, Store, OnEvent and the overrides of o are used.
+func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (RunResult, error) {
+	p, err := a.prepare(map[string]any{}, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	if err != nil {
+		return RunResult{}, err
+	}
+	id := cString(runID)
+	defer freeC(id)
+	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_agent_recover(agent, id, opts, p.client, p.store, p.cHost(), run, e)
+	})
+	if err != nil {
+		return RunResult{}, err
+	}
+	return s.wait(ctx)
+}
+
+// abandon releases what prepare made when nothing was started.
+func (p *prepared) abandon() {
+	p.handle.Delete()
+	p.release()
+}
+
+func (a *Agent) start(p *prepared, call func(*C.PhaseoAgent, *C.char, **C.PhaseoRun, **C.char) C.enum_PhaseoStatus) (*started, error) {
+	agent, err := a.live()
+	if err != nil {
+		p.abandon()
+		return nil, err
+	}
+	defer a.mu.RUnlock()
+	opts := cString(p.options)
+	defer freeC(opts)
+	s := &started{host: p.host, keep: append(p.keep, a)}
+	// The core takes the run host (its release deletes the handle), also on failure.
+	var run *C.PhaseoRun
+	_, err = status(func(e **C.char) C.enum_PhaseoStatus { return call(agent, opts, &run, e) })
+	s.run = run
+	p.release()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// wait waits for the run's end, cancelling it when ctx is done.
+func (s *started) wait(ctx context.Context) (RunResult, error) {
+	select {
+	case <-s.host.done:
+	case <-ctx.Done():
+		C.phaseo_run_cancel(s.run)
+		<-s.host.done
+	}
+	var out *C.char
+	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_run_wait(s.run, &out, e) })
+	C.phaseo_run_free(s.run)
+	runtime.KeepAlive(s.keep)
+	if err != nil {
+		return RunResult{}, err
+	}
+	return ParseRunResult(takeString(out))
+}

@@ -1,0 +1,221 @@
+package phaseoagent
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// Validator checks a value and returns it, possibly transformed, or an error saying what
+// is wrong. Tools use validators for their input, output and progress values
+// (InputSchema, OutputSchema, EventSchema); JSONSchemaValidator builds one from a JSON
+// Schema compiled by the core.
+type Validator func(value any) (any, error)
+
+// ApprovalPredicate decides per call whether a tool call needs a person's approval.
+type ApprovalPredicate func(input any, runtime RuntimeContext) (bool, error)
+
+// RuntimeContext is what an executor (and every tool-side hook) sees of its call.
+type RuntimeContext struct {
+	// RunID is the run's id.
+	RunID string
+	// AgentID is the agent's id.
+	AgentID string
+	// StepIndex is the step that requested the call (0-based).
+	StepIndex int
+	// Context is the application context as it was when the tool phase began.
+	Context any
+	// ToolCall is the call: its ID is unique in the run (an idempotency key).
+	ToolCall ToolCall
+	// EmitProgress publishes a preliminary result (checked by EventSchema, emitted as a
+	// tool.preliminary_result event). Only an executor has progress.
+	EmitProgress func(value any) error
+	// SetContext replaces the application context for later turns (applied after the tool
+	// phase, in call order). Only an executor can set it.
+	SetContext func(value any) error
+	// Ctx is cancelled when the SDK stops waiting for the call: its timeout elapsed, the
+	// run was cancelled (the ctx given to Run, StreamResult.Cancel), or a sibling call
+	// failed the run. A tool that honours it stops early; one that ignores it keeps its
+	// goroutine, but its late result is discarded and the run does not wait for it.
+	Ctx context.Context
+}
+
+// NextTurnParams overrides fields of the next model request only (SPEC §2.6).
+type NextTurnParams struct {
+	Model           string   // the model
+	Instructions    string   // the instructions
+	Temperature     *float64 // sampling temperature
+	TopP            *float64 // nucleus sampling
+	MaxOutputTokens *int     // output limit
+	// Tools restricts the tools offered (by ID; only the IDs of these Tools are used).
+	Tools []Tool
+	// ToolChoice is "auto", "required", "none" or {"toolId": id}.
+	ToolChoice any
+}
+
+func (p *NextTurnParams) toJSON() map[string]any {
+	m := map[string]any{}
+	if p.Model != "" {
+		m["model"] = p.Model
+	}
+	if p.Instructions != "" {
+		m["instructions"] = p.Instructions
+	}
+	if p.Temperature != nil {
+		m["temperature"] = *p.Temperature
+	}
+	if p.TopP != nil {
+		m["topP"] = *p.TopP
+	}
+	if p.MaxOutputTokens != nil {
+		m["maxOutputTokens"] = *p.MaxOutputTokens
+	}
+	if p.Tools != nil {
+		ids := make([]string, 0, len(p.Tools))
+		for _, t := range p.Tools {
+			ids = append(ids, t.ID)
+		}
+		m["tools"] = ids
+	}
+	if p.ToolChoice != nil {
+		m["toolChoice"] = p.ToolChoice
+	}
+	return m
+}
+
+// Tool is a tool the model can call (SPEC §2). Only ID is required; a tool without
+// Execute is a manual tool (the run pauses until the application supplies its output).
+type Tool struct {
+	// ID is the name the model calls the tool by.
+	ID string
+	// Description is sent to the model.
+	Description string
+	// Parameters is the JSON Schema of the arguments, sent to the model and checked by
+	// the core on every call (default: any object).
+	Parameters map[string]any
+	// Execute runs the call, on its own goroutine; any number run at once up to the
+	// concurrency limit, and blocking is fine. A returned error (or a panic) is the call's
+	// error, handled by OnError.
+	Execute func(input any, runtime RuntimeContext) (any, error)
+	// Timeout limits each call (0 = none): the call fails with tool_timeout and
+	// runtime.Ctx is cancelled.
+	Timeout time.Duration
+	// InputSchema validates (and may transform) the arguments, after Parameters.
+	InputSchema Validator
+	// OutputSchema validates results (and outputs supplied on continue).
+	OutputSchema Validator
+	// EventSchema validates progress values.
+	EventSchema Validator
+	// RequireApproval makes every call wait for approval.
+	RequireApproval bool
+	// Approval decides approval per call (wins over RequireApproval).
+	Approval ApprovalPredicate
+	// OnToolCalled makes the tool interactive: it runs first; completed false pauses the
+	// call for human input (pending kind "hitl"), otherwise value is the call's result.
+	OnToolCalled func(input any, runtime RuntimeContext) (value any, completed bool, err error)
+	// OnResponseReceived validates or transforms an output supplied on continue.
+	OnResponseReceived func(output any, runtime RuntimeContext) (any, error)
+	// NextTurn overrides the next model request after a call that produced a result.
+	NextTurn *NextTurnParams
+	// NextTurnFunc computes those overrides per call (wins over NextTurn).
+	NextTurnFunc func(input any, runtime RuntimeContext) (*NextTurnParams, error)
+	// OnError is "fail-run" (default) or "return-to-model".
+	OnError string
+	// Strict asks the model for schema-exact arguments (SPEC §12).
+	Strict bool
+	// InputExamples are example argument objects sent with the tool.
+	InputExamples []any
+}
+
+// DefineTool returns the tool (as the product's Go SDK); definitions are checked when the
+// agent is created.
+func DefineTool(tool Tool) Tool { return tool }
+
+// ToolExecutionConfig sets how tool calls run (SPEC §2.7–2.9). Zero fields are unset.
+type ToolExecutionConfig struct {
+	// Concurrency is how many calls of one model turn run at once (default 1).
+	Concurrency int
+	// OnError is the default error policy: "fail-run" or "return-to-model".
+	OnError string
+	// MaxOutputChars truncates longer tool messages (0 = no limit).
+	MaxOutputChars int
+}
+
+func (c *ToolExecutionConfig) toJSON() map[string]any {
+	m := map[string]any{}
+	if c.Concurrency > 0 {
+		m["toolConcurrency"] = c.Concurrency
+	}
+	if c.OnError != "" {
+		m["onError"] = c.OnError
+	}
+	if c.MaxOutputChars > 0 {
+		m["maxOutputChars"] = c.MaxOutputChars
+	}
+	return m
+}
+
+// ModelRetryConfig retries failed model requests: MaxRetries extra attempts, sleeping
+// Backoff × attempt between them (default 250ms when zero).
+type ModelRetryConfig struct {
+	MaxRetries int           // extra attempts
+	Backoff    time.Duration // sleep unit between attempts
+}
+
+func (c *ModelRetryConfig) toJSON() map[string]any {
+	m := map[string]any{"maxRetries": c.MaxRetries}
+	if c.Backoff > 0 {
+		m["backoffMs"] = durationMs(c.Backoff)
+	}
+	return m
+}
+
+func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// schemaHandle owns a compiled JSON Schema of the core.
+type schemaHandle struct{ ptr *C.PhaseoSchema }
+
+// JSONSchemaValidator compiles a JSON Schema (draft 2020-12) in the core and returns a
+// Validator backed by it; its messages are the core's (`<instance path>: <reason>`), the
+// same in every language. An invalid schema is a definition_invalid error.
+func JSONSchemaValidator(schema any) (Validator, error) {
+	text, err := encodeValue(schema)
+	if err != nil {
+		return nil, definitionError("Invalid JSON Schema: %v", err)
+	}
+	cs := cString(text)
+	defer freeC(cs)
+	h := &schemaHandle{}
+	if _, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_schema_new(cs, &h.ptr, e) }); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(h, func(h *schemaHandle) { C.phaseo_schema_free(h.ptr) })
+	return func(value any) (any, error) {
+		text, err := encodeValue(value)
+		if err != nil {
+			return nil, err
+		}
+		cv := cString(text)
+		defer freeC(cv)
+		_, err = status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_schema_validate(h.ptr, cv, nil, e) })
+		runtime.KeepAlive(h)
+		if err != nil {
+			if perr, ok := err.(*Error); ok {
+				return nil, errorString(perr.Message)
+			}
+			return nil, err
+		}
+		return value, nil
+	}, nil
+}
+
+// errorString is an error whose text is exactly the core's message.
+type errorString string
+
+// Error returns the message.
+func (e errorString) Error() string { return string(e) }

@@ -1,0 +1,293 @@
+#define _DEFAULT_SOURCE
+/* Drives the C ABI directly (compiled by `make c-tests`, linked to the static library):
+ * a run with a tool answered from another thread, a pause + continue, a failed run, a
+ * refused continue, an invalid definition, and a cancelled run whose tool sees the
+ * cancellation. Exits non-zero on the first failed check. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "phaseo_agent.h"
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                     \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      failures++;                                                              \
+    }                                                                          \
+  } while (0)
+
+#define CONTAINS(text, needle)                                                 \
+  CHECK((text) != NULL && strstr((text), (needle)) != NULL,                    \
+        "expected %s to contain %s", (text) ? (text) : "(null)", (needle))
+
+/* Callback ids of the agent definition. */
+enum { CB_ADD = 1, CB_DEPLOY = 2, CB_BROKEN = 3, CB_SLOW = 4 };
+
+typedef struct {
+  atomic_int calls;
+  atomic_int released;
+  atomic_int cancelled_seen;
+  atomic_int saw_cancelled_flag;
+} HostState;
+
+typedef struct {
+  atomic_int events;
+  atomic_int done;
+  atomic_int released;
+} RunState;
+
+/* Answers `add` later, from a thread of its own: the asynchronous completion path. */
+static void *answer_add(void *arg) {
+  PhaseoCall *call = arg;
+  const char *args = phaseo_call_args(call);
+  int a = 0, b = 0;
+  const char *pa = strstr(args, "\"a\":");
+  const char *pb = strstr(args, "\"b\":");
+  if (pa) a = atoi(pa + 4);
+  if (pb) b = atoi(pb + 4);
+  char *err = NULL;
+  phaseo_call_emit_progress(call, "{\"step\":\"adding\"}", &err);
+  phaseo_string_free(err);
+  usleep(1000);
+  char answer[64];
+  snprintf(answer, sizeof answer, "{\"sum\":%d}", a + b);
+  phaseo_call_complete(call, answer, false);
+  return NULL;
+}
+
+static void on_cancel(void *user_data) {
+  HostState *state = user_data;
+  atomic_fetch_add(&state->cancelled_seen, 1);
+}
+
+static HostState *slow_state;
+
+/* The slow tool never answers by itself: it answers once its on_cancel told it to stop
+ * (and then sees the call cancelled when it polls as well). */
+static void *answer_when_cancelled(void *arg) {
+  PhaseoCall *call = arg;
+  while (atomic_load(&slow_state->cancelled_seen) == 0) usleep(1000);
+  atomic_store(&slow_state->saw_cancelled_flag, phaseo_call_is_cancelled(call) ? 1 : -1);
+  phaseo_call_complete(call, "tool stopped", true);
+  return NULL;
+}
+
+static void invoke(void *user_data, PhaseoCall *call) {
+  HostState *state = user_data;
+  atomic_fetch_add(&state->calls, 1);
+  pthread_t thread;
+  switch (phaseo_call_callback(call)) {
+  case CB_ADD:
+    pthread_create(&thread, NULL, answer_add, call);
+    pthread_detach(thread);
+    break;
+  case CB_DEPLOY:
+    /* Answered synchronously, inside invoke: also allowed. */
+    phaseo_call_complete(call, "{\"deployed\":true}", false);
+    break;
+  case CB_BROKEN:
+    phaseo_call_complete(call, "disk full", true);
+    break;
+  case CB_SLOW: {
+    char *err = NULL;
+    slow_state = state;
+    if (phaseo_call_on_cancel(call, on_cancel, state, &err) != PHASEO_STATUS_OK) {
+      fprintf(stderr, "on_cancel: %s\n", err);
+      phaseo_string_free(err);
+    }
+    pthread_create(&thread, NULL, answer_when_cancelled, call);
+    pthread_detach(thread);
+    break;
+  }
+  default:
+    phaseo_call_complete(call, "unknown callback", true);
+  }
+}
+
+static void release_host(void *user_data) {
+  atomic_fetch_add(&((HostState *)user_data)->released, 1);
+}
+
+static void on_event(void *user_data, const char *event_json) {
+  (void)event_json;
+  atomic_fetch_add(&((RunState *)user_data)->events, 1);
+}
+
+static void on_done(void *user_data) { atomic_fetch_add(&((RunState *)user_data)->done, 1); }
+
+static void release_run(void *user_data) {
+  atomic_fetch_add(&((RunState *)user_data)->released, 1);
+}
+
+static PhaseoHost run_host(RunState *state) {
+  PhaseoHost host = {state, NULL, on_event, on_done, release_run};
+  return host;
+}
+
+static const char *DEFINITION =
+    "{\"id\":\"c-agent\",\"tools\":["
+    "{\"id\":\"add\",\"parameters\":{\"type\":\"object\",\"required\":[\"a\",\"b\"]},"
+    " \"execute\":{\"$callback\":1}},"
+    "{\"id\":\"deploy\",\"requireApproval\":true,\"execute\":{\"$callback\":2}},"
+    "{\"id\":\"broken\",\"execute\":{\"$callback\":3}},"
+    "{\"id\":\"slow\",\"execute\":{\"$callback\":4}}]}";
+
+static const char *SCRIPT =
+    "["
+    "{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"}]},"
+    "{\"text\":\"5\"},"
+    "{\"toolCalls\":[{\"id\":\"d1\",\"name\":\"deploy\",\"arguments\":\"{}\"}]},"
+    "{\"text\":\"Deployed.\"},"
+    "{\"toolCalls\":[{\"id\":\"b1\",\"name\":\"broken\",\"arguments\":\"{}\"}]},"
+    "{\"toolCalls\":[{\"id\":\"s1\",\"name\":\"slow\",\"arguments\":\"{}\"}]}"
+    "]";
+
+/* Runs to the end: returns the status, fills *json (state) or *err. */
+static PhaseoStatus run_once(PhaseoAgent *agent, PhaseoClient *client, const char *state_json,
+                             const char *options, RunState *rs, char **json, char **err) {
+  PhaseoRun *run = NULL;
+  PhaseoStatus status =
+      state_json
+          ? phaseo_agent_continue(agent, state_json, NULL, options, client, NULL, run_host(rs),
+                                  &run, err)
+          : phaseo_agent_run(agent, options, client, NULL, run_host(rs), &run, err);
+  if (status != PHASEO_STATUS_OK) return status;
+  status = phaseo_run_wait(run, json, err);
+  phaseo_run_free(run);
+  return status;
+}
+
+int main(void) {
+  HostState hs = {0};
+  PhaseoHost host = {&hs, invoke, NULL, NULL, release_host};
+  PhaseoAgent *agent = NULL;
+  char *err = NULL;
+  CHECK(phaseo_agent_new(DEFINITION, NULL, host, &agent, &err) == PHASEO_STATUS_OK, "agent: %s",
+        err);
+
+  PhaseoClient *client = NULL;
+  CHECK(phaseo_client_scripted(SCRIPT, 0, &client, &err) == PHASEO_STATUS_OK, "client: %s", err);
+
+  /* 1. A run with a tool answered from another thread. */
+  RunState rs1 = {0};
+  char *state = NULL;
+  PhaseoStatus st = run_once(agent, client, NULL, "{\"input\":\"2+3?\"}", &rs1, &state, &err);
+  CHECK(st == PHASEO_STATUS_OK, "run: %s", err);
+  CONTAINS(state, "\"status\":\"completed\"");
+  CONTAINS(state, "{\"sum\":5}");
+  CONTAINS(state, "{\"step\":\"adding\"}");
+  CHECK(rs1.events > 5, "events: %d", rs1.events);
+  /* on_done and release follow the outcome (wait may return first). */
+  for (int i = 0; i < 1000 && atomic_load(&rs1.released) == 0; i++) usleep(1000);
+  CHECK(rs1.done == 1 && rs1.released == 1, "done %d released %d", rs1.done, rs1.released);
+  phaseo_string_free(state);
+
+  /* 2. Pause for approval, then continue from the state's JSON text. */
+  RunState rs2 = {0};
+  char *paused = NULL;
+  st = run_once(agent, client, NULL, "{\"input\":\"deploy\"}", &rs2, &paused, &err);
+  CHECK(st == PHASEO_STATUS_OK, "run 2: %s", err);
+  CONTAINS(paused, "\"status\":\"waiting_for_human\"");
+  CONTAINS(paused, "\"kind\":\"tool_approval\"");
+  char *done = NULL;
+  st = run_once(agent, client, paused, "{\"approvals\":[\"d1\"]}", &rs2, &done, &err);
+  CHECK(st == PHASEO_STATUS_OK, "continue: %s", err);
+  CONTAINS(done, "\"status\":\"completed\"");
+  CONTAINS(done, "Deployed.");
+
+  /* 3. A refused continue: the run is no longer waiting; no state comes back. */
+  char *refused = NULL;
+  st = run_once(agent, client, done, "{\"approvals\":[\"d1\"]}", &rs2, &refused, &err);
+  CHECK(st == PHASEO_STATUS_ERROR, "refused continue should fail");
+  CONTAINS(err, "\"code\":\"continue_invalid\"");
+  CONTAINS(err, "is not waiting for human input");
+  CHECK(strstr(err, "\"state\"") == NULL, "a refused continue carries no state: %s", err);
+  CHECK(refused == NULL, "no result on error");
+  phaseo_string_free(err);
+  err = NULL;
+  phaseo_string_free(paused);
+  phaseo_string_free(done);
+
+  /* 4. A tool error fails the run (fail-run): the error carries the failed state. */
+  RunState rs3 = {0};
+  char *failed = NULL;
+  st = run_once(agent, client, NULL, "{\"input\":\"break\"}", &rs3, &failed, &err);
+  CHECK(st == PHASEO_STATUS_ERROR, "the broken tool should fail the run");
+  CONTAINS(err, "\"code\":\"tool_failed\"");
+  CONTAINS(err, "disk full");
+  CONTAINS(err, "\"state\":{");
+  CONTAINS(err, "\"status\":\"failed\"");
+  phaseo_string_free(err);
+  err = NULL;
+
+  /* 5. Cancelling a run reaches the host's tool; the run ends `cancelled`. */
+  RunState rs4 = {0};
+  PhaseoRun *run = NULL;
+  st = phaseo_agent_run(agent, "{\"input\":\"slow\"}", client, NULL, run_host(&rs4), &run, &err);
+  CHECK(st == PHASEO_STATUS_OK, "run 5: %s", err);
+  while (atomic_load(&hs.calls) < 4) usleep(1000);
+  CHECK(!phaseo_run_is_done(run), "the slow tool holds the run");
+  phaseo_run_cancel(run);
+  char *cancelled = NULL;
+  st = phaseo_run_wait(run, &cancelled, &err);
+  CHECK(st == PHASEO_STATUS_OK, "cancelled run: %s", err);
+  CONTAINS(cancelled, "\"status\":\"cancelled\"");
+  phaseo_string_free(cancelled);
+  phaseo_run_free(run);
+  for (int i = 0; i < 1000 && atomic_load(&hs.cancelled_seen) == 0; i++) usleep(1000);
+  CHECK(hs.cancelled_seen == 1, "on_cancel called once: %d", hs.cancelled_seen);
+  for (int i = 0; i < 1000 && atomic_load(&hs.saw_cancelled_flag) == 0; i++) usleep(1000);
+  CHECK(hs.saw_cancelled_flag == 1, "the cancelled call polls as cancelled");
+  CHECK(phaseo_client_cursor(client) == 6, "cursor %zu", phaseo_client_cursor(client));
+
+  /* 6. Bad input: an invalid definition, a NULL handle, a JSON Schema helper. */
+  PhaseoAgent *bad = NULL;
+  HostState hs2 = {0};
+  PhaseoHost host2 = {&hs2, invoke, NULL, NULL, release_host};
+  st = phaseo_agent_new("{\"id\":\"x\",\"tools\":[{\"id\":\"t\",\"timeoutMs\":-1}]}", NULL, host2,
+                        &bad, &err);
+  CHECK(st == PHASEO_STATUS_ERROR && bad == NULL, "negative timeout refused");
+  CONTAINS(err, "\"code\":\"definition_invalid\"");
+  CHECK(hs2.released == 1, "a refused agent releases its host");
+  phaseo_string_free(err);
+  err = NULL;
+  st = phaseo_agent_run(NULL, NULL, client, NULL, run_host(&rs4), &run, &err);
+  CHECK(st == PHASEO_STATUS_ERROR, "NULL agent refused");
+  CONTAINS(err, "\"code\":\"invalid_argument\"");
+  phaseo_string_free(err);
+  err = NULL;
+  st = phaseo_agent_run(agent, "{\"input\":1,\"colour\":2}", client, NULL, run_host(&rs4), &run,
+                        &err);
+  CHECK(st == PHASEO_STATUS_ERROR, "unknown option refused");
+  CONTAINS(err, "unknown field `colour`");
+  phaseo_string_free(err);
+  err = NULL;
+  PhaseoSchema *schema = NULL;
+  CHECK(phaseo_schema_new("{\"type\":\"object\",\"required\":[\"a\"]}", &schema, &err) ==
+            PHASEO_STATUS_OK,
+        "schema: %s", err);
+  CHECK(phaseo_schema_validate(schema, "{\"a\":1}", NULL, &err) == PHASEO_STATUS_OK, "valid");
+  CHECK(phaseo_schema_validate(schema, "{}", NULL, &err) == PHASEO_STATUS_ERROR, "invalid");
+  CONTAINS(err, "/: \\\"a\\\" is a required property");
+  phaseo_string_free(err);
+  phaseo_schema_free(schema);
+
+  phaseo_client_free(client);
+  phaseo_agent_free(agent);
+  CHECK(hs.released == 1, "the agent's host is released once freed: %d", hs.released);
+
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("C ABI test: all checks passed\n");
+  return 0;
+}
