@@ -45,20 +45,23 @@ part_node() {
   mkdir -p "$stage/platform"
   cp "$repo/bindings-node/npm/linux-x64-gnu/package.json" "$repo/bindings-node/npm/linux-x64-gnu/README.md" "$stage/platform/"
   cp "$lib" "$stage/platform/phaseo-agent.linux-x64-gnu.node"
-  # The main package: the JavaScript and the types (its `files`), plus the pin on the
+  # The main package: its `files` (the JavaScript and the types), plus the pin on the
   # platform package, added here as napi-rs's `prepublish` does (in the repository an
   # optional dependency that is not published yet would break `npm install`).
-  mkdir -p "$stage/main/scripts"
-  (cd "$repo/bindings-node" && cp index.js values.js index.mjs index.d.ts native.js platform.js README.md "$stage/main/" \
-    && cp scripts/install.js scripts/build.js "$stage/main/scripts/")
   node -e '
     const fs = require("node:fs");
-    const [src, out, version] = process.argv.slice(1);
-    const pkg = JSON.parse(fs.readFileSync(src, "utf8"));
+    const path = require("node:path");
+    const [dir, out, version] = process.argv.slice(1);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+    for (const file of [...pkg.files, "README.md"]) {
+      if (!fs.existsSync(path.join(dir, file))) throw new Error(`package.json files: ${file} does not exist`);
+      fs.mkdirSync(path.dirname(path.join(out, file)), { recursive: true });
+      fs.cpSync(path.join(dir, file), path.join(out, file), { recursive: true });
+    }
     pkg.optionalDependencies = { "@phaseo/agent-sdk-linux-x64-gnu": version };
     delete pkg.devDependencies;
-    fs.writeFileSync(out, JSON.stringify(pkg, null, 2) + "\n");
-  ' "$repo/bindings-node/package.json" "$stage/main/package.json" "$version"
+    fs.writeFileSync(path.join(out, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
+  ' "$repo/bindings-node" "$stage/main" "$version"
   (cd "$stage/platform" && npm pack --silent --pack-destination "$dist" >/dev/null)
   (cd "$stage/main" && npm pack --silent --pack-destination "$dist" >/dev/null)
   rm -rf "$stage"
