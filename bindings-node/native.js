@@ -4,14 +4,20 @@
 //      `npm run build`, or an install with PHASEO_BUILD_FROM_SOURCE=1);
 //   2. the prebuilt platform package (napi-rs layout), an optionalDependency of the
 //      published package: `@phaseo/agent-sdk-linux-x64-gnu` on glibc Linux x64.
-// `PHASEO_NATIVE_LIBRARY` names a `.node` file to load instead of both (for testing).
+// `PHASEO_NATIVE_LIBRARY` names a native library to load instead of both (e.g. a cargo
+// build of another profile, to compare them).
 const fs = require('node:fs');
 const path = require('node:path');
 const { platformPackage, SUPPORTED } = require('./platform.js');
 
 function load() {
   const override = process.env.PHASEO_NATIVE_LIBRARY;
-  if (override) return require(path.resolve(override));
+  if (override) {
+    // dlopen, not require: the file may keep cargo's name (`libphaseo_agent_node.so`).
+    const module = { exports: {} };
+    process.dlopen(module, path.resolve(override));
+    return module.exports;
+  }
   const local = path.join(__dirname, 'phaseo-agent.node');
   if (fs.existsSync(local)) return require(local);
   const wanted = platformPackage();
