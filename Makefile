@@ -13,7 +13,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: python node mcp-servers go-lib
 	$(CARGO) run -q -p support-desk
@@ -25,7 +25,7 @@ demo: python node mcp-servers go-lib
 	node examples/node/mcp-tools.mjs
 	cd examples/go && go run .
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff python-wheel node-outside c-header-check c-tests go-tests go-conformance
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -79,17 +79,12 @@ fuzz-python: python
 python-tests-newest: python
 	scripts/with-test-postgres.sh bindings-python/scripts/test-newest-python.sh
 
-# `pip install ./bindings-python` into a fresh venv outside the repository (PEP 517 build).
-python-wheel:
-	rm -rf /tmp/phaseo-wheel-check && $(PYTHON) -m venv /tmp/phaseo-wheel-check
-	cd /tmp && /tmp/phaseo-wheel-check/bin/pip install -q $(abspath bindings-python)
-	cd /tmp && /tmp/phaseo-wheel-check/bin/python -c "import phaseo_agent as p; a = p.create_agent({'id': 'x'}); print('wheel ok:', a.run(input='hi', client=p.ScriptedClient([{'text': 'ok'}])).output)"
-
 bindings-node/node_modules/.installed: bindings-node/package.json
 	cd bindings-node && npm install --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The addon, built in debug next to index.js (the npm `install` script builds release).
+# The addon, built in debug next to index.js, where native.js looks first (the npm `install`
+# script builds only with PHASEO_BUILD_FROM_SOURCE=1; see `make dist` for the packages).
 node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
@@ -102,14 +97,6 @@ node-tests: node mcp-servers $(VENV)/.otel
 # 20000; `PHASEO_FUZZ_SEED` replays a run).
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
-
-# `npm install <path>/bindings-node` from a folder outside the repository builds the addon.
-node-outside:
-	rm -rf /tmp/phaseo-npm-check && mkdir -p /tmp/phaseo-npm-check
-	cd /tmp/phaseo-npm-check && echo '{"name":"consumer","version":"1.0.0","private":true}' > package.json
-	cd /tmp/phaseo-npm-check && npm install --no-audit --no-fund --loglevel=error $(abspath bindings-node)
-	cd /tmp/phaseo-npm-check && node -e "const s = require('@phaseo/agent-sdk'); s.createAgent({id: 'x'}).run({input: 'hi', client: s.createScriptedClient([{text: 'ok'}])}).then((r) => console.log('require ok:', r.output))"
-	cd /tmp/phaseo-npm-check && node --input-type=module -e "import { createAgent, createScriptedClient } from '@phaseo/agent-sdk'; const r = await createAgent({id: 'x'}).run({input: 'hi', client: createScriptedClient([{text: 'ok'}])}); console.log('import ok:', r.output)"
 
 conformance: python node kotlin go-lib
 	tests/conformance/run-all.sh
@@ -232,3 +219,37 @@ go-bench:
 	cp -p target/release/libphaseo_agent_c.a $(GO_LIB_DIR)/
 	cd bindings-go && go test -run '^$$' -bench . ./...
 	$(MAKE) go-lib
+
+# Prebuilt packages (issue 15): `make dist` writes into dist/, from scratch, with the
+# workspace version: the abi3 manylinux_2_28 wheel + sdist (maturin --zig), the two npm
+# tarballs (@phaseo/agent-sdk and its platform package @phaseo/agent-sdk-linux-x64-gnu),
+# the JAR carrying the native library, deployed to the throwaway Maven repository
+# dist/maven. Cargo profile `dist` (root Cargo.toml). One release compile per artifact:
+# the wheel's (zig-linked), and one for the Node addon and the JVM library together.
+# `make dist-check` installs each where no Rust toolchain is reachable and runs the
+# README's quickstart with it (scripts/dist-check.sh).
+.PHONY: dist dist-check versions-check
+DIST_VENV := .venvs/dist
+DIST_PY_TOOLS := maturin==1.16.0 ziglang==0.14.1 auditwheel==6.8.2
+export DIST_VENV := $(abspath $(DIST_VENV))
+$(DIST_VENV)/.tools: Makefile
+	$(PYTHON) -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DIST_VENV)/bin/python -m pip install -q $(DIST_PY_TOOLS)
+	touch $@
+
+# One version everywhere; --self-test proves that a changed manifest fails the check.
+versions-check:
+	scripts/check-versions.py
+	scripts/check-versions.py --self-test
+
+# The Go static library (issue 16) joins scripts/dist.sh `native` (NATIVE_PACKAGES) and gets
+# its own part there, added to the line below.
+dist: $(DIST_VENV)/.tools kotlin
+	rm -rf dist
+	scripts/check-versions.py
+	scripts/dist.sh python native node jvm
+	scripts/dist.sh sizes
+
+dist-check: $(DIST_VENV)/.tools
+	scripts/dist-check.sh python node jvm

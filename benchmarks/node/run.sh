@@ -6,10 +6,9 @@
 #
 # `npm install` here (idempotent; pins in package.json + package-lock.json). Our SDK is the
 # dependency "@phaseo/agent-sdk": "file:../../bindings-node" (npm links it); its install script
-# builds the addon with cargo in RELEASE mode (a cold build takes a few minutes on 2 cores).
-# npm does not re-run that script for an already-installed link, so the release build is run
-# here every time as well (a no-op for cargo when nothing changed): what is measured is the
-# current source. Other sessions may rebuild bindings-node/phaseo-agent.node (e.g. a debug
+# does not compile (only with PHASEO_BUILD_FROM_SOURCE=1), so the release build of the addon
+# is run here every time (a cold build takes a few minutes on 2 cores; a no-op for cargo when
+# nothing changed): what is measured is the current source. Other sessions may rebuild bindings-node/phaseo-agent.node (e.g. a debug
 # build for the tests): bench.mjs checks that the addon it loaded is the cargo release build
 # and exits with status 3 otherwise; this script then rebuilds and retries (3 attempts).
 set -euo pipefail

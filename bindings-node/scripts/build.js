@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // Builds the native addon from source with cargo (release by default, `--debug` for
-// development) and places it next to index.js as `phaseo-agent.node`. Used by the npm
-// `install` script, so `npm install <path>/bindings-node` builds on a fresh machine.
+// development) and places it next to index.js as `phaseo-agent.node`, where native.js
+// looks first. Run by `make node` (debug), `npm run build`, and by the npm `install`
+// script only when asked (PHASEO_BUILD_FROM_SOURCE=1): needs the repository's sources
+// and a Rust toolchain.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const pkgDir = path.resolve(__dirname, '..');
+if (!fs.existsSync(path.join(pkgDir, 'Cargo.toml'))) {
+  console.error('phaseo-agent: building from source needs the repository checkout (bindings-node/ with Cargo.toml):'
+    + ' PHASEO_BUILD_FROM_SOURCE=1 npm install <repository>/bindings-node');
+  process.exit(1);
+}
 const debug = process.argv.includes('--debug');
 const cargo = process.env.CARGO || 'cargo';
 const args = ['build', '-p', 'phaseo-agent-node', '--message-format=json-render-diagnostics'];

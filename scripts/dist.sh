@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The prebuilt packages (issue 15), written into dist/ by `make dist`, one part at a time:
+#   scripts/dist.sh python   the abi3 wheel (manylinux_2_28, linked by zig) + the sdist
+#   scripts/dist.sh native   the Node addon and the JVM library: ONE cargo build (profile `dist`)
+#   scripts/dist.sh node     @phaseo/agent-sdk + @phaseo/agent-sdk-linux-x64-gnu (npm pack)
+#   scripts/dist.sh jvm      the JAR carrying linux-x86-64/libphaseo_agent_uniffi.so, deployed
+#                            with its POM to the throwaway Maven repository dist/maven
+#   scripts/dist.sh sizes    each artifact's size
+# Every part uses the workspace version (scripts/check-versions.py). Needs the dist venv
+# (DIST_VENV: maturin, ziglang; `make dist` creates it) and, for `jvm`, the Kotlin classes
+# of `make kotlin`. Honours CARGO_TARGET_DIR (default <repo>/target).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+dist="$repo/dist"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+cargo="${CARGO:-cargo}"
+venv="${DIST_VENV:-$repo/.venvs/dist}"
+version="$(python3 "$repo/scripts/check-versions.py" --version)"
+# The cdylibs built by `native`. Go (issue 16): its static library's package joins this
+# list (one cargo build for every native artifact), and its packaging gets a part below.
+NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi)
+mkdir -p "$dist"
+
+part_python() {
+  # The venv's maturin finds zig through the `ziglang` package of the same venv. zig links
+  # against glibc 2.28's symbols, so the wheel installs on any manylinux_2_28 system.
+  cd "$repo/bindings-python"
+  VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
+    maturin build --profile dist --zig --compatibility manylinux_2_28 --interpreter python3 --out "$dist"
+  VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin sdist --out "$dist"
+}
+
+part_native() {
+  cd "$repo"
+  local args=()
+  for p in "${NATIVE_PACKAGES[@]}"; do args+=(-p "$p"); done
+  "$cargo" build --profile dist "${args[@]}"
+}
+
+part_node() {
+  local lib="$target/dist/libphaseo_agent_node.so" stage
+  [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
+  stage="$(mktemp -d)"
+  # The platform package: the .node file only.
+  mkdir -p "$stage/platform"
+  cp "$repo/bindings-node/npm/linux-x64-gnu/package.json" "$repo/bindings-node/npm/linux-x64-gnu/README.md" "$stage/platform/"
+  cp "$lib" "$stage/platform/phaseo-agent.linux-x64-gnu.node"
+  # The main package: its `files` (the JavaScript and the types), plus the pin on the
+  # platform package, added here as napi-rs's `prepublish` does (in the repository an
+  # optional dependency that is not published yet would break `npm install`).
+  node -e '
+    const fs = require("node:fs");
+    const path = require("node:path");
+    const [dir, out, version] = process.argv.slice(1);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+    for (const file of [...pkg.files, "README.md"]) {
+      if (!fs.existsSync(path.join(dir, file))) throw new Error(`package.json files: ${file} does not exist`);
+      fs.mkdirSync(path.dirname(path.join(out, file)), { recursive: true });
+      fs.cpSync(path.join(dir, file), path.join(out, file), { recursive: true });
+    }
+    pkg.optionalDependencies = { "@phaseo/agent-sdk-linux-x64-gnu": version };
+    delete pkg.devDependencies;
+    fs.writeFileSync(path.join(out, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
+  ' "$repo/bindings-node" "$stage/main" "$version"
+  (cd "$stage/platform" && npm pack --silent --pack-destination "$dist" >/dev/null)
+  (cd "$stage/main" && npm pack --silent --pack-destination "$dist" >/dev/null)
+  rm -rf "$stage"
+}
+
+part_jvm() {
+  local lib="$target/dist/libphaseo_agent_uniffi.so"
+  local kotlin="$repo/bindings-uniffi/kotlin"
+  local classes="$kotlin/target/phaseo-agent-$version.jar"
+  [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
+  [ -f "$classes" ] || { echo "dist: $classes is missing (run: make kotlin)" >&2; exit 1; }
+  local jar="$dist/phaseo-agent-$version.jar" res
+  cp "$classes" "$jar"
+  # JNA's resource path for this platform: Native.load extracts it from the classpath.
+  res="$(mktemp -d)"
+  mkdir -p "$res/linux-x86-64"
+  cp "$lib" "$res/linux-x86-64/libphaseo_agent_uniffi.so"
+  jar uf "$jar" -C "$res" linux-x86-64/libphaseo_agent_uniffi.so
+  rm -rf "$res"
+  # The project's POM names the runtime dependencies (Kotlin stdlib, kotlinx-coroutines,
+  # kotlinx-serialization-json, JNA); a consumer resolves them from Maven Central.
+  rm -rf "$dist/maven"
+  mvn -B -ntp -q -Dstyle.color=never org.apache.maven.plugins:maven-deploy-plugin:3.1.4:deploy-file \
+    -Dfile="$jar" -DpomFile="$kotlin/pom.xml" -Durl="file://$dist/maven" -DrepositoryId=phaseo-dist
+}
+
+part_sizes() {
+  cd "$dist"
+  printf '%-58s %10s\n' artifact bytes
+  for f in *.whl *.tar.gz *.tgz *.jar; do
+    [ -f "$f" ] && printf '%-58s %10s  %s\n' "$f" "$(stat -c %s "$f")" "$(du -h "$f" | cut -f1)"
+  done
+  for lib in "$target/dist/libphaseo_agent_node.so" "$target/dist/libphaseo_agent_uniffi.so"; do
+    [ -f "$lib" ] && printf '%-58s %10s  %s (unpacked)\n' "$(basename "$lib")" "$(stat -c %s "$lib")" "$(du -h "$lib" | cut -f1)"
+  done
+  return 0
+}
+
+for part in "$@"; do
+  case "$part" in
+    python|native|node|jvm|sizes) "part_$part" ;;
+    *) echo "usage: $0 python|native|node|jvm|sizes ..." >&2; exit 2 ;;
+  esac
+done
