@@ -19,6 +19,7 @@ import kotlinx.coroutines.DelicateCoroutinesApi
 import kotlinx.coroutines.GlobalScope
 import kotlinx.coroutines.future.future
 import kotlinx.coroutines.runBlocking
+import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
@@ -200,7 +201,11 @@ class AgentSdk private constructor() {
      * (`"fail-run"` or `"return-to-model"`, `null`: the core's default).
      */
     @JvmSuppressWildcards
-    class ToolExecutionConfig @JvmOverloads constructor(concurrency: Int, private val onError: String? = null) {
+    class ToolExecutionConfig @JvmOverloads constructor(
+        concurrency: Int,
+        private val onError: String? = null,
+        private val maxOutputChars: Int? = null,
+    ) {
         private val concurrency = maxOf(1, concurrency)
 
         /** Calls of one turn running at once (at least 1). */
@@ -209,11 +214,16 @@ class AgentSdk private constructor() {
         /** The default error policy, or `null`. */
         fun onError(): String? = onError
 
-        internal fun native() = toolExecution(toolConcurrency = concurrency, onError = onError?.let(::onErrorPolicy))
+        /** How many characters of a tool's output the model sees, or `null` (no limit). */
+        fun maxOutputChars(): Int? = maxOutputChars
 
-        override fun equals(other: Any?) = other is ToolExecutionConfig && other.concurrency == concurrency && other.onError == onError
-        override fun hashCode() = concurrency * 31 + (onError?.hashCode() ?: 0)
-        override fun toString() = "ToolExecutionConfig[concurrency=$concurrency, onError=$onError]"
+        internal fun native() =
+            toolExecution(toolConcurrency = concurrency, onError = onError?.let(::onErrorPolicy), maxOutputChars = maxOutputChars)
+
+        override fun equals(other: Any?) = other is ToolExecutionConfig && other.concurrency == concurrency &&
+            other.onError == onError && other.maxOutputChars == maxOutputChars
+        override fun hashCode() = (concurrency * 31 + (onError?.hashCode() ?: 0)) * 31 + (maxOutputChars ?: 0)
+        override fun toString() = "ToolExecutionConfig[concurrency=$concurrency, onError=$onError, maxOutputChars=$maxOutputChars]"
     }
 
     /**
@@ -239,7 +249,30 @@ class AgentSdk private constructor() {
         val onResponseReceived: ToolResponse?,
         val onError: String?,
         val nextTurnParams: NextTurnParams?,
+        val strict: Boolean,
+        val inputExamples: List<Map<String, Any?>>?,
     ) {
+        /** The product's full form (every option of the product's Java SDK). */
+        constructor(
+            id: String,
+            execute: ToolExecutor?,
+            description: String?,
+            parameters: Map<String, Any?>?,
+            timeout: Duration?,
+            inputSchema: Validator?,
+            outputSchema: Validator?,
+            eventSchema: Validator?,
+            requireApproval: Boolean,
+            approval: Approval?,
+            onToolCalled: ToolCalled?,
+            onResponseReceived: ToolResponse?,
+            onError: String?,
+            nextTurnParams: NextTurnParams?,
+        ) : this(
+            id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema,
+            requireApproval, approval, onToolCalled, onResponseReceived, onError, nextTurnParams, false, null,
+        )
+
         /** A tool with just an id and an executor. */
         constructor(id: String, execute: ToolExecutor?) :
             this(id, execute, null, null, null)
@@ -265,8 +298,17 @@ class AgentSdk private constructor() {
             onError: String?,
         ) : this(
             id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema,
-            requireApproval, approval, onToolCalled, onResponseReceived, onError, null,
+            requireApproval, approval, onToolCalled, onResponseReceived, onError, null as NextTurnParams?,
         )
+
+        /** This tool with next-turn overrides. */
+        fun withNextTurnParams(params: NextTurnParams?) = copy(nextTurnParams = params)
+
+        /** This tool asking providers for strict argument adherence (SPEC §12). */
+        fun withStrict(strict: Boolean) = copy(strict = strict)
+
+        /** This tool with example inputs sent to the model (SPEC §12). */
+        fun withInputExamples(examples: List<Map<String, Any?>>?) = copy(inputExamples = examples)
 
         internal fun native(): NativeTool = javaCall {
             val run = execute
@@ -294,6 +336,8 @@ class AgentSdk private constructor() {
                     { output, rt -> toJsonElement(JvmThreads.call { response.receive(javaValue(output), RuntimeContext(rt)) }) }
                 },
                 nextTurnParams = nextTurnParams?.json(),
+                strict = strict,
+                inputExamples = inputExamples?.map { toJsonElement(it).jsonObject },
                 execute = run?.let {
                     { input, rt -> toJsonElement(JvmThreads.call { run.execute(javaValue(input), RuntimeContext(rt)) }) }
                 },
@@ -328,6 +372,12 @@ class AgentSdk private constructor() {
         val stateSecrets: List<String>?,
         val store: RunStore?,
         val mcpServers: List<McpServer>?,
+        val temperature: Double?,
+        val maxOutputTokens: Int?,
+        val topP: Double?,
+        val toolChoice: Any?,
+        val parallelToolCalls: Boolean?,
+        val activeTools: List<String>?,
     ) {
         /** An agent with an id and tools. */
         constructor(id: String, tools: List<Tool>?) :
@@ -348,7 +398,7 @@ class AgentSdk private constructor() {
             requireApproval: CallApproval?,
         ) : this(
             id, model, preset, instructions, tools, maxSteps, parseOutput, humanReview, modelRetry, toolExecution,
-            stopWhen, outputSchema, requireApproval, null, null, null,
+            stopWhen, outputSchema, requireApproval, null, null, null, null, null, null, null, null, null,
         )
 
         /** This definition with instructions. */
@@ -371,6 +421,33 @@ class AgentSdk private constructor() {
 
         /** This definition with MCP servers. */
         fun withMcpServers(servers: List<McpServer>?) = copy(mcpServers = servers)
+
+        /** This definition with a model id. */
+        fun withModel(model: String?) = copy(model = model)
+
+        /** This definition with a step limit (≤ 0: the core's default). */
+        fun withMaxSteps(maxSteps: Int) = copy(maxSteps = maxSteps)
+
+        /** This definition with an output validator. */
+        fun withOutputSchema(schema: Validator?) = copy(outputSchema = schema)
+
+        /** This definition with model retries. */
+        fun withModelRetry(retry: ModelRetryConfig?) = copy(modelRetry = retry)
+
+        /** This definition signing with the first of [secrets] and verifying with any (rotation). */
+        fun withStateSecrets(secrets: List<String>?) = copy(stateSecrets = secrets)
+
+        /** This definition with sampling settings (`null`: the model's default). */
+        fun withSampling(temperature: Double?, maxOutputTokens: Int?, topP: Double?) =
+            copy(temperature = temperature, maxOutputTokens = maxOutputTokens, topP = topP)
+
+        /**
+         * This definition with the request controls of SPEC §12: [toolChoice] `"auto"`,
+         * `"required"`, `"none"` or `Map.of("toolId", id)`; [parallelToolCalls]; the
+         * [activeTools] offered (ids of the agent's tools). `null` leaves one unset.
+         */
+        fun withRequestControls(toolChoice: Any?, parallelToolCalls: Boolean?, activeTools: List<String>?) =
+            copy(toolChoice = toolChoice, parallelToolCalls = parallelToolCalls, activeTools = activeTools)
 
         internal fun native(): NativeAgent = javaCall {
             val review = humanReview
@@ -399,10 +476,54 @@ class AgentSdk private constructor() {
                 },
                 parseOutput = parse?.let { { text -> toJsonElement(parse.apply(text)) } },
                 stateSecrets = stateSecrets.orEmpty(),
+                temperature = temperature,
+                maxOutputTokens = maxOutputTokens?.toLong(),
+                topP = topP,
+                toolChoice = toolChoice?.let(::toolChoiceOf),
+                parallelToolCalls = parallelToolCalls,
+                activeTools = activeTools,
                 store = store,
                 mcpServers = mcpServers.orEmpty().map { it.config },
             )
         }
+    }
+
+    /**
+     * What one run or continue changes over the agent definition (SPEC §3, §12): its
+     * [stopWhen] conditions (replacing the agent's), sampling ([temperature],
+     * [maxOutputTokens], [topP]) and request controls ([toolChoice] `"auto"`, `"required"`,
+     * `"none"` or `Map.of("toolId", id)`; [parallelToolCalls]; [activeTools]). `null`: the
+     * agent's.
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class Overrides(
+        val stopWhen: List<StopCondition>?,
+        val temperature: Double?,
+        val maxOutputTokens: Int?,
+        val topP: Double?,
+        val toolChoice: Any?,
+        val parallelToolCalls: Boolean?,
+        val activeTools: List<String>?,
+    ) {
+        /** No overrides. */
+        constructor() : this(null, null, null, null, null, null, null)
+
+        /** With stop conditions. */
+        fun withStopWhen(conditions: List<StopCondition>?) = copy(stopWhen = conditions)
+
+        /** With sampling settings. */
+        fun withSampling(temperature: Double?, maxOutputTokens: Int?, topP: Double?) =
+            copy(temperature = temperature, maxOutputTokens = maxOutputTokens, topP = topP)
+
+        /** With the tool choice. */
+        fun withToolChoice(choice: Any?) = copy(toolChoice = choice)
+
+        /** With whether the model may request several calls in one turn. */
+        fun withParallelToolCalls(parallel: Boolean?) = copy(parallelToolCalls = parallel)
+
+        /** With the tool ids offered. */
+        fun withActiveTools(ids: List<String>?) = copy(activeTools = ids)
     }
 
     /**
@@ -424,7 +545,17 @@ class AgentSdk private constructor() {
         val toolExecution: ToolExecutionConfig?,
         val onEvent: Consumer<Map<String, Any?>>?,
         val store: RunStore?,
+        val messages: List<Map<String, Any?>>?,
+        val overrides: Overrides?,
+        val cancel: CancelToken?,
     ) {
+        /** The product's ten fields (our [store] in the place of its devtools). */
+        constructor(
+            input: Any?, client: ModelClient, context: Any?, model: String?, preset: String?, maxSteps: Int?,
+            modelRetry: ModelRetryConfig?, toolExecution: ToolExecutionConfig?, onEvent: Consumer<Map<String, Any?>>?,
+            store: RunStore?,
+        ) : this(input, client, context, model, preset, maxSteps, modelRetry, toolExecution, onEvent, store, null, null, null)
+
         /** Input and client only. */
         constructor(input: Any?, client: ModelClient) : this(input, client, null)
 
@@ -440,6 +571,21 @@ class AgentSdk private constructor() {
 
         /** These options with a run store. */
         fun withStore(store: RunStore?) = copy(store = store)
+
+        /** These options with an earlier conversation (`[{role, content, …}]`) before the input. */
+        fun withMessages(messages: List<Map<String, Any?>>?) = copy(messages = messages)
+
+        /** These options with per-run overrides. */
+        fun withOverrides(overrides: Overrides?) = copy(overrides = overrides)
+
+        /** These options with a model id and step limit for this run. */
+        fun withModel(model: String?, maxSteps: Int?) = copy(model = model, maxSteps = maxSteps)
+
+        /** These options with model retries for this run. */
+        fun withModelRetry(retry: ModelRetryConfig?) = copy(modelRetry = retry)
+
+        /** These options with a cancel token: `token.cancel()` ends the run `cancelled` and it still returns its result. */
+        fun withCancel(token: CancelToken?) = copy(cancel = token)
     }
 
     /**
@@ -467,14 +613,16 @@ class AgentSdk private constructor() {
         val toolOutputs: List<ToolOutput>?,
         val runId: String?,
         val store: RunStore?,
+        val overrides: Overrides?,
+        val cancel: CancelToken?,
     ) {
         /** Continues [run] with [client]; add decisions with [approve], [reject], [output]. */
         constructor(run: RunResult, client: ModelClient) :
-            this(run, client, null, null, null, null, null, null, null, null, null, null, null, null, null)
+            this(run, client, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
 
         /** Continues the stored run [runId] (of the agent's store, or [withStore]'s). */
         constructor(runId: String, client: ModelClient) :
-            this(null, client, null, null, null, null, null, null, null, null, null, null, null, runId, null)
+            this(null, client, null, null, null, null, null, null, null, null, null, null, null, runId, null, null, null)
 
         /** These options approving the calls [toolCallIds]. */
         fun approve(vararg toolCallIds: String) = copy(approvals = approvals.orEmpty() + toolCallIds.map { ToolDecision(it) })
@@ -496,6 +644,21 @@ class AgentSdk private constructor() {
 
         /** These options with a run store. */
         fun withStore(store: RunStore?) = copy(store = store)
+
+        /** These options with per-run overrides. */
+        fun withOverrides(overrides: Overrides?) = copy(overrides = overrides)
+
+        /** These options with a model id and step limit for this continue. */
+        fun withModel(model: String?, maxSteps: Int?) = copy(model = model, maxSteps = maxSteps)
+
+        /** These options with a tool execution config for this continue. */
+        fun withToolExecution(config: ToolExecutionConfig?) = copy(toolExecution = config)
+
+        /** These options with model retries for this continue. */
+        fun withModelRetry(retry: ModelRetryConfig?) = copy(modelRetry = retry)
+
+        /** These options with a cancel token. */
+        fun withCancel(token: CancelToken?) = copy(cancel = token)
     }
 
     /** The Phaseo gateway client's options; `null` fields fall back (`PHASEO_API_KEY`). */
@@ -598,8 +761,9 @@ class AgentSdk private constructor() {
             StreamResult(
                 native.stream(
                     toJsonElement(options.input), nativeClient(options.client), options.context?.let(::toJsonElement),
-                    overrides = overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution),
-                    onEvent = listener(options.onEvent),
+                    messages = options.messages?.let { toJsonElement(it) as JsonArray },
+                    overrides = overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
+                    onEvent = listener(options.onEvent), cancel = options.cancel,
                 ),
             )
         }
@@ -611,8 +775,8 @@ class AgentSdk private constructor() {
                 native.continueStream(
                     state.native, nativeClient(options.client), decisions(options.approvals), decisions(options.rejections),
                     outputs(options.toolOutputs), options.humanInput, options.context?.let(::toJsonElement),
-                    overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution),
-                    listener(options.onEvent),
+                    overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
+                    listener(options.onEvent), options.cancel,
                 ),
             )
         }
@@ -623,14 +787,15 @@ class AgentSdk private constructor() {
         private suspend fun runNow(o: RunOptions) = RunResult(
             native.run(
                 toJsonElement(o.input), nativeClient(o.client), o.context?.let(::toJsonElement),
-                overrides = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution),
-                onEvent = listener(o.onEvent), store = o.store,
+                messages = o.messages?.let { toJsonElement(it) as JsonArray },
+                overrides = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides),
+                onEvent = listener(o.onEvent), cancel = o.cancel, store = o.store,
             ),
         )
 
         private suspend fun continueNow(o: ContinueOptions): RunResult {
             val client = nativeClient(o.client)
-            val over = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution)
+            val over = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides)
             val context = o.context?.let(::toJsonElement)
             val id = o.runId
             val state = o.run
@@ -638,11 +803,11 @@ class AgentSdk private constructor() {
                 when {
                     state != null -> native.continueRun(
                         state.native, client, decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs),
-                        o.humanInput, context, over, listener(o.onEvent),
+                        o.humanInput, context, over, listener(o.onEvent), o.cancel,
                     )
                     id != null -> native.continueRun(
                         id, client, decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs),
-                        o.humanInput, context, over, listener(o.onEvent), store = o.store,
+                        o.humanInput, context, over, listener(o.onEvent), o.cancel, store = o.store,
                     )
                     else -> throw KotlinAgentException("continue_invalid", "A run or a runId is required to continue")
                 },
@@ -1052,14 +1217,34 @@ private fun overrides(
     maxSteps: Int?,
     retry: AgentSdk.ModelRetryConfig?,
     execution: AgentSdk.ToolExecutionConfig?,
+    more: AgentSdk.Overrides?,
 ): RunOverrides? {
     val resolved = model ?: presetModel(preset)
-    if (resolved == null && maxSteps == null && retry == null && execution == null) return null
+    if (resolved == null && maxSteps == null && retry == null && execution == null && more == null) return null
     return RunOverrides(
         model = resolved,
         maxSteps = maxSteps?.toLong(),
+        stopWhen = more?.stopWhen?.map(::nativeStop),
         modelRetry = retry?.native(),
         toolExecution = execution?.native(),
+        temperature = more?.temperature,
+        maxOutputTokens = more?.maxOutputTokens?.toLong(),
+        topP = more?.topP,
+        toolChoice = more?.toolChoice?.let(::toolChoiceOf),
+        parallelToolCalls = more?.parallelToolCalls,
+        activeTools = more?.activeTools,
+    )
+}
+
+/** A Java tool choice: `"auto"`, `"required"`, `"none"` or `Map.of("toolId", id)`. */
+private fun toolChoiceOf(value: Any): ToolChoice = when {
+    value == "auto" -> ToolChoice.Auto
+    value == "required" -> ToolChoice.Required
+    value == "none" -> ToolChoice.None
+    value is Map<*, *> && value.size == 1 && value["toolId"] is String -> ToolChoice.Tool(value["toolId"] as String)
+    else -> throw KotlinAgentException(
+        "definition_invalid",
+        "Invalid toolChoice $value: expected \"auto\", \"required\", \"none\" or {toolId: <id>}",
     )
 }
 
