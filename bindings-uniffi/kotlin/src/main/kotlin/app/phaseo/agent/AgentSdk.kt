@@ -166,12 +166,13 @@ class AgentSdk private constructor() {
     @JvmSuppressWildcards
     @JvmRecord
     data class ModelRetryConfig(val maxRetries: Int, val backoff: Duration) {
-        internal fun native() = ModelRetry(maxRetries.toLong(), backoff.toMillis().toDouble())
+        internal fun native() = ModelRetry(maxRetries.toLong(), backoff.toNanos() / 1e6)
     }
 
     /**
      * Overrides a tool call contributes to the next model request only (SPEC §2.6); `null`
-     * fields are left alone; [tools] narrows the tools offered.
+     * fields are left alone; [tools] narrows the tools offered; [toolChoice] (`"auto"`,
+     * `"required"`, `"none"`, `Map.of("toolId", id)`) and [parallelToolCalls] as in SPEC §12.
      */
     @JvmSuppressWildcards
     @JvmRecord
@@ -182,7 +183,13 @@ class AgentSdk private constructor() {
         val maxOutputTokens: Int?,
         val topP: Double?,
         val tools: List<Tool>?,
+        val toolChoice: Any?,
+        val parallelToolCalls: Boolean?,
     ) {
+        /** The product's fields (without the request controls of SPEC §12). */
+        constructor(model: String?, instructions: String?, temperature: Double?, maxOutputTokens: Int?, topP: Double?, tools: List<Tool>?) :
+            this(model, instructions, temperature, maxOutputTokens, topP, tools, null, null)
+
         internal fun json(): JsonObject = JsonObject(
             listOf(
                 "model" to model?.let(::JsonPrimitive),
@@ -191,6 +198,8 @@ class AgentSdk private constructor() {
                 "maxOutputTokens" to maxOutputTokens?.let(::JsonPrimitive),
                 "topP" to topP?.let(::JsonPrimitive),
                 "tools" to tools?.let { list -> toJsonElement(list.map { it.id }) },
+                "toolChoice" to toolChoice?.let(::toJsonElement),
+                "parallelToolCalls" to parallelToolCalls?.let(::JsonPrimitive),
             ).mapNotNull { (k, v) -> v?.let { k to it } }.toMap(),
         )
     }
@@ -201,12 +210,18 @@ class AgentSdk private constructor() {
      * (`"fail-run"` or `"return-to-model"`, `null`: the core's default).
      */
     @JvmSuppressWildcards
-    class ToolExecutionConfig @JvmOverloads constructor(
-        concurrency: Int,
-        private val onError: String? = null,
-        private val maxOutputChars: Int? = null,
+    class ToolExecutionConfig private constructor(
+        private val requested: Int?,
+        private val onError: String?,
+        private val maxOutputChars: Int?,
+        @Suppress("UNUSED_PARAMETER") marker: Unit,
     ) {
-        private val concurrency = maxOf(1, concurrency)
+        /** At most [concurrency] calls at once, with the default error policy [onError] and output limit [maxOutputChars]. */
+        @JvmOverloads
+        constructor(concurrency: Int, onError: String? = null, maxOutputChars: Int? = null) :
+            this(concurrency, onError, maxOutputChars, Unit)
+
+        private val concurrency = maxOf(1, requested ?: 1)
 
         /** Calls of one turn running at once (at least 1). */
         fun concurrency(): Int = concurrency
@@ -217,10 +232,23 @@ class AgentSdk private constructor() {
         /** How many characters of a tool's output the model sees, or `null` (no limit). */
         fun maxOutputChars(): Int? = maxOutputChars
 
-        internal fun native() =
-            toolExecution(toolConcurrency = concurrency, onError = onError?.let(::onErrorPolicy), maxOutputChars = maxOutputChars)
+        internal fun native() = toolExecution(
+            toolConcurrency = requested?.let { concurrency },
+            onError = onError?.let(::onErrorPolicy),
+            maxOutputChars = maxOutputChars,
+        )
 
-        override fun equals(other: Any?) = other is ToolExecutionConfig && other.concurrency == concurrency &&
+        companion object {
+            /**
+             * A config that sets only what is not `null`: as a run's override, an unset
+             * [concurrency] keeps the agent's.
+             */
+            @JvmStatic
+            fun of(concurrency: Int?, onError: String?, maxOutputChars: Int?) =
+                ToolExecutionConfig(concurrency, onError, maxOutputChars, Unit)
+        }
+
+        override fun equals(other: Any?) = other is ToolExecutionConfig && other.requested == requested &&
             other.onError == onError && other.maxOutputChars == maxOutputChars
         override fun hashCode() = (concurrency * 31 + (onError?.hashCode() ?: 0)) * 31 + (maxOutputChars ?: 0)
         override fun toString() = "ToolExecutionConfig[concurrency=$concurrency, onError=$onError, maxOutputChars=$maxOutputChars]"

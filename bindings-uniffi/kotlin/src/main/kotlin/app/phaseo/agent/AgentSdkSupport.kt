@@ -18,13 +18,11 @@ import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.booleanOrNull
-import kotlinx.serialization.json.doubleOrNull
-import kotlinx.serialization.json.longOrNull
 
 /**
  * JSON as plain Java values: objects as insertion-ordered `LinkedHashMap`s, arrays as
- * `ArrayList`s, integers as `Integer` (or `Long` when larger, as Jackson reads them), other
- * numbers as `Double`, strings, booleans and `null`.
+ * `ArrayList`s, numbers as [javaNumber] reads them (`Integer`, `Long`, `BigInteger`,
+ * `Double`, as Jackson does), strings, booleans and `null`.
  */
 internal fun javaValue(element: JsonElement?): Any? = when (element) {
     null, JsonNull -> null
@@ -33,10 +31,29 @@ internal fun javaValue(element: JsonElement?): Any? = when (element) {
     is JsonPrimitive -> when {
         element.isString -> element.content
         element.booleanOrNull != null -> element.booleanOrNull
-        else -> element.longOrNull?.let { if (it in Int.MIN_VALUE..Int.MAX_VALUE) it.toInt() else it }
-            ?: element.doubleOrNull
-            ?: element.content
+        else -> javaNumber(element.content)
     }
+}
+
+/**
+ * A JSON number as Java reads it from its text (never through a rounding parse): an integer
+ * literal as `Integer`, `Long` or `BigInteger`; any other as `Double`, unless Java would
+ * print that `Double` as another decimal value (Java 17 prints `5e-324` as `4.9E-324`, which
+ * a parser may read as 0), then as the exact `BigDecimal`.
+ */
+private fun javaNumber(text: String): Any {
+    val exact = text.toBigDecimalOrNull() ?: return text
+    if (!text.any { it == '.' || it == 'e' || it == 'E' }) {
+        val whole = exact.toBigInteger()
+        return when (whole.bitLength()) {
+            in 0..31 -> whole.toInt()
+            in 32..63 -> whole.toLong()
+            else -> whole
+        }
+    }
+    val double = text.toDouble()
+    if (double.isInfinite()) return exact
+    return if (java.math.BigDecimal(double.toString()).compareTo(exact) == 0) double else exact
 }
 
 /** A JSON object as a Java map (an empty map for anything else). */

@@ -157,6 +157,32 @@ class AgentSdkControlsTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void numbersArePlainJavaAndKeepTheirValue() {
+        Map<String, Object> seen = Collections.synchronizedMap(new java.util.LinkedHashMap<>());
+        Tool echo = new Tool("echo", (input, ctx) -> {
+            seen.putAll((Map<String, Object>) input);
+            return input;
+        });
+        Recorder model = new Recorder(calls(call("c1", "echo",
+            "{\"i\":7,\"l\":9007199254740993,\"b\":18446744073709551615,\"d\":0.5,\"tiny\":5e-324,\"t\":true,\"n\":null}")),
+            text("ok"));
+        AgentSdk.createAgent(new AgentDefinition("numbers", List.of(echo))).run("go", model);
+        assertEquals(7, seen.get("i"));
+        assertEquals(9007199254740993L, seen.get("l"));
+        assertEquals(new java.math.BigInteger("18446744073709551615"), seen.get("b"));
+        assertEquals(0.5, seen.get("d"));
+        assertEquals(0, new java.math.BigDecimal("5e-324").compareTo((java.math.BigDecimal) seen.get("tiny")));
+        assertEquals(true, seen.get("t"));
+        assertTrue(seen.containsKey("n"));
+        assertEquals(null, seen.get("n"));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> messages = (List<Map<String, Object>>) model.requests.get(1).get("messages");
+        String content = (String) messages.get(messages.size() - 1).get("content");
+        assertTrue(content.contains("18446744073709551615") && content.contains("9007199254740993") && content.contains("5e-324"), content);
+    }
+
+    @Test
     void theReadmeQuickstart() {
         Tool deploy = AgentSdk.defineTool(new Tool("deploy", (input, context) -> {
             context.emitProgress().receive(Map.of("phase", "rolling out"), context);
