@@ -4,14 +4,10 @@
 package app.phaseo.agent
 
 import java.util.concurrent.Callable
-import java.util.concurrent.ExecutionException
-import java.util.concurrent.ExecutorService
-import java.util.concurrent.Executors
-import java.util.concurrent.FutureTask
-import java.util.concurrent.atomic.AtomicLong
-import kotlin.coroutines.resume
-import kotlin.coroutines.resumeWithException
-import kotlinx.coroutines.suspendCancellableCoroutine
+import java.util.concurrent.atomic.AtomicReference
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.runInterruptible
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonNull
@@ -62,38 +58,39 @@ internal fun javaMap(element: JsonElement?): Map<String, Any?> =
     (javaValue(element) as? Map<String, Any?>) ?: LinkedHashMap()
 
 /**
- * Where Java callbacks run: a cached pool of daemon threads. Not bounded, because the core
- * already bounds how many calls of a turn run at once (`ToolExecutionConfig`) and a second,
- * smaller bound here would queue calls behind blocked ones and make their timeouts fire
- * while they wait; not virtual threads, because the library targets Java 17. Threads are
- * reused, so 500 concurrent calls start 500 threads once and then idle out after 60 s.
+ * Where Java callbacks run: an unbounded view of kotlinx's blocking-I/O scheduler (daemon
+ * threads, reused). Unbounded, because the core already bounds how many calls of a turn run
+ * at once (`ToolExecutionConfig`) and a second bound here would queue calls behind blocked
+ * ones and make their timeouts fire while they wait. Not virtual threads: the library
+ * targets Java 17.
+ *
+ * Callbacks start in the order they reach the binding: each waits, without holding a
+ * thread, until the one before it has started (or was cancelled before starting), so a slow
+ * first call is running before an instant second one can finish, as with coroutine
+ * executors. (The binding's own dispatch of the calls is not ordered, so this narrows the
+ * window rather than closing it.)
  */
 internal object JvmThreads {
-    private val counter = AtomicLong()
-    private val pool: ExecutorService = Executors.newCachedThreadPool { task ->
-        Thread(task, "phaseo-agent-${counter.incrementAndGet()}").apply { isDaemon = true }
-    }
+    private val elastic = Dispatchers.IO.limitedParallelism(1 shl 20)
+    private val last = AtomicReference<CompletableDeferred<Unit>>(CompletableDeferred(Unit))
 
     /**
-     * Runs [block] on a pool thread and waits without blocking the caller's thread. When the
-     * coroutine is cancelled (the core's timeout, a cancelled run) the thread is interrupted
-     * and whatever the block later returns or throws is dropped.
+     * Runs [block] on a blocking-capable thread. When the coroutine is cancelled (the
+     * core's timeout, a cancelled run) the thread is interrupted and whatever the block
+     * later returns or throws is dropped.
      */
-    suspend fun <T> call(block: Callable<T>): T = suspendCancellableCoroutine { cont ->
-        val task = object : FutureTask<T>(block) {
-            override fun done() {
-                if (isCancelled) return
-                try {
-                    cont.resume(get())
-                } catch (e: ExecutionException) {
-                    cont.resumeWithException(e.cause ?: e)
-                } catch (e: Throwable) {
-                    cont.resumeWithException(e)
-                }
+    suspend fun <T> call(block: Callable<T>): T {
+        val started = CompletableDeferred<Unit>()
+        val previous = last.getAndSet(started)
+        try {
+            previous.await()
+            return runInterruptible(elastic) {
+                started.complete(Unit)
+                block.call()
             }
+        } finally {
+            started.complete(Unit)
         }
-        cont.invokeOnCancellation { task.cancel(true) }
-        pool.execute(task)
     }
 }
 

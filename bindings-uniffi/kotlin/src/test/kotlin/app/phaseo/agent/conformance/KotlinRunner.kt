@@ -29,6 +29,7 @@ import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.*
 
 // ---------------------------------------------------------------------------------------
@@ -1100,7 +1101,9 @@ suspend fun runCase(file: File, case: JsonObject, mode: Mode, driver: Driver = K
         }
         try {
             val step = steps[i].obj ?: throw CaseError("a step must be an object")
-            val outcome = (run as? CaseRun)?.step(step) ?: run.stepBlocking(step)
+            // A blocking stepper (the Java API) must not hold a Default thread: the binding's
+            // callbacks run there.
+            val outcome = (run as? CaseRun)?.step(step) ?: withContext(Dispatchers.IO) { run.stepBlocking(step) }
             checkExpect(step["expect"]?.obj ?: JsonObject(emptyMap()), outcome)
         } catch (e: CaseError) {
             throw CaseError("step $i: ${e.message}")
