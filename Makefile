@@ -15,7 +15,7 @@ endif
 
 .PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers go-lib
+demo: python node mcp-servers go-lib kotlin
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -24,6 +24,7 @@ demo: python node mcp-servers go-lib
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
 	cd examples/go && go run .
+	examples/java/run.sh
 
 test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance
 

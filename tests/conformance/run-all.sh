@@ -37,6 +37,9 @@ fi
 if [ -f tests/conformance/go_runner.sh ]; then
   cmd[go]="bash tests/conformance/go_runner.sh"; langs+=(go)
 fi
+if [ -f tests/conformance/java_runner.sh ]; then
+  cmd[java]="bash tests/conformance/java_runner.sh"; langs+=(java)
+fi
 
 passed=0; failed=0
 count() {  # reads runner output, prints case lines, tallies

@@ -29,6 +29,7 @@ import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.*
 
 // ---------------------------------------------------------------------------------------
@@ -570,7 +571,10 @@ class ScriptedModel(private val entries: List<JsonElement>, @Volatile var cursor
     @Volatile
     var ranOut: String? = null
 
-    val client: Client = modelClient { request ->
+    val client: Client = modelClient { request -> answer(request) }
+
+    /** Records [request] and answers with the next entry (a `fail` entry throws). */
+    fun answer(request: JsonObject): JsonElement {
         requests.add(requestSummary(request))
         val index = synchronized(this) { cursor.also { cursor += 1 } }
         if (index >= entries.size) {
@@ -581,7 +585,7 @@ class ScriptedModel(private val entries: List<JsonElement>, @Volatile var cursor
         val entry = entries[index]
         val failure = entry.obj?.get("fail")
         if (failure != null) throw RuntimeException(failure.obj?.get("message")?.let(::text) ?: text(failure))
-        entry
+        return entry
     }
 }
 
@@ -646,15 +650,51 @@ class Outcome(
     val wallMs: Double,
 )
 
+/**
+ * How a runner builds a case's agent and runs its steps: the Kotlin API here, the Java API
+ * in JavaRunner (src/test/java); the case loop and every check are shared.
+ */
+interface Driver {
+    /** The case's agent, or the [AgentException] with which the binding refused its definition. */
+    @Throws(Exception::class)
+    fun build(case: JsonObject, obs: Observations): Any
+
+    /** The steps of one case on [agent] (what [build] returned). */
+    @Throws(Exception::class)
+    fun start(agent: Any, model: ScriptedModel, obs: Observations, state: RunResult?, streaming: Boolean): Stepper
+}
+
+/** Runs the steps of one case; [state] and [edited] carry over between steps. */
+interface Stepper {
+    /** The current state. */
+    var state: RunResult?
+
+    /** The state's JSON text after an `editState` step, read by the next continue. */
+    var edited: String?
+
+    /** Runs one `run` or `continue` step. */
+    @Throws(Exception::class)
+    fun stepBlocking(step: JsonObject): Outcome
+}
+
+/** The Kotlin API's driver. */
+object KotlinDriver : Driver {
+    override fun build(case: JsonObject, obs: Observations): Any = buildAgentOrRefusal(case, obs)
+
+    override fun start(agent: Any, model: ScriptedModel, obs: Observations, state: RunResult?, streaming: Boolean): Stepper =
+        CaseRun(agent as? Agent ?: throw CaseError("unexpected definition outcome"), model, obs, state, streaming)
+}
+
 class CaseRun(
     val agent: Agent,
     val model: ScriptedModel,
     val obs: Observations,
-    var state: RunResult?,
+    override var state: RunResult?,
     val streaming: Boolean,
-) {
-    /** The state's JSON text after an `editState` step, read by the next continue. */
-    var edited: String? = null
+) : Stepper {
+    override var edited: String? = null
+
+    override fun stepBlocking(step: JsonObject): Outcome = runBlocking { step(step) }
 
     suspend fun step(step: JsonObject): Outcome {
         obs.reset()
@@ -1016,7 +1056,7 @@ fun checkCase(case: JsonObject) {
 class Mode(val stopAfter: Int?, val saveDir: File?, val resumeDir: File?, val fromStep: Int?)
 
 /** Runs the case (or its handoff half); false when it is not one this mode runs. */
-suspend fun runCase(file: File, case: JsonObject, mode: Mode): Boolean {
+suspend fun runCase(file: File, case: JsonObject, mode: Mode, driver: Driver = KotlinDriver): Boolean {
     val steps = case["steps"] as? JsonArray ?: throw CaseError("case without steps")
     var state: RunResult? = null
     var cursor = 0
@@ -1039,19 +1079,15 @@ suspend fun runCase(file: File, case: JsonObject, mode: Mode): Boolean {
     }
     checkCase(case)
     val obs = Observations()
-    val built = buildAgentOrRefusal(case, obs)
+    val built = driver.build(case, obs)
     if (case.containsKey("expectDefinitionError")) {
         if (mode.stopAfter != null || mode.resumeDir != null) return false
         checkDefinitionError(case["expectDefinitionError"]?.obj ?: JsonObject(emptyMap()), built)
         return true
     }
-    val agent = when (built) {
-        is Agent -> built
-        is AgentException -> throw CaseError("agent definition refused: ${built.code}: ${built.message}")
-        else -> throw CaseError("unexpected definition outcome")
-    }
+    if (built is AgentException) throw CaseError("agent definition refused: ${built.code}: ${built.message}")
     val model = ScriptedModel((case["model"] as? JsonArray)?.toList() ?: emptyList(), cursor)
-    val run = CaseRun(agent, model, obs, state, usesStream(file))
+    val run = driver.start(built, model, obs, state, usesStream(file))
     for (i in from until to) {
         val ops = steps[i].obj?.get("editState")
         if (ops != null) {
@@ -1065,7 +1101,9 @@ suspend fun runCase(file: File, case: JsonObject, mode: Mode): Boolean {
         }
         try {
             val step = steps[i].obj ?: throw CaseError("a step must be an object")
-            val outcome = run.step(step)
+            // A blocking stepper (the Java API) must not hold a Default thread: the binding's
+            // callbacks run there.
+            val outcome = (run as? CaseRun)?.step(step) ?: withContext(Dispatchers.IO) { run.stepBlocking(step) }
             checkExpect(step["expect"]?.obj ?: JsonObject(emptyMap()), outcome)
         } catch (e: CaseError) {
             throw CaseError("step $i: ${e.message}")
@@ -1095,12 +1133,16 @@ fun collect(f: File, out: MutableList<File>) {
     }
 }
 
-fun usage(): Nothing {
-    System.err.println("usage: tests/conformance/kotlin_runner.sh [--stop-after N --save-state DIR | --resume-state DIR --from-step N] PATH...")
+fun usage(runner: String = "kotlin_runner.sh"): Nothing {
+    System.err.println("usage: tests/conformance/$runner [--stop-after N --save-state DIR | --resume-state DIR --from-step N] PATH...")
     exitProcess(2)
 }
 
-fun main(args: Array<String>) {
+fun main(args: Array<String>) = runMain(args, KotlinDriver, "kotlin_runner.sh")
+
+/** The runner's command line over [driver] ([runner] names it in the usage message). */
+fun runMain(args: Array<String>, driver: Driver, runner: String) {
+    fun usage(): Nothing = usage(runner)
     var stopAfter: Int? = null
     var saveDir: File? = null
     var resumeDir: File? = null
@@ -1142,7 +1184,7 @@ fun main(args: Array<String>) {
             val ran: Boolean? = try {
                 val case = parseJson(file.readText()).jsonObject
                 name = case["name"]?.str ?: file.path
-                runCase(file, case, mode)
+                runCase(file, case, mode, driver)
             } catch (e: CaseError) {
                 println("FAIL $name: ${e.message}")
                 null

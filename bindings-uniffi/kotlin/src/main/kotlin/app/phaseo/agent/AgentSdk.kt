@@ -1,0 +1,1284 @@
+// The product's Java API, `app.phaseo.agent.AgentSdk` (the product's Java SDK names and
+// shapes: nested records and functional interfaces, plain Java values), over the Kotlin
+// layer. Written in Kotlin so it can drive the suspend API; to Java it reads as a final
+// class of static methods and nested records. It only adapts: every behaviour is the core's.
+@file:Suppress("unused")
+
+package app.phaseo.agent
+
+import app.phaseo.agent.Agent as NativeAgent
+import app.phaseo.agent.AgentException as KotlinAgentException
+import app.phaseo.agent.RunResult as NativeRunResult
+import app.phaseo.agent.Tool as NativeTool
+import app.phaseo.agent.Validator as NativeValidator
+import java.time.Duration
+import java.util.concurrent.CompletableFuture
+import java.util.function.Consumer
+import java.util.function.Function
+import kotlinx.coroutines.DelicateCoroutinesApi
+import kotlinx.coroutines.GlobalScope
+import kotlinx.coroutines.future.future
+import kotlinx.coroutines.runBlocking
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+import kotlinx.serialization.json.jsonObject
+
+/**
+ * The Phaseo Agent SDK for Java: `AgentSdk.defineTool(new AgentSdk.Tool(...))`,
+ * `AgentSdk.createAgent(new AgentSdk.AgentDefinition(...))`, then `agent.run(new
+ * AgentSdk.RunOptions(input, client))`. Values are plain Java (`Map`, `List`, `String`,
+ * `Number`, `Boolean`, `null`); errors are the unchecked [AgentException] with the SPEC code.
+ * Executors and hooks run on JVM threads and may block; a timeout interrupts them.
+ */
+@JvmSuppressWildcards
+class AgentSdk private constructor() {
+
+    // -----------------------------------------------------------------------------------
+    // Functional interfaces
+
+    /** A tool's body: `(input, context) -> result` (it may block; a timeout interrupts it). */
+    @JvmSuppressWildcards
+    fun interface ToolExecutor {
+        /** Runs the call; throwing fails it with the exception's message. */
+        @Throws(Exception::class)
+        fun execute(input: Any?, context: RuntimeContext): Any?
+    }
+
+    /** Checks a value: returns the accepted (possibly transformed) value or throws. */
+    @JvmSuppressWildcards
+    fun interface Validator {
+        /** The accepted value; the exception's message is the validation message. */
+        @Throws(Exception::class)
+        fun validate(value: Any?): Any?
+    }
+
+    /** A tool's approval predicate of the call's input: true pauses the call for approval. */
+    @JvmSuppressWildcards
+    fun interface Approval {
+        /** Whether this call needs approval. */
+        @Throws(Exception::class)
+        fun approve(input: Any?, context: RuntimeContext): Boolean
+    }
+
+    /** The agent's approval predicate of every call (`AgentDefinition.requireApproval`). */
+    @JvmSuppressWildcards
+    fun interface CallApproval {
+        /** Whether this call needs approval. */
+        @Throws(Exception::class)
+        fun approve(call: ToolCall, context: RuntimeContext): Boolean
+    }
+
+    /** An interactive tool's hook: answers the call now or leaves it pending (`hitl`). */
+    @JvmSuppressWildcards
+    fun interface ToolCalled {
+        /** `completed` answers with `output`; not completed (or `null`) pauses the call. */
+        @Throws(Exception::class)
+        fun call(input: Any?, context: RuntimeContext): ToolCalledResult?
+    }
+
+    /** Receives a value with the call's context: `onResponseReceived` and `emitProgress`. */
+    @JvmSuppressWildcards
+    fun interface ToolResponse {
+        /** The (possibly transformed) value. */
+        @Throws(Exception::class)
+        fun receive(value: Any?, context: RuntimeContext): Any?
+    }
+
+    /** Pauses the run for human review after a model turn, or lets it go on (`null`). */
+    @JvmSuppressWildcards
+    fun interface HumanReview {
+        /** A review request to pause, or `null`. [context] is the core's review context. */
+        @Throws(Exception::class)
+        fun review(context: Map<String, Any?>): HumanReviewRequest?
+    }
+
+    /**
+     * A stop condition: a reason to stop the run, or `null` to go on. Built-in ones come
+     * from [stepCountIs], [maxTokensUsed], [maxCost], [maxDuration], [hasToolCall],
+     * [finishReasonIs]; a custom one sees `{steps, usage, elapsedMs, stepCount}`.
+     */
+    @JvmSuppressWildcards
+    fun interface StopCondition {
+        /** The stop reason, or `null`. */
+        @Throws(Exception::class)
+        fun shouldStop(state: Map<String, Any?>): String?
+    }
+
+    /**
+     * A model client written in Java: the request `{model, instructions, messages, tools,
+     * …}` → a response in the short form `{text, toolCalls: [{id, name, arguments}], usage,
+     * finishReason}`. Built-in clients: [scriptedClient], [createGatewayAgentClient],
+     * [openAICompatibleClient].
+     */
+    @JvmSuppressWildcards
+    fun interface ModelClient {
+        /** The model's response; throwing is a model failure (retried per `modelRetry`). */
+        @Throws(Exception::class)
+        fun generate(request: Map<String, Any?>): Any?
+    }
+
+    /** The application keeping each run's state itself (use with [accessorStore]). */
+    @JvmSuppressWildcards
+    interface StateAccessor {
+        /** The state of run [runId], or `null` when unknown. */
+        @Throws(Exception::class)
+        fun load(runId: String): RunResult?
+
+        /** Keeps [result] (replacing the earlier state of its run). */
+        @Throws(Exception::class)
+        fun save(result: RunResult)
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Records
+
+    /** A tool call: its id (unique in the run), tool id and input. */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ToolCall(val id: String, val name: String, val input: Any?)
+
+    /** What an `onToolCalled` hook answers: `completed` with `output`, or pending (`hitl`). */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ToolCalledResult(val completed: Boolean, val output: Any?)
+
+    /** A request to pause the run for review, with its reason and payload. */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class HumanReviewRequest(val reason: String, val payload: Any?)
+
+    /** Approves a call, or rejects it with a reason the model sees. */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ToolDecision(val toolCallId: String, val reason: String?) {
+        /** A decision without a reason. */
+        constructor(toolCallId: String) : this(toolCallId, null)
+    }
+
+    /** The output of a pending (manual or `hitl`) call, supplied on continue. */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ToolOutput(val toolCallId: String, val output: Any?)
+
+    /** Model retries: [maxRetries] extra attempts, sleeping `backoff × attempt` between them. */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ModelRetryConfig(val maxRetries: Int, val backoff: Duration) {
+        internal fun native() = ModelRetry(maxRetries.toLong(), backoff.toNanos() / 1e6)
+    }
+
+    /**
+     * Overrides a tool call contributes to the next model request only (SPEC §2.6); `null`
+     * fields are left alone; [tools] narrows the tools offered; [toolChoice] (`"auto"`,
+     * `"required"`, `"none"`, `Map.of("toolId", id)`) and [parallelToolCalls] as in SPEC §12.
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class NextTurnParams(
+        val model: String?,
+        val instructions: String?,
+        val temperature: Double?,
+        val maxOutputTokens: Int?,
+        val topP: Double?,
+        val tools: List<Tool>?,
+        val toolChoice: Any?,
+        val parallelToolCalls: Boolean?,
+    ) {
+        /** The product's fields (without the request controls of SPEC §12). */
+        constructor(model: String?, instructions: String?, temperature: Double?, maxOutputTokens: Int?, topP: Double?, tools: List<Tool>?) :
+            this(model, instructions, temperature, maxOutputTokens, topP, tools, null, null)
+
+        internal fun json(): JsonObject = JsonObject(
+            listOf(
+                "model" to model?.let(::JsonPrimitive),
+                "instructions" to instructions?.let(::JsonPrimitive),
+                "temperature" to temperature?.let(::JsonPrimitive),
+                "maxOutputTokens" to maxOutputTokens?.let(::JsonPrimitive),
+                "topP" to topP?.let(::JsonPrimitive),
+                "tools" to tools?.let { list -> toJsonElement(list.map { it.id }) },
+                "toolChoice" to toolChoice?.let(::toJsonElement),
+                "parallelToolCalls" to parallelToolCalls?.let(::JsonPrimitive),
+            ).mapNotNull { (k, v) -> v?.let { k to it } }.toMap(),
+        )
+    }
+
+    /**
+     * How the automatic calls of a turn run: at most [concurrency] at once (values below 1
+     * are raised to 1), and the default error policy of tools without their own
+     * (`"fail-run"` or `"return-to-model"`, `null`: the core's default).
+     */
+    @JvmSuppressWildcards
+    class ToolExecutionConfig private constructor(
+        private val requested: Int?,
+        private val onError: String?,
+        private val maxOutputChars: Int?,
+        @Suppress("UNUSED_PARAMETER") marker: Unit,
+    ) {
+        /** At most [concurrency] calls at once, with the default error policy [onError] and output limit [maxOutputChars]. */
+        @JvmOverloads
+        constructor(concurrency: Int, onError: String? = null, maxOutputChars: Int? = null) :
+            this(concurrency, onError, maxOutputChars, Unit)
+
+        private val concurrency = maxOf(1, requested ?: 1)
+
+        /** Calls of one turn running at once (at least 1). */
+        fun concurrency(): Int = concurrency
+
+        /** The default error policy, or `null`. */
+        fun onError(): String? = onError
+
+        /** How many characters of a tool's output the model sees, or `null` (no limit). */
+        fun maxOutputChars(): Int? = maxOutputChars
+
+        internal fun native() = toolExecution(
+            toolConcurrency = requested?.let { concurrency },
+            onError = onError?.let(::onErrorPolicy),
+            maxOutputChars = maxOutputChars,
+        )
+
+        companion object {
+            /**
+             * A config that sets only what is not `null`: as a run's override, an unset
+             * [concurrency] keeps the agent's.
+             */
+            @JvmStatic
+            fun of(concurrency: Int?, onError: String?, maxOutputChars: Int?) =
+                ToolExecutionConfig(concurrency, onError, maxOutputChars, Unit)
+        }
+
+        override fun equals(other: Any?) = other is ToolExecutionConfig && other.requested == requested &&
+            other.onError == onError && other.maxOutputChars == maxOutputChars
+        override fun hashCode() = (concurrency * 31 + (onError?.hashCode() ?: 0)) * 31 + (maxOutputChars ?: 0)
+        override fun toString() = "ToolExecutionConfig[concurrency=$concurrency, onError=$onError, maxOutputChars=$maxOutputChars]"
+    }
+
+    /**
+     * A tool (SPEC §2). [execute] `null` makes a manual tool (each call pauses until its
+     * output is supplied). [timeout] bounds each call (the executor's thread is interrupted
+     * and the call fails `tool_timeout`). [onError] is `"fail-run"` (the default) or
+     * `"return-to-model"`. Pass it to [defineTool], which checks it.
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class Tool(
+        val id: String,
+        val execute: ToolExecutor?,
+        val description: String?,
+        val parameters: Map<String, Any?>?,
+        val timeout: Duration?,
+        val inputSchema: Validator?,
+        val outputSchema: Validator?,
+        val eventSchema: Validator?,
+        val requireApproval: Boolean,
+        val approval: Approval?,
+        val onToolCalled: ToolCalled?,
+        val onResponseReceived: ToolResponse?,
+        val onError: String?,
+        val nextTurnParams: NextTurnParams?,
+        val strict: Boolean,
+        val inputExamples: List<Map<String, Any?>>?,
+    ) {
+        /** The product's full form (every option of the product's Java SDK). */
+        constructor(
+            id: String,
+            execute: ToolExecutor?,
+            description: String?,
+            parameters: Map<String, Any?>?,
+            timeout: Duration?,
+            inputSchema: Validator?,
+            outputSchema: Validator?,
+            eventSchema: Validator?,
+            requireApproval: Boolean,
+            approval: Approval?,
+            onToolCalled: ToolCalled?,
+            onResponseReceived: ToolResponse?,
+            onError: String?,
+            nextTurnParams: NextTurnParams?,
+        ) : this(
+            id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema,
+            requireApproval, approval, onToolCalled, onResponseReceived, onError, nextTurnParams, false, null,
+        )
+
+        /** A tool with just an id and an executor. */
+        constructor(id: String, execute: ToolExecutor?) :
+            this(id, execute, null, null, null)
+
+        /** A tool with a description, JSON Schema parameters and a timeout (`null`: none). */
+        constructor(id: String, execute: ToolExecutor?, description: String?, parameters: Map<String, Any?>?, timeout: Duration?) :
+            this(id, execute, description, parameters, timeout, null, null, null, false, null, null, null, "fail-run")
+
+        /** Every option but `nextTurnParams`. */
+        constructor(
+            id: String,
+            execute: ToolExecutor?,
+            description: String?,
+            parameters: Map<String, Any?>?,
+            timeout: Duration?,
+            inputSchema: Validator?,
+            outputSchema: Validator?,
+            eventSchema: Validator?,
+            requireApproval: Boolean,
+            approval: Approval?,
+            onToolCalled: ToolCalled?,
+            onResponseReceived: ToolResponse?,
+            onError: String?,
+        ) : this(
+            id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema,
+            requireApproval, approval, onToolCalled, onResponseReceived, onError, null as NextTurnParams?,
+        )
+
+        /** This tool with next-turn overrides. */
+        fun withNextTurnParams(params: NextTurnParams?) = copy(nextTurnParams = params)
+
+        /** This tool asking providers for strict argument adherence (SPEC §12). */
+        fun withStrict(strict: Boolean) = copy(strict = strict)
+
+        /** This tool with example inputs sent to the model (SPEC §12). */
+        fun withInputExamples(examples: List<Map<String, Any?>>?) = copy(inputExamples = examples)
+
+        internal fun native(): NativeTool = javaCall {
+            val run = execute
+            val called = onToolCalled
+            val response = onResponseReceived
+            val approve = approval
+            app.phaseo.agent.defineTool(
+                id = id,
+                description = description ?: "",
+                parameters = parameters?.let(::toJsonElement),
+                timeoutMs = timeout?.toMillis(),
+                requireApproval = requireApproval,
+                approval = approve?.let { { input, rt -> JvmThreads.call { approve.approve(javaValue(input), RuntimeContext(rt)) } } },
+                onError = onError?.let(::onErrorPolicy),
+                inputSchema = inputSchema?.let(::nativeValidator),
+                outputSchema = outputSchema?.let(::nativeValidator),
+                eventSchema = eventSchema?.let(::nativeValidator),
+                onToolCalled = called?.let {
+                    { input, rt ->
+                        val answer = JvmThreads.call { called.call(javaValue(input), RuntimeContext(rt)) }
+                        if (answer != null && answer.completed) toJsonElement(answer.output) else null
+                    }
+                },
+                onResponseReceived = response?.let {
+                    { output, rt -> toJsonElement(JvmThreads.call { response.receive(javaValue(output), RuntimeContext(rt)) }) }
+                },
+                nextTurnParams = nextTurnParams?.json(),
+                strict = strict,
+                inputExamples = inputExamples?.map { toJsonElement(it).jsonObject },
+                execute = run?.let {
+                    { input, rt -> toJsonElement(JvmThreads.call { run.execute(javaValue(input), RuntimeContext(rt)) }) }
+                },
+            )
+        }
+    }
+
+    /**
+     * An agent (SPEC §3). [maxSteps] ≤ 0 keeps the core's default; [preset] names the model
+     * `@<preset>` when [model] is unset; [parseOutput] turns the final text into the output
+     * (then [outputSchema] checks it); [requireApproval] decides for every call. Beyond the
+     * product: [stateSecrets] sign and verify states (the first signs), [store] keeps every
+     * run (continue by run id, recover), [mcpServers] offer the tools of MCP servers
+     * (close the agent to stop them).
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class AgentDefinition(
+        val id: String,
+        val model: String?,
+        val preset: String?,
+        val instructions: String?,
+        val tools: List<Tool>?,
+        val maxSteps: Int,
+        val parseOutput: Function<String, Any?>?,
+        val humanReview: HumanReview?,
+        val modelRetry: ModelRetryConfig?,
+        val toolExecution: ToolExecutionConfig?,
+        val stopWhen: List<StopCondition>?,
+        val outputSchema: Validator?,
+        val requireApproval: CallApproval?,
+        val stateSecrets: List<String>?,
+        val store: RunStore?,
+        val mcpServers: List<McpServer>?,
+        val temperature: Double?,
+        val maxOutputTokens: Int?,
+        val topP: Double?,
+        val toolChoice: Any?,
+        val parallelToolCalls: Boolean?,
+        val activeTools: List<String>?,
+    ) {
+        /** An agent with an id and tools. */
+        constructor(id: String, tools: List<Tool>?) :
+            this(id, null, null, null, tools, 0, null, null, null, null)
+
+        /** The product's ten-argument form. */
+        constructor(
+            id: String, model: String?, preset: String?, instructions: String?, tools: List<Tool>?, maxSteps: Int,
+            parseOutput: Function<String, Any?>?, humanReview: HumanReview?, modelRetry: ModelRetryConfig?,
+            toolExecution: ToolExecutionConfig?,
+        ) : this(id, model, preset, instructions, tools, maxSteps, parseOutput, humanReview, modelRetry, toolExecution, null, null, null)
+
+        /** The product's thirteen-argument form (with stop conditions, output schema, approval). */
+        constructor(
+            id: String, model: String?, preset: String?, instructions: String?, tools: List<Tool>?, maxSteps: Int,
+            parseOutput: Function<String, Any?>?, humanReview: HumanReview?, modelRetry: ModelRetryConfig?,
+            toolExecution: ToolExecutionConfig?, stopWhen: List<StopCondition>?, outputSchema: Validator?,
+            requireApproval: CallApproval?,
+        ) : this(
+            id, model, preset, instructions, tools, maxSteps, parseOutput, humanReview, modelRetry, toolExecution,
+            stopWhen, outputSchema, requireApproval, null, null, null, null, null, null, null, null, null,
+        )
+
+        /** This definition with instructions. */
+        fun withInstructions(instructions: String?) = copy(instructions = instructions)
+
+        /** This definition with a tool execution config. */
+        fun withToolExecution(config: ToolExecutionConfig?) = copy(toolExecution = config)
+
+        /** This definition with the agent-level approval predicate. */
+        fun withRequireApproval(approval: CallApproval?) = copy(requireApproval = approval)
+
+        /** This definition with stop conditions. */
+        fun withStopWhen(conditions: List<StopCondition>?) = copy(stopWhen = conditions)
+
+        /** This definition signing its states with [secret] (and refusing unsigned ones). */
+        fun withStateSecret(secret: String) = copy(stateSecrets = listOf(secret))
+
+        /** This definition keeping its runs in [store]. */
+        fun withStore(store: RunStore?) = copy(store = store)
+
+        /** This definition with MCP servers. */
+        fun withMcpServers(servers: List<McpServer>?) = copy(mcpServers = servers)
+
+        /** This definition with a model id. */
+        fun withModel(model: String?) = copy(model = model)
+
+        /** This definition with a step limit (≤ 0: the core's default). */
+        fun withMaxSteps(maxSteps: Int) = copy(maxSteps = maxSteps)
+
+        /** This definition with an output validator. */
+        fun withOutputSchema(schema: Validator?) = copy(outputSchema = schema)
+
+        /** This definition with model retries. */
+        fun withModelRetry(retry: ModelRetryConfig?) = copy(modelRetry = retry)
+
+        /** This definition signing with the first of [secrets] and verifying with any (rotation). */
+        fun withStateSecrets(secrets: List<String>?) = copy(stateSecrets = secrets)
+
+        /** This definition with sampling settings (`null`: the model's default). */
+        fun withSampling(temperature: Double?, maxOutputTokens: Int?, topP: Double?) =
+            copy(temperature = temperature, maxOutputTokens = maxOutputTokens, topP = topP)
+
+        /**
+         * This definition with the request controls of SPEC §12: [toolChoice] `"auto"`,
+         * `"required"`, `"none"` or `Map.of("toolId", id)`; [parallelToolCalls]; the
+         * [activeTools] offered (ids of the agent's tools). `null` leaves one unset.
+         */
+        fun withRequestControls(toolChoice: Any?, parallelToolCalls: Boolean?, activeTools: List<String>?) =
+            copy(toolChoice = toolChoice, parallelToolCalls = parallelToolCalls, activeTools = activeTools)
+
+        internal fun native(): NativeAgent = javaCall {
+            val review = humanReview
+            val approve = requireApproval
+            val parse = parseOutput
+            app.phaseo.agent.createAgent(
+                id = id,
+                tools = tools.orEmpty().map { it.native() },
+                instructions = instructions,
+                model = model,
+                preset = preset,
+                maxSteps = maxSteps.takeIf { it > 0 },
+                stopWhen = stopWhen.orEmpty().map(::nativeStop),
+                modelRetry = modelRetry?.native(),
+                toolExecution = toolExecution?.native(),
+                outputSchema = outputSchema?.let(::nativeValidator),
+                requireApproval = approve?.let {
+                    { call, rt ->
+                        JvmThreads.call { approve.approve(ToolCall(call.id, call.name, javaValue(call.input)), RuntimeContext(rt)) }
+                    }
+                },
+                humanReview = review?.let {
+                    { ctx ->
+                        JvmThreads.call { review.review(javaMap(ctx)) }?.let { ReviewRequest(it.reason, toJsonElement(it.payload)) }
+                    }
+                },
+                parseOutput = parse?.let { { text -> toJsonElement(parse.apply(text)) } },
+                stateSecrets = stateSecrets.orEmpty(),
+                temperature = temperature,
+                maxOutputTokens = maxOutputTokens?.toLong(),
+                topP = topP,
+                toolChoice = toolChoice?.let(::toolChoiceOf),
+                parallelToolCalls = parallelToolCalls,
+                activeTools = activeTools,
+                store = store,
+                mcpServers = mcpServers.orEmpty().map { it.config },
+            )
+        }
+    }
+
+    /**
+     * What one run or continue changes over the agent definition (SPEC §3, §12): its
+     * [stopWhen] conditions (replacing the agent's), sampling ([temperature],
+     * [maxOutputTokens], [topP]) and request controls ([toolChoice] `"auto"`, `"required"`,
+     * `"none"` or `Map.of("toolId", id)`; [parallelToolCalls]; [activeTools]). `null`: the
+     * agent's.
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class Overrides(
+        val stopWhen: List<StopCondition>?,
+        val temperature: Double?,
+        val maxOutputTokens: Int?,
+        val topP: Double?,
+        val toolChoice: Any?,
+        val parallelToolCalls: Boolean?,
+        val activeTools: List<String>?,
+    ) {
+        /** No overrides. */
+        constructor() : this(null, null, null, null, null, null, null)
+
+        /** With stop conditions. */
+        fun withStopWhen(conditions: List<StopCondition>?) = copy(stopWhen = conditions)
+
+        /** With sampling settings. */
+        fun withSampling(temperature: Double?, maxOutputTokens: Int?, topP: Double?) =
+            copy(temperature = temperature, maxOutputTokens = maxOutputTokens, topP = topP)
+
+        /** With the tool choice. */
+        fun withToolChoice(choice: Any?) = copy(toolChoice = choice)
+
+        /** With whether the model may request several calls in one turn. */
+        fun withParallelToolCalls(parallel: Boolean?) = copy(parallelToolCalls = parallel)
+
+        /** With the tool ids offered. */
+        fun withActiveTools(ids: List<String>?) = copy(activeTools = ids)
+    }
+
+    /**
+     * A run's options: the [input] (text or any JSON value), the [client], the application
+     * [context], per-run overrides ([model], [preset], [maxSteps] (`null`: the agent's),
+     * [modelRetry], [toolExecution]), an [onEvent] listener (its failures never affect the
+     * run) and a run [store] (else the agent's).
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class RunOptions(
+        val input: Any?,
+        val client: ModelClient,
+        val context: Any?,
+        val model: String?,
+        val preset: String?,
+        val maxSteps: Int?,
+        val modelRetry: ModelRetryConfig?,
+        val toolExecution: ToolExecutionConfig?,
+        val onEvent: Consumer<Map<String, Any?>>?,
+        val store: RunStore?,
+        val messages: List<Map<String, Any?>>?,
+        val overrides: Overrides?,
+        val cancel: CancelToken?,
+    ) {
+        /** The product's ten fields (our [store] in the place of its devtools). */
+        constructor(
+            input: Any?, client: ModelClient, context: Any?, model: String?, preset: String?, maxSteps: Int?,
+            modelRetry: ModelRetryConfig?, toolExecution: ToolExecutionConfig?, onEvent: Consumer<Map<String, Any?>>?,
+            store: RunStore?,
+        ) : this(input, client, context, model, preset, maxSteps, modelRetry, toolExecution, onEvent, store, null, null, null)
+
+        /** Input and client only. */
+        constructor(input: Any?, client: ModelClient) : this(input, client, null)
+
+        /** Input, client and application context. */
+        constructor(input: Any?, client: ModelClient, context: Any?) :
+            this(input, client, context, null, null, null, null, null, null, null)
+
+        /** These options with a tool execution config for this run. */
+        fun withToolExecution(config: ToolExecutionConfig?) = copy(toolExecution = config)
+
+        /** These options with an event listener. */
+        fun withOnEvent(listener: Consumer<Map<String, Any?>>?) = copy(onEvent = listener)
+
+        /** These options with a run store. */
+        fun withStore(store: RunStore?) = copy(store = store)
+
+        /** These options with an earlier conversation (`[{role, content, …}]`) before the input. */
+        fun withMessages(messages: List<Map<String, Any?>>?) = copy(messages = messages)
+
+        /** These options with per-run overrides. */
+        fun withOverrides(overrides: Overrides?) = copy(overrides = overrides)
+
+        /** These options with a model id and step limit for this run. */
+        fun withModel(model: String?, maxSteps: Int?) = copy(model = model, maxSteps = maxSteps)
+
+        /** These options with model retries for this run. */
+        fun withModelRetry(retry: ModelRetryConfig?) = copy(modelRetry = retry)
+
+        /** These options with a cancel token: `token.cancel()` ends the run `cancelled` and it still returns its result. */
+        fun withCancel(token: CancelToken?) = copy(cancel = token)
+    }
+
+    /**
+     * How to continue a paused run: the paused [run] (or its [runId] in a run store), the
+     * [client], decisions ([approvals], [rejections]), outputs of pending calls
+     * ([toolOutputs]), a [humanInput] answering a review pause, a new [context], per-run
+     * overrides, an [onEvent] listener and a [store]. A continue that does not decide every
+     * pending call is refused (`continue_invalid`) and the state stays usable.
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ContinueOptions(
+        val run: RunResult?,
+        val client: ModelClient,
+        val context: Any?,
+        val model: String?,
+        val preset: String?,
+        val maxSteps: Int?,
+        val humanInput: String?,
+        val modelRetry: ModelRetryConfig?,
+        val toolExecution: ToolExecutionConfig?,
+        val onEvent: Consumer<Map<String, Any?>>?,
+        val approvals: List<ToolDecision>?,
+        val rejections: List<ToolDecision>?,
+        val toolOutputs: List<ToolOutput>?,
+        val runId: String?,
+        val store: RunStore?,
+        val overrides: Overrides?,
+        val cancel: CancelToken?,
+    ) {
+        /** Continues [run] with [client]; add decisions with [approve], [reject], [output]. */
+        constructor(run: RunResult, client: ModelClient) :
+            this(run, client, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
+
+        /** Continues the stored run [runId] (of the agent's store, or [withStore]'s). */
+        constructor(runId: String, client: ModelClient) :
+            this(null, client, null, null, null, null, null, null, null, null, null, null, null, runId, null, null, null)
+
+        /** These options approving the calls [toolCallIds]. */
+        fun approve(vararg toolCallIds: String) = copy(approvals = approvals.orEmpty() + toolCallIds.map { ToolDecision(it) })
+
+        /** These options rejecting the call [toolCallId] with [reason] (the model sees it). */
+        fun reject(toolCallId: String, reason: String?) = copy(rejections = rejections.orEmpty() + ToolDecision(toolCallId, reason))
+
+        /** These options supplying [output] for the pending call [toolCallId]. */
+        fun output(toolCallId: String, output: Any?) = copy(toolOutputs = toolOutputs.orEmpty() + ToolOutput(toolCallId, output))
+
+        /** These options answering a review pause with [text]. */
+        fun withHumanInput(text: String?) = copy(humanInput = text)
+
+        /** These options with a new application context. */
+        fun withContext(context: Any?) = copy(context = context)
+
+        /** These options with an event listener. */
+        fun withOnEvent(listener: Consumer<Map<String, Any?>>?) = copy(onEvent = listener)
+
+        /** These options with a run store. */
+        fun withStore(store: RunStore?) = copy(store = store)
+
+        /** These options with per-run overrides. */
+        fun withOverrides(overrides: Overrides?) = copy(overrides = overrides)
+
+        /** These options with a model id and step limit for this continue. */
+        fun withModel(model: String?, maxSteps: Int?) = copy(model = model, maxSteps = maxSteps)
+
+        /** These options with a tool execution config for this continue. */
+        fun withToolExecution(config: ToolExecutionConfig?) = copy(toolExecution = config)
+
+        /** These options with model retries for this continue. */
+        fun withModelRetry(retry: ModelRetryConfig?) = copy(modelRetry = retry)
+
+        /** These options with a cancel token. */
+        fun withCancel(token: CancelToken?) = copy(cancel = token)
+    }
+
+    /** The Phaseo gateway client's options; `null` fields fall back (`PHASEO_API_KEY`). */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class GatewayOptions(
+        val apiKey: String?,
+        val baseUrl: String?,
+        val model: String?,
+        val preset: String?,
+        val requestOptions: Map<String, Any?>?,
+        val timeout: Duration?,
+        val headers: Map<String, String>?,
+    ) {
+        /** The product's fields (without the product's `Phaseo` client, which we do not have). */
+        constructor(apiKey: String?, baseUrl: String?, model: String?, preset: String?, requestOptions: Map<String, Any?>?) :
+            this(apiKey, baseUrl, model, preset, requestOptions, null, null)
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Runtime, agent, results, streams, errors, MCP
+
+    /**
+     * What a tool call sees of its run: [runId], [agentId], [stepIndex], the application
+     * [context], the [toolCall]; `emitProgress().receive(value, context)` publishes a progress
+     * value, `setContext().accept(value)` replaces the application context for later turns.
+     */
+    @JvmSuppressWildcards
+    class RuntimeContext internal constructor(private val native: ToolContext) {
+        internal constructor(runtime: ToolRuntime) : this(ToolContext(runtime))
+
+        /** The run id. */
+        fun runId(): String = native.runId
+
+        /** The agent id. */
+        fun agentId(): String = native.agentId
+
+        /** The step (model turn) index, from 0. */
+        fun stepIndex(): Int = native.stepIndex
+
+        /** The application context as it was when the tool phase began. */
+        fun context(): Any? = javaValue(native.context)
+
+        /** The call. */
+        fun toolCall(): ToolCall = native.toolCall.let { ToolCall(it.id, it.name, javaValue(it.input)) }
+
+        /** The tool's annotations (an MCP tool's hints), or `null`. */
+        fun toolAnnotations(): Map<String, Any?>? = native.toolAnnotations?.let(::javaMap)
+
+        /** Whether the call was cancelled (timeout or run cancellation). */
+        fun isCancelled(): Boolean = native.isCancelled
+
+        /** Publishes a progress value (checked by the tool's `eventSchema`); returns it. */
+        fun emitProgress(): ToolResponse = ToolResponse { value, _ ->
+            native.emitProgress(toJsonElement(value))
+            value
+        }
+
+        /** Replaces the whole application context for later turns. */
+        fun setContext(): Consumer<Any?> = Consumer { value -> native.setContext(toJsonElement(value)) }
+    }
+
+    /**
+     * An agent: [run], [continueRun] and [recover] block and return the result, their
+     * `…Async` forms return a [CompletableFuture] (cancelling it cancels the run), [stream]
+     * and [continueStream] return a [StreamResult]. A failed run throws [AgentException]
+     * with the failed state. Closing the agent stops its MCP servers.
+     */
+    @JvmSuppressWildcards
+    class Agent internal constructor(private val native: NativeAgent) : AutoCloseable {
+        /** The agent id. */
+        fun id(): String = native.id()
+
+        /** Runs and waits for the result. */
+        fun run(options: RunOptions): RunResult = javaCall { runBlocking { runNow(options) } }
+
+        /** Runs [input] with [client] and waits for the result. */
+        fun run(input: Any?, client: ModelClient): RunResult = run(RunOptions(input, client))
+
+        /** Runs; the future completes with the result or an [AgentException]. */
+        @OptIn(DelicateCoroutinesApi::class)
+        fun runAsync(options: RunOptions): CompletableFuture<RunResult> = GlobalScope.future { javaCall { runNow(options) } }
+
+        /** Continues a paused run and waits for the result. */
+        fun continueRun(options: ContinueOptions): RunResult = javaCall { runBlocking { continueNow(options) } }
+
+        /** Continues a paused run; the future completes with the result or an [AgentException]. */
+        @OptIn(DelicateCoroutinesApi::class)
+        fun continueRunAsync(options: ContinueOptions): CompletableFuture<RunResult> =
+            GlobalScope.future { javaCall { continueNow(options) } }
+
+        /** Recovers the stored run [runId] whose worker died, from its last checkpoint. */
+        @JvmOverloads
+        fun recover(runId: String, client: ModelClient, store: RunStore? = null): RunResult = javaCall {
+            runBlocking { RunResult(native.recover(runId, nativeClient(client), store = store)) }
+        }
+
+        /** Starts a streamed run. */
+        fun stream(options: RunOptions): StreamResult = javaCall {
+            StreamResult(
+                native.stream(
+                    toJsonElement(options.input), nativeClient(options.client), options.context?.let(::toJsonElement),
+                    messages = options.messages?.let { toJsonElement(it) as JsonArray },
+                    overrides = overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
+                    onEvent = listener(options.onEvent), cancel = options.cancel,
+                ),
+            )
+        }
+
+        /** Continues a paused run as a stream. */
+        fun continueStream(options: ContinueOptions): StreamResult = javaCall {
+            val state = options.run ?: throw KotlinAgentException("continue_invalid", "continueStream needs the paused run")
+            StreamResult(
+                native.continueStream(
+                    state.native, nativeClient(options.client), decisions(options.approvals), decisions(options.rejections),
+                    outputs(options.toolOutputs), options.humanInput, options.context?.let(::toJsonElement),
+                    overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
+                    listener(options.onEvent), options.cancel,
+                ),
+            )
+        }
+
+        /** Stops the agent's MCP servers. */
+        override fun close() = native.close()
+
+        private suspend fun runNow(o: RunOptions) = RunResult(
+            native.run(
+                toJsonElement(o.input), nativeClient(o.client), o.context?.let(::toJsonElement),
+                messages = o.messages?.let { toJsonElement(it) as JsonArray },
+                overrides = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides),
+                onEvent = listener(o.onEvent), cancel = o.cancel, store = o.store,
+            ),
+        )
+
+        private suspend fun continueNow(o: ContinueOptions): RunResult {
+            val client = nativeClient(o.client)
+            val over = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides)
+            val context = o.context?.let(::toJsonElement)
+            val id = o.runId
+            val state = o.run
+            return RunResult(
+                when {
+                    state != null -> native.continueRun(
+                        state.native, client, decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs),
+                        o.humanInput, context, over, listener(o.onEvent), o.cancel,
+                    )
+                    id != null -> native.continueRun(
+                        id, client, decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs),
+                        o.humanInput, context, over, listener(o.onEvent), o.cancel, store = o.store,
+                    )
+                    else -> throw KotlinAgentException("continue_invalid", "A run or a runId is required to continue")
+                },
+            )
+        }
+    }
+
+    /**
+     * A run's result (its whole state): [status] (`"completed"`, `"waiting_for_human"`, …),
+     * [output], [messages], [usage], the [pause] and its [pendingToolCalls]; [toJson] /
+     * [fromJson] move a paused run between processes.
+     */
+    @JvmSuppressWildcards
+    class RunResult internal constructor(internal val native: NativeRunResult) {
+        private val state: Map<String, Any?> by lazy { javaMap(native.state) }
+
+        /** The run id. */
+        fun id(): String = native.runId()
+
+        /** The agent id. */
+        fun agentId(): String = native.agentId()
+
+        /** The status, snake_case (`completed`, `waiting_for_human`, `stopped`, `failed`, …). */
+        fun status(): String = native.status().name.lowercase()
+
+        /** The final output (`null` unless completed or stopped). */
+        fun output(): Any? = javaValue(native.output)
+
+        /** The final output as text. */
+        fun outputText(): String = native.outputText()
+
+        /** The conversation. */
+        @Suppress("UNCHECKED_CAST")
+        fun messages(): List<Map<String, Any?>> = javaValue(native.messages) as List<Map<String, Any?>>
+
+        /** Cumulative usage `{inputTokens, outputTokens, cachedTokens, totalTokens, cost}`. */
+        fun usage(): Map<String, Any?> = javaMap(native.usage)
+
+        /** The run record `{id, agentId, status, input, …}`. */
+        @Suppress("UNCHECKED_CAST")
+        fun run(): Map<String, Any?> = state["run"] as Map<String, Any?>
+
+        /** What the run recorded of each step's model call. */
+        @Suppress("UNCHECKED_CAST")
+        fun steps(): List<Map<String, Any?>> = (state["steps"] as? List<Map<String, Any?>>).orEmpty()
+
+        /** The pause `{id, reason, payload, requestedAt, kind, pendingToolCalls}`, or `null`. */
+        fun pause(): Map<String, Any?>? = native.pause?.let(::javaMap)
+
+        /** The pending calls `[{call: {id, name, input}, kind, reason}]` (empty unless paused). */
+        @Suppress("UNCHECKED_CAST")
+        fun pendingToolCalls(): List<Map<String, Any?>> = javaValue(native.pending) as List<Map<String, Any?>>
+
+        /** The application context. */
+        fun context(): Any? = javaValue(native.context)
+
+        /** Why the run stopped (`step_count:3`, …), or `null`. */
+        fun stopReason(): String? = native.stopReason()
+
+        /** The number of steps. */
+        fun stepCount(): Int = native.stepCount().toInt()
+
+        /** The whole state as canonical JSON text (store it, continue it anywhere). */
+        fun toJson(): String = native.toJson()
+
+        /** The state as a plain Java map. */
+        fun toMap(): Map<String, Any?> = state
+
+        override fun toString() = "RunResult[id=${id()}, status=${status()}]"
+
+        companion object {
+            /** A state from JSON text (`state_invalid` when malformed or unsupported). */
+            @JvmStatic
+            fun fromJson(json: String): RunResult = javaCall { RunResult(parseState(json)) }
+        }
+    }
+
+    /**
+     * A streamed run. [events] iterates the events live (each iteration replays from the
+     * start); [fullStream] and [textStream] wait for the run's end and return every event /
+     * text delta; [getResult] waits for the result (a failed run throws); [cancel] ends the
+     * run `cancelled`.
+     */
+    @JvmSuppressWildcards
+    class StreamResult internal constructor(private val native: RunStream) {
+        /** The events as they happen (without the final result item). */
+        fun events(): Iterable<Map<String, Any?>> = Iterable { EventIterator(native.native.cursor()) }
+
+        /** Every event, once the run has ended (a failed run ends the list early). */
+        fun fullStream(): List<Map<String, Any?>> {
+            val all = ArrayList<Map<String, Any?>>()
+            try {
+                events().forEach(all::add)
+            } catch (_: AgentException) {
+                // The failure is the result's: getResult() throws it.
+            }
+            return all
+        }
+
+        /** Every text delta, once the run has ended. */
+        fun textStream(): List<String> =
+            fullStream().filter { it["type"] == "response.output_text.delta" }.mapNotNull { it["delta"] as? String }
+
+        /** Waits for the result. */
+        fun getResult(): RunResult = javaCall { runBlocking { RunResult(native.result()) } }
+
+        /** The result as a future. */
+        @OptIn(DelicateCoroutinesApi::class)
+        fun resultAsync(): CompletableFuture<RunResult> = GlobalScope.future { javaCall { RunResult(native.result()) } }
+
+        /** Cancels the run. */
+        fun cancel() = native.cancel(null)
+    }
+
+    private class EventIterator(private val cursor: EventCursor) : Iterator<Map<String, Any?>> {
+        private var next: Map<String, Any?>? = null
+        private var done = false
+
+        override fun hasNext(): Boolean {
+            if (next != null) return true
+            if (done) return false
+            val item = javaCall { runBlocking { cursor.next() } }?.let { javaMap(parseJson(it)) }
+            if (item == null || item["type"] == "result") {
+                done = true
+                cursor.close()
+                return false
+            }
+            next = item
+            return true
+        }
+
+        override fun next(): Map<String, Any?> {
+            if (!hasNext()) throw NoSuchElementException()
+            return next!!.also { next = null }
+        }
+    }
+
+    /**
+     * The error of every SDK operation (SPEC §9), unchecked: [code] is the stable code
+     * (`tool_failed`, `tool_timeout`, `continue_invalid`, …); an error of a failed run carries
+     * its final [state]; a refused continue carries none and the paused state stays usable.
+     */
+    @JvmSuppressWildcards
+    class AgentException internal constructor(
+        private val code: String,
+        message: String,
+        private val state: RunResult?,
+        cause: Throwable?,
+    ) : RuntimeException(message, cause) {
+        /** The SPEC error code. */
+        fun code(): String = code
+
+        /** The failed run's final state, or `null`. */
+        fun state(): RunResult? = state
+    }
+
+    /**
+     * An MCP server whose tools the agent offers (SPEC §11): [stdio] starts a child
+     * process, [http] reaches a Streamable HTTP endpoint. The `with…` methods narrow and
+     * configure it.
+     */
+    @JvmSuppressWildcards
+    class McpServer private constructor(
+        private val name: String,
+        private val stdioCommand: List<String>?,
+        private val url: String?,
+        private val env: Map<String, String>,
+        private val headers: Map<String, String>,
+        private val allowTools: List<String>?,
+        private val denyTools: List<String>,
+        private val toolPrefix: String?,
+        private val approval: String?,
+        private val timeout: Duration?,
+        private val onError: String?,
+        private val optional: Boolean,
+    ) {
+        internal val config: McpServerConfig
+            get() = javaCall {
+                val policy = approval?.let(::mcpApproval)
+                val errors = onError?.let(::onErrorPolicy)
+                if (stdioCommand != null) {
+                    mcpStdio(
+                        name, stdioCommand.first(), stdioCommand.drop(1), env, null, allowTools, denyTools, null, toolPrefix,
+                        policy, timeout?.toMillis(), emptyMap(), errors, null, optional,
+                    )
+                } else {
+                    mcpHttp(
+                        name, url!!, headers, null, allowTools, denyTools, null, toolPrefix, policy, timeout?.toMillis(),
+                        emptyMap(), errors, null, optional,
+                    )
+                }
+            }
+
+        private fun copy(
+            env: Map<String, String> = this.env,
+            headers: Map<String, String> = this.headers,
+            allowTools: List<String>? = this.allowTools,
+            denyTools: List<String> = this.denyTools,
+            toolPrefix: String? = this.toolPrefix,
+            approval: String? = this.approval,
+            timeout: Duration? = this.timeout,
+            onError: String? = this.onError,
+            optional: Boolean = this.optional,
+        ) = McpServer(name, stdioCommand, url, env, headers, allowTools, denyTools, toolPrefix, approval, timeout, onError, optional)
+
+        /** This server with [env] added to the child's inherited environment. */
+        fun withEnv(env: Map<String, String>) = copy(env = env)
+
+        /** This server with HTTP headers. */
+        fun withHeaders(headers: Map<String, String>) = copy(headers = headers)
+
+        /** Only these tools are offered. */
+        fun withAllowTools(tools: List<String>) = copy(allowTools = tools)
+
+        /** These tools are not offered. */
+        fun withDenyTools(tools: List<String>) = copy(denyTools = tools)
+
+        /** Tools are offered as `<prefix>_<name>`. */
+        fun withToolPrefix(prefix: String) = copy(toolPrefix = prefix)
+
+        /** Which calls pause for approval: `"never"`, `"always"` or `"destructive"`. */
+        fun withRequireApproval(policy: String) = copy(approval = policy)
+
+        /** Each call's time limit (the call is then cancelled on the server). */
+        fun withTimeout(timeout: Duration) = copy(timeout = timeout)
+
+        /** `"fail-run"` (`mcp_failed`) or `"return-to-model"` for a failed call. */
+        fun withOnError(policy: String) = copy(onError = policy)
+
+        /** A server that cannot start is skipped instead of failing the run. */
+        fun withOptional(optional: Boolean) = copy(optional = optional)
+
+        companion object {
+            /** A server started as the child process [command] with [args], over stdio. */
+            @JvmStatic
+            fun stdio(name: String, command: String, args: List<String>): McpServer =
+                McpServer(name, listOf(command) + args, null, emptyMap(), emptyMap(), null, emptyList(), null, null, null, null, false)
+
+            /** A server reached over Streamable HTTP at [url]. */
+            @JvmStatic
+            fun http(name: String, url: String): McpServer =
+                McpServer(name, null, url, emptyMap(), emptyMap(), null, emptyList(), null, null, null, null, false)
+        }
+    }
+
+    /** A client the core implements itself (scripted, gateway, OpenAI-compatible). */
+    internal class BuiltinClient(val native: Client) : ModelClient {
+        override fun generate(request: Map<String, Any?>): Any? =
+            throw UnsupportedOperationException("a built-in client is called by the agent")
+    }
+
+    /** A stop condition the core implements itself. */
+    internal class BuiltinStop(val native: StopWhen) : StopCondition {
+        override fun shouldStop(state: Map<String, Any?>): String? =
+            throw UnsupportedOperationException("a built-in stop condition is checked by the agent")
+    }
+
+    /** A validator the core implements itself (a compiled JSON Schema). */
+    internal class CoreValidator(val native: NativeValidator) : Validator {
+        override fun validate(value: Any?): Any? = javaCall { javaValue(native.parse(toJsonElement(value))) }
+    }
+
+    companion object {
+        /** Checks [tool]'s definition (`definition_invalid`) and returns it. */
+        @JvmStatic
+        fun defineTool(tool: Tool): Tool = tool.also { it.native() }
+
+        /** Creates an agent (`definition_invalid` when the definition is wrong). */
+        @JvmStatic
+        fun createAgent(definition: AgentDefinition): Agent = Agent(definition.native())
+
+        /** A validator of the JSON Schema [schema], compiled by the core (messages `<pointer>: <reason>`). */
+        @JvmStatic
+        fun jsonSchema(schema: Map<String, Any?>): Validator = CoreValidator(javaCall { jsonSchemaValidator(toJsonElement(schema)) })
+
+        /** The built-in scripted client: [responses] in order, each `{text?, toolCalls?, usage?, finishReason?}` or `{fail: message}`. */
+        @JvmStatic
+        fun scriptedClient(responses: List<Any?>): ModelClient =
+            BuiltinClient(javaCall { app.phaseo.agent.scriptedClient(responses.map(::toJsonElement)) })
+
+        /** The built-in offline test client: calls each tool once (inputs from the schemas' `examples`), then summarizes. */
+        @JvmStatic
+        fun testClient(): ModelClient = BuiltinClient(app.phaseo.agent.testClient())
+
+        /** The Phaseo gateway client from `PHASEO_API_KEY` (and `PHASEO_BASE_URL`). */
+        @JvmStatic
+        fun createGatewayAgentClient(): ModelClient = createGatewayAgentClient(GatewayOptions(null, null, null, null, null))
+
+        /** The Phaseo gateway client; `requestOptions` are body defaults (snake_case keys). */
+        @JvmStatic
+        fun createGatewayAgentClient(options: GatewayOptions): ModelClient = BuiltinClient(
+            javaCall {
+                app.phaseo.agent.createGatewayAgentClient(
+                    apiKey = options.apiKey, baseUrl = options.baseUrl, model = options.model, preset = options.preset,
+                    timeoutMs = options.timeout?.toMillis(), headers = options.headers.orEmpty(),
+                    requestOptions = options.requestOptions?.let { toJsonElement(it).jsonObject },
+                )
+            },
+        )
+
+        /** An OpenAI-compatible chat-completions client (`OPENAI_API_KEY`, `OPENAI_BASE_URL` when `null`). */
+        @JvmStatic
+        fun openAICompatibleClient(apiKey: String?, baseUrl: String?, model: String?): ModelClient =
+            BuiltinClient(javaCall { app.phaseo.agent.openAICompatibleClient(apiKey, baseUrl, model) })
+
+        /** Stop after at least [n] steps (`step_count:<n>`). */
+        @JvmStatic
+        fun stepCountIs(n: Int): StopCondition = BuiltinStop(app.phaseo.agent.stepCountIs(n))
+
+        /** Stop when total tokens reach [n]. */
+        @JvmStatic
+        fun maxTokensUsed(n: Int): StopCondition = BuiltinStop(app.phaseo.agent.maxTokensUsed(n.toLong()))
+
+        /** Stop when the cumulative cost reaches [cost]. */
+        @JvmStatic
+        fun maxCost(cost: Double): StopCondition = BuiltinStop(app.phaseo.agent.maxCost(cost))
+
+        /** Stop when the run is [duration] old. */
+        @JvmStatic
+        fun maxDuration(duration: Duration): StopCondition = BuiltinStop(app.phaseo.agent.maxDuration(duration.toMillis()))
+
+        /** Stop once any step called the tool [name]. */
+        @JvmStatic
+        fun hasToolCall(name: String): StopCondition = BuiltinStop(app.phaseo.agent.hasToolCall(name))
+
+        /** Stop once any step finished with [reason]. */
+        @JvmStatic
+        fun finishReasonIs(reason: String): StopCondition = BuiltinStop(app.phaseo.agent.finishReasonIs(reason))
+
+        /** Runs kept in the SQLite file at [path] (created and migrated when needed). */
+        @JvmStatic
+        fun sqliteStore(path: String): RunStore = javaCall { app.phaseo.agent.sqliteStore(path) }
+
+        /** Runs kept in PostgreSQL at [url] (`postgres://user:pass@host:port/db`). */
+        @JvmStatic
+        fun postgresStore(url: String): RunStore = javaCall { runBlocking { app.phaseo.agent.postgresStore(url) } }
+
+        /** Runs kept in this process's memory. */
+        @JvmStatic
+        fun inMemoryStore(): RunStore = app.phaseo.agent.inMemoryStore()
+
+        /** A store over the application's own [StateAccessor] (no claims, no listing). */
+        @JvmStatic
+        fun accessorStore(accessor: StateAccessor): RunStore = app.phaseo.agent.accessorStore(
+            object : app.phaseo.agent.StateAccessor {
+                override suspend fun load(runId: String) = JvmThreads.call { accessor.load(runId) }?.native
+                override suspend fun save(state: NativeRunResult) = JvmThreads.call { accessor.save(RunResult(state)) }
+            },
+        )
+
+        /** The stored runs of [statuses] (empty: any), oldest update first: `listOf("waiting_for_human")` is the approval inbox. */
+        @JvmStatic
+        fun listRuns(store: RunStore, statuses: List<String>): List<RunResult> = javaCall {
+            runBlocking {
+                val all = ArrayList<RunResult>()
+                var cursor: String? = null
+                do {
+                    val page = store.listRuns(statuses, cursor = cursor)
+                    page.runs.mapTo(all) { RunResult(it.state) }
+                    cursor = page.nextCursor
+                } while (cursor != null)
+                all
+            }
+        }
+
+        /** The stored run [runId], or `null`. */
+        @JvmStatic
+        fun loadRun(store: RunStore, runId: String): RunResult? = javaCall { runBlocking { store.loadRun(runId)?.state?.let(::RunResult) } }
+
+        /** Deletes the stored run [runId]; whether it was stored. */
+        @JvmStatic
+        fun deleteRun(store: RunStore, runId: String): Boolean = javaCall { runBlocking { store.deleteRun(runId) } }
+    }
+}
+
+// Conversions of the Java API's values to the Kotlin layer's.
+
+internal fun onErrorPolicy(text: String): OnError = when (text.replace('_', '-')) {
+    "fail-run" -> OnError.FAIL_RUN
+    "return-to-model" -> OnError.RETURN_TO_MODEL
+    else -> throw KotlinAgentException("definition_invalid", "Invalid onError '$text': expected \"fail-run\" or \"return-to-model\"")
+}
+
+private fun mcpApproval(text: String): McpApprovalPolicy = when (text) {
+    "never" -> McpApprovalPolicy.Never
+    "always" -> McpApprovalPolicy.Always
+    "destructive" -> McpApprovalPolicy.Destructive
+    else -> throw KotlinAgentException("definition_invalid", "Invalid MCP requireApproval '$text': expected never, always or destructive")
+}
+
+private fun nativeValidator(v: AgentSdk.Validator): NativeValidator =
+    if (v is AgentSdk.CoreValidator) v.native else validator { value -> toJsonElement(v.validate(javaValue(value))) }
+
+private fun nativeStop(s: AgentSdk.StopCondition): StopWhen =
+    if (s is AgentSdk.BuiltinStop) s.native else stopWhenReason { state -> JvmThreads.call { s.shouldStop(javaMap(state)) } }
+
+internal fun nativeClient(c: AgentSdk.ModelClient): Client =
+    if (c is AgentSdk.BuiltinClient) {
+        c.native
+    } else {
+        modelClient { request -> toJsonElement(JvmThreads.call { c.generate(javaMap(request)) }) }
+    }
+
+private fun overrides(
+    model: String?,
+    preset: String?,
+    maxSteps: Int?,
+    retry: AgentSdk.ModelRetryConfig?,
+    execution: AgentSdk.ToolExecutionConfig?,
+    more: AgentSdk.Overrides?,
+): RunOverrides? {
+    val resolved = model ?: presetModel(preset)
+    if (resolved == null && maxSteps == null && retry == null && execution == null && more == null) return null
+    return RunOverrides(
+        model = resolved,
+        maxSteps = maxSteps?.toLong(),
+        stopWhen = more?.stopWhen?.map(::nativeStop),
+        modelRetry = retry?.native(),
+        toolExecution = execution?.native(),
+        temperature = more?.temperature,
+        maxOutputTokens = more?.maxOutputTokens?.toLong(),
+        topP = more?.topP,
+        toolChoice = more?.toolChoice?.let(::toolChoiceOf),
+        parallelToolCalls = more?.parallelToolCalls,
+        activeTools = more?.activeTools,
+    )
+}
+
+/** A Java tool choice: `"auto"`, `"required"`, `"none"` or `Map.of("toolId", id)`. */
+private fun toolChoiceOf(value: Any): ToolChoice = when {
+    value == "auto" -> ToolChoice.Auto
+    value == "required" -> ToolChoice.Required
+    value == "none" -> ToolChoice.None
+    value is Map<*, *> && value.size == 1 && value["toolId"] is String -> ToolChoice.Tool(value["toolId"] as String)
+    else -> throw KotlinAgentException(
+        "definition_invalid",
+        "Invalid toolChoice $value: expected \"auto\", \"required\", \"none\" or {toolId: <id>}",
+    )
+}
+
+private fun listener(fn: Consumer<Map<String, Any?>>?): ((JsonObject) -> Unit)? = fn?.let { { event -> it.accept(javaMap(event)) } }
+
+private fun decisions(list: List<AgentSdk.ToolDecision>?): List<Decision> = list.orEmpty().map { decision(it.toolCallId, it.reason) }
+
+private fun outputs(list: List<AgentSdk.ToolOutput>?): Map<String, JsonElement> =
+    list.orEmpty().associate { it.toolCallId to toJsonElement(it.output) }

@@ -1,0 +1,318 @@
+package app.phaseo.agent.javaapi;
+
+import static app.phaseo.agent.javaapi.Scripts.call;
+import static app.phaseo.agent.javaapi.Scripts.calls;
+import static app.phaseo.agent.javaapi.Scripts.client;
+import static app.phaseo.agent.javaapi.Scripts.text;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import app.phaseo.agent.AgentSdk;
+import app.phaseo.agent.AgentSdk.AgentDefinition;
+import app.phaseo.agent.AgentSdk.AgentException;
+import app.phaseo.agent.AgentSdk.ContinueOptions;
+import app.phaseo.agent.AgentSdk.RunOptions;
+import app.phaseo.agent.AgentSdk.RunResult;
+import app.phaseo.agent.AgentSdk.Tool;
+import app.phaseo.agent.AgentSdk.ToolCalledResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Every feature of the Tools page, in the product's Java shapes. */
+class AgentSdkToolsTest {
+    private static final Map<String, Object> OBJECT = Map.of("type", "object");
+
+    private static AgentSdk.Agent agent(Tool... tools) {
+        return AgentSdk.createAgent(new AgentDefinition("java-agent", List.of(tools)));
+    }
+
+    @Test
+    void theThreeConstructorsAndTheRuntimeContext() {
+        List<Object> seen = Collections.synchronizedList(new ArrayList<>());
+        Tool minimal = AgentSdk.defineTool(new Tool("ping", (input, context) -> "pong"));
+        Tool weather = AgentSdk.defineTool(new Tool("weather", (input, context) -> {
+            seen.add(context.runId());
+            seen.add(context.agentId());
+            seen.add(context.stepIndex());
+            seen.add(context.context());
+            seen.add(context.toolCall());
+            @SuppressWarnings("unchecked")
+            Map<String, Object> in = (Map<String, Object>) input;
+            return Map.of("city", in.get("city"), "celsius", 21, "sunny", true, "tags", List.of("a", 1.5));
+        }, "Current weather", Map.of("type", "object", "properties", Map.of("city", Map.of("type", "string"))), Duration.ofSeconds(5)));
+        Tool full = AgentSdk.defineTool(new Tool("full", (input, context) -> "ok", "All options", OBJECT, null,
+            null, null, null, false, null, null, null, "fail-run"));
+        assertEquals("ping", minimal.id());
+        assertEquals(Duration.ofSeconds(5), weather.timeout());
+        assertEquals("fail-run", full.onError());
+
+        RunResult result = agent(minimal, weather, full).run(new RunOptions("weather?",
+            client(calls(call("c1", "weather", "{\"city\":\"Oslo\"}"), call("c2", "ping", "{}")), text("Sunny")),
+            Map.of("user", "ada")));
+        assertEquals("completed", result.status());
+        assertEquals("Sunny", result.output());
+        assertEquals(result.id(), seen.get(0));
+        assertEquals("java-agent", seen.get(1));
+        assertEquals(0, seen.get(2));
+        assertEquals(Map.of("user", "ada"), seen.get(3));
+        assertEquals(new AgentSdk.ToolCall("c1", "weather", Map.of("city", "Oslo")), seen.get(4));
+        Map<String, Map<String, Object>> messages = Scripts.toolMessages(result);
+        String content = (String) messages.get("c1").get("content");
+        assertTrue(content.contains("\"celsius\":21") && content.contains("\"tags\":[\"a\",1.5]"), content);
+    }
+
+    @Test
+    void aBadDefinitionIsRefusedWithACode() {
+        AgentException e = assertThrows(AgentException.class,
+            () -> AgentSdk.defineTool(new Tool("x", (i, c) -> 1, "d", null, null, null, null, null, false, null, null, null, "explode")));
+        assertEquals("definition_invalid", e.code());
+        assertTrue(e.getMessage().contains("explode"), e.getMessage());
+        assertEquals("definition_invalid", assertThrows(AgentException.class,
+            () -> AgentSdk.defineTool(new Tool("", (i, c) -> 1))).code());
+    }
+
+    @Test
+    void validatorsCheckInputOutputAndProgress() {
+        AgentSdk.Validator positive = value -> {
+            Object n = ((Map<?, ?>) value).get("n");
+            if (!(n instanceof Number) || ((Number) n).intValue() < 0) {
+                throw new IllegalArgumentException("n must be a positive number");
+            }
+            return value;
+        };
+        Tool square = new Tool("square", (input, ctx) -> {
+            int n = ((Number) ((Map<?, ?>) input).get("n")).intValue();
+            ctx.emitProgress().receive(Map.of("phase", "squaring"), ctx);
+            return Map.of("result", n * n);
+        }, "Squares", OBJECT, null, positive, AgentSdk.jsonSchema(Map.of("type", "object", "required", List.of("result"))),
+            AgentSdk.jsonSchema(Map.of("type", "object", "required", List.of("phase"))), false, null, null, null, "fail-run");
+
+        RunResult ok = agent(square).run("go", client(calls(call("c1", "square", "{\"n\":4}")), text("16")));
+        assertEquals("completed", ok.status());
+        assertTrue(((String) Scripts.toolMessages(ok).get("c1").get("content")).contains("16"));
+
+        AgentException bad = assertThrows(AgentException.class,
+            () -> agent(square).run("go", client(calls(call("c1", "square", "{\"n\":-1}")))));
+        assertEquals("tool_input_invalid", bad.code());
+        assertTrue(bad.getMessage().contains("n must be a positive number"), bad.getMessage());
+        assertEquals("failed", bad.state().status());
+
+        Tool noisy = new Tool("noisy", (input, ctx) -> {
+            ctx.emitProgress().receive(Map.of("wrong", true), ctx);
+            return "never";
+        }, "d", OBJECT, null, null, null, AgentSdk.jsonSchema(Map.of("type", "object", "required", List.of("phase"))),
+            false, null, null, null, "return-to-model");
+        assertEquals("tool_event_invalid", assertThrows(AgentException.class,
+            () -> agent(noisy).run("go", client(calls(call("c1", "noisy", "{}")), text("x")))).code());
+
+        Tool liar = new Tool("liar", (input, ctx) -> List.of(1), "d", OBJECT, null, null,
+            AgentSdk.jsonSchema(Map.of("type", "object")), null, false, null, null, null, "fail-run");
+        assertEquals("tool_output_invalid", assertThrows(AgentException.class,
+            () -> agent(liar).run("go", client(calls(call("c1", "liar", "{}")), text("x")))).code());
+    }
+
+    @Test
+    void progressAndContextReachEventsAndLaterTurns() {
+        List<Map<String, Object>> events = Collections.synchronizedList(new ArrayList<>());
+        Tool index = new Tool("index", (input, ctx) -> {
+            ctx.emitProgress().receive(Map.of("phase", "scan"), ctx);
+            ctx.emitProgress().receive(Map.of("phase", "embed"), ctx);
+            ctx.setContext().accept(Map.of("indexed", true));
+            return Map.of("indexed", 248);
+        });
+        RunResult result = agent(index).run(new RunOptions("index", client(calls(call("c1", "index", "{}")), text("done")),
+            Map.of("indexed", false)).withOnEvent(events::add));
+        assertEquals(Map.of("indexed", true), result.context());
+        List<Object> progress = new ArrayList<>();
+        for (Map<String, Object> e : events) {
+            if ("tool.preliminary_result".equals(e.get("type"))) {
+                progress.add(e.get("result"));
+            }
+        }
+        assertEquals(List.of(Map.of("phase", "scan"), Map.of("phase", "embed")), progress);
+    }
+
+    @Test
+    void approvalByFlagByFunctionAndByTheAgent() {
+        AtomicInteger deployed = new AtomicInteger();
+        Tool deploy = new Tool("deploy", (input, ctx) -> "deployed " + deployed.incrementAndGet(), "Deploy", OBJECT, null,
+            null, null, null, false,
+            (input, ctx) -> "production".equals(((Map<?, ?>) input).get("environment")), null, null, "fail-run");
+        Tool wipe = new Tool("wipe", (input, ctx) -> "wiped", "Wipe", OBJECT, null, null, null, null, true, null, null, null, "fail-run");
+        AgentSdk.Agent agent = agent(deploy, wipe);
+
+        RunResult paused = agent.run("ship", client(calls(call("c1", "deploy", "{\"environment\":\"staging\"}"),
+            call("c2", "deploy", "{\"environment\":\"production\"}"), call("c3", "wipe", "{}")), text("done")));
+        assertEquals("waiting_for_human", paused.status());
+        assertEquals(1, deployed.get());
+        List<Object> pending = new ArrayList<>();
+        for (Map<String, Object> p : paused.pendingToolCalls()) {
+            pending.add(((Map<?, ?>) p.get("call")).get("id"));
+            assertEquals("approval", p.get("kind"));
+        }
+        assertEquals(List.of("c2", "c3"), pending);
+
+        RunResult done = agent.continueRun(new ContinueOptions(RunResult.fromJson(paused.toJson()),
+            client(text("done"))).approve("c2").reject("c3", "not today"));
+        assertEquals("completed", done.status());
+        assertEquals(2, deployed.get());
+        assertTrue(((String) Scripts.toolMessages(done).get("c3").get("content")).contains("not today"));
+
+        AgentSdk.Agent strict = AgentSdk.createAgent(new AgentDefinition("strict", List.of(deploy))
+            .withRequireApproval((call, ctx) -> call.name().equals("deploy") && ctx.toolCall().id().equals("c9")));
+        RunResult held = strict.run("x", client(calls(call("c8", "deploy", "{\"environment\":\"production\"}"),
+            call("c9", "deploy", "{\"environment\":\"staging\"}")), text("ok")));
+        assertEquals("waiting_for_human", held.status());
+        assertEquals("c9", ((Map<?, ?>) held.pendingToolCalls().get(0).get("call")).get("id"));
+        assertEquals(1, held.pendingToolCalls().size());
+    }
+
+    @Test
+    void manualAndInteractiveToolsPauseAndTakeOutputs() {
+        Tool lookup = new Tool("lookup", null, "Done by the application", OBJECT, null);
+        Tool ask = new Tool("ask", (input, ctx) -> "never runs", "Asks a person", OBJECT, null, null, null, null, false, null,
+            (input, ctx) -> "auto".equals(((Map<?, ?>) input).get("mode")) ? new ToolCalledResult(true, "auto answer")
+                : new ToolCalledResult(false, null),
+            (value, ctx) -> "reviewed: " + value, "fail-run");
+        AgentSdk.Agent agent = agent(lookup, ask);
+        RunResult paused = agent.run("go", client(calls(call("m1", "lookup", "{}"), call("h1", "ask", "{\"mode\":\"person\"}"),
+            call("h2", "ask", "{\"mode\":\"auto\"}")), text("all done")));
+        assertEquals("waiting_for_human", paused.status());
+        List<Object> kinds = new ArrayList<>();
+        for (Map<String, Object> p : paused.pendingToolCalls()) {
+            kinds.add(p.get("kind"));
+        }
+        assertEquals(List.of("manual", "hitl"), kinds);
+
+        RunResult done = agent.continueRun(new ContinueOptions(paused, client(text("all done")))
+            .output("m1", Map.of("rows", 3)).output("h1", "yes"));
+        assertEquals("completed", done.status());
+        Map<String, Map<String, Object>> tools = Scripts.toolMessages(done);
+        assertTrue(((String) tools.get("m1").get("content")).contains("\"rows\":3"));
+        assertTrue(((String) tools.get("h1").get("content")).contains("reviewed: yes"));
+        assertTrue(((String) tools.get("h2").get("content")).contains("auto answer"));
+    }
+
+    @Test
+    void onErrorReturnToModelAndFailRun() {
+        Tool flaky = new Tool("flaky", (input, ctx) -> {
+            throw new IllegalStateException("disk full");
+        }, "d", OBJECT, null, null, null, null, false, null, null, null, "return-to-model");
+        RunResult result = agent(flaky).run("go", client(calls(call("c1", "flaky", "{}")), text("recovered")));
+        assertEquals("completed", result.status());
+        assertTrue(((String) Scripts.toolMessages(result).get("c1").get("content")).contains("disk full"));
+
+        Tool fatal = new Tool("fatal", (input, ctx) -> {
+            throw new java.io.IOException("no network");
+        });
+        AgentException e = assertThrows(AgentException.class, () -> agent(fatal).run("go", client(calls(call("c1", "fatal", "{}")))));
+        assertEquals("tool_failed", e.code());
+        assertEquals("no network", e.getMessage());
+        assertEquals("failed", e.state().status());
+
+        Tool weird = new Tool("weird", (input, ctx) -> new Object());
+        AgentException notJson = assertThrows(AgentException.class, () -> agent(weird).run("go", client(calls(call("c1", "weird", "{}")))));
+        assertEquals("tool_failed", notJson.code());
+        assertTrue(notJson.getMessage().contains("not a JSON value"), notJson.getMessage());
+    }
+
+    @Test
+    void aTimeoutInterruptsTheBlockingExecutorAndTheRunReturnsOnTime() throws Exception {
+        CountDownLatch interrupted = new CountDownLatch(1);
+        AtomicBoolean finished = new AtomicBoolean();
+        Tool slow = new Tool("slow", (input, ctx) -> {
+            try {
+                Thread.sleep(30_000);
+                finished.set(true);
+                return "late";
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+                throw e;
+            }
+        }, "Sleeps", OBJECT, Duration.ofMillis(200));
+        long start = System.nanoTime();
+        AgentException e = assertThrows(AgentException.class, () -> agent(slow).run("go", client(calls(call("c1", "slow", "{}")))));
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        assertEquals("tool_timeout", e.code());
+        assertTrue(ms < 5_000, "took " + ms + " ms");
+        assertTrue(interrupted.await(5, TimeUnit.SECONDS), "the executor's thread was not interrupted");
+        assertFalse(finished.get());
+    }
+
+    @Test
+    void fiveHundredConcurrentBlockingTools() {
+        int n = 500;
+        CountDownLatch all = new CountDownLatch(n);
+        Tool wait = new Tool("wait", (input, ctx) -> {
+            all.countDown();
+            // Only returns once every call is running at the same time.
+            if (!all.await(20, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("not all calls ran at once");
+            }
+            return ((Map<?, ?>) input).get("i");
+        });
+        List<Map<String, Object>> turn = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            turn.add(call("c" + i, "wait", "{\"i\":" + i + "}"));
+        }
+        AgentSdk.Agent agent = AgentSdk.createAgent(new AgentDefinition("many", List.of(wait))
+            .withToolExecution(new AgentSdk.ToolExecutionConfig(n)));
+        RunResult result = agent.run("go", client(Map.of("toolCalls", turn), text("done")));
+        assertEquals("completed", result.status());
+        assertEquals(n, Scripts.toolMessages(result).size());
+        assertEquals("499", Scripts.toolMessages(result).get("c499").get("content"));
+    }
+
+    @Test
+    void toolExecutionConfigBoundsConcurrencyAndIsClamped() {
+        assertEquals(1, new AgentSdk.ToolExecutionConfig(0).concurrency());
+        assertEquals(1, new AgentSdk.ToolExecutionConfig(-3).concurrency());
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger peak = new AtomicInteger();
+        Tool busy = new Tool("busy", (input, ctx) -> {
+            peak.accumulateAndGet(running.incrementAndGet(), Math::max);
+            Thread.sleep(50);
+            running.decrementAndGet();
+            return "ok";
+        });
+        List<Map<String, Object>> turn = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            turn.add(call("c" + i, "busy", "{}"));
+        }
+        AgentSdk.Agent agent = agent(busy);
+        agent.run(new RunOptions("go", client(Map.of("toolCalls", turn), text("done")))
+            .withToolExecution(new AgentSdk.ToolExecutionConfig(2)));
+        assertEquals(2, peak.get());
+        peak.set(0);
+        agent.run(new RunOptions("go", client(Map.of("toolCalls", turn), text("done")))
+            .withToolExecution(new AgentSdk.ToolExecutionConfig(0)));
+        assertEquals(1, peak.get());
+    }
+
+    @Test
+    void nextTurnParamsOverrideTheNextRequest() {
+        List<Map<String, Object>> requests = Collections.synchronizedList(new ArrayList<>());
+        Tool escalate = new Tool("escalate", (input, ctx) -> "escalated", "d", OBJECT, null, null, null, null, false, null, null, null,
+            "fail-run", new AgentSdk.NextTurnParams("big-model", "Be thorough.", null, null, null, null));
+        AgentSdk.ModelClient model = request -> {
+            requests.add(request);
+            return requests.size() == 1 ? calls(call("c1", "escalate", "{}")) : text("ok");
+        };
+        RunResult result = agent(escalate).run("go", model);
+        assertEquals("completed", result.status());
+        assertEquals("big-model", requests.get(1).get("model"));
+        assertEquals("Be thorough.", requests.get(1).get("instructions"));
+        assertNull(requests.get(0).get("model"));
+    }
+}
