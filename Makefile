@@ -24,7 +24,7 @@ demo: python node mcp-servers
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside ruby-tests
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -177,3 +177,16 @@ store-tests:
 # the overhead of a store on a 25-turn run.
 store-bench:
 	scripts/with-test-postgres.sh $(CARGO) bench -q -p phaseo-agent --bench store
+
+# Ruby binding (bindings-ruby, issue 18): Debian's ruby, ruby-dev, ruby-minitest, rake and
+# libclang-dev installed when missing; the extension built with cargo (debug) and copied
+# next to lib/phaseo_agent_sdk.rb, where `require "phaseo_agent_sdk"` loads it.
+RUBY_EXT := bindings-ruby/lib/phaseo_agent_sdk/phaseo_agent_sdk.so
+.PHONY: ruby-deps ruby ruby-tests
+ruby-deps:
+	scripts/ruby-deps.sh
+ruby: ruby-deps
+	$(CARGO) build -q -p phaseo-agent-ruby
+	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
+ruby-tests: ruby
+	cd bindings-ruby && rake test

@@ -1,0 +1,250 @@
+//! `PhaseoAgentSdk::Native::Agent`: runs and continues, blocking the calling Ruby thread
+//! (without the GVL while Rust waits) and serving its callbacks meanwhile.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use magnus::{Error, Module, Object, RArray, Ruby, Value as RValue};
+use phaseo_agent::{
+    create_agent, Agent, AgentError, CancellationToken, ContinueOptions, Message, ModelClient,
+    RunOptions, RunResult, ScriptedClient, TestClient, Value,
+};
+use serde_json::json;
+
+use crate::adapters::{HostFn, RbListener};
+use crate::convert::{to_json, to_ruby};
+use crate::host::{serve_until, Slot};
+use crate::spec::{self, CallSpec};
+
+/// A defined agent.
+#[magnus::wrap(class = "PhaseoAgentSdk::Native::Agent", free_immediately, size)]
+pub struct NativeAgent(Agent);
+
+/// The outcome handed to Ruby: `["ok", state_json, cursor]` or `["error", error_json, cursor]`.
+fn outcome(ruby: &Ruby, result: Result<RunResult, AgentError>, cursor: usize) -> RArray {
+    let a = ruby.ary_new();
+    match result {
+        Ok(state) => {
+            let _ = a.push("ok");
+            let _ = a.push(state.to_json());
+        }
+        Err(e) => {
+            let _ = a.push("error");
+            let _ = a.push(error_json(e));
+        }
+    }
+    let _ = a.push(cursor);
+    a
+}
+
+/// A core error as JSON text: `{code, message, target, gateway, result}`.
+pub fn error_json(mut error: AgentError) -> String {
+    let result = error.take_result().map(|r| r.to_json());
+    let mut body = json!({
+        "code": error.code().as_str(),
+        "message": error.message(),
+        "target": error.target(),
+        "gateway": error.gateway_info(),
+    })
+    .to_string();
+    if let Some(state) = result {
+        body.pop();
+        body.push_str(",\"result\":");
+        body.push_str(&state);
+        body.push('}');
+    }
+    body
+}
+
+fn raise(ruby: &Ruby, e: AgentError) -> Error {
+    Error::new(
+        ruby.exception_arg_error(),
+        format!("\u{1}phaseo:{}", error_json(e)),
+    )
+}
+
+fn no_panic<T>(ruby: &Ruby, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(raise(
+            ruby,
+            AgentError::definition_invalid(format!(
+                "internal error: {}",
+                phaseo_agent::panic_message(p.as_ref())
+            )),
+        ))
+    })
+}
+
+struct Client {
+    client: Arc<dyn ModelClient>,
+    scripted: Option<Arc<ScriptedClient>>,
+}
+
+fn client(spec: &Value) -> Result<Client, AgentError> {
+    match spec {
+        Value::String(s) if s == "test" => Ok(Client {
+            client: Arc::new(TestClient::new()),
+            scripted: None,
+        }),
+        Value::Array(parts) if parts.len() == 2 => {
+            let responses = parts[0].as_array().cloned().unwrap_or_default();
+            let used = parts[1].as_u64().unwrap_or(0) as usize;
+            let c = ScriptedClient::from_script(&responses)
+                .map_err(|e| AgentError::definition_invalid(format!("ScriptedClient: {e}")))?;
+            let c = Arc::new(c.skipping(used));
+            Ok(Client {
+                client: c.clone(),
+                scripted: Some(c),
+            })
+        }
+        _ => Err(AgentError::definition_invalid(
+            "client must be a ScriptedClient or a TestClient".to_string(),
+        )),
+    }
+}
+
+impl NativeAgent {
+    fn new(ruby: &Ruby, spec: RValue) -> Result<Self, Error> {
+        no_panic(ruby, || {
+            let spec = to_json(ruby, spec, "agent definition")?;
+            let def = spec::parse(spec, "agent definition")
+                .and_then(spec::agent)
+                .map_err(|e| raise(ruby, e))?;
+            Ok(Self(create_agent(def).map_err(|e| raise(ruby, e))?))
+        })
+    }
+
+    /// `run(spec)` or (with a state) `continue_run(spec)`.
+    fn call(ruby: &Ruby, rb_self: &Self, spec: RValue) -> Result<RArray, Error> {
+        let spec: CallSpec = no_panic(ruby, || {
+            spec::parse(to_json(ruby, spec, "run options")?, "run options")
+                .map_err(|e| raise(ruby, e))
+        })?;
+        let client = client(&spec.client).map_err(|e| raise(ruby, e))?;
+        let cancel = CancellationToken::new();
+        let overrides = spec::overrides(spec.overrides).map_err(|e| raise(ruby, e))?;
+        let agent = rb_self.0.clone();
+        let slot = Slot::<Result<RunResult, AgentError>>::new();
+        let future: futures::future::BoxFuture<'static, Result<RunResult, AgentError>> =
+            match spec.state {
+                None => {
+                    let mut options =
+                        RunOptions::new(spec.input.unwrap_or(Value::Null), client.client.clone())
+                            .context(spec.context.unwrap_or(Value::Null))
+                            .overrides(overrides)
+                            .cancel(cancel.clone());
+                    if let Some(m) = spec.messages.filter(|m| !m.is_null()) {
+                        let messages: Vec<Message> = serde_json::from_value(m).map_err(|e| {
+                            raise(
+                                ruby,
+                                AgentError::definition_invalid(format!("messages: {e}")),
+                            )
+                        })?;
+                        options = options.messages(messages);
+                    }
+                    if let Some(id) = spec.on_event {
+                        options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    }
+                    Box::pin(async move { agent.run(options).await })
+                }
+                Some(text) => {
+                    let state = std::panic::catch_unwind(|| RunResult::from_json(&text))
+                        .unwrap_or_else(|p| {
+                            Err(AgentError::state_invalid(format!(
+                                "Invalid state: {}",
+                                phaseo_agent::panic_message(p.as_ref())
+                            )))
+                        })
+                        .map_err(|e| raise(ruby, e))?;
+                    let mut options = ContinueOptions::new(client.client.clone())
+                        .overrides(overrides)
+                        .cancel(cancel.clone());
+                    options.approvals = spec::decisions(spec.approvals);
+                    options.rejections = spec::decisions(spec.rejections);
+                    options.tool_outputs = spec::outputs(spec.tool_outputs);
+                    options.human_input = spec.human_input;
+                    options.context = spec.context;
+                    if let Some(id) = spec.on_event {
+                        options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    }
+                    Box::pin(async move { agent.continue_run(&state, options).await })
+                }
+            };
+        let filler = slot.clone();
+        phaseo_agent::exec::runtime().spawn(async move {
+            let r = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(future))
+                .await
+                .unwrap_or_else(|p| {
+                    Err(AgentError::new(
+                        phaseo_agent::ErrorCode::ToolFailed,
+                        format!(
+                            "internal error: {}",
+                            phaseo_agent::panic_message(p.as_ref())
+                        ),
+                    ))
+                });
+            filler.fill(r);
+        });
+        let cancel_on_interrupt = cancel.clone();
+        serve_until(
+            ruby,
+            slot.as_ref(),
+            &move || cancel_on_interrupt.cancel(),
+            Duration::from_secs(2),
+        )?;
+        let result = slot.take().unwrap_or_else(|| {
+            Err(AgentError::definition_invalid(
+                "internal error: no outcome".to_string(),
+            ))
+        });
+        let cursor = client.scripted.map(|s| s.cursor()).unwrap_or(0);
+        Ok(outcome(ruby, result, cursor))
+    }
+}
+
+/// Checks a JSON Schema value against a schema: nil when valid, else the message.
+fn schema_check(ruby: &Ruby, schema: RValue, value: RValue) -> Result<Option<String>, Error> {
+    let schema = to_json(ruby, schema, "schema")?;
+    let value = to_json(ruby, value, "value")?;
+    let compiled = phaseo_agent::JsonSchema::compile(&schema).map_err(|e| {
+        raise(
+            ruby,
+            AgentError::definition_invalid(format!("Invalid JSON Schema: {e}")),
+        )
+    })?;
+    Ok(compiled.check(&value).err())
+}
+
+/// Parses state text and writes it back canonically (raises `state_invalid`).
+fn canonical_state(ruby: &Ruby, text: String) -> Result<String, Error> {
+    RunResult::from_json(&text)
+        .map(|s| s.to_json())
+        .map_err(|e| raise(ruby, e))
+}
+
+/// The JSON value of a Ruby value, as text (the layer's strict serializer).
+fn to_json_text(ruby: &Ruby, value: RValue) -> Result<String, Error> {
+    Ok(to_json(ruby, value, "value")?.to_string())
+}
+
+/// Parses JSON text into plain Ruby.
+fn parse_json(ruby: &Ruby, text: String) -> Result<RValue, Error> {
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Error::new(ruby.exception_arg_error(), format!("invalid JSON: {e}")))?;
+    Ok(to_ruby(ruby, &v))
+}
+
+/// Defines `PhaseoAgentSdk::Native`.
+pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
+    use magnus::{function, method};
+    let native = module.define_module("Native")?;
+    let agent = native.define_class("Agent", ruby.class_object())?;
+    agent.define_singleton_method("new", function!(NativeAgent::new, 1))?;
+    agent.define_method("call", method!(NativeAgent::call, 1))?;
+    native.define_singleton_method("schema_check", function!(schema_check, 2))?;
+    native.define_singleton_method("canonical_state", function!(canonical_state, 1))?;
+    native.define_singleton_method("to_json", function!(to_json_text, 1))?;
+    native.define_singleton_method("parse_json", function!(parse_json, 1))?;
+    native.const_set("STATE_VERSION", phaseo_agent::STATE_VERSION)?;
+    Ok(())
+}
