@@ -10,6 +10,8 @@ module PhaseoAgentSdk
     @next_id = 0
 
     MARKER = "\u0001phaseo:"
+    # How long a cancelled tool may take to notice `runtime.cancelled?` by itself.
+    CANCEL_GRACE = 0.05
 
     class << self
       # Registers a callable; returns its id.
@@ -60,11 +62,17 @@ module PhaseoAgentSdk
         nil
       end
 
-      # The core abandoned a call (timeout, cancellation): interrupt its thread the way
-      # `Timeout.timeout` does.
+      # The core abandoned a call (timeout, cancellation): `runtime.cancelled?` is true at
+      # once; a thread still running after CANCEL_GRACE seconds is interrupted the way
+      # `Timeout.timeout` does (Timeout::Error raised in it). The run does not wait.
       def cancel_tool(key)
         thread = MUTEX.synchronize { THREADS.delete(key) }
-        thread.raise(Timeout::Error, "execution expired") if thread&.alive?
+        return unless thread&.alive?
+
+        Thread.new do
+          sleep CANCEL_GRACE
+          thread.raise(Timeout::Error, "execution expired") if thread.alive?
+        end
         nil
       end
 
