@@ -103,10 +103,10 @@ node-outside:
 	cd /tmp/phaseo-npm-check && node -e "const s = require('@phaseo/agent-sdk'); s.createAgent({id: 'x'}).run({input: 'hi', client: s.createScriptedClient([{text: 'ok'}])}).then((r) => console.log('require ok:', r.output))"
 	cd /tmp/phaseo-npm-check && node --input-type=module -e "import { createAgent, createScriptedClient } from '@phaseo/agent-sdk'; const r = await createAgent({id: 'x'}).run({input: 'hi', client: createScriptedClient([{text: 'ok'}])}); console.log('import ok:', r.output)"
 
-conformance: python node kotlin
+conformance: python node kotlin ruby
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin
+handoff: python node kotlin ruby
 	tests/conformance/run-all.sh --handoff
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and

@@ -6,6 +6,8 @@
 # Ruby values and callables for it.
 
 require "timeout"
+require "io/wait"
+require "io/nonblock"
 require_relative "phaseo_agent_sdk/phaseo_agent_sdk"
 require_relative "phaseo_agent_sdk/errors"
 require_relative "phaseo_agent_sdk/internal"
@@ -17,4 +19,10 @@ require_relative "phaseo_agent_sdk/agent"
 # Module of the SDK (the product's names: `define_tool`, `create_agent`, `Tool`, ...).
 module PhaseoAgentSdk
   VERSION = "0.1.0"
+end
+
+module PhaseoAgentSdk
+  # Cancels the runs it is given to (`run(..., cancel: token)`); `token.cancel` works from
+  # any thread or a signal handler.
+  CancelToken = Native::CancelToken
 end

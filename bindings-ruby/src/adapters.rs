@@ -58,7 +58,10 @@ impl HostFn {
                 let v: RValue = internal(ruby)?.funcall("call_fn", (self.0, array))?;
                 to_json(ruby, v, "the callable's answer")
             })()
-            .map_err(|e| ToolError::new(error_message(ruby, &e)));
+            .map_err(|e| {
+                crate::host::defer_if_interrupt(ruby, &e);
+                ToolError::new(error_message(ruby, &e))
+            });
             let _ = tx.send(outcome);
         }));
         rx.await
@@ -145,6 +148,7 @@ impl ToolExecutor for RbExecutor {
                 Ok::<_, Error>(())
             })();
             if let Err(e) = started {
+                crate::host::defer_if_interrupt(ruby, &e);
                 completion.finish(Err(ToolError::new(error_message(ruby, &e))));
             }
         }));
@@ -264,5 +268,38 @@ pub struct RbTurn(pub HostFn);
 impl phaseo_agent::TurnResolver for RbTurn {
     async fn resolve(&self, turn: &phaseo_agent::TurnContext<'_>) -> Result<Value, ToolError> {
         self.0.call_values(vec![turn.to_value()]).await
+    }
+}
+
+/// A model client written in Ruby: an object with `generate(request)` answering a response
+/// Hash (`text`, `toolCalls`, `usage`, `finishReason`, as the scripted client's entries).
+pub struct RbModel(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::ModelClient for RbModel {
+    async fn generate(
+        &self,
+        request: &phaseo_agent::ModelRequest<'_>,
+        _cancel: &phaseo_agent::CancellationToken,
+    ) -> Result<phaseo_agent::ModelResponse, phaseo_agent::ModelError> {
+        let v = self
+            .0
+            .call_values(vec![request.to_value()])
+            .await
+            .map_err(|e| phaseo_agent::ModelError::new(e.message))?;
+        phaseo_agent::ModelResponse::from_script_entry(&v).map_err(phaseo_agent::ModelError::new)?
+    }
+}
+
+/// `human_review: ->(review_context) { nil | {reason:, payload:} }`.
+pub struct RbReview(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::HumanReview for RbReview {
+    async fn review(
+        &self,
+        ctx: &phaseo_agent::HumanReviewContext<'_>,
+    ) -> Result<Option<phaseo_agent::ReviewRequest>, ToolError> {
+        phaseo_agent::ReviewRequest::from_answer(self.0.call_values(vec![ctx.to_value()]).await?)
     }
 }

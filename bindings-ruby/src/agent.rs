@@ -97,8 +97,15 @@ fn client(spec: &Value) -> Result<Client, AgentError> {
                 scripted: Some(c),
             })
         }
+        Value::Object(o) if o.get("generate").and_then(Value::as_u64).is_some() => Ok(Client {
+            client: Arc::new(crate::adapters::RbModel(HostFn(
+                o["generate"].as_u64().unwrap_or(0),
+            ))),
+            scripted: None,
+        }),
         _ => Err(AgentError::definition_invalid(
-            "client must be a ScriptedClient or a TestClient".to_string(),
+            "client must be a ScriptedClient, a TestClient or an object with generate(request)"
+                .to_string(),
         )),
     }
 }
@@ -115,13 +122,18 @@ impl NativeAgent {
     }
 
     /// `run(spec)` or (with a state) `continue_run(spec)`.
-    fn call(ruby: &Ruby, rb_self: &Self, spec: RValue) -> Result<RArray, Error> {
+    fn call(
+        ruby: &Ruby,
+        rb_self: &Self,
+        spec: RValue,
+        token: Option<&NativeCancelToken>,
+    ) -> Result<RArray, Error> {
         let spec: CallSpec = no_panic(ruby, || {
             spec::parse(to_json(ruby, spec, "run options")?, "run options")
                 .map_err(|e| raise(ruby, e))
         })?;
         let client = client(&spec.client).map_err(|e| raise(ruby, e))?;
-        let cancel = CancellationToken::new();
+        let cancel = token.map(|t| t.0.child_token()).unwrap_or_default();
         let overrides = spec::overrides(spec.overrides).map_err(|e| raise(ruby, e))?;
         let agent = rb_self.0.clone();
         let slot = Slot::<Result<RunResult, AgentError>>::new();
@@ -202,6 +214,24 @@ impl NativeAgent {
     }
 }
 
+/// Cancels runs it was given to (from any Ruby thread, or a signal handler).
+#[magnus::wrap(class = "PhaseoAgentSdk::Native::CancelToken", free_immediately, size)]
+pub struct NativeCancelToken(CancellationToken);
+
+impl NativeCancelToken {
+    fn new() -> Self {
+        Self(CancellationToken::new())
+    }
+
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
 /// Checks a JSON Schema value against a schema: nil when valid, else the message.
 fn schema_check(ruby: &Ruby, schema: RValue, value: RValue) -> Result<Option<String>, Error> {
     let schema = to_json(ruby, schema, "schema")?;
@@ -240,7 +270,11 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     let native = module.define_module("Native")?;
     let agent = native.define_class("Agent", ruby.class_object())?;
     agent.define_singleton_method("new", function!(NativeAgent::new, 1))?;
-    agent.define_method("call", method!(NativeAgent::call, 1))?;
+    agent.define_method("call", method!(NativeAgent::call, 2))?;
+    let token = native.define_class("CancelToken", ruby.class_object())?;
+    token.define_singleton_method("new", function!(NativeCancelToken::new, 0))?;
+    token.define_method("cancel", method!(NativeCancelToken::cancel, 0))?;
+    token.define_method("cancelled?", method!(NativeCancelToken::is_cancelled, 0))?;
     native.define_singleton_method("schema_check", function!(schema_check, 2))?;
     native.define_singleton_method("canonical_state", function!(canonical_state, 1))?;
     native.define_singleton_method("to_json", function!(to_json_text, 1))?;

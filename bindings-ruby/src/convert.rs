@@ -13,14 +13,24 @@ const MAX_DEPTH: usize = phaseo_agent::MAX_DEPTH;
 
 /// A Ruby value as JSON; `what` names the argument in the `TypeError`/`ArgumentError`.
 pub fn to_json(ruby: &Ruby, v: RValue, what: &str) -> Result<Value, Error> {
-    read(ruby, v, what, 0)
+    to_json_bare(ruby, v, what).map_err(|(e, _)| e)
 }
 
-fn read(ruby: &Ruby, v: RValue, what: &str, depth: usize) -> Result<Value, Error> {
+/// [`to_json`], also giving the problem without the argument's name (the core's own text
+/// for the value limits of SPEC §7: the message of an invalid output or event).
+pub fn to_json_bare(ruby: &Ruby, v: RValue, what: &str) -> Result<Value, (Error, String)> {
+    read(ruby, v, 0)
+        .map_err(|(class, message)| (Error::new(class, format!("{what}: {message}")), message))
+}
+
+type Problem = (magnus::ExceptionClass, String);
+
+fn read(ruby: &Ruby, v: RValue, depth: usize) -> Result<Value, Problem> {
     if depth > MAX_DEPTH {
-        return Err(Error::new(
+        // A cycle ends here too, as a value nested too deep.
+        return Err((
             ruby.exception_arg_error(),
-            format!("{what}: nested deeper than {MAX_DEPTH} levels (or a cycle)"),
+            phaseo_agent::ValueLimitError::TooDeep.to_string(),
         ));
     }
     if v.is_nil() {
@@ -39,9 +49,9 @@ fn read(ruby: &Ruby, v: RValue, what: &str, depth: usize) -> Result<Value, Error
         if let Ok(n) = i.to_u64() {
             return Ok(Value::from(n));
         }
-        return Err(Error::new(
+        return Err((
             ruby.exception_range_error(),
-            format!("{what}: integer beyond 64 bits"),
+            phaseo_agent::ValueLimitError::IntegerTooLarge(i.to_string()).to_string(),
         ));
     }
     if let Some(f) = Float::from_value(v) {
@@ -49,41 +59,55 @@ fn read(ruby: &Ruby, v: RValue, what: &str, depth: usize) -> Result<Value, Error
         return serde_json::Number::from_f64(f)
             .map(Value::Number)
             .ok_or_else(|| {
-                Error::new(
+                (
                     ruby.exception_arg_error(),
-                    format!("{what}: {f} is not a JSON number"),
+                    format!("{f} is not a JSON number"),
                 )
             });
     }
     if let Some(s) = RString::from_value(v) {
-        return Ok(Value::String(s.to_string()?));
+        return s.to_string().map(Value::String).map_err(|_| {
+            (
+                ruby.exception_arg_error(),
+                "a String that is not valid UTF-8".into(),
+            )
+        });
     }
     if let Some(s) = Symbol::from_value(v) {
-        return Ok(Value::String(s.name()?.into_owned()));
+        return Ok(Value::String(s.to_string()));
     }
     if let Some(a) = RArray::from_value(v) {
         let mut out = Vec::with_capacity(a.len());
         for item in a.into_iter() {
-            out.push(read(ruby, item, what, depth + 1)?);
+            out.push(read(ruby, item, depth + 1)?);
         }
         return Ok(Value::Array(out));
     }
     if let Some(h) = RHash::from_value(v) {
         let mut out = serde_json::Map::new();
         let mut failure = None;
-        h.foreach(|k: RValue, item: RValue| {
+        let walked = h.foreach(|k: RValue, item: RValue| {
             let key = if let Some(s) = RString::from_value(k) {
-                s.to_string()?
+                match s.to_string() {
+                    Ok(s) => s,
+                    Err(_) => {
+                        failure = Some((
+                            ruby.exception_arg_error(),
+                            "a Hash key that is not valid UTF-8".into(),
+                        ));
+                        return Ok(ForEach::Stop);
+                    }
+                }
             } else if let Some(s) = Symbol::from_value(k) {
-                s.name()?.into_owned()
+                s.to_string()
             } else {
-                failure = Some(Error::new(
+                failure = Some((
                     ruby.exception_type_error(),
-                    format!("{what}: Hash keys must be Strings or Symbols"),
+                    "Hash keys must be Strings or Symbols".into(),
                 ));
                 return Ok(ForEach::Stop);
             };
-            match read(ruby, item, what, depth + 1) {
+            match read(ruby, item, depth + 1) {
                 Ok(value) => {
                     out.insert(key, value);
                     Ok(ForEach::Continue)
@@ -93,16 +117,22 @@ fn read(ruby: &Ruby, v: RValue, what: &str, depth: usize) -> Result<Value, Error
                     Ok(ForEach::Stop)
                 }
             }
-        })?;
+        });
+        if walked.is_err() && failure.is_none() {
+            return Err((
+                ruby.exception_arg_error(),
+                "a Hash changed while read".into(),
+            ));
+        }
         if let Some(e) = failure {
             return Err(e);
         }
         return Ok(Value::Object(out));
     }
-    Err(Error::new(
+    Err((
         ruby.exception_type_error(),
         format!(
-            "{what}: a {} is not a JSON value (use Hash, Array, String, Integer, Float, true, false or nil)",
+            "a {} is not a JSON value (use Hash, Array, String, Integer, Float, true, false or nil)",
             unsafe { v.classname() }
         ),
     ))

@@ -8,13 +8,14 @@
 //! on that thread: their job starts a Ruby `Thread` (see `Internal.start_tool`), so
 //! tools run concurrently and the serving thread stays free for the short callbacks.
 //!
-//! A Ruby interrupt (Ctrl-C, `Thread#raise`) wakes the waiting thread through the
-//! unblocking function given to `rb_thread_call_without_gvl`.
+//! The serving thread waits in Ruby (`IO#wait_readable` on a wake pipe the queue writes
+//! to), not in a custom `rb_thread_call_without_gvl`: Ruby then delivers Ctrl-C and
+//! `Thread#raise` to it as to any blocking call (a custom unblocking function is not called
+//! for signals while other Ruby threads are sleeping).
 
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use magnus::{Error, Ruby};
@@ -24,14 +25,12 @@ pub type Job = Box<dyn FnOnce(&Ruby) + Send>;
 
 struct Queue {
     jobs: Mutex<VecDeque<Job>>,
-    ready: Condvar,
 }
 
 fn queue() -> &'static Queue {
     static QUEUE: OnceLock<Queue> = OnceLock::new();
     QUEUE.get_or_init(|| Queue {
         jobs: Mutex::new(VecDeque::new()),
-        ready: Condvar::new(),
     })
 }
 
@@ -42,13 +41,12 @@ fn lock() -> MutexGuard<'static, VecDeque<Job>> {
 /// Queues `job` for the next Ruby thread that serves the queue (from any thread).
 pub fn post(job: Job) {
     lock().push_back(job);
-    queue().ready.notify_all();
+    write_wake_byte();
 }
 
-/// Wakes every serving thread (an outcome arrived, or an interrupt).
+/// Wakes the serving threads (an outcome arrived).
 pub fn wake_all() {
-    let _guard = lock();
-    queue().ready.notify_all();
+    write_wake_byte();
 }
 
 /// Something a Ruby thread waits for (a run's outcome, a stream's next item).
@@ -57,83 +55,59 @@ pub trait Waitable: Send + Sync {
     fn ready(&self) -> bool;
 }
 
-struct WaitArgs<'a> {
-    target: &'a dyn Waitable,
-    interrupted: &'a AtomicBool,
-    deadline: Option<Instant>,
-    job: Option<Job>,
+/// The write end of the wake pipe (`Internal::WAKE_W`), set when the extension loads.
+static WAKE_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// Remembers the wake pipe's write end.
+pub fn set_wake_fd(fd: i32) {
+    WAKE_FD.store(fd, Ordering::Release);
 }
 
-unsafe extern "C" fn wait_without_gvl(data: *mut c_void) -> *mut c_void {
-    let args = &mut *(data as *mut WaitArgs<'_>);
-    let mut jobs = lock();
-    loop {
-        if let Some(job) = jobs.pop_front() {
-            args.job = Some(job);
-            break;
-        }
-        if args.target.ready() || args.interrupted.load(Ordering::Acquire) {
-            break;
-        }
-        if args.deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        // Outcomes are signalled through `wake_all` (under the lock), so a plain wait
-        // cannot miss one; the timeout is only a backstop.
-        jobs = queue()
-            .ready
-            .wait_timeout(jobs, Duration::from_millis(50))
-            .map(|(g, _)| g)
-            .unwrap_or_else(|e| e.into_inner().0);
+fn write_wake_byte() {
+    use std::io::Write as _;
+    use std::os::fd::FromRawFd as _;
+    let fd = WAKE_FD.load(Ordering::Acquire);
+    if fd < 0 {
+        return;
     }
-    std::ptr::null_mut()
+    // Borrowed, never closed here; the pipe is non-blocking, so a full pipe (already
+    // readable) just drops the byte.
+    let mut file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    let _ = file.write(&[1]);
 }
 
-unsafe extern "C" fn unblock(data: *mut c_void) {
-    let flag = &*(data as *const AtomicBool);
-    flag.store(true, Ordering::Release);
-    wake_all();
+fn pop_job() -> Option<Job> {
+    lock().pop_front()
 }
 
-/// Serves the queue on this Ruby thread until `target` is ready. A Ruby interrupt
-/// (Ctrl-C, `Thread#raise`, `Timeout`) is returned as its exception after `on_interrupt`
-/// ran (the caller cancels its run there); the queue is served a little longer (up to
-/// `grace`) so the cancelled run can settle its tools.
+/// Serves the queue on this Ruby thread until `target` is ready.
+///
+/// The thread waits in Ruby itself (`Internal.wait`: `IO#wait_readable` on a wake pipe),
+/// so the GVL is released and Ruby delivers signals and `Thread#raise` as in any blocking
+/// Ruby call. A Ruby interrupt (Ctrl-C, `Thread#raise`, `Timeout`) is returned as its
+/// exception after `on_interrupt` ran (the caller cancels its run there); the queue is
+/// served a little longer (up to `grace`) so the cancelled run can settle its tools.
 pub fn serve_until(
     ruby: &Ruby,
     target: &dyn Waitable,
     on_interrupt: &dyn Fn(),
     grace: Duration,
 ) -> Result<(), Error> {
-    let interrupted = AtomicBool::new(false);
+    use magnus::value::ReprValue;
+    let internal = crate::adapters::internal(ruby)?;
     let mut pending: Option<Error> = None;
     let mut deadline: Option<Instant> = None;
     loop {
-        let mut args = WaitArgs {
-            target,
-            interrupted: &interrupted,
-            deadline,
-            job: None,
-        };
-        unsafe {
-            rb_sys::rb_thread_call_without_gvl(
-                Some(wait_without_gvl),
-                &mut args as *mut WaitArgs<'_> as *mut c_void,
-                Some(unblock),
-                &interrupted as *const AtomicBool as *mut c_void,
-            );
-        }
-        if let Some(job) = args.job.take() {
+        if let Some(job) = pop_job() {
             job(ruby);
-            continue;
-        }
-        if interrupted.swap(false, Ordering::AcqRel) && pending.is_none() {
-            if let Err(e) = ruby.thread_check_ints() {
-                on_interrupt();
-                pending = Some(e);
-                deadline = Some(Instant::now() + grace);
-                continue;
+            if let Some(e) = take_deferred_interrupt() {
+                if pending.is_none() {
+                    on_interrupt();
+                    pending = Some(e);
+                    deadline = Some(Instant::now() + grace);
+                }
             }
+            continue;
         }
         if target.ready() || deadline.is_some_and(|d| Instant::now() >= d) {
             return match pending {
@@ -141,7 +115,46 @@ pub fn serve_until(
                 None => Ok(()),
             };
         }
+        // Every job and outcome writes a wake byte after it is queued, so this wait cannot
+        // miss one; the timeout only bounds a wake-up another serving thread drained.
+        let waited: Result<magnus::Value, Error> = internal.funcall("wait", (0.02,));
+        if let Err(e) = waited {
+            if pending.is_none() {
+                on_interrupt();
+                pending = Some(e);
+                deadline = Some(Instant::now() + grace);
+            }
+        }
     }
+}
+
+thread_local! {
+    /// An interrupt (Ctrl-C, `Thread#raise`, `exit`) raised into a job run on this serving
+    /// thread: the job's own call fails, and the run is cancelled and the interrupt
+    /// re-raised to the caller of `run`.
+    static DEFERRED: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps `error` for the serving thread when it is an interrupt rather than an error of
+/// the callable (`Interrupt`, `SignalException`, `SystemExit`); returns whether it did.
+pub fn defer_if_interrupt(ruby: &Ruby, error: &Error) -> bool {
+    let is_interrupt = match error.error_type() {
+        magnus::error::ErrorType::Exception(exc) => {
+            use magnus::value::ReprValue;
+            exc.is_kind_of(ruby.exception_signal()) || exc.is_kind_of(ruby.exception_system_exit())
+        }
+        _ => false,
+    };
+    if is_interrupt {
+        DEFERRED.with(|d| {
+            d.borrow_mut().get_or_insert_with(|| error.clone());
+        });
+    }
+    is_interrupt
+}
+
+fn take_deferred_interrupt() -> Option<Error> {
+    DEFERRED.with(|d| d.borrow_mut().take())
 }
 
 /// An outcome a tokio task delivers to a waiting Ruby thread.

@@ -6,8 +6,7 @@ use magnus::{Error, IntoValue, Ruby, Value as RValue};
 use phaseo_agent::{ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
-use crate::adapters::error_message;
-use crate::convert::{to_json, to_ruby};
+use crate::convert::{to_json, to_json_bare, to_ruby};
 
 /// `PhaseoAgentSdk::ToolRuntime` (the Ruby layer adds `emit_progress`/`set_context` procs).
 #[magnus::wrap(class = "PhaseoAgentSdk::ToolRuntime", free_immediately, size)]
@@ -54,13 +53,13 @@ impl RbToolRuntime {
     }
 
     fn native_emit_progress(ruby: &Ruby, rb_self: &Self, value: RValue) -> Result<(), Error> {
-        match to_json(ruby, value, "emit_progress") {
+        match to_json_bare(ruby, value, "emit_progress") {
             Ok(v) => {
                 rb_self.0.emit_progress(v);
                 Ok(())
             }
-            Err(e) => {
-                rb_self.0.reject_progress(error_message(ruby, &e));
+            Err((e, problem)) => {
+                rb_self.0.reject_progress(problem);
                 Err(e)
             }
         }
@@ -97,8 +96,10 @@ impl Completion {
     }
 
     fn ok(ruby: &Ruby, rb_self: &Self, value: RValue) {
-        let outcome = to_json(ruby, value, "the tool's result")
-            .map_err(|e| ToolError::new(error_message(ruby, &e)));
+        // A result that is not JSON (or beyond the limits) is an invalid output whatever
+        // `on_error` says, as in every binding.
+        let outcome = to_json_bare(ruby, value, "the tool's result")
+            .map_err(|(_, problem)| ToolError::invalid_output(problem));
         rb_self.finish(outcome);
     }
 

@@ -96,6 +96,7 @@ pub struct AgentSpec {
     pub tool_execution: Option<ToolExecutionSpec>,
     pub output_schema: Option<ValidatorSpec>,
     pub require_approval: Option<u64>,
+    pub human_review: Option<u64>,
     pub state_secrets: Option<Vec<String>>,
     pub tool_choice: Option<DynamicSpec>,
     pub parallel_tool_calls: Option<bool>,
@@ -345,6 +346,9 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     }
     if let Some(f) = spec.require_approval {
         def = def.require_approval(Arc::new(RbAgentApproval(HostFn(f))));
+    }
+    if let Some(f) = spec.human_review {
+        def = def.human_review(Arc::new(RbReview(HostFn(f))));
     }
     if let Some(secrets) = spec.state_secrets {
         def = def.state_secrets(secrets);

@@ -99,7 +99,7 @@ class ToolsTest < Minitest::Test
     raisers = {
       "std" => -> { raise "plain failure" }, "exc" => -> { raise Boom, "not a StandardError" },
       "exit" => -> { exit 3 }, "int" => -> { raise Interrupt }, "nomem" => -> { raise NoMemoryError, "fake" },
-      "throw" => -> { throw :nowhere }, "bad" => -> { Object.new }
+      "throw" => -> { throw :nowhere }
     }
     tools = raisers.map { |id, f| tool(id, execute: ->(_i, _r) { f.call }, on_error: "return-to-model") }
     agent = PhaseoAgentSdk.create_agent(id: "ops", tools: tools, tool_execution: { tool_concurrency: 4 })
@@ -110,7 +110,16 @@ class ToolsTest < Minitest::Test
     assert(msgs.all? { |m| m["isError"] })
     assert_includes msgs[0]["content"], "plain failure"
     assert_includes msgs[1]["content"], "not a StandardError"
-    assert_includes msgs[6]["content"], "not a JSON value"
+    assert_includes msgs[5]["content"], "nowhere"
+  end
+
+  def test_a_result_that_is_not_json_is_an_invalid_output
+    agent = PhaseoAgentSdk.create_agent(id: "ops", tools: [tool("bad", execute: ->(_i, _r) { Object.new }, on_error: "return-to-model")])
+    error = assert_raises(PhaseoAgentSdk::ToolError) do
+      agent.run(input: "go", client: script({ tool_calls: [call("c", "bad", env: "x")] }, { text: "no" }))
+    end
+    assert_equal "tool_output_invalid", error.code
+    assert_includes error.message, "a Object is not a JSON value"
   end
 
   def test_failed_run_raises_with_code_and_result

@@ -34,6 +34,9 @@ fi
 if [ -f tests/conformance/kotlin_runner.sh ]; then
   cmd[kotlin]="bash tests/conformance/kotlin_runner.sh"; langs+=(kotlin)
 fi
+if [ -f tests/conformance/ruby_runner.sh ]; then
+  cmd[ruby]="bash tests/conformance/ruby_runner.sh"; langs+=(ruby)
+fi
 
 passed=0; failed=0
 count() {  # reads runner output, prints case lines, tallies

@@ -2,7 +2,7 @@
 
 module PhaseoAgentSdk
   AGENT_KEYS = %i[id instructions model tools max_steps tool_execution require_approval stop_when
-                  model_retry output_schema temperature max_output_tokens top_p state_secrets
+                  model_retry output_schema human_review temperature max_output_tokens top_p state_secrets
                   tool_choice parallel_tool_calls active_tools].freeze
   RUN_OVERRIDES = %i[model max_steps stop_when model_retry tool_execution temperature
                      max_output_tokens top_p tool_choice parallel_tool_calls active_tools].freeze
@@ -30,8 +30,8 @@ module PhaseoAgentSdk
     # Runs the agent to completion or to a pause. Blocks this thread (without holding the
     # GVL while Rust waits); tools run on Ruby threads. Raises an AgentError subclass when
     # the run fails (its `result` is the failed state).
-    def run(input:, client:, context: nil, messages: nil, on_event: nil, **overrides)
-      call(client, on_event, overrides) do |spec|
+    def run(input:, client:, context: nil, messages: nil, on_event: nil, cancel: nil, **overrides)
+      call(client, on_event, cancel, overrides) do |spec|
         spec.merge("input" => input, "context" => context, "messages" => messages)
       end
     end
@@ -40,11 +40,11 @@ module PhaseoAgentSdk
     # decisions: approvals/rejections (ids or `{tool_call_id:, reason:}`), tool_outputs
     # (`{tool_call_id:, output:}`), human_input.
     def continue_run(client:, state: nil, run: nil, approvals: [], rejections: [], tool_outputs: [],
-                     human_input: nil, context: nil, on_event: nil, **overrides)
+                     human_input: nil, context: nil, on_event: nil, cancel: nil, **overrides)
       state ||= run
       raise ArgumentError, "continue_run needs state: (a RunResult or its JSON)" if state.nil?
 
-      call(client, on_event, overrides) do |spec|
+      call(client, on_event, cancel, overrides) do |spec|
         spec.merge("state" => state_text(state), "approvals" => decisions(approvals),
                    "rejections" => decisions(rejections), "tool_outputs" => outputs(tool_outputs),
                    "human_input" => human_input, "context" => context)
@@ -61,22 +61,32 @@ module PhaseoAgentSdk
 
     private
 
-    def call(client, on_event, overrides)
+    def call(client, on_event, cancel, overrides)
       unknown = overrides.keys - RUN_OVERRIDES
       raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
-      raise ArgumentError, "client must be a ScriptedClient or a TestClient" unless client.respond_to?(:native_spec)
+      raise ArgumentError, "cancel must be a PhaseoAgentSdk::CancelToken" unless cancel.nil? || cancel.is_a?(CancelToken)
 
       run_ids = []
-      spec = { "client" => client.native_spec, "overrides" => overrides_spec(overrides) }
+      spec = { "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides) }
       spec["on_event"] = (run_ids << Internal.register(on_event)).last if on_event
       spec = yield(spec).compact
-      kind, payload, cursor = Internal.native { @native.call(spec) }
+      kind, payload, cursor = Internal.native { @native.call(spec, cancel) }
       client.cursor = cursor if client.is_a?(ScriptedClient)
       raise Internal.error_from_json(payload) if kind == "error"
 
       RunResult.new(payload)
     ensure
       Internal.release(run_ids) if run_ids
+    end
+
+    def client_spec(client, run_ids)
+      return client.native_spec if client.respond_to?(:native_spec)
+      unless client.respond_to?(:generate)
+        raise ArgumentError, "client must be a ScriptedClient, a TestClient or an object with generate(request)"
+      end
+
+      generate = ->(request) { ScriptedClient.camel(Internal.stringify(client.generate(request))) }
+      { "generate" => (run_ids << Internal.register(generate)).last }
     end
 
     def fn(callable)
@@ -134,6 +144,7 @@ module PhaseoAgentSdk
         "tool_execution" => Internal.stringify(d[:tool_execution]),
         "output_schema" => validator(d[:output_schema]),
         "require_approval" => approval && fn(approval),
+        "human_review" => d[:human_review] && fn(d[:human_review]),
         "state_secrets" => d[:state_secrets], "tool_choice" => dynamic(d[:tool_choice]),
         "parallel_tool_calls" => d[:parallel_tool_calls], "active_tools" => dynamic(d[:active_tools])
       }.compact

@@ -15,16 +15,15 @@ module PhaseoAgentSdk
     def initialize(responses, cursor: 0)
       raise ArgumentError, "ScriptedClient expects an Array of responses" unless responses.is_a?(Array)
 
-      @responses = camel(Internal.stringify(responses))
+      @responses = self.class.camel(Internal.stringify(responses))
       @cursor = cursor
     end
 
     # The native description of this client (internal).
     def native_spec = [@responses, @cursor]
 
-    private
-
-    def camel(value)
+    # A response Hash with the core's key names (`tool_calls` → `toolCalls`, ...).
+    def self.camel(value)
       case value
       when Hash then value.each_with_object({}) { |(k, v), h| h[KEYS.fetch(k, k)] = camel(v) }
       when Array then value.map { |v| camel(v) }

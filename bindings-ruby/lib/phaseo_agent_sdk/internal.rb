@@ -10,10 +10,22 @@ module PhaseoAgentSdk
     @next_id = 0
 
     MARKER = "\u0001phaseo:"
+    # The wake pipe: the native queue writes a byte whenever a job or an outcome arrives;
+    # a thread waiting for a run waits on it in Ruby (so Ctrl-C and Thread#raise reach it).
+    WAKE_R, WAKE_W = IO.pipe
+    WAKE_W.nonblock = true
+    WAKE_R.nonblock = true
+    Native.set_wake_fd(WAKE_W.fileno)
     # How long a cancelled tool may take to notice `runtime.cancelled?` by itself.
     CANCEL_GRACE = 0.05
 
     class << self
+      # Waits (GVL released, interruptible) until woken or `timeout` seconds pass.
+      def wait(timeout)
+        WAKE_R.wait_readable(timeout) && WAKE_R.read_nonblock(4096, exception: false)
+        nil
+      end
+
       # Registers a callable; returns its id.
       def register(callable)
         raise TypeError, "expected a callable (responds to call), got #{callable.class}" unless callable.respond_to?(:call)
@@ -46,11 +58,15 @@ module PhaseoAgentSdk
       # Starts a tool call on a Ruby thread of its own; the thread answers on `completion`.
       # An exception of ANY class (even Interrupt or SystemExit raised by the tool) becomes
       # the call's error: a tool never takes the process down.
+      # Waits until the thread has started, so calls start in call order (a thread started
+      # later never overtakes an earlier one).
       def start_tool(id, input, runtime, completion, key)
         fn = REGISTRY.fetch(id)
+        started = Queue.new
         thread = Thread.new do
           Thread.current.report_on_exception = false
           begin
+            started << true
             completion.ok(fn.call(input, runtime))
           rescue Exception => e # rubocop:disable Lint/RescueException
             completion.err(e.message.to_s.empty? ? e.class.name.to_s : e.message.to_s)
@@ -59,6 +75,7 @@ module PhaseoAgentSdk
           end
         end
         MUTEX.synchronize { THREADS[key] = thread if thread.alive? }
+        started.pop
         nil
       end
 
