@@ -121,18 +121,26 @@ impl NativeAgent {
         })
     }
 
-    /// `run(spec)` or (with a state) `continue_run(spec)`.
+    /// `run(spec)` or (with a state) `continue_run(spec)`; `http` an HTTP model client
+    /// (used instead of `spec.client`).
     fn call(
         ruby: &Ruby,
         rb_self: &Self,
         spec: RValue,
         token: Option<&NativeCancelToken>,
+        http: Option<&NativeHttpClient>,
     ) -> Result<RArray, Error> {
         let spec: CallSpec = no_panic(ruby, || {
             spec::parse(to_json(ruby, spec, "run options")?, "run options")
                 .map_err(|e| raise(ruby, e))
         })?;
-        let client = client(&spec.client).map_err(|e| raise(ruby, e))?;
+        let client = match http {
+            Some(h) => Client {
+                client: h.0.clone(),
+                scripted: None,
+            },
+            None => client(&spec.client).map_err(|e| raise(ruby, e))?,
+        };
         let cancel = token.map(|t| t.0.child_token()).unwrap_or_default();
         let overrides = spec::overrides(spec.overrides).map_err(|e| raise(ruby, e))?;
         let agent = rb_self.0.clone();
@@ -214,6 +222,58 @@ impl NativeAgent {
     }
 }
 
+/// An HTTP model client of the core (the Phaseo gateway or an OpenAI-compatible server).
+#[magnus::wrap(class = "PhaseoAgentSdk::Native::HttpClient", free_immediately, size)]
+pub struct NativeHttpClient(Arc<dyn ModelClient>);
+
+/// Options of an HTTP client as the Ruby layer passes them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpSpec {
+    api_key: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    timeout_ms: Option<f64>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    preset: Option<String>,
+    #[serde(default)]
+    body_defaults: serde_json::Map<String, Value>,
+}
+
+impl NativeHttpClient {
+    /// `kind`: "gateway" or "openai".
+    fn new(ruby: &Ruby, kind: String, options: RValue) -> Result<Self, Error> {
+        no_panic(ruby, || {
+            let what = if kind == "gateway" {
+                "create_gateway_agent_client"
+            } else {
+                "create_openai_compatible_client"
+            };
+            let spec: HttpSpec =
+                spec::parse(to_json(ruby, options, what)?, &format!("{what} options"))
+                    .map_err(|e| raise(ruby, e))?;
+            let mut headers: Vec<(String, String)> = spec.headers.into_iter().collect();
+            headers.push(("X-Phaseo-Client".into(), "phaseo-agent-ruby".into()));
+            let options = phaseo_agent::HttpClientOptions {
+                api_key: spec.api_key,
+                base_url: spec.base_url,
+                model: spec.model,
+                timeout_ms: spec.timeout_ms,
+                headers,
+                preset: spec.preset,
+                body_defaults: spec.body_defaults,
+            };
+            let client: Arc<dyn ModelClient> = if kind == "gateway" {
+                Arc::new(phaseo_agent::GatewayClient::from_options(&options))
+            } else {
+                Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(&options))
+            };
+            Ok(Self(client))
+        })
+    }
+}
+
 /// Cancels runs it was given to (from any Ruby thread, or a signal handler).
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::CancelToken", free_immediately, size)]
 pub struct NativeCancelToken(CancellationToken);
@@ -270,7 +330,9 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     let native = module.define_module("Native")?;
     let agent = native.define_class("Agent", ruby.class_object())?;
     agent.define_singleton_method("new", function!(NativeAgent::new, 1))?;
-    agent.define_method("call", method!(NativeAgent::call, 2))?;
+    agent.define_method("call", method!(NativeAgent::call, 3))?;
+    let http = native.define_class("HttpClient", ruby.class_object())?;
+    http.define_singleton_method("new", function!(NativeHttpClient::new, 2))?;
     let token = native.define_class("CancelToken", ruby.class_object())?;
     token.define_singleton_method("new", function!(NativeCancelToken::new, 0))?;
     token.define_method("cancel", method!(NativeCancelToken::cancel, 0))?;

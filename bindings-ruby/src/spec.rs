@@ -152,6 +152,7 @@ pub struct CallSpec {
     pub tool_outputs: Option<Vec<OutputSpec>>,
     pub human_input: Option<String>,
     /// `[responses, used]` of a scripted client, or `"test"`.
+    #[serde(default)]
     pub client: Value,
 }
 

@@ -70,7 +70,8 @@ module PhaseoAgentSdk
       spec = { "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides) }
       spec["on_event"] = (run_ids << Internal.register(on_event)).last if on_event
       spec = yield(spec).compact
-      kind, payload, cursor = Internal.native { @native.call(spec, cancel) }
+      http = client.is_a?(HttpClient) ? client.native : nil
+      kind, payload, cursor = Internal.native { @native.call(spec, cancel, http) }
       client.cursor = cursor if client.is_a?(ScriptedClient)
       raise Internal.error_from_json(payload) if kind == "error"
 
@@ -80,6 +81,7 @@ module PhaseoAgentSdk
     end
 
     def client_spec(client, run_ids)
+      return nil if client.is_a?(HttpClient)
       return client.native_spec if client.respond_to?(:native_spec)
       unless client.respond_to?(:generate)
         raise ArgumentError, "client must be a ScriptedClient, a TestClient or an object with generate(request)"

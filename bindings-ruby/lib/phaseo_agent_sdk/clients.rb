@@ -45,3 +45,50 @@ module PhaseoAgentSdk
     def native_spec = "test"
   end
 end
+
+module PhaseoAgentSdk
+  # An HTTP model client of the core (streams when the run streams; retries 408/409/429/5xx
+  # under `model_retry`; the API key never reaches state, events, errors or logs).
+  class HttpClient
+    # The native client (internal).
+    attr_reader :native
+
+    def initialize(kind, options)
+      @native = Internal.native { Native::HttpClient.new(kind, options) }
+    end
+  end
+
+  GATEWAY_BODY_FIELDS = %i[provider reasoning temperature max_output_tokens parallel_tool_calls metadata user
+                           response_format include_meta web_search_options plugins gateway_tools tool_choice
+                           provider_options prompt_cache_key].freeze
+  private_constant :GATEWAY_BODY_FIELDS
+
+  # The Phaseo gateway (`POST {base_url}/responses`), as the product's Ruby SDK names it:
+  # `api_key` (else PHASEO_API_KEY), `base_url` (else PHASEO_BASE_URL), `model`, `preset`,
+  # the named body fields (`temperature`, `tool_choice`, `include_meta` → `meta`, ...) and
+  # `request_options` (more body fields; a named value that is set wins).
+  def self.create_gateway_agent_client(api_key: nil, base_url: nil, model: nil, preset: nil, request_options: nil,
+                                       headers: nil, timeout_ms: nil, **fields)
+    unknown = fields.keys - GATEWAY_BODY_FIELDS
+    raise ArgumentError, "create_gateway_agent_client: unknown options: #{unknown.join(', ')}" unless unknown.empty?
+
+    body = Internal.stringify(request_options || {})
+    fields.each do |key, value|
+      next if value.nil?
+
+      body[key == :include_meta ? "meta" : key.to_s] = Internal.stringify(value)
+    end
+    HttpClient.new("gateway", { "api_key" => api_key || ENV.fetch("PHASEO_API_KEY", nil),
+                                "base_url" => base_url || ENV.fetch("PHASEO_BASE_URL", nil), "model" => model,
+                                "preset" => preset, "headers" => Internal.stringify(headers || {}),
+                                "timeout_ms" => timeout_ms, "body_defaults" => body }.compact)
+  end
+
+  # An OpenAI-compatible server (`POST {base_url}/chat/completions`: OpenAI, vLLM, Ollama,
+  # llama.cpp, LM Studio); `base_url` else OPENAI_BASE_URL, `api_key` else OPENAI_API_KEY.
+  def self.create_openai_compatible_client(base_url: nil, api_key: nil, model: nil, headers: nil, timeout_ms: nil)
+    HttpClient.new("openai", { "api_key" => api_key || ENV.fetch("OPENAI_API_KEY", nil),
+                               "base_url" => base_url || ENV.fetch("OPENAI_BASE_URL", nil), "model" => model,
+                               "headers" => Internal.stringify(headers || {}), "timeout_ms" => timeout_ms }.compact)
+  end
+end

@@ -6,6 +6,12 @@ module PhaseoAgentSdk
   class AgentError < StandardError
     attr_reader :code, :result, :target, :gateway
 
+    # The HTTP status of a gateway error.
+    def status = gateway && gateway["status"]
+
+    # The request id of a gateway error.
+    def request_id = gateway && gateway["requestId"]
+
     def initialize(message = nil, code: nil, result: nil, target: nil, gateway: nil)
       super(message)
       @code = code
