@@ -189,4 +189,4 @@ ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
 ruby-tests: ruby
-	cd bindings-ruby && rake test
+	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test

@@ -56,7 +56,8 @@ pub fn error_json(mut error: AgentError) -> String {
     body
 }
 
-fn raise(ruby: &Ruby, e: AgentError) -> Error {
+/// A core error raised in Ruby (the Ruby layer turns it into its AgentError subclass).
+pub fn raise(ruby: &Ruby, e: AgentError) -> Error {
     Error::new(
         ruby.exception_arg_error(),
         format!("\u{1}phaseo:{}", error_json(e)),
@@ -111,12 +112,19 @@ fn client(spec: &Value) -> Result<Client, AgentError> {
 }
 
 impl NativeAgent {
-    fn new(ruby: &Ruby, spec: RValue) -> Result<Self, Error> {
+    fn new(
+        ruby: &Ruby,
+        spec: RValue,
+        store: Option<&crate::store::NativeRunStore>,
+    ) -> Result<Self, Error> {
         no_panic(ruby, || {
             let spec = to_json(ruby, spec, "agent definition")?;
-            let def = spec::parse(spec, "agent definition")
+            let mut def = spec::parse(spec, "agent definition")
                 .and_then(spec::agent)
                 .map_err(|e| raise(ruby, e))?;
+            if let Some(s) = store {
+                def = def.store(s.0.clone());
+            }
             Ok(Self(create_agent(def).map_err(|e| raise(ruby, e))?))
         })
     }
@@ -146,8 +154,26 @@ impl NativeAgent {
         let agent = rb_self.0.clone();
         let slot = Slot::<Result<RunResult, AgentError>>::new();
         let future: futures::future::BoxFuture<'static, Result<RunResult, AgentError>> =
-            match spec.state {
-                None => {
+            match (spec.state, spec.run_id) {
+                (None, Some(run_id)) => {
+                    let mut options = ContinueOptions::new(client.client.clone())
+                        .overrides(overrides)
+                        .cancel(cancel.clone());
+                    options.approvals = spec::decisions(spec.approvals);
+                    options.rejections = spec::decisions(spec.rejections);
+                    options.tool_outputs = spec::outputs(spec.tool_outputs);
+                    options.human_input = spec.human_input;
+                    options.context = spec.context;
+                    if let Some(id) = spec.on_event {
+                        options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    }
+                    if spec.recover {
+                        Box::pin(async move { agent.recover(&run_id, options).await })
+                    } else {
+                        Box::pin(async move { agent.continue_by_id(run_id, options).await })
+                    }
+                }
+                (None, None) => {
                     let mut options =
                         RunOptions::new(spec.input.unwrap_or(Value::Null), client.client.clone())
                             .context(spec.context.unwrap_or(Value::Null))
@@ -167,7 +193,7 @@ impl NativeAgent {
                     }
                     Box::pin(async move { agent.run(options).await })
                 }
-                Some(text) => {
+                (Some(text), run_id) => {
                     let state = std::panic::catch_unwind(|| RunResult::from_json(&text))
                         .unwrap_or_else(|p| {
                             Err(AgentError::state_invalid(format!(
@@ -186,6 +212,10 @@ impl NativeAgent {
                     options.context = spec.context;
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    }
+                    // Given both, the core checks that they agree (SPEC §10).
+                    if let Some(id) = run_id {
+                        options = options.run_id(id);
                     }
                     Box::pin(async move { agent.continue_run(&state, options).await })
                 }
@@ -329,7 +359,7 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     use magnus::{function, method};
     let native = module.define_module("Native")?;
     let agent = native.define_class("Agent", ruby.class_object())?;
-    agent.define_singleton_method("new", function!(NativeAgent::new, 1))?;
+    agent.define_singleton_method("new", function!(NativeAgent::new, 2))?;
     agent.define_method("call", method!(NativeAgent::call, 3))?;
     let http = native.define_class("HttpClient", ruby.class_object())?;
     http.define_singleton_method("new", function!(NativeHttpClient::new, 2))?;

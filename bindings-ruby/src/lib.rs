@@ -9,6 +9,7 @@ mod convert;
 mod host;
 mod runtime;
 mod spec;
+mod store;
 
 use magnus::{Error, Ruby};
 
@@ -26,6 +27,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     let module = ruby.define_module("PhaseoAgentSdk")?;
     runtime::init(ruby, module)?;
     agent::init(ruby, module)?;
+    store::init(ruby, module)?;
     native_wake(ruby, module)?;
     Ok(())
 }

@@ -147,6 +147,10 @@ pub struct CallSpec {
     pub overrides: OverridesSpec,
     pub on_event: Option<u64>,
     pub state: Option<String>,
+    /// Continue (or with `recover`, recover) the stored run of this id.
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub recover: bool,
     pub approvals: Option<Vec<DecisionSpec>>,
     pub rejections: Option<Vec<DecisionSpec>>,
     pub tool_outputs: Option<Vec<OutputSpec>>,

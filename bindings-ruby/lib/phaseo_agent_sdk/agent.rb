@@ -3,7 +3,7 @@
 module PhaseoAgentSdk
   AGENT_KEYS = %i[id instructions model tools max_steps tool_execution require_approval stop_when
                   model_retry output_schema human_review temperature max_output_tokens top_p state_secrets
-                  tool_choice parallel_tool_calls active_tools].freeze
+                  tool_choice parallel_tool_calls active_tools store].freeze
   RUN_OVERRIDES = %i[model max_steps stop_when model_retry tool_execution temperature
                      max_output_tokens top_p tool_choice parallel_tool_calls active_tools].freeze
   private_constant :AGENT_KEYS, :RUN_OVERRIDES
@@ -23,8 +23,10 @@ module PhaseoAgentSdk
       raise ArgumentError, "unknown agent definition keys: #{unknown.join(', ')}" unless unknown.empty?
 
       @callables = []
+      store = definition.delete(:store)
+      store = AccessorRunStore.new(store) if store && !store.is_a?(RunStore)
       spec = agent_spec(definition)
-      @native = Internal.native { Native::Agent.new(spec) }
+      @native = Internal.native { Native::Agent.new(spec, store&.native) }
     end
 
     # Runs the agent to completion or to a pause. Blocks this thread (without holding the
@@ -39,16 +41,22 @@ module PhaseoAgentSdk
     # Continues a paused run from its state (a RunResult, its JSON text or Hash) with the
     # decisions: approvals/rejections (ids or `{tool_call_id:, reason:}`), tool_outputs
     # (`{tool_call_id:, output:}`), human_input.
-    def continue_run(client:, state: nil, run: nil, approvals: [], rejections: [], tool_outputs: [],
+    def continue_run(client:, state: nil, run: nil, run_id: nil, approvals: [], rejections: [], tool_outputs: [],
                      human_input: nil, context: nil, on_event: nil, cancel: nil, **overrides)
       state ||= run
-      raise ArgumentError, "continue_run needs state: (a RunResult or its JSON)" if state.nil?
+      raise ArgumentError, "continue_run needs state: (a RunResult or its JSON) or run_id:" if state.nil? && run_id.nil?
 
       call(client, on_event, cancel, overrides) do |spec|
-        spec.merge("state" => state_text(state), "approvals" => decisions(approvals),
+        spec.merge("state" => state && state_text(state), "run_id" => run_id&.to_s, "approvals" => decisions(approvals),
                    "rejections" => decisions(rejections), "tool_outputs" => outputs(tool_outputs),
                    "human_input" => human_input, "context" => context)
       end
+    end
+
+    # Finishes a stored run whose worker died (its lease expired), with the decisions
+    # stored for it.
+    def recover(run_id, client:, on_event: nil, cancel: nil, **overrides)
+      call(client, on_event, cancel, overrides) { |spec| spec.merge("run_id" => run_id.to_s, "recover" => true) }
     end
 
     # Runs the agent and yields each event (a Hash with String keys); without a block,
