@@ -188,5 +188,5 @@ ruby-deps:
 ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
-ruby-tests: ruby
+ruby-tests: ruby tests/mcp/node_modules/.installed
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test

@@ -303,3 +303,34 @@ impl phaseo_agent::HumanReview for RbReview {
         phaseo_agent::ReviewRequest::from_answer(self.0.call_values(vec![ctx.to_value()]).await?)
     }
 }
+
+/// An MCP server's `filter: ->(tool_info) { bool }`.
+pub struct RbMcpFilter(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::mcp::McpToolFilter for RbMcpFilter {
+    fn keep(&self, _tool: &phaseo_agent::mcp::McpToolInfo) -> bool {
+        true
+    }
+
+    async fn keep_async(&self, tool: &phaseo_agent::mcp::McpToolInfo) -> Result<bool, ToolError> {
+        let info = serde_json::json!({
+            "name": tool.name,
+            "description": tool.description,
+            "annotations": tool.annotations,
+        });
+        Ok(truthy(&self.0.call_values(vec![info]).await?))
+    }
+}
+
+/// An MCP server's `on_elicitation: ->(request, info) { answer }`.
+pub struct RbElicitation(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::mcp::McpElicitationHandler for RbElicitation {
+    async fn on_elicitation(&self, server: &str, request: Value) -> Result<Value, ToolError> {
+        self.0
+            .call_values(vec![request, serde_json::json!({ "server": server })])
+            .await
+    }
+}

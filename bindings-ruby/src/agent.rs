@@ -252,6 +252,17 @@ impl NativeAgent {
     }
 }
 
+impl NativeAgent {
+    /// Stops the agent's MCP servers (waits, serving callbacks, until they are down).
+    fn close(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
+        let agent = rb_self.0.clone();
+        crate::store::block_on(ruby, async move {
+            agent.close().await;
+            Ok(())
+        })
+    }
+}
+
 /// An HTTP model client of the core (the Phaseo gateway or an OpenAI-compatible server).
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::HttpClient", free_immediately, size)]
 pub struct NativeHttpClient(Arc<dyn ModelClient>);
@@ -361,6 +372,7 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     let agent = native.define_class("Agent", ruby.class_object())?;
     agent.define_singleton_method("new", function!(NativeAgent::new, 2))?;
     agent.define_method("call", method!(NativeAgent::call, 3))?;
+    agent.define_method("close", method!(NativeAgent::close, 0))?;
     let http = native.define_class("HttpClient", ruby.class_object())?;
     http.define_singleton_method("new", function!(NativeHttpClient::new, 2))?;
     let token = native.define_class("CancelToken", ruby.class_object())?;

@@ -101,6 +101,127 @@ pub struct AgentSpec {
     pub tool_choice: Option<DynamicSpec>,
     pub parallel_tool_calls: Option<bool>,
     pub active_tools: Option<DynamicSpec>,
+    /// MCP servers (SPEC §11).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerSpec>,
+}
+
+/// An MCP server as `mcp_stdio_server` / `mcp_http_server` write it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSpec {
+    pub name: String,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    pub bearer_token: Option<String>,
+    pub allow_tools: Option<Vec<String>>,
+    pub deny_tools: Option<Vec<String>>,
+    pub filter: Option<u64>,
+    pub tool_prefix: Option<String>,
+    /// `true`/`false` or `"destructive"`.
+    pub require_approval: Option<Value>,
+    pub require_approval_fn: Option<u64>,
+    pub timeout_ms: Option<f64>,
+    pub tool_timeouts: Option<std::collections::BTreeMap<String, f64>>,
+    pub on_error: Option<String>,
+    pub cache_ttl_ms: Option<f64>,
+    pub optional: Option<bool>,
+    pub on_elicitation: Option<u64>,
+}
+
+fn positive_ms(name: &str, what: &str, v: f64) -> Result<u64, AgentError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v.ceil() as u64)
+    } else {
+        Err(definition_error(format!(
+            "Invalid MCP server '{name}': {what} must be a positive number of milliseconds, got {v}"
+        )))
+    }
+}
+
+/// The core declaration of an MCP server.
+pub fn mcp_server(spec: McpServerSpec) -> Result<phaseo_agent::mcp::McpServer, AgentError> {
+    use phaseo_agent::mcp::{McpApproval, McpServer};
+    let name = spec.name;
+    let invalid = |m: String| definition_error(format!("Invalid MCP server '{name}': {m}"));
+    let mut server = match (spec.command, spec.url) {
+        (Some(command), None) => {
+            let mut s = McpServer::stdio(&name, command).args(spec.args.unwrap_or_default());
+            for (k, v) in spec.env.unwrap_or_default() {
+                s = s.env(k, v);
+            }
+            if let Some(dir) = spec.cwd {
+                s = s.cwd(dir);
+            }
+            s
+        }
+        (None, Some(url)) => {
+            let mut s = McpServer::http(&name, url);
+            for (k, v) in spec.headers.unwrap_or_default() {
+                s = s.header(k, v);
+            }
+            if let Some(token) = spec.bearer_token {
+                s = s.bearer(token);
+            }
+            s
+        }
+        _ => {
+            return Err(invalid(
+                "give either a command (stdio) or a url (Streamable HTTP)".into(),
+            ))
+        }
+    };
+    if let Some(names) = spec.allow_tools {
+        server = server.allow_tools(names);
+    }
+    if let Some(names) = spec.deny_tools {
+        server = server.deny_tools(names);
+    }
+    if let Some(id) = spec.filter {
+        server = server.filter(Arc::new(RbMcpFilter(HostFn(id))));
+    }
+    if let Some(prefix) = spec.tool_prefix {
+        server = server.tool_prefix(prefix);
+    }
+    if let Some(id) = spec.require_approval_fn {
+        server = server.require_approval(McpApproval::Predicate(Arc::new(RbAgentApproval(
+            HostFn(id),
+        ))));
+    } else {
+        match spec.require_approval {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => server = server.require_approval(McpApproval::Always),
+            Some(Value::String(s)) => {
+                server = server.require_approval(McpApproval::parse(&s).map_err(invalid)?)
+            }
+            Some(other) => return Err(invalid(format!(
+                "require_approval must be true, false, a callable or \"destructive\", got {other}"
+            ))),
+        }
+    }
+    if let Some(t) = spec.timeout_ms {
+        server = server.timeout_ms(positive_ms(&name, "timeout_ms", t)?);
+    }
+    for (tool, t) in spec.tool_timeouts.unwrap_or_default() {
+        let ms = positive_ms(&name, &format!("tool_timeouts[{tool:?}]"), t)?;
+        server = server.tool_timeout_ms(tool, ms);
+    }
+    if let Some(p) = spec.on_error {
+        server =
+            server.on_error(OnError::parse(&p).map_err(|e| invalid(format!("on_error: {e}")))?);
+    }
+    if let Some(t) = spec.cache_ttl_ms {
+        server = server.cache_ttl_ms(positive_ms(&name, "cache_ttl_ms", t)?);
+    }
+    server = server.optional(spec.optional.unwrap_or(false));
+    if let Some(id) = spec.on_elicitation {
+        server = server.on_elicitation(Arc::new(RbElicitation(HostFn(id))));
+    }
+    Ok(server)
 }
 
 /// Per-run overrides.
@@ -366,6 +487,9 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     }
     if let Some(v) = dynamic(spec.active_tools) {
         def = def.active_tools(v);
+    }
+    for server in spec.mcp_servers {
+        def = def.mcp_server(mcp_server(server)?);
     }
     Ok(def)
 }

@@ -3,7 +3,7 @@
 module PhaseoAgentSdk
   AGENT_KEYS = %i[id instructions model tools max_steps tool_execution require_approval stop_when
                   model_retry output_schema human_review temperature max_output_tokens top_p state_secrets
-                  tool_choice parallel_tool_calls active_tools store].freeze
+                  tool_choice parallel_tool_calls active_tools store mcp_servers].freeze
   RUN_OVERRIDES = %i[model max_steps stop_when model_retry tool_execution temperature
                      max_output_tokens top_p tool_choice parallel_tool_calls active_tools].freeze
   private_constant :AGENT_KEYS, :RUN_OVERRIDES
@@ -51,6 +51,12 @@ module PhaseoAgentSdk
                    "rejections" => decisions(rejections), "tool_outputs" => outputs(tool_outputs),
                    "human_input" => human_input, "context" => context)
       end
+    end
+
+    # Stops the agent's MCP servers.
+    def close
+      Internal.native { @native.close }
+      nil
     end
 
     # Finishes a stored run whose worker died (its lease expired), with the decisions
@@ -156,8 +162,15 @@ module PhaseoAgentSdk
         "require_approval" => approval && fn(approval),
         "human_review" => d[:human_review] && fn(d[:human_review]),
         "state_secrets" => d[:state_secrets], "tool_choice" => dynamic(d[:tool_choice]),
-        "parallel_tool_calls" => d[:parallel_tool_calls], "active_tools" => dynamic(d[:active_tools])
+        "parallel_tool_calls" => d[:parallel_tool_calls], "active_tools" => dynamic(d[:active_tools]),
+        "mcp_servers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) }
       }.compact
+    end
+
+    def mcp_spec(server)
+      raise ArgumentError, "mcp_servers takes mcp_stdio_server / mcp_http_server values, got #{server.class}" unless server.is_a?(McpServer)
+
+      server.spec.merge(server.callables.transform_values { |callable| fn(callable) })
     end
 
     def overrides_spec(o)
