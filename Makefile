@@ -15,7 +15,7 @@ endif
 
 .PHONY: store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest python-wheel node node-tests fuzz-node node-outside conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers
+demo: python node mcp-servers ruby
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -23,8 +23,9 @@ demo: python node mcp-servers
 	node examples/node/approval-inbox.mjs
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
+	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside ruby-tests
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside ruby-tests ruby-gem
 
 rust-checks:
 	$(CARGO) fmt --all -- --check
@@ -182,7 +183,7 @@ store-bench:
 # libclang-dev installed when missing; the extension built with cargo (debug) and copied
 # next to lib/phaseo_agent_sdk.rb, where `require "phaseo_agent_sdk"` loads it.
 RUBY_EXT := bindings-ruby/lib/phaseo_agent_sdk/phaseo_agent_sdk.so
-.PHONY: ruby-deps ruby ruby-tests
+.PHONY: ruby-deps ruby ruby-tests ruby-gem
 ruby-deps:
 	scripts/ruby-deps.sh
 ruby: ruby-deps
@@ -190,3 +191,8 @@ ruby: ruby-deps
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
 ruby-tests: ruby tests/mcp/node_modules/.installed
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
+# The platform gem (x86_64-linux) with the release extension, installed into a fresh
+# GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.
+ruby-gem: ruby-deps
+	$(CARGO) build -q --release -p phaseo-agent-ruby
+	scripts/ruby-gem-check.sh

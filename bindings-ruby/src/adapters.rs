@@ -334,3 +334,17 @@ impl phaseo_agent::mcp::McpElicitationHandler for RbElicitation {
             .await
     }
 }
+
+/// A stop condition `->(state) { reason | nil }` (state: `stepCount`, `usage`, ...).
+pub struct RbStop(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::StopCondition for RbStop {
+    async fn check(
+        &self,
+        state: &phaseo_agent::StopState<'_>,
+    ) -> Result<Option<String>, ToolError> {
+        let answer = self.0.call_values(vec![state.to_value()]).await?;
+        Ok(phaseo_agent::stop::reason_from_answer(&answer))
+    }
+}

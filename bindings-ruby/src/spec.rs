@@ -59,6 +59,8 @@ pub struct ToolSpec {
 pub struct StopSpec {
     pub kind: String,
     pub value: Option<Value>,
+    /// `kind` "custom": a Ruby callable `->(state) { reason | nil }`.
+    pub func: Option<u64>,
 }
 
 /// `tool_execution: { tool_concurrency:, on_error:, max_output_chars: }`.
@@ -198,9 +200,11 @@ pub fn mcp_server(spec: McpServerSpec) -> Result<phaseo_agent::mcp::McpServer, A
             Some(Value::String(s)) => {
                 server = server.require_approval(McpApproval::parse(&s).map_err(invalid)?)
             }
-            Some(other) => return Err(invalid(format!(
+            Some(other) => {
+                return Err(invalid(format!(
                 "require_approval must be true, false, a callable or \"destructive\", got {other}"
-            ))),
+            )))
+            }
         }
     }
     if let Some(t) = spec.timeout_ms {
@@ -403,6 +407,9 @@ fn stop_conditions(specs: Vec<StopSpec>) -> Result<Vec<Arc<dyn StopCondition>>, 
                 "max_duration" => max_duration(num()? as u64),
                 "has_tool_call" => has_tool_call(text()?),
                 "finish_reason_is" => finish_reason_is(text()?),
+                "custom" => Arc::new(RbStop(HostFn(s.func.ok_or_else(|| {
+                    definition_error("stop_when: a callable is required".into())
+                })?))),
                 other => {
                     return Err(definition_error(format!(
                         "stop_when: unknown condition {other:?}"

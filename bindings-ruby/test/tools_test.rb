@@ -144,4 +144,15 @@ class ToolsTest < Minitest::Test
     end
     assert_includes error.message, "not a JSON value"
   end
+
+  def test_stop_conditions_built_in_and_callable
+    agent = PhaseoAgentSdk.create_agent(id: "s", tools: [tool("echo", execute: ->(i, _r) { i })],
+                                        stop_when: [PhaseoAgentSdk.step_count_is(5)])
+    seen = []
+    result = agent.run(input: "go", stop_when: [->(state) { seen << state["stepCount"]; "enough" if state["stepCount"] >= 1 }],
+                       client: script({ tool_calls: [call("a", "echo", env: "x")] }, { tool_calls: [call("b", "echo", env: "y")] }))
+    assert_equal "stopped", result.status
+    assert_equal "enough", result.stop_reason
+    assert_equal [1], seen
+  end
 end

@@ -27,6 +27,8 @@ module PhaseoAgentSdk
       store = AccessorRunStore.new(store) if store && !store.is_a?(RunStore)
       spec = agent_spec(definition)
       @native = Internal.native { Native::Agent.new(spec, store&.native) }
+      # The registry holds this agent's callables until the agent is collected.
+      ObjectSpace.define_finalizer(self, Internal.releaser(@callables))
     end
 
     # Runs the agent to completion or to a pause. Blocks this thread (without holding the
@@ -155,7 +157,7 @@ module PhaseoAgentSdk
         "model" => dynamic(d[:model]), "instructions" => dynamic(d[:instructions]),
         "temperature" => dynamic(d[:temperature]), "max_output_tokens" => dynamic(d[:max_output_tokens]),
         "top_p" => dynamic(d[:top_p]), "max_steps" => d[:max_steps],
-        "stop_when" => d[:stop_when] && Array(d[:stop_when]),
+        "stop_when" => d[:stop_when] && stop_specs(d[:stop_when]),
         "model_retry" => Internal.stringify(d[:model_retry]),
         "tool_execution" => Internal.stringify(d[:tool_execution]),
         "output_schema" => validator(d[:output_schema]),
@@ -175,8 +177,15 @@ module PhaseoAgentSdk
 
     def overrides_spec(o)
       spec = Internal.stringify(o.compact)
-      spec["stop_when"] = Array(o[:stop_when]) if o[:stop_when]
+      spec["stop_when"] = stop_specs(o[:stop_when]) if o[:stop_when]
       spec
+    end
+
+    # Built-in conditions (PhaseoAgentSdk.step_count_is(3), ...) or callables `->(state)`.
+    def stop_specs(conditions)
+      (conditions.is_a?(Array) ? conditions : [conditions]).map do |c|
+        c.respond_to?(:call) ? { "kind" => "custom", "func" => fn(c) } : c
+      end
     end
 
     def state_text(state)

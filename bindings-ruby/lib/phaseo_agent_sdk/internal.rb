@@ -7,6 +7,8 @@ module PhaseoAgentSdk
     REGISTRY = {} # rubocop:disable Style/MutableConstant
     THREADS = {} # rubocop:disable Style/MutableConstant
     MUTEX = Mutex.new
+    # Ids of collected agents, dropped from REGISTRY at the next registration.
+    RELEASED = Queue.new
     @next_id = 0
 
     MARKER = "\u0001phaseo:"
@@ -31,6 +33,7 @@ module PhaseoAgentSdk
         raise TypeError, "expected a callable (responds to call), got #{callable.class}" unless callable.respond_to?(:call)
 
         MUTEX.synchronize do
+          RELEASED.pop(true).each { |id| REGISTRY.delete(id) } until RELEASED.empty?
           @next_id += 1
           REGISTRY[@next_id] = callable
           @next_id
@@ -40,6 +43,12 @@ module PhaseoAgentSdk
       # Forgets callables registered for one run.
       def release(ids)
         MUTEX.synchronize { ids.each { |id| REGISTRY.delete(id) } }
+      end
+
+      # A finalizer releasing these ids (it must not capture the agent itself).
+      # (A finalizer may run inside MUTEX on this very thread, or at exit: it only queues.)
+      def releaser(ids)
+        proc { RELEASED << ids }
       end
 
       # A short callback (validator, predicate, hook): runs on the thread serving the run.
