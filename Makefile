@@ -27,11 +27,11 @@ demo: python node mcp-servers ruby
 
 test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff python-wheel node-outside ruby-tests ruby-gem
 
-rust-checks:
+rust-checks: ruby-deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-rust-tests: mcp-servers
+rust-tests: mcp-servers ruby-deps
 	scripts/with-test-postgres.sh $(CARGO) test --workspace
 
 # The MCP servers the tests start (SPEC §11), pinned: the reference server
