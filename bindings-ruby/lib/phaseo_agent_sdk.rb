@@ -16,6 +16,7 @@ require_relative "phaseo_agent_sdk/clients"
 require_relative "phaseo_agent_sdk/result"
 require_relative "phaseo_agent_sdk/store"
 require_relative "phaseo_agent_sdk/mcp"
+require_relative "phaseo_agent_sdk/stream"
 require_relative "phaseo_agent_sdk/agent"
 
 # Module of the SDK (the product's names: `define_tool`, `create_agent`, `Tool`, ...).

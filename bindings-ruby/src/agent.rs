@@ -191,6 +191,14 @@ impl NativeAgent {
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }
+                    if spec.stream {
+                        let stream = agent.stream(options);
+                        let cursor = Arc::new(tokio::sync::Mutex::new(stream.cursor()));
+                        let out = ruby.ary_new();
+                        out.push("stream")?;
+                        out.push(NativeStream { stream, cursor })?;
+                        return Ok(out);
+                    }
                     Box::pin(async move { agent.run(options).await })
                 }
                 (Some(text), run_id) => {
@@ -260,6 +268,61 @@ impl NativeAgent {
             agent.close().await;
             Ok(())
         })
+    }
+}
+
+/// A streamed run: a replayable history of events, then the result.
+#[magnus::wrap(class = "PhaseoAgentSdk::Native::Stream", free_immediately, size)]
+pub struct NativeStream {
+    stream: phaseo_agent::AgentStream,
+    cursor: Arc<tokio::sync::Mutex<phaseo_agent::EventCursor>>,
+}
+
+impl NativeStream {
+    /// The next item as `["event", json]`, `["result", state_json]`, `["error",
+    /// error_json]`, or nil after the end; serves the run's callbacks while it waits.
+    fn next_item(ruby: &Ruby, rb_self: &Self) -> Result<Option<RArray>, Error> {
+        let cursor = rb_self.cursor.clone();
+        let slot = Slot::new();
+        let filler = slot.clone();
+        let task = phaseo_agent::exec::runtime().spawn(async move {
+            let item = cursor.lock().await.next_item().await;
+            filler.fill(item);
+        });
+        let abort = task.abort_handle();
+        let stream = &rb_self.stream;
+        serve_until(
+            ruby,
+            slot.as_ref(),
+            &move || {
+                abort.abort();
+                stream.cancel(Some("interrupted".into()));
+            },
+            Duration::ZERO,
+        )?;
+        let Some(item) = slot.take().flatten() else {
+            return Ok(None);
+        };
+        let out = ruby.ary_new();
+        match item {
+            Ok(phaseo_agent::StreamItem::Event(e)) => {
+                out.push("event")?;
+                out.push(e.to_json())?;
+            }
+            Ok(phaseo_agent::StreamItem::Result(r)) => {
+                out.push("result")?;
+                out.push(r.to_json())?;
+            }
+            Err(e) => {
+                out.push("error")?;
+                out.push(error_json(e))?;
+            }
+        }
+        Ok(Some(out))
+    }
+
+    fn cancel(&self) {
+        self.stream.cancel(None);
     }
 }
 
@@ -373,6 +436,9 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     agent.define_singleton_method("new", function!(NativeAgent::new, 2))?;
     agent.define_method("call", method!(NativeAgent::call, 3))?;
     agent.define_method("close", method!(NativeAgent::close, 0))?;
+    let stream = native.define_class("Stream", ruby.class_object())?;
+    stream.define_method("next_item", method!(NativeStream::next_item, 0))?;
+    stream.define_method("cancel", method!(NativeStream::cancel, 0))?;
     let http = native.define_class("HttpClient", ruby.class_object())?;
     http.define_singleton_method("new", function!(NativeHttpClient::new, 2))?;
     let token = native.define_class("CancelToken", ruby.class_object())?;

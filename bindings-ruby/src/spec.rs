@@ -276,6 +276,9 @@ pub struct CallSpec {
     pub run_id: Option<String>,
     #[serde(default)]
     pub recover: bool,
+    /// Stream the run (`Agent#stream`).
+    #[serde(default)]
+    pub stream: bool,
     pub approvals: Option<Vec<DecisionSpec>>,
     pub rejections: Option<Vec<DecisionSpec>>,
     pub tool_outputs: Option<Vec<OutputSpec>>,

@@ -49,13 +49,29 @@ class PauseContinueTest < Minitest::Test
     assert_raises(PhaseoAgentSdk::StateError) { PhaseoAgentSdk::RunResult.from_json('{"version":1}') }
   end
 
-  def test_stream_is_an_enumerator_of_events
-    agent = PhaseoAgentSdk.create_agent(id: "s", tools: [tool("echo", execute: ->(i, _r) { i })])
-    events = agent.stream(input: "go", client: script({ tool_calls: [call("c", "echo", env: "x")] }, { text: "hi" }))
-    assert_kind_of Enumerator, events
-    types = events.map { |e| e["type"] }
+  def test_stream_events_text_and_result
+    agent = PhaseoAgentSdk.create_agent(id: "s", tools: [tool("echo", execute: ->(i, rt) { rt.emit_progress.call(step: 1); i })])
+    streamed = agent.stream(input: "go", client: script({ tool_calls: [call("c", "echo", env: "x")] }, { text: "hello there" }))
+    assert_kind_of Enumerator, streamed.full_stream
+    types = streamed.full_stream.map { |e| e["type"] }
     assert_equal "run.started", types.first
     assert_equal "run.completed", types.last
-    assert_includes types, "tool.completed"
+    assert_includes types, "tool.preliminary_result"
+    assert_equal "hello there", streamed.text_stream.to_a.join
+    assert_equal types, streamed.map { |e| e["type"] }, "the stream is replayable"
+    assert_equal "hello there", streamed.result.output
+
+    seen = []
+    result = agent.stream(input: "go", client: script({ text: "x" })) { |e| seen << e["type"] }
+    assert_equal "x", result.output
+    assert_equal "run.completed", seen.last
+  end
+
+  def test_stream_of_a_failing_run_raises_on_result
+    agent = PhaseoAgentSdk.create_agent(id: "s", tools: [tool("boom", execute: ->(_i, _r) { raise "kaput" })])
+    streamed = agent.stream(input: "go", client: script({ tool_calls: [call("c", "boom", env: "x")] }))
+    assert_includes streamed.map { |e| e["type"] }, "run.failed"
+    error = assert_raises(PhaseoAgentSdk::ToolError) { streamed.result }
+    assert_equal "tool_failed", error.code
   end
 end

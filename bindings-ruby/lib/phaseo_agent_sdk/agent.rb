@@ -67,12 +67,25 @@ module PhaseoAgentSdk
       call(client, on_event, cancel, overrides) { |spec| spec.merge("run_id" => run_id.to_s, "recover" => true) }
     end
 
-    # Runs the agent and yields each event (a Hash with String keys); without a block,
-    # an Enumerator. Returns the result once the run ended.
-    def stream(input:, client:, **options, &block)
-      return enum_for(:stream, input: input, client: client, **options) unless block
+    # Streams a run: returns a StreamResult (`full_stream`, `text_stream`, `item_stream`,
+    # `result`, `cancel`; Enumerable over the events). With a block, yields each event and
+    # returns the result.
+    def stream(input:, client:, context: nil, messages: nil, cancel: nil, **overrides, &block)
+      unknown = overrides.keys - RUN_OVERRIDES
+      raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
 
-      run(input: input, client: client, on_event: block, **options)
+      run_ids = []
+      spec = { "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides), "stream" => true,
+               "input" => input, "context" => context, "messages" => messages }.compact
+      http = client.is_a?(HttpClient) ? client.native : nil
+      kind, native = Internal.native { @native.call(spec, cancel, http) }
+      raise Internal.error_from_json(native) if kind == "error"
+
+      streamed = StreamResult.new(native, -> { Internal.release(run_ids) })
+      return streamed unless block
+
+      streamed.each(&block)
+      streamed.result
     end
 
     private
