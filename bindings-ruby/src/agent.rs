@@ -225,6 +225,14 @@ impl NativeAgent {
                     if let Some(id) = run_id {
                         options = options.run_id(id);
                     }
+                    if spec.stream {
+                        let stream = agent.continue_stream(&state, options);
+                        let cursor = Arc::new(tokio::sync::Mutex::new(stream.cursor()));
+                        let out = ruby.ary_new();
+                        out.push("stream")?;
+                        out.push(NativeStream { stream, cursor })?;
+                        return Ok(out);
+                    }
                     Box::pin(async move { agent.continue_run(&state, options).await })
                 }
             };

@@ -67,6 +67,19 @@ class PauseContinueTest < Minitest::Test
     assert_equal "run.completed", seen.last
   end
 
+  def test_continue_stream
+    agent, client, ran = agent_and_client
+    paused = agent.run(input: "deploy", client: client)
+    streamed = agent.continue_stream(state: paused.to_json, client: client, approvals: %w[c1 c2])
+    types = streamed.map { |e| e["type"] }
+    assert_equal "run.resumed", types.first
+    assert_equal "Deployed.", streamed.result.output
+    assert_equal %w[c1 c2], ran.sort
+    assert_raises(PhaseoAgentSdk::ContinueError) do
+      agent.continue_stream(state: paused.to_json, client: client, approvals: ["nope"]).result
+    end
+  end
+
   def test_stream_of_a_failing_run_raises_on_result
     agent = PhaseoAgentSdk.create_agent(id: "s", tools: [tool("boom", execute: ->(_i, _r) { raise "kaput" })])
     streamed = agent.stream(input: "go", client: script({ tool_calls: [call("c", "boom", env: "x")] }))

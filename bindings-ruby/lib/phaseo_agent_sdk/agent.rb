@@ -71,21 +71,20 @@ module PhaseoAgentSdk
     # `result`, `cancel`; Enumerable over the events). With a block, yields each event and
     # returns the result.
     def stream(input:, client:, context: nil, messages: nil, cancel: nil, **overrides, &block)
-      unknown = overrides.keys - RUN_OVERRIDES
-      raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
+      streamed(client, cancel, overrides, block) do |spec|
+        spec.merge("input" => input, "context" => context, "messages" => messages)
+      end
+    end
 
-      run_ids = []
-      spec = { "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides), "stream" => true,
-               "input" => input, "context" => context, "messages" => messages }.compact
-      http = client.is_a?(HttpClient) ? client.native : nil
-      kind, native = Internal.native { @native.call(spec, cancel, http) }
-      raise Internal.error_from_json(native) if kind == "error"
-
-      streamed = StreamResult.new(native, -> { Internal.release(run_ids) })
-      return streamed unless block
-
-      streamed.each(&block)
-      streamed.result
+    # Streams a continue from a state (as `continue_run` with a state; returns a
+    # StreamResult, or with a block yields the events and returns the result).
+    def continue_stream(client:, state:, approvals: [], rejections: [], tool_outputs: [], human_input: nil,
+                        context: nil, cancel: nil, **overrides, &block)
+      streamed(client, cancel, overrides, block) do |spec|
+        spec.merge("state" => state_text(state), "approvals" => decisions(approvals),
+                   "rejections" => decisions(rejections), "tool_outputs" => outputs(tool_outputs),
+                   "human_input" => human_input, "context" => context)
+      end
     end
 
     private
@@ -107,6 +106,24 @@ module PhaseoAgentSdk
       RunResult.new(payload)
     ensure
       Internal.release(run_ids) if run_ids
+    end
+
+    def streamed(client, cancel, overrides, block)
+      unknown = overrides.keys - RUN_OVERRIDES
+      raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
+
+      run_ids = []
+      spec = yield({ "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides),
+                     "stream" => true }).compact
+      http = client.is_a?(HttpClient) ? client.native : nil
+      kind, native = Internal.native { @native.call(spec, cancel, http) }
+      raise Internal.error_from_json(native) if kind == "error"
+
+      result = StreamResult.new(native, -> { Internal.release(run_ids) })
+      return result unless block
+
+      result.each(&block)
+      result.result
     end
 
     def client_spec(client, run_ids)
