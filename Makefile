@@ -15,7 +15,7 @@ endif
 
 .PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers go-lib kotlin
+demo: python node mcp-servers go-lib kotlin ruby
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -25,14 +25,15 @@ demo: python node mcp-servers go-lib kotlin
 	node examples/node/mcp-tools.mjs
 	cd examples/go && go run .
 	examples/java/run.sh
+	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem
 
-rust-checks:
+rust-checks: ruby-deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-rust-tests: mcp-servers
+rust-tests: mcp-servers ruby-deps
 	scripts/with-test-postgres.sh $(CARGO) test --workspace
 
 # The MCP servers the tests start (SPEC §11), pinned: the reference server
@@ -99,10 +100,10 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
-conformance: python node kotlin go-lib
+conformance: python node kotlin go-lib ruby
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin go-lib
+handoff: python node kotlin go-lib ruby
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
@@ -254,3 +255,21 @@ dist: $(DIST_VENV)/.tools kotlin
 
 dist-check: $(DIST_VENV)/.tools
 	scripts/dist-check.sh python node jvm
+
+# Ruby binding (bindings-ruby, issue 18): Debian's ruby, ruby-dev, ruby-minitest, rake and
+# libclang-dev installed when missing; the extension built with cargo (debug) and copied
+# next to lib/phaseo_agent_sdk.rb, where `require "phaseo_agent_sdk"` loads it.
+RUBY_EXT := bindings-ruby/lib/phaseo_agent_sdk/phaseo_agent_sdk.so
+.PHONY: ruby-deps ruby ruby-tests ruby-gem
+ruby-deps:
+	scripts/ruby-deps.sh
+ruby: ruby-deps
+	$(CARGO) build -q -p phaseo-agent-ruby
+	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
+ruby-tests: ruby tests/mcp/node_modules/.installed
+	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
+# The platform gem (x86_64-linux) with the release extension, installed into a fresh
+# GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.
+ruby-gem: ruby-deps
+	$(CARGO) build -q --release -p phaseo-agent-ruby
+	scripts/ruby-gem-check.sh

@@ -40,6 +40,9 @@ fi
 if [ -f tests/conformance/java_runner.sh ]; then
   cmd[java]="bash tests/conformance/java_runner.sh"; langs+=(java)
 fi
+if [ -f tests/conformance/ruby_runner.sh ]; then
+  cmd[ruby]="bash tests/conformance/ruby_runner.sh"; langs+=(ruby)
+fi
 
 passed=0; failed=0
 count() {  # reads runner output, prints case lines, tallies

@@ -1,0 +1,152 @@
+# frozen_string_literal: true
+
+module PhaseoAgentSdk
+  # The Ruby half of the native bridge (not public API). The core names Ruby callables by
+  # registry ids; tool calls run on Ruby threads of their own (see `start_tool`).
+  module Internal
+    REGISTRY = {} # rubocop:disable Style/MutableConstant
+    THREADS = {} # rubocop:disable Style/MutableConstant
+    MUTEX = Mutex.new
+    # Ids of collected agents, dropped from REGISTRY at the next registration.
+    RELEASED = Queue.new
+    @next_id = 0
+
+    MARKER = "\u0001phaseo:"
+    # The wake pipe: the native queue writes a byte whenever a job or an outcome arrives;
+    # a thread waiting for a run waits on it in Ruby (so Ctrl-C and Thread#raise reach it).
+    WAKE_R, WAKE_W = IO.pipe
+    WAKE_W.nonblock = true
+    WAKE_R.nonblock = true
+    Native.set_wake_fd(WAKE_W.fileno)
+    # How long a cancelled tool may take to notice `runtime.cancelled?` by itself.
+    CANCEL_GRACE = 0.05
+
+    class << self
+      # Waits (GVL released, interruptible) until woken or `timeout` seconds pass.
+      def wait(timeout)
+        WAKE_R.wait_readable(timeout) && WAKE_R.read_nonblock(4096, exception: false)
+        nil
+      end
+
+      # Registers a callable; returns its id.
+      def register(callable)
+        raise TypeError, "expected a callable (responds to call), got #{callable.class}" unless callable.respond_to?(:call)
+
+        MUTEX.synchronize do
+          RELEASED.pop(true).each { |id| REGISTRY.delete(id) } until RELEASED.empty?
+          @next_id += 1
+          REGISTRY[@next_id] = callable
+          @next_id
+        end
+      end
+
+      # Forgets callables registered for one run.
+      def release(ids)
+        MUTEX.synchronize { ids.each { |id| REGISTRY.delete(id) } }
+      end
+
+      # A finalizer releasing these ids (it must not capture the agent itself).
+      # (A finalizer may run inside MUTEX on this very thread, or at exit: it only queues.)
+      def releaser(ids)
+        proc { RELEASED << ids }
+      end
+
+      # A short callback (validator, predicate, hook): runs on the thread serving the run.
+      def call_fn(id, args)
+        REGISTRY.fetch(id).call(*args)
+      end
+
+      # An event listener: its exceptions are reported, never raised into the run.
+      def call_listener(id, args)
+        REGISTRY.fetch(id).call(*args)
+      rescue Exception => e # rubocop:disable Lint/RescueException
+        warn "phaseo_agent_sdk: on_event raised #{e.class}: #{e.message}"
+        nil
+      end
+
+      # Starts a tool call on a Ruby thread of its own; the thread answers on `completion`.
+      # An exception of ANY class (even Interrupt or SystemExit raised by the tool) becomes
+      # the call's error: a tool never takes the process down.
+      # Waits until the thread has started, so calls start in call order (a thread started
+      # later never overtakes an earlier one).
+      def start_tool(id, input, runtime, completion, key)
+        fn = REGISTRY.fetch(id)
+        started = Queue.new
+        thread = Thread.new do
+          Thread.current.report_on_exception = false
+          begin
+            started << true
+            completion.ok(fn.call(input, runtime))
+          rescue Exception => e # rubocop:disable Lint/RescueException
+            completion.err(e.message.to_s.empty? ? e.class.name.to_s : e.message.to_s)
+          ensure
+            MUTEX.synchronize { THREADS.delete(key) }
+          end
+        end
+        MUTEX.synchronize { THREADS[key] = thread if thread.alive? }
+        started.pop
+        nil
+      end
+
+      # The core abandoned a call (timeout, cancellation): `runtime.cancelled?` is true at
+      # once; a thread still running after CANCEL_GRACE seconds is interrupted the way
+      # `Timeout.timeout` does (Timeout::Error raised in it). The run does not wait.
+      def cancel_tool(key)
+        thread = MUTEX.synchronize { THREADS.delete(key) }
+        return unless thread&.alive?
+
+        Thread.new do
+          sleep CANCEL_GRACE
+          thread.raise(Timeout::Error, "execution expired") if thread.alive?
+        end
+        nil
+      end
+
+      # Runs a native entry point, turning encoded core errors into SDK exceptions.
+      def native
+        yield
+      rescue ArgumentError => e
+        raise unless e.message.start_with?(MARKER)
+
+        raise error_from_json(e.message.delete_prefix(MARKER))
+      end
+
+      # An SDK exception from the core's error JSON.
+      def error_from_json(text)
+        body = Native.parse_json(text)
+        result = body["result"] && RunResult.new(Native.to_json(body["result"]))
+        PhaseoAgentSdk.error_class(body["code"]).new(
+          body["message"], code: body["code"], result: result, target: body["target"], gateway: body["gateway"]
+        )
+      end
+
+      # Deep-converts Symbol keys to String keys (values handed on to the core as they are).
+      def stringify(value)
+        case value
+        when Hash then value.each_with_object({}) { |(k, v), h| h[k.is_a?(Symbol) ? k.to_s : k] = stringify(v) }
+        when Array then value.map { |v| stringify(v) }
+        else value
+        end
+      end
+    end
+  end
+
+  # What a tool sees of its run (the native class; `emit_progress` and `set_context` are
+  # procs, as in the product: `runtime.emit_progress.call(stage: "fetch")`).
+  class ToolRuntime
+    # A proc publishing a progress value (`tool.preliminary_result`).
+    def emit_progress
+      ->(value = nil, **fields) { native_emit_progress(fields.empty? ? value : fields) }
+    end
+
+    # A proc replacing the application context for later turns.
+    def set_context
+      ->(value = nil, **fields) { native_set_context(fields.empty? ? value : fields) }
+    end
+
+    # Whether the call was cancelled (timeout or run cancellation).
+    def cancelled
+      cancelled?
+    end
+  end
+end

@@ -1,0 +1,50 @@
+# frozen_string_literal: true
+
+module PhaseoAgentSdk
+  # An MCP server declaration (SPEC §11), given to `create_agent(mcp_servers: [...])`. The
+  # server starts when a run first needs its tools, is shared by the agent's runs and stops
+  # with `agent.close` (or the process).
+  McpServer = Struct.new(:spec, :callables, keyword_init: true)
+
+  MCP_OPTIONS = %i[allow_tools deny_tools filter tool_prefix require_approval timeout_ms tool_timeouts on_error
+                   cache_ttl_ms optional on_elicitation].freeze
+  private_constant :MCP_OPTIONS
+
+  # An MCP server started as a child process (`command` with `args`; `env` added to the
+  # inherited environment; `cwd`), spoken to over stdio. Options: `allow_tools:`,
+  # `deny_tools:`, `filter: ->(info) { bool }`, `tool_prefix:`, `require_approval:` (true,
+  # false, "destructive" or `->(tool_call, runtime) { bool }`), `timeout_ms:`,
+  # `tool_timeouts: { name => ms }`, `on_error:`, `cache_ttl_ms:`, `optional:`,
+  # `on_elicitation: ->(request, info) { answer }`.
+  def self.mcp_stdio_server(name, command, args = [], env: nil, cwd: nil, **options)
+    mcp_server({ "name" => name.to_s, "command" => command.to_s, "args" => Array(args).map(&:to_s),
+                 "env" => env && Internal.stringify(env).transform_values(&:to_s), "cwd" => cwd&.to_s }, options)
+  end
+
+  # An MCP server over Streamable HTTP at `url`, with `headers` on every request and
+  # `bearer_token` as `Authorization: Bearer <token>`. Options as `mcp_stdio_server`.
+  def self.mcp_http_server(name, url, headers = nil, bearer_token: nil, **options)
+    mcp_server({ "name" => name.to_s, "url" => url.to_s, "headers" => headers && Internal.stringify(headers),
+                 "bearer_token" => bearer_token }, options)
+  end
+
+  def self.mcp_server(spec, options)
+    unknown = options.keys - MCP_OPTIONS
+    raise ArgumentError, "MCP server #{spec['name']}: unknown options: #{unknown.join(', ')}" unless unknown.empty?
+
+    callables = {}
+    options.each do |key, value|
+      next if value.nil?
+
+      case key
+      when :filter, :on_elicitation then callables[key.to_s] = value
+      when :require_approval
+        value.respond_to?(:call) ? callables["require_approval_fn"] = value : spec["require_approval"] = value
+      when :tool_timeouts then spec["tool_timeouts"] = Internal.stringify(value)
+      else spec[key.to_s] = value.is_a?(Symbol) ? value.to_s : value
+      end
+    end
+    McpServer.new(spec: spec.compact, callables: callables)
+  end
+  private_class_method :mcp_server
+end

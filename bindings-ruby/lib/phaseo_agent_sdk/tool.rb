@@ -1,0 +1,47 @@
+# frozen_string_literal: true
+
+module PhaseoAgentSdk
+  # A tool, as in the product: `PhaseoAgentSdk::Tool.new(id:, execute: ->(input, runtime) {...}, ...)`.
+  # `execute` nil makes a manual tool (the run pauses for its output). `input_schema`,
+  # `output_schema`, `event_schema`: a JSON Schema Hash (checked by the core) or a callable
+  # `->(value) { value }` that raises when the value is invalid. `require_approval`: true,
+  # false or `->(input, runtime) { bool }`. `next_turn_params`: a Hash or
+  # `->(input, runtime) { Hash }`.
+  Tool = Struct.new(:id, :execute, :description, :parameters, :timeout_ms, :input_schema,
+                    :output_schema, :event_schema, :require_approval, :on_tool_called,
+                    :on_response_received, :next_turn_params, :on_error, :strict,
+                    :input_examples, keyword_init: true)
+
+  # Returns the tool (the product's identity function; checks the type).
+  def self.define_tool(tool)
+    raise ArgumentError, "define_tool expects a PhaseoAgentSdk::Tool, got #{tool.class}" unless tool.is_a?(Tool)
+
+    tool
+  end
+
+  # A validator callable checking values against a JSON Schema (draft 2020-12) in the
+  # core: returns the value, raises `ArgumentError("<pointer>: <reason>")` when invalid.
+  def self.json_schema_validator(schema)
+    schema = Internal.stringify(schema)
+    Internal.native { Native.schema_check(schema, nil) }
+    lambda do |value|
+      problem = Internal.native { Native.schema_check(schema, value) }
+      raise ArgumentError, problem if problem
+
+      value
+    end
+  end
+
+  # Built-in stop conditions (`stop_when: [PhaseoAgentSdk.step_count_is(3)]`).
+  def self.step_count_is(n) = { "kind" => "step_count_is", "value" => n }
+  # Stops once this many tokens were used.
+  def self.max_tokens_used(n) = { "kind" => "max_tokens_used", "value" => n }
+  # Stops once the run cost this much.
+  def self.max_cost(x) = { "kind" => "max_cost", "value" => x }
+  # Stops after this many milliseconds.
+  def self.max_duration(ms) = { "kind" => "max_duration", "value" => ms }
+  # Stops after a call to this tool.
+  def self.has_tool_call(name) = { "kind" => "has_tool_call", "value" => name } # rubocop:disable Naming/PredicateName
+  # Stops on this finish reason.
+  def self.finish_reason_is(reason) = { "kind" => "finish_reason_is", "value" => reason }
+end

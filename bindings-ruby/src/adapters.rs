@@ -1,0 +1,350 @@
+//! The core's host traits implemented by Ruby callables. A callable is named by its id in
+//! the Ruby layer's registry (`PhaseoAgentSdk::Internal::REGISTRY`); every call is a job
+//! of [`crate::host`], run on a Ruby thread.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use magnus::value::ReprValue;
+use magnus::{Error, Module, RArray, RModule, Ruby, Value as RValue};
+use phaseo_agent::{
+    async_trait, AgentEvent, ApprovalPredicate, EventListener, NextTurnParams,
+    NextTurnParamsProvider, ResponseReceivedHook, ToolCalledHook, ToolError, ToolExecutor,
+    ToolRuntime, Validator, Value,
+};
+use tokio::sync::oneshot;
+
+use crate::convert::{to_json, to_ruby};
+use crate::host::post;
+use crate::runtime::RbToolRuntime;
+
+/// `PhaseoAgentSdk::Internal`, the Ruby half of the bridge.
+pub fn internal(ruby: &Ruby) -> Result<RModule, Error> {
+    ruby.define_module("PhaseoAgentSdk")?
+        .define_module("Internal")
+}
+
+/// A Ruby exception's message (its class name when the message is empty).
+pub fn error_message(ruby: &Ruby, e: &Error) -> String {
+    let _ = ruby;
+    match e.error_type() {
+        magnus::error::ErrorType::Exception(exc) => {
+            let message: Option<String> = exc.funcall("message", ()).ok();
+            match message {
+                Some(m) if !m.is_empty() => m,
+                _ => unsafe { exc.classname() }.into_owned(),
+            }
+        }
+        magnus::error::ErrorType::Error(_, message) => message.to_string(),
+        magnus::error::ErrorType::Jump(_) => "the callable jumped (break or throw)".to_string(),
+    }
+}
+
+/// A Ruby callable by id.
+#[derive(Clone, Copy)]
+pub struct HostFn(pub u64);
+
+/// Pushes the call's arguments onto the array (built in place: Ruby values must not sit
+/// in Rust heap memory the GC does not see).
+type Args = Box<dyn FnOnce(&Ruby, RArray) -> Result<(), Error> + Send>;
+
+impl HostFn {
+    /// Calls the callable on a Ruby thread with the arguments `args` builds there.
+    pub async fn call(self, args: Args) -> Result<Value, ToolError> {
+        let (tx, rx) = oneshot::channel();
+        post(Box::new(move |ruby| {
+            let outcome = (|| {
+                let array = ruby.ary_new();
+                args(ruby, array)?;
+                let v: RValue = internal(ruby)?.funcall("call_fn", (self.0, array))?;
+                to_json(ruby, v, "the callable's answer")
+            })()
+            .map_err(|e| {
+                crate::host::defer_if_interrupt(ruby, &e);
+                ToolError::new(error_message(ruby, &e))
+            });
+            let _ = tx.send(outcome);
+        }));
+        rx.await
+            .unwrap_or_else(|_| Err(ToolError::new("the Ruby callable was not run")))
+    }
+
+    /// Calls with `(value, runtime)`.
+    pub async fn call_with_runtime(
+        self,
+        value: Value,
+        rt: &ToolRuntime,
+    ) -> Result<Value, ToolError> {
+        let rt = rt.clone();
+        self.call(Box::new(move |ruby, array| {
+            array.push(to_ruby(ruby, &value))?;
+            array.push(RbToolRuntime::wrap(ruby, rt)?)
+        }))
+        .await
+    }
+
+    /// Calls with JSON arguments.
+    pub async fn call_values(self, values: Vec<Value>) -> Result<Value, ToolError> {
+        self.call(Box::new(move |ruby, array| {
+            for v in &values {
+                array.push(to_ruby(ruby, v))?;
+            }
+            Ok(())
+        }))
+        .await
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    !matches!(v, Value::Null | Value::Bool(false))
+}
+
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+/// Asks the tool's Ruby thread to stop (Timeout::Error raised in it) when the core
+/// abandons the call (timeout, run cancellation) before it answered.
+struct StopOnDrop {
+    key: u64,
+    answered: bool,
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        let key = self.key;
+        post(Box::new(move |ruby| {
+            if let Ok(internal) = internal(ruby) {
+                let _: Result<RValue, _> = internal.funcall("cancel_tool", (key,));
+            }
+        }));
+    }
+}
+
+/// A tool executor `->(input, runtime)`, run on a Ruby thread of its own.
+pub struct RbExecutor(pub HostFn);
+
+#[async_trait]
+impl ToolExecutor for RbExecutor {
+    async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
+        let (tx, rx) = oneshot::channel();
+        let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+        let mut guard = StopOnDrop {
+            key,
+            answered: false,
+        };
+        let id = self.0 .0;
+        post(Box::new(move |ruby| {
+            let completion = crate::runtime::Completion::new(tx);
+            let started = (|| {
+                let args = (
+                    id,
+                    to_ruby(ruby, &input),
+                    RbToolRuntime::wrap(ruby, runtime)?,
+                    magnus::IntoValue::into_value_with(completion.clone(), ruby),
+                    key,
+                );
+                let _: RValue = internal(ruby)?.funcall("start_tool", args)?;
+                Ok::<_, Error>(())
+            })();
+            if let Err(e) = started {
+                crate::host::defer_if_interrupt(ruby, &e);
+                completion.finish(Err(ToolError::new(error_message(ruby, &e))));
+            }
+        }));
+        let outcome = rx.await.unwrap_or_else(|_| {
+            Err(ToolError::new(
+                "the tool's Ruby thread ended without an answer",
+            ))
+        });
+        guard.answered = true;
+        outcome
+    }
+}
+
+/// A validator callable `(value) -> value`, raising when invalid.
+pub struct RbValidator {
+    pub func: HostFn,
+    pub schema: Option<Value>,
+}
+
+#[async_trait]
+impl Validator for RbValidator {
+    async fn validate(&self, value: Value) -> Result<Value, ToolError> {
+        self.func.call_values(vec![value]).await
+    }
+
+    fn json_schema(&self) -> Option<Value> {
+        self.schema.clone()
+    }
+}
+
+/// A tool's `require_approval: ->(input, runtime)`.
+pub struct RbApproval(pub HostFn);
+
+#[async_trait]
+impl ApprovalPredicate for RbApproval {
+    async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        Ok(truthy(&self.0.call_with_runtime(input.clone(), rt).await?))
+    }
+}
+
+/// The agent's `require_approval: ->(tool_call, runtime)`.
+pub struct RbAgentApproval(pub HostFn);
+
+#[async_trait]
+impl ApprovalPredicate for RbAgentApproval {
+    async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
+        let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
+        Ok(truthy(&self.0.call_with_runtime(call, rt).await?))
+    }
+}
+
+/// `on_tool_called: ->(input, runtime)`; nil pauses for a person.
+pub struct RbToolCalled(pub HostFn);
+
+#[async_trait]
+impl ToolCalledHook for RbToolCalled {
+    async fn on_tool_called(
+        &self,
+        input: Value,
+        rt: ToolRuntime,
+    ) -> Result<Option<Value>, ToolError> {
+        let v = self.0.call_with_runtime(input, &rt).await?;
+        Ok((!v.is_null()).then_some(v))
+    }
+}
+
+/// `on_response_received: ->(output, runtime)`.
+pub struct RbResponseReceived(pub HostFn);
+
+#[async_trait]
+impl ResponseReceivedHook for RbResponseReceived {
+    async fn on_response_received(
+        &self,
+        output: Value,
+        rt: ToolRuntime,
+    ) -> Result<Value, ToolError> {
+        self.0.call_with_runtime(output, &rt).await
+    }
+}
+
+/// `next_turn_params: ->(input, runtime)`.
+pub struct RbNextTurn(pub HostFn);
+
+#[async_trait]
+impl NextTurnParamsProvider for RbNextTurn {
+    async fn next_turn_params(
+        &self,
+        input: &Value,
+        rt: &ToolRuntime,
+    ) -> Result<NextTurnParams, ToolError> {
+        let v = self.0.call_with_runtime(input.clone(), rt).await?;
+        NextTurnParams::from_value(v).map_err(ToolError::new)
+    }
+}
+
+/// `on_event: ->(event)`: events are delivered in order, on a Ruby thread.
+pub struct RbListener(pub HostFn);
+
+impl EventListener for RbListener {
+    fn on_event(&self, event: &AgentEvent) {
+        let id = self.0 .0;
+        let event = event.to_value();
+        post(Box::new(move |ruby| {
+            if let Ok(internal) = internal(ruby) {
+                let args = ruby.ary_new();
+                let _ = args.push(to_ruby(ruby, &event));
+                let _: Result<RValue, _> = internal.funcall("call_listener", (id, args));
+            }
+        }));
+    }
+}
+
+/// A turn-dependent value `->(turn)`.
+pub struct RbTurn(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::TurnResolver for RbTurn {
+    async fn resolve(&self, turn: &phaseo_agent::TurnContext<'_>) -> Result<Value, ToolError> {
+        self.0.call_values(vec![turn.to_value()]).await
+    }
+}
+
+/// A model client written in Ruby: an object with `generate(request)` answering a response
+/// Hash (`text`, `toolCalls`, `usage`, `finishReason`, as the scripted client's entries).
+pub struct RbModel(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::ModelClient for RbModel {
+    async fn generate(
+        &self,
+        request: &phaseo_agent::ModelRequest<'_>,
+        _cancel: &phaseo_agent::CancellationToken,
+    ) -> Result<phaseo_agent::ModelResponse, phaseo_agent::ModelError> {
+        let v = self
+            .0
+            .call_values(vec![request.to_value()])
+            .await
+            .map_err(|e| phaseo_agent::ModelError::new(e.message))?;
+        phaseo_agent::ModelResponse::from_script_entry(&v).map_err(phaseo_agent::ModelError::new)?
+    }
+}
+
+/// `human_review: ->(review_context) { nil | {reason:, payload:} }`.
+pub struct RbReview(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::HumanReview for RbReview {
+    async fn review(
+        &self,
+        ctx: &phaseo_agent::HumanReviewContext<'_>,
+    ) -> Result<Option<phaseo_agent::ReviewRequest>, ToolError> {
+        phaseo_agent::ReviewRequest::from_answer(self.0.call_values(vec![ctx.to_value()]).await?)
+    }
+}
+
+/// An MCP server's `filter: ->(tool_info) { bool }`.
+pub struct RbMcpFilter(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::mcp::McpToolFilter for RbMcpFilter {
+    fn keep(&self, _tool: &phaseo_agent::mcp::McpToolInfo) -> bool {
+        true
+    }
+
+    async fn keep_async(&self, tool: &phaseo_agent::mcp::McpToolInfo) -> Result<bool, ToolError> {
+        let info = serde_json::json!({
+            "name": tool.name,
+            "description": tool.description,
+            "annotations": tool.annotations,
+        });
+        Ok(truthy(&self.0.call_values(vec![info]).await?))
+    }
+}
+
+/// An MCP server's `on_elicitation: ->(request, info) { answer }`.
+pub struct RbElicitation(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::mcp::McpElicitationHandler for RbElicitation {
+    async fn on_elicitation(&self, server: &str, request: Value) -> Result<Value, ToolError> {
+        self.0
+            .call_values(vec![request, serde_json::json!({ "server": server })])
+            .await
+    }
+}
+
+/// A stop condition `->(state) { reason | nil }` (state: `stepCount`, `usage`, ...).
+pub struct RbStop(pub HostFn);
+
+#[async_trait]
+impl phaseo_agent::StopCondition for RbStop {
+    async fn check(
+        &self,
+        state: &phaseo_agent::StopState<'_>,
+    ) -> Result<Option<String>, ToolError> {
+        let answer = self.0.call_values(vec![state.to_value()]).await?;
+        Ok(phaseo_agent::stop::reason_from_answer(&answer))
+    }
+}

@@ -1,0 +1,118 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "rbconfig"
+
+# Tools on Ruby threads: concurrency, timeouts, interrupts.
+class ThreadsTest < Minitest::Test
+  include SdkHelpers
+
+  def counting_tool(id, seconds, stats, mutex)
+    tool(id, execute: lambda { |input, _rt|
+      mutex.synchronize { stats[:now] += 1; stats[:max] = [stats[:max], stats[:now]].max }
+      sleep seconds
+      mutex.synchronize { stats[:now] -= 1 }
+      input
+    })
+  end
+
+  def test_200_concurrent_tools_run_at_once_results_in_call_order
+    stats = { now: 0, max: 0 }
+    mutex = Mutex.new
+    agent = PhaseoAgentSdk.create_agent(id: "many", tools: [counting_tool("work", 0.3, stats, mutex)],
+                                        tool_execution: { tool_concurrency: 200 })
+    calls = (0...200).map { |i| call("c#{i}", "work", env: i.to_s) }
+    started = monotonic
+    result = agent.run(input: "go", client: script({ tool_calls: calls }, { text: "done" }))
+    elapsed = monotonic - started
+    assert_equal "done", result.output
+    assert_equal 200, stats[:max]
+    assert_operator elapsed, :<, 3.0, "200 sleeping tools must overlap (took #{elapsed}s)"
+    assert_equal (0...200).map { |i| { "env" => i.to_s } }, tool_messages(result).map { |m| JSON.parse(m["content"]) }
+  end
+
+  def test_tool_concurrency_limit
+    stats = { now: 0, max: 0 }
+    mutex = Mutex.new
+    agent = PhaseoAgentSdk.create_agent(id: "four", tools: [counting_tool("work", 0.05, stats, mutex)],
+                                        tool_execution: { tool_concurrency: 4 })
+    agent.run(input: "go", client: script({ tool_calls: (0...12).map { |i| call("c#{i}", "work", env: "x") } }, { text: "ok" }))
+    assert_equal 4, stats[:max]
+  end
+
+  def test_cooperative_tool_sees_cancelled_on_timeout
+    observed = Queue.new
+    t = tool("slow", timeout_ms: 100, on_error: "return-to-model", execute: lambda { |_i, rt|
+      200.times do
+        break observed << :cancelled if rt.cancelled?
+
+        sleep 0.01
+      end
+    })
+    agent = PhaseoAgentSdk.create_agent(id: "t", tools: [t])
+    started = monotonic
+    result = agent.run(input: "go", client: script({ tool_calls: [call("c", "slow", env: "x")] }, { text: "after timeout" }))
+    assert_operator monotonic - started, :<, 1.0
+    assert_equal "after timeout", result.output
+    assert_includes tool_messages(result).first["content"], "timed out"
+    assert_equal :cancelled, Timeout.timeout(2) { observed.pop }
+  end
+
+  def test_blocking_tool_is_interrupted_like_timeout_timeout_and_the_run_returns_on_time
+    interrupted = Queue.new
+    t = tool("block", timeout_ms: 100, execute: lambda { |_i, _rt|
+      begin
+        sleep 30 # ignores cancellation
+      rescue Timeout::Error => e
+        interrupted << e.class
+        raise
+      end
+    })
+    agent = PhaseoAgentSdk.create_agent(id: "t", tools: [t])
+    started = monotonic
+    error = assert_raises(PhaseoAgentSdk::ToolError) do
+      agent.run(input: "go", client: script({ tool_calls: [call("c", "block", env: "x")] }))
+    end
+    assert_operator monotonic - started, :<, 1.0
+    assert_equal "tool_timeout", error.code
+    assert_equal "failed", error.result.status
+    assert_equal Timeout::Error, Timeout.timeout(2) { interrupted.pop }
+  end
+
+  def test_runs_from_several_ruby_threads_at_once
+    agent = PhaseoAgentSdk.create_agent(id: "par", tools: [tool("echo", execute: ->(i, _r) { sleep 0.1; i })])
+    started = monotonic
+    outputs = (0...8).map do |n|
+      Thread.new do
+        agent.run(input: "go", client: script({ tool_calls: [call("c", "echo", env: n.to_s)] }, { text: "r#{n}" })).output
+      end
+    end.map(&:value)
+    assert_equal (0...8).map { |n| "r#{n}" }, outputs
+    assert_operator monotonic - started, :<, 0.8
+  end
+
+  def test_ctrl_c_stops_a_blocking_run
+    script_text = <<~RUBY
+      require "phaseo_agent_sdk"
+      t = PhaseoAgentSdk::Tool.new(id: "block", parameters: { type: "object" }, execute: ->(_i, _r) { sleep 60 })
+      agent = PhaseoAgentSdk.create_agent(id: "c", tools: [t])
+      client = PhaseoAgentSdk::ScriptedClient.new([{ tool_calls: [{ id: "c", name: "block", arguments: "{}" }] }])
+      $stdout.puts "running"; $stdout.flush
+      begin
+        agent.run(input: "go", client: client)
+      rescue Interrupt
+        $stdout.puts "interrupted"; exit 42
+      end
+    RUBY
+    lib = File.expand_path("../lib", __dir__)
+    IO.popen([RbConfig.ruby, "-I#{lib}", "-e", script_text], err: File::NULL) do |io|
+      assert_equal "running\n", io.gets
+      sleep 0.3
+      started = monotonic
+      Process.kill("INT", io.pid)
+      assert_equal "interrupted\n", io.gets
+      assert_operator monotonic - started, :<, 5.0
+    end
+    assert_equal 42, $?.exitstatus
+  end
+end
