@@ -268,8 +268,8 @@ ruby: ruby-deps
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
 ruby-tests: ruby tests/mcp/node_modules/.installed
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
-# The platform gem (x86_64-linux) with the release extension, installed into a fresh
+# The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
 # GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.
 ruby-gem: ruby-deps
-	$(CARGO) build -q --release -p phaseo-agent-ruby
+	$(CARGO) build -q --profile dist -p phaseo-agent-ruby
 	scripts/ruby-gem-check.sh
