@@ -11,8 +11,8 @@ The workspace version is `[workspace.package] version` of the root Cargo.toml. C
 against it: each workspace member's Cargo.toml (`version.workspace = true` or the same
 version), every pyproject.toml of a `phaseo` project, every package.json of an `@phaseo/`
 package (and its package-lock.json, and the `optionalDependencies` pins on the platform
-packages), every pom.xml of group `app.phaseo`. A new binding's manifest (a gem's
-`*.gemspec` / `version.rb`, a Go module's `version.go`) goes in `OTHER_CHECKS` below.
+packages), every pom.xml of group `app.phaseo`, the Ruby gemspec and `PhaseoAgentSdk::VERSION`.
+A further binding's manifest gets a reader in `OTHER_CHECKS` below.
 """
 
 from __future__ import annotations
@@ -99,12 +99,22 @@ def maven_versions(root: Path) -> list[tuple[Path, str]]:
     return out
 
 
-def other_versions(root: Path) -> list[tuple[Path, str]]:
-    """Manifests of bindings to come: add their readers here (gem, Go)."""
-    return []
+def gem_versions(root: Path) -> list[tuple[Path, str]]:
+    """The Ruby gem: `s.version` of each gemspec and the module's `VERSION` constant."""
+    out = []
+    for path in manifests(root, "*.gemspec"):
+        found = re.search(r'^\s*\w+\.version\s*=\s*"([^"]*)"', path.read_text(), re.M)
+        out.append((path, found.group(1) if found else "(no version line)"))
+    for path in manifests(root, "phaseo_agent_sdk.rb"):
+        found = re.search(r'^\s*VERSION\s*=\s*"([^"]*)"', path.read_text(), re.M)
+        if found:
+            out.append((path, found.group(1)))
+    return out
 
 
-OTHER_CHECKS = [other_versions]
+# Readers of the further bindings' manifests (a Go module has no version line: its
+# version is the repository tag).
+OTHER_CHECKS = [gem_versions]
 CHECKS = [cargo_versions, pyproject_versions, npm_versions, maven_versions, *OTHER_CHECKS]
 
 
