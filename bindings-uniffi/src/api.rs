@@ -87,11 +87,24 @@ impl From<pa::RunStatus> for RunStatus {
 #[derive(uniffi::Object)]
 pub struct ToolRuntime {
     inner: pa::ToolRuntime,
+    /// Fired when an executor begins (calls start in call order; see `start_order`).
+    started: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl ToolRuntime {
     pub(crate) fn new(inner: pa::ToolRuntime) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            started: None,
+        }
+    }
+
+    pub(crate) fn with_start_signal(
+        mut self,
+        started: tokio_util::sync::CancellationToken,
+    ) -> Self {
+        self.started = Some(started);
+        self
     }
 }
 
@@ -103,6 +116,15 @@ fn parse_value(text: &str, what: &str) -> Result<Value, ToolError> {
 
 #[uniffi::export]
 impl ToolRuntime {
+    /// Marks the executor as begun, so the next call of the turn may be handed over (calls
+    /// start in call order). The Kotlin layer calls it as the tool body starts; a host that
+    /// never calls it only starts calls a little later. Harmless anywhere else.
+    pub fn mark_started(&self) {
+        if let Some(started) = &self.started {
+            started.cancel();
+        }
+    }
+
     /// The run id.
     pub fn run_id(&self) -> String {
         self.inner.run_id().to_owned()

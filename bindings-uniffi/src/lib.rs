@@ -17,6 +17,7 @@ mod api;
 mod defs;
 mod errors;
 mod mcp;
+mod start_order;
 mod store;
 mod tracing;
 mod traits;

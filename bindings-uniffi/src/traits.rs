@@ -9,6 +9,7 @@ use phaseo_agent::Value;
 
 use crate::api::ToolRuntime;
 use crate::errors::ToolError;
+use crate::start_order::StartTurn;
 
 pub(crate) fn to_json(value: &Value) -> String {
     pa::json::to_canonical_string(value)
@@ -204,9 +205,14 @@ pub(crate) struct HostExecutor(pub Arc<dyn ToolExecutor>);
 #[pa::async_trait]
 impl pa::ToolExecutor for HostExecutor {
     async fn execute(&self, input: Value, rt: pa::ToolRuntime) -> Result<Value, pa::ToolError> {
+        // Before the first await: the core asks for the calls in call order.
+        let mut turn = StartTurn::take();
+        turn.wait_turn().await;
+        let runtime =
+            Arc::new(ToolRuntime::new(rt.clone()).with_start_signal(turn.started_signal()));
         let out = self
             .0
-            .execute(to_json(&input), runtime(&rt))
+            .execute(to_json(&input), runtime)
             .await
             .map_err(ToolError::into_core)?;
         // A result the core cannot store is an invalid output (`tool_output_invalid`).

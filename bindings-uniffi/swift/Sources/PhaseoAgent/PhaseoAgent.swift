@@ -6057,6 +6057,13 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
     func isCancelled()  -> Bool
     
     /**
+     * Marks the executor as begun, so the next call of the turn may be handed over (calls
+     * start in call order). The Kotlin layer calls it as the tool body starts; a host that
+     * never calls it only starts calls a little later. Harmless anywhere else.
+     */
+    func markStarted() 
+    
+    /**
      * The run id.
      */
     func runId()  -> String
@@ -6197,6 +6204,19 @@ open func isCancelled() -> Bool  {
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Marks the executor as begun, so the next call of the turn may be handed over (calls
+     * start in call order). The Kotlin layer calls it as the tool body starts; a host that
+     * never calls it only starts calls a little later. Harmless anywhere else.
+     */
+open func markStarted()  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_toolruntime_mark_started(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
 }
     
     /**
@@ -11183,6 +11203,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_is_cancelled() != 56352) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_mark_started() != 27617) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_run_id() != 49877) {

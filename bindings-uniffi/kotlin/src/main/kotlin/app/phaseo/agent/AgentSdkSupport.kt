@@ -67,8 +67,8 @@ internal fun javaMap(element: JsonElement?): Map<String, Any?> =
  * Callbacks start in the order they reach the binding: each waits, without holding a
  * thread, until the one before it has started (or was cancelled before starting), so a slow
  * first call is running before an instant second one can finish, as with coroutine
- * executors. (The binding's own dispatch of the calls is not ordered, so this narrows the
- * window rather than closing it.)
+ * executors. Executor calls reach it in call order: the native side hands a call over only
+ * once the one before it was marked started (`ToolRuntime.markStarted`, see `KotlinExecutor`).
  */
 internal object JvmThreads {
     private val elastic = Dispatchers.IO.limitedParallelism(1 shl 20)

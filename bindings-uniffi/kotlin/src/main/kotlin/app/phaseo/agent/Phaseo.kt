@@ -162,7 +162,12 @@ typealias ToolHook<T> = suspend (value: JsonElement, runtime: ToolContext) -> T
 
 private class KotlinExecutor(val fn: ToolFunction) : ToolExecutor {
     override suspend fun execute(inputJson: String, runtime: ToolRuntime): String =
-        hostCall { fn(parseJson(inputJson), ToolContext(runtime)).toString() }
+        hostCall {
+            // The next call of the turn is handed over once this one has begun (calls start
+            // in call order, whatever order the coroutines get their threads in).
+            runtime.markStarted()
+            fn(parseJson(inputJson), ToolContext(runtime)).toString()
+        }
 }
 
 private class KotlinApproval(val fn: ToolHook<Boolean>) : ApprovalPredicate {
