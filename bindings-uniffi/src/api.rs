@@ -117,8 +117,9 @@ fn parse_value(text: &str, what: &str) -> Result<Value, ToolError> {
 #[uniffi::export]
 impl ToolRuntime {
     /// Marks the executor as begun, so the next call of the turn may be handed over (calls
-    /// start in call order). The Kotlin layer calls it as the tool body starts; a host that
-    /// never calls it only starts calls a little later. Harmless anywhere else.
+    /// start in call order). The Kotlin layer calls it as the tool body starts; a Swift
+    /// executor should call it first thing (one that never does hands each next call over
+    /// up to half a second later). Harmless anywhere else and when called twice.
     pub fn mark_started(&self) {
         if let Some(started) = &self.started {
             started.cancel();

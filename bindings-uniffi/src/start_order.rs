@@ -3,8 +3,11 @@
 //! order it picks: a quick second call could run and finish before a slow first one began.
 //! So an executor call is handed to the host only once the call handed over before it has
 //! started (the host marks it through `ToolRuntime::mark_started`), has ended, or has had
-//! [`HAND_OVER_GRACE`] to start (a host that never marks is then only slower to start
-//! calls, never stuck).
+//! [`HAND_OVER_GRACE`] to start. The Kotlin layer marks every executor as its body begins;
+//! a Swift executor should call `runtime.markStarted()` first (one that never marks is only
+//! slower to hand the next call over, never stuck). The grace is long because a JVM can take
+//! tens of milliseconds to start a coroutine (JIT, a collection), and a short grace then
+//! let a quick second call run to its end before a slow first one began.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -12,7 +15,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How long a call waits at most for the one before it to be marked started.
-const HAND_OVER_GRACE: Duration = Duration::from_millis(20);
+const HAND_OVER_GRACE: Duration = Duration::from_millis(500);
 
 /// The start signal of the executor call handed over last (process-wide: the order is the
 /// order in which the core asks for the calls).

@@ -6058,8 +6058,9 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
     
     /**
      * Marks the executor as begun, so the next call of the turn may be handed over (calls
-     * start in call order). The Kotlin layer calls it as the tool body starts; a host that
-     * never calls it only starts calls a little later. Harmless anywhere else.
+     * start in call order). The Kotlin layer calls it as the tool body starts; a Swift
+     * executor should call it first thing (one that never does hands each next call over
+     * up to half a second later). Harmless anywhere else and when called twice.
      */
     func markStarted() 
     
@@ -6208,8 +6209,9 @@ open func isCancelled() -> Bool  {
     
     /**
      * Marks the executor as begun, so the next call of the turn may be handed over (calls
-     * start in call order). The Kotlin layer calls it as the tool body starts; a host that
-     * never calls it only starts calls a little later. Harmless anywhere else.
+     * start in call order). The Kotlin layer calls it as the tool body starts; a Swift
+     * executor should call it first thing (one that never does hands each next call over
+     * up to half a second later). Harmless anywhere else and when called twice.
      */
 open func markStarted()  {try! rustCall() {
         uniffiCallStatus in
@@ -11205,7 +11207,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_is_cancelled() != 56352) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_mark_started() != 27617) {
+    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_mark_started() != 31259) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_run_id() != 49877) {
