@@ -15,5 +15,6 @@ if [ ! -f "$lib" ]; then
 fi
 bin="${CARGO_TARGET_DIR:-$repo/target}/go/conformance-runner"
 mkdir -p "$(dirname "$bin")"
-(cd "$repo/tests/conformance/go" && go build -o "$bin" .)
+# run-all.sh starts runners in parallel: one builds, the others wait and find it current.
+(cd "$repo/tests/conformance/go" && flock "$bin.lock" go build -o "$bin" .)
 exec "$bin" "$@"

@@ -45,24 +45,61 @@ if [ -f tests/conformance/ruby_runner.sh ]; then
 fi
 
 passed=0; failed=0
-count() {  # reads runner output, prints case lines, tallies
-  while IFS= read -r line; do
-    case "$line" in
-      PASS\ *) echo "$line"; passed=$((passed + 1));;
-      FAIL\ *) echo "$line"; failed=$((failed + 1));;
-    esac
-  done
+# Independent runs go in parallel (default 2 at once, CONFORMANCE_JOBS to change): the
+# runners are mostly start-up and waiting, so two overlap well even on two cores. Each job
+# writes its verdict lines to a file of its own; they are printed and tallied in order.
+jobs_max=${CONFORMANCE_JOBS:-2}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+throttle() {
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
 }
 
+run_lang() {  # <lang> → verdict lines on stdout
+  local lang=$1 out status
+  echo "== $lang"
+  out=$(${cmd[$lang]} "${paths[@]}" 2>&1); status=$?
+  grep -E '^(PASS|FAIL) ' <<<"$out"
+  if [ $status -ne 0 ] && ! grep -q '^FAIL ' <<<"$out"; then
+    echo "FAIL $lang runner exited with status $status"
+    tail -5 <<<"$out" | sed "s/^/  /"
+  fi
+}
+
+run_pair() {  # <a> <b> → verdict lines on stdout
+  local a=$1 b=$2 dir first second s1 s2 line name resumed
+  dir=$(mktemp -d)
+  first=$(${cmd[$a]} --stop-after 1 --save-state "$dir" "${paths[@]}" 2>&1); s1=$?
+  second=$(${cmd[$b]} --resume-state "$dir" --from-step 1 "${paths[@]}" 2>&1); s2=$?
+  if [ $s1 -ne 0 ] && ! grep -q '^FAIL ' <<<"$first"; then
+    echo "FAIL [$a→$b] $a exited with status $s1"
+  fi
+  if [ $s2 -ne 0 ] && ! grep -q '^FAIL ' <<<"$second"; then
+    echo "FAIL [$a→$b] $b exited with status $s2"
+  fi
+  rm -rf "$dir"
+  while IFS= read -r line; do
+    case "$line" in
+      PASS\ *|FAIL\ *) ;;
+      *) continue;;
+    esac
+    name=${line#* }; name=${name%%: *}
+    if [ "${line%% *}" = FAIL ]; then
+      echo "FAIL $name [$a→$b]: first half: ${line#*: }"; continue
+    fi
+    resumed=$(grep -F -x -m1 "PASS $name" <<<"$second" || grep -F -m1 "FAIL $name: " <<<"$second" || true)
+    case "$resumed" in
+      "PASS $name") echo "PASS $name [$a→$b]";;
+      FAIL*) echo "FAIL $name [$a→$b]: second half: ${resumed#*: }";;
+      *) echo "FAIL $name [$a→$b]: $b did not resume it";;
+    esac
+  done <<<"$first"
+}
+
+n=0
 if [ $handoff -eq 0 ]; then
   for lang in "${langs[@]}"; do
-    echo "== $lang"
-    out=$(${cmd[$lang]} "${paths[@]}" 2>&1); status=$?
-    count <<<"$out"
-    if [ $status -ne 0 ] && ! grep -q '^FAIL ' <<<"$out"; then
-      echo "FAIL $lang runner exited with status $status"; failed=$((failed + 1))
-      tail -5 <<<"$out"
-    fi
+    throttle; run_lang "$lang" >"$work/$n" 2>&1 & n=$((n + 1))
   done
 else
   pairs=()
@@ -72,34 +109,18 @@ else
   # With a single language, hand off to itself so the save/resume path is still proven.
   [ ${#pairs[@]} -eq 0 ] && pairs=("${langs[0]}:${langs[0]}")
   for pair in "${pairs[@]}"; do
-    a=${pair%%:*}; b=${pair##*:}
-    dir=$(mktemp -d)
-    first=$(${cmd[$a]} --stop-after 1 --save-state "$dir" "${paths[@]}" 2>&1); s1=$?
-    second=$(${cmd[$b]} --resume-state "$dir" --from-step 1 "${paths[@]}" 2>&1); s2=$?
-    if [ $s1 -ne 0 ] && ! grep -q '^FAIL ' <<<"$first"; then
-      echo "FAIL [$a→$b] $a exited with status $s1"; failed=$((failed + 1))
-    fi
-    if [ $s2 -ne 0 ] && ! grep -q '^FAIL ' <<<"$second"; then
-      echo "FAIL [$a→$b] $b exited with status $s2"; failed=$((failed + 1))
-    fi
-    rm -rf "$dir"
-    while IFS= read -r line; do
-      case "$line" in
-        PASS\ *|FAIL\ *) ;;
-        *) continue;;
-      esac
-      name=${line#* }; name=${name%%: *}
-      if [ "${line%% *}" = FAIL ]; then
-        echo "FAIL $name [$a→$b]: first half: ${line#*: }"; failed=$((failed + 1)); continue
-      fi
-      resumed=$(grep -F -x -m1 "PASS $name" <<<"$second" || grep -F -m1 "FAIL $name: " <<<"$second" || true)
-      case "$resumed" in
-        "PASS $name") echo "PASS $name [$a→$b]"; passed=$((passed + 1));;
-        FAIL*) echo "FAIL $name [$a→$b]: second half: ${resumed#*: }"; failed=$((failed + 1));;
-        *) echo "FAIL $name [$a→$b]: $b did not resume it"; failed=$((failed + 1));;
-      esac
-    done <<<"$first"
+    throttle; run_pair "${pair%%:*}" "${pair##*:}" >"$work/$n" 2>&1 & n=$((n + 1))
   done
 fi
+wait
+for ((i = 0; i < n; i++)); do
+  while IFS= read -r line; do
+    echo "$line"
+    case "$line" in
+      PASS\ *) passed=$((passed + 1));;
+      FAIL\ *) failed=$((failed + 1));;
+    esac
+  done <"$work/$i"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
