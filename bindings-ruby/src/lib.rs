@@ -7,6 +7,7 @@ mod adapters;
 mod agent;
 mod convert;
 mod host;
+mod model;
 mod runtime;
 mod spec;
 mod store;
@@ -28,6 +29,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     runtime::init(ruby, module)?;
     agent::init(ruby, module)?;
     store::init(ruby, module)?;
+    model::init(ruby, module)?;
     native_wake(ruby, module)?;
     Ok(())
 }

@@ -129,12 +129,32 @@ module PhaseoAgentSdk
     def client_spec(client, run_ids)
       return nil if client.is_a?(HttpClient)
       return client.native_spec if client.respond_to?(:native_spec)
-      unless client.respond_to?(:generate)
-        raise ArgumentError, "client must be a ScriptedClient, a TestClient or an object with generate(request)"
+      host_client_spec(client, run_ids)
+    end
+
+    # A model client written in Ruby: an object with `generate(request)` and/or
+    # `stream(request) { |event| ... }`, or a callable `->(request) { response }`. It gets
+    # a `ModelRequest` and answers a `ModelResponse` or a Hash (see ModelBridge).
+    def host_client_spec(client, run_ids)
+      generate = client.respond_to?(:generate) ? client.method(:generate) : nil
+      generate ||= client if !client.respond_to?(:stream) && client.respond_to?(:call)
+      unless generate || client.respond_to?(:stream)
+        raise ArgumentError, "client must be a ScriptedClient, a TestClient, an HTTP client or an object with " \
+                             "generate(request) and/or stream(request)"
       end
 
-      generate = ->(request) { ScriptedClient.camel(Internal.stringify(client.generate(request))) }
-      { "generate" => (run_ids << Internal.register(generate)).last }
+      spec = {}
+      if generate
+        spec["generate"] = (run_ids << Internal.register(lambda do |request|
+          ModelBridge.response(generate.call(ModelBridge.request(request)))
+        end)).last
+      end
+      if client.respond_to?(:stream)
+        spec["stream"] = (run_ids << Internal.register(lambda do |request, sink|
+          ModelBridge.drain(client, ModelBridge.request(request), sink)
+        end)).last
+      end
+      spec
     end
 
     def fn(callable)
