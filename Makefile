@@ -266,7 +266,7 @@ ruby-deps:
 ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
-ruby-tests: ruby tests/mcp/node_modules/.installed
+ruby-tests: ruby mcp-servers
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
 # The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
 # GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.

@@ -3,7 +3,7 @@
 module PhaseoAgentSdk
   AGENT_KEYS = %i[id instructions model tools max_steps tool_execution require_approval stop_when
                   model_retry output_schema human_review temperature max_output_tokens top_p state_secrets
-                  tool_choice parallel_tool_calls active_tools store mcp_servers].freeze
+                  tool_choice parallel_tool_calls active_tools store mcp_servers lease].freeze
   RUN_OVERRIDES = %i[model max_steps stop_when model_retry tool_execution temperature
                      max_output_tokens top_p tool_choice parallel_tool_calls active_tools].freeze
   private_constant :AGENT_KEYS, :RUN_OVERRIDES
@@ -215,7 +215,8 @@ module PhaseoAgentSdk
         "human_review" => d[:human_review] && fn(d[:human_review]),
         "state_secrets" => d[:state_secrets], "tool_choice" => dynamic(d[:tool_choice]),
         "parallel_tool_calls" => d[:parallel_tool_calls], "active_tools" => dynamic(d[:active_tools]),
-        "mcp_servers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) }
+        "mcp_servers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) },
+        "lease" => Internal.stringify(d[:lease])
       }.compact
     end
 
