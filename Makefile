@@ -112,16 +112,16 @@ trace-handoff: python node $(VENV)/.otel
 	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
-# the other way), and Python ↔ Kotlin, on one SQLite file and on PostgreSQL (a throwaway
-# server of its own).
-store-handoff: python node kotlin
+# the other way), Python ↔ Kotlin and Python ↔ Ruby, on one SQLite file and on PostgreSQL
+# (a throwaway server of its own).
+store-handoff: python node kotlin ruby
 	tests/store-handoff/run.sh
 
 # MCP across languages (issue 13): a run paused on an approval-gated MCP call by one
 # language is continued by another, which calls the server itself (every ordered pair of
 # LANGS in the script; see its header for the driver contract).
 .PHONY: mcp-handoff
-mcp-handoff: python node kotlin mcp-servers
+mcp-handoff: python node kotlin ruby mcp-servers
 	tests/mcp-handoff/run.sh
 
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
