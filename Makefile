@@ -107,8 +107,8 @@ handoff: python node kotlin go-lib ruby
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
-# both tracing to one OTLP receiver; the two run spans must be one trace, linked.
-trace-handoff: python node $(VENV)/.otel
+# and Python ↔ Ruby, tracing to one OTLP receiver; the two run spans must be one trace, linked.
+trace-handoff: python node ruby $(VENV)/.otel
 	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
@@ -266,7 +266,7 @@ ruby-deps:
 ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
-ruby-tests: ruby mcp-servers
+ruby-tests: ruby mcp-servers $(VENV)/.otel
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
 # The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
 # GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.

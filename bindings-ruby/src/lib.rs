@@ -11,6 +11,7 @@ mod model;
 mod runtime;
 mod spec;
 mod store;
+mod tracing;
 
 use magnus::{Error, Ruby};
 
@@ -30,6 +31,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     agent::init(ruby, module)?;
     store::init(ruby, module)?;
     model::init(ruby, module)?;
+    tracing::init(ruby, module)?;
     native_wake(ruby, module)?;
     Ok(())
 }
