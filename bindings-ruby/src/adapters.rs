@@ -205,14 +205,24 @@ impl ApprovalPredicate for RbApproval {
     }
 }
 
-/// The agent's `require_approval: ->(tool_call, runtime)`.
+/// The agent's (or an MCP server's) `require_approval: ->(tool_call, runtime)`; the call
+/// is a `PhaseoAgentSdk::ToolCall`, as in the product.
 pub struct RbAgentApproval(pub HostFn);
 
 #[async_trait]
 impl ApprovalPredicate for RbAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
-        Ok(truthy(&self.0.call_with_runtime(call, rt).await?))
+        let rt = rt.clone();
+        let answer = self
+            .0
+            .call(Box::new(move |ruby, array| {
+                let call: RValue = internal(ruby)?.funcall("tool_call", (to_ruby(ruby, &call),))?;
+                array.push(call)?;
+                array.push(RbToolRuntime::wrap(ruby, rt)?)
+            }))
+            .await?;
+        Ok(truthy(&answer))
     }
 }
 
