@@ -252,7 +252,7 @@ module PhaseoAgentSdk
       Array(list).map do |d|
         case d
         when String, Symbol then { "tool_call_id" => d.to_s }
-        when Hash then Internal.stringify(d).slice("tool_call_id", "reason")
+        when Hash, ToolDecision then Internal.stringify(d.to_h).slice("tool_call_id", "reason")
         else raise ArgumentError, "a decision is a tool call id or {tool_call_id:, reason:}, got #{d.class}"
         end
       end

@@ -1,6 +1,15 @@
 # frozen_string_literal: true
 
 module PhaseoAgentSdk
+  # A decision on a pending call, as in the product: `continue_run(approvals: [ToolDecision.new(
+  # tool_call_id: "c1")], rejections: [ToolDecision.new(tool_call_id: "c2", reason: "no")])`
+  # (a plain id or `{tool_call_id:, reason:}` works too).
+  ToolDecision = Struct.new(:tool_call_id, :reason, keyword_init: true)
+
+  # An output supplied for a manual call: `continue_run(tool_outputs: [ToolOutput.new(
+  # tool_call_id: "c1", output: {...})])` (or `{tool_call_id:, output:}`).
+  ToolOutput = Struct.new(:tool_call_id, :output, keyword_init: true)
+
   # A call the model requested (`id` is the idempotency key), as in the product.
   ToolCall = Struct.new(:id, :name, :input, keyword_init: true)
 
