@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "timeout"
+require "rbconfig"
 
 # Model clients written in Ruby (SPEC §8), in the product's Ruby shapes: `generate(request)`
 # gets a PhaseoAgentSdk::ModelRequest and may answer a ModelResponse; `stream(request)`
@@ -169,5 +170,35 @@ class ModelClientTest < Minitest::Test
     result = Sdk.create_agent(id: "a").stream(input: "hi", client: stuck, cancel: token).result
     assert_equal "cancelled", result.status
     assert_operator monotonic - started, :<, 3
+  end
+
+  # Ctrl-C stops a run whose model client blocks, in `generate` (on the thread that
+  # called `run`) and in `stream` (on a thread of its own).
+  def test_ctrl_c_stops_a_run_blocked_in_the_model_client
+    lib = File.expand_path("../lib", __dir__)
+    { "generate" => "run(input: 'go', client: ->(_r) { sleep 60 })",
+      "stream" => "stream(input: 'go', client: stuck).result" }.each do |kind, call|
+      script_text = <<~RUBY
+        require "phaseo_agent_sdk"
+        stuck = Object.new
+        stuck.define_singleton_method(:stream) { |_r, &b| b.call({ type: "text-delta", delta: "a" }); sleep 60 }
+        agent = PhaseoAgentSdk.create_agent(id: "c")
+        $stdout.puts "running"; $stdout.flush
+        begin
+          agent.#{call}
+        rescue Interrupt
+          $stdout.puts "interrupted"; exit 42
+        end
+      RUBY
+      IO.popen([RbConfig.ruby, "-I#{lib}", "-e", script_text], err: File::NULL) do |io|
+        assert_equal "running\n", io.gets
+        sleep 0.3
+        started = monotonic
+        Process.kill("INT", io.pid)
+        assert_equal "interrupted\n", io.gets, kind
+        assert_operator monotonic - started, :<, 5.0, kind
+      end
+      assert_equal 42, $?.exitstatus, kind
+    end
   end
 end
