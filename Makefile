@@ -107,21 +107,21 @@ handoff: python node kotlin go-lib ruby
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
-# both tracing to one OTLP receiver; the two run spans must be one trace, linked.
-trace-handoff: python node $(VENV)/.otel
+# and Python ↔ Ruby, tracing to one OTLP receiver; the two run spans must be one trace, linked.
+trace-handoff: python node ruby $(VENV)/.otel
 	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
-# the other way), and Python ↔ Kotlin, on one SQLite file and on PostgreSQL (a throwaway
-# server of its own).
-store-handoff: python node kotlin
+# the other way), Python ↔ Kotlin and Python ↔ Ruby, on one SQLite file and on PostgreSQL
+# (a throwaway server of its own).
+store-handoff: python node kotlin ruby
 	tests/store-handoff/run.sh
 
 # MCP across languages (issue 13): a run paused on an approval-gated MCP call by one
 # language is continued by another, which calls the server itself (every ordered pair of
 # LANGS in the script; see its header for the driver contract).
 .PHONY: mcp-handoff
-mcp-handoff: python node kotlin mcp-servers
+mcp-handoff: python node kotlin ruby mcp-servers
 	tests/mcp-handoff/run.sh
 
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
@@ -266,7 +266,7 @@ ruby-deps:
 ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
-ruby-tests: ruby tests/mcp/node_modules/.installed
+ruby-tests: ruby mcp-servers $(VENV)/.otel
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
 # The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
 # GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.

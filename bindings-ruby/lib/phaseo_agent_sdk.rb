@@ -12,12 +12,14 @@ require_relative "phaseo_agent_sdk/phaseo_agent_sdk"
 require_relative "phaseo_agent_sdk/errors"
 require_relative "phaseo_agent_sdk/internal"
 require_relative "phaseo_agent_sdk/tool"
+require_relative "phaseo_agent_sdk/model"
 require_relative "phaseo_agent_sdk/clients"
 require_relative "phaseo_agent_sdk/result"
 require_relative "phaseo_agent_sdk/store"
 require_relative "phaseo_agent_sdk/mcp"
 require_relative "phaseo_agent_sdk/stream"
 require_relative "phaseo_agent_sdk/agent"
+require_relative "phaseo_agent_sdk/tracing"
 
 # Module of the SDK (the product's names: `define_tool`, `create_agent`, `Tool`, ...).
 module PhaseoAgentSdk

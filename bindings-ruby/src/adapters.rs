@@ -121,44 +121,60 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// The second argument a Ruby thread's callable gets, built on the Ruby thread.
+pub type SecondArg = Box<dyn FnOnce(&Ruby) -> Result<RValue, Error> + Send>;
+
+/// Calls `id` with `(first, second)` on a Ruby thread of its own (`Internal.start_tool`)
+/// and waits for its answer; when the core abandons the call before it answered, the
+/// thread is stopped (`Internal.cancel_tool`).
+pub async fn on_thread(
+    id: HostFn,
+    first: Value,
+    second: SecondArg,
+    lost: &'static str,
+) -> Result<Value, ToolError> {
+    let (tx, rx) = oneshot::channel();
+    let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+    let mut guard = StopOnDrop {
+        key,
+        answered: false,
+    };
+    post(Box::new(move |ruby| {
+        let completion = crate::runtime::Completion::new(tx);
+        let started = (|| {
+            let args = (
+                id.0,
+                to_ruby(ruby, &first),
+                second(ruby)?,
+                magnus::IntoValue::into_value_with(completion.clone(), ruby),
+                key,
+            );
+            let _: RValue = internal(ruby)?.funcall("start_tool", args)?;
+            Ok::<_, Error>(())
+        })();
+        if let Err(e) = started {
+            crate::host::defer_if_interrupt(ruby, &e);
+            completion.finish(Err(ToolError::new(error_message(ruby, &e))));
+        }
+    }));
+    let outcome = rx.await.unwrap_or_else(|_| Err(ToolError::new(lost)));
+    guard.answered = true;
+    outcome
+}
+
 /// A tool executor `->(input, runtime)`, run on a Ruby thread of its own.
 pub struct RbExecutor(pub HostFn);
 
 #[async_trait]
 impl ToolExecutor for RbExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
-        let (tx, rx) = oneshot::channel();
-        let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
-        let mut guard = StopOnDrop {
-            key,
-            answered: false,
-        };
-        let id = self.0 .0;
-        post(Box::new(move |ruby| {
-            let completion = crate::runtime::Completion::new(tx);
-            let started = (|| {
-                let args = (
-                    id,
-                    to_ruby(ruby, &input),
-                    RbToolRuntime::wrap(ruby, runtime)?,
-                    magnus::IntoValue::into_value_with(completion.clone(), ruby),
-                    key,
-                );
-                let _: RValue = internal(ruby)?.funcall("start_tool", args)?;
-                Ok::<_, Error>(())
-            })();
-            if let Err(e) = started {
-                crate::host::defer_if_interrupt(ruby, &e);
-                completion.finish(Err(ToolError::new(error_message(ruby, &e))));
-            }
-        }));
-        let outcome = rx.await.unwrap_or_else(|_| {
-            Err(ToolError::new(
-                "the tool's Ruby thread ended without an answer",
-            ))
-        });
-        guard.answered = true;
-        outcome
+        on_thread(
+            self.0,
+            input,
+            Box::new(move |ruby| RbToolRuntime::wrap(ruby, runtime)),
+            "the tool's Ruby thread ended without an answer",
+        )
+        .await
     }
 }
 
@@ -189,14 +205,24 @@ impl ApprovalPredicate for RbApproval {
     }
 }
 
-/// The agent's `require_approval: ->(tool_call, runtime)`.
+/// The agent's (or an MCP server's) `require_approval: ->(tool_call, runtime)`; the call
+/// is a `PhaseoAgentSdk::ToolCall`, as in the product.
 pub struct RbAgentApproval(pub HostFn);
 
 #[async_trait]
 impl ApprovalPredicate for RbAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
-        Ok(truthy(&self.0.call_with_runtime(call, rt).await?))
+        let rt = rt.clone();
+        let answer = self
+            .0
+            .call(Box::new(move |ruby, array| {
+                let call: RValue = internal(ruby)?.funcall("tool_call", (to_ruby(ruby, &call),))?;
+                array.push(call)?;
+                array.push(RbToolRuntime::wrap(ruby, rt)?)
+            }))
+            .await?;
+        Ok(truthy(&answer))
     }
 }
 
@@ -268,26 +294,6 @@ pub struct RbTurn(pub HostFn);
 impl phaseo_agent::TurnResolver for RbTurn {
     async fn resolve(&self, turn: &phaseo_agent::TurnContext<'_>) -> Result<Value, ToolError> {
         self.0.call_values(vec![turn.to_value()]).await
-    }
-}
-
-/// A model client written in Ruby: an object with `generate(request)` answering a response
-/// Hash (`text`, `toolCalls`, `usage`, `finishReason`, as the scripted client's entries).
-pub struct RbModel(pub HostFn);
-
-#[async_trait]
-impl phaseo_agent::ModelClient for RbModel {
-    async fn generate(
-        &self,
-        request: &phaseo_agent::ModelRequest<'_>,
-        _cancel: &phaseo_agent::CancellationToken,
-    ) -> Result<phaseo_agent::ModelResponse, phaseo_agent::ModelError> {
-        let v = self
-            .0
-            .call_values(vec![request.to_value()])
-            .await
-            .map_err(|e| phaseo_agent::ModelError::new(e.message))?;
-        phaseo_agent::ModelResponse::from_script_entry(&v).map_err(phaseo_agent::ModelError::new)?
     }
 }
 

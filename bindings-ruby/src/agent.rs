@@ -98,12 +98,19 @@ fn client(spec: &Value) -> Result<Client, AgentError> {
                 scripted: Some(c),
             })
         }
-        Value::Object(o) if o.get("generate").and_then(Value::as_u64).is_some() => Ok(Client {
-            client: Arc::new(crate::adapters::RbModel(HostFn(
-                o["generate"].as_u64().unwrap_or(0),
-            ))),
-            scripted: None,
-        }),
+        Value::Object(o)
+            if o.get("generate").and_then(Value::as_u64).is_some()
+                || o.get("stream").and_then(Value::as_u64).is_some() =>
+        {
+            let id = |k: &str| o.get(k).and_then(Value::as_u64).map(HostFn);
+            Ok(Client {
+                client: Arc::new(crate::model::RbModel {
+                    generate: id("generate"),
+                    stream: id("stream"),
+                }),
+                scripted: None,
+            })
+        }
         _ => Err(AgentError::definition_invalid(
             "client must be a ScriptedClient, a TestClient or an object with generate(request)"
                 .to_string(),

@@ -7,9 +7,11 @@ mod adapters;
 mod agent;
 mod convert;
 mod host;
+mod model;
 mod runtime;
 mod spec;
 mod store;
+mod tracing;
 
 use magnus::{Error, Ruby};
 
@@ -28,6 +30,8 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     runtime::init(ruby, module)?;
     agent::init(ruby, module)?;
     store::init(ruby, module)?;
+    model::init(ruby, module)?;
+    tracing::init(ruby, module)?;
     native_wake(ruby, module)?;
     Ok(())
 }

@@ -103,9 +103,33 @@ pub struct AgentSpec {
     pub tool_choice: Option<DynamicSpec>,
     pub parallel_tool_calls: Option<bool>,
     pub active_tools: Option<DynamicSpec>,
+    /// The run-store lease (SPEC §10): `{duration_ms:, renew_every_ms:}`.
+    pub lease: Option<LeaseSpec>,
     /// MCP servers (SPEC §11).
     #[serde(default)]
     pub mcp_servers: Vec<McpServerSpec>,
+}
+
+/// How long a worker's claim on a stored run lasts, and how often it is renewed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseSpec {
+    pub duration_ms: Option<f64>,
+    pub renew_every_ms: Option<f64>,
+}
+
+fn lease(spec: LeaseSpec) -> Result<phaseo_agent::store::LeaseConfig, AgentError> {
+    let duration = spec.duration_ms.unwrap_or(30_000.0);
+    let renew_every = spec.renew_every_ms.unwrap_or(10_000.0);
+    if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration) {
+        return Err(definition_error(format!(
+            "Invalid agent definition: lease needs 0 < renew_every_ms < duration_ms (got duration_ms={duration}, renew_every_ms={renew_every})"
+        )));
+    }
+    Ok(phaseo_agent::store::LeaseConfig::new(
+        Duration::from_secs_f64(duration / 1000.0),
+        Duration::from_secs_f64(renew_every / 1000.0),
+    ))
 }
 
 /// An MCP server as `mcp_stdio_server` / `mcp_http_server` write it.
@@ -497,6 +521,9 @@ pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
     }
     if let Some(v) = dynamic(spec.active_tools) {
         def = def.active_tools(v);
+    }
+    if let Some(l) = spec.lease {
+        def = def.lease(lease(l)?);
     }
     for server in spec.mcp_servers {
         def = def.mcp_server(mcp_server(server)?);

@@ -29,6 +29,27 @@ class PauseContinueTest < Minitest::Test
     assert_includes tool_messages(done).last["content"], "not today"
   end
 
+  def test_the_products_decision_and_output_structs
+    agent, client, ran = agent_and_client
+    paused = agent.run(input: "deploy", client: client)
+    done = agent.continue_run(state: paused, client: client,
+                              approvals: [PhaseoAgentSdk::ToolDecision.new(tool_call_id: "c1")],
+                              rejections: [PhaseoAgentSdk::ToolDecision.new(tool_call_id: "c2", reason: "frozen")])
+    assert_equal "completed", done.status
+    assert_equal ["c1"], ran
+    assert_includes tool_messages(done).last["content"], "frozen"
+    assert_equal 2, done.steps.size
+    assert_equal "Deployed.", done.output
+
+    manual = PhaseoAgentSdk.create_agent(id: "m", tools: [tool("ask")])
+    waiting = manual.run(input: "go", client: script({ tool_calls: [call("q", "ask", env: "x")] }, { text: "got it" }))
+    assert_equal "waiting_for_human", waiting.status
+    answered = manual.continue_run(state: waiting, client: script({ text: "got it" }),
+                                   tool_outputs: [PhaseoAgentSdk::ToolOutput.new(tool_call_id: "q", output: { "answer" => 42 })])
+    assert_equal "completed", answered.status
+    assert_equal({ "answer" => 42 }, JSON.parse(tool_messages(answered).last["content"]))
+  end
+
   def test_refused_continue_loses_nothing
     agent, client, ran = agent_and_client
     paused = agent.run(input: "deploy", client: client)
@@ -58,6 +79,8 @@ class PauseContinueTest < Minitest::Test
     assert_equal "run.completed", types.last
     assert_includes types, "tool.preliminary_result"
     assert_equal "hello there", streamed.text_stream.to_a.join
+    thinking = agent.stream(input: "go", client: script({ text: "a", reasoning: "because" }))
+    assert_equal "because", thinking.reasoning_stream.to_a.join
     assert_equal types, streamed.map { |e| e["type"] }, "the stream is replayable"
     assert_equal "hello there", streamed.result.output
 

@@ -25,7 +25,7 @@ class ToolsTest < Minitest::Test
     assert_equal "ops", seen[:agent_id]
     assert_equal result.run_id, seen[:run_id]
     assert_equal 0, seen[:step]
-    assert_equal({ "id" => "c1", "name" => "deploy", "input" => { "env" => "prod" } }, seen[:call])
+    assert_equal PhaseoAgentSdk::ToolCall.new(id: "c1", name: "deploy", input: { "env" => "prod" }), seen[:call]
     assert_equal({ "user" => "ana" }, seen[:context])
     refute seen[:cancelled]
     progress = events.find { |e| e["type"] == "tool.preliminary_result" }
@@ -72,10 +72,10 @@ class ToolsTest < Minitest::Test
 
     asked = []
     agent = PhaseoAgentSdk.create_agent(id: "ops", tools: [tool("deploy", execute: ->(i, _r) { i })],
-                                        require_approval: ->(tool_call, runtime) { asked << [tool_call["name"], runtime.tool_call["id"]]; true })
+                                        require_approval: ->(tool_call, runtime) { asked << [tool_call.name, tool_call.input, runtime.tool_call["id"]]; true })
     paused = agent.run(input: "go", client: script({ tool_calls: [call("x", "deploy", env: "dev")] }))
     assert_equal "waiting_for_human", paused.status
-    assert_equal [["deploy", "x"]], asked
+    assert_equal [["deploy", { "env" => "dev" }, "x"]], asked
   end
 
   def test_hooks_on_tool_called_on_response_received_next_turn_params
@@ -111,6 +111,37 @@ class ToolsTest < Minitest::Test
     assert_includes msgs[0]["content"], "plain failure"
     assert_includes msgs[1]["content"], "not a StandardError"
     assert_includes msgs[5]["content"], "nowhere"
+  end
+
+  # Not only executors: validators, hooks, predicates, stop conditions, model clients and
+  # listeners may raise anything; the run gets an error (or ignores a listener's) and the
+  # process goes on.
+  def test_exceptions_of_any_class_in_any_callable_never_crash
+    raisers = [-> { raise Boom, "boom" }, -> { raise NoMemoryError, "fake" }, -> { throw :nowhere }, -> { raise "plain" }]
+    raisers.each do |raiser|
+      places = {
+        validator: -> { tool("v", input_schema: ->(_v) { raiser.call }, execute: ->(i, _r) { i }) },
+        hook: -> { tool("v", on_tool_called: ->(_i, _r) { raiser.call }) },
+        predicate: -> { tool("v", execute: ->(i, _r) { i }, require_approval: ->(_i, _r) { raiser.call }) }
+      }
+      places.each do |place, build|
+        agent = PhaseoAgentSdk.create_agent(id: "x", tools: [build.call])
+        error = assert_raises(PhaseoAgentSdk::AgentError, place.to_s) do
+          agent.run(input: "go", client: script({ tool_calls: [call("c", "v", env: "x")] }, { text: "ok" }))
+        end
+        assert error.result, "#{place}: the failed state comes with the error"
+      end
+      stop = PhaseoAgentSdk.create_agent(id: "x", stop_when: [->(_s) { raiser.call }])
+      assert_raises(PhaseoAgentSdk::AgentError) { stop.run(input: "go", client: script({ text: "ok" })) }
+      model = PhaseoAgentSdk.create_agent(id: "x")
+      assert_raises(PhaseoAgentSdk::ModelError) { model.run(input: "go", client: ->(_r) { raiser.call }) }
+      streaming = Object.new
+      streaming.define_singleton_method(:stream) { |_r| raiser.call }
+      assert_raises(PhaseoAgentSdk::ModelError) { model.stream(input: "go", client: streaming).result }
+      listened = PhaseoAgentSdk.create_agent(id: "x").run(input: "go", client: script({ text: "ok" }),
+                                                          on_event: ->(_e) { raiser.call })
+      assert_equal "ok", listened.output
+    end
   end
 
   def test_a_result_that_is_not_json_is_an_invalid_output

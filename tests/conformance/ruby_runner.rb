@@ -299,19 +299,24 @@ def build_agent(c, obs)
   end
 end
 
+# A request as the product's Ruby client sees it (a PhaseoAgentSdk::ModelRequest with
+# snake_case members), summarised in the case format's camelCase.
 def request_summary(request)
-  messages = request["messages"] || []
-  tail = messages.reverse.take_while { |m| m["role"] == "tool" }.reverse
-  users = messages.select { |m| m["role"] == "user" }
-  tools = request["tools"] || []
-  choice = request["toolChoice"]
+  raise CaseError, "a host client got #{request.class}, not a PhaseoAgentSdk::ModelRequest" unless request.is_a?(PhaseoAgentSdk::ModelRequest)
+
+  messages = request.messages
+  tail = messages.reverse.take_while { |m| m.role == "tool" }.reverse
+  users = messages.select { |m| m.role == "user" }
+  tools = request.tools
+  choice = request.tool_choice
+  choice = { "toolId" => choice["tool_id"] } if choice.is_a?(Hash)
   {
-    "toolMessages" => tail.map { |m| { "toolCallId" => m["toolCallId"], "content" => m["content"], "isError" => m["isError"] == true } },
-    "tools" => tools.map { |t| t["id"] }, "context" => request["context"], "temperature" => request["temperature"],
-    "model" => request["model"], "instructions" => request["instructions"],
-    "lastUserMessage" => users.empty? ? nil : users.last["content"], "maxOutputTokens" => request["maxOutputTokens"],
-    "topP" => request["topP"], "toolChoice" => choice, "parallelToolCalls" => request["parallelToolCalls"],
-    "toolSpecs" => tools.map { |t| { "id" => t["id"], "strict" => t["strict"] || false, "inputExamples" => t["inputExamples"] } }
+    "toolMessages" => tail.map { |m| { "toolCallId" => m.tool_call_id, "content" => m.content, "isError" => m.is_error == true } },
+    "tools" => tools.map(&:id), "context" => request.context, "temperature" => request.temperature,
+    "model" => request.model, "instructions" => request.instructions,
+    "lastUserMessage" => users.empty? ? nil : users.last.content, "maxOutputTokens" => request.max_output_tokens,
+    "topP" => request.top_p, "toolChoice" => choice, "parallelToolCalls" => request.parallel_tool_calls,
+    "toolSpecs" => tools.map { |t| { "id" => t.id, "strict" => t.strict || false, "inputExamples" => t.input_examples } }
   }
 end
 

@@ -25,14 +25,15 @@
 # server whose parent is the continuing process (its marker file `deleted-report.txt`
 # holds one line per call: the pid of the process that started that server).
 #
-#   tests/mcp-handoff/run.sh        (needs `make python node mcp-servers`)
+#   tests/mcp-handoff/run.sh        (needs `make python node kotlin ruby mcp-servers`)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-LANGS="${LANGS:-python node kotlin}"
+LANGS="${LANGS:-python node kotlin ruby}"
 export PHASEO_PYTHON="${PHASEO_PYTHON:-$root/.venvs/py/bin/python}"
 python_driver=("$PHASEO_PYTHON" "$root/tests/mcp-handoff/driver.py")
 node_driver=(node "$root/tests/mcp-handoff/driver.mjs")
 kotlin_driver=("$root/tests/mcp-handoff/kotlin_driver.sh")
+ruby_driver=(ruby "$root/tests/mcp-handoff/driver.rb")
 
 if [ ! -e "$root/.venvs/py/.mcp" ]; then
   echo "FAIL the Python \`mcp\` package is not installed (.venvs/py): run \`make mcp-servers\`"

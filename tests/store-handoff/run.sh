@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Cross-language durable runs (SPEC §10, issue 12): a run paused by one language is
 # continued by run id by another, through the same store — a SQLite file and PostgreSQL —
-# in both directions (Python ↔ Node, Python ↔ Kotlin). The workers are the bindings' own
+# in both directions (Python ↔ Node, Python ↔ Kotlin, Python ↔ Ruby). The workers are the bindings' own
 # store-test workers (same agent, same tool); each continue must complete the run with the
 # tool executed exactly once, and a second continue from the first language must be
 # refused with the SPEC §10 message.
 #
-#   tests/store-handoff/run.sh     (needs `make python node kotlin`; starts its own PostgreSQL
+#   tests/store-handoff/run.sh     (needs `make python node kotlin ruby`; starts its own PostgreSQL
 #                                   unless PHASEO_TEST_POSTGRES_URL is set)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -17,13 +17,16 @@ py="${PHASEO_PYTHON:-$root/.venvs/py/bin/python}"
 py_worker=("$py" "$root/bindings-python/tests/store_worker.py")
 node_worker=(node "$root/bindings-node/test-fixtures/store-worker.mjs")
 kotlin_worker=("$root/tests/store-handoff/kotlin_worker.sh")
+ruby_worker=(ruby "$root/bindings-ruby/test/store_worker.rb")
 work="$(mktemp -d /tmp/phaseo-store-handoff-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
 field() { "$py" -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get(sys.argv[1]))' "$1"; }
 
 failures=0
+checks=0
 check() { # from to store
+  checks=$((checks + 1))
   local from="$1" to="$2" store="$3" log="$work/exec-$RANDOM.log"
   : >"$log"
   export PHASEO_EXEC_LOG="$log"
@@ -51,6 +54,8 @@ for store in "sqlite:$work/runs.db" "$PHASEO_TEST_POSTGRES_URL"; do
   check node py "$store"
   check py kotlin "$store"
   check kotlin py "$store"
+  check py ruby "$store"
+  check ruby py "$store"
 done
-echo "store-handoff: $((8 - failures)) passed, $failures failed"
+echo "store-handoff: $((checks - failures)) passed, $failures failed"
 [ "$failures" = 0 ]

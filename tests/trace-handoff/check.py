@@ -2,7 +2,8 @@
 both exporting to one OTLP receiver; the two run spans must be in one trace, the continue's
 span a child of the paused one and linked to it, each exported by its own language.
 
-    check.py <python> <node>   runs Python → Node and Node → Python
+    check.py <python> <node> [<ruby>]   runs Python → Node and Node → Python (and, with
+                                        a Ruby, Python → Ruby and Ruby → Python)
 """
 
 import os
@@ -18,10 +19,14 @@ from receiver import Receiver  # noqa: E402
 
 python, node = sys.argv[1], sys.argv[2]
 sides = {"python": [python, str(here / "step.py")], "node": [node, str(here / "step.mjs")]}
+pairs = [("python", "node"), ("node", "python")]
+if len(sys.argv) > 3:
+    sides["ruby"] = [sys.argv[3], str(here / "step.rb")]
+    pairs += [("python", "ruby"), ("ruby", "python")]
 receiver = Receiver()
 env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url)
 failures = 0
-for first, second in (("python", "node"), ("node", "python")):
+for first, second in pairs:
     with tempfile.TemporaryDirectory() as tmp:
         state = os.path.join(tmp, "state.json")
         paused = subprocess.run(sides[first] + ["pause", state], env=env, check=True,

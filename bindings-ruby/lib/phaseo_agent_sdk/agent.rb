@@ -3,7 +3,7 @@
 module PhaseoAgentSdk
   AGENT_KEYS = %i[id instructions model tools max_steps tool_execution require_approval stop_when
                   model_retry output_schema human_review temperature max_output_tokens top_p state_secrets
-                  tool_choice parallel_tool_calls active_tools store mcp_servers].freeze
+                  tool_choice parallel_tool_calls active_tools store mcp_servers lease].freeze
   RUN_OVERRIDES = %i[model max_steps stop_when model_retry tool_execution temperature
                      max_output_tokens top_p tool_choice parallel_tool_calls active_tools].freeze
   private_constant :AGENT_KEYS, :RUN_OVERRIDES
@@ -129,12 +129,32 @@ module PhaseoAgentSdk
     def client_spec(client, run_ids)
       return nil if client.is_a?(HttpClient)
       return client.native_spec if client.respond_to?(:native_spec)
-      unless client.respond_to?(:generate)
-        raise ArgumentError, "client must be a ScriptedClient, a TestClient or an object with generate(request)"
+      host_client_spec(client, run_ids)
+    end
+
+    # A model client written in Ruby: an object with `generate(request)` and/or
+    # `stream(request) { |event| ... }`, or a callable `->(request) { response }`. It gets
+    # a `ModelRequest` and answers a `ModelResponse` or a Hash (see ModelBridge).
+    def host_client_spec(client, run_ids)
+      generate = client.respond_to?(:generate) ? client.method(:generate) : nil
+      generate ||= client if !client.respond_to?(:stream) && client.respond_to?(:call)
+      unless generate || client.respond_to?(:stream)
+        raise ArgumentError, "client must be a ScriptedClient, a TestClient, an HTTP client or an object with " \
+                             "generate(request) and/or stream(request)"
       end
 
-      generate = ->(request) { ScriptedClient.camel(Internal.stringify(client.generate(request))) }
-      { "generate" => (run_ids << Internal.register(generate)).last }
+      spec = {}
+      if generate
+        spec["generate"] = (run_ids << Internal.register(lambda do |request|
+          ModelBridge.response(generate.call(ModelBridge.request(request)))
+        end)).last
+      end
+      if client.respond_to?(:stream)
+        spec["stream"] = (run_ids << Internal.register(lambda do |request, sink|
+          ModelBridge.drain(client, ModelBridge.request(request), sink)
+        end)).last
+      end
+      spec
     end
 
     def fn(callable)
@@ -195,7 +215,8 @@ module PhaseoAgentSdk
         "human_review" => d[:human_review] && fn(d[:human_review]),
         "state_secrets" => d[:state_secrets], "tool_choice" => dynamic(d[:tool_choice]),
         "parallel_tool_calls" => d[:parallel_tool_calls], "active_tools" => dynamic(d[:active_tools]),
-        "mcp_servers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) }
+        "mcp_servers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) },
+        "lease" => Internal.stringify(d[:lease])
       }.compact
     end
 
@@ -231,7 +252,7 @@ module PhaseoAgentSdk
       Array(list).map do |d|
         case d
         when String, Symbol then { "tool_call_id" => d.to_s }
-        when Hash then Internal.stringify(d).slice("tool_call_id", "reason")
+        when Hash, ToolDecision then Internal.stringify(d.to_h).slice("tool_call_id", "reason")
         else raise ArgumentError, "a decision is a tool call id or {tool_call_id:, reason:}, got #{d.class}"
         end
       end

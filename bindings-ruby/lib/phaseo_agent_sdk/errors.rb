@@ -37,12 +37,14 @@ module PhaseoAgentSdk
   class MaxStepsError < AgentError; end
   # A run store failed (`store_failed`, `lease_lost`).
   class StoreError < AgentError; end
+  # An MCP server could not start, died or broke the protocol (`mcp_failed`).
+  class McpError < AgentError; end
 
   ERROR_CLASSES = {
     "definition_invalid" => DefinitionError, "state_invalid" => StateError,
     "continue_invalid" => ContinueError, "model_failed" => ModelError, "gateway" => ModelError,
     "cancelled" => CancelledError, "max_steps" => MaxStepsError,
-    "store_failed" => StoreError, "lease_lost" => StoreError
+    "store_failed" => StoreError, "lease_lost" => StoreError, "mcp_failed" => McpError
   }.freeze
   private_constant :ERROR_CLASSES
 

@@ -120,6 +120,11 @@ module PhaseoAgentSdk
         )
       end
 
+      # A call the core handed over (`{"id", "name", "input"}`) as a ToolCall.
+      def tool_call(hash)
+        ToolCall.new(id: hash["id"], name: hash["name"], input: hash["input"])
+      end
+
       # Deep-converts Symbol keys to String keys (values handed on to the core as they are).
       def stringify(value)
         case value
@@ -134,6 +139,13 @@ module PhaseoAgentSdk
   # What a tool sees of its run (the native class; `emit_progress` and `set_context` are
   # procs, as in the product: `runtime.emit_progress.call(stage: "fetch")`).
   class ToolRuntime
+    alias native_tool_call tool_call
+    private :native_tool_call
+
+    # The call being run, a `ToolCall` (`id` is the idempotency key): `runtime.tool_call.id`
+    # (or `runtime.tool_call["id"]`).
+    def tool_call = Internal.tool_call(native_tool_call)
+
     # A proc publishing a progress value (`tool.preliminary_result`).
     def emit_progress
       ->(value = nil, **fields) { native_emit_progress(fields.empty? ? value : fields) }

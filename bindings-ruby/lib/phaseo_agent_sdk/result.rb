@@ -53,6 +53,15 @@ module PhaseoAgentSdk
     # The run's error record, when it failed.
     def error = run["error"]
 
+    # One record per model step (the product's `steps`: tool calls, usage, finish reason).
+    def steps = state["steps"]
+
+    # Per step, the tool results (`[{"toolResults" => [...]}, ...]`).
+    def step_results = state["stepResults"]
+
+    # The run's output items (messages, reasoning, tool calls and results), in order.
+    def items = state["items"]
+
     def inspect = "#<PhaseoAgentSdk::RunResult status=#{status.inspect} run_id=#{run_id.inspect}>"
   end
 end

@@ -40,6 +40,11 @@ module PhaseoAgentSdk
       full_stream.lazy.select { |e| e["type"] == "response.output_text.delta" }.map { |e| e["delta"] }
     end
 
+    # The reasoning deltas, as they arrive.
+    def reasoning_stream
+      full_stream.lazy.select { |e| e["type"] == "response.reasoning.delta" }.map { |e| e["delta"] }
+    end
+
     # The items the run produced (tool calls, results, messages).
     def item_stream
       full_stream.lazy.select { |e| e.key?("item") }.map { |e| e["item"] }
