@@ -286,10 +286,26 @@ pub fn continue_options(
     })
 }
 
+/// The overrides left in `obj` (only override keys remain), each read on its own so that
+/// a wrong value is refused naming its key.
 fn take_overrides(
     host: &dyn HostCallbacks,
-    obj: serde_json::Map<String, Value>,
+    mut obj: serde_json::Map<String, Value>,
     what: &str,
 ) -> Result<RunOverrides, AgentError> {
-    build_overrides(host, read(Value::Object(obj), what)?)
+    let o = &mut obj;
+    let spec = OverridesSpec {
+        model: field(o, "model", what)?,
+        max_steps: field(o, "maxSteps", what)?,
+        stop_when: field(o, "stopWhen", what)?,
+        model_retry: field(o, "modelRetry", what)?,
+        tool_execution: field(o, "toolExecution", what)?,
+        temperature: field(o, "temperature", what)?,
+        max_output_tokens: field(o, "maxOutputTokens", what)?,
+        top_p: field(o, "topP", what)?,
+        tool_choice: field(o, "toolChoice", what)?,
+        parallel_tool_calls: field(o, "parallelToolCalls", what)?,
+        active_tools: field(o, "activeTools", what)?,
+    };
+    build_overrides(host, spec)
 }

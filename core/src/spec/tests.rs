@@ -333,6 +333,11 @@ fn bad_values_are_refused_naming_the_field() {
     assert_eq!(m, "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs=100, renewEveryMs=200)");
     let m = def(json!({"id": "a", "maxSteps": "many"}));
     assert!(m.starts_with("Invalid agent definition: "), "{m}");
+    let m = definition_error(run_options(&host, json!({"maxSteps": "many"})));
+    assert!(
+        m.starts_with("Invalid run options: maxSteps: invalid type"),
+        "{m}"
+    );
     let m = definition_error(run_options(&host, json!([1])));
     assert_eq!(m, "run options must be a JSON object");
     let m = definition_error(run_options(&host, json!({"toolChoice": 7})));
