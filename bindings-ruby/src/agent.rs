@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use magnus::{Error, Module, Object, RArray, Ruby, Value as RValue};
 use phaseo_agent::{
-    create_agent, Agent, AgentError, CancellationToken, ContinueOptions, Message, ModelClient,
-    RunOptions, RunResult, ScriptedClient, TestClient, Value,
+    create_agent, Agent, AgentError, CancellationToken, ModelClient, RunResult, ScriptedClient,
+    TestClient, Value,
 };
 use serde_json::json;
 
 use crate::adapters::{HostFn, RbListener};
 use crate::convert::{to_json, to_ruby};
 use crate::host::{serve_until, Slot};
-use crate::spec::{self, CallSpec};
+use crate::spec::{self, ruby_names, CallSpec, RbCallbacks};
 
 /// A defined agent.
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::Agent", free_immediately, size)]
@@ -119,9 +119,8 @@ impl NativeAgent {
     ) -> Result<Self, Error> {
         no_panic(ruby, || {
             let spec = to_json(ruby, spec, "agent definition")?;
-            let mut def = spec::parse(spec, "agent definition")
-                .and_then(spec::agent)
-                .map_err(|e| raise(ruby, e))?;
+            let mut def = phaseo_agent::spec::agent_definition(&RbCallbacks, spec)
+                .map_err(|e| raise(ruby, ruby_names(e)))?;
             if let Some(s) = store {
                 def = def.store(s.0.clone());
             }
@@ -150,20 +149,18 @@ impl NativeAgent {
             None => client(&spec.client).map_err(|e| raise(ruby, e))?,
         };
         let cancel = token.map(|t| t.0.child_token()).unwrap_or_default();
-        let overrides = spec::overrides(spec.overrides).map_err(|e| raise(ruby, e))?;
+        let options = spec.options;
+        let continued = |options| {
+            phaseo_agent::spec::continue_options(&RbCallbacks, options)
+                .map(|o| o.into_continue_options(client.client.clone()))
+                .map_err(|e| raise(ruby, ruby_names(e)))
+        };
         let agent = rb_self.0.clone();
         let slot = Slot::<Result<RunResult, AgentError>>::new();
         let future: futures::future::BoxFuture<'static, Result<RunResult, AgentError>> =
             match (spec.state, spec.run_id) {
                 (None, Some(run_id)) => {
-                    let mut options = ContinueOptions::new(client.client.clone())
-                        .overrides(overrides)
-                        .cancel(cancel.clone());
-                    options.approvals = spec::decisions(spec.approvals);
-                    options.rejections = spec::decisions(spec.rejections);
-                    options.tool_outputs = spec::outputs(spec.tool_outputs);
-                    options.human_input = spec.human_input;
-                    options.context = spec.context;
+                    let mut options = continued(options)?.cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }
@@ -174,20 +171,10 @@ impl NativeAgent {
                     }
                 }
                 (None, None) => {
-                    let mut options =
-                        RunOptions::new(spec.input.unwrap_or(Value::Null), client.client.clone())
-                            .context(spec.context.unwrap_or(Value::Null))
-                            .overrides(overrides)
-                            .cancel(cancel.clone());
-                    if let Some(m) = spec.messages.filter(|m| !m.is_null()) {
-                        let messages: Vec<Message> = serde_json::from_value(m).map_err(|e| {
-                            raise(
-                                ruby,
-                                AgentError::definition_invalid(format!("messages: {e}")),
-                            )
-                        })?;
-                        options = options.messages(messages);
-                    }
+                    let mut options = phaseo_agent::spec::run_options(&RbCallbacks, options)
+                        .map_err(|e| raise(ruby, ruby_names(e)))?
+                        .into_run_options(client.client.clone())
+                        .cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }
@@ -210,14 +197,7 @@ impl NativeAgent {
                             )))
                         })
                         .map_err(|e| raise(ruby, e))?;
-                    let mut options = ContinueOptions::new(client.client.clone())
-                        .overrides(overrides)
-                        .cancel(cancel.clone());
-                    options.approvals = spec::decisions(spec.approvals);
-                    options.rejections = spec::decisions(spec.rejections);
-                    options.tool_outputs = spec::outputs(spec.tool_outputs);
-                    options.human_input = spec.human_input;
-                    options.context = spec.context;
+                    let mut options = continued(options)?.cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }

@@ -120,6 +120,11 @@ module PhaseoAgentSdk
         )
       end
 
+      # `snake_case` → `camelCase` (a key of the core's definition format).
+      def camel(key)
+        key.to_s.gsub(/_([a-z0-9])/) { Regexp.last_match(1).upcase }
+      end
+
       # Deep-converts Symbol keys to String keys (values handed on to the core as they are).
       def stringify(value)
         case value
