@@ -9,7 +9,6 @@ use phaseo_agent::{
     create_agent, Agent, AgentError, CancellationToken, ModelClient, RunResult, ScriptedClient,
     TestClient, Value,
 };
-use serde_json::json;
 
 use crate::adapters::{HostFn, RbListener};
 use crate::convert::{to_json, to_ruby};
@@ -30,37 +29,18 @@ fn outcome(ruby: &Ruby, result: Result<RunResult, AgentError>, cursor: usize) ->
         }
         Err(e) => {
             let _ = a.push("error");
-            let _ = a.push(error_json(e));
+            let _ = a.push(e.to_json());
         }
     }
     let _ = a.push(cursor);
     a
 }
 
-/// A core error as JSON text: `{code, message, target, gateway, result}`.
-pub fn error_json(mut error: AgentError) -> String {
-    let result = error.take_result().map(|r| r.to_json());
-    let mut body = json!({
-        "code": error.code().as_str(),
-        "message": error.message(),
-        "target": error.target(),
-        "gateway": error.gateway_info(),
-    })
-    .to_string();
-    if let Some(state) = result {
-        body.pop();
-        body.push_str(",\"result\":");
-        body.push_str(&state);
-        body.push('}');
-    }
-    body
-}
-
 /// A core error raised in Ruby (the Ruby layer turns it into its AgentError subclass).
 pub fn raise(ruby: &Ruby, e: AgentError) -> Error {
     Error::new(
         ruby.exception_arg_error(),
-        format!("\u{1}phaseo:{}", error_json(e)),
+        format!("\u{1}phaseo:{}", e.to_json()),
     )
 }
 
@@ -303,7 +283,7 @@ impl NativeStream {
             }
             Err(e) => {
                 out.push("error")?;
-                out.push(error_json(e))?;
+                out.push(e.to_json())?;
             }
         }
         Ok(Some(out))
