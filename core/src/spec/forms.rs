@@ -68,7 +68,7 @@ impl ValueOrCallback {
 
 /// One item or a list of them.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "one value or a list of them")]
 pub(crate) enum OneOrMany<T> {
     Many(Vec<T>),
     One(T),

@@ -41,6 +41,8 @@ pub use options::{
 pub use stop::stop_conditions;
 pub use tool::tool;
 
+use serde_path_to_error::Segment;
+
 use crate::AgentError;
 
 /// A definition error (`definition_invalid`) with `message`.
@@ -48,11 +50,38 @@ pub(crate) fn invalid(message: impl Into<String>) -> AgentError {
     AgentError::definition_invalid(message)
 }
 
-/// Reads `value` as `T`; a mismatch is `definition_invalid`: `Invalid {what}: {serde's
-/// message}` (which names the field).
+/// Reads `value` as `T`; a mismatch is `definition_invalid`: `Invalid {what}: {path}:
+/// {serde's message}`, the path naming the field (`tools[0].timeoutMs`).
 pub(crate) fn read<T: serde::de::DeserializeOwned>(
     value: serde_json::Value,
     what: &str,
 ) -> Result<T, AgentError> {
-    serde_json::from_value(value).map_err(|e| invalid(format!("Invalid {what}: {e}")))
+    read_at(value, what, "")
+}
+
+/// As [`read`], for the value at key `at` of the object being read (`""`: the object).
+pub(crate) fn read_at<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    what: &str,
+    at: &str,
+) -> Result<T, AgentError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let inner = e.inner().to_string();
+        let mut segments: Vec<_> = e.path().iter().collect();
+        // serde names an unknown key itself: the path is where it stands.
+        if inner.starts_with("unknown field") {
+            segments.pop();
+        }
+        let mut path = at.to_owned();
+        for segment in segments {
+            match segment {
+                Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+                Segment::Map { key } if path.is_empty() => path.push_str(key),
+                Segment::Map { key } => path.push_str(&format!(".{key}")),
+                Segment::Enum { .. } | Segment::Unknown => {}
+            }
+        }
+        let path = if path.is_empty() { path } else { path + ": " };
+        invalid(format!("Invalid {what}: {path}{inner}"))
+    })
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::forms::count;
 use super::settings::{ModelRetrySpec, ToolExecutionSpec};
 use super::stop::{self, StopWhen};
-use super::{invalid, read, HostCallbacks};
+use super::{invalid, read, read_at, HostCallbacks};
 use crate::{
     AgentError, ContinueOptions, Message, ModelClient, RunOptions, RunOverrides, ToolDecision,
     ToolOutput, Value,
@@ -50,7 +50,10 @@ const OVERRIDE_KEYS: [&str; 11] = [
 
 /// A decision: a call id, or `{toolCallId, reason?}`.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a tool call id or {\"toolCallId\", \"reason\"?}"
+)]
 enum DecisionSpec {
     Id(String),
     Full {
@@ -162,9 +165,7 @@ fn field<T: serde::de::DeserializeOwned>(
 ) -> Result<Option<T>, AgentError> {
     match obj.remove(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_json::from_value(v)
-            .map(Some)
-            .map_err(|e| invalid(format!("Invalid {what}: {key}: {e}"))),
+        Some(v) => read_at(v, what, key).map(Some),
     }
 }
 

@@ -15,7 +15,10 @@ use crate::{
 /// `{"maxDuration": ms}`, `{"hasToolCall": "name"}`, `{"finishReasonIs": "r"}` or a
 /// callback.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a condition such as {\"stepCountIs\": 3} or {\"$callback\": id}"
+)]
 pub(crate) enum StopSpec {
     Callback(Callback),
     Builtin(serde_json::Map<String, Value>),

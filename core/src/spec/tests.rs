@@ -343,9 +343,19 @@ fn bad_values_are_refused_naming_the_field() {
     let m = definition_error(run_options(&host, json!({"toolChoice": 7})));
     assert!(m.contains("toolChoice"), "{m}");
     let m = definition_error(continue_options(&host, json!({"approvals": [5]})));
+    assert_eq!(
+        m,
+        "Invalid continue options: approvals[0]: a tool call id or {\"toolCallId\", \"reason\"?}"
+    );
+    let m = def(json!({"id": "a", "tools": [{"id": "t", "timeoutMs": "soon"}]}));
     assert!(
-        m.starts_with("Invalid continue options: approvals: "),
+        m.starts_with("Invalid agent definition: tools[0].timeoutMs: invalid type: string"),
         "{m}"
+    );
+    let m = def(json!({"id": "a", "tools": [{"id": "t", "requireApproval": "yes"}]}));
+    assert_eq!(
+        m,
+        "Invalid agent definition: tools[0].requireApproval: true, false or {\"$callback\": id}"
     );
 }
 

@@ -8,7 +8,7 @@ use crate::{AgentError, Approval, NextTurnParams, OnError, Tool, Value};
 
 /// `requireApproval` of a tool: `true`/`false` or a predicate.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "true, false or {\"$callback\": id}")]
 enum ApprovalSpec {
     Flag(bool),
     Callback(Callback),
