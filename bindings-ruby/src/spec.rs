@@ -6,11 +6,10 @@
 use std::sync::Arc;
 
 use phaseo_agent::mcp::{McpElicitationHandler, McpToolFilter};
-use phaseo_agent::spec::HostCallbacks;
+use phaseo_agent::spec::{respell_keys, snake_case, HostCallbacks};
 use phaseo_agent::{
-    AgentError, ApprovalPredicate, ErrorCode, HumanReview, NextTurnParamsProvider,
-    ResponseReceivedHook, StopCondition, ToolCalledHook, ToolExecutor, TurnResolver, Validator,
-    Value,
+    AgentError, ApprovalPredicate, HumanReview, NextTurnParamsProvider, ResponseReceivedHook,
+    StopCondition, ToolCalledHook, ToolExecutor, TurnResolver, Validator, Value,
 };
 use serde::Deserialize;
 
@@ -93,101 +92,17 @@ pub fn parse<T: for<'de> Deserialize<'de>>(v: Value, what: &str) -> Result<T, Ag
         .map_err(|e| AgentError::definition_invalid(format!("Invalid {what}: {e}")))
 }
 
-/// The format's camelCase keys whose Ruby keyword is not their plain snake_case.
-const RENAMED: [(&str, &str); 2] = [
-    ("toolTimeoutsMs", "tool_timeouts"),
-    ("bearer", "bearer_token"),
-];
-
-/// The format's camelCase keys, as a definition error may name them.
-const KEYS: [&str; 44] = [
-    "timeoutMs",
-    "requireApproval",
-    "onError",
-    "inputSchema",
-    "outputSchema",
-    "eventSchema",
-    "onToolCalled",
-    "onResponseReceived",
-    "nextTurnParams",
-    "inputExamples",
-    "toolConcurrency",
-    "maxOutputChars",
-    "maxRetries",
-    "backoffMs",
-    "durationMs",
-    "renewEveryMs",
-    "stepCountIs",
-    "maxTokensUsed",
-    "maxCost",
-    "maxDuration",
-    "hasToolCall",
-    "finishReasonIs",
-    "maxOutputTokens",
-    "topP",
-    "maxSteps",
-    "stopWhen",
-    "modelRetry",
-    "toolExecution",
-    "humanReview",
-    "stateSecret",
-    "stateSecrets",
-    "toolChoice",
-    "parallelToolCalls",
-    "activeTools",
-    "mcpServers",
-    "allowTools",
-    "denyTools",
-    "toolPrefix",
-    "cacheTtlMs",
-    "onElicitation",
-    "toolCallId",
-    "toolOutputs",
-    "humanInput",
-    "toolTimeoutsMs",
-];
-
-fn snake(word: &str) -> String {
-    if let Some((_, ruby)) = RENAMED.iter().find(|(key, _)| *key == word) {
-        return (*ruby).to_owned();
+/// The Ruby keyword of a key of the format (`stopWhen` → `stop_when`).
+fn ruby_keyword(key: &str) -> String {
+    match key {
+        "toolTimeoutsMs" => "tool_timeouts".to_owned(),
+        "bearer" => "bearer_token".to_owned(),
+        key => snake_case(key),
     }
-    let mut out = String::with_capacity(word.len() + 4);
-    for c in word.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// A definition error of the core's reader with the format's key names spelled as the Ruby
 /// keywords the user wrote (`stopWhen stepCountIs` → `stop_when step_count_is`).
 pub fn ruby_names(e: AgentError) -> AgentError {
-    if e.code() != ErrorCode::DefinitionInvalid {
-        return e;
-    }
-    let message = e.message();
-    let mut out = String::with_capacity(message.len() + 8);
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        if KEYS.contains(&word.as_str()) || word == "bearer" {
-            out.push_str(&snake(word));
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
-    for c in message.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    AgentError::definition_invalid(out)
+    respell_keys(e, ruby_keyword)
 }

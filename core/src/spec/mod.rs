@@ -24,6 +24,7 @@ mod callbacks;
 mod forms;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod names;
 mod options;
 mod settings;
 mod stop;
@@ -35,6 +36,7 @@ pub use agent::agent_definition;
 pub use callbacks::HostCallbacks;
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_server;
+pub use names::{respell_keys, snake_case, KEYS};
 pub use options::{
     continue_options, decisions, overrides, run_options, tool_outputs, ContinueSpec, RunSpec,
 };

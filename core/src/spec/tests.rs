@@ -432,3 +432,28 @@ fn mcp_servers_are_read_and_checked() {
     .unwrap();
     assert_eq!(def.mcp_servers.len(), 1);
 }
+
+#[test]
+fn definition_errors_can_be_respelled_in_a_bindings_names() {
+    let host = Recorder::default();
+    let e = stop_conditions(&host, json!({"stepCountIs": -1}))
+        .err()
+        .unwrap();
+    let e = respell_keys(e, snake_case);
+    assert_eq!(
+        e.message(),
+        "stop_when step_count_is: a non-negative number is required"
+    );
+    let e = agent_definition(
+        &host,
+        json!({"id": "a", "tools": [{"id": "maxSteps", "timeoutMs": "x"}]}),
+    )
+    .err()
+    .unwrap();
+    assert!(respell_keys(e, snake_case)
+        .message()
+        .starts_with("Invalid agent definition: tools[0].timeout_ms: invalid type"),);
+    let other = AgentError::state_invalid("maxSteps");
+    assert_eq!(respell_keys(other, snake_case).message(), "maxSteps");
+    assert_eq!(snake_case("toolCallId"), "tool_call_id");
+}
