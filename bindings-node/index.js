@@ -594,30 +594,36 @@ function describe(validator) {
   return undefined;
 }
 
-/** A validator spec for the core: a JSON Schema, or a registered function. */
-function validatorSpec(validator) {
+/** `{$callback: id}`: a registered function in the core's definition format. */
+const callback = (id) => ({ $callback: id });
+
+/** A registered validator function, described by `schema` when `describes` and known. */
+function hostValidator(fn, schema, describes) {
+  const spec = callback(register(fn));
+  if (describes && schema !== undefined) spec.schema = schema;
+  return spec;
+}
+
+/** A validator in the core's definition format: a JSON Schema, or a registered function
+ * (`describes`: with the JSON Schema a schema library reports, which the core then shows
+ * the model). */
+function validatorSpec(validator, describes = true) {
   if (validator === undefined || validator === null) return undefined;
-  if (validator[SCHEMA]) return { schema: validator[SCHEMA] };
-  if (typeof validator === 'function') return { func: register((v) => validator(v)) };
+  if (validator[SCHEMA]) return validator[SCHEMA];
+  if (typeof validator === 'function') return callback(register((v) => validator(v)));
   if (typeof validator.safeParse === 'function') {
-    return {
-      func: register((value) => {
-        const outcome = validator.safeParse(value);
-        if (outcome.success) return outcome.data;
-        throw new Error(formatIssues(outcome.error));
-      }),
-      schema: describe(validator),
-    };
+    return hostValidator((value) => {
+      const outcome = validator.safeParse(value);
+      if (outcome.success) return outcome.data;
+      throw new Error(formatIssues(outcome.error));
+    }, describe(validator), describes);
   }
   if (typeof validator.parse === 'function') {
-    return {
-      func: register((value) => {
-        try { return validator.parse(value); } catch (error) { throw new Error(formatIssues(error)); }
-      }),
-      schema: describe(validator),
-    };
+    return hostValidator((value) => {
+      try { return validator.parse(value); } catch (error) { throw new Error(formatIssues(error)); }
+    }, describe(validator), describes);
   }
-  if (typeof validator === 'object') return { schema: storable(validator, 'schema') };
+  if (typeof validator === 'object') return storable(validator, 'schema');
   throw new TypeError('a validator must be a function, an object with parse()/safeParse(), or a JSON Schema');
 }
 
@@ -650,19 +656,18 @@ function defineTool(definition) {
     id: d.id,
     description: d.description ?? '',
     parameters: d.parameters === undefined || d.parameters === null ? undefined : storable(d.parameters, 'parameters'),
-    execute: typeof d.execute === 'function' ? register(d.execute.bind(d)) : undefined,
+    execute: typeof d.execute === 'function' ? callback(register(d.execute.bind(d))) : undefined,
     timeoutMs: d.timeoutMs ?? undefined,
-    requireApproval: typeof d.requireApproval === 'function' ? undefined : Boolean(d.requireApproval),
-    requireApprovalFn: typeof d.requireApproval === 'function' ? register(d.requireApproval, true) : undefined,
+    requireApproval: typeof d.requireApproval === 'function' ? callback(register(d.requireApproval, true)) : Boolean(d.requireApproval),
     onError: d.onError ?? undefined,
     inputSchema: validatorSpec(d.inputSchema),
-    outputSchema: validatorSpec(d.outputSchema),
-    eventSchema: validatorSpec(d.eventSchema),
-    onToolCalled: typeof d.onToolCalled === 'function' ? register(d.onToolCalled, true) : undefined,
-    onResponseReceived: typeof d.onResponseReceived === 'function' ? register(d.onResponseReceived, true) : undefined,
-    nextTurnParams: typeof d.nextTurnParams === 'function' || d.nextTurnParams === undefined || d.nextTurnParams === null
-      ? undefined : storable(nextTurnTools(d.nextTurnParams), 'nextTurnParams'),
-    nextTurnParamsFn: typeof d.nextTurnParams === 'function' ? register(nextTurnFn(d.nextTurnParams), true) : undefined,
+    outputSchema: validatorSpec(d.outputSchema, false),
+    eventSchema: validatorSpec(d.eventSchema, false),
+    onToolCalled: typeof d.onToolCalled === 'function' ? callback(register(d.onToolCalled, true)) : undefined,
+    onResponseReceived: typeof d.onResponseReceived === 'function' ? callback(register(d.onResponseReceived, true)) : undefined,
+    nextTurnParams: typeof d.nextTurnParams === 'function' ? callback(register(nextTurnFn(d.nextTurnParams), true))
+      : d.nextTurnParams === undefined || d.nextTurnParams === null
+        ? undefined : storable(nextTurnTools(d.nextTurnParams), 'nextTurnParams'),
     strict: checkedBoolean(d.strict, `Invalid definition of tool '${d.id}': strict`),
     inputExamples: checkedList(d.inputExamples, `Invalid definition of tool '${d.id}': inputExamples`),
   };
@@ -705,11 +710,14 @@ function stopSpecs(stopWhen, temporary) {
   if (stopWhen === undefined || stopWhen === null) return undefined;
   const list = Array.isArray(stopWhen) ? stopWhen : [stopWhen];
   return list.map((condition) => {
-    if (condition && condition[STOP]) return condition[STOP];
+    if (condition && condition[STOP]) {
+      const { kind, value } = condition[STOP];
+      return { [kind]: value ?? null };
+    }
     if (typeof condition === 'function') {
       const id = register(condition);
       if (temporary) temporary.push(id);
-      return { kind: 'custom', func: id };
+      return callback(id);
     }
     throw new TypeError('stopWhen entries must come from stepCountIs()/… or be functions');
   });
@@ -857,7 +865,7 @@ function clientSpec(client, temporary) {
  * results cross as every callable's do. */
 function dynamicSpec(value, what) {
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'function' ? { func: register(value) } : { value: storable(value, what) };
+  return typeof value === 'function' ? callback(register(value)) : storable(value, what);
 }
 
 function overridesSpec(o, temporary) {
@@ -962,7 +970,7 @@ function unquoteState(text) {
 
 function decisionSpecs(list) {
   if (!list) return undefined;
-  return list.map((d) => (typeof d === 'string' ? { toolCallId: d } : { toolCallId: d.toolCallId, reason: d.reason ?? undefined }));
+  return list.map((d) => (typeof d === 'string' ? d : { toolCallId: d.toolCallId, reason: d.reason ?? undefined }));
 }
 
 function prepare(options) {
@@ -1191,7 +1199,7 @@ function runSpec(options, p) {
     input: argumentJson(options.input ?? null, 'input'),
     context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
     messages: options.messages === undefined || options.messages === null ? undefined : argumentJson(options.messages, 'messages'),
-    overrides: p.overrides,
+    options: p.overrides,
     onEvent: p.onEvent,
     traceparent: tracing.currentTraceparent(),
   };
@@ -1297,14 +1305,16 @@ class Agent {
 
   _continueSpec(options, p) {
     return {
-      approvals: decisionSpecs(options.approvals ?? options.approveToolCalls),
-      rejections: decisionSpecs(options.rejections ?? options.rejectToolCalls),
       toolOutputs: options.toolOutputs
         ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: argumentJson(o.output ?? null, `toolOutputs: output of tool call ${o.toolCallId}`) }))
         : undefined,
-      humanInput: options.humanInput ?? undefined,
       context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
-      overrides: p.overrides,
+      options: {
+        ...p.overrides,
+        approvals: decisionSpecs(options.approvals ?? options.approveToolCalls),
+        rejections: decisionSpecs(options.rejections ?? options.rejectToolCalls),
+        humanInput: options.humanInput ?? undefined,
+      },
       onEvent: p.onEvent,
       traceparent: tracing.currentTraceparent(),
     };
@@ -1351,18 +1361,18 @@ function modelOf(o, where) {
  * `outputSchema` on what it returns. */
 function outputSpec(definition) {
   const { parseOutput, outputSchema } = definition;
-  if (parseOutput === undefined || parseOutput === null) return validatorSpec(outputSchema);
+  if (parseOutput === undefined || parseOutput === null) return validatorSpec(outputSchema, false);
   if (typeof parseOutput !== 'function') throw definitionError('parseOutput must be a function (text) => output');
-  const schema = validatorSpec(outputSchema);
-  const check = schema === undefined ? null : schema.func !== undefined ? callables.get(schema.func).fn
-    : jsonSchemaValidator(schema.schema).parse;
+  const schema = validatorSpec(outputSchema, false);
+  const check = schema === undefined ? null : schema.$callback !== undefined ? callables.get(schema.$callback).fn
+    : jsonSchemaValidator(schema).parse;
   const parse = (text) => {
     if (typeof text !== 'string') throw new Error('parseOutput takes the final text');
     const parsed = parseOutput(text);
     if (check === null) return parsed;
     return thenOf(parsed) === undefined ? check(parsed) : Promise.resolve(parsed).then(check);
   };
-  return { func: register(parse) };
+  return callback(register(parse));
 }
 
 /** `stateSecret`: a string, or a list for rotation (the first signs, any verifies). */
@@ -1394,8 +1404,8 @@ function createAgent(definition) {
     modelRetry: definition.modelRetry ?? undefined,
     toolExecution: definition.toolExecution ?? undefined,
     outputSchema: outputSpec(definition),
-    requireApproval: typeof definition.requireApproval === 'function' ? register(definition.requireApproval, true) : undefined,
-    humanReview: typeof definition.humanReview === 'function' ? register(definition.humanReview) : undefined,
+    requireApproval: typeof definition.requireApproval === 'function' ? callback(register(definition.requireApproval, true)) : undefined,
+    humanReview: typeof definition.humanReview === 'function' ? callback(register(definition.humanReview)) : undefined,
     stateSecrets: stateSecrets(definition.stateSecret),
     toolChoice: dynamicSpec(definition.toolChoice, 'Invalid agent definition: toolChoice'),
     parallelToolCalls: checkedBoolean(definition.parallelToolCalls, 'Invalid agent definition: parallelToolCalls'),
@@ -1476,13 +1486,13 @@ function createMcpServer(transport, options = {}) {
     spec.headers = stringRecord(name, 'headers', transport.headers);
     if (transport.bearerToken !== undefined && transport.bearerToken !== null) {
       if (typeof transport.bearerToken !== 'string') throw mcpError(name, 'bearerToken must be a string');
-      spec.bearerToken = transport.bearerToken;
+      spec.bearer = transport.bearerToken;
     }
   }
   spec.allowTools = stringList(name, 'allowTools', options.allowTools);
   spec.denyTools = stringList(name, 'denyTools', options.denyTools);
   const filter = optionalFunction(name, 'filter', options.filter);
-  if (filter) spec.filter = register(filter);
+  if (filter) spec.filter = callback(register(filter));
   if (options.toolPrefix !== undefined && options.toolPrefix !== null) {
     if (typeof options.toolPrefix !== 'string') throw mcpError(name, 'toolPrefix must be a string');
     spec.toolPrefix = options.toolPrefix;
@@ -1492,7 +1502,7 @@ function createMcpServer(transport, options = {}) {
     || approval === 'destructive')) {
     throw mcpError(name, `requireApproval must be true, false, a predicate or "destructive", got ${JSON.stringify(approval)}`);
   }
-  if (typeof approval === 'function') spec.requireApprovalFn = register(approval, true);
+  if (typeof approval === 'function') spec.requireApproval = callback(register(approval, true));
   else if (approval !== undefined && approval !== null) spec.requireApproval = approval;
   for (const key of ['timeoutMs', 'cacheTtlMs']) {
     const v = options[key];
@@ -1506,7 +1516,7 @@ function createMcpServer(transport, options = {}) {
     if (typeof t !== 'object' || Array.isArray(t) || !Object.values(t).every((v) => typeof v === 'number')) {
       throw mcpError(name, 'toolTimeouts must be an object {toolName: milliseconds}');
     }
-    spec.toolTimeouts = { ...t };
+    spec.toolTimeoutsMs = { ...t };
   }
   if (options.onError !== undefined && options.onError !== null) spec.onError = String(options.onError);
   if (options.optional !== undefined && options.optional !== null) {
@@ -1514,7 +1524,7 @@ function createMcpServer(transport, options = {}) {
     spec.optional = options.optional;
   }
   const elicit = optionalFunction(name, 'onElicitation', options.onElicitation);
-  if (elicit) spec.onElicitation = register(elicit);
+  if (elicit) spec.onElicitation = callback(register(elicit));
   const server = { name, transport: stdio ? 'stdio' : 'http' };
   Object.defineProperty(server, MCP, { value: spec });
   return Object.freeze(server);

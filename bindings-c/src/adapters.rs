@@ -46,16 +46,6 @@ impl Validator for HostValidator {
     }
 }
 
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
-    }
-}
-
 /// Tool-level approval predicate `(input, runtime)`.
 pub struct HostApproval(pub HostFn);
 
@@ -63,7 +53,9 @@ pub struct HostApproval(pub HostFn);
 impl ApprovalPredicate for HostApproval {
     async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let args = with_runtime(input.clone(), rt);
-        Ok(truthy(&self.0.call(Kind::Approve, &args, Some(rt)).await?))
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call(Kind::Approve, &args, Some(rt)).await?,
+        ))
     }
 }
 
@@ -75,7 +67,9 @@ impl ApprovalPredicate for HostAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
         let args = with_runtime(call, rt);
-        Ok(truthy(&self.0.call(Kind::Approve, &args, Some(rt)).await?))
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call(Kind::Approve, &args, Some(rt)).await?,
+        ))
     }
 }
 

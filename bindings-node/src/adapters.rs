@@ -43,7 +43,9 @@ pub struct JsApproval(pub HostFn);
 #[async_trait]
 impl ApprovalPredicate for JsApproval {
     async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
-        Ok(truthy(&self.0.call_with_runtime(input.clone(), rt).await?))
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call_with_runtime(input.clone(), rt).await?,
+        ))
     }
 }
 
@@ -54,17 +56,9 @@ pub struct JsAgentApproval(pub HostFn);
 impl ApprovalPredicate for JsAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
-        Ok(truthy(&self.0.call_with_runtime(call, rt).await?))
-    }
-}
-
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call_with_runtime(call, rt).await?,
+        ))
     }
 }
 
@@ -226,7 +220,9 @@ impl phaseo_agent::mcp::McpToolFilter for JsMcpFilter {
             "description": tool.description,
             "annotations": tool.annotations,
         });
-        Ok(truthy(&self.0.call(vec![info]).await?))
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call(vec![info]).await?,
+        ))
     }
 }
 

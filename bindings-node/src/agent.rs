@@ -7,22 +7,21 @@ use napi_derive::napi;
 use phaseo_agent::json::to_canonical_string;
 use phaseo_agent::{
     create_agent, Agent, AgentError, AgentStream, CancellationToken, ContinueOptions, EventCursor,
-    JsonSchema, Message, ModelClient, RunOptions, RunResult, ScriptedClient, StreamItem,
-    TestClient, Value,
+    JsonSchema, ModelClient, RunOptions, RunResult, ScriptedClient, StreamItem, TestClient, Value,
 };
 use tokio::sync::Mutex;
 
 use crate::adapters::{JsListener, JsModel};
 use crate::errors::{no_panic, to_napi};
 use crate::host::HostFn;
-use crate::spec::{self, AgentSpec, DecisionSpec, OutputSpec, OverridesSpec, ToolSpec};
+use crate::spec::JsCallbacks;
 use crate::store::NativeRunStore;
 
 /// Checks a tool definition (throws `AgentDefinitionError` data when invalid).
 #[napi(js_name = "checkTool")]
-pub fn check_tool(spec: ToolSpec) -> napi::Result<Value> {
+pub fn check_tool(spec: Value) -> napi::Result<Value> {
     no_panic(|| {
-        let tool = spec::tool(spec).map_err(to_napi)?;
+        let tool = phaseo_agent::spec::tool(&JsCallbacks, spec).map_err(to_napi)?;
         Ok(tool.parameters_schema().clone())
     })
 }
@@ -210,31 +209,57 @@ pub struct ClientSpec {
     pub stream: Option<u32>,
 }
 
-/// Options of a run (values as JSON text, written by the JS layer's serializer).
+/// Options of a run: the caller's values as JSON text (written by the JS layer's
+/// serializer), the rest in the core's canonical format.
 #[napi(object)]
 pub struct RunSpec {
     pub input: String,
     pub context: Option<String>,
     pub messages: Option<String>,
-    pub overrides: Option<OverridesSpec>,
+    /// The overrides (canonical format).
+    pub options: Option<Value>,
     pub on_event: Option<u32>,
     /// The host's current span (`@opentelemetry/api`), when tracing is on.
     pub traceparent: Option<String>,
 }
 
-/// Options of a continue.
+/// An output for a pending call.
+#[napi(object)]
+pub struct OutputSpec {
+    pub tool_call_id: String,
+    /// The output's JSON text (written by the JS layer's serializer).
+    pub output: String,
+}
+
+/// Options of a continue: the caller's values as JSON text, the rest (decisions,
+/// `humanInput`, overrides) in the core's canonical format.
 #[napi(object)]
 pub struct ContinueSpec {
-    pub approvals: Option<Vec<DecisionSpec>>,
-    pub rejections: Option<Vec<DecisionSpec>>,
     pub tool_outputs: Option<Vec<OutputSpec>>,
-    pub human_input: Option<String>,
     /// JSON text.
     pub context: Option<String>,
-    pub overrides: Option<OverridesSpec>,
+    /// Decisions, `humanInput` and the overrides (canonical format).
+    pub options: Option<Value>,
     pub on_event: Option<u32>,
     /// The host's current span (`@opentelemetry/api`), when tracing is on.
     pub traceparent: Option<String>,
+}
+
+/// The canonical options object the JS layer wrote, to which the values that crossed as
+/// text are added.
+fn canonical(
+    options: Option<Value>,
+    traceparent: Option<String>,
+) -> napi::Result<serde_json::Map<String, Value>> {
+    let mut obj = match options {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(obj)) => obj,
+        Some(_) => return Err(napi::Error::from_reason("options must be an object")),
+    };
+    if let Some(t) = traceparent {
+        obj.insert("traceparent".into(), Value::String(t));
+    }
+    Ok(obj)
 }
 
 fn client(
@@ -391,26 +416,18 @@ impl NativeAgent {
         client: Arc<dyn ModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<RunOptions> {
-        let input = argument(&spec.input, "input")?;
-        let context = spec
-            .context
-            .map(|c| argument(&c, "context"))
-            .transpose()?
-            .unwrap_or(Value::Null);
-        let mut options = RunOptions::new(input, client)
-            .context(context)
-            .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
-            .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
-        options.traceparent = spec.traceparent;
-        let messages = spec
-            .messages
-            .map(|m| argument(&m, "messages"))
-            .transpose()?;
-        if let Some(m) = messages.filter(|m| !m.is_null()) {
-            let messages: Vec<Message> = serde_json::from_value(m)
-                .map_err(|e| napi::Error::from_reason(format!("messages: {e}")))?;
-            options = options.messages(messages);
+        let mut obj = canonical(spec.options, spec.traceparent)?;
+        obj.insert("input".into(), argument(&spec.input, "input")?);
+        if let Some(c) = spec.context {
+            obj.insert("context".into(), argument(&c, "context")?);
         }
+        if let Some(m) = spec.messages {
+            obj.insert("messages".into(), argument(&m, "messages")?);
+        }
+        let mut options = phaseo_agent::spec::run_options(&JsCallbacks, Value::Object(obj))
+            .map_err(to_napi)?
+            .into_run_options(client)
+            .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
         if let Some(id) = spec.on_event {
             options = options.on_event(Arc::new(JsListener(id)));
         }
@@ -423,15 +440,24 @@ impl NativeAgent {
         client: Arc<dyn ModelClient>,
         cancel: Option<&NativeCancelToken>,
     ) -> napi::Result<ContinueOptions> {
-        let mut options = ContinueOptions::new(client)
-            .overrides(spec::overrides(spec.overrides).map_err(to_napi)?)
+        let mut obj = canonical(spec.options, spec.traceparent)?;
+        if let Some(c) = spec.context {
+            obj.insert("context".into(), argument(&c, "context")?);
+        }
+        if let Some(outputs) = spec.tool_outputs {
+            let outputs = outputs
+                .into_iter()
+                .map(|o| {
+                    let output = argument(&o.output, "toolOutputs")?;
+                    Ok(serde_json::json!({"toolCallId": o.tool_call_id, "output": output}))
+                })
+                .collect::<napi::Result<Vec<_>>>()?;
+            obj.insert("toolOutputs".into(), Value::Array(outputs));
+        }
+        let mut options = phaseo_agent::spec::continue_options(&JsCallbacks, Value::Object(obj))
+            .map_err(to_napi)?
+            .into_continue_options(client)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
-        options.approvals = spec::decisions(spec.approvals);
-        options.rejections = spec::decisions(spec.rejections);
-        options.tool_outputs = spec::outputs(spec.tool_outputs)?;
-        options.human_input = spec.human_input;
-        options.traceparent = spec.traceparent;
-        options.context = spec.context.map(|c| argument(&c, "context")).transpose()?;
         if let Some(id) = spec.on_event {
             options = options.on_event(Arc::new(JsListener(id)));
         }
@@ -462,9 +488,10 @@ fn parse_state(text: &str) -> napi::Result<RunResult> {
 impl NativeAgent {
     /// Defines an agent (throws definition errors).
     #[napi(constructor)]
-    pub fn new(spec: AgentSpec, store: Option<&NativeRunStore>) -> napi::Result<Self> {
+    pub fn new(spec: Value, store: Option<&NativeRunStore>) -> napi::Result<Self> {
         no_panic(|| {
-            let mut def = spec::agent(spec).map_err(to_napi)?;
+            let mut def =
+                phaseo_agent::spec::agent_definition(&JsCallbacks, spec).map_err(to_napi)?;
             if let Some(s) = store {
                 def = def.store(s.store.clone());
             }

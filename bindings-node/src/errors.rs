@@ -3,30 +3,13 @@
 //! layer rethrows the matching class.
 
 use phaseo_agent::AgentError;
-use serde_json::json;
 
 /// Prefix of an encoded SDK error in a napi error reason.
 pub const MARKER: &str = "\u{1}phaseo:";
 
 /// A core error as a napi error the JS layer decodes.
-pub fn to_napi(mut error: AgentError) -> napi::Error {
-    let result = error.take_result().map(|r| r.to_json());
-    let mut body = json!({
-        "code": error.code().as_str(),
-        "message": error.message(),
-        "target": error.target(),
-        "gateway": error.gateway_info(),
-    })
-    .to_string();
-    // The state goes in as its canonical text: re-parsing it here could only lose digits
-    // or hit a recursion limit (and used to panic).
-    if let Some(state) = result {
-        body.pop();
-        body.push_str(",\"result\":");
-        body.push_str(&state);
-        body.push('}');
-    }
-    napi::Error::from_reason(format!("{MARKER}{body}"))
+pub fn to_napi(error: AgentError) -> napi::Error {
+    napi::Error::from_reason(format!("{MARKER}{}", error.to_json()))
 }
 
 /// Runs a native entry point so that a Rust panic becomes an SDK error, never an abort

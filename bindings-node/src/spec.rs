@@ -1,557 +1,69 @@
-//! Definitions and options as the JS layer passes them (plain objects; callables as ids),
-//! turned into core values.
+//! Definitions and options reach Rust in the core's canonical format
+//! ([`phaseo_agent::spec`]: camelCase JSON, `{"$callback": id}` for JS functions), written
+//! by the JS layer; this file only makes the adapter of each registered JS function.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use napi_derive::napi;
-use phaseo_agent::store::LeaseConfig;
+use phaseo_agent::mcp::{McpElicitationHandler, McpToolFilter};
+use phaseo_agent::spec::HostCallbacks;
 use phaseo_agent::{
-    finish_reason_is, has_tool_call, max_cost, max_duration, max_tokens_used, step_count_is,
-    AgentDefinition, AgentError, Approval, JsonSchema, ModelRetry, NextTurnParams, OnError,
-    RunOverrides, StopCondition, Tool, ToolDecision, ToolExecutionConfig, ToolOutput, TurnValue,
-    Validator, Value,
+    ApprovalPredicate, HumanReview, NextTurnParamsProvider, ResponseReceivedHook, StopCondition,
+    ToolCalledHook, ToolExecutor, TurnResolver, Validator, Value,
 };
 
 use crate::adapters::*;
 use crate::host::HostFn;
 
-/// A validator: a JSON Schema compiled in the core, or a JS function id.
-#[napi(object)]
-pub struct ValidatorSpec {
-    pub schema: Option<Value>,
-    pub func: Option<u32>,
+/// The JS registry's functions: ids are the registry's (32-bit) keys.
+pub struct JsCallbacks;
+
+fn func(id: u64) -> HostFn {
+    // The JS layer writes registry keys, which are below 2^32.
+    HostFn { id: id as u32 }
 }
 
-/// A value or a JS function of the turn.
-#[napi(object)]
-pub struct DynamicSpec {
-    pub value: Option<Value>,
-    pub func: Option<u32>,
-}
-
-/// A tool definition.
-#[napi(object)]
-pub struct ToolSpec {
-    pub id: String,
-    pub description: Option<String>,
-    pub parameters: Option<Value>,
-    pub execute: Option<u32>,
-    pub timeout_ms: Option<f64>,
-    pub require_approval: Option<bool>,
-    pub require_approval_fn: Option<u32>,
-    pub on_error: Option<String>,
-    pub input_schema: Option<ValidatorSpec>,
-    pub output_schema: Option<ValidatorSpec>,
-    pub event_schema: Option<ValidatorSpec>,
-    pub on_tool_called: Option<u32>,
-    pub on_response_received: Option<u32>,
-    pub next_turn_params: Option<Value>,
-    pub next_turn_params_fn: Option<u32>,
-    pub strict: Option<bool>,
-    pub input_examples: Option<Vec<Value>>,
-}
-
-/// A stop condition: a built-in (`kind` + `value`) or a JS predicate id.
-#[napi(object)]
-pub struct StopSpec {
-    pub kind: String,
-    pub value: Option<Value>,
-    pub func: Option<u32>,
-}
-
-/// Tool execution settings.
-#[napi(object)]
-pub struct ToolExecutionSpec {
-    pub tool_concurrency: Option<f64>,
-    pub on_error: Option<String>,
-    pub max_output_chars: Option<f64>,
-}
-
-/// Model retries.
-#[napi(object)]
-pub struct ModelRetrySpec {
-    pub max_retries: Option<f64>,
-    pub backoff_ms: Option<f64>,
-}
-
-/// An agent definition.
-#[napi(object)]
-pub struct AgentSpec {
-    pub id: String,
-    pub tools: Vec<ToolSpec>,
-    pub model: Option<DynamicSpec>,
-    pub instructions: Option<DynamicSpec>,
-    pub temperature: Option<DynamicSpec>,
-    pub max_output_tokens: Option<DynamicSpec>,
-    pub top_p: Option<DynamicSpec>,
-    pub max_steps: Option<f64>,
-    pub stop_when: Option<Vec<StopSpec>>,
-    pub model_retry: Option<ModelRetrySpec>,
-    pub tool_execution: Option<ToolExecutionSpec>,
-    pub output_schema: Option<ValidatorSpec>,
-    pub require_approval: Option<u32>,
-    pub human_review: Option<u32>,
-    pub state_secrets: Option<Vec<String>>,
-    pub tool_choice: Option<DynamicSpec>,
-    pub parallel_tool_calls: Option<bool>,
-    pub active_tools: Option<DynamicSpec>,
-    /// `{durationMs, renewEveryMs}` of store-backed runs.
-    pub lease: Option<LeaseSpec>,
-    /// MCP servers (SPEC §11).
-    pub mcp_servers: Option<Vec<McpServerSpec>>,
-}
-
-/// An MCP server as `createMcpServer` writes it (option names checked by the JS layer).
-#[napi(object)]
-pub struct McpServerSpec {
-    pub name: String,
-    pub command: Option<String>,
-    pub args: Option<Vec<String>>,
-    pub env: Option<std::collections::HashMap<String, String>>,
-    pub cwd: Option<String>,
-    pub url: Option<String>,
-    pub headers: Option<std::collections::HashMap<String, String>>,
-    pub bearer_token: Option<String>,
-    pub allow_tools: Option<Vec<String>>,
-    pub deny_tools: Option<Vec<String>>,
-    pub filter: Option<u32>,
-    pub tool_prefix: Option<String>,
-    /// `true`/`false` or `"destructive"`.
-    pub require_approval: Option<Value>,
-    pub require_approval_fn: Option<u32>,
-    pub timeout_ms: Option<f64>,
-    pub tool_timeouts: Option<std::collections::HashMap<String, f64>>,
-    pub on_error: Option<String>,
-    pub cache_ttl_ms: Option<f64>,
-    pub optional: Option<bool>,
-    pub on_elicitation: Option<u32>,
-}
-
-fn positive_ms(name: &str, what: &str, v: f64) -> Result<u64, AgentError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v.ceil() as u64)
-    } else {
-        Err(definition_error(format!(
-            "Invalid MCP server '{name}': {what} must be a positive number of milliseconds, got {v}"
-        )))
+impl HostCallbacks for JsCallbacks {
+    fn executor(&self, id: u64) -> Arc<dyn ToolExecutor> {
+        Arc::new(JsExecutor(func(id)))
     }
-}
-
-/// The core declaration of an MCP server spec.
-pub fn mcp_server(spec: McpServerSpec) -> Result<phaseo_agent::mcp::McpServer, AgentError> {
-    use phaseo_agent::mcp::{McpApproval, McpServer};
-    let name = spec.name;
-    let invalid = |m: String| definition_error(format!("Invalid MCP server '{name}': {m}"));
-    let mut server = match (spec.command, spec.url) {
-        (Some(command), None) => {
-            let mut s = McpServer::stdio(&name, command).args(spec.args.unwrap_or_default());
-            let mut env: Vec<_> = spec.env.unwrap_or_default().into_iter().collect();
-            env.sort();
-            for (k, v) in env {
-                s = s.env(k, v);
-            }
-            if let Some(dir) = spec.cwd {
-                s = s.cwd(dir);
-            }
-            s
-        }
-        (None, Some(url)) => {
-            let mut s = McpServer::http(&name, url);
-            for (k, v) in spec.headers.unwrap_or_default() {
-                s = s.header(k, v);
-            }
-            if let Some(token) = spec.bearer_token {
-                s = s.bearer(token);
-            }
-            s
-        }
-        _ => {
-            return Err(invalid(
-                "give either a command (stdio) or a url (Streamable HTTP)".into(),
-            ))
-        }
-    };
-    if let Some(names) = spec.allow_tools {
-        server = server.allow_tools(names);
-    }
-    if let Some(names) = spec.deny_tools {
-        server = server.deny_tools(names);
-    }
-    if let Some(id) = spec.filter {
-        server = server.filter(Arc::new(JsMcpFilter(HostFn { id })));
-    }
-    if let Some(prefix) = spec.tool_prefix {
-        server = server.tool_prefix(prefix);
-    }
-    if let Some(id) = spec.require_approval_fn {
-        server =
-            server.require_approval(McpApproval::Predicate(Arc::new(JsAgentApproval(HostFn {
-                id,
-            }))));
-    } else {
-        match spec.require_approval {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
-            Some(Value::Bool(true)) => server = server.require_approval(McpApproval::Always),
-            Some(Value::String(s)) => {
-                server = server.require_approval(McpApproval::parse(&s).map_err(invalid)?)
-            }
-            Some(other) => {
-                return Err(invalid(format!(
-                "requireApproval must be true, false, a predicate or \"destructive\", got {other}"
-            )))
-            }
-        }
-    }
-    if let Some(t) = spec.timeout_ms {
-        server = server.timeout_ms(positive_ms(&name, "timeoutMs", t)?);
-    }
-    for (tool, t) in spec.tool_timeouts.unwrap_or_default() {
-        let ms = positive_ms(&name, &format!("toolTimeouts[{tool:?}]"), t)?;
-        server = server.tool_timeout_ms(tool, ms);
-    }
-    if let Some(p) = spec.on_error {
-        let policy = OnError::parse(&p).map_err(|e| invalid(format!("onError: {e}")))?;
-        server = server.on_error(policy);
-    }
-    if let Some(t) = spec.cache_ttl_ms {
-        server = server.cache_ttl_ms(positive_ms(&name, "cacheTtlMs", t)?);
-    }
-    server = server.optional(spec.optional.unwrap_or(false));
-    if let Some(id) = spec.on_elicitation {
-        server = server.on_elicitation(Arc::new(JsElicitation(HostFn { id })));
-    }
-    Ok(server)
-}
-
-/// How long a worker holds a store-backed run and how often it renews the hold.
-#[napi(object)]
-pub struct LeaseSpec {
-    pub duration_ms: Option<f64>,
-    pub renew_every_ms: Option<f64>,
-}
-
-/// Per-run (and per-continue) overrides.
-#[napi(object)]
-pub struct OverridesSpec {
-    pub model: Option<String>,
-    pub max_steps: Option<f64>,
-    pub stop_when: Option<Vec<StopSpec>>,
-    pub model_retry: Option<ModelRetrySpec>,
-    pub tool_execution: Option<ToolExecutionSpec>,
-    pub temperature: Option<f64>,
-    pub max_output_tokens: Option<f64>,
-    pub top_p: Option<f64>,
-    pub tool_choice: Option<Value>,
-    pub parallel_tool_calls: Option<bool>,
-    pub active_tools: Option<Vec<String>>,
-}
-
-/// A decision on a pending call.
-#[napi(object)]
-pub struct DecisionSpec {
-    pub tool_call_id: String,
-    pub reason: Option<String>,
-}
-
-/// An output for a pending call.
-#[napi(object)]
-pub struct OutputSpec {
-    pub tool_call_id: String,
-    /// The output's JSON text (written by the JS layer's serializer).
-    pub output: String,
-}
-
-pub fn definition_error(message: String) -> AgentError {
-    AgentError::definition_invalid(message)
-}
-
-fn validator(spec: ValidatorSpec, what: &str) -> Result<Option<Arc<dyn Validator>>, AgentError> {
-    match (spec.schema, spec.func) {
-        (_, Some(id)) => Ok(Some(Arc::new(JsValidator {
-            func: HostFn { id },
-            schema: None,
-        }))),
-        (Some(schema), None) => JsonSchema::compile(&schema)
-            .map(|s| Some(Arc::new(s) as Arc<dyn Validator>))
-            .map_err(|e| definition_error(format!("Invalid {what}: {e}"))),
-        (None, None) => Ok(None),
-    }
-}
-
-fn input_validator(spec: ValidatorSpec) -> Result<Option<Arc<dyn Validator>>, AgentError> {
-    match (spec.schema, spec.func) {
-        (schema, Some(id)) => Ok(Some(Arc::new(JsValidator {
-            func: HostFn { id },
+    fn validator(&self, id: u64, schema: Option<Value>) -> Arc<dyn Validator> {
+        Arc::new(JsValidator {
+            func: func(id),
             schema,
-        }))),
-        (schema, None) => validator(ValidatorSpec { schema, func: None }, "inputSchema"),
-    }
-}
-
-/// The core tool of a spec.
-pub fn tool(spec: ToolSpec) -> Result<Tool, AgentError> {
-    let id = spec.id.clone();
-    let parameters = spec.parameters.unwrap_or(Value::Null);
-    let description = spec.description.unwrap_or_default();
-    let mut tool = match spec.execute {
-        Some(f) => Tool::with_executor(
-            id.clone(),
-            description,
-            parameters,
-            Arc::new(JsExecutor(HostFn { id: f })),
-        ),
-        None => Tool::external(id.clone(), description, parameters),
-    };
-    if let Some(ms) = spec.timeout_ms {
-        tool = tool.timeout_ms(ms);
-    }
-    if let Some(f) = spec.require_approval_fn {
-        tool = tool.approval_rule(Approval::Predicate(Arc::new(JsApproval(HostFn { id: f }))));
-    } else if spec.require_approval == Some(true) {
-        tool = tool.require_approval();
-    }
-    if let Some(p) = spec.on_error {
-        let policy = OnError::parse(&p)
-            .map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
-        tool = tool.on_error(policy);
-    }
-    if let Some(v) = spec
-        .input_schema
-        .map(input_validator)
-        .transpose()?
-        .flatten()
-    {
-        tool = tool.input_schema(v);
-    }
-    if let Some(v) = spec
-        .output_schema
-        .map(|s| validator(s, "outputSchema"))
-        .transpose()?
-        .flatten()
-    {
-        tool = tool.output_schema(v);
-    }
-    if let Some(v) = spec
-        .event_schema
-        .map(|s| validator(s, "eventSchema"))
-        .transpose()?
-        .flatten()
-    {
-        tool = tool.event_schema(v);
-    }
-    if let Some(f) = spec.on_tool_called {
-        tool = tool.on_tool_called_hook(Arc::new(JsToolCalled(HostFn { id: f })));
-    }
-    if let Some(f) = spec.on_response_received {
-        tool = tool.on_response_received_hook(Arc::new(JsResponseReceived(HostFn { id: f })));
-    }
-    if let Some(f) = spec.next_turn_params_fn {
-        tool = tool.next_turn_params_provider(Arc::new(JsNextTurn(HostFn { id: f })));
-    } else if let Some(p) = spec.next_turn_params {
-        let params = NextTurnParams::from_value(p)
-            .map_err(|e| definition_error(format!("Invalid definition of tool '{id}': {e}")))?;
-        tool = tool.next_turn_params(params);
-    }
-    if let Some(strict) = spec.strict {
-        tool = tool.strict(strict);
-    }
-    if let Some(examples) = spec.input_examples {
-        tool = tool.input_examples(examples);
-    }
-    tool.check()?;
-    Ok(tool)
-}
-
-fn dynamic(spec: Option<DynamicSpec>) -> Option<TurnValue> {
-    let spec = spec?;
-    match (spec.func, spec.value) {
-        (Some(id), _) => Some(TurnValue::Dynamic(Arc::new(JsTurn(HostFn { id })))),
-        (None, Some(v)) if !v.is_null() => Some(TurnValue::Fixed(v)),
-        _ => None,
-    }
-}
-
-/// Stop conditions of specs.
-pub fn stop_conditions(specs: Vec<StopSpec>) -> Result<Vec<Arc<dyn StopCondition>>, AgentError> {
-    specs
-        .into_iter()
-        .map(|s| {
-            let v = s.value.clone().unwrap_or(Value::Null);
-            let num = || {
-                v.as_f64().ok_or_else(|| {
-                    definition_error(format!("stopWhen {}: a number is required", s.kind))
-                })
-            };
-            let text = || {
-                v.as_str().map(str::to_owned).ok_or_else(|| {
-                    definition_error(format!("stopWhen {}: a string is required", s.kind))
-                })
-            };
-            Ok(match s.kind.as_str() {
-                "stepCountIs" => step_count_is(num()? as usize),
-                "maxTokensUsed" => max_tokens_used(num()? as u64),
-                "maxCost" => max_cost(num()?),
-                "maxDuration" => max_duration(num()? as u64),
-                "hasToolCall" => has_tool_call(text()?),
-                "finishReasonIs" => finish_reason_is(text()?),
-                "custom" => Arc::new(JsStop(HostFn {
-                    id: s.func.ok_or_else(|| {
-                        definition_error("stopWhen: a function is required".into())
-                    })?,
-                })),
-                other => {
-                    return Err(definition_error(format!(
-                        "stopWhen: unknown condition {other:?}"
-                    )))
-                }
-            })
         })
-        .collect()
-}
-
-fn tool_execution(spec: ToolExecutionSpec) -> Result<ToolExecutionConfig, AgentError> {
-    Ok(ToolExecutionConfig {
-        tool_concurrency: spec.tool_concurrency.map(|n| n.max(0.0) as usize),
-        on_error: spec
-            .on_error
-            .map(|p| OnError::parse(&p))
-            .transpose()
-            .map_err(definition_error)?,
-        max_output_chars: spec.max_output_chars.map(|n| n.max(0.0) as usize),
-    })
-}
-
-fn model_retry(spec: ModelRetrySpec) -> ModelRetry {
-    ModelRetry::new(
-        spec.max_retries.unwrap_or(0.0).max(0.0) as u32,
-        Duration::from_secs_f64(spec.backoff_ms.unwrap_or(250.0).max(0.0) / 1000.0),
-    )
-}
-
-/// The core definition of a spec.
-pub fn agent(spec: AgentSpec) -> Result<AgentDefinition, AgentError> {
-    let mut def = AgentDefinition::new(spec.id);
-    for t in spec.tools {
-        def = def.tool(tool(t)?);
     }
-    if let Some(v) = dynamic(spec.model) {
-        def = def.model(v);
+    fn tool_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        Arc::new(JsApproval(func(id)))
     }
-    if let Some(v) = dynamic(spec.instructions) {
-        def = def.instructions(v);
+    fn agent_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        Arc::new(JsAgentApproval(func(id)))
     }
-    if let Some(v) = dynamic(spec.temperature) {
-        def = def.temperature(v);
+    fn tool_called(&self, id: u64) -> Arc<dyn ToolCalledHook> {
+        Arc::new(JsToolCalled(func(id)))
     }
-    if let Some(v) = dynamic(spec.max_output_tokens) {
-        def = def.max_output_tokens(v);
+    fn response_received(&self, id: u64) -> Arc<dyn ResponseReceivedHook> {
+        Arc::new(JsResponseReceived(func(id)))
     }
-    if let Some(v) = dynamic(spec.top_p) {
-        def = def.top_p(v);
+    fn next_turn_params(&self, id: u64) -> Arc<dyn NextTurnParamsProvider> {
+        Arc::new(JsNextTurn(func(id)))
     }
-    if let Some(n) = spec.max_steps {
-        def = def.max_steps(n.max(0.0) as usize);
+    fn stop_condition(&self, id: u64) -> Arc<dyn StopCondition> {
+        Arc::new(JsStop(func(id)))
     }
-    for c in stop_conditions(spec.stop_when.unwrap_or_default())? {
-        def = def.stop_when(c);
+    fn human_review(&self, id: u64) -> Arc<dyn HumanReview> {
+        Arc::new(JsReview(func(id)))
     }
-    if let Some(r) = spec.model_retry {
-        def = def.model_retry(model_retry(r));
+    fn turn_value(&self, id: u64) -> Arc<dyn TurnResolver> {
+        Arc::new(JsTurn(func(id)))
     }
-    if let Some(t) = spec.tool_execution {
-        def = def.tool_execution(tool_execution(t)?);
+    // A JS MCP predicate is called as `(toolCall, context)`, like the agent's.
+    fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        Arc::new(JsAgentApproval(func(id)))
     }
-    if let Some(v) = spec
-        .output_schema
-        .map(|s| validator(s, "outputSchema"))
-        .transpose()?
-        .flatten()
-    {
-        def = def.output_schema(v);
+    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn McpToolFilter>> {
+        Some(Arc::new(JsMcpFilter(func(id))))
     }
-    if let Some(f) = spec.require_approval {
-        def = def.require_approval(Arc::new(JsAgentApproval(HostFn { id: f })));
+    fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn McpElicitationHandler>> {
+        Some(Arc::new(JsElicitation(func(id))))
     }
-    if let Some(f) = spec.human_review {
-        def = def.human_review(Arc::new(JsReview(HostFn { id: f })));
-    }
-    if let Some(secrets) = spec.state_secrets {
-        def = def.state_secrets(secrets);
-    }
-    if let Some(v) = dynamic(spec.tool_choice) {
-        def = def.tool_choice(v);
-    }
-    if let Some(p) = spec.parallel_tool_calls {
-        def = def.parallel_tool_calls(p);
-    }
-    if let Some(v) = dynamic(spec.active_tools) {
-        def = def.active_tools(v);
-    }
-    if let Some(l) = spec.lease {
-        def = def.lease(lease(l)?);
-    }
-    for server in spec.mcp_servers.unwrap_or_default() {
-        def = def.mcp_server(mcp_server(server)?);
-    }
-    Ok(def)
-}
-
-fn lease(spec: LeaseSpec) -> Result<LeaseConfig, AgentError> {
-    let duration = spec.duration_ms.unwrap_or(30_000.0);
-    let renew_every = spec.renew_every_ms.unwrap_or(10_000.0);
-    if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration) {
-        return Err(definition_error(format!(
-            "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs={duration}, renewEveryMs={renew_every})"
-        )));
-    }
-    Ok(LeaseConfig::new(
-        Duration::from_secs_f64(duration / 1000.0),
-        Duration::from_secs_f64(renew_every / 1000.0),
-    ))
-}
-
-/// The core overrides of a spec.
-pub fn overrides(spec: Option<OverridesSpec>) -> Result<RunOverrides, AgentError> {
-    let Some(s) = spec else {
-        return Ok(RunOverrides::default());
-    };
-    let mut o = RunOverrides {
-        model: s.model,
-        max_steps: s.max_steps.map(|n| n.max(0.0) as usize),
-        stop_when: s.stop_when.map(stop_conditions).transpose()?,
-        model_retry: s.model_retry.map(model_retry),
-        tool_execution: s.tool_execution.map(tool_execution).transpose()?,
-        temperature: s.temperature,
-        max_output_tokens: s.max_output_tokens.map(|n| n.max(0.0) as u64),
-        top_p: s.top_p,
-        parallel_tool_calls: s.parallel_tool_calls,
-        active_tools: s.active_tools,
-        tool_choice: None,
-    };
-    o.set_tool_choice(&s.tool_choice.unwrap_or(Value::Null))?;
-    Ok(o)
-}
-
-pub fn decisions(specs: Option<Vec<DecisionSpec>>) -> Vec<ToolDecision> {
-    specs
-        .unwrap_or_default()
-        .into_iter()
-        .map(|d| ToolDecision {
-            tool_call_id: d.tool_call_id,
-            reason: d.reason,
-        })
-        .collect()
-}
-
-pub fn outputs(specs: Option<Vec<OutputSpec>>) -> napi::Result<Vec<ToolOutput>> {
-    specs
-        .unwrap_or_default()
-        .into_iter()
-        .map(|o| {
-            let output = crate::values::parse_value(&o.output)
-                .map_err(|m| napi::Error::from_reason(format!("toolOutputs: {m}")))?;
-            Ok(ToolOutput::new(o.tool_call_id, output))
-        })
-        .collect()
 }

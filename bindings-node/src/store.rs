@@ -46,30 +46,6 @@ impl StateAccessor for JsAccessor {
     }
 }
 
-/// A stored run as JSON text: the row's columns and its state (a corrupt row is refused
-/// with `state_invalid`, naming the run).
-fn row_json(run: &StoredRun) -> Result<String, AgentError> {
-    run.state()?;
-    let mut head = serde_json::json!({
-        "runId": run.run_id,
-        "agentId": run.agent_id,
-        "status": run.status,
-        "pauseId": run.pause_id,
-        "version": run.version,
-        "createdAtMs": run.created_at_ms,
-        "updatedAtMs": run.updated_at_ms,
-        "leaseOwner": run.lease_owner,
-        "leaseExpiresAtMs": run.lease_expires_at_ms,
-    })
-    .to_string();
-    // The state goes in as its stored canonical text: big integers keep their digits.
-    head.pop();
-    head.push_str(",\"state\":");
-    head.push_str(&run.state_json);
-    head.push('}');
-    Ok(head)
-}
-
 fn query(
     statuses: Option<Vec<String>>,
     agent_id: Option<String>,
@@ -130,24 +106,18 @@ impl NativeRunStore {
     ) -> napi::Result<String> {
         let q = query(statuses, agent_id, limit, cursor).map_err(to_napi)?;
         let page = self.store.list(&q).await.map_err(to_napi)?;
-        let rows = page
-            .runs
-            .iter()
-            .map(row_json)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(to_napi)?;
-        let cursor = serde_json::to_string(&page.next_cursor).unwrap_or_else(|_| "null".into());
-        Ok(format!(
-            "{{\"runs\":[{}],\"nextCursor\":{cursor}}}",
-            rows.join(",")
-        ))
+        page.to_json().map_err(to_napi)
     }
 
     /// The stored run `run_id` as JSON text, or null.
     #[napi]
     pub async fn load(&self, run_id: String) -> napi::Result<Option<String>> {
         let found = self.store.load(&run_id).await.map_err(to_napi)?;
-        found.as_ref().map(row_json).transpose().map_err(to_napi)
+        found
+            .as_ref()
+            .map(StoredRun::to_json)
+            .transpose()
+            .map_err(to_napi)
     }
 
     /// Deletes a run; whether it was stored.

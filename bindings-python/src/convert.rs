@@ -109,19 +109,8 @@ pub fn tool_call_record<'py>(
         .call1((&call.id, &call.name, to_py(py, &call.input)?))
 }
 
-/// `toolCallId` → `tool_call_id`.
-pub fn snake(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// `toolCallId` → `tool_call_id` (the core's spelling of its format's keys).
+pub use phaseo_agent::spec::snake_case as snake;
 
 /// `tool_call_id` → `toolCallId`.
 pub fn camel(key: &str) -> String {

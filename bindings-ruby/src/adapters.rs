@@ -94,10 +94,6 @@ impl HostFn {
     }
 }
 
-fn truthy(v: &Value) -> bool {
-    !matches!(v, Value::Null | Value::Bool(false))
-}
-
 static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 
 /// Asks the tool's Ruby thread to stop (Timeout::Error raised in it) when the core
@@ -201,7 +197,9 @@ pub struct RbApproval(pub HostFn);
 #[async_trait]
 impl ApprovalPredicate for RbApproval {
     async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
-        Ok(truthy(&self.0.call_with_runtime(input.clone(), rt).await?))
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call_with_runtime(input.clone(), rt).await?,
+        ))
     }
 }
 
@@ -222,7 +220,7 @@ impl ApprovalPredicate for RbAgentApproval {
                 array.push(RbToolRuntime::wrap(ruby, rt)?)
             }))
             .await?;
-        Ok(truthy(&answer))
+        Ok(phaseo_agent::tool::approval_from_answer(&answer))
     }
 }
 
@@ -325,7 +323,9 @@ impl phaseo_agent::mcp::McpToolFilter for RbMcpFilter {
             "description": tool.description,
             "annotations": tool.annotations,
         });
-        Ok(truthy(&self.0.call_values(vec![info]).await?))
+        Ok(phaseo_agent::tool::approval_from_answer(
+            &self.0.call_values(vec![info]).await?,
+        ))
     }
 }
 

@@ -6,15 +6,14 @@ use std::time::Duration;
 
 use magnus::{Error, Module, Object, RArray, Ruby, Value as RValue};
 use phaseo_agent::{
-    create_agent, Agent, AgentError, CancellationToken, ContinueOptions, Message, ModelClient,
-    RunOptions, RunResult, ScriptedClient, TestClient, Value,
+    create_agent, Agent, AgentError, CancellationToken, ModelClient, RunResult, ScriptedClient,
+    TestClient, Value,
 };
-use serde_json::json;
 
 use crate::adapters::{HostFn, RbListener};
 use crate::convert::{to_json, to_ruby};
 use crate::host::{serve_until, Slot};
-use crate::spec::{self, CallSpec};
+use crate::spec::{self, ruby_names, CallSpec, RbCallbacks};
 
 /// A defined agent.
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::Agent", free_immediately, size)]
@@ -30,37 +29,18 @@ fn outcome(ruby: &Ruby, result: Result<RunResult, AgentError>, cursor: usize) ->
         }
         Err(e) => {
             let _ = a.push("error");
-            let _ = a.push(error_json(e));
+            let _ = a.push(e.to_json());
         }
     }
     let _ = a.push(cursor);
     a
 }
 
-/// A core error as JSON text: `{code, message, target, gateway, result}`.
-pub fn error_json(mut error: AgentError) -> String {
-    let result = error.take_result().map(|r| r.to_json());
-    let mut body = json!({
-        "code": error.code().as_str(),
-        "message": error.message(),
-        "target": error.target(),
-        "gateway": error.gateway_info(),
-    })
-    .to_string();
-    if let Some(state) = result {
-        body.pop();
-        body.push_str(",\"result\":");
-        body.push_str(&state);
-        body.push('}');
-    }
-    body
-}
-
 /// A core error raised in Ruby (the Ruby layer turns it into its AgentError subclass).
 pub fn raise(ruby: &Ruby, e: AgentError) -> Error {
     Error::new(
         ruby.exception_arg_error(),
-        format!("\u{1}phaseo:{}", error_json(e)),
+        format!("\u{1}phaseo:{}", e.to_json()),
     )
 }
 
@@ -126,9 +106,8 @@ impl NativeAgent {
     ) -> Result<Self, Error> {
         no_panic(ruby, || {
             let spec = to_json(ruby, spec, "agent definition")?;
-            let mut def = spec::parse(spec, "agent definition")
-                .and_then(spec::agent)
-                .map_err(|e| raise(ruby, e))?;
+            let mut def = phaseo_agent::spec::agent_definition(&RbCallbacks, spec)
+                .map_err(|e| raise(ruby, ruby_names(e)))?;
             if let Some(s) = store {
                 def = def.store(s.0.clone());
             }
@@ -157,20 +136,18 @@ impl NativeAgent {
             None => client(&spec.client).map_err(|e| raise(ruby, e))?,
         };
         let cancel = token.map(|t| t.0.child_token()).unwrap_or_default();
-        let overrides = spec::overrides(spec.overrides).map_err(|e| raise(ruby, e))?;
+        let options = spec.options;
+        let continued = |options| {
+            phaseo_agent::spec::continue_options(&RbCallbacks, options)
+                .map(|o| o.into_continue_options(client.client.clone()))
+                .map_err(|e| raise(ruby, ruby_names(e)))
+        };
         let agent = rb_self.0.clone();
         let slot = Slot::<Result<RunResult, AgentError>>::new();
         let future: futures::future::BoxFuture<'static, Result<RunResult, AgentError>> =
             match (spec.state, spec.run_id) {
                 (None, Some(run_id)) => {
-                    let mut options = ContinueOptions::new(client.client.clone())
-                        .overrides(overrides)
-                        .cancel(cancel.clone());
-                    options.approvals = spec::decisions(spec.approvals);
-                    options.rejections = spec::decisions(spec.rejections);
-                    options.tool_outputs = spec::outputs(spec.tool_outputs);
-                    options.human_input = spec.human_input;
-                    options.context = spec.context;
+                    let mut options = continued(options)?.cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }
@@ -181,20 +158,10 @@ impl NativeAgent {
                     }
                 }
                 (None, None) => {
-                    let mut options =
-                        RunOptions::new(spec.input.unwrap_or(Value::Null), client.client.clone())
-                            .context(spec.context.unwrap_or(Value::Null))
-                            .overrides(overrides)
-                            .cancel(cancel.clone());
-                    if let Some(m) = spec.messages.filter(|m| !m.is_null()) {
-                        let messages: Vec<Message> = serde_json::from_value(m).map_err(|e| {
-                            raise(
-                                ruby,
-                                AgentError::definition_invalid(format!("messages: {e}")),
-                            )
-                        })?;
-                        options = options.messages(messages);
-                    }
+                    let mut options = phaseo_agent::spec::run_options(&RbCallbacks, options)
+                        .map_err(|e| raise(ruby, ruby_names(e)))?
+                        .into_run_options(client.client.clone())
+                        .cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }
@@ -217,14 +184,7 @@ impl NativeAgent {
                             )))
                         })
                         .map_err(|e| raise(ruby, e))?;
-                    let mut options = ContinueOptions::new(client.client.clone())
-                        .overrides(overrides)
-                        .cancel(cancel.clone());
-                    options.approvals = spec::decisions(spec.approvals);
-                    options.rejections = spec::decisions(spec.rejections);
-                    options.tool_outputs = spec::outputs(spec.tool_outputs);
-                    options.human_input = spec.human_input;
-                    options.context = spec.context;
+                    let mut options = continued(options)?.cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
                     }
@@ -330,7 +290,7 @@ impl NativeStream {
             }
             Err(e) => {
                 out.push("error")?;
-                out.push(error_json(e))?;
+                out.push(e.to_json())?;
             }
         }
         Ok(Some(out))

@@ -68,28 +68,6 @@ pub fn block_on<T: Send + 'static>(
     }
 }
 
-/// A stored run as JSON text: the row's columns and its state.
-fn row_json(run: &StoredRun) -> Result<String, AgentError> {
-    run.state()?;
-    let mut head = serde_json::json!({
-        "runId": run.run_id,
-        "agentId": run.agent_id,
-        "status": run.status,
-        "pauseId": run.pause_id,
-        "version": run.version,
-        "createdAtMs": run.created_at_ms,
-        "updatedAtMs": run.updated_at_ms,
-        "leaseOwner": run.lease_owner,
-        "leaseExpiresAtMs": run.lease_expires_at_ms,
-    })
-    .to_string();
-    head.pop();
-    head.push_str(",\"state\":");
-    head.push_str(&run.state_json);
-    head.push('}');
-    Ok(head)
-}
-
 impl NativeRunStore {
     fn memory() -> Self {
         Self(Arc::new(InMemoryRunStore::new()))
@@ -131,16 +109,7 @@ impl NativeRunStore {
         let store = rb_self.0.clone();
         block_on(ruby, async move {
             let page = store.list(&q).await?;
-            let rows = page
-                .runs
-                .iter()
-                .map(row_json)
-                .collect::<Result<Vec<_>, _>>()?;
-            let cursor = serde_json::to_string(&page.next_cursor).unwrap_or_else(|_| "null".into());
-            Ok(format!(
-                "{{\"runs\":[{}],\"nextCursor\":{cursor}}}",
-                rows.join(",")
-            ))
+            page.to_json()
         })
     }
 
@@ -151,7 +120,7 @@ impl NativeRunStore {
                 .load(&run_id)
                 .await?
                 .as_ref()
-                .map(row_json)
+                .map(StoredRun::to_json)
                 .transpose()
         })
     }

@@ -215,6 +215,26 @@ impl AgentError {
         self.result.take().map(|b| *b)
     }
 
+    /// The error as JSON text `{code, message, target, gateway, result?}` (what the Node
+    /// and Ruby layers decode into their error classes). The failed state goes in as its
+    /// canonical text: re-parsing it could only lose digits or hit a recursion limit.
+    pub fn to_json(&self) -> String {
+        let mut body = serde_json::json!({
+            "code": self.code.as_str(),
+            "message": self.message,
+            "target": self.target(),
+            "gateway": self.gateway_info(),
+        })
+        .to_string();
+        if let Some(state) = self.result() {
+            body.pop();
+            body.push_str(",\"result\":");
+            body.push_str(&state.to_json());
+            body.push('}');
+        }
+        body
+    }
+
     pub(crate) fn with_result(mut self, result: RunResult) -> Self {
         self.result = Some(Box::new(result));
         self

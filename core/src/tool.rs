@@ -35,6 +35,18 @@ pub trait ApprovalPredicate: Send + Sync {
     ) -> Result<bool, ToolError>;
 }
 
+/// A host approval predicate's answer as the decision: null, `false`, `0` and `""` → no
+/// approval needed; anything else → needed (one reading for every binding).
+pub fn approval_from_answer(answer: &Value) -> bool {
+    match answer {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
 /// Interactive hook run before an interactive tool: `None` pauses the call for human input
 /// (pending kind `hitl`), a value becomes the call's result at once.
 #[async_trait]

@@ -157,6 +157,47 @@ async fn model_failures_carry_the_last_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_as_json_carries_its_code_and_the_failed_state_verbatim() {
+    let agent = agent(AgentDefinition::new("m").max_steps(1).tool(echo("t")));
+    let client = scripted([call("c1", "t", "{}"), text("never")]);
+    let err: AgentError = agent.run(RunOptions::new("go", client)).await.unwrap_err();
+    let text = err.to_json();
+    assert!(text.ends_with(&format!(
+        ",\"result\":{}}}",
+        err.result().unwrap().to_json()
+    )));
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["code"], "max_steps");
+    assert_eq!(body["message"], "Max steps exceeded (1)");
+    assert_eq!(body["target"], Value::Null);
+    assert_eq!(body["result"]["run"]["status"], "failed");
+    let plain: Value =
+        serde_json::from_str(&AgentError::definition_invalid("bad").to_json()).unwrap();
+    assert_eq!(
+        plain,
+        json!({"code": "definition_invalid", "message": "bad", "target": null, "gateway": null})
+    );
+}
+
+#[test]
+fn an_approval_answer_is_read_the_same_for_every_host() {
+    use phaseo_agent::tool::approval_from_answer;
+    for no in [json!(null), json!(false), json!(0), json!(0.0), json!("")] {
+        assert!(!approval_from_answer(&no), "{no}");
+    }
+    for yes in [
+        json!(true),
+        json!(1),
+        json!(-2.5),
+        json!("yes"),
+        json!([]),
+        json!({}),
+    ] {
+        assert!(approval_from_answer(&yes), "{yes}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_run_can_be_taken_out_of_its_error() {
     let agent = agent(AgentDefinition::new("m").max_steps(1).tool(echo("t")));
     let client = scripted([call("c1", "t", "{}"), text("never")]);

@@ -76,3 +76,37 @@ mod accessor {
         assert_eq!(recover.code(), ErrorCode::ContinueInvalid);
     }
 }
+
+mod row_json {
+    use std::sync::Arc;
+
+    use phaseo_agent::store::{InMemoryRunStore, ListQuery, RunStore};
+    use phaseo_agent::Value;
+
+    use super::store_common::{agent, paused_run, Counter};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rows_and_pages_are_json_with_the_state_verbatim() {
+        let store: Arc<dyn RunStore> = Arc::new(InMemoryRunStore::new());
+        let counter = Counter::default();
+        let paused = paused_run(&agent(store.clone(), &counter, Default::default())).await;
+        let row = store.load(&paused.run.id).await.unwrap().unwrap();
+        let text = row.to_json().unwrap();
+        assert!(text.ends_with(&format!(",\"state\":{}}}", paused.to_json())));
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["runId"], paused.run.id.as_str());
+        assert_eq!(value["status"], "waiting_for_human");
+        assert_eq!(value["version"], row.version);
+        assert!(value["pauseId"].is_string() && value.get("leaseOwner").is_some());
+        let page = store.list(&ListQuery::default()).await.unwrap();
+        let page: Value = serde_json::from_str(&page.to_json().unwrap()).unwrap();
+        assert_eq!(page["runs"][0], value);
+        assert_eq!(page["nextCursor"], Value::Null);
+
+        let mut corrupt = row.clone();
+        corrupt.state_json = "{}".into();
+        let e = corrupt.to_json().unwrap_err();
+        assert_eq!(e.code(), phaseo_agent::ErrorCode::StateInvalid);
+        assert!(e.message().contains(&paused.run.id), "{}", e.message());
+    }
+}

@@ -35,9 +35,7 @@ module PhaseoAgentSdk
     # GVL while Rust waits); tools run on Ruby threads. Raises an AgentError subclass when
     # the run fails (its `result` is the failed state).
     def run(input:, client:, context: nil, messages: nil, on_event: nil, cancel: nil, **overrides)
-      call(client, on_event, cancel, overrides) do |spec|
-        spec.merge("input" => input, "context" => context, "messages" => messages)
-      end
+      call(client, on_event, cancel, overrides, { "input" => input, "context" => context, "messages" => messages })
     end
 
     # Continues a paused run from its state (a RunResult, its JSON text or Hash) with the
@@ -48,11 +46,8 @@ module PhaseoAgentSdk
       state ||= run
       raise ArgumentError, "continue_run needs state: (a RunResult or its JSON) or run_id:" if state.nil? && run_id.nil?
 
-      call(client, on_event, cancel, overrides) do |spec|
-        spec.merge("state" => state && state_text(state), "run_id" => run_id&.to_s, "approvals" => decisions(approvals),
-                   "rejections" => decisions(rejections), "tool_outputs" => outputs(tool_outputs),
-                   "human_input" => human_input, "context" => context)
-      end
+      call(client, on_event, cancel, overrides, decided(approvals, rejections, tool_outputs, human_input, context),
+           "state" => state && state_text(state), "run_id" => run_id&.to_s)
     end
 
     # Stops the agent's MCP servers.
@@ -64,40 +59,38 @@ module PhaseoAgentSdk
     # Finishes a stored run whose worker died (its lease expired), with the decisions
     # stored for it.
     def recover(run_id, client:, on_event: nil, cancel: nil, **overrides)
-      call(client, on_event, cancel, overrides) { |spec| spec.merge("run_id" => run_id.to_s, "recover" => true) }
+      call(client, on_event, cancel, overrides, {}, "run_id" => run_id.to_s, "recover" => true)
     end
 
     # Streams a run: returns a StreamResult (`full_stream`, `text_stream`, `item_stream`,
     # `result`, `cancel`; Enumerable over the events). With a block, yields each event and
     # returns the result.
     def stream(input:, client:, context: nil, messages: nil, cancel: nil, **overrides, &block)
-      streamed(client, cancel, overrides, block) do |spec|
-        spec.merge("input" => input, "context" => context, "messages" => messages)
-      end
+      streamed(client, cancel, overrides, block, { "input" => input, "context" => context, "messages" => messages })
     end
 
     # Streams a continue from a state (as `continue_run` with a state; returns a
     # StreamResult, or with a block yields the events and returns the result).
     def continue_stream(client:, state:, approvals: [], rejections: [], tool_outputs: [], human_input: nil,
                         context: nil, cancel: nil, **overrides, &block)
-      streamed(client, cancel, overrides, block) do |spec|
-        spec.merge("state" => state_text(state), "approvals" => decisions(approvals),
-                   "rejections" => decisions(rejections), "tool_outputs" => outputs(tool_outputs),
-                   "human_input" => human_input, "context" => context)
-      end
+      streamed(client, cancel, overrides, block, decided(approvals, rejections, tool_outputs, human_input, context),
+               "state" => state_text(state))
     end
 
     private
 
-    def call(client, on_event, cancel, overrides)
+    # `options`: the run's or continue's own options (canonical names); `top`: what only the
+    # native call takes (state, run id, recover).
+    def call(client, on_event, cancel, overrides, options, top = {})
       unknown = overrides.keys - RUN_OVERRIDES
       raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
       raise ArgumentError, "cancel must be a PhaseoAgentSdk::CancelToken" unless cancel.nil? || cancel.is_a?(CancelToken)
 
       run_ids = []
-      spec = { "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides) }
+      spec = { "client" => client_spec(client, run_ids),
+               "options" => overrides_spec(overrides, run_ids).merge(options).compact }.merge(top)
       spec["on_event"] = (run_ids << Internal.register(on_event)).last if on_event
-      spec = yield(spec).compact
+      spec = spec.compact
       http = client.is_a?(HttpClient) ? client.native : nil
       kind, payload, cursor = Internal.native { @native.call(spec, cancel, http) }
       client.cursor = cursor if client.is_a?(ScriptedClient)
@@ -108,13 +101,14 @@ module PhaseoAgentSdk
       Internal.release(run_ids) if run_ids
     end
 
-    def streamed(client, cancel, overrides, block)
+    def streamed(client, cancel, overrides, block, options, top = {})
       unknown = overrides.keys - RUN_OVERRIDES
       raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
 
       run_ids = []
-      spec = yield({ "client" => client_spec(client, run_ids), "overrides" => overrides_spec(overrides),
-                     "stream" => true }).compact
+      spec = { "client" => client_spec(client, run_ids),
+               "options" => overrides_spec(overrides, run_ids).merge(options).compact,
+               "stream" => true }.merge(top).compact
       http = client.is_a?(HttpClient) ? client.native : nil
       kind, native = Internal.native { @native.call(spec, cancel, http) }
       raise Internal.error_from_json(native) if kind == "error"
@@ -157,23 +151,34 @@ module PhaseoAgentSdk
       spec
     end
 
+    # `{"$callback" => id}`: a callable registered for the agent's lifetime, in the core's
+    # definition format.
     def fn(callable)
       id = Internal.register(callable)
       @callables << id
-      id
+      { "$callback" => id }
     end
 
     def validator(value)
       return nil if value.nil?
-      return { "func" => fn(value) } if value.respond_to?(:call)
+      return fn(value) if value.respond_to?(:call)
 
-      { "schema" => Internal.stringify(value) }
+      Internal.stringify(value)
     end
 
     def dynamic(value)
       return nil if value.nil?
 
-      value.respond_to?(:call) ? { "func" => fn(value) } : { "value" => Internal.stringify(value) }
+      value.respond_to?(:call) ? fn(value) : Internal.stringify(value)
+    end
+
+    # A Hash of settings (`tool_execution:`, `model_retry:`) with its keys in the core's
+    # camelCase (its values are not renamed).
+    def settings(value)
+      return nil if value.nil?
+      raise ArgumentError, "expected a Hash, got #{value.class}" unless value.is_a?(Hash)
+
+      value.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v)] }
     end
 
     def tool_spec(tool)
@@ -184,17 +189,15 @@ module PhaseoAgentSdk
       ntp = tool.next_turn_params
       {
         "id" => tool.id.to_s, "description" => tool.description, "parameters" => Internal.stringify(tool.parameters),
-        "execute" => tool.execute && fn(tool.execute), "timeout_ms" => tool.timeout_ms,
-        "require_approval" => approval.respond_to?(:call) ? nil : (approval ? true : nil),
-        "require_approval_fn" => approval.respond_to?(:call) ? fn(approval) : nil,
-        "on_error" => tool.on_error&.to_s,
-        "input_schema" => validator(tool.input_schema), "output_schema" => validator(tool.output_schema),
-        "event_schema" => validator(tool.event_schema),
-        "on_tool_called" => tool.on_tool_called && fn(tool.on_tool_called),
-        "on_response_received" => tool.on_response_received && fn(tool.on_response_received),
-        "next_turn_params" => ntp.respond_to?(:call) ? nil : Internal.stringify(ntp),
-        "next_turn_params_fn" => ntp.respond_to?(:call) ? fn(ntp) : nil,
-        "strict" => tool.strict, "input_examples" => Internal.stringify(tool.input_examples)
+        "execute" => tool.execute && fn(tool.execute), "timeoutMs" => tool.timeout_ms,
+        "requireApproval" => approval.respond_to?(:call) ? fn(approval) : (approval ? true : nil),
+        "onError" => tool.on_error&.to_s,
+        "inputSchema" => validator(tool.input_schema), "outputSchema" => validator(tool.output_schema),
+        "eventSchema" => validator(tool.event_schema),
+        "onToolCalled" => tool.on_tool_called && fn(tool.on_tool_called),
+        "onResponseReceived" => tool.on_response_received && fn(tool.on_response_received),
+        "nextTurnParams" => ntp.respond_to?(:call) ? fn(ntp) : Internal.stringify(ntp),
+        "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples)
       }.compact
     end
 
@@ -205,38 +208,57 @@ module PhaseoAgentSdk
       {
         "id" => d[:id].to_s, "tools" => Array(d[:tools]).map { |t| tool_spec(t) },
         "model" => dynamic(d[:model]), "instructions" => dynamic(d[:instructions]),
-        "temperature" => dynamic(d[:temperature]), "max_output_tokens" => dynamic(d[:max_output_tokens]),
-        "top_p" => dynamic(d[:top_p]), "max_steps" => d[:max_steps],
-        "stop_when" => d[:stop_when] && stop_specs(d[:stop_when]),
-        "model_retry" => Internal.stringify(d[:model_retry]),
-        "tool_execution" => Internal.stringify(d[:tool_execution]),
-        "output_schema" => validator(d[:output_schema]),
-        "require_approval" => approval && fn(approval),
-        "human_review" => d[:human_review] && fn(d[:human_review]),
-        "state_secrets" => d[:state_secrets], "tool_choice" => dynamic(d[:tool_choice]),
-        "parallel_tool_calls" => d[:parallel_tool_calls], "active_tools" => dynamic(d[:active_tools]),
-        "mcp_servers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) },
-        "lease" => Internal.stringify(d[:lease])
+        "temperature" => dynamic(d[:temperature]), "maxOutputTokens" => dynamic(d[:max_output_tokens]),
+        "topP" => dynamic(d[:top_p]), "maxSteps" => d[:max_steps],
+        "stopWhen" => d[:stop_when] && stop_specs(d[:stop_when]),
+        "modelRetry" => settings(d[:model_retry]),
+        "toolExecution" => settings(d[:tool_execution]),
+        "outputSchema" => validator(d[:output_schema]),
+        "requireApproval" => approval && fn(approval),
+        "humanReview" => d[:human_review] && fn(d[:human_review]),
+        "stateSecrets" => d[:state_secrets], "toolChoice" => dynamic(d[:tool_choice]),
+        "parallelToolCalls" => d[:parallel_tool_calls], "activeTools" => dynamic(d[:active_tools]),
+        "mcpServers" => d[:mcp_servers] && Array(d[:mcp_servers]).map { |server| mcp_spec(server) },
+        "lease" => settings(d[:lease])
       }.compact
     end
 
     def mcp_spec(server)
       raise ArgumentError, "mcp_servers takes mcp_stdio_server / mcp_http_server values, got #{server.class}" unless server.is_a?(McpServer)
 
-      server.spec.merge(server.callables.transform_values { |callable| fn(callable) })
+      spec = server.spec.to_h { |k, v| [MCP_KEYS.fetch(k) { Internal.camel(k) }, v] }
+      server.callables.each { |k, callable| spec[MCP_KEYS.fetch(k) { Internal.camel(k) }] = fn(callable) }
+      spec
     end
 
-    def overrides_spec(o)
-      spec = Internal.stringify(o.compact)
-      spec["stop_when"] = stop_specs(o[:stop_when]) if o[:stop_when]
+    # The Ruby names of an MCP declaration whose canonical key is not their camelCase.
+    MCP_KEYS = { "bearer_token" => "bearer", "tool_timeouts" => "toolTimeoutsMs",
+                 "require_approval_fn" => "requireApproval" }.freeze
+    private_constant :MCP_KEYS
+
+    # Run-level callables (stop conditions) are released when the run ends (`run_ids`).
+    def overrides_spec(o, run_ids)
+      spec = o.compact.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v)] }
+      spec["stopWhen"] = stop_specs(o[:stop_when], run_ids) if o[:stop_when]
+      spec["modelRetry"] = settings(o[:model_retry]) if o[:model_retry]
+      spec["toolExecution"] = settings(o[:tool_execution]) if o[:tool_execution]
       spec
     end
 
     # Built-in conditions (PhaseoAgentSdk.step_count_is(3), ...) or callables `->(state)`.
-    def stop_specs(conditions)
+    def stop_specs(conditions, run_ids = nil)
       (conditions.is_a?(Array) ? conditions : [conditions]).map do |c|
-        c.respond_to?(:call) ? { "kind" => "custom", "func" => fn(c) } : c
+        next c unless c.respond_to?(:call)
+        next fn(c) unless run_ids
+
+        { "$callback" => (run_ids << Internal.register(c)).last }
       end
+    end
+
+    # A continue's own options (canonical names).
+    def decided(approvals, rejections, tool_outputs, human_input, context)
+      { "approvals" => decisions(approvals), "rejections" => decisions(rejections),
+        "toolOutputs" => outputs(tool_outputs), "humanInput" => human_input, "context" => context }
     end
 
     def state_text(state)
@@ -251,8 +273,10 @@ module PhaseoAgentSdk
     def decisions(list)
       Array(list).map do |d|
         case d
-        when String, Symbol then { "tool_call_id" => d.to_s }
-        when Hash, ToolDecision then Internal.stringify(d.to_h).slice("tool_call_id", "reason")
+        when String, Symbol then d.to_s
+        when Hash, ToolDecision
+          d = Internal.stringify(d.to_h)
+          { "toolCallId" => d["tool_call_id"], "reason" => d["reason"] }.compact
         else raise ArgumentError, "a decision is a tool call id or {tool_call_id:, reason:}, got #{d.class}"
         end
       end
@@ -263,7 +287,7 @@ module PhaseoAgentSdk
         o = Internal.stringify(o.to_h)
         raise ArgumentError, "a tool output is {tool_call_id:, output:}" unless o.key?("tool_call_id")
 
-        { "tool_call_id" => o["tool_call_id"].to_s, "output" => o["output"] }
+        { "toolCallId" => o["tool_call_id"].to_s, "output" => o["output"] }
       end
     end
   end

@@ -125,6 +125,11 @@ module PhaseoAgentSdk
         ToolCall.new(id: hash["id"], name: hash["name"], input: hash["input"])
       end
 
+      # `snake_case` → `camelCase` (a key of the core's definition format).
+      def camel(key)
+        key.to_s.gsub(/_([a-z0-9])/) { Regexp.last_match(1).upcase }
+      end
+
       # Deep-converts Symbol keys to String keys (values handed on to the core as they are).
       def stringify(value)
         case value

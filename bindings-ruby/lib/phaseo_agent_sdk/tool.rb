@@ -32,16 +32,17 @@ module PhaseoAgentSdk
     end
   end
 
-  # Built-in stop conditions (`stop_when: [PhaseoAgentSdk.step_count_is(3)]`).
-  def self.step_count_is(n) = { "kind" => "step_count_is", "value" => n }
+  # Built-in stop conditions (`stop_when: [PhaseoAgentSdk.step_count_is(3)]`), in the core's
+  # definition format.
+  def self.step_count_is(n) = { "stepCountIs" => n }
   # Stops once this many tokens were used.
-  def self.max_tokens_used(n) = { "kind" => "max_tokens_used", "value" => n }
+  def self.max_tokens_used(n) = { "maxTokensUsed" => n }
   # Stops once the run cost this much.
-  def self.max_cost(x) = { "kind" => "max_cost", "value" => x }
+  def self.max_cost(x) = { "maxCost" => x }
   # Stops after this many milliseconds.
-  def self.max_duration(ms) = { "kind" => "max_duration", "value" => ms }
+  def self.max_duration(ms) = { "maxDuration" => ms }
   # Stops after a call to this tool.
-  def self.has_tool_call(name) = { "kind" => "has_tool_call", "value" => name } # rubocop:disable Naming/PredicateName
+  def self.has_tool_call(name) = { "hasToolCall" => name } # rubocop:disable Naming/PredicateName
   # Stops on this finish reason.
-  def self.finish_reason_is(reason) = { "kind" => "finish_reason_is", "value" => reason }
+  def self.finish_reason_is(reason) = { "finishReasonIs" => reason }
 end

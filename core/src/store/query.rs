@@ -96,6 +96,21 @@ pub struct RunPage {
 }
 
 impl RunPage {
+    /// The page as JSON text `{runs: [row…], nextCursor}`, each row as
+    /// [`StoredRun::to_json`] writes it.
+    pub fn to_json(&self) -> Result<String, AgentError> {
+        let rows = self
+            .runs
+            .iter()
+            .map(StoredRun::to_json)
+            .collect::<Result<Vec<_>, _>>()?;
+        let cursor = serde_json::to_string(&self.next_cursor).unwrap_or_else(|_| "null".into());
+        Ok(format!(
+            "{{\"runs\":[{}],\"nextCursor\":{cursor}}}",
+            rows.join(",")
+        ))
+    }
+
     /// A page of rows fetched with one extra row to tell whether more follow.
     pub(crate) fn from_rows(mut rows: Vec<StoredRun>, page_size: usize) -> Self {
         let more = rows.len() > page_size;

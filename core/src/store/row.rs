@@ -86,6 +86,32 @@ impl StoredRun {
         })
     }
 
+    /// The row as the bindings hand it to applications: JSON text `{runId, agentId,
+    /// status, pauseId, version, createdAtMs, updatedAtMs, leaseOwner, leaseExpiresAtMs,
+    /// state}`. The state goes in as its stored canonical text, so big integers keep their
+    /// digits; a row whose state is not valid is refused with `state_invalid`, naming the
+    /// run.
+    pub fn to_json(&self) -> Result<String, AgentError> {
+        self.state()?;
+        let mut head = serde_json::json!({
+            "runId": self.run_id,
+            "agentId": self.agent_id,
+            "status": self.status,
+            "pauseId": self.pause_id,
+            "version": self.version,
+            "createdAtMs": self.created_at_ms,
+            "updatedAtMs": self.updated_at_ms,
+            "leaseOwner": self.lease_owner,
+            "leaseExpiresAtMs": self.lease_expires_at_ms,
+        })
+        .to_string();
+        head.pop();
+        head.push_str(",\"state\":");
+        head.push_str(&self.state_json);
+        head.push('}');
+        Ok(head)
+    }
+
     /// The row status, parsed (`state_invalid` for an unknown status).
     pub fn run_status(&self) -> Result<RunStatus, AgentError> {
         serde_json::from_value(Value::String(self.status.clone())).map_err(|_| {
