@@ -98,18 +98,44 @@ func BenchmarkFanOut1000(b *testing.B) {
 }
 
 // BenchmarkTurns: sequential runs of 25 and 400 one-call turns (plus the final turn);
-// reports the cost per turn of each and their ratio (target: flat, ratio ≤ 1.5).
+// reports the cost per turn of each and their ratio, and, inside the 400-turn run, the
+// time of turn 400 against turn 25 (each the median of the ten turns around it, timed by
+// the tool itself; target: flat, ratio ≤ 1.5).
 func BenchmarkTurns(b *testing.B) {
-	agent := benchAgent(b)
+	var stamps []time.Time
+	agent := mustAgent(b, pa.AgentDefinition{
+		ID: "bench",
+		Tools: []pa.Tool{{
+			ID:         "add",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number"}, "b": map[string]any{"type": "number"}}},
+			Execute: func(input any, _ pa.RuntimeContext) (any, error) {
+				stamps = append(stamps, time.Now()) // one call per turn: calls never overlap
+				m := input.(map[string]any)
+				return m["a"].(float64) + m["b"].(float64), nil
+			},
+		}},
+	})
 	timedRun(b, agent, seqScript(25), 500) // warm-up
 	var short, long []time.Duration
+	var at25, at400 []time.Duration
 	for b.Loop() {
 		short = append(short, timedRun(b, agent, seqScript(25), 500))
+		stamps = stamps[:0]
 		long = append(long, timedRun(b, agent, seqScript(400), 500))
+		turn := func(k int) time.Duration { // the median turn time around turn k (1-based)
+			var d []time.Duration
+			for i := k - 5; i < k+5 && i < len(stamps); i++ {
+				d = append(d, stamps[i].Sub(stamps[i-1]))
+			}
+			return median(d)
+		}
+		at25 = append(at25, turn(25))
+		at400 = append(at400, turn(395)) // turns 390–399: the last ten
 	}
 	perShort := float64(median(short).Nanoseconds()) / 26 / 1000
 	perLong := float64(median(long).Nanoseconds()) / 401 / 1000
 	b.ReportMetric(perShort, "µs/turn@25")
 	b.ReportMetric(perLong, "µs/turn@400")
 	b.ReportMetric(perLong/perShort, "ratio")
+	b.ReportMetric(float64(median(at400))/float64(median(at25)), "turn400/turn25")
 }

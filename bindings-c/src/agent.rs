@@ -34,7 +34,9 @@ pub unsafe extern "C" fn phaseo_agent_new(
     let host = Host::new(host);
     guard(out_error, || {
         let text = read_str(definition_json, "definition_json")?;
-        let mut def = spec::agent(&host, text)?;
+        let split = crate::mcp_hooks::split(text);
+        let mut def = spec::agent(&host, &split.text)?;
+        def = crate::mcp_hooks::declare(&host, def, split.servers)?;
         if let Some(store) = store_arg(store) {
             def = def.store(store);
         }
@@ -78,11 +80,16 @@ pub(crate) unsafe fn run_options(
     host: &Arc<Host>,
     cancel: &CancellationToken,
 ) -> Result<RunOptions, CError> {
-    let spec = spec::run_options(host, read_opt_str(options_json, "options_json")?)?;
+    let (text, traceparent) =
+        crate::tracing::take_traceparent(read_opt_str(options_json, "options_json")?)?;
+    let spec = spec::run_options(host, text.as_deref())?;
     let mut options = RunOptions::new(spec.input, client_arg(client)?)
         .context(spec.context)
         .overrides(spec.overrides)
         .cancel(cancel.clone());
+    if let Some(t) = traceparent {
+        options = options.traceparent(t);
+    }
     if let Some(messages) = spec.messages {
         options = options.messages(messages);
     }
@@ -103,10 +110,15 @@ pub(crate) unsafe fn continue_options(
     host: &Arc<Host>,
     cancel: &CancellationToken,
 ) -> Result<ContinueOptions, CError> {
-    let spec = spec::continue_options(host, read_opt_str(options_json, "options_json")?)?;
+    let (text, traceparent) =
+        crate::tracing::take_traceparent(read_opt_str(options_json, "options_json")?)?;
+    let spec = spec::continue_options(host, text.as_deref())?;
     let mut options = ContinueOptions::new(client_arg(client)?)
         .overrides(spec.overrides)
         .cancel(cancel.clone());
+    if let Some(t) = traceparent {
+        options = options.traceparent(t);
+    }
     options.approvals = spec.approvals;
     options.rejections = spec.rejections;
     options.tool_outputs = spec.tool_outputs;

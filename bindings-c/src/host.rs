@@ -7,7 +7,7 @@
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, Mutex};
 
-use phaseo_agent::{CancellationToken, ToolError, ToolRuntime, Value};
+use phaseo_agent::{CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
@@ -118,6 +118,22 @@ pub enum PhaseoCallKind {
     /// A host model client: args `[request]`; answer a response
     /// `{text?, toolCalls?, usage?, finishReason?}`.
     Generate = 9,
+    /// An MCP server's tool filter: args `[{name, description, annotations}]`; answer a
+    /// boolean (keep the tool).
+    McpFilter = 10,
+    /// An MCP server's elicitation handler: args `[request, {server}]`; answer an MCP
+    /// `ElicitResult` `{action, content?}`.
+    McpElicit = 11,
+    /// A state accessor's load: args `[runId]`; answer the state's JSON text as a JSON
+    /// string, or null when the run is unknown.
+    StoreLoad = 12,
+    /// A state accessor's save: args `[runId, stateJson]` (the state's JSON text as a
+    /// string); answer null.
+    StoreSave = 13,
+    /// A streaming host model client: args `[request]`; pass each event to
+    /// `phaseo_call_stream_event` as it comes, then complete the call with null (or an
+    /// error).
+    Stream = 14,
 }
 
 /// The host's answer.
@@ -150,6 +166,8 @@ pub struct PhaseoCall {
     runtime: Option<ToolRuntime>,
     token: CancellationToken,
     state: Mutex<CallState>,
+    /// Where a `Stream` call's events go.
+    stream: Option<HostStreamSender>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -201,6 +219,27 @@ impl HostFn {
         args: &Value,
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
+        self.call_with(kind, args, runtime, None).await
+    }
+
+    /// A `Stream` call: the host passes its events to `events` (with
+    /// `phaseo_call_stream_event`) until it completes the call.
+    pub async fn call_streaming(
+        &self,
+        args: &Value,
+        events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        self.call_with(PhaseoCallKind::Stream, args, None, Some(events))
+            .await
+    }
+
+    async fn call_with(
+        &self,
+        kind: PhaseoCallKind,
+        args: &Value,
+        runtime: Option<&ToolRuntime>,
+        stream: Option<HostStreamSender>,
+    ) -> Result<Value, ToolError> {
         let Some(invoke) = self.host.0.invoke else {
             return Err(ToolError::new(format!(
                 "the host gave no invoke function for callback {}",
@@ -224,6 +263,7 @@ impl HostFn {
                 hook: None,
                 fired: false,
             }),
+            stream,
         });
         let mut abandon = Abandon(call.clone(), true);
         // SAFETY: ABI contract; the host owns this reference until `phaseo_call_complete`.
@@ -405,6 +445,34 @@ pub unsafe extern "C" fn phaseo_call_set_context(
             .map_err(|e| CError::argument(format!("the context is not valid JSON: {e}")))?;
         rt.set_context(value)
             .map_err(|e| CError::argument(e.to_string()))?;
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Passes one event (JSON text) of a `Stream` call to the run, at once: `{"type":
+/// "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`, `{"type": "item",
+/// "item"}` or `{"type": "response", "response"}` (the last `response` is the answer; the
+/// product's `response.output_text.delta`, `response.reasoning.delta`, `response.item` and
+/// `response.completed` are accepted too). `PHASEO_STATUS_ERROR` names what is wrong with
+/// the event (the host should then fail the call with that message), or says the model
+/// request is over (cancelled or timed out: the host should stop reading its stream).
+/// Only before `phaseo_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_stream_event(
+    call: *mut PhaseoCall,
+    event_json: *const c_char,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let events = call
+            .stream
+            .as_ref()
+            .ok_or_else(|| CError::argument("only a Stream call takes stream events"))?;
+        let text = read_str(event_json, "event_json")?;
+        let event = phaseo_agent::parse_json_text(text)
+            .map_err(|e| CError::argument(format!("the stream event is not valid JSON: {e}")))?;
+        events.send(&event).map_err(CError::argument)?;
         Ok(PhaseoStatus::Ok)
     })
 }
