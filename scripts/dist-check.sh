@@ -224,9 +224,10 @@ check_go() {
   local goenv=(GOPATH="$dir/gopath" GOMODCACHE="$dir/gopath/pkg/mod" GOPROXY="file://$proxy"
     GOSUMDB=off GOTOOLCHAIN=local GOFLAGS="-modcacherw -buildvcs=false" CGO_ENABLED=1)
   readme_block go >"$dir/consumer/main.go"
-  (cd "$dir/consumer" && norust env "${goenv[@]}" go mod init example.com/consumer >/dev/null 2>&1 \
+  (cd "$dir/consumer" && norust env "${goenv[@]}" go mod init example.com/consumer \
     && norust env "${goenv[@]}" go get "$module@v$version" \
-    && norust env "${goenv[@]}" go build -o quickstart .)
+    && norust env "${goenv[@]}" go build -o quickstart .) >"$dir/go.log" 2>&1 \
+    || { cat "$dir/go.log" >&2; echo "FAIL go get / go build of the module from dist/goproxy" >&2; exit 1; }
   local unpacked="$dir/gopath/pkg/mod/$module@v$version"
   [ -f "$unpacked/lib/linux_amd64/libphaseo_agent_c.a" ] \
     || { echo "FAIL the module from the proxy has no lib/linux_amd64/libphaseo_agent_c.a" >&2; exit 1; }

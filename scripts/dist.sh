@@ -96,9 +96,10 @@ part_go() {
   local lib="$target/dist/libphaseo_agent_c.a" module="$repo/bindings-go"
   [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
   # Where cgo's LDFLAGS (bindings-go/cgo.go) find it, in the repository (git-ignored) and in
-  # the module. Debug sections off: the archive carries the standard library's objects.
+  # the module. Without debug sections and the LLVM bitcode that the LTO profile embeds in
+  # every object (needed by no C or Go linker): 205 MB become 100 MB (23 MB compressed).
   mkdir -p "$module/lib/linux_amd64"
-  strip --strip-debug -o "$module/lib/linux_amd64/libphaseo_agent_c.a" "$lib"
+  objcopy --strip-debug -R .llvmbc -R .llvmcmd "$lib" "$module/lib/linux_amd64/libphaseo_agent_c.a"
   # The module as a Go module proxy serves it (the GOPROXY protocol on a file:// URL):
   # <module>/@v/list, v<version>.info, .mod, .zip. The zip holds the module's files (git's
   # list, tests excluded) and the library, under "<module>@v<version>/".
