@@ -64,6 +64,7 @@ type hostCall struct {
 	call  *C.PhaseoCall
 	kind  C.enum_PhaseoCallKind
 	args  []any
+	rt    *runtimeArgs // the runtime argument of a tool-side call
 	order keyOrder
 	mu    sync.Mutex
 	done  bool
@@ -132,13 +133,12 @@ func dispatch(item *C.PhaseoGoCall) {
 		close(mine)
 		// The arguments belong to the call until it is completed: read in place.
 		text := unsafe.Slice((*byte)(unsafe.Pointer(args)), C.strlen(args))
-		decoded, order, err := decodeOrdered(text)
-		list, ok := decoded.([]any)
-		if err != nil || !ok {
+		list, rt, order, err := decodeCallArgs(text, hasRuntime(c.kind))
+		if err != nil {
 			c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
 			return
 		}
-		c.args, c.order = list, order
+		c.args, c.rt, c.order = list, rt, order
 		f(c)
 	}()
 }
@@ -258,30 +258,21 @@ var errNotExecutor = errors.New("phaseoagent: only a tool's executor can do this
 // errCallEnded is returned by EmitProgress and SetContext after the call ended.
 var errCallEnded = errors.New("phaseoagent: the tool call has already ended")
 
-// withRuntime runs f with the RuntimeContext of args[runtimeArg]: its Ctx is cancelled
-// when the core cancels the call, and is released when f returns.
-func (c *hostCall) withRuntime(runtimeArg int, f func(rt RuntimeContext) (any, error)) (any, error) {
+// withRuntime runs f with the call's RuntimeContext: its Ctx is cancelled when the core
+// cancels the call, and is released when f returns.
+func (c *hostCall) withRuntime(f func(rt RuntimeContext) (any, error)) (any, error) {
 	ctx, release := c.cancelContext()
 	defer release()
-	rt := c.runtime(c.arg(runtimeArg), ctx)
+	rt := c.runtime(ctx)
 	v, err := protect(func() (any, error) { return f(rt) })
 	c.finish(v, err)
 	return v, err
 }
 
-func (c *hostCall) runtime(v any, ctx context.Context) RuntimeContext {
-	m, _ := v.(map[string]any)
+func (c *hostCall) runtime(ctx context.Context) RuntimeContext {
 	rt := RuntimeContext{Ctx: ctx}
-	rt.RunID, _ = m["runId"].(string)
-	rt.AgentID, _ = m["agentId"].(string)
-	if f, ok := m["stepIndex"].(float64); ok {
-		rt.StepIndex = int(f)
-	}
-	rt.Context = m["context"]
-	if call, ok := m["toolCall"].(map[string]any); ok {
-		rt.ToolCall.ID, _ = call["id"].(string)
-		rt.ToolCall.Name, _ = call["name"].(string)
-		rt.ToolCall.Input = call["input"]
+	if a := c.rt; a != nil {
+		rt.RunID, rt.AgentID, rt.StepIndex, rt.Context, rt.ToolCall = a.runID, a.agentID, a.stepIndex, a.context, a.call
 	}
 	executor := c.kind == C.PHASEO_CALL_KIND_EXECUTE
 	rt.EmitProgress = func(value any) error {

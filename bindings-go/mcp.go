@@ -96,7 +96,7 @@ func (s *MCPServer) toJSON(cbs *callbacks) map[string]any {
 	case s.Approval != nil:
 		f := s.Approval
 		m["requireApproval"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
 		})
 	case s.ApprovalDestructive:
 		m["requireApproval"] = "destructive"
