@@ -8,6 +8,7 @@ use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, Mutex};
 
 use phaseo_agent::{CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value};
+use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
 use tokio::sync::oneshot;
 
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
@@ -212,14 +213,17 @@ impl Drop for Abandon {
 }
 
 impl HostFn {
-    /// Calls the host with these arguments and waits for its answer.
-    pub async fn call(
+    /// Calls the host with these arguments (a JSON array: a `Value`, or [`WithRuntime`])
+    /// and waits for its answer.
+    pub async fn call<A: Serialize + ?Sized>(
         &self,
         kind: PhaseoCallKind,
-        args: &Value,
+        args: &A,
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
-        self.call_with(kind, args, runtime, None).await
+        // Written before the first await: the future does not hold `args`.
+        let text = phaseo_agent::json::to_canonical_string(args);
+        self.call_with(kind, text, runtime, None).await
     }
 
     /// A `Stream` call: the host passes its events to `events` (with
@@ -229,14 +233,15 @@ impl HostFn {
         args: &Value,
         events: HostStreamSender,
     ) -> Result<Value, ToolError> {
-        self.call_with(PhaseoCallKind::Stream, args, None, Some(events))
+        let text = phaseo_agent::json::to_canonical_string(args);
+        self.call_with(PhaseoCallKind::Stream, text, None, Some(events))
             .await
     }
 
     async fn call_with(
         &self,
         kind: PhaseoCallKind,
-        args: &Value,
+        text: String,
         runtime: Option<&ToolRuntime>,
         stream: Option<HostStreamSender>,
     ) -> Result<Value, ToolError> {
@@ -249,7 +254,6 @@ impl HostFn {
         let token = runtime.map_or_else(CancellationToken::new, |rt| {
             rt.cancellation_token().child_token()
         });
-        let text = phaseo_agent::json::to_canonical_string(args);
         let args = CString::new(text).map_err(|e| ToolError::new(e.to_string()))?;
         let (tx, rx) = oneshot::channel();
         let call = Arc::new(PhaseoCall {
@@ -299,6 +303,41 @@ impl HostFn {
                 "the host dropped the call without answering",
             )),
         }
+    }
+}
+
+/// The arguments `[value, runtime]` of a tool-side call, written straight from the
+/// runtime (no copy of its context and call into a `Value` first: the context can be
+/// large, and a trivial call paid for those copies).
+pub struct WithRuntime<'a> {
+    /// The first argument (input, output or call).
+    pub value: &'a Value,
+    /// The call's runtime.
+    pub runtime: &'a ToolRuntime,
+}
+
+impl Serialize for WithRuntime<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_tuple(2)?;
+        seq.serialize_element(self.value)?;
+        seq.serialize_element(&RuntimeView(self.runtime))?;
+        seq.end()
+    }
+}
+
+/// `{runId, agentId, stepIndex, context, toolCall}`, as [`runtime_value`] builds it.
+struct RuntimeView<'a>(&'a ToolRuntime);
+
+impl Serialize for RuntimeView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rt = self.0;
+        let mut map = s.serialize_map(Some(5))?;
+        map.serialize_entry("runId", rt.run_id())?;
+        map.serialize_entry("agentId", rt.agent_id())?;
+        map.serialize_entry("stepIndex", &rt.step_index())?;
+        map.serialize_entry("context", rt.context())?;
+        map.serialize_entry("toolCall", rt.tool_call())?;
+        map.end()
     }
 }
 
