@@ -18,6 +18,8 @@ import (
 // the core; any other implementation is called on a goroutine for each model request,
 // with a ctx cancelled when the run stops waiting for it.
 type ModelClient interface {
+	// Generate answers one model request (an error fails the attempt: model_failed after
+	// the retries).
 	Generate(ctx context.Context, request ModelRequest) (ModelResponse, error)
 }
 

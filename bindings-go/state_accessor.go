@@ -20,7 +20,9 @@ import (
 // has no claim: unlike the SDK's stores, it does not stop a pause from being continued
 // twice, and it cannot list, delete or recover runs.
 type StateAccessor interface {
+	// Load returns the stored state of runID, or nil when there is none.
 	Load(ctx context.Context, runID string) (*RunResult, error)
+	// Save stores a checkpoint of the run (state.JSON() is its canonical text).
 	Save(ctx context.Context, state RunResult) error
 }
 
