@@ -203,7 +203,7 @@ c-tests: c-abi
 
 # The Go binding (bindings-go, package phaseoagent) over the C ABI: the static library
 # copied where cgo links it, go vet + go test under the race detector, the Go conformance
-# runner (also joined to run-all.sh and every handoff pair), the benchmark (release).
+# runner (also joined to run-all.sh and every handoff pair), the benchmark (on the library of the `dist` profile, as `go get` users link it).
 .PHONY: go-lib go-tests go-conformance go-bench
 GO_LIB_DIR := bindings-go/lib/linux_amd64
 go-lib: c-abi
