@@ -23,7 +23,7 @@ demo: python node mcp-servers go-lib kotlin ruby
 	node examples/node/approval-inbox.mjs
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
-	cd examples/go && go run .
+	cd examples/go && $(GO_LINK_STAMP) go run .
 	examples/java/run.sh
 	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
 
@@ -206,11 +206,15 @@ c-tests: c-abi
 # runner (also joined to run-all.sh and every handoff pair), the benchmark (on the library of the `dist` profile, as `go get` users link it).
 .PHONY: go-lib go-tests go-conformance go-bench
 GO_LIB_DIR := bindings-go/lib/linux_amd64
+# The go command does not hash the files named in `#cgo LDFLAGS`: after the library changes
+# (go-lib copies the debug build, go-bench the dist one) it would reuse a test binary linked
+# with the other. The library's checksum as a linker flag makes it relink.
+GO_LINK_STAMP = GOFLAGS="$$(go env GOFLAGS) -ldflags=-X=github.com/phaseo/agent-sdk-go.linkedLibrary=$$(sha256sum $(abspath $(GO_LIB_DIR))/libphaseo_agent_c.a | cut -c1-16)"
 go-lib: c-abi
 	mkdir -p $(GO_LIB_DIR)
 	cp -p target/debug/libphaseo_agent_c.a $(GO_LIB_DIR)/
 go-tests: go-lib mcp-servers
-	cd bindings-go && go vet ./... && ../scripts/with-test-postgres.sh go test -race -count=1 ./...
+	cd bindings-go && go vet ./... && $(GO_LINK_STAMP) ../scripts/with-test-postgres.sh go test -race -count=1 ./...
 	cd tests/conformance/go && go vet ./...
 	cd examples/go && go vet ./...
 go-conformance: go-lib
@@ -219,7 +223,7 @@ go-bench:
 	$(CARGO) build -q --profile dist -p phaseo-agent-c
 	mkdir -p $(GO_LIB_DIR)
 	cp -p target/dist/libphaseo_agent_c.a $(GO_LIB_DIR)/
-	cd bindings-go && go test -run '^$$' -bench . -count 3 ./...
+	cd bindings-go && $(GO_LINK_STAMP) go test -run '^$$' -bench . -count 3 ./...
 	$(MAKE) go-lib
 
 # Prebuilt packages (issue 15): `make dist` writes into dist/, from scratch, with the

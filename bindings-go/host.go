@@ -215,9 +215,11 @@ func (c *hostCall) answer(v any) {
 		freeC(msg)
 		return
 	}
-	ct := cString(text)
-	C.phaseo_call_complete(c.call, ct, false)
-	freeC(ct)
+	// Go memory, NUL-terminated: the core reads it during the call only (C.CString would
+	// add two cgo calls, malloc and free, to every answer).
+	buf := make([]byte, len(text)+1)
+	copy(buf, text)
+	C.phaseo_call_complete(c.call, (*C.char)(unsafe.Pointer(&buf[0])), false)
 }
 
 // fail completes the call with an error.

@@ -15,5 +15,8 @@ if [ ! -f "$lib" ]; then
 fi
 bin="${CARGO_TARGET_DIR:-$repo/target}/go/conformance-runner"
 mkdir -p "$(dirname "$bin")"
-(cd "$repo/tests/conformance/go" && go build -o "$bin" .)
+# The library's checksum as a linker flag: the go command does not hash files named in
+# `#cgo LDFLAGS`, and would keep a runner linked with an earlier library.
+stamp="$(sha256sum "$lib" | cut -c1-16)"
+(cd "$repo/tests/conformance/go" && GOFLAGS="$(go env GOFLAGS) -ldflags=-X=github.com/phaseo/agent-sdk-go.linkedLibrary=$stamp" go build -o "$bin" .)
 exec "$bin" "$@"
