@@ -178,7 +178,7 @@ func (d *stateDecoder) skip() error {
 func (d *stateDecoder) rawString() (escaped bool, err error) {
 	d.at++
 	for {
-		i := bytes.IndexAny(d.data[d.at:], "\"\\")
+		i := quoteOrBackslash(d.data[d.at:])
 		if i < 0 {
 			return false, errShape
 		}
@@ -194,6 +194,17 @@ func (d *stateDecoder) rawString() (escaped bool, err error) {
 		d.at++
 		return escaped, nil
 	}
+}
+
+// quoteOrBackslash is bytes.IndexAny(b, `"\`) without its per-call set (the skip of a
+// state's steps and items spends its time here).
+func quoteOrBackslash(b []byte) int {
+	for i, c := range b {
+		if c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 func (d *stateDecoder) text(out *string) error {
