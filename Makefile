@@ -23,7 +23,7 @@ demo: python node mcp-servers go-lib kotlin ruby
 	node examples/node/approval-inbox.mjs
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
-	cd examples/go && go run .
+	cd examples/go && $(GO_LINK_STAMP) go run .
 	examples/java/run.sh
 	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
 
@@ -203,23 +203,27 @@ c-tests: c-abi
 
 # The Go binding (bindings-go, package phaseoagent) over the C ABI: the static library
 # copied where cgo links it, go vet + go test under the race detector, the Go conformance
-# runner (also joined to run-all.sh and every handoff pair), the benchmark (release).
+# runner (also joined to run-all.sh and every handoff pair), the benchmark (on the library of the `dist` profile, as `go get` users link it).
 .PHONY: go-lib go-tests go-conformance go-bench
 GO_LIB_DIR := bindings-go/lib/linux_amd64
+# The go command does not hash the files named in `#cgo LDFLAGS`: after the library changes
+# (go-lib copies the debug build, go-bench the dist one) it would reuse a test binary linked
+# with the other. The library's checksum as a linker flag makes it relink.
+GO_LINK_STAMP = GOFLAGS="$$(go env GOFLAGS) -ldflags=-X=github.com/phaseo/agent-sdk-go.linkedLibrary=$$(sha256sum $(abspath $(GO_LIB_DIR))/libphaseo_agent_c.a | cut -c1-16)"
 go-lib: c-abi
 	mkdir -p $(GO_LIB_DIR)
 	cp -p target/debug/libphaseo_agent_c.a $(GO_LIB_DIR)/
 go-tests: go-lib mcp-servers
-	cd bindings-go && go vet ./... && ../scripts/with-test-postgres.sh go test -race -count=1 ./...
+	cd bindings-go && go vet ./... && $(GO_LINK_STAMP) ../scripts/with-test-postgres.sh go test -race -count=1 ./...
 	cd tests/conformance/go && go vet ./...
 	cd examples/go && go vet ./...
 go-conformance: go-lib
 	tests/conformance/go_runner.sh tests/conformance/cases
 go-bench:
-	$(CARGO) build -q --release -p phaseo-agent-c
+	$(CARGO) build -q --profile dist -p phaseo-agent-c
 	mkdir -p $(GO_LIB_DIR)
-	cp -p target/release/libphaseo_agent_c.a $(GO_LIB_DIR)/
-	cd bindings-go && go test -run '^$$' -bench . ./...
+	cp -p target/dist/libphaseo_agent_c.a $(GO_LIB_DIR)/
+	cd bindings-go && $(GO_LINK_STAMP) go test -run '^$$' -bench . -count 3 ./...
 	$(MAKE) go-lib
 
 # Prebuilt packages (issue 15): `make dist` writes into dist/, from scratch, with the
@@ -245,16 +249,17 @@ versions-check:
 	scripts/check-versions.py
 	scripts/check-versions.py --self-test
 
-# The Go static library (issue 16) joins scripts/dist.sh `native` (NATIVE_PACKAGES) and gets
-# its own part there, added to the line below.
+# The Go static library (issue 16) is built by scripts/dist.sh `native` with the other
+# native libraries (one cargo build); `go` puts it into the module and writes the module,
+# as a Go module proxy serves it, into dist/goproxy.
 dist: $(DIST_VENV)/.tools kotlin
 	rm -rf dist
 	scripts/check-versions.py
-	scripts/dist.sh python native node jvm
+	scripts/dist.sh python native node jvm go
 	scripts/dist.sh sizes
 
 dist-check: $(DIST_VENV)/.tools
-	scripts/dist-check.sh python node jvm
+	scripts/dist-check.sh python node jvm go
 
 # Ruby binding (bindings-ruby, issue 18): Debian's ruby, ruby-dev, ruby-minitest, rake and
 # libclang-dev installed when missing; the extension built with cargo (debug) and copied

@@ -197,7 +197,7 @@ func agentJSON(def *AgentDefinition, cbs *callbacks) map[string]any {
 				c.fail(err)
 				return
 			}
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) {
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) {
 				call.Input = rt.ToolCall.Input
 				return f(call, rt)
 			})
@@ -296,7 +296,7 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	}
 	if f := t.Execute; f != nil {
 		m["execute"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
 		})
 	}
 	if t.Timeout != 0 {
@@ -304,7 +304,7 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	}
 	if f := t.Approval; f != nil {
 		m["requireApproval"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
 		})
 	} else if t.RequireApproval {
 		m["requireApproval"] = true
@@ -323,7 +323,7 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	}
 	if f := t.OnToolCalled; f != nil {
 		m["onToolCalled"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) {
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) {
 				v, completed, err := f(c.arg(0), rt)
 				if err != nil || !completed {
 					return nil, err
@@ -334,12 +334,12 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	}
 	if f := t.OnResponseReceived; f != nil {
 		m["onResponseReceived"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
 		})
 	}
 	if f := t.NextTurnFunc; f != nil {
 		m["nextTurnParams"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) {
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) {
 				p, err := f(c.arg(0), rt)
 				if err != nil || p == nil {
 					return map[string]any{}, err

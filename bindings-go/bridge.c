@@ -1,15 +1,90 @@
 // The C side of the cgo bridge: builds PhaseoHost values whose callbacks are the Go
-// functions exported in host.go. Kept in a .c file because a Go file with //export may
-// only declare C functions in its preamble.
+// functions exported in host.go, and the call queue. Kept in a .c file because a Go file
+// with //export may only declare C functions in its preamble.
+//
+// Why a queue: a host's `invoke` runs on a core thread. Entering Go there (a cgo callback)
+// makes that thread find a Go P for every call, and the goroutine it starts then waits on
+// a P the thread holds in a syscall state until the scheduler retakes it: tens of µs per
+// call. Instead `invoke` is C: it appends the call to a process-wide queue and, only when
+// the Go dispatcher sleeps, wakes it through an eventfd that the Go netpoller watches. The
+// dispatcher takes the calls in batches and starts their goroutines.
 #include "bridge.h"
 
+#include <pthread.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
+static PhaseoGoCall *queue_items;
+static size_t queue_head, queue_len, queue_cap;
+static int queue_fd = -1;
+static bool queue_sleeping = true;
+
+int phaseo_go_queue_open(void) {
+  pthread_mutex_lock(&queue_mu);
+  if (queue_fd < 0) queue_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  int fd = queue_fd;
+  pthread_mutex_unlock(&queue_mu);
+  return fd;
+}
+
+// Doubles the ring (under queue_mu); false when out of memory.
+static bool queue_grow(void) {
+  size_t cap = queue_cap ? queue_cap * 2 : 1024;
+  PhaseoGoCall *items = malloc(cap * sizeof *items);
+  if (!items) return false;
+  for (size_t i = 0; i < queue_len; i++) items[i] = queue_items[(queue_head + i) % queue_cap];
+  free(queue_items);
+  queue_items = items;
+  queue_cap = cap;
+  queue_head = 0;
+  return true;
+}
+
+static void phaseo_go_enqueue(void *user_data, PhaseoCall *call) {
+  PhaseoGoCall item = {(uintptr_t)user_data, call, phaseo_call_callback(call), (int)phaseo_call_kind(call),
+                       phaseo_call_args(call)};
+  pthread_mutex_lock(&queue_mu);
+  if (queue_len == queue_cap && !queue_grow()) {
+    pthread_mutex_unlock(&queue_mu);
+    phaseo_call_complete(call, "phaseoagent: out of memory queueing the call", true);
+    return;
+  }
+  queue_items[(queue_head + queue_len) % queue_cap] = item;
+  queue_len++;
+  bool wake = queue_sleeping;
+  queue_sleeping = false;
+  int fd = queue_fd;
+  pthread_mutex_unlock(&queue_mu);
+  if (wake && fd >= 0) {
+    uint64_t one = 1;
+    ssize_t written = write(fd, &one, sizeof one);
+    (void)written;  // a full counter (impossible: the reader drains it) still wakes the reader
+  }
+}
+
+int phaseo_go_take(PhaseoGoCall *out, int max) {
+  pthread_mutex_lock(&queue_mu);
+  size_t n = queue_len < (size_t)max ? queue_len : (size_t)max;
+  for (size_t i = 0; i < n; i++) out[i] = queue_items[(queue_head + i) % queue_cap];
+  if (n > 0) {
+    queue_head = (queue_head + n) % queue_cap;
+    queue_len -= n;
+  } else {
+    queue_sleeping = true;  // the next enqueue writes to the eventfd
+  }
+  pthread_mutex_unlock(&queue_mu);
+  return (int)n;
+}
+
 PhaseoHost phaseo_go_agent_host(uintptr_t handle) {
-  PhaseoHost host = {(void *)handle, goPhaseoInvoke, NULL, NULL, goPhaseoRelease};
+  PhaseoHost host = {(void *)handle, phaseo_go_enqueue, NULL, NULL, goPhaseoRelease};
   return host;
 }
 
 PhaseoHost phaseo_go_run_host(uintptr_t handle, bool with_events) {
-  PhaseoHost host = {(void *)handle, goPhaseoInvoke, with_events ? (PhaseoEventFn)goPhaseoEvent : NULL,
+  PhaseoHost host = {(void *)handle, phaseo_go_enqueue, with_events ? (PhaseoEventFn)goPhaseoEvent : NULL,
                      goPhaseoDone, goPhaseoRelease};
   return host;
 }

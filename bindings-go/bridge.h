@@ -7,12 +7,24 @@
 
 #include "include/phaseo_agent.h"
 
-extern void goPhaseoInvoke(void *user_data, PhaseoCall *call);
+// A call waiting for the Go dispatcher: its host (a cgo.Handle), the call, and what the
+// dispatcher needs of it (read on the core thread, so Go makes no C call for them). args
+// belongs to the call (valid until it is completed).
+typedef struct {
+  uintptr_t handle;
+  PhaseoCall *call;
+  uint64_t callback;
+  int kind;
+  const char *args;
+} PhaseoGoCall;
+
 extern void goPhaseoEvent(void *user_data, char *event_json);
 extern void goPhaseoDone(void *user_data);
 extern void goPhaseoRelease(void *user_data);
 extern void goPhaseoCancel(void *user_data);
 
+int phaseo_go_queue_open(void);
+int phaseo_go_take(PhaseoGoCall *out, int max);
 PhaseoHost phaseo_go_agent_host(uintptr_t handle);
 PhaseoHost phaseo_go_run_host(uintptr_t handle, bool with_events);
 PhaseoStatus phaseo_go_on_cancel(PhaseoCall *call, uintptr_t handle, char **out_error);

@@ -12,6 +12,12 @@ import (
 	"unsafe"
 )
 
+// linkedLibrary is set by the repository's builds (-ldflags -X) to the checksum of the
+// static library they link: the go command does not hash files named in #cgo LDFLAGS, so
+// without it a build after the library changed could reuse a binary linked with the old
+// one. Empty in a module from a proxy, whose library is fixed by its version.
+var linkedLibrary string
+
 // cString copies s into C memory; the caller frees it with C.free.
 func cString(s string) *C.char { return C.CString(s) }
 

@@ -18,6 +18,8 @@ import (
 // the core; any other implementation is called on a goroutine for each model request,
 // with a ctx cancelled when the run stops waiting for it.
 type ModelClient interface {
+	// Generate answers one model request (an error fails the attempt: model_failed after
+	// the retries).
 	Generate(ctx context.Context, request ModelRequest) (ModelResponse, error)
 }
 
@@ -233,24 +235,13 @@ func clientFor(c ModelClient) (ptr *C.PhaseoClient, keep any, release func(), er
 	}
 	h := &clientHost{}
 	h.add(func(call *hostCall) {
-		var req ModelRequest
-		if err := Decode(call.arg(0), &req); err != nil {
+		req, err := readRequest(call)
+		if err != nil {
 			call.fail(err)
 			return
 		}
-		if m, ok := call.arg(0).(map[string]any); ok {
-			req.Context = m["context"]
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		handle := cgo.NewHandle(cancel)
-		var cerr *C.char
-		if C.phaseo_go_on_cancel(call.call, C.uintptr_t(handle), &cerr) != C.PHASEO_STATUS_OK {
-			C.phaseo_string_free(cerr)
-		}
-		defer func() {
-			cancel()
-			handle.Delete()
-		}()
+		ctx, release := call.cancelContext()
+		defer release()
 		call.finish(protect(func() (any, error) {
 			resp, err := c.Generate(ctx, req)
 			if err != nil {
@@ -259,10 +250,29 @@ func clientFor(c ModelClient) (ptr *C.PhaseoClient, keep any, release func(), er
 			return resp, nil
 		}))
 	})
+	var streamID C.uint64_t
+	if sc, ok := c.(StreamingModelClient); ok {
+		h.add(func(call *hostCall) { serveStream(call, sc) })
+		streamID = 2
+	}
 	handle := cgo.NewHandle(h)
 	host := C.phaseo_go_agent_host(C.uintptr_t(handle))
-	if _, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_client_host(host, 1, &ptr, e) }); err != nil {
+	if _, err := status(func(e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_client_host_stream(host, 1, streamID, &ptr, e)
+	}); err != nil {
 		return nil, nil, nil, err
 	}
 	return ptr, nil, func() { C.phaseo_client_free(ptr) }, nil
+}
+
+// readRequest reads a Generate or Stream call's request.
+func readRequest(call *hostCall) (ModelRequest, error) {
+	var req ModelRequest
+	if err := Decode(call.arg(0), &req); err != nil {
+		return req, err
+	}
+	if m, ok := call.arg(0).(map[string]any); ok {
+		req.Context = m["context"]
+	}
+	return req, nil
 }

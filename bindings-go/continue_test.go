@@ -58,7 +58,7 @@ func TestPauseJSONContinue(t *testing.T) {
 	}
 	contains(t, toolMessages(done)["c1"].Content, `"deployed":"prod"`)
 	// The state text works as well as the parsed value.
-	again, err := other.Continue(context.Background(), pa.ContinueOptions{State: string(stored), Client: scripted(t, textResponse("Again.")),
+	again, err := other.Continue(context.Background(), pa.ContinueOptions{StateJSON: string(stored), Client: scripted(t, textResponse("Again.")),
 		Rejections: []pa.ToolDecision{{ToolCallID: "c1", Reason: "not today"}}})
 	if err != nil || again.Output != "Again." {
 		t.Fatalf("continue from text: %v %v", again.Output, err)
@@ -90,7 +90,7 @@ func TestRefusedContinues(t *testing.T) {
 		}
 		contains(t, perr.Message, c.want)
 	}
-	_, err := agent.Continue(context.Background(), pa.ContinueOptions{State: `{"version":99}`, Client: client})
+	_, err := agent.Continue(context.Background(), pa.ContinueOptions{StateJSON: `{"version":99}`, Client: client})
 	if !errors.Is(err, pa.ErrStateInvalid) {
 		t.Fatalf("bad state: %v", err)
 	}

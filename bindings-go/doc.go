@@ -24,4 +24,11 @@
 // float64 numbers (integers beyond 2^53 stay json.Number, exact); Decode converts them to
 // your own types. Errors are *Error values with the SPEC's codes (errors.As, errors.Is
 // with the Err* sentinels).
+//
+// Beyond tools: durable runs (RunStore: memory, SQLite, PostgreSQL, or the application's
+// own StateAccessor; Continue by RunID, Recover after a crash), MCP servers (MCPServer,
+// with Filter and OnElicitation), OpenTelemetry tracing (EnableTracing; defer
+// ShutdownTracing), streamed runs (Agent.Stream) and model clients written in Go
+// (ModelClient, StreamingModelClient). The module carries the native library for
+// linux/amd64 (lib/linux_amd64), so `go get` needs a C compiler for cgo and no Rust.
 package phaseoagent

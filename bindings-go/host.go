@@ -1,6 +1,7 @@
 package phaseoagent
 
 /*
+#include <string.h>
 #include "bridge.h"
 */
 import "C"
@@ -9,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/cgo"
 	"sync"
 	"unsafe"
@@ -62,16 +64,54 @@ type hostCall struct {
 	call  *C.PhaseoCall
 	kind  C.enum_PhaseoCallKind
 	args  []any
+	rt    *runtimeArgs // the runtime argument of a tool-side call
 	order keyOrder
 	mu    sync.Mutex
 	done  bool
 }
 
-//export goPhaseoInvoke
-func goPhaseoInvoke(userData unsafe.Pointer, call *C.PhaseoCall) {
-	obj, _ := cgo.Handle(uintptr(userData)).Value().(hostObject)
-	id := uint64(C.phaseo_call_callback(call))
-	c := &hostCall{call: call, kind: C.phaseo_call_kind(call)}
+// The dispatcher: one goroutine per process takes the calls the core queued (bridge.c)
+// and starts a goroutine for each, in call order.
+func init() {
+	fd := C.phaseo_go_queue_open()
+	if fd < 0 {
+		panic("phaseoagent: cannot create the call queue's eventfd")
+	}
+	// Non-blocking, so os.NewFile makes it pollable: the dispatcher sleeps in the netpoller,
+	// holding no thread.
+	go dispatchLoop(os.NewFile(uintptr(fd), "phaseo-calls"))
+}
+
+func dispatchLoop(wake *os.File) {
+	batch := make([]C.PhaseoGoCall, 256)
+	var counter [8]byte
+	for {
+		n := int(C.phaseo_go_take(&batch[0], C.int(len(batch))))
+		if n == 0 {
+			// Marked asleep by phaseo_go_take: the next call written wakes this read.
+			if _, err := wake.Read(counter[:]); err != nil {
+				panic("phaseoagent: the call queue's eventfd failed: " + err.Error())
+			}
+			continue
+		}
+		for i := range batch[:n] {
+			dispatch(&batch[i])
+		}
+	}
+}
+
+// hostOf is the host a queued call names; nil when the host was released meanwhile (its
+// run was abandoned: the call's answer is discarded).
+func hostOf(handle uintptr) (obj hostObject) {
+	defer func() { _ = recover() }() // a deleted cgo.Handle panics
+	obj, _ = cgo.Handle(handle).Value().(hostObject)
+	return obj
+}
+
+func dispatch(item *C.PhaseoGoCall) {
+	id := uint64(item.callback)
+	c := &hostCall{call: item.call, kind: C.enum_PhaseoCallKind(item.kind)}
+	obj := hostOf(uintptr(item.handle))
 	if obj == nil {
 		c.fail(fmt.Errorf("phaseoagent: no Go host for callback %d", id))
 		return
@@ -81,24 +121,24 @@ func goPhaseoInvoke(userData unsafe.Pointer, call *C.PhaseoCall) {
 		c.fail(fmt.Errorf("phaseoagent: no Go function for callback %d", id))
 		return
 	}
-	args := C.GoString(C.phaseo_call_args(call))
-	// Tools are goroutines and the core's thread returns at once (the arguments are decoded
-	// on the goroutine). Each goroutine waits for the previous call's to have started, so
-	// calls start in call order (SPEC §2.9) rather than in the scheduler's (which runs the
-	// newest goroutine first).
+	args := item.args
+	// Each goroutine waits for the previous call's to have started, so calls start in call
+	// order (SPEC §2.9) rather than in the scheduler's (which runs the newest goroutine
+	// first).
 	prev, mine := obj.chain()
 	go func() {
 		if prev != nil {
 			<-prev
 		}
 		close(mine)
-		decoded, order, err := decodeOrdered([]byte(args))
-		list, ok := decoded.([]any)
-		if err != nil || !ok {
+		// The arguments belong to the call until it is completed: read in place.
+		text := unsafe.Slice((*byte)(unsafe.Pointer(args)), C.strlen(args))
+		list, rt, order, err := decodeCallArgs(text, hasRuntime(c.kind))
+		if err != nil {
 			c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
 			return
 		}
-		c.args, c.order = list, order
+		c.args, c.rt, c.order = list, rt, order
 		f(c)
 	}()
 }
@@ -147,8 +187,8 @@ func goPhaseoRelease(userData unsafe.Pointer) {
 
 //export goPhaseoCancel
 func goPhaseoCancel(userData unsafe.Pointer) {
-	if cancel, ok := cgo.Handle(uintptr(userData)).Value().(context.CancelFunc); ok {
-		cancel()
+	if x, ok := cgo.Handle(uintptr(userData)).Value().(*callCtx); ok {
+		x.cancel()
 	}
 }
 
@@ -175,9 +215,11 @@ func (c *hostCall) answer(v any) {
 		freeC(msg)
 		return
 	}
-	ct := cString(text)
-	C.phaseo_call_complete(c.call, ct, false)
-	freeC(ct)
+	// Go memory, NUL-terminated: the core reads it during the call only (C.CString would
+	// add two cgo calls, malloc and free, to every answer).
+	buf := make([]byte, len(text)+1)
+	copy(buf, text)
+	C.phaseo_call_complete(c.call, (*C.char)(unsafe.Pointer(&buf[0])), false)
 }
 
 // fail completes the call with an error.
@@ -218,39 +260,21 @@ var errNotExecutor = errors.New("phaseoagent: only a tool's executor can do this
 // errCallEnded is returned by EmitProgress and SetContext after the call ended.
 var errCallEnded = errors.New("phaseoagent: the tool call has already ended")
 
-// withRuntime runs f with the RuntimeContext of args[runtimeArg]: its Ctx is cancelled
-// when the core cancels the call, and is released when f returns.
-func (c *hostCall) withRuntime(runtimeArg int, f func(rt RuntimeContext) (any, error)) (any, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	handle := cgo.NewHandle(cancel)
-	var cerr *C.char
-	if C.phaseo_go_on_cancel(c.call, C.uintptr_t(handle), &cerr) != C.PHASEO_STATUS_OK {
-		C.phaseo_string_free(cerr)
-	}
-	defer func() {
-		// After the call is completed `on_cancel` is never called again (C ABI).
-		cancel()
-		handle.Delete()
-	}()
-	rt := c.runtime(c.arg(runtimeArg), ctx)
+// withRuntime runs f with the call's RuntimeContext: its Ctx is cancelled when the core
+// cancels the call, and is released when f returns.
+func (c *hostCall) withRuntime(f func(rt RuntimeContext) (any, error)) (any, error) {
+	ctx, release := c.cancelContext()
+	defer release()
+	rt := c.runtime(ctx)
 	v, err := protect(func() (any, error) { return f(rt) })
 	c.finish(v, err)
 	return v, err
 }
 
-func (c *hostCall) runtime(v any, ctx context.Context) RuntimeContext {
-	m, _ := v.(map[string]any)
+func (c *hostCall) runtime(ctx context.Context) RuntimeContext {
 	rt := RuntimeContext{Ctx: ctx}
-	rt.RunID, _ = m["runId"].(string)
-	rt.AgentID, _ = m["agentId"].(string)
-	if f, ok := m["stepIndex"].(float64); ok {
-		rt.StepIndex = int(f)
-	}
-	rt.Context = m["context"]
-	if call, ok := m["toolCall"].(map[string]any); ok {
-		rt.ToolCall.ID, _ = call["id"].(string)
-		rt.ToolCall.Name, _ = call["name"].(string)
-		rt.ToolCall.Input = call["input"]
+	if a := c.rt; a != nil {
+		rt.RunID, rt.AgentID, rt.StepIndex, rt.Context, rt.ToolCall = a.runID, a.agentID, a.stepIndex, a.context, a.call
 	}
 	executor := c.kind == C.PHASEO_CALL_KIND_EXECUTE
 	rt.EmitProgress = func(value any) error {

@@ -59,6 +59,9 @@ func normalizeNumbers(v any) any {
 
 // encodeValue writes a Go value as JSON text for the core.
 func encodeValue(v any) (string, error) {
+	if text, ok := encodeScalar(v); ok {
+		return text, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -66,6 +69,28 @@ func encodeValue(v any) (string, error) {
 		return "", fmt.Errorf("value is not JSON-compatible: %w", err)
 	}
 	return string(bytes.TrimRight(buf.Bytes(), "\n")), nil
+}
+
+// encodeScalar writes the common scalar results without encoding/json's reflection (the
+// core reads any JSON number form); ok is false for every other value, and for NaN and
+// infinities (which encoding/json refuses with its own message).
+func encodeScalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "null", true
+	case bool:
+		return strconv.FormatBool(x), true
+	case int:
+		return strconv.Itoa(x), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", false
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	}
+	return "", false
 }
 
 // Decode converts a JSON-shaped value (a tool's input, an output, the context) into
@@ -86,13 +111,29 @@ func Decode(value any, target any) error {
 // input, or the context), its keys are written back in the order the core sent them, so
 // user data keeps its order across the binding. Keys the host added come after, sorted.
 // The maps are kept alive by the call's arguments, so their addresses stay unique.
-type keyOrder map[uintptr][]string
+type keyOrder []orderedKeys
+
+// orderedKeys are the keys of one decoded object (a call has a handful: a slice is
+// cheaper than a map to build, and is searched only when an answer holds a map).
+type orderedKeys struct {
+	m    uintptr
+	keys []string
+}
+
+func (o keyOrder) lookup(m uintptr) ([]string, bool) {
+	for _, e := range o {
+		if e.m == m {
+			return e.keys, true
+		}
+	}
+	return nil, false
+}
 
 // decodeOrdered is decodeValue recording the key order of every object. It reads the
 // core's JSON text with a small recursive parser (encoding/json's token reader was the
 // largest cost of a tool call); strings with escapes are unquoted by encoding/json.
 func decodeOrdered(data []byte) (any, keyOrder, error) {
-	p := &orderedParser{data: data, order: keyOrder{}}
+	p := &orderedParser{data: data}
 	v, err := p.value(0)
 	if err != nil {
 		return nil, nil, err
@@ -105,9 +146,16 @@ func decodeOrdered(data []byte) (any, keyOrder, error) {
 }
 
 type orderedParser struct {
-	data  []byte
-	at    int
-	order keyOrder
+	data    []byte
+	at      int
+	order   keyOrder
+	noOrder bool // plain values (a state's fields): no key order kept
+}
+
+func (p *orderedParser) remember(m map[string]any, keys []string) {
+	if !p.noOrder {
+		p.order = append(p.order, orderedKeys{reflect.ValueOf(m).Pointer(), keys})
+	}
 }
 
 func (p *orderedParser) space() {
@@ -199,7 +247,7 @@ func (p *orderedParser) object(depth int) (any, error) {
 	p.space()
 	if p.at < len(p.data) && p.data[p.at] == '}' {
 		p.at++
-		p.order[reflect.ValueOf(m).Pointer()] = keys
+		p.remember(m, keys)
 		return m, nil
 	}
 	for {
@@ -230,7 +278,7 @@ func (p *orderedParser) object(depth int) (any, error) {
 			p.at++
 		case '}':
 			p.at++
-			p.order[reflect.ValueOf(m).Pointer()] = keys
+			p.remember(m, keys)
 			return m, nil
 		default:
 			return nil, p.fail("expected ',' or '}'")
@@ -315,7 +363,7 @@ func writeOrdered(buf *bytes.Buffer, v any, order keyOrder, depth int) error {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		keys, known := order[reflect.ValueOf(x).Pointer()]
+		keys, known := order.lookup(reflect.ValueOf(x).Pointer())
 		if !known {
 			break
 		}

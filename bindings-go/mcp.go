@@ -1,5 +1,7 @@
 package phaseoagent
 
+import "context"
+
 // MCPServer declares an MCP server whose tools the agent offers (SPEC §11): a stdio server
 // (Command, Args, Env, Cwd) or a streamable-HTTP server (URL, Headers, Bearer). The core
 // starts it on first use and lists its tools; calls go through the same validation,
@@ -36,6 +38,41 @@ type MCPServer struct {
 	CacheTTLMs int64
 	// Optional servers that fail to start are skipped instead of failing the run.
 	Optional bool
+	// Filter keeps (true) or drops a listed tool, after AllowTools/DenyTools; it runs on
+	// a goroutine when the server's tools are listed. An error (or a panic) fails the
+	// listing with mcp_failed, also for an Optional server.
+	Filter func(tool MCPToolInfo) (bool, error)
+	// OnElicitation answers the server's elicitation requests (elicitation/create), on a
+	// goroutine; ctx is cancelled when the request is abandoned. Without it, requests are
+	// declined; an error declines the request.
+	OnElicitation func(ctx context.Context, request ElicitationRequest) (ElicitationResult, error)
+}
+
+// MCPToolInfo is what a Filter sees of a listed tool: its MCP name (before any prefix),
+// description and annotations (readOnlyHint, destructiveHint, …; empty when none).
+type MCPToolInfo struct {
+	Name        string         `json:"name"`        // the tool's name on the server
+	Description string         `json:"description"` // its description
+	Annotations map[string]any `json:"annotations"` // its annotations
+}
+
+// ElicitationRequest is an MCP server's request for input from the user.
+type ElicitationRequest struct {
+	// Server is the name of the MCPServer that asks.
+	Server string
+	// Message is what the server asks for.
+	Message string
+	// RequestedSchema is the JSON Schema of the content the server wants.
+	RequestedSchema map[string]any
+	// Params are the request's MCP params as sent (message, requestedSchema, …).
+	Params map[string]any
+}
+
+// ElicitationResult answers an elicitation: Action is "accept" (with Content, matching
+// the requested schema), "decline" or "cancel".
+type ElicitationResult struct {
+	Action  string         // "accept", "decline" or "cancel"
+	Content map[string]any // the user's answer (for "accept")
 }
 
 func (s *MCPServer) toJSON(cbs *callbacks) map[string]any {
@@ -59,7 +96,7 @@ func (s *MCPServer) toJSON(cbs *callbacks) map[string]any {
 	case s.Approval != nil:
 		f := s.Approval
 		m["requireApproval"] = cbs.add(func(c *hostCall) {
-			_, _ = c.withRuntime(1, func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
+			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })
 		})
 	case s.ApprovalDestructive:
 		m["requireApproval"] = "destructive"
@@ -71,5 +108,39 @@ func (s *MCPServer) toJSON(cbs *callbacks) map[string]any {
 	put("onError", s.OnError, s.OnError != "")
 	put("cacheTtlMs", s.CacheTTLMs, s.CacheTTLMs > 0)
 	put("optional", s.Optional, s.Optional)
+	if f := s.Filter; f != nil {
+		m["filter"] = cbs.add(func(c *hostCall) {
+			var info MCPToolInfo
+			if err := Decode(c.arg(0), &info); err != nil {
+				c.fail(err)
+				return
+			}
+			c.finish(protect(func() (any, error) { return f(info) }))
+		})
+	}
+	if f := s.OnElicitation; f != nil {
+		m["onElicitation"] = cbs.add(func(c *hostCall) {
+			params, _ := c.arg(0).(map[string]any)
+			req := ElicitationRequest{Params: params}
+			req.Message, _ = params["message"].(string)
+			req.RequestedSchema, _ = params["requestedSchema"].(map[string]any)
+			if about, ok := c.arg(1).(map[string]any); ok {
+				req.Server, _ = about["server"].(string)
+			}
+			ctx, release := c.cancelContext()
+			defer release()
+			c.finish(protect(func() (any, error) {
+				res, err := f(ctx, req)
+				if err != nil {
+					return nil, err
+				}
+				out := map[string]any{"action": res.Action}
+				if res.Content != nil {
+					out["content"] = res.Content
+				}
+				return out, nil
+			}))
+		})
+	}
 	return m
 }

@@ -80,8 +80,14 @@ type RunOptions struct {
 	Context any
 	// Store is the run store for this run (overrides the agent's).
 	Store *RunStore
+	// State is the product's state accessor: the application's own Load/Save, used as
+	// this run's store (not together with Store).
+	State StateAccessor
 	// OnEvent receives the run's events, synchronously and in order.
 	OnEvent EventHandler
+	// Traceparent is the W3C traceparent of the caller's span: with tracing on, the run's
+	// span becomes its child.
+	Traceparent string
 	RunOverrides
 }
 
@@ -105,11 +111,14 @@ type RunOverrides struct {
 type ContinueOptions struct {
 	// Run is the paused state.
 	Run RunResult
-	// State is the paused state's JSON text (as stored by the application); used when Run
-	// holds no state. The core checks it (state_invalid when it is not a valid state).
-	State string
-	// RunID continues the stored run instead (needs a store).
+	// StateJSON is the paused state's JSON text (as stored by the application); used when
+	// Run holds no state. The core checks it (state_invalid when it is not a valid state).
+	StateJSON string
+	// RunID continues the stored run instead (needs a store, or State).
 	RunID string
+	// State is the product's state accessor: the run is loaded from it by RunID and its
+	// checkpoints saved to it (not together with Store).
+	State StateAccessor
 	// Client is the model client.
 	Client ModelClient
 	// Context replaces the application context.
@@ -125,6 +134,9 @@ type ContinueOptions struct {
 	Store *RunStore
 	// OnEvent receives the events.
 	OnEvent EventHandler
+	// Traceparent is the W3C traceparent of the caller's span (tracing on): the continue's
+	// span links to it (its parent is the paused run's span, carried by the state).
+	Traceparent string
 	RunOverrides
 }
 

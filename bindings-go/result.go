@@ -80,6 +80,9 @@ type RunRecord struct {
 	CreatedAt  string       `json:"createdAt"`  // creation time (ISO 8601)
 	UpdatedAt  string       `json:"updatedAt"`  // last update (ISO 8601)
 	StepCount  int          `json:"stepCount"`  // model responses so far
+	// Traceparent is the W3C traceparent of the run span that wrote the state (tracing
+	// on): a continue anywhere lands in the same trace.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // The run statuses of SPEC §3.4.
@@ -125,9 +128,17 @@ type stateView struct {
 // ParseRunResult reads a state's canonical JSON text. Only the shape is read here: the
 // core checks the whole state (version, signature, every field) when it is continued.
 func ParseRunResult(text string) (RunResult, error) {
-	var view stateView
-	if err := json.Unmarshal([]byte(text), &view); err != nil {
-		return RunResult{}, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid state: %v", err)}
+	view, err := decodeState([]byte(text))
+	if err != nil {
+		// Not shaped as a state: encoding/json names what is wrong.
+		view = stateView{}
+		if err := json.Unmarshal([]byte(text), &view); err != nil {
+			return RunResult{}, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid state: %v", err)}
+		}
+		// Values are read with the SDK's number rules (large integers stay exact).
+		if v, err := reread(view.Run.Context); err == nil {
+			view.Run.Context = v
+		}
 	}
 	r := RunResult{
 		Run:         view.Run,
@@ -143,10 +154,6 @@ func ParseRunResult(text string) (RunResult, error) {
 			return RunResult{}, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid state: output: %v", err)}
 		}
 		r.Output = out
-	}
-	// Values are read with the SDK's number rules (large integers stay exact).
-	if v, err := reread(r.Run.Context); err == nil {
-		r.Run.Context = v
 	}
 	return r, nil
 }

@@ -75,7 +75,14 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 	if o.Context != nil {
 		m["context"] = o.Context
 	}
-	p, err := a.prepare(m, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	if o.Traceparent != "" {
+		m["traceparent"] = o.Traceparent
+	}
+	store, err := storeFor(o.Store, o.State)
+	if err != nil {
+		return RunResult{}, err
+	}
+	p, err := a.prepare(m, &o.RunOverrides, o.Client, store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -109,6 +116,9 @@ func continueJSON(o *ContinueOptions) map[string]any {
 	if o.Context != nil {
 		m["context"] = o.Context
 	}
+	if o.Traceparent != "" {
+		m["traceparent"] = o.Traceparent
+	}
 	return m
 }
 
@@ -117,12 +127,12 @@ func stateArgs(o *ContinueOptions) (state, runID *C.char, err error) {
 	switch {
 	case o.Run.raw != "":
 		return cString(o.Run.raw), nil, nil
-	case o.State != "":
-		return cString(o.State), nil, nil
+	case o.StateJSON != "":
+		return cString(o.StateJSON), nil, nil
 	case o.RunID != "":
 		return nil, cString(o.RunID), nil
 	default:
-		return nil, nil, &Error{Code: CodeStateInvalid, Message: "ContinueOptions needs Run (a state produced by a run or ParseRunResult), State (its JSON text) or RunID"}
+		return nil, nil, &Error{Code: CodeStateInvalid, Message: "ContinueOptions needs Run (a state produced by a run or ParseRunResult), StateJSON (its JSON text) or RunID"}
 	}
 }
 
@@ -131,7 +141,11 @@ func stateArgs(o *ContinueOptions) (state, runID *C.char, err error) {
 // continue_invalid (state_invalid for a bad state) and no Result: the state given is
 // still current.
 func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, error) {
-	p, err := a.prepare(continueJSON(&o), &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	store, err := storeFor(o.Store, o.State)
+	if err != nil {
+		return RunResult{}, err
+	}
+	p, err := a.prepare(continueJSON(&o), &o.RunOverrides, o.Client, store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -152,9 +166,14 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 }
 
 // Recover continues a stored run whose worker died (its lease expired) from its last
-// checkpoint (SPEC §10). Only Client, Store, OnEvent and the overrides of o are used.
+// checkpoint (SPEC §10). Only Client, Store, OnEvent, Traceparent and the overrides of o
+// are used.
 func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (RunResult, error) {
-	p, err := a.prepare(map[string]any{}, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	m := map[string]any{}
+	if o.Traceparent != "" {
+		m["traceparent"] = o.Traceparent
+	}
+	p, err := a.prepare(m, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}

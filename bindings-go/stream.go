@@ -34,7 +34,14 @@ func (a *Agent) Stream(ctx context.Context, o RunOptions) *StreamResult {
 	if o.Context != nil {
 		m["context"] = o.Context
 	}
-	return a.stream(ctx, m, &o.RunOverrides, o.Client, o.Store, o.OnEvent, nil, nil)
+	if o.Traceparent != "" {
+		m["traceparent"] = o.Traceparent
+	}
+	store, err := storeFor(o.Store, o.State)
+	if err != nil {
+		return failedStream(err)
+	}
+	return a.stream(ctx, m, &o.RunOverrides, o.Client, store, o.OnEvent, nil, nil)
 }
 
 // ContinueStream continues a paused run as a stream (see Continue).
@@ -45,7 +52,11 @@ func (a *Agent) ContinueStream(ctx context.Context, o ContinueOptions) *StreamRe
 	}
 	defer freeC(state)
 	defer freeC(runID)
-	return a.stream(ctx, continueJSON(&o), &o.RunOverrides, o.Client, o.Store, o.OnEvent, state, runID)
+	store, err := storeFor(o.Store, o.State)
+	if err != nil {
+		return failedStream(err)
+	}
+	return a.stream(ctx, continueJSON(&o), &o.RunOverrides, o.Client, store, o.OnEvent, state, runID)
 }
 
 func failedStream(err error) *StreamResult {

@@ -2,7 +2,7 @@
 # Installs the artifacts of `make dist` where no Rust toolchain exists (issue 15) and runs
 # the README's quickstart with each: every command below runs with a PATH holding no
 # cargo, rustc or rustup, and CARGO_HOME/RUSTUP_HOME pointing to an empty folder.
-#   scripts/dist-check.sh [python] [node] [jvm]     (default: all three)
+#   scripts/dist-check.sh [python] [node] [jvm] [go]     (default: all four)
 # python: auditwheel confirms the manylinux tag; a fresh venv, `pip install --no-index` of
 #         the wheel, the Python quickstart; `import phaseo_agent` time.
 # node:   a fresh npm folder, `npm install --offline` of the two tarballs, the Node
@@ -10,6 +10,10 @@
 #         from the platform package; without that package, require names it; require time.
 # jvm:    a fresh Maven project depending on app.phaseo:phaseo-agent from dist/maven, the
 #         Kotlin quickstart (kotlin-maven-plugin), the library loaded from the JAR by JNA.
+# go:     a fresh module outside the repository; `go get` of github.com/phaseo/agent-sdk-go
+#         from dist/goproxy (GOPROXY=file://…, a fresh module cache, no checksum database),
+#         `go build` (cgo links the prebuilt static library from the module), the Go
+#         quickstart run; the module must not hold any Rust or Cargo file.
 # Scratch folders live under /tmp and are deleted at the end, pass or fail.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,7 +22,7 @@ venv="${DIST_VENV:-$repo/.venvs/dist}"
 version="$(python3 "$repo/scripts/check-versions.py" --version)"
 python_bin="$(python3 -c 'import sys; print(sys.executable)')"  # the interpreter behind a pyenv shim
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(python node jvm)
+[ ${#parts[@]} -gt 0 ] || parts=(python node jvm go)
 
 scratch="$(mktemp -d /tmp/phaseo-dist-check.XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
@@ -209,9 +213,34 @@ EOF
   echo "PASS JNA loaded linux-x86-64/libphaseo_agent_uniffi.so from the JAR"
 }
 
+check_go() {
+  local module=github.com/phaseo/agent-sdk-go proxy="$dist/goproxy"
+  [ -f "$proxy/$module/@v/v$version.zip" ] || { echo "FAIL dist/goproxy has no $module v$version" >&2; exit 1; }
+  local dir="$scratch/go"
+  mkdir -p "$dir/consumer"
+  # Everything the go command fetches comes from dist/goproxy, into a fresh module cache
+  # (writable, so that the scratch folder can be deleted); the build cache is the user's
+  # (content-addressed: it cannot hold this module's files).
+  local goenv=(GOPATH="$dir/gopath" GOMODCACHE="$dir/gopath/pkg/mod" GOPROXY="file://$proxy"
+    GOSUMDB=off GOTOOLCHAIN=local GOFLAGS="-modcacherw -buildvcs=false" CGO_ENABLED=1)
+  readme_block go >"$dir/consumer/main.go"
+  (cd "$dir/consumer" && norust env "${goenv[@]}" go mod init example.com/consumer \
+    && norust env "${goenv[@]}" go get "$module@v$version" \
+    && norust env "${goenv[@]}" go build -o quickstart .) >"$dir/go.log" 2>&1 \
+    || { cat "$dir/go.log" >&2; echo "FAIL go get / go build of the module from dist/goproxy" >&2; exit 1; }
+  local unpacked="$dir/gopath/pkg/mod/$module@v$version"
+  [ -f "$unpacked/lib/linux_amd64/libphaseo_agent_c.a" ] \
+    || { echo "FAIL the module from the proxy has no lib/linux_amd64/libphaseo_agent_c.a" >&2; exit 1; }
+  if find "$unpacked" -name '*.rs' -o -name Cargo.toml | grep -q .; then
+    echo "FAIL the Go module carries Rust sources" >&2; exit 1
+  fi
+  echo "PASS go get $module@v$version from dist/goproxy ($(du -h "$dist/goproxy/$module/@v/v$version.zip" | cut -f1) zip), built with cgo, no Rust"
+  expect_answer "Deployed." "$(cd "$dir/consumer" && norust ./quickstart)" "Go quickstart (go get of the module from dist/goproxy)"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
-    python|node|jvm) "check_$part" ;;
-    *) echo "usage: $0 [python] [node] [jvm]" >&2; exit 2 ;;
+    python|node|jvm|go) "check_$part" ;;
+    *) echo "usage: $0 [python] [node] [jvm] [go]" >&2; exit 2 ;;
   esac
 done

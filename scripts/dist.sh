@@ -5,6 +5,9 @@
 #   scripts/dist.sh node     @phaseo/agent-sdk + @phaseo/agent-sdk-linux-x64-gnu (npm pack)
 #   scripts/dist.sh jvm      the JAR carrying linux-x86-64/libphaseo_agent_uniffi.so, deployed
 #                            with its POM to the throwaway Maven repository dist/maven
+#   scripts/dist.sh go       the Go module with its prebuilt static library
+#                            (bindings-go/lib/linux_amd64/libphaseo_agent_c.a, from `native`),
+#                            served as a Go module proxy does from dist/goproxy (GOPROXY=file://…)
 #   scripts/dist.sh sizes    each artifact's size
 # Every part uses the workspace version (scripts/check-versions.py). Needs the dist venv
 # (DIST_VENV: maturin, ziglang; `make dist` creates it) and, for `jvm`, the Kotlin classes
@@ -16,9 +19,10 @@ target="${CARGO_TARGET_DIR:-$repo/target}"
 cargo="${CARGO:-cargo}"
 venv="${DIST_VENV:-$repo/.venvs/dist}"
 version="$(python3 "$repo/scripts/check-versions.py" --version)"
-# The cdylibs built by `native`. Go (issue 16): its static library's package joins this
-# list (one cargo build for every native artifact), and its packaging gets a part below.
-NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi)
+# The libraries built by `native` (one cargo build for every native artifact): the Node
+# addon and the JVM library (cdylibs) and the Go module's static library (phaseo-agent-c).
+NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi phaseo-agent-c)
+GO_MODULE=github.com/phaseo/agent-sdk-go
 mkdir -p "$dist"
 
 part_python() {
@@ -88,13 +92,40 @@ part_jvm() {
     -Dfile="$jar" -DpomFile="$kotlin/pom.xml" -Durl="file://$dist/maven" -DrepositoryId=phaseo-dist
 }
 
+part_go() {
+  local lib="$target/dist/libphaseo_agent_c.a" module="$repo/bindings-go"
+  [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
+  # Where cgo's LDFLAGS (bindings-go/cgo.go) find it, in the repository (git-ignored) and in
+  # the module. Without debug sections and the LLVM bitcode that the LTO profile embeds in
+  # every object (needed by no C or Go linker): 205 MB become 100 MB (23 MB compressed).
+  mkdir -p "$module/lib/linux_amd64"
+  objcopy --strip-debug -R .llvmbc -R .llvmcmd "$lib" "$module/lib/linux_amd64/libphaseo_agent_c.a"
+  # The module as a Go module proxy serves it (the GOPROXY protocol on a file:// URL):
+  # <module>/@v/list, v<version>.info, .mod, .zip. The zip holds the module's files (git's
+  # list, tests excluded) and the library, under "<module>@v<version>/".
+  local proxy="$dist/goproxy/$GO_MODULE/@v" v="v$version"
+  rm -rf "$dist/goproxy"
+  mkdir -p "$proxy"
+  echo "$v" >"$proxy/list"
+  printf '{"Version":"%s","Time":"%s"}\n' "$v" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$proxy/$v.info"
+  cp "$module/go.mod" "$proxy/$v.mod"
+  (cd "$module" && git ls-files -- . ':!:*_test.go'; echo lib/linux_amd64/libphaseo_agent_c.a) \
+    | python3 -c '
+import sys, zipfile
+module, prefix, out = sys.argv[1:]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for name in sorted(set(sys.stdin.read().split())):
+        z.write(f"{module}/{name}", f"{prefix}/{name}")
+' "$module" "$GO_MODULE@$v" "$proxy/$v.zip"
+}
+
 part_sizes() {
   cd "$dist"
   printf '%-58s %10s\n' artifact bytes
-  for f in *.whl *.tar.gz *.tgz *.jar; do
+  for f in *.whl *.tar.gz *.tgz *.jar goproxy/*/*/*/@v/*.zip; do
     [ -f "$f" ] && printf '%-58s %10s  %s\n' "$f" "$(stat -c %s "$f")" "$(du -h "$f" | cut -f1)"
   done
-  for lib in "$target/dist/libphaseo_agent_node.so" "$target/dist/libphaseo_agent_uniffi.so"; do
+  for lib in "$target/dist/libphaseo_agent_node.so" "$target/dist/libphaseo_agent_uniffi.so" "$repo/bindings-go/lib/linux_amd64/libphaseo_agent_c.a"; do
     [ -f "$lib" ] && printf '%-58s %10s  %s (unpacked)\n' "$(basename "$lib")" "$(stat -c %s "$lib")" "$(du -h "$lib" | cut -f1)"
   done
   return 0
@@ -102,7 +133,7 @@ part_sizes() {
 
 for part in "$@"; do
   case "$part" in
-    python|native|node|jvm|sizes) "part_$part" ;;
-    *) echo "usage: $0 python|native|node|jvm|sizes ..." >&2; exit 2 ;;
+    python|native|node|jvm|go|sizes) "part_$part" ;;
+    *) echo "usage: $0 python|native|node|jvm|go|sizes ..." >&2; exit 2 ;;
   esac
 done

@@ -8,10 +8,10 @@ use phaseo_agent::{
     Validator, Value,
 };
 
-use crate::host::{runtime_value, HostFn, PhaseoCallKind as Kind};
+use crate::host::{HostFn, PhaseoCallKind as Kind, WithRuntime};
 
-fn with_runtime(value: Value, rt: &ToolRuntime) -> Value {
-    Value::Array(vec![value, runtime_value(rt)])
+fn with_runtime<'a>(value: &'a Value, runtime: &'a ToolRuntime) -> WithRuntime<'a> {
+    WithRuntime { value, runtime }
 }
 
 /// A tool executor.
@@ -20,7 +20,7 @@ pub struct HostExecutor(pub HostFn);
 #[async_trait]
 impl ToolExecutor for HostExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
-        let args = with_runtime(input, &runtime);
+        let args = with_runtime(&input, &runtime);
         self.0.call(Kind::Execute, &args, Some(&runtime)).await
     }
 }
@@ -52,7 +52,7 @@ pub struct HostApproval(pub HostFn);
 #[async_trait]
 impl ApprovalPredicate for HostApproval {
     async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
-        let args = with_runtime(input.clone(), rt);
+        let args = with_runtime(input, rt);
         Ok(phaseo_agent::tool::approval_from_answer(
             &self.0.call(Kind::Approve, &args, Some(rt)).await?,
         ))
@@ -66,7 +66,7 @@ pub struct HostAgentApproval(pub HostFn);
 impl ApprovalPredicate for HostAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
-        let args = with_runtime(call, rt);
+        let args = with_runtime(&call, rt);
         Ok(phaseo_agent::tool::approval_from_answer(
             &self.0.call(Kind::Approve, &args, Some(rt)).await?,
         ))
@@ -83,7 +83,7 @@ impl ToolCalledHook for HostToolCalled {
         input: Value,
         rt: ToolRuntime,
     ) -> Result<Option<Value>, ToolError> {
-        let args = with_runtime(input, &rt);
+        let args = with_runtime(&input, &rt);
         let v = self.0.call(Kind::ToolCalled, &args, Some(&rt)).await?;
         Ok((!v.is_null()).then_some(v))
     }
@@ -99,7 +99,7 @@ impl ResponseReceivedHook for HostResponseReceived {
         output: Value,
         rt: ToolRuntime,
     ) -> Result<Value, ToolError> {
-        let args = with_runtime(output, &rt);
+        let args = with_runtime(&output, &rt);
         self.0.call(Kind::ResponseReceived, &args, Some(&rt)).await
     }
 }
@@ -114,7 +114,7 @@ impl NextTurnParamsProvider for HostNextTurn {
         input: &Value,
         rt: &ToolRuntime,
     ) -> Result<NextTurnParams, ToolError> {
-        let args = with_runtime(input.clone(), rt);
+        let args = with_runtime(input, rt);
         let v = self.0.call(Kind::NextTurn, &args, Some(rt)).await?;
         NextTurnParams::from_value(v).map_err(ToolError::new)
     }

@@ -18,7 +18,7 @@ pub struct PhaseoClient {
     scripted: Option<Arc<ScriptedClient>>,
 }
 
-unsafe fn out_client(
+pub(crate) unsafe fn out_client(
     out: *mut *mut PhaseoClient,
     client: Arc<dyn ModelClient>,
     scripted: Option<Arc<ScriptedClient>>,

@@ -7,7 +7,8 @@
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, Mutex};
 
-use phaseo_agent::{CancellationToken, ToolError, ToolRuntime, Value};
+use phaseo_agent::{CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value};
+use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
 use tokio::sync::oneshot;
 
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
@@ -118,6 +119,22 @@ pub enum PhaseoCallKind {
     /// A host model client: args `[request]`; answer a response
     /// `{text?, toolCalls?, usage?, finishReason?}`.
     Generate = 9,
+    /// An MCP server's tool filter: args `[{name, description, annotations}]`; answer a
+    /// boolean (keep the tool).
+    McpFilter = 10,
+    /// An MCP server's elicitation handler: args `[request, {server}]`; answer an MCP
+    /// `ElicitResult` `{action, content?}`.
+    McpElicit = 11,
+    /// A state accessor's load: args `[runId]`; answer the state's JSON text as a JSON
+    /// string, or null when the run is unknown.
+    StoreLoad = 12,
+    /// A state accessor's save: args `[runId, stateJson]` (the state's JSON text as a
+    /// string); answer null.
+    StoreSave = 13,
+    /// A streaming host model client: args `[request]`; pass each event to
+    /// `phaseo_call_stream_event` as it comes, then complete the call with null (or an
+    /// error).
+    Stream = 14,
 }
 
 /// The host's answer.
@@ -150,6 +167,8 @@ pub struct PhaseoCall {
     runtime: Option<ToolRuntime>,
     token: CancellationToken,
     state: Mutex<CallState>,
+    /// Where a `Stream` call's events go.
+    stream: Option<HostStreamSender>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -194,12 +213,37 @@ impl Drop for Abandon {
 }
 
 impl HostFn {
-    /// Calls the host with these arguments and waits for its answer.
-    pub async fn call(
+    /// Calls the host with these arguments (a JSON array: a `Value`, or [`WithRuntime`])
+    /// and waits for its answer.
+    pub async fn call<A: Serialize + ?Sized>(
         &self,
         kind: PhaseoCallKind,
-        args: &Value,
+        args: &A,
         runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        // Written before the first await: the future does not hold `args`.
+        let text = phaseo_agent::json::to_canonical_string(args);
+        self.call_with(kind, text, runtime, None).await
+    }
+
+    /// A `Stream` call: the host passes its events to `events` (with
+    /// `phaseo_call_stream_event`) until it completes the call.
+    pub async fn call_streaming(
+        &self,
+        args: &Value,
+        events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        let text = phaseo_agent::json::to_canonical_string(args);
+        self.call_with(PhaseoCallKind::Stream, text, None, Some(events))
+            .await
+    }
+
+    async fn call_with(
+        &self,
+        kind: PhaseoCallKind,
+        text: String,
+        runtime: Option<&ToolRuntime>,
+        stream: Option<HostStreamSender>,
     ) -> Result<Value, ToolError> {
         let Some(invoke) = self.host.0.invoke else {
             return Err(ToolError::new(format!(
@@ -210,7 +254,6 @@ impl HostFn {
         let token = runtime.map_or_else(CancellationToken::new, |rt| {
             rt.cancellation_token().child_token()
         });
-        let text = phaseo_agent::json::to_canonical_string(args);
         let args = CString::new(text).map_err(|e| ToolError::new(e.to_string()))?;
         let (tx, rx) = oneshot::channel();
         let call = Arc::new(PhaseoCall {
@@ -224,6 +267,7 @@ impl HostFn {
                 hook: None,
                 fired: false,
             }),
+            stream,
         });
         let mut abandon = Abandon(call.clone(), true);
         // SAFETY: ABI contract; the host owns this reference until `phaseo_call_complete`.
@@ -259,6 +303,41 @@ impl HostFn {
                 "the host dropped the call without answering",
             )),
         }
+    }
+}
+
+/// The arguments `[value, runtime]` of a tool-side call, written straight from the
+/// runtime (no copy of its context and call into a `Value` first: the context can be
+/// large, and a trivial call paid for those copies).
+pub struct WithRuntime<'a> {
+    /// The first argument (input, output or call).
+    pub value: &'a Value,
+    /// The call's runtime.
+    pub runtime: &'a ToolRuntime,
+}
+
+impl Serialize for WithRuntime<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_tuple(2)?;
+        seq.serialize_element(self.value)?;
+        seq.serialize_element(&RuntimeView(self.runtime))?;
+        seq.end()
+    }
+}
+
+/// `{runId, agentId, stepIndex, context, toolCall}`, as [`runtime_value`] builds it.
+struct RuntimeView<'a>(&'a ToolRuntime);
+
+impl Serialize for RuntimeView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rt = self.0;
+        let mut map = s.serialize_map(Some(5))?;
+        map.serialize_entry("runId", rt.run_id())?;
+        map.serialize_entry("agentId", rt.agent_id())?;
+        map.serialize_entry("stepIndex", &rt.step_index())?;
+        map.serialize_entry("context", rt.context())?;
+        map.serialize_entry("toolCall", rt.tool_call())?;
+        map.end()
     }
 }
 
@@ -405,6 +484,34 @@ pub unsafe extern "C" fn phaseo_call_set_context(
             .map_err(|e| CError::argument(format!("the context is not valid JSON: {e}")))?;
         rt.set_context(value)
             .map_err(|e| CError::argument(e.to_string()))?;
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Passes one event (JSON text) of a `Stream` call to the run, at once: `{"type":
+/// "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`, `{"type": "item",
+/// "item"}` or `{"type": "response", "response"}` (the last `response` is the answer; the
+/// product's `response.output_text.delta`, `response.reasoning.delta`, `response.item` and
+/// `response.completed` are accepted too). `PHASEO_STATUS_ERROR` names what is wrong with
+/// the event (the host should then fail the call with that message), or says the model
+/// request is over (cancelled or timed out: the host should stop reading its stream).
+/// Only before `phaseo_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_stream_event(
+    call: *mut PhaseoCall,
+    event_json: *const c_char,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let call = call_ref(call)?;
+        let events = call
+            .stream
+            .as_ref()
+            .ok_or_else(|| CError::argument("only a Stream call takes stream events"))?;
+        let text = read_str(event_json, "event_json")?;
+        let event = phaseo_agent::parse_json_text(text)
+            .map_err(|e| CError::argument(format!("the stream event is not valid JSON: {e}")))?;
+        events.send(&event).map_err(CError::argument)?;
         Ok(PhaseoStatus::Ok)
     })
 }

@@ -19,10 +19,14 @@ pub mod agent;
 pub mod client;
 pub mod error;
 pub mod host;
+pub mod mcp_hooks;
 pub mod run;
 pub mod spec;
 pub mod store;
+pub mod store_accessor;
 pub mod stream;
+pub mod stream_client;
+pub mod tracing;
 pub mod validator;
 
 pub use error::PhaseoStatus;

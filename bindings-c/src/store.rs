@@ -19,7 +19,10 @@ pub struct PhaseoStore {
     pub(crate) store: Arc<dyn RunStore>,
 }
 
-unsafe fn out_store(out: *mut *mut PhaseoStore, store: Arc<dyn RunStore>) -> Result<(), CError> {
+pub(crate) unsafe fn out_store(
+    out: *mut *mut PhaseoStore,
+    store: Arc<dyn RunStore>,
+) -> Result<(), CError> {
     if out.is_null() {
         return Err(CError::argument("out_store is NULL"));
     }

@@ -49,6 +49,22 @@ typedef enum PhaseoCallKind {
   // A host model client: args `[request]`; answer a response
   // `{text?, toolCalls?, usage?, finishReason?}`.
   PHASEO_CALL_KIND_GENERATE = 9,
+  // An MCP server's tool filter: args `[{name, description, annotations}]`; answer a
+  // boolean (keep the tool).
+  PHASEO_CALL_KIND_MCP_FILTER = 10,
+  // An MCP server's elicitation handler: args `[request, {server}]`; answer an MCP
+  // `ElicitResult` `{action, content?}`.
+  PHASEO_CALL_KIND_MCP_ELICIT = 11,
+  // A state accessor's load: args `[runId]`; answer the state's JSON text as a JSON
+  // string, or null when the run is unknown.
+  PHASEO_CALL_KIND_STORE_LOAD = 12,
+  // A state accessor's save: args `[runId, stateJson]` (the state's JSON text as a
+  // string); answer null.
+  PHASEO_CALL_KIND_STORE_SAVE = 13,
+  // A streaming host model client: args `[request]`; pass each event to
+  // `phaseo_call_stream_event` as it comes, then complete the call with null (or an
+  // error).
+  PHASEO_CALL_KIND_STREAM = 14,
 } PhaseoCallKind;
 
 // An agent. Thread-safe: any number of runs may use it at once, from any thread.
@@ -235,6 +251,18 @@ enum PhaseoStatus phaseo_call_set_context(struct PhaseoCall *call,
                                           const char *value_json,
                                           char **out_error);
 
+// Passes one event (JSON text) of a `Stream` call to the run, at once: `{"type":
+// "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`, `{"type": "item",
+// "item"}` or `{"type": "response", "response"}` (the last `response` is the answer; the
+// product's `response.output_text.delta`, `response.reasoning.delta`, `response.item` and
+// `response.completed` are accepted too). `PHASEO_STATUS_ERROR` names what is wrong with
+// the event (the host should then fail the call with that message), or says the model
+// request is over (cancelled or timed out: the host should stop reading its stream).
+// Only before `phaseo_call_complete`.
+enum PhaseoStatus phaseo_call_stream_event(struct PhaseoCall *call,
+                                           const char *event_json,
+                                           char **out_error);
+
 // Answers a call and releases its handle (which must not be used afterwards). With
 // `is_error` false, `text` is the JSON text of the value (NULL = null); with `is_error`
 // true, it is the error message (UTF-8, NULL = a fixed text). An answer after the core
@@ -300,6 +328,17 @@ enum PhaseoStatus phaseo_store_delete(const struct PhaseoStore *store,
                                       bool *out_deleted,
                                       char **out_error);
 
+// A run store over the host's state accessor: `load_callback` receives `StoreLoad` calls
+// (`[runId]`, answer the state text as a JSON string or null), `save_callback` receives
+// `StoreSave` calls (`[runId, stateJson]`, answer null). A failing callback fails the run
+// with `store_failed`. `host.release` runs when the store handle and every agent and run
+// using it are gone.
+enum PhaseoStatus phaseo_store_accessor(struct PhaseoHost host,
+                                        uint64_t load_callback,
+                                        uint64_t save_callback,
+                                        struct PhaseoStore **out_store_ptr,
+                                        char **out_error);
+
 // Starts a streamed run (arguments as `phaseo_agent_run`; `host.on_event` also receives
 // the events, `host.on_done` is not called).
 enum PhaseoStatus phaseo_agent_stream(const struct PhaseoAgent *agent,
@@ -337,6 +376,34 @@ void phaseo_stream_cancel(const struct PhaseoStream *stream);
 
 // Frees a stream handle. NULL is ignored.
 void phaseo_stream_free(struct PhaseoStream *stream);
+
+// A host model client that may stream: `generate_callback` (0 = none) is called with a
+// `Generate` call per request of a run that is not streamed; `stream_callback` (0 =
+// none) with a `Stream` call, whose events the host passes to `phaseo_call_stream_event`
+// before completing the call with null. With only `stream`, runs that are not streamed
+// drain it; with only `generate`, streamed runs get no deltas. At least one is needed.
+// `host.release` runs when the client and every run using it are gone.
+enum PhaseoStatus phaseo_client_host_stream(struct PhaseoHost host,
+                                            uint64_t generate_callback,
+                                            uint64_t stream_callback,
+                                            struct PhaseoClient **out_client_ptr,
+                                            char **out_error);
+
+// Turns tracing on for the whole process. `options_json` (NULL = `{}`) is `{"endpoint"?,
+// "headers"?, "serviceName"?, "captureContent"?}`; unset fields come from the
+// `OTEL_EXPORTER_OTLP_*` / `OTEL_SERVICE_NAME` environment variables. Called again, it
+// replaces the exporter. A bad option is a `definition_invalid` error naming it.
+enum PhaseoStatus phaseo_tracing_enable(const char *options_json, char **out_error);
+
+// Whether tracing is on.
+bool phaseo_tracing_is_enabled(void);
+
+// Exports every span ended so far and waits for the export (blocking: not from a
+// callback). A no-op when tracing is off; an unreachable collector is an error.
+enum PhaseoStatus phaseo_tracing_flush(char **out_error);
+
+// Exports what is left and turns tracing off (blocking: not from a callback).
+enum PhaseoStatus phaseo_tracing_shutdown(char **out_error);
 
 // Compiles `schema_json`; an invalid schema is `definition_invalid`.
 enum PhaseoStatus phaseo_schema_new(const char *schema_json,

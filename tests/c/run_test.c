@@ -165,6 +165,50 @@ static PhaseoStatus run_once(PhaseoAgent *agent, PhaseoClient *client, const cha
   return status;
 }
 
+// The entry points added for the rest of issue 16 (tracing, a run's traceparent, host
+// stream clients, state accessors): their refusals; the Go tests drive them end to end.
+static void check_additions(PhaseoAgent *agent, PhaseoClient *client) {
+  char *err = NULL;
+  CHECK(phaseo_tracing_enable("{\"endpoint\":\"not a url\"}", &err) == PHASEO_STATUS_ERROR,
+        "a bad tracing endpoint is refused");
+  CONTAINS(err, "\"code\":\"definition_invalid\"");
+  CONTAINS(err, "endpoint 'not a url' is not a URL");
+  phaseo_string_free(err);
+  err = NULL;
+  CHECK(phaseo_tracing_enable("{\"colour\":1}", &err) == PHASEO_STATUS_ERROR, "unknown tracing option");
+  CONTAINS(err, "unknown field `colour`");
+  phaseo_string_free(err);
+  err = NULL;
+  CHECK(!phaseo_tracing_is_enabled(), "tracing stays off");
+  CHECK(phaseo_tracing_flush(&err) == PHASEO_STATUS_OK, "flush while off is a no-op: %s", err);
+
+  RunState rs = {0};
+  PhaseoRun *run = NULL;
+  PhaseoStatus st = phaseo_agent_run(agent, "{\"input\":1,\"traceparent\":7}", client, NULL,
+                                     run_host(&rs), &run, &err);
+  CHECK(st == PHASEO_STATUS_ERROR, "a traceparent that is not a string is refused");
+  CONTAINS(err, "traceparent: invalid type: integer `7`, expected a string");
+  phaseo_string_free(err);
+  err = NULL;
+
+  PhaseoHost none = {0};
+  PhaseoClient *streaming = NULL;
+  CHECK(phaseo_client_host_stream(none, 0, 0, &streaming, &err) == PHASEO_STATUS_ERROR,
+        "a host client needs a callback");
+  CONTAINS(err, "needs a generate or a stream callback");
+  phaseo_string_free(err);
+  err = NULL;
+  PhaseoStore *store = NULL;
+  CHECK(phaseo_store_accessor(none, 1, 0, &store, &err) == PHASEO_STATUS_ERROR,
+        "an accessor needs load and save");
+  CONTAINS(err, "needs a load and a save callback");
+  phaseo_string_free(err);
+  err = NULL;
+  CHECK(phaseo_call_stream_event(NULL, "{}", &err) == PHASEO_STATUS_ERROR, "NULL call refused");
+  CONTAINS(err, "\"code\":\"invalid_argument\"");
+  phaseo_string_free(err);
+}
+
 int main(void) {
   HostState hs = {0};
   PhaseoHost host = {&hs, invoke, NULL, NULL, release_host};
@@ -279,6 +323,8 @@ int main(void) {
   CONTAINS(err, "/: \\\"a\\\" is a required property");
   phaseo_string_free(err);
   phaseo_schema_free(schema);
+
+  check_additions(agent, client);
 
   phaseo_client_free(client);
   phaseo_agent_free(agent);

@@ -15,6 +15,9 @@ if [ ! -f "$lib" ]; then
 fi
 bin="${CARGO_TARGET_DIR:-$repo/target}/go/conformance-runner"
 mkdir -p "$(dirname "$bin")"
-# run-all.sh starts runners in parallel: one builds, the others wait and find it current.
-(cd "$repo/tests/conformance/go" && flock "$bin.lock" go build -o "$bin" .)
+# The library's checksum as a linker flag: the go command does not hash files named in
+# `#cgo LDFLAGS`, and would keep a runner linked with an earlier library. run-all.sh starts
+# runners in parallel: one builds, the others wait on the lock and find it current.
+stamp="$(sha256sum "$lib" | cut -c1-16)"
+(cd "$repo/tests/conformance/go" && GOFLAGS="$(go env GOFLAGS) -ldflags=-X=github.com/phaseo/agent-sdk-go.linkedLibrary=$stamp" flock "$bin.lock" go build -o "$bin" .)
 exec "$bin" "$@"

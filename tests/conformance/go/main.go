@@ -955,7 +955,7 @@ func (r *caseRun) step(step obj) outcome {
 			fail("continue without a state")
 		}
 		cancelAfter = spec["cancelAfterMs"]
-		opts := pa.ContinueOptions{State: r.state, Client: r.model, OnEvent: onEvent, RunOverrides: overrides(spec)}
+		opts := pa.ContinueOptions{StateJSON: r.state, Client: r.model, OnEvent: onEvent, RunOverrides: overrides(spec)}
 		opts.Approvals = decisions(spec["approvals"], "approvals")
 		opts.Rejections = decisions(spec["rejections"], "rejections")
 		opts.ToolOutputs = toolOutputs(spec["toolOutputs"])

@@ -1,0 +1,87 @@
+package phaseoagent
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The one-pass state decoder reads exactly what encoding/json reads (numbers aside: it
+// keeps large integers exact), for states of every shape a run produces; text it cannot
+// read falls back to encoding/json's error.
+func TestStateDecoderMatchesEncodingJSON(t *testing.T) {
+	agent, err := CreateAgent(AgentDefinition{ID: "shapes", Tools: []Tool{
+		{ID: "deploy", RequireApproval: true, Execute: func(input any, _ RuntimeContext) (any, error) {
+			return map[string]any{"ok": true, "in": input}, nil
+		}},
+		{ID: "ask", OnToolCalled: func(any, RuntimeContext) (any, bool, error) { return nil, false, nil }},
+		{ID: "boom", Execute: func(any, RuntimeContext) (any, error) { return nil, errorString("it broke \"badly\"\n") }},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	var states []string
+	for _, script := range [][]map[string]any{
+		{{"toolCalls": []any{map[string]any{"id": "c1", "name": "deploy", "arguments": `{"env":"prod","n":12345678901234567}`},
+			map[string]any{"id": "c2", "name": "ask", "arguments": `{"q":"é\u2028\"x\""}`}}}},
+		{{"text": "plain ünïcode \\ answer", "usage": map[string]any{"inputTokens": 3, "outputTokens": 4}, "cost": 0.5}},
+		{{"toolCalls": []any{map[string]any{"id": "c1", "name": "boom", "arguments": `{}`}}}},
+	} {
+		client, err := NewScriptedClient(script, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := agent.Run(context.Background(), RunOptions{Input: map[string]any{"k": []any{1, 2.5, nil}}, Client: client,
+			Context: map[string]any{"user": "ana", "tags": []any{"a"}}})
+		if perr, ok := err.(*Error); ok && perr.Result != nil {
+			r = *perr.Result
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, r.JSON())
+	}
+	for _, text := range states {
+		fast, err := decodeState([]byte(text))
+		if err != nil {
+			t.Fatalf("decodeState: %v\n%s", err, text)
+		}
+		var slow stateView
+		if err := json.Unmarshal([]byte(text), &slow); err != nil {
+			t.Fatal(err)
+		}
+		// encoding/json reads every number as float64; compare through JSON text.
+		// (encoding/json rounds the large integer to a float64: 12345678901234568.)
+		a, b := mustJSON(t, fast), strings.ReplaceAll(mustJSON(t, slow), "12345678901234568", "12345678901234567")
+		if a != b {
+			t.Fatalf("decoders differ:\nfast %s\nslow %s", a, b)
+		}
+	}
+	if !strings.Contains(states[0], "12345678901234567") {
+		t.Fatal("the state lost the large integer")
+	}
+	r, err := ParseRunResult(states[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := r.Run.Messages[1].ToolCalls[0].Input.(map[string]any)["n"]
+	if !reflect.DeepEqual(input, json.Number("12345678901234567")) {
+		t.Fatalf("a large integer is not exact: %#v", input)
+	}
+	for _, bad := range []string{`{"run":`, `[1]`, `{"run":{"messages":[{"role":1}]}}`} {
+		if _, err := ParseRunResult(bad); err == nil || err.(*Error).Code != CodeStateInvalid {
+			t.Fatalf("%s: %v", bad, err)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
