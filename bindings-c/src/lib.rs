@@ -19,6 +19,7 @@ pub mod agent;
 pub mod client;
 pub mod error;
 pub mod host;
+pub mod queue;
 pub mod run;
 pub mod spec;
 pub mod spec_mcp;
