@@ -100,10 +100,10 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
-conformance: python node kotlin go-lib ruby
+conformance: python node kotlin go-lib ruby csharp
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin go-lib ruby
+handoff: python node kotlin go-lib ruby csharp
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),

@@ -131,6 +131,8 @@ namespace PhaseoAgentSdk
 
         internal static void Forget(long id) => cancels.TryRemove(id, out _);
 
+        const int StartGrace = 20;
+
         // The call runs on the thread pool, after the previous call of this host has
         // started, so calls start in call order (SPEC §2.9) whatever order the pool picks.
         static void Invoke(IntPtr ud, IntPtr call)
@@ -147,16 +149,20 @@ namespace PhaseoAgentSdk
                     return;
                 }
                 var prev = host.Chain(out var mine);
+                c.Started = mine;
                 ThreadPool.QueueUserWorkItem(_ =>
                 {
-                    if (prev != null) prev.Task.Wait();
-                    mine.SetResult(true);
+                    // A call starts once the previous one has started: its delegate returned
+                    // its Task (reached its first await) — or 20 ms passed, so a delegate that
+                    // blocks before returning its Task delays the next by that much only.
+                    if (prev != null) prev.Task.Wait(StartGrace);
                     try
                     {
                         c.Decode();
                         f(c);
                     }
                     catch (Exception e) { c.Fail(e); }
+                    finally { mine.TrySetResult(true); }
                 });
             }
             catch (Exception)
@@ -175,6 +181,8 @@ namespace PhaseoAgentSdk
         bool done;
         List<object> args;
         internal readonly int Kind;
+        /// <summary>Set once the call's delegate returned its Task (the next call may start).</summary>
+        internal TaskCompletionSource<bool> Started;
 
         internal HostCall(IntPtr call, int kind, string argsText)
         {
@@ -232,10 +240,12 @@ namespace PhaseoAgentSdk
             try
             {
                 task = f();
+                Started?.TrySetResult(true);
                 if (task == null) throw new InvalidOperationException("the callback returned no Task");
             }
             catch (Exception e)
             {
+                Started?.TrySetResult(true);
                 Fail(e);
                 after?.Invoke();
                 return;
