@@ -26,6 +26,7 @@ demo: python node mcp-servers go-lib kotlin ruby csharp
 	cd examples/go && go run .
 	examples/java/run.sh
 	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
+	examples/csharp/run.sh
 
 test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem csharp-tests csharp-conformance
 
