@@ -197,3 +197,45 @@ pub unsafe extern "C" fn phaseo_queue_next(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn next() -> Option<PhaseoQueued> {
+        let mut item = PhaseoQueued {
+            kind: PhaseoQueuedKind::Done,
+            user_data: std::ptr::null_mut(),
+            call: std::ptr::null_mut(),
+            event_json: std::ptr::null_mut(),
+        };
+        // SAFETY: a writable item, no error output.
+        let status = unsafe { phaseo_queue_next(50, &mut item, std::ptr::null_mut()) };
+        (status == PhaseoStatus::Ok).then_some(item)
+    }
+
+    #[test]
+    fn callbacks_become_items_in_order_and_an_empty_queue_times_out() {
+        let tag = 0x5eed as *mut c_void;
+        let host = phaseo_queue_host(tag, true, false);
+        assert!(host.on_done.is_none());
+        let text = std::ffi::CString::new(r#"{"type":"run.started"}"#).unwrap();
+        // SAFETY: the queue host's own callbacks, called as the SDK would.
+        unsafe {
+            host.on_event.unwrap()(tag, text.as_ptr());
+            host.release.unwrap()(tag);
+        }
+        let event = next().expect("the event");
+        assert_eq!(event.kind, PhaseoQueuedKind::Event);
+        assert_eq!(event.user_data, tag);
+        // SAFETY: the item's text is ours to read and free.
+        let copied = unsafe { CStr::from_ptr(event.event_json) }
+            .to_str()
+            .unwrap()
+            .to_owned();
+        unsafe { crate::error::phaseo_string_free(event.event_json) };
+        assert_eq!(copied, r#"{"type":"run.started"}"#);
+        assert_eq!(next().expect("the release").kind, PhaseoQueuedKind::Release);
+        assert!(next().is_none());
+    }
+}
