@@ -8,7 +8,7 @@ namespace PhaseoAgentSdk
     /// <summary>What per-turn functions (DynamicModel, Temperature, …) see.</summary>
     public sealed class TurnContext
     {
-        /// <summary>Model requests made so far in the run.</summary>
+        /// <summary>The number of the turn about to run: StepIndex + 1.</summary>
         public int NumberOfTurns { get; }
         /// <summary>The step about to run.</summary>
         public int StepIndex { get; }
