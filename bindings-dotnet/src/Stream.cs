@@ -13,27 +13,58 @@ namespace PhaseoAgentSdk
     /// <c>foreach</c> (blocks the thread: never inside a callback of the SDK).</summary>
     public sealed class AgentStreamResult : IDisposable
     {
-        readonly object gate = new object();
+        readonly object pull = new object();     // one reader of the core's cursor at a time
+        readonly object handle = new object();   // the pointer, its users and disposal
         readonly List<AgentEvent> events = new List<AgentEvent>();
         readonly object keep;
         IntPtr ptr;
-        bool ended;
+        int users;
+        bool disposed, ended;
         Task<RunResult> result;
 
         internal AgentStreamResult(IntPtr ptr, object keep) { this.ptr = ptr; this.keep = keep; }
+
+        // Native calls run between Enter and Exit; the handle is freed by whichever of
+        // Dispose and the last Exit comes last, so Cancel never waits for a blocked pull and
+        // nothing uses a freed handle.
+        bool Enter(out IntPtr p)
+        {
+            lock (handle)
+            {
+                p = ptr;
+                if (disposed || p == IntPtr.Zero) return false;
+                users++;
+                return true;
+            }
+        }
+
+        void Exit()
+        {
+            IntPtr free = IntPtr.Zero;
+            lock (handle)
+            {
+                users--;
+                if (disposed && users == 0) { free = ptr; ptr = IntPtr.Zero; }
+            }
+            if (free != IntPtr.Zero) Native.phaseo_stream_free(free);
+        }
 
         /// <summary>Event <paramref name="i"/>, pulling from the core as needed (blocks);
         /// null after the last.</summary>
         internal AgentEvent At(int i)
         {
-            lock (gate)
+            lock (pull)
             {
                 while (i >= events.Count && !ended)
                 {
-                    if (ptr == IntPtr.Zero) { ended = true; break; }
-                    int s = Native.phaseo_stream_next(ptr, out var json, out var err);
-                    if (s == Native.OK) events.Add(new AgentEvent(Native.Take(json)));
-                    else { Native.Take(err); ended = true; }
+                    if (!Enter(out var p)) { ended = true; break; }
+                    try
+                    {
+                        int s = Native.phaseo_stream_next(p, out var json, out var err);
+                        if (s == Native.OK) events.Add(new AgentEvent(Native.Take(json)));
+                        else { Native.Take(err); ended = true; }
+                    }
+                    finally { Exit(); }
                 }
                 return i < events.Count ? events[i] : null;
             }
@@ -50,37 +81,43 @@ namespace PhaseoAgentSdk
         /// State; a refused continue: one without).</summary>
         public Task<RunResult> GetResult()
         {
-            lock (gate)
+            lock (handle)
             {
                 if (result == null)
                     result = Task.Run(() =>
                     {
-                        IntPtr p;
-                        lock (gate) p = ptr;
-                        if (p == IntPtr.Zero) throw new AgentException(ErrorCodes.InvalidArgument, "the stream was disposed");
-                        int s = Native.phaseo_stream_result(p, out var json, out var err);
-                        GC.KeepAlive(keep);
-                        if (s == Native.OK) return RunResult.FromJson(Native.Take(json));
-                        throw AgentException.FromErrorJson(Native.Take(err));
+                        if (!Enter(out var p)) throw new AgentException(ErrorCodes.InvalidArgument, "the stream was disposed");
+                        try
+                        {
+                            int s = Native.phaseo_stream_result(p, out var json, out var err);
+                            GC.KeepAlive(keep);
+                            if (s == Native.OK) return RunResult.FromJson(Native.Take(json));
+                            throw AgentException.FromErrorJson(Native.Take(err));
+                        }
+                        finally { Exit(); }
                     });
                 return result;
             }
         }
 
-        /// <summary>Cancels the run (it ends <c>cancelled</c>). Any thread.</summary>
+        /// <summary>Cancels the run (it ends <c>cancelled</c>). Any thread; never blocks.</summary>
         public void Cancel()
         {
-            lock (gate) { if (ptr != IntPtr.Zero) Native.phaseo_stream_cancel(ptr); }
+            if (!Enter(out var p)) return;
+            try { Native.phaseo_stream_cancel(p); } finally { Exit(); }
         }
 
-        /// <summary>Frees the native stream (does not cancel the run).</summary>
+        /// <summary>Frees the native stream (does not cancel the run); calls in progress
+        /// finish first.</summary>
         public void Dispose()
         {
-            // Not under `gate` while a pull blocks: phaseo_stream_cancel has no lock of ours
-            // to wait for, and At() holds the gate while it waits for the core.
-            IntPtr p;
-            lock (gate) { p = ptr; ptr = IntPtr.Zero; }
-            if (p != IntPtr.Zero) Native.phaseo_stream_free(p);
+            IntPtr free = IntPtr.Zero;
+            lock (handle)
+            {
+                disposed = true;
+                if (users == 0) { free = ptr; ptr = IntPtr.Zero; }
+            }
+            if (free != IntPtr.Zero) Native.phaseo_stream_free(free);
             GC.SuppressFinalize(this);
         }
 

@@ -92,6 +92,24 @@ namespace PhaseoAgentSdk.Tests
         }
 
         [Test]
+        public async Task StreamCancelDoesNotWaitForABlockedReader()
+        {
+            var tool = new Tool("slow", async (i, rt) => { await Task.Delay(TimeSpan.FromSeconds(30), rt.CancellationToken); return "late"; });
+            using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "ops", Tools = new[] { tool } }))
+            using (var stream = agent.Stream(new RunOptions("go", new RecordingClient(Calls("c1", "slow", "{}")))))
+            {
+                var reader = Task.Run(() => stream.FullStream().Select(e => e.Type).ToList());
+                await Task.Delay(300);                       // the reader now waits inside the core
+                var cancel = Task.Run(() => stream.Cancel());
+                Assert.IsTrue(await Task.WhenAny(cancel, Task.Delay(3000)) == cancel, "Cancel blocked");
+                var result = await stream.GetResult();
+                Assert.AreEqual("cancelled", result.Status);
+                Assert.IsTrue(await Task.WhenAny(reader, Task.Delay(3000)) == reader, "the reader did not end");
+                Assert.AreEqual("run.cancelled", reader.Result.Last(t => !t.StartsWith("response.")));
+            }
+        }
+
+        [Test]
         public void JsonKeepsKeyOrderAndExactIntegers()
         {
             var text = "{\"z\":1,\"a\":[true,null,-9223372036854775808,18446744073709551615,1.5,\"\\u00e9\\n\"],\"m\":{}}";
