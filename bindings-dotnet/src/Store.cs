@@ -17,15 +17,35 @@ namespace PhaseoAgentSdk
         public string PauseId { get; }
         /// <summary>Row version (the compare-and-set token).</summary>
         public long Version { get; }
+        /// <summary>Creation time (ms since the epoch).</summary>
+        public long CreatedAtMs { get; }
+        /// <summary>Last write (ms since the epoch).</summary>
+        public long UpdatedAtMs { get; }
+        /// <summary>The worker holding the run (null when none).</summary>
+        public string LeaseOwner { get; }
+        /// <summary>When that hold ends (ms since the epoch; null when none).</summary>
+        public long? LeaseExpiresAtMs { get; }
         /// <summary>The canonical state.</summary>
         public RunResult State { get; }
         internal StoredRun(Dictionary<string, object> m)
         {
             RunId = V.Str(m, "runId"); AgentId = V.Str(m, "agentId"); Status = V.Str(m, "status");
             PauseId = V.Str(m, "pauseId"); Version = V.Long(m, "version");
+            CreatedAtMs = V.Long(m, "createdAtMs"); UpdatedAtMs = V.Long(m, "updatedAtMs"); LeaseOwner = V.Str(m, "leaseOwner");
+            if (V.Get(m, "leaseExpiresAtMs") != null) LeaseExpiresAtMs = V.Long(m, "leaseExpiresAtMs");
             var s = V.Get(m, "state");
             if (s != null) State = RunResult.FromValue(s);
         }
+    }
+
+    /// <summary>A page of <see cref="RunStore.List"/>.</summary>
+    public sealed class StoredRunPage
+    {
+        /// <summary>The runs, newest first.</summary>
+        public IReadOnlyList<StoredRun> Runs { get; }
+        /// <summary>The next page's cursor (null when this is the last).</summary>
+        public string NextCursor { get; }
+        internal StoredRunPage(IReadOnlyList<StoredRun> runs, string next) { Runs = runs; NextCursor = next; }
     }
 
     /// <summary>A durable run store (SPEC §10): in memory, SQLite or PostgreSQL, run in the
@@ -67,19 +87,21 @@ namespace PhaseoAgentSdk
             return text == null ? null : new StoredRun(V.Obj(Json.Parse(text)));
         });
 
-        /// <summary>Lists runs, newest first, filtered by statuses and agent id.</summary>
-        public Task<IReadOnlyList<StoredRun>> List(IReadOnlyList<string> statuses = null, string agentId = null, int? limit = null) => Task.Run(() =>
+        /// <summary>Lists runs, newest first, filtered by statuses and agent id; a page of at
+        /// most <paramref name="limit"/> runs, continued with its NextCursor.</summary>
+        public Task<StoredRunPage> List(IReadOnlyList<string> statuses = null, string agentId = null, int? limit = null, string cursor = null) => Task.Run(() =>
         {
             var q = new Dictionary<string, object>();
             if (statuses != null) q["statuses"] = statuses;
             if (agentId != null) q["agentId"] = agentId;
             if (limit != null) q["limit"] = (long)limit.Value;
+            if (cursor != null) q["cursor"] = cursor;
             Native.Check(Native.phaseo_store_list(Live(), Native.Utf8(Json.Write(q)), out var json, out var err), err);
             var m = V.Obj(Json.Parse(Native.Take(json)));
             GC.KeepAlive(this);
             var list = new List<StoredRun>();
             foreach (var r in V.List(V.Get(m, "runs"))) list.Add(new StoredRun(V.Obj(r)));
-            return (IReadOnlyList<StoredRun>)list;
+            return new StoredRunPage(list, V.Str(m, "nextCursor"));
         });
 
         /// <summary>Deletes a run; true when it existed.</summary>

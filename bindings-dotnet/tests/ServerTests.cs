@@ -127,8 +127,9 @@ namespace PhaseoAgentSdk.Tests
                 var row = await store.Load(id);
                 Assert.AreEqual("waiting_for_human", row.Status);
                 Assert.AreEqual("store-agent", row.AgentId);
-                var listed = await store.List(statuses: new[] { "waiting_for_human" }, agentId: "store-agent");
-                CollectionAssert.Contains(listed.Select(r => r.RunId).ToList(), id);
+                var listed = await store.List(statuses: new[] { "waiting_for_human" }, agentId: "store-agent", limit: 10);
+                CollectionAssert.Contains(listed.Runs.Select(r => r.RunId).ToList(), id);
+                Assert.Greater(row.UpdatedAtMs, 0);
                 // Continue by id (the store holds the state), at most once.
                 var done = await agent.ContinueRun(new ContinueOptions { RunId = id, Client = client, Approvals = new ToolDecision[] { "c1" } });
                 Assert.AreEqual("Deployed.", done.Output);
