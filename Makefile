@@ -280,7 +280,7 @@ ruby-gem: ruby-deps
 # "N passed, N failed" from TestResult.xml); the C# conformance runner (also in run-all.sh
 # and every handoff pair). The Debian packages are installed when missing.
 .PHONY: csharp-deps csharp csharp-tests csharp-conformance
-DOTNET_OUT := target/dotnet
+DOTNET_OUT := $(CARGO_TARGET_DIR)/dotnet
 NUNIT_DLL := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
 MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll
 csharp-deps:
@@ -294,8 +294,8 @@ csharp-tests: csharp mcp-servers
 	$(MCS) -target:library -out:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/*.cs
 	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
 	rm -f $(DOTNET_OUT)/TestResult.xml
-	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CURDIR)/target/debug PHASEO_REPO=$(CURDIR) \
-	  timeout 600 ../../scripts/with-test-postgres.sh nunit-console -nologo -domain=None -labels Phaseo.AgentSdk.Tests.dll -xml=TestResult.xml || true
+	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_REPO=$(CURDIR) \
+	  timeout 600 $(CURDIR)/scripts/with-test-postgres.sh nunit-console -nologo -domain=None -labels Phaseo.AgentSdk.Tests.dll -xml=TestResult.xml || true
 	python3 scripts/nunit-summary.py $(DOTNET_OUT)/TestResult.xml
 csharp-conformance: csharp
 	tests/conformance/csharp_runner.sh tests/conformance/cases

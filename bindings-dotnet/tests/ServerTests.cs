@@ -171,7 +171,7 @@ namespace PhaseoAgentSdk.Tests
         {
             var repo = Environment.GetEnvironmentVariable("PHASEO_REPO");
             Assert.IsNotNull(repo, "PHASEO_REPO is not set (make csharp-tests sets it)");
-            var python = Path.Combine(repo, ".venvs/py/bin/python");
+            var python = Environment.GetEnvironmentVariable("PHASEO_PYTHON") ?? Path.Combine(repo, ".venvs/py/bin/python");
             var server = McpServer.Stdio("files", python, Path.Combine(repo, "tests/mcp/test_server.py"));
             server.ToolPrefix = "files";
             server.RequireApproval = "destructive";
