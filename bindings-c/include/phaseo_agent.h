@@ -63,6 +63,9 @@ typedef enum PhaseoQueuedKind {
   PHASEO_QUEUED_KIND_RELEASE = 3,
   // A call registered with `phaseo_queue_on_cancel` was cancelled.
   PHASEO_QUEUED_KIND_CANCEL = 4,
+  // Posted by the host itself with `phaseo_queue_post` (a marker: every item queued
+  // before it has been taken).
+  PHASEO_QUEUED_KIND_POST = 5,
 } PhaseoQueuedKind;
 
 // An agent. Thread-safe: any number of runs may use it at once, from any thread.
@@ -282,6 +285,10 @@ struct PhaseoHost phaseo_queue_host(void *user_data, bool events, bool done);
 enum PhaseoStatus phaseo_queue_on_cancel(struct PhaseoCall *call,
                                          void *user_data,
                                          char **out_error);
+
+// Queues a `Post` item carrying `user_data`, after every item queued so far: when the host
+// takes it, it has taken those (e.g. every event of a streamed run whose result it holds).
+void phaseo_queue_post(void *user_data);
 
 // Takes the next queued item into `*out_item`: `PHASEO_STATUS_OK`, or `PHASEO_STATUS_END`
 // when none came within `timeout_ms` (wait again). Items come in the order the core

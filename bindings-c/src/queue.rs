@@ -32,6 +32,9 @@ pub enum PhaseoQueuedKind {
     Release = 3,
     /// A call registered with `phaseo_queue_on_cancel` was cancelled.
     Cancel = 4,
+    /// Posted by the host itself with `phaseo_queue_post` (a marker: every item queued
+    /// before it has been taken).
+    Post = 5,
 }
 
 /// One queued callback.
@@ -166,6 +169,18 @@ pub unsafe extern "C" fn phaseo_queue_on_cancel(
     unsafe { phaseo_call_on_cancel(call, Some(queue_cancel), user_data, out_error) }
 }
 
+/// Queues a `Post` item carrying `user_data`, after every item queued so far: when the host
+/// takes it, it has taken those (e.g. every event of a streamed run whose result it holds).
+#[no_mangle]
+pub extern "C" fn phaseo_queue_post(user_data: *mut c_void) {
+    push(
+        PhaseoQueuedKind::Post,
+        user_data,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+}
+
 /// Takes the next queued item into `*out_item`: `PHASEO_STATUS_OK`, or `PHASEO_STATUS_END`
 /// when none came within `timeout_ms` (wait again). Items come in the order the core
 /// produced them. Blocks: call it from the host's own drain thread.
@@ -236,6 +251,12 @@ mod tests {
         unsafe { crate::error::phaseo_string_free(event.event_json) };
         assert_eq!(copied, r#"{"type":"run.started"}"#);
         assert_eq!(next().expect("the release").kind, PhaseoQueuedKind::Release);
+        phaseo_queue_post(tag);
+        let marker = next().expect("the marker");
+        assert_eq!(
+            (marker.kind, marker.user_data),
+            (PhaseoQueuedKind::Post, tag)
+        );
         assert!(next().is_none());
     }
 }

@@ -110,6 +110,9 @@ namespace PhaseoAgentSdk
                     }
                 case Native.QueuedDone: Target(item.UserData)?.OnDone?.Invoke(); break;
                 case Native.QueuedRelease: GCHandle.FromIntPtr(item.UserData).Free(); break;
+                case Native.QueuedPost:
+                    if (flushes.TryRemove((long)item.UserData, out var flushed)) flushed.TrySetResult(true);
+                    break;
                 case Native.QueuedCancel:
                     // The token's registrations are user code: cancelled on the pool.
                     if (cancels.TryGetValue((long)item.UserData, out var cts))
@@ -130,6 +133,21 @@ namespace PhaseoAgentSdk
         }
 
         internal static void Forget(long id) => cancels.TryRemove(id, out _);
+
+        static readonly System.Collections.Concurrent.ConcurrentDictionary<long, TaskCompletionSource<bool>> flushes =
+            new System.Collections.Concurrent.ConcurrentDictionary<long, TaskCompletionSource<bool>>();
+
+        /// <summary>Completes once every item queued before this call has been handled (e.g.
+        /// a streamed run's events, once its result is known).</summary>
+        internal static Task Flush()
+        {
+            Start();
+            var done = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            long id = Interlocked.Increment(ref nextCancel);
+            flushes[id] = done;
+            Native.phaseo_queue_post((IntPtr)id);
+            return done.Task;
+        }
 
         const int StartGrace = 20;
 

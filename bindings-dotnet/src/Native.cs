@@ -39,10 +39,11 @@ namespace PhaseoAgentSdk
             public IntPtr EventJson;
         }
 
-        internal const int QueuedInvoke = 0, QueuedEvent = 1, QueuedDone = 2, QueuedRelease = 3, QueuedCancel = 4;
+        internal const int QueuedInvoke = 0, QueuedEvent = 1, QueuedDone = 2, QueuedRelease = 3, QueuedCancel = 4, QueuedPost = 5;
 
         [DllImport(Lib)] internal static extern Host phaseo_queue_host(IntPtr userData, [MarshalAs(UnmanagedType.I1)] bool events, [MarshalAs(UnmanagedType.I1)] bool done);
         [DllImport(Lib)] internal static extern int phaseo_queue_on_cancel(IntPtr call, IntPtr userData, out IntPtr error);
+        [DllImport(Lib)] internal static extern void phaseo_queue_post(IntPtr userData);
         [DllImport(Lib)] internal static extern int phaseo_queue_next(uint timeoutMs, out Queued item, out IntPtr error);
 
         [DllImport(Lib)] internal static extern int phaseo_agent_new(byte[] definition, IntPtr store, Host host, out IntPtr agent, out IntPtr error);

@@ -84,20 +84,32 @@ namespace PhaseoAgentSdk
             lock (handle)
             {
                 if (result == null)
-                    result = Task.Run(() =>
+                    result = Task.Run(async () =>
                     {
-                        if (!Enter(out var p)) throw new AgentException(ErrorCodes.InvalidArgument, "the stream was disposed");
-                        try
-                        {
-                            int s = Native.phaseo_stream_result(p, out var json, out var err);
-                            GC.KeepAlive(keep);
-                            if (s == Native.OK) return RunResult.FromJson(Native.Take(json));
-                            throw AgentException.FromErrorJson(Native.Take(err));
-                        }
-                        finally { Exit(); }
+                        var outcome = WaitResult();
+                        // The run's events are all queued by now: the result is given once
+                        // OnEvent has seen them (as for Run).
+                        await Dispatcher.Flush();
+                        if (outcome.Item2 != null) throw outcome.Item2;
+                        return outcome.Item1;
                     });
                 return result;
             }
+        }
+
+        // Blocks until the run ends (on the pool); the native part of GetResult.
+        Tuple<RunResult, AgentException> WaitResult()
+        {
+            if (!Enter(out var p)) throw new AgentException(ErrorCodes.InvalidArgument, "the stream was disposed");
+            try
+            {
+                int s = Native.phaseo_stream_result(p, out var json, out var err);
+                GC.KeepAlive(keep);
+                return s == Native.OK
+                    ? Tuple.Create(RunResult.FromJson(Native.Take(json)), (AgentException)null)
+                    : Tuple.Create((RunResult)null, AgentException.FromErrorJson(Native.Take(err)));
+            }
+            finally { Exit(); }
         }
 
         /// <summary>Cancels the run (it ends <c>cancelled</c>). Any thread; never blocks.</summary>
