@@ -15,7 +15,7 @@ endif
 
 .PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers go-lib kotlin ruby
+demo: python node mcp-servers go-lib kotlin ruby csharp
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -26,8 +26,9 @@ demo: python node mcp-servers go-lib kotlin ruby
 	cd examples/go && $(GO_LINK_STAMP) go run .
 	examples/java/run.sh
 	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
+	examples/csharp/run.sh
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem csharp-tests csharp-conformance
 
 rust-checks: ruby-deps
 	$(CARGO) fmt --all -- --check
@@ -100,10 +101,10 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
-conformance: python node kotlin go-lib ruby
+conformance: python node kotlin go-lib ruby csharp
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin go-lib ruby
+handoff: python node kotlin go-lib ruby csharp
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
@@ -278,3 +279,28 @@ ruby-tests: ruby mcp-servers $(VENV)/.otel
 ruby-gem: ruby-deps
 	$(CARGO) build -q --profile dist -p phaseo-agent-ruby
 	scripts/ruby-gem-check.sh
+
+# The C# binding (bindings-dotnet, assembly Phaseo.AgentSdk) over the C ABI's cdylib, built
+# with Debian's Mono (mcs, C# 7) into target/dotnet; NUnit 2.6 tests (closing line
+# "N passed, N failed" from TestResult.xml); the C# conformance runner (also in run-all.sh
+# and every handoff pair). The Debian packages are installed when missing.
+.PHONY: csharp-deps csharp csharp-tests csharp-conformance
+DOTNET_OUT := $(CARGO_TARGET_DIR)/dotnet
+NUNIT_DLL := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
+MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll
+csharp-deps:
+	@if ! command -v mcs >/dev/null || ! command -v mono >/dev/null || ! command -v nunit-console >/dev/null || [ ! -f $(NUNIT_DLL) ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq mono-mcs mono-runtime nunit-console libnunit-cil-dev; fi
+csharp: csharp-deps c-abi
+	mkdir -p $(DOTNET_OUT)
+	$(MCS) -target:library -doc:$(DOTNET_OUT)/Phaseo.AgentSdk.xml -out:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/src/*.cs
+csharp-tests: csharp mcp-servers
+	$(MCS) -target:library -out:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/*.cs
+	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
+	rm -f $(DOTNET_OUT)/TestResult.xml
+	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_REPO=$(CURDIR) \
+	  timeout 600 $(CURDIR)/scripts/with-test-postgres.sh nunit-console -nologo -domain=None -labels Phaseo.AgentSdk.Tests.dll -xml=TestResult.xml || true
+	python3 scripts/nunit-summary.py $(DOTNET_OUT)/TestResult.xml
+csharp-conformance: csharp
+	tests/conformance/csharp_runner.sh tests/conformance/cases

@@ -112,9 +112,21 @@ def gem_versions(root: Path) -> list[tuple[Path, str]]:
     return out
 
 
+def csproj_versions(root: Path) -> list[tuple[Path, str]]:
+    """The C# project (`<Version>` of every `Phaseo.*` .csproj)."""
+    out = []
+    for path in manifests(root, "*.csproj"):
+        text = path.read_text()
+        if not re.search(r"<PackageId>Phaseo\.", text):
+            continue
+        found = re.search(r"<Version>([^<]*)</Version>", text)
+        out.append((path, found.group(1) if found else "(no <Version>)"))
+    return out
+
+
 # Readers of the further bindings' manifests (a Go module has no version line: its
 # version is the repository tag).
-OTHER_CHECKS = [gem_versions]
+OTHER_CHECKS = [gem_versions, csproj_versions]
 CHECKS = [cargo_versions, pyproject_versions, npm_versions, maven_versions, *OTHER_CHECKS]
 
 

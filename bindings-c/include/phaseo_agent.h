@@ -67,6 +67,23 @@ typedef enum PhaseoCallKind {
   PHASEO_CALL_KIND_STREAM = 14,
 } PhaseoCallKind;
 
+// What a queued item reports (which callback of the host it stands for).
+typedef enum PhaseoQueuedKind {
+  // `invoke`: `call` is the call (owned by the host until `phaseo_call_complete`).
+  PHASEO_QUEUED_KIND_INVOKE = 0,
+  // `on_event`: `event_json` is the event (owned by the host: `phaseo_string_free`).
+  PHASEO_QUEUED_KIND_EVENT = 1,
+  // `on_done`.
+  PHASEO_QUEUED_KIND_DONE = 2,
+  // `release`: the SDK no longer uses `user_data`.
+  PHASEO_QUEUED_KIND_RELEASE = 3,
+  // A call registered with `phaseo_queue_on_cancel` was cancelled.
+  PHASEO_QUEUED_KIND_CANCEL = 4,
+  // Posted by the host itself with `phaseo_queue_post` (a marker: every item queued
+  // before it has been taken).
+  PHASEO_QUEUED_KIND_POST = 5,
+} PhaseoQueuedKind;
+
 // An agent. Thread-safe: any number of runs may use it at once, from any thread.
 typedef struct PhaseoAgent PhaseoAgent;
 
@@ -115,6 +132,18 @@ typedef struct PhaseoHost {
   // The SDK no longer uses `user_data`.
   PhaseoNotifyFn release;
 } PhaseoHost;
+
+// One queued callback.
+typedef struct PhaseoQueued {
+  // Which callback.
+  enum PhaseoQueuedKind kind;
+  // The `user_data` given to `phaseo_queue_host` (or `phaseo_queue_on_cancel`).
+  void *user_data;
+  // The call (`Invoke` only, else NULL).
+  struct PhaseoCall *call;
+  // The event's JSON text (`Event` only, else NULL), freed with `phaseo_string_free`.
+  char *event_json;
+} PhaseoQueued;
 
 #ifdef __cplusplus
 extern "C" {
@@ -274,6 +303,27 @@ enum PhaseoStatus phaseo_call_complete(struct PhaseoCall *call, const char *text
 // `tool_output_invalid` (fatal whatever `onError` says, SPEC §7), any other call with the
 // message. Releases the handle, like `phaseo_call_complete`.
 enum PhaseoStatus phaseo_call_complete_invalid(struct PhaseoCall *call, const char *message);
+
+// A host whose callbacks are queued for `phaseo_queue_next` instead of being called:
+// `invoke` and `release` always, `on_event` when `events`, `on_done` when `done`.
+struct PhaseoHost phaseo_queue_host(void *user_data, bool events, bool done);
+
+// Registers the call's cancellation as a queued `Cancel` item carrying `user_data` (as
+// `phaseo_call_on_cancel`, which it uses).
+enum PhaseoStatus phaseo_queue_on_cancel(struct PhaseoCall *call,
+                                         void *user_data,
+                                         char **out_error);
+
+// Queues a `Post` item carrying `user_data`, after every item queued so far: when the host
+// takes it, it has taken those (e.g. every event of a streamed run whose result it holds).
+void phaseo_queue_post(void *user_data);
+
+// Takes the next queued item into `*out_item`: `PHASEO_STATUS_OK`, or `PHASEO_STATUS_END`
+// when none came within `timeout_ms` (wait again). Items come in the order the core
+// produced them. Blocks: call it from the host's own drain thread.
+enum PhaseoStatus phaseo_queue_next(uint32_t timeout_ms,
+                                    struct PhaseoQueued *out_item,
+                                    char **out_error);
 
 // Cancels the run: it ends `cancelled` and returns its result (SPEC §3.4). Any thread.
 void phaseo_run_cancel(const struct PhaseoRun *run);

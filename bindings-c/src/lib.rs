@@ -20,6 +20,7 @@ pub mod client;
 pub mod error;
 pub mod host;
 pub mod mcp_hooks;
+pub mod queue;
 pub mod run;
 pub mod spec;
 pub mod store;

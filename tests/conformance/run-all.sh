@@ -43,6 +43,9 @@ fi
 if [ -f tests/conformance/ruby_runner.sh ]; then
   cmd[ruby]="bash tests/conformance/ruby_runner.sh"; langs+=(ruby)
 fi
+if [ -f tests/conformance/csharp_runner.sh ]; then
+  cmd[csharp]="bash tests/conformance/csharp_runner.sh"; langs+=(csharp)
+fi
 
 passed=0; failed=0
 # Independent runs go in parallel (default 2 at once, CONFORMANCE_JOBS to change): the

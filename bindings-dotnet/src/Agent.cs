@@ -1,0 +1,511 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PhaseoAgentSdk
+{
+    /// <summary>What per-turn functions (DynamicModel, Temperature, …) see.</summary>
+    public sealed class TurnContext
+    {
+        /// <summary>The number of the turn about to run: StepIndex + 1.</summary>
+        public int NumberOfTurns { get; }
+        /// <summary>The step about to run.</summary>
+        public int StepIndex { get; }
+        /// <summary>The conversation so far.</summary>
+        public IReadOnlyList<Message> Messages { get; }
+        /// <summary>The application context.</summary>
+        public object Context { get; }
+        internal TurnContext(Dictionary<string, object> m)
+        {
+            NumberOfTurns = (int)V.Long(m, "numberOfTurns"); StepIndex = (int)V.Long(m, "stepIndex");
+            Messages = Message.ListFrom(V.Get(m, "messages")); Context = V.Get(m, "context");
+        }
+    }
+
+    /// <summary>What the human-review hook sees after each step that did not pause.</summary>
+    public sealed class HumanReviewContext
+    {
+        /// <summary>The run id.</summary>
+        public string RunId { get; }
+        /// <summary>The agent id.</summary>
+        public string AgentId { get; }
+        /// <summary>The step just finished.</summary>
+        public int StepIndex { get; }
+        /// <summary>The run's input.</summary>
+        public object Input { get; }
+        /// <summary>The application context.</summary>
+        public object Context { get; }
+        /// <summary>The conversation, with this step's assistant message.</summary>
+        public IReadOnlyList<Message> Messages { get; }
+        /// <summary>This step's model response (JSON data).</summary>
+        public Dictionary<string, object> Response { get; }
+        /// <summary>The step gave the final answer.</summary>
+        public bool IsFinal { get; }
+        internal HumanReviewContext(Dictionary<string, object> m)
+        {
+            RunId = V.Str(m, "runId"); AgentId = V.Str(m, "agentId"); StepIndex = (int)V.Long(m, "stepIndex");
+            Input = V.Get(m, "input"); Context = V.Get(m, "context"); Messages = Message.ListFrom(V.Get(m, "messages"));
+            Response = V.Obj(V.Get(m, "response")); IsFinal = V.Bool(m, "isFinal");
+        }
+    }
+
+    /// <summary>Pauses the run for review (pause kind <c>human_review</c>).</summary>
+    public sealed class HumanReviewRequest
+    {
+        /// <summary>Why the run pauses.</summary>
+        public string Reason { get; }
+        /// <summary>Application data for the reviewer.</summary>
+        public object Payload { get; }
+        /// <summary>A request.</summary>
+        public HumanReviewRequest(string Reason, object Payload = null) { this.Reason = Reason; this.Payload = Payload; }
+    }
+
+    /// <summary>How long a worker holds a store-backed run and how often it renews the hold
+    /// (SPEC §10).</summary>
+    public sealed class LeaseConfig
+    {
+        /// <summary>The hold.</summary>
+        public TimeSpan Duration { get; }
+        /// <summary>The renewal period.</summary>
+        public TimeSpan RenewEvery { get; }
+        /// <summary>A lease configuration.</summary>
+        public LeaseConfig(TimeSpan Duration, TimeSpan RenewEvery) { this.Duration = Duration; this.RenewEvery = RenewEvery; }
+    }
+
+    /// <summary>Defines an agent (SPEC §3). Only <see cref="Id"/> is required.</summary>
+    public sealed class AgentDefinition
+    {
+        /// <summary>The agent's id (stored in every state it produces).</summary>
+        public string Id { get; set; }
+        /// <summary>The model name sent in each request.</summary>
+        public string Model { get; set; }
+        /// <summary>Instructions sent with each request.</summary>
+        public string Instructions { get; set; }
+        /// <summary>The tools the model may call.</summary>
+        public IReadOnlyList<Tool> Tools { get; set; } = new List<Tool>();
+        /// <summary>Limits the model responses of a run (null = the SPEC's 12).</summary>
+        public int? MaxSteps { get; set; }
+        /// <summary>May pause the run after any step that did not pause (null = go on).</summary>
+        public Func<HumanReviewContext, Task<HumanReviewRequest>> HumanReview { get; set; }
+        /// <summary>Retries failed model requests.</summary>
+        public ModelRetryConfig ModelRetry { get; set; }
+        /// <summary>Concurrency, error policy and output truncation.</summary>
+        public ToolExecutionConfig ToolExecution { get; set; }
+        /// <summary>Ends the run early (checked after every step that did not pause).</summary>
+        public IReadOnlyList<StopCondition> StopWhen { get; set; }
+        /// <summary>Decides approval for every call of every tool (overrides the tools' own
+        /// settings).</summary>
+        public Func<ToolCall, RuntimeContext, Task<bool>> RequireApproval { get; set; }
+        /// <summary>Validates the final output (return it, or throw).</summary>
+        public Func<object, object> OutputSchema { get; set; }
+        /// <summary>Computes Model per turn (null = unset).</summary>
+        public Func<TurnContext, string> DynamicModel { get; set; }
+        /// <summary>Computes Instructions per turn.</summary>
+        public Func<TurnContext, string> DynamicInstructions { get; set; }
+        /// <summary>Sampling temperature per turn.</summary>
+        public Func<TurnContext, double?> Temperature { get; set; }
+        /// <summary>Output limit per turn.</summary>
+        public Func<TurnContext, int?> MaxOutputTokens { get; set; }
+        /// <summary>Nucleus sampling per turn.</summary>
+        public Func<TurnContext, double?> TopP { get; set; }
+        /// <summary><c>"auto"</c>, <c>"required"</c>, <c>"none"</c> or <c>{"toolId": id}</c> (SPEC §12).</summary>
+        public object ToolChoice { get; set; }
+        /// <summary>Whether the model may request several calls per turn.</summary>
+        public bool? ParallelToolCalls { get; set; }
+        /// <summary>Restricts the tools offered (by id).</summary>
+        public IReadOnlyList<string> ActiveTools { get; set; }
+        /// <summary>Signs every state the agent produces (SPEC §7).</summary>
+        public string StateSecret { get; set; }
+        /// <summary>Older secrets still accepted on continue.</summary>
+        public IReadOnlyList<string> StateSecrets { get; set; }
+        /// <summary>Makes runs durable (SPEC §10).</summary>
+        public RunStore Store { get; set; }
+        /// <summary>Worker leases of store-backed runs.</summary>
+        public LeaseConfig Lease { get; set; }
+        /// <summary>Adds the tools of MCP servers (SPEC §11).</summary>
+        public IReadOnlyList<McpServer> McpServers { get; set; }
+
+        internal Dictionary<string, object> ToJson(HostObject cbs)
+        {
+            var m = new Dictionary<string, object> { { "id", Id } };
+            var tools = new List<object>();
+            foreach (var t in Tools ?? new List<Tool>()) tools.Add(t.ToJson(cbs));
+            m["tools"] = tools;
+            if (DynamicModel != null) { var f = DynamicModel; m["model"] = Turn(cbs, t => f(t)); }
+            else if (Model != null) m["model"] = Model;
+            if (DynamicInstructions != null) { var f = DynamicInstructions; m["instructions"] = Turn(cbs, t => f(t)); }
+            else if (Instructions != null) m["instructions"] = Instructions;
+            if (Temperature != null) { var f = Temperature; m["temperature"] = Turn(cbs, t => f(t)); }
+            if (TopP != null) { var f = TopP; m["topP"] = Turn(cbs, t => f(t)); }
+            if (MaxOutputTokens != null) { var f = MaxOutputTokens; m["maxOutputTokens"] = Turn(cbs, t => { var v = f(t); return v == null ? null : (object)(long)v.Value; }); }
+            if (MaxSteps != null) m["maxSteps"] = (long)MaxSteps.Value;
+            if (StopWhen != null) m["stopWhen"] = RunOverrides.StopJson(StopWhen, cbs);
+            if (ModelRetry != null) m["modelRetry"] = ModelRetry.ToJson();
+            if (ToolExecution != null) m["toolExecution"] = ToolExecution.ToJson();
+            if (OutputSchema != null) m["outputSchema"] = AgentSdk.ValidatorCallback(cbs, OutputSchema);
+            var approve = RequireApproval;
+            if (approve != null)
+                m["requireApproval"] = cbs.Add(c => c.WithRuntime(1, rt =>
+                {
+                    var call = ToolCall.From(c.Arg(0));
+                    return approve(new ToolCall(call?.Id, call?.Name, rt.ToolCall?.Input), rt);
+                }));
+            var review = HumanReview;
+            if (review != null)
+                m["humanReview"] = cbs.Add(c => c.Finish(() => review(new HumanReviewContext(V.Obj(c.Arg(0)))),
+                    r => r == null ? null : new Dictionary<string, object> { { "reason", r.Reason }, { "payload", r.Payload } }));
+            if (ToolChoice != null) m["toolChoice"] = ToolChoice;
+            if (ParallelToolCalls != null) m["parallelToolCalls"] = ParallelToolCalls.Value;
+            if (ActiveTools != null) m["activeTools"] = ActiveTools;
+            var secrets = new List<object>();
+            if (StateSecret != null) secrets.Add(StateSecret);
+            if (StateSecrets != null) foreach (var s in StateSecrets) secrets.Add(s);
+            if (secrets.Count > 0) m["stateSecrets"] = secrets;
+            if (Lease != null)
+                m["lease"] = new Dictionary<string, object> { { "durationMs", (long)Lease.Duration.TotalMilliseconds }, { "renewEveryMs", (long)Lease.RenewEvery.TotalMilliseconds } };
+            if (McpServers != null && McpServers.Count > 0)
+            {
+                var servers = new List<object>();
+                foreach (var s in McpServers) servers.Add(s.ToJson(cbs));
+                m["mcpServers"] = servers;
+            }
+            return m;
+        }
+
+        static Dictionary<string, object> Turn(HostObject cbs, Func<TurnContext, object> f) =>
+            cbs.Add(c => c.FinishSync(() => f(new TurnContext(V.Obj(c.Arg(0))))));
+    }
+
+    /// <summary>Options a run or continue may override (SPEC §3); null = the agent's.</summary>
+    public abstract class RunOverrides
+    {
+        /// <summary>The model client (required).</summary>
+        public IModelClient Client { get; set; }
+        /// <summary>The model name.</summary>
+        public string Model { get; set; }
+        /// <summary>The step limit.</summary>
+        public int? MaxSteps { get; set; }
+        /// <summary>Replaces the agent's stop conditions.</summary>
+        public IReadOnlyList<StopCondition> StopWhen { get; set; }
+        /// <summary>Model retries.</summary>
+        public ModelRetryConfig ModelRetry { get; set; }
+        /// <summary>Tool execution (e.g. <c>new ToolExecutionConfig(Concurrency: 4)</c>).</summary>
+        public ToolExecutionConfig ToolExecution { get; set; }
+        /// <summary>Sampling temperature.</summary>
+        public double? Temperature { get; set; }
+        /// <summary>Output limit.</summary>
+        public int? MaxOutputTokens { get; set; }
+        /// <summary>Nucleus sampling.</summary>
+        public double? TopP { get; set; }
+        /// <summary>Tool choice (SPEC §12).</summary>
+        public object ToolChoice { get; set; }
+        /// <summary>Parallel tool calls.</summary>
+        public bool? ParallelToolCalls { get; set; }
+        /// <summary>The tools offered (by id).</summary>
+        public IReadOnlyList<string> ActiveTools { get; set; }
+        /// <summary>Cancels the run: it ends <c>cancelled</c> and is returned (not thrown).</summary>
+        public CancellationToken CancellationToken { get; set; }
+        /// <summary>Receives every event, synchronously and in order, on a core thread
+        /// (keep it short: the run waits for it).</summary>
+        public Action<AgentEvent> OnEvent { get; set; }
+        /// <summary>The run store for this call (overrides the agent's).</summary>
+        public RunStore Store { get; set; }
+
+        internal void Apply(Dictionary<string, object> m, HostObject cbs)
+        {
+            if (Model != null) m["model"] = Model;
+            if (MaxSteps != null) m["maxSteps"] = (long)MaxSteps.Value;
+            if (StopWhen != null) m["stopWhen"] = StopJson(StopWhen, cbs);
+            if (ModelRetry != null) m["modelRetry"] = ModelRetry.ToJson();
+            if (ToolExecution != null) m["toolExecution"] = ToolExecution.ToJson();
+            if (Temperature != null) m["temperature"] = Temperature.Value;
+            if (MaxOutputTokens != null) m["maxOutputTokens"] = (long)MaxOutputTokens.Value;
+            if (TopP != null) m["topP"] = TopP.Value;
+            if (ToolChoice != null) m["toolChoice"] = ToolChoice;
+            if (ParallelToolCalls != null) m["parallelToolCalls"] = ParallelToolCalls.Value;
+            if (ActiveTools != null) m["activeTools"] = ActiveTools;
+        }
+
+        internal static List<object> StopJson(IReadOnlyList<StopCondition> conds, HostObject cbs)
+        {
+            var list = new List<object>();
+            foreach (var c in conds) list.Add(c.ToJson(cbs));
+            return list;
+        }
+    }
+
+    /// <summary>Options of <see cref="Agent.Run"/>.</summary>
+    public sealed class RunOptions : RunOverrides
+    {
+        /// <summary>The run's input (text or any JSON value).</summary>
+        public object Input { get; set; }
+        /// <summary>The application context.</summary>
+        public object Context { get; set; }
+        /// <summary>Prior conversation (JSON message objects).</summary>
+        public IReadOnlyList<object> Messages { get; set; }
+        /// <summary>Empty options (set Input and Client).</summary>
+        public RunOptions() { }
+        /// <summary>Options with an input and a client.</summary>
+        public RunOptions(object input, IModelClient client) { Input = input; Client = client; }
+    }
+
+    /// <summary>Options of <see cref="Agent.ContinueRun"/>: the state (Run, or its JSON text
+    /// State, or a stored RunId) and the decisions.</summary>
+    public sealed class ContinueOptions : RunOverrides
+    {
+        /// <summary>The paused state.</summary>
+        public RunResult Run { get; set; }
+        /// <summary>The paused state's JSON text (instead of Run).</summary>
+        public string State { get; set; }
+        /// <summary>A stored run of the store (instead of Run/State).</summary>
+        public string RunId { get; set; }
+        /// <summary>Replaces the application context.</summary>
+        public object Context { get; set; }
+        /// <summary>Answers a human-review pause.</summary>
+        public string HumanInput { get; set; }
+        /// <summary>Approved calls.</summary>
+        public IReadOnlyList<ToolDecision> Approvals { get; set; }
+        /// <summary>Rejected calls.</summary>
+        public IReadOnlyList<ToolDecision> Rejections { get; set; }
+        /// <summary>Outputs of manual and hitl calls.</summary>
+        public IReadOnlyList<ToolOutput> ToolOutputs { get; set; }
+        /// <summary>Empty options.</summary>
+        public ContinueOptions() { }
+        /// <summary>Options continuing <paramref name="run"/>.</summary>
+        public ContinueOptions(RunResult run, IModelClient client) { Run = run; Client = client; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var m = new Dictionary<string, object>();
+            if (Approvals != null) { var l = new List<object>(); foreach (var d in Approvals) l.Add(d.ToJson()); m["approvals"] = l; }
+            if (Rejections != null) { var l = new List<object>(); foreach (var d in Rejections) l.Add(d.ToJson()); m["rejections"] = l; }
+            if (ToolOutputs != null)
+            {
+                var l = new List<object>();
+                foreach (var o in ToolOutputs) l.Add(new Dictionary<string, object> { { "toolCallId", o.ToolCallId }, { "output", o.Output } });
+                m["toolOutputs"] = l;
+            }
+            if (HumanInput != null) m["humanInput"] = HumanInput;
+            if (Context != null) m["context"] = Context;
+            return m;
+        }
+    }
+
+    /// <summary>Runs an <see cref="AgentDefinition"/>; safe for concurrent use. Dispose it to
+    /// free its native resources (stops its MCP servers once no run uses them); runs in
+    /// flight finish normally.</summary>
+    public sealed class Agent : IDisposable
+    {
+        readonly object gate = new object();
+        IntPtr ptr;
+        readonly RunStore store;
+
+        /// <summary>The agent's id.</summary>
+        public string Id { get; }
+
+        internal Agent(AgentDefinition def)
+        {
+            if (def == null) throw new ArgumentNullException(nameof(def));
+            Id = def.Id;
+            store = def.Store;
+            var cbs = new HostObject();
+            string text;
+            try { text = Json.Write(def.ToJson(cbs)); }
+            catch (ArgumentException e) { throw new AgentException(ErrorCodes.DefinitionInvalid, "Invalid agent definition: " + e.Message); }
+            var host = cbs.ToNative(false, false);
+            // The core takes the host: its release frees the handle, also on failure.
+            Native.Check(Native.phaseo_agent_new(Native.Utf8(text), store?.Handle ?? IntPtr.Zero, host, out var p, out var err), err);
+            ptr = p;
+            GC.KeepAlive(store);
+        }
+
+        /// <summary>Frees the native agent.</summary>
+        public void Dispose()
+        {
+            lock (gate)
+            {
+                if (ptr != IntPtr.Zero) Native.phaseo_agent_free(ptr);
+                ptr = IntPtr.Zero;
+            }
+            GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Frees the native agent when the application did not.</summary>
+        ~Agent() { if (ptr != IntPtr.Zero) Native.phaseo_agent_free(ptr); }
+
+        /// <summary>Runs the agent until it completes, stops, pauses (status
+        /// <c>waiting_for_human</c>), fails (an <see cref="AgentException"/> whose State is the
+        /// failed state) or is cancelled (returned, not thrown).</summary>
+        public Task<RunResult> Run(RunOptions options)
+        {
+            var m = new Dictionary<string, object> { { "input", options.Input } };
+            if (options.Messages != null) m["messages"] = options.Messages;
+            if (options.Context != null) m["context"] = options.Context;
+            return Start(m, options, (agent, opts, client, st, host) =>
+            {
+                int s = Native.phaseo_agent_run(agent, opts, client, st, host, out var run, out var err);
+                return (s, run, err);
+            });
+        }
+
+        /// <summary>Continues a paused run (SPEC §4). A refused continue (a missing decision, an
+        /// unknown call id, a run that is not waiting, a bad state) throws an
+        /// <see cref="AgentException"/> with code <c>continue_invalid</c> or
+        /// <c>state_invalid</c> and no State: the state given is still current.</summary>
+        public Task<RunResult> ContinueRun(ContinueOptions options)
+        {
+            var state = StateArgs(options, out var runId);
+            return Start(options.ToJson(), options, (agent, opts, client, st, host) =>
+            {
+                int s = Native.phaseo_agent_continue(agent, state, runId, opts, client, st, host, out var run, out var err);
+                return (s, run, err);
+            });
+        }
+
+        /// <summary>Continues a stored run whose worker died from its last checkpoint (SPEC
+        /// §10). Only the client, store, events and overrides of the options are used.</summary>
+        public Task<RunResult> Recover(string runId, ContinueOptions options)
+        {
+            var id = Native.Utf8(runId);
+            return Start(new Dictionary<string, object>(), options, (agent, opts, client, st, host) =>
+            {
+                int s = Native.phaseo_agent_recover(agent, id, opts, client, st, host, out var run, out var err);
+                return (s, run, err);
+            });
+        }
+
+        /// <summary>Runs the agent as a stream of events (see <see cref="AgentStreamResult"/>).</summary>
+        public AgentStreamResult Stream(RunOptions options)
+        {
+            var m = new Dictionary<string, object> { { "input", options.Input } };
+            if (options.Messages != null) m["messages"] = options.Messages;
+            if (options.Context != null) m["context"] = options.Context;
+            return StartStream(m, options, (agent, opts, client, st, host) =>
+            {
+                int s = Native.phaseo_agent_stream(agent, opts, client, st, host, out var h, out var err);
+                return (s, h, err);
+            });
+        }
+
+        /// <summary>Continues a paused run as a stream. A refused continue surfaces from
+        /// <see cref="AgentStreamResult.GetResult"/>.</summary>
+        public AgentStreamResult ContinueStream(ContinueOptions options)
+        {
+            var state = StateArgs(options, out var runId);
+            return StartStream(options.ToJson(), options, (agent, opts, client, st, host) =>
+            {
+                int s = Native.phaseo_agent_continue_stream(agent, state, runId, opts, client, st, host, out var h, out var err);
+                return (s, h, err);
+            });
+        }
+
+        static byte[] StateArgs(ContinueOptions o, out byte[] runId)
+        {
+            runId = null;
+            if (o.Run != null) return Native.Utf8(o.Run.ToJson());
+            if (o.State != null) return Native.Utf8(o.State);
+            if (o.RunId != null) { runId = Native.Utf8(o.RunId); return null; }
+            throw new AgentException(ErrorCodes.StateInvalid, "ContinueOptions needs Run (a state), State (its JSON text) or RunId");
+        }
+
+        internal delegate (int Status, IntPtr Handle, IntPtr Error) Starter(IntPtr agent, byte[] options, IntPtr client, IntPtr store, Native.Host host);
+
+        /// <summary>What every entry point prepares: the options JSON, the run's host, the
+        /// native client; then the core is called under the agent's lock (so Dispose cannot
+        /// free it meanwhile).</summary>
+        IntPtr Begin(Dictionary<string, object> m, RunOverrides o, HostObject host, bool done, Starter start)
+        {
+            o.Apply(m, host);
+            string text;
+            try { text = Json.Write(m); }
+            catch (ArgumentException e) { throw new AgentException(ErrorCodes.DefinitionInvalid, "Invalid run options: " + e.Message); }
+            var client = ClientHandle.For(o.Client);
+            try
+            {
+                lock (gate)
+                {
+                    if (ptr == IntPtr.Zero) throw new AgentException(ErrorCodes.InvalidArgument, "the agent was disposed");
+                    var st = o.Store ?? null;
+                    // The core takes the run host (its release frees the handle), also on failure.
+                    var r = start(ptr, Native.Utf8(text), client.Ptr, st?.Handle ?? IntPtr.Zero, host.ToNative(host.OnEvent != null, done));
+                    GC.KeepAlive(st);
+                    Native.Check(r.Status, r.Error);
+                    return r.Handle;
+                }
+            }
+            finally { client.Release(); }
+        }
+
+        Task<RunResult> Start(Dictionary<string, object> m, RunOverrides o, Starter start)
+        {
+            if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
+            var host = new HostObject { OnEvent = o.OnEvent };
+            var tcs = new TaskCompletionSource<RunResult>();
+            var run = new RunHandle(new object[] { this, o.Client, o.Store, host });
+            // on_done runs on a core thread: the (ready) outcome is read on the pool.
+            host.OnDone = () => ThreadPool.QueueUserWorkItem(_ => run.Complete(tcs));
+            run.Set(Begin(m, o, host, true, start));
+            if (o.CancellationToken.CanBeCanceled)
+            {
+                var reg = o.CancellationToken.Register(run.Cancel);
+                tcs.Task.ContinueWith(_ => reg.Dispose(), TaskContinuationOptions.ExecuteSynchronously);
+            }
+            return tcs.Task;
+        }
+
+        AgentStreamResult StartStream(Dictionary<string, object> m, RunOverrides o, Starter start)
+        {
+            if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
+            var host = new HostObject { OnEvent = o.OnEvent };
+            var handle = Begin(m, o, host, false, start);
+            var s = new AgentStreamResult(handle, new object[] { this, o.Client, o.Store, host });
+            if (o.CancellationToken.CanBeCanceled) o.CancellationToken.Register(s.Cancel);
+            return s;
+        }
+    }
+
+    /// <summary>A PhaseoRun handle: cancelled and freed under one lock, so a late
+    /// cancellation never touches a freed handle.</summary>
+    internal sealed class RunHandle
+    {
+        readonly object gate = new object();
+        readonly ManualResetEventSlim ready = new ManualResetEventSlim();
+        readonly object keep;
+        IntPtr ptr;
+        bool freed;
+
+        internal RunHandle(object keep) { this.keep = keep; }
+
+        internal void Set(IntPtr p) { ptr = p; ready.Set(); }
+
+        internal void Cancel()
+        {
+            lock (gate) { if (!freed && ptr != IntPtr.Zero) Native.phaseo_run_cancel(ptr); }
+        }
+
+        /// <summary>Reads the ended run's outcome into <paramref name="tcs"/> and frees the
+        /// handle (the run may end before its starter returned the handle).</summary>
+        internal void Complete(TaskCompletionSource<RunResult> tcs)
+        {
+            ready.Wait();
+            RunResult result = null;
+            Exception error = null;
+            lock (gate)
+            {
+                try
+                {
+                    int s = Native.phaseo_run_wait(ptr, out var json, out var err);
+                    if (s == Native.OK) result = RunResult.FromJson(Native.Take(json));
+                    else error = AgentException.FromErrorJson(Native.Take(err));
+                }
+                catch (Exception e) { error = e; }
+                Native.phaseo_run_free(ptr);
+                freed = true;
+            }
+            GC.KeepAlive(keep);
+            if (error != null) tcs.TrySetException(error);
+            else tcs.TrySetResult(result);
+        }
+    }
+}

@@ -1,0 +1,362 @@
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PhaseoAgentSdk
+{
+    /// <summary>What a PhaseoHost's <c>user_data</c> points at (through a GCHandle): the
+    /// C# functions of one agent, run or client, by callback id, and a run's event handler
+    /// and end notification.</summary>
+    internal sealed class HostObject
+    {
+        readonly List<Action<HostCall>> funcs = new List<Action<HostCall>>();
+        readonly object chainLock = new object();
+        TaskCompletionSource<bool> lastStart;
+        int handed;
+
+        /// <summary>The run's event handler (synchronous, in order).</summary>
+        internal Action<AgentEvent> OnEvent;
+        /// <summary>The run ended (called on a core thread: must not block).</summary>
+        internal Action OnDone;
+
+        /// <summary>Registers f and returns its marker for the definition JSON.</summary>
+        internal Dictionary<string, object> Add(Action<HostCall> f)
+        {
+            funcs.Add(f);
+            return new Dictionary<string, object> { { "$callback", (long)funcs.Count } };
+        }
+
+        internal Action<HostCall> Lookup(ulong id) => id == 0 || id > (ulong)funcs.Count ? null : funcs[(int)(id - 1)];
+
+        /// <summary>The native host: a queue host of the C ABI (its callbacks are drained by
+        /// <see cref="Dispatcher"/>). The GCHandle made here is freed on <c>release</c>, which
+        /// the core reports exactly once (also when the function taking the host fails). A
+        /// host object is handed to the core once.</summary>
+        internal Native.Host ToNative(bool events, bool done)
+        {
+            if (Interlocked.Exchange(ref handed, 1) != 0) throw new InvalidOperationException("host handed twice");
+            Dispatcher.Start();
+            return Native.phaseo_queue_host(GCHandle.ToIntPtr(GCHandle.Alloc(this)), events, done);
+        }
+
+        /// <summary>The previous call's start signal (null if none) and this call's.</summary>
+        internal TaskCompletionSource<bool> Chain(out TaskCompletionSource<bool> mine)
+        {
+            mine = new TaskCompletionSource<bool>();
+            lock (chainLock)
+            {
+                var prev = lastStart;
+                lastStart = mine;
+                return prev;
+            }
+        }
+    }
+
+    /// <summary>Serves every host of the process. The core never calls into C# on its own
+    /// threads: each callback is queued by the C ABI (<c>phaseo_queue_host</c>) and this
+    /// class's one background thread drains the queue. (Mono attaches a foreign thread that
+    /// calls managed code and, at exit, waits forever for the core's worker threads; the
+    /// queue also keeps the core's threads free of any host work.) Calls are started on the
+    /// thread pool in call order; events and run ends are handled on the drain thread, in
+    /// order, so a run's events are all delivered before its Task completes.</summary>
+    internal static class Dispatcher
+    {
+        static readonly object gate = new object();
+        static Thread thread;
+        static long nextCancel;
+        static readonly System.Collections.Concurrent.ConcurrentDictionary<long, CancellationTokenSource> cancels =
+            new System.Collections.Concurrent.ConcurrentDictionary<long, CancellationTokenSource>();
+
+        internal static void Start()
+        {
+            if (thread != null) return;
+            lock (gate)
+            {
+                if (thread != null) return;
+                var t = new Thread(Drain) { IsBackground = true, Name = "phaseo-dispatch" };
+                t.Start();
+                thread = t;
+            }
+        }
+
+        static void Drain()
+        {
+            while (true)
+            {
+                Native.Queued item;
+                int s = Native.phaseo_queue_next(100, out item, out var err);
+                if (s == Native.ERROR) { Native.Take(err); continue; }
+                if (s != Native.OK) continue;
+                try { Handle(item); }
+                catch (Exception) { /* nothing may stop the drain thread */ }
+            }
+        }
+
+        static HostObject Target(IntPtr ud) => GCHandle.FromIntPtr(ud).Target as HostObject;
+
+        static void Handle(Native.Queued item)
+        {
+            switch (item.Kind)
+            {
+                case Native.QueuedInvoke: Invoke(item.UserData, item.Call); break;
+                case Native.QueuedEvent:
+                    {
+                        var json = Native.Take(item.EventJson);
+                        var h = Target(item.UserData)?.OnEvent;
+                        h?.Invoke(new AgentEvent(json));
+                        break;
+                    }
+                case Native.QueuedDone: Target(item.UserData)?.OnDone?.Invoke(); break;
+                case Native.QueuedRelease: GCHandle.FromIntPtr(item.UserData).Free(); break;
+                case Native.QueuedPost:
+                    if (flushes.TryRemove((long)item.UserData, out var flushed)) flushed.TrySetResult(true);
+                    break;
+                case Native.QueuedCancel:
+                    // The token's registrations are user code: cancelled on the pool.
+                    if (cancels.TryGetValue((long)item.UserData, out var cts))
+                        ThreadPool.QueueUserWorkItem(_ => { try { cts.Cancel(); } catch (Exception) { } });
+                    break;
+            }
+        }
+
+        /// <summary>Registers <paramref name="cts"/> to be cancelled with the call; the
+        /// returned id is forgotten with <see cref="Forget"/> once the call is answered (a
+        /// cancellation queued before that finds nothing and is ignored).</summary>
+        internal static long Register(IntPtr call, CancellationTokenSource cts)
+        {
+            long id = Interlocked.Increment(ref nextCancel);
+            cancels[id] = cts;
+            if (Native.phaseo_queue_on_cancel(call, (IntPtr)id, out var err) != Native.OK) Native.Take(err);
+            return id;
+        }
+
+        internal static void Forget(long id) => cancels.TryRemove(id, out _);
+
+        static readonly System.Collections.Concurrent.ConcurrentDictionary<long, TaskCompletionSource<bool>> flushes =
+            new System.Collections.Concurrent.ConcurrentDictionary<long, TaskCompletionSource<bool>>();
+
+        /// <summary>Completes once every item queued before this call has been handled (e.g.
+        /// a streamed run's events, once its result is known).</summary>
+        internal static Task Flush()
+        {
+            Start();
+            var done = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            long id = Interlocked.Increment(ref nextCancel);
+            flushes[id] = done;
+            Native.phaseo_queue_post((IntPtr)id);
+            return done.Task;
+        }
+
+        const int StartGrace = 20;
+
+        // The call runs on the thread pool, after the previous call of this host has
+        // started, so calls start in call order (SPEC §2.9) whatever order the pool picks.
+        static void Invoke(IntPtr ud, IntPtr call)
+        {
+            try
+            {
+                var host = Target(ud);
+                var id = Native.phaseo_call_callback(call);
+                var c = new HostCall(call, Native.phaseo_call_kind(call), Native.Read(Native.phaseo_call_args(call)));
+                var f = host?.Lookup(id);
+                if (f == null)
+                {
+                    c.Fail(new InvalidOperationException("PhaseoAgentSdk: no C# function for callback " + id));
+                    return;
+                }
+                var prev = host.Chain(out var mine);
+                c.Started = mine;
+                ThreadPool.QueueUserWorkItem(_ =>
+                {
+                    // A call starts once the previous one has started: its delegate returned
+                    // its Task (reached its first await) — or 20 ms passed, so a delegate that
+                    // blocks before returning its Task delays the next by that much only.
+                    if (prev != null) prev.Task.Wait(StartGrace);
+                    try
+                    {
+                        c.Decode();
+                        f(c);
+                    }
+                    catch (Exception e) { c.Fail(e); }
+                    finally { mine.TrySetResult(true); }
+                });
+            }
+            catch (Exception)
+            {
+                try { Native.phaseo_call_complete(call, Native.Utf8("PhaseoAgentSdk: unreadable call"), true); } catch (Exception) { }
+            }
+        }
+    }
+
+    /// <summary>One invocation the core handed to C#: answered exactly once.</summary>
+    internal sealed class HostCall
+    {
+        readonly IntPtr call;
+        readonly string argsText;
+        readonly object gate = new object();
+        bool done;
+        List<object> args;
+        internal readonly int Kind;
+        /// <summary>Set once the call's delegate returned its Task (the next call may start).</summary>
+        internal TaskCompletionSource<bool> Started;
+
+        internal HostCall(IntPtr call, int kind, string argsText)
+        {
+            this.call = call;
+            Kind = kind;
+            this.argsText = argsText;
+        }
+
+        internal void Decode() => args = Json.Parse(argsText ?? "[]") as List<object> ?? new List<object>();
+
+        internal object Arg(int i) => args != null && i < args.Count ? args[i] : null;
+
+        /// <summary>Completes the call with a value.</summary>
+        internal void Answer(object v)
+        {
+            string text = null, invalid = null;
+            try { text = Json.Write(v); }
+            catch (ArgumentException e) { invalid = e.Message; }
+            lock (gate)
+            {
+                if (done) return;
+                done = true;
+                if (invalid != null) Native.phaseo_call_complete_invalid(call, Native.Utf8(invalid));
+                else Native.phaseo_call_complete(call, Native.Utf8(text), false);
+            }
+        }
+
+        /// <summary>Completes the call with an exception's message.</summary>
+        internal void Fail(Exception e)
+        {
+            var msg = Message(e);
+            lock (gate)
+            {
+                if (done) return;
+                done = true;
+                Native.phaseo_call_complete(call, Native.Utf8(msg), true);
+            }
+        }
+
+        /// <summary>The message of an exception of any type: its Message, else its type's
+        /// name; the inner exception of an AggregateException (a faulted Task).</summary>
+        internal static string Message(Exception e)
+        {
+            while (e is AggregateException ae && ae.InnerExceptions.Count == 1) e = ae.InnerException;
+            string m = null;
+            try { m = e?.Message; } catch (Exception) { }
+            return string.IsNullOrEmpty(m) ? (e?.GetType().FullName ?? "error") : m;
+        }
+
+        /// <summary>Runs a delegate returning a task and answers with its outcome. A task's
+        /// exception of any type (or a synchronous throw) is the call's error.</summary>
+        internal void Finish<T>(Func<Task<T>> f, Func<T, object> map = null, Action after = null)
+        {
+            Task<T> task;
+            try
+            {
+                task = f();
+                Started?.TrySetResult(true);
+                if (task == null) throw new InvalidOperationException("the callback returned no Task");
+            }
+            catch (Exception e)
+            {
+                Started?.TrySetResult(true);
+                Fail(e);
+                after?.Invoke();
+                return;
+            }
+            task.ContinueWith(t =>
+            {
+                try
+                {
+                    if (t.IsFaulted) Fail(t.Exception);
+                    else if (t.IsCanceled) Fail(new TaskCanceledException());
+                    else
+                    {
+                        object v;
+                        try { v = map == null ? t.Result : map(t.Result); }
+                        catch (Exception e) { Fail(e); return; }
+                        Answer(v);
+                    }
+                }
+                finally { after?.Invoke(); }
+            }, TaskContinuationOptions.ExecuteSynchronously);
+        }
+
+        /// <summary>Answers with a synchronous function's outcome.</summary>
+        internal void FinishSync(Func<object> f)
+        {
+            object v;
+            try { v = f(); }
+            catch (Exception e) { Fail(e); return; }
+            Answer(v);
+        }
+
+        /// <summary>Runs f with the RuntimeContext of <c>Arg(runtimeArg)</c>, whose token is
+        /// cancelled when the core stops waiting for the call (timeout, run cancelled, a
+        /// sibling's fatal error); answers with its outcome.</summary>
+        internal void WithRuntime<T>(int runtimeArg, Func<RuntimeContext, Task<T>> f, Func<T, object> map = null)
+        {
+            var cts = new CancellationTokenSource();
+            WithRuntimeless(cts, () => f(Runtime(V.Obj(Arg(runtimeArg)), cts.Token)), map);
+        }
+
+        /// <summary>Answers with f's outcome, <paramref name="cts"/> cancelled when the core
+        /// stops waiting for the call.</summary>
+        internal void WithRuntimeless<T>(CancellationTokenSource cts, Func<Task<T>> f, Func<T, object> map = null)
+        {
+            var id = Dispatcher.Register(call, cts);
+            Finish(f, map, () => Dispatcher.Forget(id));
+        }
+
+        RuntimeContext Runtime(Dictionary<string, object> m, CancellationToken token)
+        {
+            bool executor = Kind == Native.KindExecute;
+            Func<object, Task> emit = v =>
+            {
+                if (!executor) throw new InvalidOperationException("only a tool's executor can emit progress");
+                Progress(v);
+                return Task.CompletedTask;
+            };
+            Action<object> setContext = v =>
+            {
+                if (!executor) throw new InvalidOperationException("only a tool's executor can set the context");
+                SetContextValue(v);
+            };
+            return new RuntimeContext(V.Str(m, "runId"), V.Str(m, "agentId"), (int)V.Long(m, "stepIndex"), V.Get(m, "context"),
+                token, ToolCall.From(V.Get(m, "toolCall")), emit, setContext);
+        }
+
+        void Progress(object value)
+        {
+            string text = null, invalid = null;
+            try { text = Json.Write(value); }
+            catch (ArgumentException e) { invalid = e.Message; }
+            lock (gate)
+            {
+                if (done) throw new InvalidOperationException("the tool call has already ended");
+                IntPtr err;
+                int st = invalid != null
+                    ? Native.phaseo_call_reject_progress(call, Native.Utf8(invalid), out err)
+                    : Native.phaseo_call_emit_progress(call, Native.Utf8(text), out err);
+                Native.Check(st, err);
+                if (invalid != null) throw new ArgumentException(invalid);
+            }
+        }
+
+        void SetContextValue(object value)
+        {
+            string text;
+            try { text = Json.Write(value); }
+            catch (ArgumentException e) { throw new ArgumentException("SetContext: " + e.Message); }
+            lock (gate)
+            {
+                if (done) throw new InvalidOperationException("the tool call has already ended");
+                Native.Check(Native.phaseo_call_set_context(call, Native.Utf8(text), out var err), err);
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+using System;
+using System.Collections.Generic;
+
+namespace PhaseoAgentSdk
+{
+    /// <summary>A tool call requested by the model: its id is unique in the run (an
+    /// idempotency key).</summary>
+    public sealed class ToolCall
+    {
+        /// <summary>The call id.</summary>
+        public string Id { get; }
+        /// <summary>The tool id.</summary>
+        public string Name { get; }
+        /// <summary>The validated input (null where not known yet).</summary>
+        public object Input { get; }
+        /// <summary>A call.</summary>
+        public ToolCall(string Id, string Name, object Input = null) { this.Id = Id; this.Name = Name; this.Input = Input; }
+        internal static ToolCall From(object v)
+        {
+            var m = V.Obj(v);
+            return m == null ? null : new ToolCall(V.Str(m, "id"), V.Str(m, "name"), V.Get(m, "input"));
+        }
+    }
+
+    /// <summary>Token and cost totals of a run.</summary>
+    public sealed class UsageSummary
+    {
+        /// <summary>Input tokens.</summary>
+        public long InputTokens { get; }
+        /// <summary>Output tokens.</summary>
+        public long OutputTokens { get; }
+        /// <summary>Cached input tokens.</summary>
+        public long CachedTokens { get; }
+        /// <summary>Input + output tokens.</summary>
+        public long TotalTokens { get; }
+        /// <summary>Cost as reported by the model client.</summary>
+        public double Cost { get; }
+        /// <summary>Totals.</summary>
+        public UsageSummary(long InputTokens = 0, long OutputTokens = 0, long CachedTokens = 0, long TotalTokens = 0, double Cost = 0)
+        {
+            this.InputTokens = InputTokens; this.OutputTokens = OutputTokens; this.CachedTokens = CachedTokens;
+            this.TotalTokens = TotalTokens; this.Cost = Cost;
+        }
+        internal static UsageSummary From(object v)
+        {
+            var m = V.Obj(v);
+            return new UsageSummary(V.Long(m, "inputTokens"), V.Long(m, "outputTokens"), V.Long(m, "cachedTokens"),
+                V.Long(m, "totalTokens"), V.Double(m, "cost"));
+        }
+    }
+
+    /// <summary>A call the paused run waits for: <see cref="Kind"/> is <c>approval</c>,
+    /// <c>manual</c> (no executor: supply its output) or <c>hitl</c> (onToolCalled paused).</summary>
+    public sealed class PendingToolCall
+    {
+        /// <summary>The call.</summary>
+        public ToolCall Call { get; }
+        /// <summary>approval, manual or hitl.</summary>
+        public string Kind { get; }
+        /// <summary>Why it waits (may be null).</summary>
+        public string Reason { get; }
+        /// <summary>A pending call.</summary>
+        public PendingToolCall(ToolCall Call, string Kind, string Reason = null) { this.Call = Call; this.Kind = Kind; this.Reason = Reason; }
+    }
+
+    /// <summary>Why a run waits for a person: <see cref="Kind"/> is <c>tool_approval</c>
+    /// (pending tool calls) or <c>human_review</c>.</summary>
+    public sealed class HumanPause
+    {
+        /// <summary>The reason.</summary>
+        public string Reason { get; }
+        /// <summary>Application data for the reviewer.</summary>
+        public object Payload { get; }
+        /// <summary>When the pause began (ISO 8601).</summary>
+        public string RequestedAt { get; }
+        /// <summary>tool_approval or human_review.</summary>
+        public string Kind { get; }
+        /// <summary>The calls waiting, in call order.</summary>
+        public IReadOnlyList<PendingToolCall> PendingToolCalls { get; }
+        /// <summary>A pause.</summary>
+        public HumanPause(string Reason, object Payload, string RequestedAt, string Kind = "human_review", IReadOnlyList<PendingToolCall> PendingToolCalls = null)
+        {
+            this.Reason = Reason; this.Payload = Payload; this.RequestedAt = RequestedAt; this.Kind = Kind;
+            this.PendingToolCalls = PendingToolCalls ?? new List<PendingToolCall>();
+        }
+    }
+
+    /// <summary>A conversation message (<c>system</c>, <c>user</c>, <c>assistant</c>,
+    /// <c>tool</c>); <see cref="Value"/> is the whole JSON object.</summary>
+    public sealed class Message
+    {
+        /// <summary>The role.</summary>
+        public string Role { get; }
+        /// <summary>The text content.</summary>
+        public string Content { get; }
+        /// <summary>For tool messages: the call answered.</summary>
+        public string ToolCallId { get; }
+        /// <summary>For tool messages: whether the content is an error.</summary>
+        public bool IsError { get; }
+        /// <summary>For assistant messages: the calls requested.</summary>
+        public IReadOnlyList<ToolCall> ToolCalls { get; }
+        /// <summary>The message as JSON data.</summary>
+        public Dictionary<string, object> Value { get; }
+        /// <summary>A message of a role with text.</summary>
+        public Message(string Role, string Content)
+        {
+            this.Role = Role; this.Content = Content; ToolCalls = new List<ToolCall>();
+            Value = new Dictionary<string, object> { { "role", Role }, { "content", Content } };
+        }
+        Message(Dictionary<string, object> m)
+        {
+            Value = m ?? new Dictionary<string, object>();
+            Role = V.Str(m, "role"); Content = V.Str(m, "content"); ToolCallId = V.Str(m, "toolCallId"); IsError = V.Bool(m, "isError");
+            var calls = new List<ToolCall>();
+            foreach (var c in V.List(V.Get(m, "toolCalls"))) calls.Add(ToolCall.From(c));
+            ToolCalls = calls;
+        }
+        internal static List<Message> ListFrom(object v)
+        {
+            var list = new List<Message>();
+            foreach (var m in V.List(v)) list.Add(new Message(V.Obj(m)));
+            return list;
+        }
+    }
+
+    /// <summary>The run record of a state (<c>state.run</c>).</summary>
+    public sealed class RunRecord
+    {
+        readonly Dictionary<string, object> m;
+        internal RunRecord(Dictionary<string, object> m)
+        {
+            this.m = m ?? new Dictionary<string, object>();
+            var p = V.Obj(V.Get(this.m, "pause"));
+            if (p != null)
+            {
+                var pending = new List<PendingToolCall>();
+                foreach (var x in V.List(V.Get(p, "pendingToolCalls")))
+                {
+                    var pm = V.Obj(x);
+                    pending.Add(new PendingToolCall(ToolCall.From(V.Get(pm, "call")), V.Str(pm, "kind"), V.Str(pm, "reason")));
+                }
+                Pause = new HumanPause(V.Str(p, "reason"), V.Get(p, "payload"), V.Str(p, "requestedAt"), V.Str(p, "kind"), pending);
+            }
+            var e = V.Obj(V.Get(this.m, "error"));
+            if (e != null) Error = new AgentException(V.Str(e, "code"), V.Str(e, "message"));
+        }
+        /// <summary>The run id.</summary>
+        public string Id => V.Str(m, "id");
+        /// <summary>The agent id.</summary>
+        public string AgentId => V.Str(m, "agentId");
+        /// <summary>running, waiting_for_human, completed, stopped, failed or cancelled.</summary>
+        public string Status => V.Str(m, "status");
+        /// <summary>The run's input.</summary>
+        public object Input => V.Get(m, "input");
+        /// <summary>The application context.</summary>
+        public object Context => V.Get(m, "context");
+        /// <summary>The conversation.</summary>
+        public IReadOnlyList<Message> Messages => Message.ListFrom(V.Get(m, "messages"));
+        /// <summary>Model responses so far.</summary>
+        public long StepCount => V.Long(m, "stepCount");
+        /// <summary>The error of a failed run (code and message), else null.</summary>
+        public AgentException Error { get; }
+        /// <summary>The pause of a waiting run, else null.</summary>
+        public HumanPause Pause { get; }
+        /// <summary>Creation time (ISO 8601).</summary>
+        public string CreatedAt => V.Str(m, "createdAt");
+        /// <summary>Last update (ISO 8601).</summary>
+        public string UpdatedAt => V.Str(m, "updatedAt");
+        /// <summary>Why a stopped run stopped.</summary>
+        public string StopReason => V.Str(m, "stopReason");
+        /// <summary>The usage totals.</summary>
+        public UsageSummary Usage => UsageSummary.From(V.Get(m, "usage"));
+        /// <summary>The record as JSON data.</summary>
+        public Dictionary<string, object> Value => m;
+    }
+
+    /// <summary>A run's whole resumable state (SPEC §7): store <see cref="ToJson"/> anywhere
+    /// and continue it later, in any process or language.</summary>
+    public sealed class RunResult
+    {
+        readonly string json;
+        readonly Dictionary<string, object> value;
+
+        RunResult(string json, Dictionary<string, object> value)
+        {
+            this.json = json;
+            this.value = value;
+            Run = new RunRecord(V.Obj(V.Get(value, "run")));
+        }
+
+        /// <summary>Reads a state's JSON text (as written by <see cref="ToJson"/> in any
+        /// language). Text that is not a JSON object is a <c>state_invalid</c> error; the
+        /// rest is checked by the core when the state is continued.</summary>
+        public static RunResult FromJson(string json)
+        {
+            object v;
+            try { v = Json.Parse(json ?? ""); }
+            catch (FormatException e) { throw new AgentException(ErrorCodes.StateInvalid, "Invalid run state: " + e.Message); }
+            var m = v as Dictionary<string, object>;
+            if (m == null) throw new AgentException(ErrorCodes.StateInvalid, "Invalid run state: not a JSON object");
+            return new RunResult(json, m);
+        }
+
+        internal static RunResult FromValue(object v) => new RunResult(Json.Write(v), V.Obj(v));
+
+        /// <summary>The canonical state JSON text (exactly as the core wrote it).</summary>
+        public string ToJson() => json;
+        /// <inheritdoc/>
+        public override string ToString() => json;
+        /// <summary>The run record.</summary>
+        public RunRecord Run { get; }
+        /// <summary>Shortcut for <c>Run.Status</c>.</summary>
+        public string Status => Run.Status;
+        /// <summary>The final output (text, or the parsed value of an output schema).</summary>
+        public object Output => V.Get(value, "output");
+        /// <summary>The steps (JSON data).</summary>
+        public IReadOnlyList<object> Steps => V.List(V.Get(value, "steps"));
+        /// <summary>The conversation.</summary>
+        public IReadOnlyList<Message> Messages => Run.Messages;
+        /// <summary>The usage totals.</summary>
+        public UsageSummary Usage => UsageSummary.From(V.Get(value, "usage"));
+        /// <summary>The whole state as JSON data.</summary>
+        public Dictionary<string, object> Value => value;
+    }
+
+    /// <summary>An event of a run (SPEC §6): <see cref="Details"/> holds the type's other
+    /// fields (camelCase, as in every language's JSON).</summary>
+    public sealed class AgentEvent
+    {
+        /// <summary>The event type, e.g. <c>tool.completed</c>.</summary>
+        public string Type { get; }
+        /// <summary>The run id.</summary>
+        public string RunId { get; }
+        /// <summary>The agent id.</summary>
+        public string AgentId { get; }
+        /// <summary>When (ISO 8601).</summary>
+        public string Timestamp { get; }
+        /// <summary>The run's status at the event.</summary>
+        public string Status { get; }
+        /// <summary>The step, where the event has one.</summary>
+        public int? StepIndex { get; }
+        /// <summary>The other fields.</summary>
+        public Dictionary<string, object> Details { get; }
+        /// <summary>The event's JSON text.</summary>
+        public string Json { get; }
+
+        internal AgentEvent(string json)
+        {
+            Json = json;
+            var m = V.Obj(PhaseoAgentSdk.Json.Parse(json)) ?? new Dictionary<string, object>();
+            Type = V.Str(m, "type"); RunId = V.Str(m, "runId"); AgentId = V.Str(m, "agentId");
+            Timestamp = V.Str(m, "timestamp"); Status = V.Str(m, "status");
+            if (V.Get(m, "stepIndex") != null) StepIndex = (int)V.Long(m, "stepIndex");
+            var details = new Dictionary<string, object>();
+            foreach (var kv in m)
+                if (kv.Key != "type" && kv.Key != "runId" && kv.Key != "agentId" && kv.Key != "timestamp" && kv.Key != "status" && kv.Key != "stepIndex")
+                    details[kv.Key] = kv.Value;
+            Details = details;
+        }
+    }
+}

@@ -1,0 +1,301 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PhaseoAgentSdk
+{
+    /// <summary>What an executor (and every tool-side hook) sees of its call.</summary>
+    public sealed class RuntimeContext
+    {
+        /// <summary>The run's id.</summary>
+        public string RunId { get; }
+        /// <summary>The agent's id.</summary>
+        public string AgentId { get; }
+        /// <summary>The step that requested the call (0-based).</summary>
+        public int StepIndex { get; }
+        /// <summary>The application context as it was when the tool phase began.</summary>
+        public object Context { get; }
+        /// <summary>Cancelled when the SDK stops waiting for the call: its timeout elapsed, the
+        /// run was cancelled, or a sibling call failed the run. A tool that ignores it keeps
+        /// running, but its late result is discarded and the run does not wait for it.</summary>
+        public CancellationToken CancellationToken { get; }
+        /// <summary>The call (its id is an idempotency key).</summary>
+        public ToolCall ToolCall { get; }
+        /// <summary>Publishes a preliminary result (checked by EventSchema, emitted as a
+        /// <c>tool.preliminary_result</c> event). Only an executor has progress.</summary>
+        public Func<object, Task> EmitProgress { get; }
+        /// <summary>Replaces the application context for later turns (applied after the tool
+        /// phase, in call order). Only an executor can set it.</summary>
+        public Action<object> SetContext { get; }
+
+        /// <summary>A runtime (the SDK makes these; public for tests of tools).</summary>
+        public RuntimeContext(string RunId, string AgentId, int StepIndex, object Context = null,
+            CancellationToken CancellationToken = default(CancellationToken), ToolCall ToolCall = null,
+            Func<object, Task> EmitProgress = null, Action<object> SetContext = null)
+        {
+            this.RunId = RunId; this.AgentId = AgentId; this.StepIndex = StepIndex; this.Context = Context;
+            this.CancellationToken = CancellationToken; this.ToolCall = ToolCall;
+            this.EmitProgress = EmitProgress; this.SetContext = SetContext;
+        }
+    }
+
+    /// <summary>Overrides of the next model request only (SPEC §2.6), after a call of the
+    /// tool that produced a result.</summary>
+    public sealed class NextTurnParams
+    {
+        /// <summary>The model.</summary>
+        public string Model { get; set; }
+        /// <summary>The instructions.</summary>
+        public string Instructions { get; set; }
+        /// <summary>Sampling temperature.</summary>
+        public double? Temperature { get; set; }
+        /// <summary>Output limit.</summary>
+        public int? MaxOutputTokens { get; set; }
+        /// <summary>Nucleus sampling.</summary>
+        public double? TopP { get; set; }
+        /// <summary>Restricts the tools offered (only their ids are used).</summary>
+        public IReadOnlyList<Tool> Tools { get; set; }
+        /// <summary><c>"auto"</c>, <c>"required"</c>, <c>"none"</c> or <c>{"toolId": id}</c>.</summary>
+        public object ToolChoice { get; set; }
+
+        /// <summary>Overrides.</summary>
+        public NextTurnParams(string Model = null, string Instructions = null, double? Temperature = null,
+            int? MaxOutputTokens = null, double? TopP = null, IReadOnlyList<Tool> Tools = null)
+        {
+            this.Model = Model; this.Instructions = Instructions; this.Temperature = Temperature;
+            this.MaxOutputTokens = MaxOutputTokens; this.TopP = TopP; this.Tools = Tools;
+        }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var m = new Dictionary<string, object>();
+            if (Model != null) m["model"] = Model;
+            if (Instructions != null) m["instructions"] = Instructions;
+            if (Temperature != null) m["temperature"] = Temperature.Value;
+            if (TopP != null) m["topP"] = TopP.Value;
+            if (MaxOutputTokens != null) m["maxOutputTokens"] = (long)MaxOutputTokens.Value;
+            if (Tools != null)
+            {
+                var ids = new List<object>();
+                foreach (var t in Tools) ids.Add(t.Id);
+                m["tools"] = ids;
+            }
+            if (ToolChoice != null) m["toolChoice"] = ToolChoice;
+            return m;
+        }
+    }
+
+    /// <summary>A tool the model can call (SPEC §2). Only <see cref="Id"/> is required; a tool
+    /// without <see cref="Execute"/> is a manual tool (the run pauses until the application
+    /// supplies its output).</summary>
+    public sealed class Tool
+    {
+        /// <summary>The name the model calls the tool by.</summary>
+        public string Id { get; set; }
+        /// <summary>Runs a call. Started on the thread pool (in call order), as many at once
+        /// as the concurrency allows; an exception of any type is the call's error, handled
+        /// by <see cref="OnError"/>. Long synchronous work belongs in <c>Task.Run</c> (or
+        /// <c>await</c>), so the pool keeps threads for the other calls.</summary>
+        public Func<object, RuntimeContext, Task<object>> Execute { get; set; }
+        /// <summary>Sent to the model.</summary>
+        public string Description { get; set; }
+        /// <summary>JSON Schema of the arguments, sent to the model and checked by the core on
+        /// every call (default: any object).</summary>
+        public Dictionary<string, object> Parameters { get; set; }
+        /// <summary>Limits each call: it fails with <c>tool_timeout</c> and the runtime's
+        /// CancellationToken is cancelled.</summary>
+        public TimeSpan? Timeout { get; set; }
+        /// <summary>Validates (and may transform) the arguments after Parameters: return the
+        /// value, or throw to refuse it. <see cref="AgentSdk.JsonSchema"/> builds one.</summary>
+        public Func<object, object> InputSchema { get; set; }
+        /// <summary>Validates results (and outputs supplied on continue).</summary>
+        public Func<object, object> OutputSchema { get; set; }
+        /// <summary>Validates progress values.</summary>
+        public Func<object, object> EventSchema { get; set; }
+        /// <summary>Every call waits for approval.</summary>
+        public bool RequireApproval { get; set; }
+        /// <summary>Decides approval per call (wins over RequireApproval).</summary>
+        public Func<object, RuntimeContext, Task<bool>> Approval { get; set; }
+        /// <summary>Makes the tool interactive: runs first; <c>(false, _)</c> pauses the call for
+        /// a person (pending kind <c>hitl</c>), <c>(true, output)</c> is its result.</summary>
+        public Func<object, RuntimeContext, Task<ValueTuple<bool, object>>> OnToolCalled { get; set; }
+        /// <summary>Validates or transforms an output supplied on continue.</summary>
+        public Func<object, RuntimeContext, Task<object>> OnResponseReceived { get; set; }
+        /// <summary>Overrides the next model request after a call that produced a result.</summary>
+        public NextTurnParams NextTurnParams { get; set; }
+        /// <summary>Computes those overrides per call (wins over NextTurnParams).</summary>
+        public Func<object, RuntimeContext, Task<NextTurnParams>> DynamicNextTurnParams { get; set; }
+        /// <summary><c>"fail-run"</c> or <c>"return-to-model"</c>; null = the agent's
+        /// ToolExecution.OnError (fail-run unless set).</summary>
+        public string OnError { get; set; }
+        /// <summary>Asks the model for schema-exact arguments (SPEC §12).</summary>
+        public bool Strict { get; set; }
+        /// <summary>Example argument objects sent with the tool.</summary>
+        public IReadOnlyList<object> InputExamples { get; set; }
+
+        /// <summary>A tool; the rest by object initializer.</summary>
+        public Tool(string Id, Func<object, RuntimeContext, Task<object>> Execute = null, string Description = null,
+            Dictionary<string, object> Parameters = null, TimeSpan? Timeout = null)
+        {
+            this.Id = Id; this.Execute = Execute; this.Description = Description; this.Parameters = Parameters; this.Timeout = Timeout;
+        }
+
+        internal Dictionary<string, object> ToJson(HostObject cbs)
+        {
+            var m = new Dictionary<string, object> { { "id", Id } };
+            if (Description != null) m["description"] = Description;
+            if (Parameters != null) m["parameters"] = Parameters;
+            var exec = Execute;
+            if (exec != null) m["execute"] = cbs.Add(c => c.WithRuntime(1, rt => exec(c.Arg(0), rt)));
+            if (Timeout != null) m["timeoutMs"] = Timeout.Value.TotalMilliseconds;
+            var approval = Approval;
+            if (approval != null) m["requireApproval"] = cbs.Add(c => c.WithRuntime(1, rt => approval(c.Arg(0), rt)));
+            else if (RequireApproval) m["requireApproval"] = true;
+            if (OnError != null) m["onError"] = OnError;
+            if (InputSchema != null) m["inputSchema"] = AgentSdk.ValidatorCallback(cbs, InputSchema);
+            if (OutputSchema != null) m["outputSchema"] = AgentSdk.ValidatorCallback(cbs, OutputSchema);
+            if (EventSchema != null) m["eventSchema"] = AgentSdk.ValidatorCallback(cbs, EventSchema);
+            var called = OnToolCalled;
+            if (called != null)
+                m["onToolCalled"] = cbs.Add(c => c.WithRuntime(1, rt => called(c.Arg(0), rt), r => r.Item1 ? r.Item2 : null));
+            var received = OnResponseReceived;
+            if (received != null) m["onResponseReceived"] = cbs.Add(c => c.WithRuntime(1, rt => received(c.Arg(0), rt)));
+            var next = DynamicNextTurnParams;
+            if (next != null)
+                m["nextTurnParams"] = cbs.Add(c => c.WithRuntime(1, rt => next(c.Arg(0), rt),
+                    p => p == null ? new Dictionary<string, object>() : p.ToJson()));
+            else if (NextTurnParams != null) m["nextTurnParams"] = NextTurnParams.ToJson();
+            if (Strict) m["strict"] = true;
+            if (InputExamples != null) m["inputExamples"] = InputExamples;
+            return m;
+        }
+    }
+
+    /// <summary>How tool calls run (SPEC §2.7–2.9).</summary>
+    public sealed class ToolExecutionConfig
+    {
+        /// <summary>How many calls of one model turn run at once (default 1).</summary>
+        public int Concurrency { get; set; }
+        /// <summary>The default error policy: <c>"fail-run"</c> or <c>"return-to-model"</c>.</summary>
+        public string OnError { get; set; }
+        /// <summary>Truncates longer tool messages (0 = no limit).</summary>
+        public int MaxOutputChars { get; set; }
+
+        /// <summary>A configuration.</summary>
+        public ToolExecutionConfig(int Concurrency = 1, string OnError = null, int MaxOutputChars = 0)
+        {
+            this.Concurrency = Concurrency; this.OnError = OnError; this.MaxOutputChars = MaxOutputChars;
+        }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var m = new Dictionary<string, object>();
+            if (Concurrency > 0) m["toolConcurrency"] = (long)Concurrency;
+            if (OnError != null) m["onError"] = OnError;
+            if (MaxOutputChars > 0) m["maxOutputChars"] = (long)MaxOutputChars;
+            return m;
+        }
+    }
+
+    /// <summary>Retries failed model requests: MaxRetries extra attempts, sleeping Backoff ×
+    /// attempt between them (default 250 ms).</summary>
+    public sealed class ModelRetryConfig
+    {
+        /// <summary>Extra attempts.</summary>
+        public int MaxRetries { get; set; }
+        /// <summary>The sleep unit between attempts.</summary>
+        public TimeSpan? Backoff { get; set; }
+
+        /// <summary>A configuration.</summary>
+        public ModelRetryConfig(int MaxRetries = 0, TimeSpan? Backoff = null) { this.MaxRetries = MaxRetries; this.Backoff = Backoff; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var m = new Dictionary<string, object> { { "maxRetries", (long)MaxRetries } };
+            if (Backoff != null) m["backoffMs"] = Backoff.Value.TotalMilliseconds;
+            return m;
+        }
+    }
+
+    /// <summary>What a stop condition sees after each step that did not pause.</summary>
+    public sealed class StopState
+    {
+        /// <summary>Model responses so far.</summary>
+        public int StepCount { get; }
+        /// <summary>Usage so far.</summary>
+        public UsageSummary Usage { get; }
+        /// <summary>The calls of the last response.</summary>
+        public IReadOnlyList<ToolCall> ToolCalls { get; }
+        /// <summary>The last finish reason.</summary>
+        public string FinishReason { get; }
+        /// <summary>Time since the run started.</summary>
+        public TimeSpan Elapsed { get; }
+
+        /// <summary>A stop state.</summary>
+        public StopState(int StepCount, UsageSummary Usage, IReadOnlyList<ToolCall> ToolCalls, string FinishReason, TimeSpan Elapsed)
+        {
+            this.StepCount = StepCount; this.Usage = Usage; this.ToolCalls = ToolCalls; this.FinishReason = FinishReason; this.Elapsed = Elapsed;
+        }
+    }
+
+    /// <summary>Ends a run with status <c>stopped</c> (SPEC §3.2). The built-ins
+    /// (<see cref="AgentSdk.StepCountIs"/>, …) are checked by the core; a C# function
+    /// converts implicitly.</summary>
+    public sealed class StopCondition
+    {
+        internal readonly Dictionary<string, object> Builtin;
+        internal readonly Func<StopState, ValueTuple<bool, string>> Fn;
+
+        internal StopCondition(Dictionary<string, object> builtin) { Builtin = builtin; }
+
+        /// <summary>A condition computed in C#: <c>(true, reason)</c> stops the run.</summary>
+        public StopCondition(Func<StopState, ValueTuple<bool, string>> fn) { Fn = fn ?? throw new ArgumentNullException(nameof(fn)); }
+
+        /// <summary>Wraps a C# function.</summary>
+        public static implicit operator StopCondition(Func<StopState, ValueTuple<bool, string>> fn) => new StopCondition(fn);
+
+        internal object ToJson(HostObject cbs)
+        {
+            if (Builtin != null) return Builtin;
+            var fn = Fn;
+            return cbs.Add(c => c.FinishSync(() =>
+            {
+                var m = V.Obj(c.Arg(0));
+                var calls = new List<ToolCall>();
+                foreach (var x in V.List(V.Get(m, "toolCalls"))) calls.Add(ToolCall.From(x));
+                var r = fn(new StopState((int)V.Long(m, "stepCount"), UsageSummary.From(V.Get(m, "usage")), calls,
+                    V.Str(m, "finishReason"), TimeSpan.FromMilliseconds(V.Double(m, "elapsedMs"))));
+                if (!r.Item1) return false;
+                return string.IsNullOrEmpty(r.Item2) ? (object)true : r.Item2;
+            }));
+        }
+    }
+
+    /// <summary>A decision on a pending call (approval or rejection, with an optional
+    /// reason).</summary>
+    public sealed class ToolDecision
+    {
+        /// <summary>The call id.</summary>
+        public string ToolCallId { get; }
+        /// <summary>Why (may be null).</summary>
+        public string Reason { get; }
+        /// <summary>A decision.</summary>
+        public ToolDecision(string ToolCallId, string Reason = null) { this.ToolCallId = ToolCallId; this.Reason = Reason; }
+        /// <summary>A decision without reason.</summary>
+        public static implicit operator ToolDecision(string toolCallId) => new ToolDecision(toolCallId);
+        internal object ToJson() => Reason == null ? (object)ToolCallId
+            : new Dictionary<string, object> { { "toolCallId", ToolCallId }, { "reason", Reason } };
+    }
+
+    /// <summary>The output of a manual or hitl call, supplied on continue.</summary>
+    public sealed class ToolOutput
+    {
+        /// <summary>The call id.</summary>
+        public string ToolCallId { get; }
+        /// <summary>The output value.</summary>
+        public object Output { get; }
+        /// <summary>An output.</summary>
+        public ToolOutput(string ToolCallId, object Output) { this.ToolCallId = ToolCallId; this.Output = Output; }
+    }
+}
