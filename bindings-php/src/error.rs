@@ -1,0 +1,74 @@
+//! Errors crossing into PHP: a JSON object `{"code", "message", "state"?}` carried as the
+//! message of the `\Exception` a native function throws; the PHP layer turns it into the
+//! `AgentError` subclass of the code (`Errors::fromNative`).
+
+use ext_php_rs::exception::PhpException;
+use phaseo_agent::{AgentError, ErrorCode, Value};
+
+/// An error: a SPEC §9 code (or `invalid_argument` for a misuse of the low-level API), its
+/// message and, for a failed run, the failed state's canonical JSON text.
+#[derive(Debug)]
+pub struct NativeError {
+    code: String,
+    message: String,
+    state: Option<String>,
+}
+
+impl NativeError {
+    /// An error with a core code.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code: code.as_str().to_owned(),
+            message: message.into(),
+            state: None,
+        }
+    }
+
+    /// A misuse of the low-level API (an unknown handle).
+    pub fn argument(message: impl Into<String>) -> Self {
+        Self {
+            code: "invalid_argument".to_owned(),
+            message: message.into(),
+            state: None,
+        }
+    }
+
+    /// A `definition_invalid` error (bad definitions and options).
+    pub fn definition(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::DefinitionInvalid, message)
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// `{"code", "message", "state"?}` with the state as its JSON text (kept verbatim so
+    /// that it round-trips exactly).
+    pub fn to_value(&self) -> Value {
+        let mut obj = serde_json::Map::new();
+        obj.insert("code".into(), Value::String(self.code.clone()));
+        obj.insert("message".into(), Value::String(self.message.clone()));
+        if let Some(state) = &self.state {
+            obj.insert("state".into(), Value::String(state.clone()));
+        }
+        Value::Object(obj)
+    }
+}
+
+impl From<AgentError> for NativeError {
+    fn from(mut e: AgentError) -> Self {
+        let state = e.take_result().map(|r| r.to_json());
+        Self {
+            code: e.code().as_str().to_owned(),
+            message: e.message().to_owned(),
+            state,
+        }
+    }
+}
+
+impl From<NativeError> for PhpException {
+    fn from(e: NativeError) -> Self {
+        PhpException::from_message(phaseo_agent::json::to_canonical_string(&e.to_value()))
+    }
+}
