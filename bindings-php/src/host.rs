@@ -154,6 +154,8 @@ impl HostFn {
             token: token.clone(),
             armed: true,
         };
+        let mut args = args;
+        mark_big_integers(&mut args);
         push(serde_json::json!({"t": "call", "id": id, "kind": kind, "cb": self.id, "args": args}));
         let mut cancel_seen = false;
         let answer = loop {
@@ -174,6 +176,22 @@ impl HostFn {
             Ok(Answer::Invalid(m)) => Err(ToolError::new(m)),
             Err(_) => Err(ToolError::new("the PHP host dropped the call")),
         }
+    }
+}
+
+/// What marks an integer PHP's `int` cannot hold (above `i64::MAX`): PHP's layer turns
+/// `"\u{1}phaseo:bigint:<digits>"` into a `BigInt` object and writes it back as the number.
+pub const BIG_INTEGER_MARK: &str = "\u{1}phaseo:bigint:";
+
+/// Replaces integers beyond PHP's `int` with their marked digits (see [`BIG_INTEGER_MARK`]).
+pub fn mark_big_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_u64() && n.as_i64().is_none() => {
+            *value = Value::String(format!("{BIG_INTEGER_MARK}{n}"));
+        }
+        Value::Array(items) => items.iter_mut().for_each(mark_big_integers),
+        Value::Object(map) => map.values_mut().for_each(mark_big_integers),
+        _ => {}
     }
 }
 

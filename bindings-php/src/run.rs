@@ -166,7 +166,9 @@ fn pump_stream(id: i64, stream: AgentStream, cancel: CancellationToken) {
             };
             match item {
                 Some(Ok(StreamItem::Event(e))) => {
-                    push(serde_json::json!({"t": "event", "run": id, "event": e.to_value()}))
+                    let mut event = e.to_value();
+                    crate::host::mark_big_integers(&mut event);
+                    push(serde_json::json!({"t": "event", "run": id, "event": event}))
                 }
                 Some(Ok(StreamItem::Result(r))) => return finish(id, Ok(*r)),
                 Some(Err(e)) => return finish(id, Err(e)),

@@ -107,6 +107,16 @@ final class AgentSdk
         return new HttpClient('openai-compatible', $options);
     }
 
+    /**
+     * Lets PHP functions still in flight finish (calls the core stopped waiting for, such as
+     * a timed-out tool sleeping in its Fiber), for up to `$ms` milliseconds; true when none
+     * is left. Runs do this for each other; call it before exiting to let them clean up.
+     */
+    public static function settle(int|float $ms = 1000): bool
+    {
+        return Internal\Scheduler::settle((float) $ms);
+    }
+
     /** The SDK's version. */
     public static function version(): string
     {

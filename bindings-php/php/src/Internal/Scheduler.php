@@ -33,6 +33,19 @@ final class Scheduler
     /** @var list<array{0: float, 1: callable}> */
     private static array $timers = [];
 
+    /**
+     * Serves calls still in flight (ones the core abandoned, e.g. after a timeout, whose
+     * fibers still sleep) for up to `$ms` milliseconds; whether none is left.
+     */
+    public static function settle(float $ms): bool
+    {
+        $until = self::now() + $ms / 1000;
+        while (self::$tasks !== [] && self::now() < $until && self::currentCall() === null) {
+            self::pump();
+        }
+        return self::$tasks === [];
+    }
+
     /** Sends a run's events to `$listener` (a callable) or keeps them for `nextEvent` (true). */
     public static function listen(int $run, callable|bool $listener): void
     {
