@@ -241,6 +241,7 @@ pub fn phaseo_version() -> String {
 #[php_module]
 pub fn module(module: ModuleBuilder) -> ModuleBuilder {
     module
+        .name("phaseo_agent")
         .function(wrap_function!(phaseo_agent_new))
         .function(wrap_function!(phaseo_agent_free))
         .function(wrap_function!(phaseo_run_start))

@@ -43,6 +43,9 @@ fi
 if [ -f tests/conformance/ruby_runner.sh ]; then
   cmd[ruby]="bash tests/conformance/ruby_runner.sh"; langs+=(ruby)
 fi
+if [ -f tests/conformance/php_runner.sh ]; then
+  cmd[php]="bash tests/conformance/php_runner.sh"; langs+=(php)
+fi
 
 passed=0; failed=0
 count() {  # reads runner output, prints case lines, tallies
