@@ -79,13 +79,9 @@ pub(crate) unsafe fn run_options(
     cancel: &CancellationToken,
 ) -> Result<RunOptions, CError> {
     let spec = spec::run_options(host, read_opt_str(options_json, "options_json")?)?;
-    let mut options = RunOptions::new(spec.input, client_arg(client)?)
-        .context(spec.context)
-        .overrides(spec.overrides)
+    let mut options = spec
+        .into_run_options(client_arg(client)?)
         .cancel(cancel.clone());
-    if let Some(messages) = spec.messages {
-        options = options.messages(messages);
-    }
     if let Some(store) = store_arg(store) {
         options = options.store(store);
     }
@@ -104,14 +100,9 @@ pub(crate) unsafe fn continue_options(
     cancel: &CancellationToken,
 ) -> Result<ContinueOptions, CError> {
     let spec = spec::continue_options(host, read_opt_str(options_json, "options_json")?)?;
-    let mut options = ContinueOptions::new(client_arg(client)?)
-        .overrides(spec.overrides)
+    let mut options = spec
+        .into_continue_options(client_arg(client)?)
         .cancel(cancel.clone());
-    options.approvals = spec.approvals;
-    options.rejections = spec.rejections;
-    options.tool_outputs = spec.tool_outputs;
-    options.human_input = spec.human_input;
-    options.context = spec.context;
     if let Some(store) = store_arg(store) {
         options = options.store(store);
     }

@@ -21,7 +21,6 @@ pub mod error;
 pub mod host;
 pub mod run;
 pub mod spec;
-pub mod spec_mcp;
 pub mod store;
 pub mod stream;
 pub mod validator;

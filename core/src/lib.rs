@@ -46,6 +46,7 @@ pub mod options;
 pub mod review;
 pub mod schema;
 mod signing;
+pub mod spec;
 pub mod state;
 pub mod stop;
 pub mod store;

@@ -1,0 +1,78 @@
+//! `toolExecution`, `modelRetry` and `lease`.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::forms::count;
+use super::invalid;
+use crate::store::LeaseConfig;
+use crate::{AgentError, ModelRetry, OnError, ToolExecutionConfig};
+
+/// `{"toolConcurrency"?, "onError"?, "maxOutputChars"?}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ToolExecutionSpec {
+    tool_concurrency: Option<f64>,
+    on_error: Option<String>,
+    max_output_chars: Option<f64>,
+}
+
+impl ToolExecutionSpec {
+    /// The core settings (an unknown `onError` policy is refused).
+    pub(crate) fn build(self) -> Result<ToolExecutionConfig, AgentError> {
+        Ok(ToolExecutionConfig {
+            tool_concurrency: self.tool_concurrency.map(count),
+            on_error: self
+                .on_error
+                .map(|p| OnError::parse(&p))
+                .transpose()
+                .map_err(invalid)?,
+            max_output_chars: self.max_output_chars.map(count),
+        })
+    }
+}
+
+/// `{"maxRetries"?: 0, "backoffMs"?: 250}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ModelRetrySpec {
+    max_retries: Option<f64>,
+    backoff_ms: Option<f64>,
+}
+
+impl ModelRetrySpec {
+    /// The core retry policy.
+    pub(crate) fn build(self) -> ModelRetry {
+        ModelRetry::new(
+            self.max_retries.unwrap_or(0.0).max(0.0) as u32,
+            Duration::from_secs_f64(self.backoff_ms.unwrap_or(250.0).max(0.0) / 1000.0),
+        )
+    }
+}
+
+/// `{"durationMs"?: 30000, "renewEveryMs"?: 10000}` of store-backed runs.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct LeaseSpec {
+    duration_ms: Option<f64>,
+    renew_every_ms: Option<f64>,
+}
+
+impl LeaseSpec {
+    /// The core lease; it needs `0 < renewEveryMs < durationMs`.
+    pub(crate) fn build(self) -> Result<LeaseConfig, AgentError> {
+        let duration = self.duration_ms.unwrap_or(30_000.0);
+        let renew_every = self.renew_every_ms.unwrap_or(10_000.0);
+        if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration && duration.is_finite())
+        {
+            return Err(invalid(format!(
+                "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs={duration}, renewEveryMs={renew_every})"
+            )));
+        }
+        Ok(LeaseConfig::new(
+            Duration::from_secs_f64(duration / 1000.0),
+            Duration::from_secs_f64(renew_every / 1000.0),
+        ))
+    }
+}

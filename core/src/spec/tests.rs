@@ -1,0 +1,419 @@
+//! The reader against a recording host: valid definitions make the callbacks of the right
+//! kind, and every refusal names what is wrong.
+
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::{
+    async_trait, create_agent, json, ApprovalPredicate, HumanReview, HumanReviewContext,
+    ModelResponse, NextTurnParams, NextTurnParamsProvider, ResponseReceivedHook, ReviewRequest,
+    RunStatus, ScriptedClient, StopCondition, StopState, ToolCalledHook, ToolError, ToolExecutor,
+    ToolRuntime, TurnContext, TurnResolver, Validator, Value,
+};
+
+/// One fake host function: it answers with its id.
+struct Fake(u64);
+
+#[async_trait]
+impl ToolExecutor for Fake {
+    async fn execute(&self, input: Value, _rt: ToolRuntime) -> Result<Value, ToolError> {
+        Ok(json!({"callback": self.0, "input": input}))
+    }
+}
+
+#[async_trait]
+impl Validator for Fake {
+    async fn validate(&self, value: Value) -> Result<Value, ToolError> {
+        Ok(value)
+    }
+}
+
+#[async_trait]
+impl ApprovalPredicate for Fake {
+    async fn requires_approval(
+        &self,
+        _input: &Value,
+        _rt: &ToolRuntime,
+    ) -> Result<bool, ToolError> {
+        Ok(false)
+    }
+}
+
+#[async_trait]
+impl ToolCalledHook for Fake {
+    async fn on_tool_called(
+        &self,
+        _i: Value,
+        _rt: ToolRuntime,
+    ) -> Result<Option<Value>, ToolError> {
+        Ok(None)
+    }
+}
+
+#[async_trait]
+impl ResponseReceivedHook for Fake {
+    async fn on_response_received(&self, v: Value, _rt: ToolRuntime) -> Result<Value, ToolError> {
+        Ok(v)
+    }
+}
+
+#[async_trait]
+impl NextTurnParamsProvider for Fake {
+    async fn next_turn_params(
+        &self,
+        _i: &Value,
+        _rt: &ToolRuntime,
+    ) -> Result<NextTurnParams, ToolError> {
+        Ok(NextTurnParams::default())
+    }
+}
+
+#[async_trait]
+impl StopCondition for Fake {
+    async fn check(&self, _s: &StopState<'_>) -> Result<Option<String>, ToolError> {
+        Ok(None)
+    }
+}
+
+#[async_trait]
+impl HumanReview for Fake {
+    async fn review(
+        &self,
+        _c: &HumanReviewContext<'_>,
+    ) -> Result<Option<ReviewRequest>, ToolError> {
+        Ok(None)
+    }
+}
+
+#[async_trait]
+impl TurnResolver for Fake {
+    async fn resolve(&self, _t: &TurnContext<'_>) -> Result<Value, ToolError> {
+        Ok(json!("m"))
+    }
+}
+
+/// Records which factory each id went to.
+#[derive(Default)]
+struct Recorder {
+    made: Mutex<Vec<(&'static str, u64)>>,
+    schemas: Mutex<Vec<Option<Value>>>,
+    mcp_callbacks: bool,
+}
+
+impl Recorder {
+    fn note(&self, kind: &'static str, id: u64) -> Arc<Fake> {
+        self.made.lock().unwrap().push((kind, id));
+        Arc::new(Fake(id))
+    }
+
+    fn made(&self) -> Vec<(&'static str, u64)> {
+        self.made.lock().unwrap().clone()
+    }
+}
+
+impl HostCallbacks for Recorder {
+    fn executor(&self, id: u64) -> Arc<dyn ToolExecutor> {
+        self.note("executor", id)
+    }
+    fn validator(&self, id: u64, schema: Option<Value>) -> Arc<dyn Validator> {
+        self.schemas.lock().unwrap().push(schema);
+        self.note("validator", id)
+    }
+    fn tool_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        self.note("tool_approval", id)
+    }
+    fn agent_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        self.note("agent_approval", id)
+    }
+    fn tool_called(&self, id: u64) -> Arc<dyn ToolCalledHook> {
+        self.note("tool_called", id)
+    }
+    fn response_received(&self, id: u64) -> Arc<dyn ResponseReceivedHook> {
+        self.note("response_received", id)
+    }
+    fn next_turn_params(&self, id: u64) -> Arc<dyn NextTurnParamsProvider> {
+        self.note("next_turn_params", id)
+    }
+    fn stop_condition(&self, id: u64) -> Arc<dyn StopCondition> {
+        self.note("stop_condition", id)
+    }
+    fn human_review(&self, id: u64) -> Arc<dyn HumanReview> {
+        self.note("human_review", id)
+    }
+    fn turn_value(&self, id: u64) -> Arc<dyn TurnResolver> {
+        self.note("turn_value", id)
+    }
+    #[cfg(feature = "mcp")]
+    fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        self.note("mcp_approval", id)
+    }
+    #[cfg(feature = "mcp")]
+    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn crate::mcp::McpToolFilter>> {
+        self.mcp_callbacks.then(|| {
+            self.note("mcp_filter", id);
+            Arc::new(|_: &crate::mcp::McpToolInfo| true) as Arc<dyn crate::mcp::McpToolFilter>
+        })
+    }
+}
+
+fn definition_error(result: Result<impl Sized, AgentError>) -> String {
+    match result {
+        Ok(_) => panic!("accepted"),
+        Err(e) => {
+            assert_eq!(
+                e.code(),
+                crate::ErrorCode::DefinitionInvalid,
+                "{}",
+                e.message()
+            );
+            e.message().to_owned()
+        }
+    }
+}
+
+#[test]
+fn a_full_definition_makes_each_callback_with_its_kind() {
+    let host = Recorder::default();
+    let def = agent_definition(
+        &host,
+        json!({
+            "id": "a",
+            "tools": [{
+                "id": "t", "description": "d", "parameters": {"type": "object"},
+                "execute": {"$callback": 1}, "timeoutMs": 500,
+                "requireApproval": {"$callback": 2}, "onError": "return-to-model",
+                "inputSchema": {"$callback": 3, "schema": {"type": "object"}},
+                "outputSchema": {"type": "string"},
+                "eventSchema": {"$callback": 4},
+                "onToolCalled": {"$callback": 5}, "onResponseReceived": {"$callback": 6},
+                "nextTurnParams": {"$callback": 7}, "strict": false, "inputExamples": [{}]
+            }],
+            "model": {"$callback": 8}, "instructions": "be brief", "temperature": 0.5,
+            "maxSteps": 3, "stopWhen": [{"stepCountIs": 2}, {"$callback": 9}],
+            "modelRetry": {"maxRetries": 2, "backoffMs": 10},
+            "toolExecution": {"toolConcurrency": 4, "onError": "fail-run", "maxOutputChars": 100},
+            "requireApproval": {"$callback": 10}, "humanReview": {"$callback": 11},
+            "stateSecret": "s1", "stateSecrets": ["s2"], "toolChoice": "auto",
+            "parallelToolCalls": true, "activeTools": ["t"],
+            "lease": {"durationMs": 2000, "renewEveryMs": 500}
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        host.made(),
+        vec![
+            ("executor", 1),
+            ("tool_approval", 2),
+            ("validator", 3),
+            ("validator", 4),
+            ("tool_called", 5),
+            ("response_received", 6),
+            ("next_turn_params", 7),
+            ("turn_value", 8),
+            ("stop_condition", 9),
+            ("agent_approval", 10),
+            ("human_review", 11),
+        ]
+    );
+    assert_eq!(
+        *host.schemas.lock().unwrap(),
+        vec![Some(json!({"type": "object"})), None]
+    );
+    assert_eq!(def.id, "a");
+    assert_eq!(def.max_steps, 3);
+    assert_eq!(def.stop_when.len(), 2);
+    assert_eq!(def.state_secrets, vec!["s1".to_owned(), "s2".to_owned()]);
+    assert_eq!(def.tool_execution.tool_concurrency, Some(4));
+    assert_eq!(def.tools[0].id(), "t");
+    assert!(def.output_schema.is_none());
+}
+
+#[test]
+fn a_host_executor_runs_when_the_model_calls_its_tool() {
+    let host = Recorder::default();
+    let def = agent_definition(
+        &host,
+        json!({"id": "a", "tools": [{"id": "echo", "execute": {"$callback": 42}}]}),
+    )
+    .unwrap();
+    let spec = run_options(
+        &host,
+        json!({"input": "go", "context": {"k": 1}, "maxSteps": 5}),
+    )
+    .unwrap();
+    assert_eq!(spec.overrides.max_steps, Some(5));
+    let client = Arc::new(ScriptedClient::from_responses([
+        ModelResponse::tool_calls([("c1", "echo", r#"{"x":1}"#)]),
+        ModelResponse::text("done"),
+    ]));
+    let result = crate::exec::block_on(async {
+        create_agent(def)
+            .unwrap()
+            .run(spec.into_run_options(client))
+            .await
+            .unwrap()
+    });
+    assert_eq!(result.status(), RunStatus::Completed);
+    let state = result.to_value();
+    assert_eq!(state["run"]["context"], json!({"k": 1}));
+    let tool_message = state["run"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert!(
+        tool_message.to_string().contains("\\\"callback\\\":42"),
+        "{tool_message}"
+    );
+}
+
+#[test]
+fn unknown_fields_are_refused_naming_them() {
+    let host = Recorder::default();
+    let m = definition_error(agent_definition(&host, json!({"id": "a", "colour": 1})));
+    assert!(
+        m.starts_with("Invalid agent definition: unknown field `colour`"),
+        "{m}"
+    );
+    let m = definition_error(agent_definition(
+        &host,
+        json!({"id": "a", "tools": [{"id": "t", "colour": 1}]}),
+    ));
+    assert!(m.contains("unknown field `colour`"), "{m}");
+    let m = definition_error(run_options(&host, json!({"input": 1, "colour": 2})));
+    assert_eq!(m, "Invalid run options: unknown field `colour`");
+    let m = definition_error(continue_options(&host, json!({"input": 1})));
+    assert_eq!(m, "Invalid continue options: unknown field `input`");
+    let m = definition_error(agent_definition(
+        &host,
+        json!({"id": "a", "toolExecution": {"concurrency": 2}}),
+    ));
+    assert!(m.contains("unknown field `concurrency`"), "{m}");
+}
+
+#[test]
+fn stop_conditions_are_checked() {
+    let host = Recorder::default();
+    let stop = |v: Value| definition_error(stop_conditions(&host, v));
+    assert_eq!(
+        stop(json!({"stepCountIs": -1})),
+        "stopWhen stepCountIs: a non-negative number is required"
+    );
+    assert_eq!(
+        stop(json!([{"hasToolCall": 3}])),
+        "stopWhen hasToolCall: a string is required"
+    );
+    assert_eq!(
+        stop(json!({"stepCountIs": 1, "maxCost": 2})),
+        "stopWhen: each condition is an object with one key, e.g. {\"stepCountIs\": 3}"
+    );
+    assert_eq!(
+        stop(json!({"never": true})),
+        "stopWhen: unknown condition \"never\""
+    );
+    assert_eq!(
+        stop_conditions(&host, json!({"maxTokensUsed": 10}))
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn bad_values_are_refused_naming_the_field() {
+    let host = Recorder::default();
+    let def = |v: Value| definition_error(agent_definition(&host, v));
+    let m = def(json!({"id": "a", "tools": [{"id": "t", "onError": "explode"}]}));
+    assert!(m.starts_with("Invalid definition of tool 't': "), "{m}");
+    let m = def(json!({"id": "a", "tools": [{"id": "t", "inputSchema": {"type": 5}}]}));
+    assert!(m.starts_with("Invalid inputSchema: "), "{m}");
+    let m = def(json!({"id": "a", "lease": {"durationMs": 100, "renewEveryMs": 200}}));
+    assert_eq!(m, "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs=100, renewEveryMs=200)");
+    let m = def(json!({"id": "a", "maxSteps": "many"}));
+    assert!(m.starts_with("Invalid agent definition: "), "{m}");
+    let m = definition_error(run_options(&host, json!([1])));
+    assert_eq!(m, "run options must be a JSON object");
+    let m = definition_error(run_options(&host, json!({"toolChoice": 7})));
+    assert!(m.contains("toolChoice"), "{m}");
+    let m = definition_error(continue_options(&host, json!({"approvals": [5]})));
+    assert!(
+        m.starts_with("Invalid continue options: approvals: "),
+        "{m}"
+    );
+}
+
+#[test]
+fn continue_options_read_decisions_outputs_and_overrides() {
+    let host = Recorder::default();
+    let spec = continue_options(
+        &host,
+        json!({
+            "approvals": ["c1", {"toolCallId": "c2", "reason": "ok"}],
+            "rejections": [{"toolCallId": "c3"}],
+            "toolOutputs": [{"toolCallId": "c4", "output": {"v": 1}}],
+            "humanInput": "more", "context": {"c": 2}, "model": "m2",
+            "stopWhen": {"$callback": 5}
+        }),
+    )
+    .unwrap();
+    assert_eq!(spec.approvals.len(), 2);
+    assert_eq!(spec.approvals[1].reason.as_deref(), Some("ok"));
+    assert_eq!(spec.rejections[0].tool_call_id, "c3");
+    assert_eq!(spec.tool_outputs[0].output, json!({"v": 1}));
+    assert_eq!(spec.human_input.as_deref(), Some("more"));
+    assert_eq!(spec.context, Some(json!({"c": 2})));
+    assert_eq!(spec.overrides.model.as_deref(), Some("m2"));
+    assert_eq!(host.made(), vec![("stop_condition", 5)]);
+    let empty = continue_options(&host, Value::Null).unwrap();
+    assert!(empty.approvals.is_empty() && empty.context.is_none());
+}
+
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_servers_are_read_and_checked() {
+    let host = Recorder {
+        mcp_callbacks: true,
+        ..Recorder::default()
+    };
+    let server = mcp_server(
+        &host,
+        json!({"name": "fs", "command": "srv", "args": ["-v"], "env": {"A": "1"},
+               "allowTools": ["read"], "filter": {"$callback": 1},
+               "requireApproval": {"$callback": 2}, "timeoutMs": 1000,
+               "toolTimeoutsMs": {"read": 50}, "onError": "return-to-model", "optional": true}),
+    )
+    .unwrap();
+    assert_eq!(server.name(), "fs");
+    assert_eq!(host.made(), vec![("mcp_filter", 1), ("mcp_approval", 2)]);
+    let bad = |v: Value| definition_error(mcp_server(&host, v));
+    assert_eq!(
+        bad(json!({"name": "x", "command": "a", "url": "http://h"})),
+        "Invalid MCP server 'x': give either a command (stdio) or a url (Streamable HTTP)"
+    );
+    assert_eq!(
+        bad(json!({"name": "x", "command": "a", "timeoutMs": -5})),
+        "Invalid MCP server 'x': timeoutMs must be a positive number of milliseconds, got -5"
+    );
+    assert!(
+        bad(json!({"name": "x", "command": "a", "requireApproval": 3}))
+            .contains("requireApproval must be true, false, a predicate or \"destructive\", got 3")
+    );
+    assert!(bad(json!({"name": "x", "command": "a", "port": 3})).contains("unknown field `port`"));
+    let without = Recorder::default();
+    let m = definition_error(mcp_server(
+        &without,
+        json!({"name": "x", "command": "a", "filter": {"$callback": 1}}),
+    ));
+    assert_eq!(
+        m,
+        "Invalid MCP server 'x': a filter function is not supported here"
+    );
+    let def = agent_definition(
+        &host,
+        json!({"id": "a", "mcpServers": [{"name": "h", "url": "http://127.0.0.1:1/mcp"}]}),
+    )
+    .unwrap();
+    assert_eq!(def.mcp_servers.len(), 1);
+}
