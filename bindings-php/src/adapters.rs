@@ -1,5 +1,4 @@
 //! One adapter per core trait, each wrapping a PHP callable ([`HostFn`]).
-// moves to phaseo_agent::spec (with spec.rs): the same adapters serve the C ABI.
 
 use phaseo_agent::{
     async_trait, stop, AgentEvent, ApprovalPredicate, CancellationToken, EventListener,

@@ -13,7 +13,6 @@ mod handles;
 mod host;
 mod run;
 mod spec;
-mod spec_mcp;
 mod store;
 
 use std::time::Duration;

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use phaseo_agent::{
-    AgentError, AgentStream, CancellationToken, ContinueOptions, RunOptions, RunResult, StreamItem,
-};
+use phaseo_agent::{AgentError, AgentStream, CancellationToken, RunResult, StreamItem};
 
 use crate::adapters::HostListener;
 use crate::error::NativeError;
@@ -70,13 +68,7 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
     match s.mode {
         "run" | "stream" => {
             let spec = spec::run_options(&host, s.options).map_err(fail)?;
-            let mut options = RunOptions::new(spec.input, client)
-                .context(spec.context)
-                .overrides(spec.overrides)
-                .cancel(cancel.clone());
-            if let Some(messages) = spec.messages {
-                options = options.messages(messages);
-            }
+            let mut options = spec.into_run_options(client).cancel(cancel.clone());
             if let Some(store) = store {
                 options = options.store(store);
             }
@@ -92,14 +84,7 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
         }
         "continue" | "recover" | "continueStream" => {
             let spec = spec::continue_options(&host, s.options).map_err(fail)?;
-            let mut options = ContinueOptions::new(client)
-                .overrides(spec.overrides)
-                .cancel(cancel.clone());
-            options.approvals = spec.approvals;
-            options.rejections = spec.rejections;
-            options.tool_outputs = spec.tool_outputs;
-            options.human_input = spec.human_input;
-            options.context = spec.context;
+            let mut options = spec.into_continue_options(client).cancel(cancel.clone());
             if let Some(store) = store {
                 options = options.store(store);
             }
