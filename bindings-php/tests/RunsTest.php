@@ -62,6 +62,24 @@ final class RunsTest extends TestCase
         $this->assertSame(['c1', 'c2', 'c3', 'c4'], array_column($starts, 1), 'calls start in call order');
     }
 
+    public function testAnAgentUsedAsAToolWaitsInItsFiberWhileOtherCallsRun(): void
+    {
+        $log = [];
+        $inner = AgentSdk::createAgent(new AgentDefinition(id: 'inner', tools: [self::sleeper('nap', 200, $log)]));
+        $delegate = new Tool(id: 'delegate', execute: function (array $input, RuntimeContext $rt) use ($inner) {
+            $client = new ScriptedClient([['toolCalls' => [self::call('n-' . $rt->toolCall['id'], 'nap')]], ['text' => 'inner done']]);
+            return $inner->run('nap please', $client)->output();
+        });
+        $outer = AgentSdk::createAgent(new AgentDefinition(id: 'outer', tools: [$delegate], toolExecution: ['toolConcurrency' => 2]));
+        $model = new RecordingModel([['toolCalls' => [self::call('c1', 'delegate'), self::call('c2', 'delegate')]], ['text' => 'all done']]);
+        $t = hrtime(true);
+        $result = $outer->run('go', $model);
+        $this->assertSame('all done', $result->output());
+        $this->assertLessThan(390, self::ms($t), 'the two nested runs overlap');
+        $this->assertSame(['inner done', 'inner done'], array_column(self::toolMessages($model->requests[1]), 'content'));
+        $this->assertSame(['start', 'start', 'end', 'end'], array_column($log, 0));
+    }
+
     public function testATimeoutEndsTheRunOnTimeAndTheSleepingToolSeesCancellation(): void
     {
         $log = [];
