@@ -57,6 +57,9 @@ function phaseo_client_free(int $client): void {}
 /** A run store: $kind memory, sqlite ($target = path) or postgres ($target = URL). */
 function phaseo_store_new(string $kind, ?string $target): int {}
 
+/** A store over the registered PHP callables load(runId): ?string and save(runId, stateJson). */
+function phaseo_store_accessor(int $load, int $save): int {}
+
 /** A stored run's row (JSON) or null. */
 function phaseo_store_load(int $store, string $run_id): ?string {}
 

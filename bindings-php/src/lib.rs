@@ -172,6 +172,12 @@ pub fn phaseo_store_new(kind: String, target: Option<String>) -> PhpResult<i64> 
     Ok(store::open(&kind, target.as_deref())?)
 }
 
+/// A store over PHP's `load(runId)` / `save(runId, stateJson)` callables (registry ids).
+#[php_function]
+pub fn phaseo_store_accessor(load: i64, save: i64) -> i64 {
+    store::accessor(load as u64, save as u64)
+}
+
 /// A stored run's row (JSON text) or null.
 #[php_function]
 pub fn phaseo_store_load(store: i64, run_id: String) -> PhpResult<Option<String>> {
@@ -257,6 +263,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_client_host))
         .function(wrap_function!(phaseo_client_free))
         .function(wrap_function!(phaseo_store_new))
+        .function(wrap_function!(phaseo_store_accessor))
         .function(wrap_function!(phaseo_store_load))
         .function(wrap_function!(phaseo_store_list))
         .function(wrap_function!(phaseo_store_delete))

@@ -3,14 +3,61 @@
 use std::sync::Arc;
 
 use phaseo_agent::store::{
-    parse_statuses, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
-    StoredRun,
+    parse_statuses, AccessorRunStore, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore,
+    SqliteRunStore, StateAccessor, StoredRun,
 };
-use phaseo_agent::AgentError;
+use phaseo_agent::{async_trait, AgentError, ToolError, Value};
 use serde::Deserialize;
 
 use crate::error::NativeError;
 use crate::handles::STORES;
+use crate::host::{Host, HostFn};
+
+/// The application's accessor (the product's `StateAccessor`), adapted by the PHP layer:
+/// `load(runId)` answers the state JSON or null, `save(runId, stateJson)`.
+struct PhpAccessor {
+    load: HostFn,
+    save: HostFn,
+}
+
+#[async_trait]
+impl StateAccessor for PhpAccessor {
+    async fn load(&self, run_id: &str) -> Result<Option<String>, ToolError> {
+        match self
+            .load
+            .call(
+                "accessorLoad",
+                Value::Array(vec![Value::from(run_id)]),
+                None,
+            )
+            .await?
+        {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s)),
+            _ => Err(ToolError::new(
+                "the state accessor's load must return a RunResult or null",
+            )),
+        }
+    }
+
+    async fn save(&self, run_id: &str, state_json: &str) -> Result<(), ToolError> {
+        let args = Value::Array(vec![Value::from(run_id), Value::from(state_json)]);
+        self.save.call("accessorSave", args, None).await.map(|_| ())
+    }
+}
+
+/// A store over PHP's `load`/`save` callables (registry ids).
+pub fn accessor(load: u64, save: u64) -> i64 {
+    let host = Arc::new(Host);
+    let accessor = PhpAccessor {
+        load: HostFn {
+            host: host.clone(),
+            id: load,
+        },
+        save: HostFn { host, id: save },
+    };
+    STORES.insert(Arc::new(AccessorRunStore::new(Arc::new(accessor))))
+}
 
 /// Opens a store: `memory`, `sqlite` (path) or `postgres` (URL).
 pub fn open(kind: &str, target: Option<&str>) -> Result<i64, NativeError> {

@@ -7,8 +7,10 @@ namespace Phaseo\AgentSdk\Tests;
 use Phaseo\AgentSdk\AgentDefinition;
 use Phaseo\AgentSdk\AgentSdk;
 use Phaseo\AgentSdk\ContinueError;
+use Phaseo\AgentSdk\RunResult;
 use Phaseo\AgentSdk\RunStore;
 use Phaseo\AgentSdk\ScriptedClient;
+use Phaseo\AgentSdk\StateAccessor;
 use Phaseo\AgentSdk\Tool;
 use PHPUnit\Framework\TestCase;
 
@@ -49,6 +51,34 @@ final class StoresTest extends TestCase
         $this->assertTrue($store->delete($paused->runId()));
         $this->assertNull($store->load($paused->runId()));
         $this->assertFalse($store->delete($paused->runId()));
+    }
+
+    public function testTheProductsStateAccessor(): void
+    {
+        $accessor = new class () implements StateAccessor {
+            /** @var array<string, string> */
+            public array $saved = [];
+
+            public function load(string $runId): ?RunResult
+            {
+                return isset($this->saved[$runId]) ? RunResult::fromJson($this->saved[$runId]) : null;
+            }
+
+            public function save(RunResult $result): void
+            {
+                $this->saved[$result->runId()] = $result->toJson();
+            }
+        };
+        $deploy = new Tool(id: 'deploy', execute: fn (array $input, $rt) => 'deployed', requireApproval: true);
+        $client = new ScriptedClient([['toolCalls' => [self::call('c1', 'deploy')]], ['text' => 'Shipped.']]);
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'ops', tools: [$deploy]));
+        $paused = $agent->run('ship', $client, store: $accessor);
+        $this->assertSame('waiting_for_human', RunResult::fromJson($accessor->saved[$paused->runId()])->status());
+        $done = $agent->continueRunById($paused->runId(), $client, approvals: ['c1'], store: $accessor);
+        $this->assertSame('Shipped.', $done->output());
+        $this->assertSame('completed', RunResult::fromJson($accessor->saved[$paused->runId()])->status());
+        $this->expectException(\LogicException::class);
+        RunStore::accessor($accessor)->list();
     }
 
     public function testMemoryStore(): void

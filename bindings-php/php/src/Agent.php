@@ -25,6 +25,8 @@ final class Agent
         'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'activeTools'];
 
     private readonly int $handle;
+    /** The definition's store (an accessor wrapped once, kept while the agent lives). */
+    private readonly ?RunStore $store;
     /** @var list<int> */
     private readonly array $ids;
 
@@ -34,8 +36,9 @@ final class Agent
         $spec = new Spec();
         $json = Json::encode($spec->agent($definition));
         $this->ids = $spec->ids;
+        $this->store = RunStore::of($definition->store);
         try {
-            $this->handle = Native::call(fn () => phaseo_agent_new($json, $definition->store?->handle() ?? 0));
+            $this->handle = Native::call(fn () => phaseo_agent_new($json, $this->store?->handle() ?? 0));
         } catch (\Throwable $e) {
             Registry::release($spec->ids);
             throw $e;
@@ -64,7 +67,7 @@ final class Agent
         ?array $messages = null,
         ?callable $onEvent = null,
         ?CancelToken $cancel = null,
-        ?RunStore $store = null,
+        RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): RunResult {
         $options = ['input' => $input, 'context' => $context, 'messages' => $messages];
@@ -87,7 +90,7 @@ final class Agent
         array $toolOutputs = [],
         ?callable $onEvent = null,
         ?CancelToken $cancel = null,
-        ?RunStore $store = null,
+        RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): RunResult {
         $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
@@ -106,7 +109,7 @@ final class Agent
         array $toolOutputs = [],
         ?callable $onEvent = null,
         ?CancelToken $cancel = null,
-        ?RunStore $store = null,
+        RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): RunResult {
         $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
@@ -119,7 +122,7 @@ final class Agent
         object $client,
         ?callable $onEvent = null,
         ?CancelToken $cancel = null,
-        ?RunStore $store = null,
+        RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): RunResult {
         return $this->finish($this->start('recover', [], $overrides, null, $runId, $client, $onEvent, $cancel, $store));
@@ -132,7 +135,7 @@ final class Agent
         mixed $context = null,
         ?array $messages = null,
         ?CancelToken $cancel = null,
-        ?RunStore $store = null,
+        RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): AgentStreamResult {
         $options = ['input' => $input, 'context' => $context, 'messages' => $messages];
@@ -150,7 +153,7 @@ final class Agent
         array $rejections = [],
         array $toolOutputs = [],
         ?CancelToken $cancel = null,
-        ?RunStore $store = null,
+        RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): AgentStreamResult {
         $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
@@ -180,8 +183,9 @@ final class Agent
         object $client,
         ?callable $onEvent,
         ?CancelToken $cancel,
-        ?RunStore $store,
+        RunStore|StateAccessor|null $store,
     ): array {
+        $store = RunStore::of($store);
         foreach (array_keys($overrides) as $key) {
             if (!in_array($key, self::OVERRIDES, true)) {
                 throw new \InvalidArgumentException("unknown run option '{$key}'");
@@ -190,7 +194,8 @@ final class Agent
         $spec = new Spec();
         $options = array_merge(array_filter($options, static fn ($x) => $x !== null), $spec->overrides($overrides));
         [$clientHandle, $freeClient] = self::client($client, $spec);
-        $cleanup = static function () use ($spec, $freeClient): void {
+        $cleanup = static function () use ($spec, $freeClient, &$store): void {
+            $store = null; // a per-run accessor store lives until the run ends
             Registry::release($spec->ids);
             $freeClient();
         };

@@ -38,7 +38,7 @@ final class AgentDefinition
         public readonly ?bool $parallelToolCalls = null,
         public readonly mixed $activeTools = null,
         public readonly string|array|null $stateSecret = null,
-        public readonly ?RunStore $store = null,
+        public readonly RunStore|StateAccessor|null $store = null,
         public readonly array $mcpServers = [],
         public readonly ?array $lease = null,
     ) {

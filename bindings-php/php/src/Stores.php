@@ -8,6 +8,20 @@ use Phaseo\AgentSdk\Internal\Json;
 use Phaseo\AgentSdk\Internal\Native;
 
 /**
+ * The product's accessor: the application loads and saves states itself (a file, a cache,
+ * its own table). Give it where a RunStore goes (`store:`). It has no claim: continuing a
+ * pause twice is not prevented; list/delete/recover need a real RunStore.
+ */
+interface StateAccessor
+{
+    /** The stored state of a run, or null when unknown. */
+    public function load(string $runId): ?RunResult;
+
+    /** Stores a run's state (replacing any earlier one). */
+    public function save(RunResult $result): void;
+}
+
+/**
  * A durable run store (SPEC §10): every state a run reaches is saved; paused runs continue
  * by id (`$agent->continueRunById`), dead workers' runs are recovered. Give it to
  * `AgentDefinition(store: ...)` or to a run (`store:`).
@@ -22,12 +36,45 @@ class RunStore
     public function __destruct()
     {
         phaseo_store_free($this->handle);
+        Internal\Registry::release($this->ids);
+    }
+
+    private function direct(string $what): void
+    {
+        if ($this->accessor !== null) {
+            throw new \LogicException("{$what} needs a RunStore (memory, sqlite, postgres), not a load/save StateAccessor");
+        }
     }
 
     /** @internal */
     public function handle(): int
     {
         return $this->handle;
+    }
+
+    /** @var list<int> registry ids this store's callbacks hold */
+    private array $ids = [];
+    private ?StateAccessor $accessor = null;
+
+    /** A store over the application's own load/save (the product's StateAccessor). */
+    public static function accessor(StateAccessor $accessor): self
+    {
+        $load = Internal\Registry::add(static function (string $runId) use ($accessor): ?string {
+            return $accessor->load($runId)?->toJson();
+        });
+        $save = Internal\Registry::add(static function (string $runId, string $state) use ($accessor): void {
+            $accessor->save(new RunResult($state));
+        });
+        $store = new self(phaseo_store_accessor($load, $save));
+        $store->ids = [$load, $save];
+        $store->accessor = $accessor;
+        return $store;
+    }
+
+    /** @internal a RunStore of a store argument (an accessor is wrapped) */
+    public static function of(self|StateAccessor|null $store): ?self
+    {
+        return $store instanceof StateAccessor ? self::accessor($store) : $store;
     }
 
     /** An in-process store (lost when PHP exits). */
@@ -54,6 +101,7 @@ class RunStore
      */
     public function load(string $runId): ?array
     {
+        $this->direct('load');
         $row = Native::call(fn () => phaseo_store_load($this->handle, $runId));
         return $row === null ? null : self::row(Json::decode($row));
     }
@@ -64,6 +112,7 @@ class RunStore
      */
     public function list(array $query = []): array
     {
+        $this->direct('list');
         $page = Json::decode(Native::call(fn () => phaseo_store_list($this->handle, $query === [] ? null : Json::encode($query))));
         return ['runs' => array_map(self::row(...), $page['runs']), 'nextCursor' => $page['nextCursor']];
     }
@@ -71,6 +120,7 @@ class RunStore
     /** Deletes a stored run; whether it existed. */
     public function delete(string $runId): bool
     {
+        $this->direct('delete');
         return Native::call(fn () => phaseo_store_delete($this->handle, $runId));
     }
 
