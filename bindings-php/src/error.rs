@@ -6,12 +6,17 @@ use ext_php_rs::exception::PhpException;
 use phaseo_agent::{AgentError, ErrorCode, Value};
 
 /// An error: a SPEC §9 code (or `invalid_argument` for a misuse of the low-level API), its
-/// message and, for a failed run, the failed state's canonical JSON text.
+/// message, for a failed run the failed state's canonical JSON text, and the details some
+/// codes carry (gateway HTTP details, the validation target).
 #[derive(Debug)]
 pub struct NativeError {
     code: String,
     message: String,
     state: Option<String>,
+    /// The HTTP details of a `gateway` error (`status`, `statusText`, `requestId`, `reason`).
+    gateway: Option<Box<Value>>,
+    /// What a schema-validation code checked (`tool_input`, `tool_output`, …).
+    target: Option<&'static str>,
 }
 
 impl NativeError {
@@ -21,6 +26,8 @@ impl NativeError {
             code: code.as_str().to_owned(),
             message: message.into(),
             state: None,
+            gateway: None,
+            target: None,
         }
     }
 
@@ -30,6 +37,8 @@ impl NativeError {
             code: "invalid_argument".to_owned(),
             message: message.into(),
             state: None,
+            gateway: None,
+            target: None,
         }
     }
 
@@ -52,6 +61,12 @@ impl NativeError {
         if let Some(state) = &self.state {
             obj.insert("state".into(), Value::String(state.clone()));
         }
+        if let Some(gateway) = &self.gateway {
+            obj.insert("gateway".into(), (**gateway).clone());
+        }
+        if let Some(target) = self.target {
+            obj.insert("target".into(), Value::from(target));
+        }
         Value::Object(obj)
     }
 }
@@ -63,6 +78,11 @@ impl From<AgentError> for NativeError {
             code: e.code().as_str().to_owned(),
             message: e.message().to_owned(),
             state,
+            gateway: e
+                .gateway_info()
+                .and_then(|g| serde_json::to_value(g).ok())
+                .map(Box::new),
+            target: e.target(),
         }
     }
 }

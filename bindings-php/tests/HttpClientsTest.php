@@ -112,6 +112,8 @@ final class HttpClientsTest extends TestCase
             $this->fail('expected a gateway error');
         } catch (ModelError $e) {
             $this->assertSame('gateway', $e->getCode());
+            $this->assertSame(500, $e->status());
+            $this->assertSame('req_9', $e->requestId());
             $this->assertStringContainsString('500', $e->getMessage());
             $this->assertStringContainsString('boom', $e->getMessage());
             $this->assertStringNotContainsString(self::KEY, $e->getMessage());

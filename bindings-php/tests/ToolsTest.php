@@ -78,6 +78,7 @@ final class ToolsTest extends TestCase
             $this->fail('expected the run to fail');
         } catch (ToolError $e) {
             $this->assertSame('tool_input_invalid', $e->getCode());
+            $this->assertSame('tool_input', $e->target);
             $this->assertStringContainsString('Invalid tool input', $e->getMessage());
             $this->assertStringContainsString('query is required', $e->getMessage());
             $this->assertSame('failed', $e->result->status());

@@ -7,15 +7,34 @@ namespace Phaseo\AgentSdk;
 /**
  * Every SDK error. `getCode()` is the SPEC §9 code string (`tool_failed`, `max_steps`, …,
  * as PDOException carries SQLSTATE strings); `$result` is the failed run's state when
- * there is one (a refused continue has none).
+ * there is one (a refused continue has none); `$gateway` the HTTP details of a `gateway`
+ * error (`status`, `statusText`, `requestId`, `reason`); `$target` what a validation
+ * code checked (`tool_input`, `tool_output`, `tool_event`, `agent_output`).
  */
 class AgentError extends \RuntimeException
 {
     /** @param string $code the SPEC code */
-    public function __construct(string $message, string $code, public readonly ?RunResult $result = null)
-    {
+    public function __construct(
+        string $message,
+        string $code,
+        public readonly ?RunResult $result = null,
+        public readonly ?array $gateway = null,
+        public readonly ?string $target = null,
+    ) {
         parent::__construct($message);
         $this->code = $code;
+    }
+
+    /** The HTTP status of a gateway error. */
+    public function status(): ?int
+    {
+        return $this->gateway['status'] ?? null;
+    }
+
+    /** The request id of a gateway error. */
+    public function requestId(): ?string
+    {
+        return $this->gateway['requestId'] ?? null;
     }
 
     /** The SPEC code (same as getCode()). */
@@ -59,7 +78,7 @@ class AgentError extends \RuntimeException
             default => ToolError::class,
         };
         $state = isset($e['state']) ? new RunResult($e['state']) : null;
-        return new $class((string) ($e['message'] ?? ''), (string) $e['code'], $state);
+        return new $class((string) ($e['message'] ?? ''), (string) $e['code'], $state, $e['gateway'] ?? null, $e['target'] ?? null);
     }
 }
 
