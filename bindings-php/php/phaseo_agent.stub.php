@@ -48,8 +48,11 @@ function phaseo_client_test(): int {}
 /** An HTTP client: $kind "gateway" or "openai-compatible", options JSON (apiKey, baseUrl, model, timeoutMs, headers, preset, bodyDefaults). */
 function phaseo_client_http(string $kind, ?string $options): int {}
 
-/** A client whose generate(request) is the registered PHP callable $callback. */
-function phaseo_client_host(int $callback): int {}
+/** A client whose generate(request) is the registered PHP callable $callback (and stream(request) $stream, 0: none). */
+function phaseo_client_host(int $callback, int $stream): int {}
+
+/** Passes one event (JSON) a PHP model client's stream yielded; throws when it is invalid or the attempt is over. */
+function phaseo_call_stream(int $call, string $event): void {}
 
 /** Frees a client handle. */
 function phaseo_client_free(int $client): void {}

@@ -184,6 +184,46 @@ impl ModelClient for HostModel {
     }
 }
 
+/// A PHP model client with `stream(request)`: when the run is streamed, the events its
+/// generator yields reach the run as they come (`phaseo_agent::host_stream`).
+pub struct HostStreamingModel {
+    /// `generate(request)`.
+    pub generate: HostFn,
+    /// `stream(request)`, iterated by the PHP layer.
+    pub stream: HostFn,
+}
+
+#[async_trait]
+impl ModelClient for HostStreamingModel {
+    async fn generate(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        HostModel(self.generate.clone())
+            .generate(request, cancel)
+            .await
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        _cancel: &CancellationToken,
+        deltas: &dyn phaseo_agent::DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let (sender, receiver) = phaseo_agent::host_stream();
+        let args = Value::Array(vec![request.to_value()]);
+        let host = async {
+            self.stream
+                .call_streaming("stream", args, None, Some(sender))
+                .await
+                .map(|_| ())
+                .map_err(|e| ModelError::new(e.message))
+        };
+        receiver.run(host, deltas).await
+    }
+}
+
 /// A run's event listener: events go to the PHP thread through the queue, in order.
 pub struct HostListener(pub i64);
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use phaseo_agent::{ModelClient, ScriptedClient, Value};
 use serde::Deserialize;
 
-use crate::adapters::HostModel;
+use crate::adapters::{HostModel, HostStreamingModel};
 use crate::error::NativeError;
 use crate::handles::{Client, CLIENTS};
 use crate::host::{Host, HostFn};
@@ -96,14 +96,22 @@ pub fn http(kind: &str, options: Option<&str>) -> Result<i64, NativeError> {
     }))
 }
 
-/// A client whose `generate` is a PHP callable.
-pub fn host(callback: u64) -> i64 {
-    let f = HostFn {
+/// A client whose `generate` is a PHP callable, and `stream` another one (`0`: none).
+pub fn host(callback: u64, stream: u64) -> i64 {
+    let func = |id| HostFn {
         host: Arc::new(Host),
-        id: callback,
+        id,
+    };
+    let client: Arc<dyn ModelClient> = if stream == 0 {
+        Arc::new(HostModel(func(callback)))
+    } else {
+        Arc::new(HostStreamingModel {
+            generate: func(callback),
+            stream: func(stream),
+        })
     };
     CLIENTS.insert(Client {
-        client: Arc::new(HostModel(f)),
+        client,
         scripted: None,
     })
 }

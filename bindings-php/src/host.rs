@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use phaseo_agent::{CancellationToken, ToolError, ToolRuntime, Value};
+use phaseo_agent::{CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
 /// The host's answer to a call.
@@ -31,6 +31,8 @@ struct Pending {
     answer: oneshot::Sender<Answer>,
     runtime: Option<ToolRuntime>,
     token: CancellationToken,
+    /// Where a host model client's `stream` call sends the events it yields.
+    stream: Option<HostStreamSender>,
 }
 
 /// The queue and the calls in flight.
@@ -89,6 +91,17 @@ pub fn with_runtime<T>(call: u64, f: impl FnOnce(&ToolRuntime) -> T) -> Option<T
     calls.get(&call).and_then(|p| p.runtime.as_ref()).map(f)
 }
 
+/// Passes one event a PHP model client's stream yielded to the run (`Err`: what is wrong
+/// with it, or that the attempt is over).
+pub fn stream_event(call: u64, event: &Value) -> Result<(), String> {
+    let calls = lock(&queue().calls);
+    let sender = calls
+        .get(&call)
+        .and_then(|p| p.stream.as_ref())
+        .ok_or_else(|| "the call is not a running model stream".to_owned())?;
+    sender.send(event)
+}
+
 /// Whether the core stopped waiting for the call (or it is no longer in flight).
 pub fn is_cancelled(call: u64) -> bool {
     lock(&queue().calls)
@@ -135,6 +148,17 @@ impl HostFn {
         args: Value,
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
+        self.call_streaming(kind, args, runtime, None).await
+    }
+
+    /// [`HostFn::call`], with the sender a model client's `stream` call yields events to.
+    pub async fn call_streaming(
+        &self,
+        kind: &'static str,
+        args: Value,
+        runtime: Option<&ToolRuntime>,
+        stream: Option<HostStreamSender>,
+    ) -> Result<Value, ToolError> {
         let q = queue();
         let token = runtime.map_or_else(CancellationToken::new, |rt| {
             rt.cancellation_token().child_token()
@@ -147,6 +171,7 @@ impl HostFn {
                 answer: tx,
                 runtime: runtime.filter(|_| kind == "execute").cloned(),
                 token: token.clone(),
+                stream,
             },
         );
         let mut abandon = Abandon {

@@ -154,10 +154,21 @@ pub fn phaseo_client_http(kind: String, options: Option<String>) -> PhpResult<i6
     Ok(client::http(&kind, options.as_deref())?)
 }
 
-/// A client whose `generate(request)` is the PHP callable `callback`.
+/// A client whose `generate(request)` is the PHP callable `callback` and, when `stream` is
+/// not 0, whose `stream(request)` (used when the run is streamed) is that callable.
 #[php_function]
-pub fn phaseo_client_host(callback: i64) -> i64 {
-    client::host(callback as u64)
+pub fn phaseo_client_host(callback: i64, stream: i64) -> i64 {
+    client::host(callback as u64, stream.max(0) as u64)
+}
+
+/// Passes one event (JSON) a PHP model client's `stream` yielded; throws with what is
+/// wrong with it, or when the attempt is over.
+#[php_function]
+pub fn phaseo_call_stream(call: i64, event: String) -> PhpResult<()> {
+    let event = phaseo_agent::parse_json_text(&event)
+        .map_err(|e| NativeError::argument(format!("the stream event is not valid JSON: {e}")))?;
+    host::stream_event(call as u64, &event).map_err(NativeError::argument)?;
+    Ok(())
 }
 
 /// Frees a client handle.
@@ -261,6 +272,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_client_test))
         .function(wrap_function!(phaseo_client_http))
         .function(wrap_function!(phaseo_client_host))
+        .function(wrap_function!(phaseo_call_stream))
         .function(wrap_function!(phaseo_client_free))
         .function(wrap_function!(phaseo_store_new))
         .function(wrap_function!(phaseo_store_accessor))

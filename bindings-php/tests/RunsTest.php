@@ -234,6 +234,28 @@ final class RunsTest extends TestCase
         $this->assertSame('completed', $text->getResult()->status());
     }
 
+    public function testAStreamingPhpClientFeedsTheRunsStreamAsItYields(): void
+    {
+        $client = new class () implements \Phaseo\AgentSdk\StreamingModelClient {
+            public function generate(array $request): array
+            {
+                return ['text' => 'whole'];
+            }
+
+            public function stream(array $request): iterable
+            {
+                yield ['type' => 'text-delta', 'delta' => 'Hel'];
+                yield ['type' => 'text-delta', 'delta' => 'lo'];
+                yield ['type' => 'response', 'response' => ['text' => 'Hello']];
+            }
+        };
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a'));
+        $stream = $agent->stream('hi', $client);
+        $this->assertSame(['Hel', 'lo'], iterator_to_array($stream->textStream(), false));
+        $this->assertSame('Hello', $stream->getResult()->output());
+        $this->assertSame('whole', $agent->run('hi', $client)->output(), 'a run that is not streamed calls generate');
+    }
+
     public function testCancellingARunEndsItCancelled(): void
     {
         $log = [];

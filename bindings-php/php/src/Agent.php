@@ -249,7 +249,12 @@ final class Agent
         }
         $id = Registry::add(static fn (array $request) => $client->generate($request));
         $spec->ids[] = $id;
-        $handle = phaseo_client_host($id);
+        $stream = 0;
+        if (method_exists($client, 'stream')) {
+            $stream = Registry::add(static fn (array $request) => $client->stream($request));
+            $spec->ids[] = $stream;
+        }
+        $handle = phaseo_client_host($id, $stream);
         return [$handle, static function () use ($handle): void {
             phaseo_client_free($handle);
         }];

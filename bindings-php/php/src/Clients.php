@@ -18,6 +18,19 @@ interface ModelClient
     public function generate(array $request): array;
 }
 
+/**
+ * A PHP model client that streams: when the run is streamed (`$agent->stream(...)`),
+ * `stream(array $request)` is iterated instead of `generate`, and what it yields reaches
+ * the run's stream at once: `['type' => 'text-delta', 'delta' => ...]`,
+ * `['type' => 'reasoning-delta', 'delta' => ...]`, `['type' => 'item', 'item' => [...]]`,
+ * and last `['type' => 'response', 'response' => [...generate's answer...]]`.
+ */
+interface StreamingModelClient extends ModelClient
+{
+    /** @return iterable<array> */
+    public function stream(array $request): iterable;
+}
+
 /** A client implemented in the core (scripted, test, HTTP). */
 abstract class NativeClient
 {

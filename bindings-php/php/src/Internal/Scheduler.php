@@ -147,9 +147,13 @@ final class Scheduler
                 self::start((int) $m['id'], (string) $m['kind'], (int) $m['cb'], $m['args']);
                 break;
             case 'cancel':
-                self::$cancelled[(int) $m['id']] = true;
-                if (isset(self::$tasks[(int) $m['id']]) && self::$tasks[(int) $m['id']]['wake'] !== null) {
-                    self::$tasks[(int) $m['id']]['wake'] = 0.0;
+                // A call that already answered needs nothing (its answer was discarded).
+                $id = (int) $m['id'];
+                if (isset(self::$tasks[$id])) {
+                    self::$cancelled[$id] = true;
+                    if (self::$tasks[$id]['wake'] !== null) {
+                        self::$tasks[$id]['wake'] = 0.0;
+                    }
                 }
                 break;
             case 'event':
@@ -188,6 +192,7 @@ final class Scheduler
             $f = Registry::get($cb);
             $value = match ($kind) {
                 'execute' => self::execute($f, $id, $args),
+                'stream' => self::stream($f, $id, $args[0]),
                 'approve', 'toolCalled', 'responseReceived', 'nextTurn' =>
                     $f($args[0], new RuntimeContext($id, $args[1])),
                 default => $f(...$args),
@@ -220,6 +225,15 @@ final class Scheduler
             return $value->getReturn();
         }
         return $value;
+    }
+
+    /** Iterates a model client's stream, passing each event to the run as it comes. */
+    private static function stream(callable $f, int $id, array $request): mixed
+    {
+        foreach ($f($request) as $event) {
+            Native::call(fn () => phaseo_call_stream($id, Json::encode($event)));
+        }
+        return null;
     }
 
     /** What an exception of any class says (bridge rule 4), with a fixed fallback. */
