@@ -74,7 +74,7 @@ final class StoresTest extends TestCase
         $agent = AgentSdk::createAgent(new AgentDefinition(id: 'ops', tools: [$deploy]));
         $paused = $agent->run('ship', $client, store: $accessor);
         $this->assertSame('waiting_for_human', RunResult::fromJson($accessor->saved[$paused->runId()])->status());
-        $done = $agent->continueRunById($paused->runId(), $client, approvals: ['c1'], store: $accessor);
+        $done = $agent->continueRunById($paused->runId(), $client, approvals: ['c1'], state: $accessor); // the product's name
         $this->assertSame('Shipped.', $done->output());
         $this->assertSame('completed', RunResult::fromJson($accessor->saved[$paused->runId()])->status());
         $this->expectException(\LogicException::class);

@@ -17,7 +17,8 @@ use Phaseo\AgentSdk\Internal\Spec;
  *
  * Run overrides (SPEC §3), as named arguments: `model`, `maxSteps`, `stopWhen`,
  * `modelRetry`, `toolExecution`, `temperature`, `maxOutputTokens`, `topP`, `toolChoice`,
- * `parallelToolCalls`, `activeTools`.
+ * `parallelToolCalls`, `activeTools`. `store:` takes a RunStore or the product's
+ * StateAccessor (also accepted under the product's name `state:`).
  */
 final class Agent
 {
@@ -185,6 +186,11 @@ final class Agent
         ?CancelToken $cancel,
         RunStore|StateAccessor|null $store,
     ): array {
+        if (array_key_exists('state', $overrides)) {
+            // The product's name for the run's accessor (`state: $accessor`).
+            $store ??= $overrides['state'];
+            unset($overrides['state']);
+        }
         $store = RunStore::of($store);
         foreach (array_keys($overrides) as $key) {
             if (!in_array($key, self::OVERRIDES, true)) {
