@@ -15,7 +15,7 @@ endif
 
 .PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers go-lib kotlin ruby csharp
+demo: python node mcp-servers go-lib kotlin ruby csharp php
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -27,14 +27,15 @@ demo: python node mcp-servers go-lib kotlin ruby csharp
 	examples/java/run.sh
 	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
 	examples/csharp/run.sh
+	php -d extension=$(abspath $(PHP_EXT)) examples/php/support_desk.php
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem csharp-tests csharp-conformance
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem csharp-tests csharp-conformance php-tests php-ext-check
 
-rust-checks: ruby-deps
+rust-checks: ruby-deps php-deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-rust-tests: mcp-servers ruby-deps
+rust-tests: mcp-servers ruby-deps php-deps
 	scripts/with-test-postgres.sh $(CARGO) test --workspace
 
 # The MCP servers the tests start (SPEC §11), pinned: the reference server
@@ -101,10 +102,10 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
-conformance: python node kotlin go-lib ruby csharp
+conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
-handoff: python node kotlin go-lib ruby csharp
+handoff: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh --handoff
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
@@ -304,3 +305,23 @@ csharp-tests: csharp mcp-servers
 	python3 scripts/nunit-summary.py $(DOTNET_OUT)/TestResult.xml
 csharp-conformance: csharp
 	tests/conformance/csharp_runner.sh tests/conformance/cases
+
+# PHP binding (bindings-php, issue 19): Debian's php8.2-cli, php8.2-dev, phpunit and
+# libclang-dev installed when missing; the extension built with cargo (debug) and copied to
+# bindings-php/php/phaseo_agent.so, next to the PHP layer's autoload.php.
+PHP_EXT := bindings-php/php/phaseo_agent.so
+.PHONY: php-deps php php-tests php-ext-check
+php-deps:
+	scripts/php-deps.sh
+php: php-deps
+	$(CARGO) build -q -p phaseo-agent-php
+	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_php.so $(PHP_EXT)
+# PHPUnit under a throwaway PostgreSQL (the store tests use it and fail without it), with
+# the MCP reference server installed.
+php-tests: php tests/mcp/node_modules/.installed
+	cd bindings-php && ../scripts/with-test-postgres.sh php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit
+# The package (the extension in the `dist` profile, its stub and the PHP layer) installed in
+# a folder outside the repository and run from there with `php -n -d extension=...`.
+php-ext-check: php-deps
+	$(CARGO) build -q --profile dist -p phaseo-agent-php
+	scripts/php-ext-check.sh

@@ -46,6 +46,9 @@ fi
 if [ -f tests/conformance/csharp_runner.sh ]; then
   cmd[csharp]="bash tests/conformance/csharp_runner.sh"; langs+=(csharp)
 fi
+if [ -f tests/conformance/php_runner.sh ]; then
+  cmd[php]="bash tests/conformance/php_runner.sh"; langs+=(php)
+fi
 
 passed=0; failed=0
 # Independent runs go in parallel (default 2 at once, CONFORMANCE_JOBS to change): the

@@ -1,0 +1,125 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk;
+
+use Phaseo\AgentSdk\Internal\Json;
+use Phaseo\AgentSdk\Internal\Native;
+
+/**
+ * The entry points, with the product's names: `AgentSdk::defineTool(new Tool(...))`,
+ * `AgentSdk::createAgent(new AgentDefinition(...))`, the stop conditions, the clients and
+ * the JSON Schema validator helper.
+ */
+final class AgentSdk
+{
+    /** Checks a tool's definition early (the core checks it again with its agent). */
+    public static function defineTool(Tool $tool): Tool
+    {
+        $spec = new Internal\Spec();
+        try {
+            $json = Json::encode(['id' => '__define_tool__', 'tools' => [$spec->tool($tool)]]);
+            phaseo_agent_free(Native::call(fn () => phaseo_agent_new($json, 0)));
+        } finally {
+            Internal\Registry::release($spec->ids);
+        }
+        return $tool;
+    }
+
+    /** An agent (throws DefinitionError naming what is wrong). */
+    public static function createAgent(AgentDefinition $definition): Agent
+    {
+        return new Agent($definition);
+    }
+
+    /** Stop after `n` steps. */
+    public static function stepCountIs(int $n): array
+    {
+        return ['stepCountIs' => $n];
+    }
+
+    /** Stop once the run used `n` tokens. */
+    public static function maxTokensUsed(int $n): array
+    {
+        return ['maxTokensUsed' => $n];
+    }
+
+    /** Stop once the run cost `x`. */
+    public static function maxCost(float $x): array
+    {
+        return ['maxCost' => $x];
+    }
+
+    /** Stop once the run took `ms` milliseconds. */
+    public static function maxDuration(int $milliseconds): array
+    {
+        return ['maxDuration' => $milliseconds];
+    }
+
+    /** Stop after a call to this tool. */
+    public static function hasToolCall(string $name): array
+    {
+        return ['hasToolCall' => $name];
+    }
+
+    /** Stop when the model finishes for this reason. */
+    public static function finishReasonIs(string $reason): array
+    {
+        return ['finishReasonIs' => $reason];
+    }
+
+    /**
+     * A validator of a JSON Schema (checked by the core, its messages): `fn ($value)`
+     * returning the value, throwing \InvalidArgumentException with the reason when invalid.
+     */
+    public static function jsonSchemaValidator(array|bool $schema): \Closure
+    {
+        $handle = Native::call(fn () => phaseo_schema_new(Json::encode(Json::schema($schema))));
+        $holder = new class ($handle) {
+            public function __construct(public readonly int $handle)
+            {
+            }
+
+            public function __destruct()
+            {
+                phaseo_schema_free($this->handle);
+            }
+        };
+        return static function (mixed $value) use ($holder): mixed {
+            $problem = Native::call(fn () => phaseo_schema_check($holder->handle, Json::encode($value)));
+            if ($problem !== null) {
+                throw new \InvalidArgumentException($problem);
+            }
+            return $value;
+        };
+    }
+
+    /** The gateway client (`apiKey`, `baseUrl`, `model`, `preset`, `bodyDefaults`, `headers`, `timeoutMs`). */
+    public static function createGatewayAgentClient(array $options = []): HttpClient
+    {
+        return new HttpClient('gateway', $options);
+    }
+
+    /** A client of any OpenAI-compatible `/chat/completions` endpoint. */
+    public static function createOpenAICompatibleClient(array $options = []): HttpClient
+    {
+        return new HttpClient('openai-compatible', $options);
+    }
+
+    /**
+     * Lets PHP functions still in flight finish (calls the core stopped waiting for, such as
+     * a timed-out tool sleeping in its Fiber), for up to `$ms` milliseconds; true when none
+     * is left. Runs do this for each other; call it before exiting to let them clean up.
+     */
+    public static function settle(int|float $ms = 1000): bool
+    {
+        return Internal\Scheduler::settle((float) $ms);
+    }
+
+    /** The SDK's version. */
+    public static function version(): string
+    {
+        return phaseo_version();
+    }
+}

@@ -1,0 +1,322 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk\Internal;
+
+use Phaseo\AgentSdk\RuntimeContext;
+
+/**
+ * The PHP thread's side of the bridge (internal). The core runs on its own threads and
+ * hands every call of a PHP function to this thread through one queue (`phaseo_poll`).
+ * Whoever waits for a run pumps the queue: each call runs in a `Fiber` of its own, started
+ * in the order the core made the calls, and answered with `phaseo_respond` when its fiber
+ * returns. A fiber that waits (`$runtime->sleep()`, a nested run) suspends, so other calls
+ * proceed: that is how tool calls overlap up to the concurrency limit on one PHP thread.
+ * A call the core stopped waiting for (a timeout, a cancelled run) is told at once: its
+ * `$runtime->cancelled()` turns true and a sleeping fiber wakes early.
+ */
+final class Scheduler
+{
+    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int}> calls in flight */
+    private static array $tasks = [];
+    /** @var array<int, int> spl_object_id(fiber) => call id */
+    private static array $byFiber = [];
+    /** @var array<int, true> */
+    private static array $cancelled = [];
+    /** @var array<int, array> run => its end message */
+    private static array $done = [];
+    /** @var array<int, list<array>> run => events not yet taken (streams) */
+    private static array $events = [];
+    /** @var array<int, callable|true> run => its event listener (true: a stream) */
+    private static array $listeners = [];
+    /** @var list<array{0: float, 1: callable}> */
+    private static array $timers = [];
+
+    /**
+     * Serves calls still in flight (ones the core abandoned, e.g. after a timeout, whose
+     * fibers still sleep) for up to `$ms` milliseconds; whether none is left.
+     */
+    public static function settle(float $ms): bool
+    {
+        $until = self::now() + $ms / 1000;
+        while (self::$tasks !== [] && self::now() < $until && self::currentCall() === null) {
+            self::pump();
+        }
+        return self::$tasks === [];
+    }
+
+    /** Sends a run's events to `$listener` (a callable) or keeps them for `nextEvent` (true). */
+    public static function listen(int $run, callable|bool $listener): void
+    {
+        self::$listeners[$run] = $listener;
+    }
+
+    /** Calls `$f` at `$at` (hrtime seconds) while some run is being waited for. */
+    public static function timer(float $at, callable $f): void
+    {
+        self::$timers[] = [$at, $f];
+    }
+
+    /** Now, in seconds (monotonic). */
+    public static function now(): float
+    {
+        return hrtime(true) / 1e9;
+    }
+
+    /** Waits for a run's end message (`{state}` or `{error}`), serving calls meanwhile. */
+    public static function wait(int $run): array
+    {
+        while (!isset(self::$done[$run])) {
+            self::step($run);
+        }
+        $m = self::$done[$run];
+        unset(self::$done[$run], self::$listeners[$run], self::$events[$run]);
+        return $m;
+    }
+
+    /** The next event of a streamed run, or null once it ended (its end stays for wait()). */
+    public static function nextEvent(int $run): ?array
+    {
+        while (true) {
+            if (!empty(self::$events[$run])) {
+                return array_shift(self::$events[$run]);
+            }
+            if (isset(self::$done[$run])) {
+                return null;
+            }
+            self::step($run);
+        }
+    }
+
+    /** One round: inside one of our fibers, suspend until woken; else pump the queue. */
+    private static function step(int $run): void
+    {
+        $self = self::currentCall();
+        if ($self !== null) {
+            self::$tasks[$self]['run'] = $run;
+            \Fiber::suspend();
+            return;
+        }
+        self::pump();
+    }
+
+    /** The call id of the fiber running now, if it is one of ours. */
+    private static function currentCall(): ?int
+    {
+        $fiber = \Fiber::getCurrent();
+        return $fiber === null ? null : (self::$byFiber[spl_object_id($fiber)] ?? null);
+    }
+
+    /** Waits for and handles the queue's messages, then resumes the fibers due. */
+    private static function pump(): void
+    {
+        $msg = phaseo_poll(self::timeoutMs());
+        while ($msg !== null) {
+            self::handle(Json::decode($msg));
+            $msg = phaseo_poll(0);
+        }
+        self::resumeDue();
+    }
+
+    /** How long the queue may be waited on: until the next wake-up or timer. */
+    private static function timeoutMs(): int
+    {
+        $next = INF;
+        foreach (self::$tasks as $id => $t) {
+            if ($t['wake'] !== null) {
+                $next = min($next, $t['wake']);
+            }
+            if ($t['run'] !== null && (isset(self::$done[$t['run']]) || !empty(self::$events[$t['run']]))) {
+                return 0;
+            }
+        }
+        foreach (self::$timers as [$at]) {
+            $next = min($next, $at);
+        }
+        if ($next === INF) {
+            return 100;
+        }
+        return (int) max(0, min(100, ceil(($next - self::now()) * 1000)));
+    }
+
+    private static function handle(array $m): void
+    {
+        switch ($m['t']) {
+            case 'call':
+                self::start((int) $m['id'], (string) $m['kind'], (int) $m['cb'], $m['args']);
+                break;
+            case 'cancel':
+                // A call that already answered needs nothing (its answer was discarded).
+                $id = (int) $m['id'];
+                if (isset(self::$tasks[$id])) {
+                    self::$cancelled[$id] = true;
+                    if (self::$tasks[$id]['wake'] !== null) {
+                        self::$tasks[$id]['wake'] = 0.0;
+                    }
+                }
+                break;
+            case 'event':
+                $listener = self::$listeners[(int) $m['run']] ?? null;
+                if ($listener === true) {
+                    self::$events[(int) $m['run']][] = $m['event'];
+                } elseif ($listener !== null) {
+                    try {
+                        $listener($m['event']);
+                    } catch (\Throwable $e) {
+                        // A listener's error must not break the run (SPEC §5): reported only.
+                        error_log('phaseo agent: event listener threw ' . get_class($e) . ': ' . $e->getMessage());
+                    }
+                }
+                break;
+            case 'done':
+                self::$done[(int) $m['run']] = $m;
+                break;
+        }
+    }
+
+    private static function start(int $id, string $kind, int $cb, array $args): void
+    {
+        $fiber = new \Fiber(static function () use ($id, $kind, $cb, $args): void {
+            self::invoke($id, $kind, $cb, $args);
+        });
+        self::$tasks[$id] = ['fiber' => $fiber, 'wake' => null, 'run' => null];
+        self::$byFiber[spl_object_id($fiber)] = $id;
+        self::resume($id);
+    }
+
+    /** Runs one call's PHP function and answers the core; nothing it throws escapes. */
+    private static function invoke(int $id, string $kind, int $cb, array $args): void
+    {
+        try {
+            $f = Registry::get($cb);
+            $value = match ($kind) {
+                'execute' => self::execute($f, $id, $args),
+                'stream' => self::stream($f, $id, $args[0]),
+                'approve', 'toolCalled', 'responseReceived', 'nextTurn' =>
+                    $f($args[0], new RuntimeContext($id, $args[1])),
+                default => $f(...$args),
+            };
+            if ($kind === 'approve') {
+                $value = (bool) $value;
+            }
+        } catch (\Throwable $e) {
+            phaseo_respond($id, null, self::message($e), false);
+            return;
+        }
+        try {
+            $json = Json::encode($value);
+        } catch (\Throwable $e) {
+            phaseo_respond($id, null, 'the result cannot be written as JSON: ' . $e->getMessage(), true);
+            return;
+        }
+        phaseo_respond($id, $json, null, false);
+    }
+
+    private static function execute(callable $f, int $id, array $args): mixed
+    {
+        $runtime = new RuntimeContext($id, $args[1]);
+        $value = $f($args[0], $runtime);
+        if ($value instanceof \Generator) {
+            // A generator tool: each yielded value is a progress value, the return the result.
+            foreach ($value as $progress) {
+                ($runtime->emitProgress)($progress);
+            }
+            return $value->getReturn();
+        }
+        return $value;
+    }
+
+    /** Iterates a model client's stream, passing each event to the run as it comes. */
+    private static function stream(callable $f, int $id, array $request): mixed
+    {
+        foreach ($f($request) as $event) {
+            Native::call(fn () => phaseo_call_stream($id, Json::encode($event)));
+        }
+        return null;
+    }
+
+    /** What an exception of any class says (bridge rule 4), with a fixed fallback. */
+    public static function message(\Throwable $e): string
+    {
+        try {
+            $m = $e->getMessage();
+            return $m !== '' ? $m : get_class($e);
+        } catch (\Throwable) {
+            return 'a PHP tool threw an exception whose message could not be read';
+        }
+    }
+
+    private static function resume(int $id): void
+    {
+        $t = self::$tasks[$id];
+        self::$tasks[$id]['wake'] = null;
+        self::$tasks[$id]['run'] = null;
+        try {
+            if (!$t['fiber']->isStarted()) {
+                $t['fiber']->start();
+            } else {
+                $t['fiber']->resume();
+            }
+        } catch (\Throwable $e) {
+            // Only our own plumbing can get here (invoke catches everything).
+            phaseo_respond($id, null, self::message($e), false);
+        }
+        if ($t['fiber']->isTerminated()) {
+            unset(self::$tasks[$id], self::$byFiber[spl_object_id($t['fiber'])], self::$cancelled[$id]);
+        }
+    }
+
+    private static function resumeDue(): void
+    {
+        $now = self::now();
+        foreach (self::$timers as $i => [$at, $f]) {
+            if ($at <= $now) {
+                unset(self::$timers[$i]);
+                try {
+                    $f();
+                } catch (\Throwable $e) {
+                    error_log('phaseo agent: timer threw ' . get_class($e) . ': ' . $e->getMessage());
+                }
+            }
+        }
+        self::$timers = array_values(self::$timers);
+        foreach (array_keys(self::$tasks) as $id) {
+            $t = self::$tasks[$id] ?? null;
+            if ($t === null || !$t['fiber']->isSuspended()) {
+                continue;
+            }
+            $due = ($t['wake'] !== null && $t['wake'] <= $now)
+                || ($t['run'] !== null && (isset(self::$done[$t['run']]) || !empty(self::$events[$t['run']])));
+            if ($due) {
+                self::resume($id);
+            }
+        }
+    }
+
+    /**
+     * Sleeps `$ms` in a call's fiber (others proceed), ending early when the call is
+     * cancelled; outside a fiber it blocks, checking for cancellation. False when cut short.
+     */
+    public static function sleep(int $call, float $ms): bool
+    {
+        $until = self::now() + $ms / 1000;
+        if (self::currentCall() === $call) {
+            while (self::now() < $until && !self::cancelled($call)) {
+                self::$tasks[$call]['wake'] = $until;
+                \Fiber::suspend();
+            }
+        } else {
+            while (self::now() < $until && !self::cancelled($call)) {
+                usleep((int) min(2000, max(0, ($until - self::now()) * 1e6)));
+            }
+        }
+        return !self::cancelled($call);
+    }
+
+    /** Whether the core stopped waiting for a call. */
+    public static function cancelled(int $call): bool
+    {
+        return isset(self::$cancelled[$call]) || phaseo_call_cancelled($call);
+    }
+}

@@ -1,0 +1,105 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk;
+
+use Phaseo\AgentSdk\Internal\Json;
+use Phaseo\AgentSdk\Internal\Native;
+
+/**
+ * A run's result: its state (canonical JSON, continued later by any language: `toJson()` /
+ * `RunResult::fromJson($text)`) and what applications read (`status()`, `output()`, …).
+ * `$run` is the run record (`id`, `status`, `result`, `context`, `messages`, `usage`,
+ * `pause`, `error`, `stopReason`, …), `$output` the final output.
+ */
+final class RunResult implements \JsonSerializable, \Stringable
+{
+    /** @var array<string, mixed> the run record */
+    public readonly array $run;
+    public readonly mixed $output;
+    /** @var list<array> */
+    public readonly array $messages;
+    /** @var array<string, mixed> */
+    public readonly array $usage;
+
+    /** @internal the canonical JSON text of a state */
+    public function __construct(private readonly string $json)
+    {
+        $state = Json::decode($json);
+        $this->run = $state['run'] ?? [];
+        $this->output = $this->run['result'] ?? null;
+        $this->messages = $this->run['messages'] ?? [];
+        $this->usage = $this->run['usage'] ?? [];
+    }
+
+    /** Reads a state from its JSON text (throws StateError when it is not a valid state). */
+    public static function fromJson(string $text): self
+    {
+        return new self(Native::call(fn () => phaseo_state_canonical($text)));
+    }
+
+    /** The canonical JSON text of the state (store it; continue from it later). */
+    public function toJson(): string
+    {
+        return $this->json;
+    }
+
+    public function __toString(): string
+    {
+        return $this->json;
+    }
+
+    public function jsonSerialize(): mixed
+    {
+        return Json::decode($this->json);
+    }
+
+    /** `completed`, `waiting_for_human`, `failed`, `cancelled`, … */
+    public function status(): string
+    {
+        return (string) ($this->run['status'] ?? '');
+    }
+
+    /** The final output (null unless completed or stopped). */
+    public function output(): mixed
+    {
+        return $this->output;
+    }
+
+    /** The run id. */
+    public function runId(): string
+    {
+        return (string) ($this->run['id'] ?? '');
+    }
+
+    /** Why the run stopped early, if it did. */
+    public function stopReason(): ?string
+    {
+        return $this->run['stopReason'] ?? null;
+    }
+
+    /** The final application context. */
+    public function context(): mixed
+    {
+        return $this->run['context'] ?? null;
+    }
+
+    /** The pause (`kind`, `reason`, `payload`, `pendingToolCalls`), when the run waits. */
+    public function pause(): ?array
+    {
+        return $this->run['pause'] ?? null;
+    }
+
+    /** The calls waiting for a decision or an output (`['call' => [...], 'kind' => ...]`). */
+    public function pending(): array
+    {
+        return $this->pause()['pendingToolCalls'] ?? [];
+    }
+
+    /** The run's error record (`code`, `message`), when it failed. */
+    public function error(): ?array
+    {
+        return $this->run['error'] ?? null;
+    }
+}

@@ -1,0 +1,66 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk;
+
+use Phaseo\AgentSdk\Internal\Json;
+use Phaseo\AgentSdk\Internal\Native;
+use Phaseo\AgentSdk\Internal\Scheduler;
+
+/**
+ * What a tool call sees: `runId`, `agentId`, `stepIndex`, `context`, `toolCall`
+ * (`['id' => ..., 'name' => ..., 'input' => ...]`), `($runtime->emitProgress)($value)`,
+ * `($runtime->setContext)($value)`, `cancelled()` and a cooperative `sleep($ms)`.
+ */
+final class RuntimeContext
+{
+    public readonly string $runId;
+    public readonly string $agentId;
+    public readonly int $stepIndex;
+    public readonly mixed $context;
+    /** @var array{id?: string, name?: string, input?: mixed} */
+    public readonly array $toolCall;
+    /** Publishes a progress value (`tool.preliminary_result`), checked by `eventSchema`. */
+    public readonly \Closure $emitProgress;
+    /** Replaces the application context (applied after the tool phase, in call order). */
+    public readonly \Closure $setContext;
+
+    /** @internal */
+    public function __construct(private readonly int $callId, array $runtime)
+    {
+        $this->runId = (string) ($runtime['runId'] ?? '');
+        $this->agentId = (string) ($runtime['agentId'] ?? '');
+        $this->stepIndex = (int) ($runtime['stepIndex'] ?? 0);
+        $this->context = $runtime['context'] ?? null;
+        $this->toolCall = is_array($runtime['toolCall'] ?? null) ? $runtime['toolCall'] : [];
+        $call = $callId;
+        $this->emitProgress = static function (mixed $value) use ($call): void {
+            try {
+                $json = Json::encode($value);
+            } catch (\Throwable $e) {
+                Native::call(fn () => phaseo_call_progress($call, 'the progress value cannot be written as JSON: ' . $e->getMessage(), true));
+                return;
+            }
+            Native::call(fn () => phaseo_call_progress($call, $json, false));
+        };
+        $this->setContext = static function (mixed $value) use ($call): void {
+            Native::call(fn () => phaseo_call_set_context($call, Json::encode($value)));
+        };
+    }
+
+    /** Whether the core stopped waiting for this call (timeout, run cancelled): stop working. */
+    public function cancelled(): bool
+    {
+        return Scheduler::cancelled($this->callId);
+    }
+
+    /**
+     * Waits `$ms` milliseconds without holding the PHP thread (other calls proceed), ending
+     * early when the call is cancelled. Returns false when it was cut short.
+     */
+    public function sleep(int|float $ms): bool
+    {
+        return Scheduler::sleep($this->callId, (float) $ms);
+    }
+}

@@ -1,0 +1,176 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk;
+
+use Phaseo\AgentSdk\Internal\Json;
+use Phaseo\AgentSdk\Internal\Native;
+
+/**
+ * The product's accessor: the application loads and saves states itself (a file, a cache,
+ * its own table). Give it where a RunStore goes (`store:`). It has no claim: continuing a
+ * pause twice is not prevented; list/delete/recover need a real RunStore.
+ */
+interface StateAccessor
+{
+    /** The stored state of a run, or null when unknown. */
+    public function load(string $runId): ?RunResult;
+
+    /** Stores a run's state (replacing any earlier one). */
+    public function save(RunResult $result): void;
+}
+
+/**
+ * A durable run store (SPEC §10): every state a run reaches is saved; paused runs continue
+ * by id (`$agent->continueRunById`), dead workers' runs are recovered. Give it to
+ * `AgentDefinition(store: ...)` or to a run (`store:`).
+ */
+class RunStore
+{
+    /** @internal */
+    protected function __construct(private readonly int $handle)
+    {
+    }
+
+    public function __destruct()
+    {
+        phaseo_store_free($this->handle);
+        Internal\Registry::release($this->ids);
+    }
+
+    private function direct(string $what): void
+    {
+        if ($this->accessor !== null) {
+            throw new \LogicException("{$what} needs a RunStore (memory, sqlite, postgres), not a load/save StateAccessor");
+        }
+    }
+
+    /** @internal */
+    public function handle(): int
+    {
+        return $this->handle;
+    }
+
+    /** @var list<int> registry ids this store's callbacks hold */
+    private array $ids = [];
+    private ?StateAccessor $accessor = null;
+
+    /** A store over the application's own load/save (the product's StateAccessor). */
+    public static function accessor(StateAccessor $accessor): self
+    {
+        $load = Internal\Registry::add(static function (string $runId) use ($accessor): ?string {
+            return $accessor->load($runId)?->toJson();
+        });
+        $save = Internal\Registry::add(static function (string $runId, string $state) use ($accessor): void {
+            $accessor->save(new RunResult($state));
+        });
+        $store = new self(phaseo_store_accessor($load, $save));
+        $store->ids = [$load, $save];
+        $store->accessor = $accessor;
+        return $store;
+    }
+
+    /** @internal a RunStore of a store argument (an accessor is wrapped) */
+    public static function of(self|StateAccessor|null $store): ?self
+    {
+        return $store instanceof StateAccessor ? self::accessor($store) : $store;
+    }
+
+    /** An in-process store (lost when PHP exits). */
+    public static function memory(): self
+    {
+        return new self(Native::call(fn () => phaseo_store_new('memory', null)));
+    }
+
+    /** A SQLite file (created with its schema when missing). */
+    public static function sqlite(string $path): self
+    {
+        return new self(Native::call(fn () => phaseo_store_new('sqlite', $path)));
+    }
+
+    /** A PostgreSQL database (`postgres://user:pass@host/db`). */
+    public static function postgres(string $url): self
+    {
+        return new self(Native::call(fn () => phaseo_store_new('postgres', $url)));
+    }
+
+    /**
+     * A stored run: `runId`, `agentId`, `status`, `version`, `createdAtMs`, `updatedAtMs`,
+     * `lease*`, and `state` (a RunResult); null when unknown.
+     */
+    public function load(string $runId): ?array
+    {
+        $this->direct('load');
+        $row = Native::call(fn () => phaseo_store_load($this->handle, $runId));
+        return $row === null ? null : self::row(Json::decode($row));
+    }
+
+    /**
+     * A page of stored runs, newest first: `['runs' => [...], 'nextCursor' => ?string]`.
+     * Query keys: `statuses` (list), `agentId`, `limit`, `cursor`.
+     */
+    public function list(array $query = []): array
+    {
+        $this->direct('list');
+        $page = Json::decode(Native::call(fn () => phaseo_store_list($this->handle, $query === [] ? null : Json::encode($query))));
+        return ['runs' => array_map(self::row(...), $page['runs']), 'nextCursor' => $page['nextCursor']];
+    }
+
+    /** Deletes a stored run; whether it existed. */
+    public function delete(string $runId): bool
+    {
+        $this->direct('delete');
+        return Native::call(fn () => phaseo_store_delete($this->handle, $runId));
+    }
+
+    private static function row(array $row): array
+    {
+        $row['state'] = new RunResult($row['state']);
+        return $row;
+    }
+}
+
+/**
+ * An MCP server whose tools become agent tools (SPEC §11): `McpServer::stdio(name:,
+ * command:, args:)` or `McpServer::http(name:, url:, headers:, bearer:)`, with `allowTools`,
+ * `denyTools`, `toolPrefix`, `requireApproval` (true, false, `'destructive'` or
+ * `fn ($input, $runtime)`), `timeoutMs`, `toolTimeoutsMs`, `onError`, `cacheTtlMs`, `optional`.
+ */
+final class McpServer
+{
+    private function __construct(private readonly array $spec)
+    {
+    }
+
+    /** A server started as a child process speaking stdio. */
+    public static function stdio(string $name, string $command, array $args = [], ?array $env = null, ?string $cwd = null, mixed ...$options): self
+    {
+        return new self(array_merge(['name' => $name, 'command' => $command, 'args' => $args, 'env' => $env, 'cwd' => $cwd], $options));
+    }
+
+    /** A server over Streamable HTTP. */
+    public static function http(string $name, string $url, ?array $headers = null, ?string $bearer = null, mixed ...$options): self
+    {
+        return new self(array_merge(['name' => $name, 'url' => $url, 'headers' => $headers, 'bearer' => $bearer], $options));
+    }
+
+    /**
+     * @internal the JSON declaration, callables registered through `$fn`
+     * @param callable(callable): array $fn
+     */
+    public function spec(callable $fn): array
+    {
+        $spec = array_filter($this->spec, static fn ($x) => $x !== null);
+        if (isset($spec['env']) && $spec['env'] === []) {
+            unset($spec['env']);
+        }
+        if (isset($spec['toolTimeoutsMs']) && $spec['toolTimeoutsMs'] === []) {
+            unset($spec['toolTimeoutsMs']);
+        }
+        if (isset($spec['requireApproval']) && Internal\Spec::isFn($spec['requireApproval'])) {
+            $spec['requireApproval'] = $fn($spec['requireApproval']);
+        }
+        return $spec;
+    }
+}

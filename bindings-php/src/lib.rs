@@ -1,0 +1,288 @@
+//! PHP binding of the Phaseo Agent SDK: the native extension `phaseo_agent`, a small
+//! low-level API of `phaseo_*` functions (declared in `php/phaseo_agent.stub.php`). The
+//! public API is the PHP layer (`php/src`, namespace `Phaseo\AgentSdk`); this crate only
+//! turns definitions (JSON text) into core values, adapts PHP callables (see [`host`]: one
+//! queue the PHP thread pumps) and converts values. Errors are thrown as `\Exception`s
+//! whose message is the error's JSON (see [`error`]).
+#![cfg_attr(windows, feature(abi_vectorcall))]
+
+mod adapters;
+mod client;
+mod error;
+mod handles;
+mod host;
+mod run;
+mod spec;
+mod store;
+
+use std::time::Duration;
+
+use ext_php_rs::prelude::*;
+
+use crate::error::NativeError;
+use crate::handles::{AGENTS, CLIENTS, SCHEMAS, STORES};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Creates an agent from its definition's JSON text (callables as `{"$callback": id}`).
+#[php_function]
+pub fn phaseo_agent_new(definition: String, store: i64) -> PhpResult<i64> {
+    let host = std::sync::Arc::new(host::Host);
+    let mut def = spec::agent(&host, &definition)?;
+    if store != 0 {
+        def = def.store(STORES.get(store)?);
+    }
+    let agent = phaseo_agent::create_agent(def).map_err(NativeError::from)?;
+    Ok(AGENTS.insert(agent))
+}
+
+/// Frees an agent handle (runs in flight keep what they use).
+#[php_function]
+pub fn phaseo_agent_free(agent: i64) {
+    AGENTS.remove(agent);
+}
+
+/// Starts a run (`mode`: run, continue, recover, stream, continueStream); its handle.
+#[php_function]
+#[allow(clippy::too_many_arguments)]
+pub fn phaseo_run_start(
+    mode: String,
+    agent: i64,
+    options: Option<String>,
+    state: Option<String>,
+    run_id: Option<String>,
+    client: i64,
+    store: i64,
+    events: bool,
+) -> PhpResult<i64> {
+    Ok(run::start(run::Start {
+        mode: &mode,
+        agent,
+        options: options.as_deref(),
+        state: state.as_deref(),
+        run_id: run_id.as_deref(),
+        client,
+        store,
+        events,
+    })?)
+}
+
+/// Cancels a run.
+#[php_function]
+pub fn phaseo_run_cancel(run: i64) {
+    run::cancel(run);
+}
+
+/// The next message for the PHP thread (JSON text), waiting up to `wait_ms`; null if none.
+#[php_function]
+pub fn phaseo_poll(wait_ms: i64) -> Option<String> {
+    host::poll(Duration::from_millis(wait_ms.max(0) as u64))
+}
+
+/// Answers a call: `value` (JSON text) or `error` (a message); `invalid` says the value
+/// could not be converted (the message says why).
+#[php_function]
+pub fn phaseo_respond(call: i64, value: Option<String>, error: Option<String>, invalid: bool) {
+    let answer = match (value, error) {
+        (_, Some(message)) if invalid => host::Answer::Invalid(message),
+        (_, Some(message)) => host::Answer::Thrown(message),
+        (Some(text), None) => match phaseo_agent::parse_json_text(&text) {
+            Ok(v) => host::Answer::Value(v),
+            Err(e) => host::Answer::Invalid(e.to_string()),
+        },
+        (None, None) => host::Answer::Value(phaseo_agent::Value::Null),
+    };
+    host::respond(call as u64, answer);
+}
+
+/// Whether the core stopped waiting for a call (timeout, cancellation).
+#[php_function]
+pub fn phaseo_call_cancelled(call: i64) -> bool {
+    host::is_cancelled(call as u64)
+}
+
+/// Emits a progress value (JSON text; `invalid` = the message of a value PHP could not
+/// convert) of an executor call.
+#[php_function]
+pub fn phaseo_call_progress(call: i64, value: String, invalid: bool) -> PhpResult<()> {
+    host::with_runtime(call as u64, |rt| {
+        if invalid {
+            return rt.reject_progress(value);
+        }
+        match phaseo_agent::parse_json_text(&value) {
+            Ok(v) => rt.emit_progress(v),
+            Err(e) => rt.reject_progress(e.to_string()),
+        }
+    })
+    .ok_or_else(|| NativeError::argument("the call is not a running tool call"))?;
+    Ok(())
+}
+
+/// Replaces the application context (JSON text) from an executor call.
+#[php_function]
+pub fn phaseo_call_set_context(call: i64, value: String) -> PhpResult<()> {
+    let value = phaseo_agent::parse_json_text(&value)
+        .map_err(|e| NativeError::argument(format!("the context is not valid JSON: {e}")))?;
+    host::with_runtime(call as u64, |rt| rt.set_context(value))
+        .ok_or_else(|| NativeError::argument("the call is not a running tool call"))?
+        .map_err(|e| NativeError::argument(e.to_string()))?;
+    Ok(())
+}
+
+/// A scripted client over entries (JSON array), skipping the first `used`.
+#[php_function]
+pub fn phaseo_client_scripted(entries: String, used: i64) -> PhpResult<i64> {
+    Ok(client::scripted(&entries, used.max(0) as usize)?)
+}
+
+/// How many scripted entries a scripted client consumed.
+#[php_function]
+pub fn phaseo_client_cursor(client: i64) -> i64 {
+    client::cursor(client) as i64
+}
+
+/// The test client (echoes).
+#[php_function]
+pub fn phaseo_client_test() -> i64 {
+    client::test()
+}
+
+/// An HTTP client: `kind` gateway or openai-compatible, options JSON.
+#[php_function]
+pub fn phaseo_client_http(kind: String, options: Option<String>) -> PhpResult<i64> {
+    Ok(client::http(&kind, options.as_deref())?)
+}
+
+/// A client whose `generate(request)` is the PHP callable `callback` and, when `stream` is
+/// not 0, whose `stream(request)` (used when the run is streamed) is that callable.
+#[php_function]
+pub fn phaseo_client_host(callback: i64, stream: i64) -> i64 {
+    client::host(callback as u64, stream.max(0) as u64)
+}
+
+/// Passes one event (JSON) a PHP model client's `stream` yielded; throws with what is
+/// wrong with it, or when the attempt is over.
+#[php_function]
+pub fn phaseo_call_stream(call: i64, event: String) -> PhpResult<()> {
+    let event = phaseo_agent::parse_json_text(&event)
+        .map_err(|e| NativeError::argument(format!("the stream event is not valid JSON: {e}")))?;
+    host::stream_event(call as u64, &event).map_err(NativeError::argument)?;
+    Ok(())
+}
+
+/// Frees a client handle.
+#[php_function]
+pub fn phaseo_client_free(client: i64) {
+    CLIENTS.remove(client);
+}
+
+/// A run store: `kind` memory, sqlite (`target` = path) or postgres (`target` = URL).
+#[php_function]
+pub fn phaseo_store_new(kind: String, target: Option<String>) -> PhpResult<i64> {
+    Ok(store::open(&kind, target.as_deref())?)
+}
+
+/// A store over PHP's `load(runId)` / `save(runId, stateJson)` callables (registry ids).
+#[php_function]
+pub fn phaseo_store_accessor(load: i64, save: i64) -> i64 {
+    store::accessor(load as u64, save as u64)
+}
+
+/// A stored run's row (JSON text) or null.
+#[php_function]
+pub fn phaseo_store_load(store: i64, run_id: String) -> PhpResult<Option<String>> {
+    Ok(store::load(store, run_id)?)
+}
+
+/// A page of stored runs (query JSON: statuses, agentId, limit, cursor).
+#[php_function]
+pub fn phaseo_store_list(store: i64, query: Option<String>) -> PhpResult<String> {
+    Ok(store::list(store, query.as_deref())?)
+}
+
+/// Deletes a stored run; whether it existed.
+#[php_function]
+pub fn phaseo_store_delete(store: i64, run_id: String) -> PhpResult<bool> {
+    Ok(store::delete(store, run_id)?)
+}
+
+/// Frees a store handle.
+#[php_function]
+pub fn phaseo_store_free(store: i64) {
+    STORES.remove(store);
+}
+
+/// Compiles a JSON Schema (JSON text) for the validator helper.
+#[php_function]
+pub fn phaseo_schema_new(schema: String) -> PhpResult<i64> {
+    let value = phaseo_agent::parse_json_text(&schema)
+        .map_err(|e| NativeError::definition(format!("Invalid JSON Schema: {e}")))?;
+    let compiled = phaseo_agent::JsonSchema::compile(&value)
+        .map_err(|e| NativeError::definition(format!("Invalid JSON Schema: {e}")))?;
+    Ok(SCHEMAS.insert(std::sync::Arc::new(compiled)))
+}
+
+/// Checks a value (JSON text) against a compiled schema: null when valid, else the
+/// core's message.
+#[php_function]
+pub fn phaseo_schema_check(schema: i64, value: String) -> PhpResult<Option<String>> {
+    let schema = SCHEMAS.get(schema)?;
+    let value = phaseo_agent::parse_json_text(&value)
+        .map_err(|e| NativeError::argument(format!("the value is not valid JSON: {e}")))?;
+    Ok(schema.check(&value).err())
+}
+
+/// Frees a schema handle.
+#[php_function]
+pub fn phaseo_schema_free(schema: i64) {
+    SCHEMAS.remove(schema);
+}
+
+/// A state's canonical JSON text (throws `state_invalid` when it cannot be read).
+#[php_function]
+pub fn phaseo_state_canonical(state: String) -> PhpResult<String> {
+    Ok(phaseo_agent::RunResult::from_json(&state)
+        .map_err(NativeError::from)?
+        .to_json())
+}
+
+/// The SDK's version.
+#[php_function]
+pub fn phaseo_version() -> String {
+    env!("CARGO_PKG_VERSION").to_owned()
+}
+
+/// Registers the extension's functions with PHP.
+#[php_module]
+pub fn module(module: ModuleBuilder) -> ModuleBuilder {
+    module
+        .name("phaseo_agent")
+        .function(wrap_function!(phaseo_agent_new))
+        .function(wrap_function!(phaseo_agent_free))
+        .function(wrap_function!(phaseo_run_start))
+        .function(wrap_function!(phaseo_run_cancel))
+        .function(wrap_function!(phaseo_poll))
+        .function(wrap_function!(phaseo_respond))
+        .function(wrap_function!(phaseo_call_cancelled))
+        .function(wrap_function!(phaseo_call_progress))
+        .function(wrap_function!(phaseo_call_set_context))
+        .function(wrap_function!(phaseo_client_scripted))
+        .function(wrap_function!(phaseo_client_cursor))
+        .function(wrap_function!(phaseo_client_test))
+        .function(wrap_function!(phaseo_client_http))
+        .function(wrap_function!(phaseo_client_host))
+        .function(wrap_function!(phaseo_call_stream))
+        .function(wrap_function!(phaseo_client_free))
+        .function(wrap_function!(phaseo_store_new))
+        .function(wrap_function!(phaseo_store_accessor))
+        .function(wrap_function!(phaseo_store_load))
+        .function(wrap_function!(phaseo_store_list))
+        .function(wrap_function!(phaseo_store_delete))
+        .function(wrap_function!(phaseo_store_free))
+        .function(wrap_function!(phaseo_schema_new))
+        .function(wrap_function!(phaseo_schema_check))
+        .function(wrap_function!(phaseo_schema_free))
+        .function(wrap_function!(phaseo_state_canonical))
+        .function(wrap_function!(phaseo_version))
+}

@@ -1,0 +1,356 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk\Tests;
+
+use Phaseo\AgentSdk\AgentDefinition;
+use Phaseo\AgentSdk\AgentError;
+use Phaseo\AgentSdk\AgentSdk;
+use Phaseo\AgentSdk\CancelToken;
+use Phaseo\AgentSdk\ContinueError;
+use Phaseo\AgentSdk\MaxStepsError;
+use Phaseo\AgentSdk\RunResult;
+use Phaseo\AgentSdk\RuntimeContext;
+use Phaseo\AgentSdk\ScriptedClient;
+use Phaseo\AgentSdk\StateError;
+use Phaseo\AgentSdk\Tool;
+use Phaseo\AgentSdk\ToolDecision;
+use Phaseo\AgentSdk\ToolError;
+use Phaseo\AgentSdk\ToolOutput;
+use PHPUnit\Framework\TestCase;
+
+/** Timeouts, overlap, pause → JSON → continue, refused continues, streams, exceptions. */
+final class RunsTest extends TestCase
+{
+    use Helpers;
+
+    private static function sleeper(string $id, int $ms, array &$log, ?int $timeoutMs = null): Tool
+    {
+        return new Tool(id: $id, execute: function (array $input, RuntimeContext $rt) use ($ms, &$log) {
+            $log[] = ['start', $rt->toolCall['id'], hrtime(true)];
+            $finished = $rt->sleep($ms);
+            $log[] = [$finished ? 'end' : 'cancelled', $rt->toolCall['id'], hrtime(true)];
+            return $finished ? 'slept' : 'cut short';
+        }, timeoutMs: $timeoutMs);
+    }
+
+    public function testCallsOverlapUpToTheConcurrencyLimit(): void
+    {
+        $log = [];
+        $calls = [self::call('c1', 'nap'), self::call('c2', 'nap'), self::call('c3', 'nap'), self::call('c4', 'nap')];
+        $agent = AgentSdk::createAgent(new AgentDefinition(
+            id: 'a',
+            tools: [self::sleeper('nap', 200, $log)],
+            toolExecution: ['toolConcurrency' => 2],
+        ));
+        $t = hrtime(true);
+        $result = $agent->run('go', new ScriptedClient([['toolCalls' => $calls], ['text' => 'rested']]));
+        $wall = self::ms($t);
+        $this->assertSame('rested', $result->output());
+        // Two at a time: ~400 ms, not 800 ms (sequential) nor 200 ms (unbounded).
+        $this->assertGreaterThanOrEqual(390, $wall);
+        $this->assertLessThan(750, $wall);
+        $running = 0;
+        $max = 0;
+        foreach ($log as [$what]) {
+            $running += $what === 'start' ? 1 : -1;
+            $max = max($max, $running);
+        }
+        $this->assertSame(2, $max);
+        $starts = array_values(array_filter($log, fn ($e) => $e[0] === 'start'));
+        $this->assertSame(['c1', 'c2', 'c3', 'c4'], array_column($starts, 1), 'calls start in call order');
+    }
+
+    public function testAnAgentUsedAsAToolWaitsInItsFiberWhileOtherCallsRun(): void
+    {
+        $log = [];
+        $inner = AgentSdk::createAgent(new AgentDefinition(id: 'inner', tools: [self::sleeper('nap', 200, $log)]));
+        $delegate = new Tool(id: 'delegate', execute: function (array $input, RuntimeContext $rt) use ($inner) {
+            $client = new ScriptedClient([['toolCalls' => [self::call('n-' . $rt->toolCall['id'], 'nap')]], ['text' => 'inner done']]);
+            return $inner->run('nap please', $client)->output();
+        });
+        $outer = AgentSdk::createAgent(new AgentDefinition(id: 'outer', tools: [$delegate], toolExecution: ['toolConcurrency' => 2]));
+        $model = new RecordingModel([['toolCalls' => [self::call('c1', 'delegate'), self::call('c2', 'delegate')]], ['text' => 'all done']]);
+        $t = hrtime(true);
+        $result = $outer->run('go', $model);
+        $this->assertSame('all done', $result->output());
+        $this->assertLessThan(390, self::ms($t), 'the two nested runs overlap');
+        $this->assertSame(['inner done', 'inner done'], array_column(self::toolMessages($model->requests[1]), 'content'));
+        $this->assertSame(['start', 'start', 'end', 'end'], array_column($log, 0));
+    }
+
+    public function testATimeoutEndsTheRunOnTimeAndTheSleepingToolSeesCancellation(): void
+    {
+        $log = [];
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [self::sleeper('slow', 5000, $log, 100)]));
+        $t = hrtime(true);
+        try {
+            $agent->run('go', new ScriptedClient([['toolCalls' => [self::call('c1', 'slow')]], ['text' => 'x']]));
+            $this->fail('expected a timeout');
+        } catch (ToolError $e) {
+            $this->assertSame('tool_timeout', $e->getCode());
+            $this->assertSame('failed', $e->result->status());
+        }
+        $this->assertLessThan(1000, self::ms($t));
+        AgentSdk::settle(1000);
+        $this->assertSame(['start', 'cancelled'], array_column($log, 0));
+    }
+
+    public function testATimeoutReturnedToTheModelLetsTheRunGoOn(): void
+    {
+        $log = [];
+        $tool = new Tool(id: 'slow', execute: function (array $input, RuntimeContext $rt) {
+            while (!$rt->cancelled()) {
+                $rt->sleep(10);
+            }
+            return 'late';
+        }, timeoutMs: 50, onError: 'return-to-model');
+        $model = new RecordingModel([['toolCalls' => [self::call('c1', 'slow')]], ['text' => 'gave up']]);
+        $result = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$tool]))->run('go', $model);
+        $this->assertSame('gave up', $result->output());
+        $message = self::toolMessages($model->requests[1])[0];
+        $this->assertTrue($message['isError']);
+        $this->assertStringContainsString('timed out', $message['content']);
+    }
+
+    public function testABlockingToolDelaysTheRunAndItsLateResultIsDiscarded(): void
+    {
+        $tool = new Tool(id: 'block', execute: function (array $input, $rt) {
+            usleep(300_000);
+            return 'late result';
+        }, timeoutMs: 50, onError: 'return-to-model');
+        $model = new RecordingModel([['toolCalls' => [self::call('c1', 'block')]], ['text' => 'done']]);
+        $t = hrtime(true);
+        $result = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$tool]))->run('go', $model);
+        $this->assertGreaterThanOrEqual(290, self::ms($t), 'PHP cannot interrupt a blocking callback');
+        $content = self::toolMessages($model->requests[1])[0]['content'];
+        $this->assertStringContainsString('timed out', $content);
+        $this->assertStringNotContainsString('late result', $content);
+        $this->assertSame('done', $result->output());
+    }
+
+    public function testPauseToJsonToContinueWithApprovalsRejectionsAndOutputs(): void
+    {
+        $ran = [];
+        $deploy = new Tool(
+            id: 'deploy',
+            execute: function (array $input, $runtime) use (&$ran) {
+                $ran[] = $input['environment'];
+                return ['deployed' => $input['environment']];
+            },
+            description: 'Deploy the selected release',
+            requireApproval: fn (array $input, $runtime) => ($input['environment'] ?? null) === 'production',
+        );
+        $ticket = new Tool(id: 'ticket', execute: null, description: 'Filed by a person');
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'ops', tools: [$deploy, $ticket]));
+        $client = new ScriptedClient([
+            ['toolCalls' => [
+                self::call('c1', 'deploy', ['environment' => 'production']),
+                self::call('c2', 'deploy', ['environment' => 'staging']),
+                self::call('c3', 'deploy', ['environment' => 'production']),
+                self::call('c4', 'ticket', ['title' => 'check']),
+            ]],
+            ['text' => 'All handled.'],
+        ]);
+        $paused = $agent->run('ship it', $client);
+        $this->assertSame('waiting_for_human', $paused->status());
+        $this->assertSame(['staging'], $ran);
+        $pending = array_map(fn ($p) => [$p['call']['id'], $p['kind']], $paused->pending());
+        $this->assertSame([['c1', 'approval'], ['c3', 'approval'], ['c4', 'manual']], $pending);
+
+        $stored = $paused->toJson();
+        $again = AgentSdk::createAgent(new AgentDefinition(id: 'ops', tools: [$deploy, $ticket]));
+        $done = $again->continueRun(
+            RunResult::fromJson($stored),
+            $client,
+            approvals: ['c1'],
+            rejections: [new ToolDecision('c3', 'not today')],
+            toolOutputs: [new ToolOutput('c4', ['ticket' => 42])],
+        );
+        $this->assertSame('completed', $done->status());
+        $this->assertSame('All handled.', $done->output());
+        $this->assertSame(['staging', 'production'], $ran);
+    }
+
+    public function testRefusedContinuesLoseNothing(): void
+    {
+        $tool = new Tool(id: 'deploy', execute: fn ($i, $rt) => 'ok', requireApproval: true);
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$tool]));
+        $client = new ScriptedClient([['toolCalls' => [self::call('c1', 'deploy')]], ['text' => 'done']]);
+        $paused = $agent->run('go', $client);
+        try {
+            $agent->continueRun($paused, $client, approvals: ['nope']);
+            $this->fail('expected a refused continue');
+        } catch (ContinueError $e) {
+            $this->assertSame('continue_invalid', $e->getCode());
+            $this->assertNull($e->result);
+        }
+        try {
+            $agent->continueRun('{"version": 1, "run": 7}', $client, approvals: ['c1']);
+            $this->fail('expected a state error');
+        } catch (StateError $e) {
+            $this->assertSame('state_invalid', $e->getCode());
+        }
+        $done = $agent->continueRun(self::roundTrip($paused), $client, approvals: ['c1']);
+        $this->assertSame('completed', $done->status());
+        $this->expectException(ContinueError::class);
+        $agent->continueRun($done, $client, approvals: ['c1']);
+    }
+
+    public function testInteractiveToolsPauseAndTransformTheResponse(): void
+    {
+        $tool = new Tool(
+            id: 'ask',
+            execute: null,
+            onToolCalled: fn (array $input, $runtime) => null,
+            onResponseReceived: fn ($output, $runtime) => ['answer' => strtoupper($output)],
+        );
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$tool]));
+        $model = new RecordingModel([['toolCalls' => [self::call('c1', 'ask', ['q' => 'ok?'])]], ['text' => 'thanks']]);
+        $paused = $agent->run('go', $model);
+        $this->assertSame('hitl', $paused->pending()[0]['kind']);
+        $done = $agent->continueRun($paused->toJson(), $model, toolOutputs: [['toolCallId' => 'c1', 'output' => 'yes']]);
+        $this->assertSame('thanks', $done->output());
+        $this->assertSame(['answer' => 'YES'], json_decode(self::toolMessages($model->requests[1])[0]['content'], true));
+    }
+
+    public function testStreamYieldsEventsAsAGeneratorThenTheResult(): void
+    {
+        $log = [];
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [self::sleeper('nap', 20, $log)]));
+        $stream = $agent->stream('go', new ScriptedClient([['toolCalls' => [self::call('c1', 'nap')]], ['text' => 'Hello stream']]));
+        $types = [];
+        foreach ($stream->fullStream() as $event) {
+            $types[] = $event['type'];
+        }
+        $this->assertSame('run.started', $types[0]);
+        $this->assertContains('tool.started', $types);
+        $this->assertSame('run.completed', end($types));
+        $this->assertSame('Hello stream', $stream->getResult()->output());
+
+        $text = $agent->stream('go', new ScriptedClient([['text' => 'abc']]));
+        $this->assertSame('abc', implode('', iterator_to_array($text->textStream(), false)));
+        $this->assertSame('completed', $text->getResult()->status());
+    }
+
+    public function testAStreamingPhpClientFeedsTheRunsStreamAsItYields(): void
+    {
+        $client = new class () implements \Phaseo\AgentSdk\StreamingModelClient {
+            public function generate(array $request): array
+            {
+                return ['text' => 'whole'];
+            }
+
+            public function stream(array $request): iterable
+            {
+                yield ['type' => 'text-delta', 'delta' => 'Hel'];
+                yield ['type' => 'text-delta', 'delta' => 'lo'];
+                yield ['type' => 'response', 'response' => ['text' => 'Hello']];
+            }
+        };
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a'));
+        $stream = $agent->stream('hi', $client);
+        $this->assertSame(['Hel', 'lo'], iterator_to_array($stream->textStream(), false));
+        $this->assertSame('Hello', $stream->getResult()->output());
+        $this->assertSame('whole', $agent->run('hi', $client)->output(), 'a run that is not streamed calls generate');
+    }
+
+    public function testCancellingARunEndsItCancelled(): void
+    {
+        $log = [];
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [self::sleeper('nap', 5000, $log)]));
+        $token = new CancelToken();
+        $token->cancelAfter(100);
+        $t = hrtime(true);
+        $result = $agent->run('go', new ScriptedClient([['toolCalls' => [self::call('c1', 'nap')]]]), cancel: $token);
+        $this->assertSame('cancelled', $result->status());
+        $this->assertLessThan(1000, self::ms($t));
+        AgentSdk::settle(1000);
+        $this->assertSame(['start', 'cancelled'], array_column($log, 0));
+    }
+
+    /** @return iterable<string, array{\Closure}> */
+    public static function throwers(): iterable
+    {
+        yield 'RuntimeException' => [fn () => throw new \RuntimeException('plain failure')];
+        yield 'Error' => [fn () => throw new \Error('engine error')];
+        yield 'TypeError' => [fn () => strlen([])];
+        yield 'DivisionByZeroError' => [fn () => intdiv(1, 0)];
+        yield 'ArgumentCountError' => [fn () => (fn (int $a, int $b) => $a)(1)];
+        yield 'custom, empty message' => [fn () => throw new class ('') extends \LogicException {
+        }];
+        yield 'JsonException' => [fn () => json_decode('{', false, 512, JSON_THROW_ON_ERROR)];
+    }
+
+    /** @dataProvider throwers */
+    public function testExceptionsOfAnyClassInAnyCallableNeverCrash(\Closure $throw): void
+    {
+        $tool = new Tool(id: 'boom', execute: fn (array $input, $rt) => $throw());
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$tool]));
+        try {
+            $agent->run('go', new ScriptedClient([['toolCalls' => [self::call('c1', 'boom')]], ['text' => 'x']]));
+            $this->fail('expected the tool to fail the run');
+        } catch (ToolError $e) {
+            $this->assertSame('tool_failed', $e->getCode());
+            $this->assertNotSame('', $e->getMessage());
+        }
+        // The same exception from a validator, a predicate, a hook, the model and a listener.
+        $hooks = new Tool(
+            id: 'hooked',
+            execute: fn ($i, $rt) => 'ok',
+            inputSchema: fn ($v) => $throw(),
+        );
+        $this->assertFailsWithoutCrash(new AgentDefinition(id: 'b', tools: [$hooks]), self::call('c1', 'hooked'));
+        $approval = new Tool(id: 'gated', execute: fn ($i, $rt) => 'ok', requireApproval: fn ($i, $rt) => $throw());
+        $this->assertFailsWithoutCrash(new AgentDefinition(id: 'c', tools: [$approval]), self::call('c1', 'gated'));
+        $model = new RecordingModel([fn () => $throw()]);
+        try {
+            AgentSdk::createAgent(new AgentDefinition(id: 'd'))->run('go', $model);
+            $this->fail('expected a model failure');
+        } catch (AgentError $e) {
+            $this->assertSame('model_failed', $e->getCode());
+        }
+        // A listener's exceptions are reported (error_log), never raised into the run.
+        $log = tempnam(sys_get_temp_dir(), 'phaseo-php-log');
+        $previous = ini_set('error_log', $log);
+        try {
+            $result = AgentSdk::createAgent(new AgentDefinition(id: 'e'))
+                ->run('go', new ScriptedClient([['text' => 'fine']]), onEvent: fn ($e) => $throw());
+        } finally {
+            ini_set('error_log', (string) $previous);
+        }
+        $this->assertSame('fine', $result->output());
+        $this->assertStringContainsString('event listener threw', (string) file_get_contents($log));
+        unlink($log);
+    }
+
+    private function assertFailsWithoutCrash(AgentDefinition $def, array $call): void
+    {
+        try {
+            AgentSdk::createAgent($def)->run('go', new ScriptedClient([['toolCalls' => [$call]], ['text' => 'x']]));
+            $this->fail('expected the run to fail');
+        } catch (AgentError $e) {
+            $this->assertNotNull($e->result);
+            $this->assertSame('failed', $e->result->status());
+        }
+    }
+
+    public function testMaxStepsAndStopConditions(): void
+    {
+        $loop = new Tool(id: 'again', execute: fn ($i, $rt) => 'more');
+        $replies = array_fill(0, 5, ['toolCalls' => [self::call('c', 'again')]]);
+        try {
+            AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$loop], maxSteps: 2))->run('go', new ScriptedClient($replies));
+            $this->fail('expected max_steps');
+        } catch (MaxStepsError $e) {
+            $this->assertSame('max_steps', $e->getCode());
+            $this->assertSame('failed', $e->result->status());
+        }
+        $stopped = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$loop], stopWhen: [
+            AgentSdk::stepCountIs(10),
+            fn (array $state) => $state['stepCount'] >= 2 ? 'enough' : null,
+        ]))->run('go', new ScriptedClient($replies));
+        $this->assertSame('enough', $stopped->stopReason());
+    }
+}

@@ -1,0 +1,107 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Phaseo\AgentSdk\Tests;
+
+use Phaseo\AgentSdk\AgentDefinition;
+use Phaseo\AgentSdk\AgentSdk;
+use Phaseo\AgentSdk\ContinueError;
+use Phaseo\AgentSdk\RunResult;
+use Phaseo\AgentSdk\RunStore;
+use Phaseo\AgentSdk\ScriptedClient;
+use Phaseo\AgentSdk\StateAccessor;
+use Phaseo\AgentSdk\Tool;
+use PHPUnit\Framework\TestCase;
+
+/** Durable runs (SPEC §10): in-memory, SQLite and PostgreSQL stores through the PHP API. */
+final class StoresTest extends TestCase
+{
+    use Helpers;
+
+    private function pauseAndContinueById(RunStore $store): void
+    {
+        $ran = [];
+        $deploy = new Tool(id: 'deploy', execute: function (array $input, $rt) use (&$ran) {
+            $ran[] = $input['env'];
+            return 'deployed';
+        }, requireApproval: true);
+        $def = new AgentDefinition(id: 'ops-' . bin2hex(random_bytes(3)), tools: [$deploy], store: $store);
+        $client = new ScriptedClient([['toolCalls' => [self::call('c1', 'deploy', ['env' => 'prod'])]], ['text' => 'Shipped.']]);
+        $paused = AgentSdk::createAgent($def)->run('ship', $client);
+        $this->assertSame('waiting_for_human', $paused->status());
+        $row = $store->load($paused->runId());
+        $this->assertSame('waiting_for_human', $row['status']);
+        $this->assertSame($def->id, $row['agentId']);
+        $this->assertSame($paused->runId(), $row['state']->runId());
+        $page = $store->list(['statuses' => ['waiting_for_human'], 'agentId' => $def->id]);
+        $this->assertSame([$paused->runId()], array_column($page['runs'], 'runId'));
+
+        // Another agent object (as another worker would) continues by id, from the store.
+        $done = AgentSdk::createAgent($def)->continueRunById($paused->runId(), $client, approvals: ['c1']);
+        $this->assertSame('Shipped.', $done->output());
+        $this->assertSame(['prod'], $ran);
+        $this->assertSame('completed', $store->load($paused->runId())['status']);
+        try {
+            AgentSdk::createAgent($def)->continueRunById('no-such-run', $client);
+            $this->fail('expected an unknown run to be refused');
+        } catch (ContinueError $e) {
+            $this->assertSame('continue_invalid', $e->getCode());
+        }
+        $this->assertTrue($store->delete($paused->runId()));
+        $this->assertNull($store->load($paused->runId()));
+        $this->assertFalse($store->delete($paused->runId()));
+    }
+
+    public function testTheProductsStateAccessor(): void
+    {
+        $accessor = new class () implements StateAccessor {
+            /** @var array<string, string> */
+            public array $saved = [];
+
+            public function load(string $runId): ?RunResult
+            {
+                return isset($this->saved[$runId]) ? RunResult::fromJson($this->saved[$runId]) : null;
+            }
+
+            public function save(RunResult $result): void
+            {
+                $this->saved[$result->runId()] = $result->toJson();
+            }
+        };
+        $deploy = new Tool(id: 'deploy', execute: fn (array $input, $rt) => 'deployed', requireApproval: true);
+        $client = new ScriptedClient([['toolCalls' => [self::call('c1', 'deploy')]], ['text' => 'Shipped.']]);
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'ops', tools: [$deploy]));
+        $paused = $agent->run('ship', $client, store: $accessor);
+        $this->assertSame('waiting_for_human', RunResult::fromJson($accessor->saved[$paused->runId()])->status());
+        $done = $agent->continueRunById($paused->runId(), $client, approvals: ['c1'], state: $accessor); // the product's name
+        $this->assertSame('Shipped.', $done->output());
+        $this->assertSame('completed', RunResult::fromJson($accessor->saved[$paused->runId()])->status());
+        $this->expectException(\LogicException::class);
+        RunStore::accessor($accessor)->list();
+    }
+
+    public function testMemoryStore(): void
+    {
+        $this->pauseAndContinueById(RunStore::memory());
+    }
+
+    public function testSqliteStore(): void
+    {
+        $path = sys_get_temp_dir() . '/phaseo-php-' . bin2hex(random_bytes(4)) . '.db';
+        try {
+            $this->pauseAndContinueById(RunStore::sqlite($path));
+        } finally {
+            @unlink($path);
+        }
+    }
+
+    public function testPostgresStore(): void
+    {
+        $url = getenv('PHASEO_TEST_POSTGRES_URL');
+        if (!is_string($url) || $url === '') {
+            $this->fail('PHASEO_TEST_POSTGRES_URL is not set: run under scripts/with-test-postgres.sh (make php-tests); a PostgreSQL test never skips');
+        }
+        $this->pauseAndContinueById(RunStore::postgres($url));
+    }
+}
