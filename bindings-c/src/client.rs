@@ -1,12 +1,10 @@
 //! Model clients as `PhaseoClient` handles: scripted (with a cursor that survives runs and
 //! continues), the offline test client, the HTTP clients and host clients.
 
-use std::collections::BTreeMap;
 use std::ffi::c_char;
 use std::sync::Arc;
 
 use phaseo_agent::{ModelClient, ScriptedClient, Value};
-use serde::Deserialize;
 
 use crate::adapters::HostModel;
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
@@ -88,19 +86,6 @@ pub unsafe extern "C" fn phaseo_client_test(
     })
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct HttpSpec {
-    api_key: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    timeout_ms: Option<f64>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    preset: Option<String>,
-    body_defaults: Option<serde_json::Map<String, Value>>,
-}
-
 /// An HTTP client: `kind` is `"gateway"` (the Phaseo gateway, Responses API) or
 /// `"openai-compatible"` (Chat Completions); `options_json` (NULL = defaults and the
 /// environment) is `{apiKey?, baseUrl?, model?, timeoutMs?, headers?, preset?,
@@ -114,39 +99,14 @@ pub unsafe extern "C" fn phaseo_client_http(
 ) -> PhaseoStatus {
     guard(out_error, || {
         let kind = read_str(kind, "kind")?;
-        let spec: HttpSpec = match read_opt_str(options_json, "options_json")? {
-            None => HttpSpec::default(),
+        let options = match read_opt_str(options_json, "options_json")? {
+            None => Value::Null,
             Some(t) => serde_json::from_str(t)
                 .map_err(|e| CError::definition(format!("Invalid HTTP client options: {e}")))?,
         };
-        let gateway_only = spec.preset.is_some() || spec.body_defaults.is_some();
         // The host names itself (`X-Phaseo-Client`) in `headers`.
-        let headers: Vec<(String, String)> = spec.headers.into_iter().collect();
-        let options = phaseo_agent::HttpClientOptions {
-            api_key: spec.api_key,
-            base_url: spec.base_url,
-            model: spec.model,
-            timeout_ms: spec.timeout_ms,
-            headers,
-            preset: spec.preset.map(|p| p.trim_start_matches('@').to_owned()),
-            body_defaults: spec.body_defaults.unwrap_or_default(),
-        };
-        let client: Arc<dyn ModelClient> = match kind {
-            "gateway" => Arc::new(phaseo_agent::GatewayClient::from_options(&options)),
-            "openai-compatible" if !gateway_only => {
-                Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(&options))
-            }
-            "openai-compatible" => {
-                return Err(CError::definition(
-                    "HTTP client options: preset and bodyDefaults are gateway options",
-                ))
-            }
-            other => {
-                return Err(CError::definition(format!(
-                    "Unknown HTTP client kind {other:?}: use \"gateway\" or \"openai-compatible\""
-                )))
-            }
-        };
+        let options = phaseo_agent::spec::http_client_options(options)?;
+        let client = phaseo_agent::spec::http_client(kind, &options)?;
         out_client(out_client_ptr, client, None)
     })
 }

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use phaseo_agent::store::{
     parse_statuses, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
-    StoredRun,
 };
-use phaseo_agent::AgentError;
 use serde::Deserialize;
 
 use crate::error::{guard, read_opt_str, read_str, write_out, CError, PhaseoStatus};
@@ -87,27 +85,6 @@ pub unsafe extern "C" fn phaseo_store_free(store: *mut PhaseoStore) {
     }
 }
 
-fn row_json(run: &StoredRun) -> Result<String, AgentError> {
-    run.state()?;
-    let mut head = serde_json::json!({
-        "runId": run.run_id,
-        "agentId": run.agent_id,
-        "status": run.status,
-        "pauseId": run.pause_id,
-        "version": run.version,
-        "createdAtMs": run.created_at_ms,
-        "updatedAtMs": run.updated_at_ms,
-        "leaseOwner": run.lease_owner,
-        "leaseExpiresAtMs": run.lease_expires_at_ms,
-    })
-    .to_string();
-    head.pop();
-    head.push_str(",\"state\":");
-    head.push_str(&run.state_json);
-    head.push('}');
-    Ok(head)
-}
-
 unsafe fn store_ref<'a>(store: *const PhaseoStore) -> Result<&'a PhaseoStore, CError> {
     store
         .as_ref()
@@ -132,7 +109,7 @@ pub unsafe extern "C" fn phaseo_store_load(
             *out_json = std::ptr::null_mut();
         }
         if let Some(row) = found {
-            write_out(out_json, row_json(&row)?);
+            write_out(out_json, row.to_json()?);
         }
         Ok(PhaseoStatus::Ok)
     })
@@ -172,16 +149,7 @@ pub unsafe extern "C" fn phaseo_store_list(
             q = q.agent_id(a);
         }
         let page = phaseo_agent::exec::block_on(async move { store.list(&q).await })?;
-        let rows = page
-            .runs
-            .iter()
-            .map(row_json)
-            .collect::<Result<Vec<_>, _>>()?;
-        let cursor = serde_json::to_string(&page.next_cursor).unwrap_or_else(|_| "null".into());
-        write_out(
-            out_json,
-            format!("{{\"runs\":[{}],\"nextCursor\":{cursor}}}", rows.join(",")),
-        );
+        write_out(out_json, page.to_json()?);
         Ok(PhaseoStatus::Ok)
     })
 }

@@ -86,49 +86,24 @@ pub struct NativeModelClient {
     scripted: Option<Arc<ScriptedClient>>,
 }
 
-/// Options of the HTTP clients (unset fields come from the environment).
-#[napi(object)]
-pub struct HttpClientSpec {
-    pub api_key: Option<String>,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub timeout_ms: Option<f64>,
-    pub headers: Option<std::collections::HashMap<String, String>>,
-    /// Gateway: a preset (the model `@<preset>` when no model is set).
-    pub preset: Option<String>,
-    /// Gateway: body fields sent unless the request sets them (JSON text of an object).
-    pub body_defaults: Option<String>,
-}
-
-fn http_options(spec: HttpClientSpec) -> napi::Result<phaseo_agent::HttpClientOptions> {
-    let mut headers: Vec<(String, String)> = spec.headers.unwrap_or_default().into_iter().collect();
-    headers.push(("X-Phaseo-Client".into(), "phaseo-agent-node".into()));
-    let body_defaults =
-        match spec
-            .body_defaults
-            .as_deref()
-            .map(crate::values::parse_value)
-        {
-            None => Default::default(),
-            Some(Ok(Value::Object(fields))) => fields,
-            Some(Ok(_)) => return Err(to_napi(AgentError::definition_invalid(
-                "createGatewayAgentClient: requestOptions must be an object of request body fields",
-            ))),
-            Some(Err(e)) => {
-                return Err(to_napi(AgentError::definition_invalid(format!(
+/// The HTTP client of `kind` (`"gateway"` or `"openai-compatible"`) from its options in the
+/// core's format, except `bodyDefaults`, which crosses as checked JSON text (`index.js`
+/// has already refused what JSON cannot hold, naming the option).
+fn http_client(kind: &str, mut spec: Value) -> napi::Result<Arc<dyn ModelClient>> {
+    if let Some(field) = spec.get_mut("bodyDefaults") {
+        if let Value::String(text) = field {
+            *field = crate::values::parse_value(text).map_err(|e| {
+                to_napi(AgentError::definition_invalid(format!(
                     "createGatewayAgentClient: {e}"
-                ))))
-            }
-        };
-    Ok(phaseo_agent::HttpClientOptions {
-        api_key: spec.api_key,
-        base_url: spec.base_url,
-        model: spec.model,
-        timeout_ms: spec.timeout_ms,
-        headers,
-        preset: spec.preset,
-        body_defaults,
-    })
+                )))
+            })?;
+        }
+    }
+    let mut options = phaseo_agent::spec::http_client_options(spec).map_err(to_napi)?;
+    options
+        .headers
+        .push(("X-Phaseo-Client".into(), "phaseo-agent-node".into()));
+    phaseo_agent::spec::http_client(kind, &options).map_err(to_napi)
 }
 
 #[napi]
@@ -167,12 +142,10 @@ impl NativeModelClient {
 
     /// The Phaseo gateway client (Responses API).
     #[napi(factory)]
-    pub fn gateway(spec: HttpClientSpec) -> napi::Result<Self> {
+    pub fn gateway(spec: Value) -> napi::Result<Self> {
         no_panic(|| {
             Ok(Self {
-                client: Arc::new(phaseo_agent::GatewayClient::from_options(&http_options(
-                    spec,
-                )?)),
+                client: http_client("gateway", spec)?,
                 scripted: None,
             })
         })
@@ -180,12 +153,10 @@ impl NativeModelClient {
 
     /// An OpenAI-compatible chat-completions client.
     #[napi(factory)]
-    pub fn openai(spec: HttpClientSpec) -> napi::Result<Self> {
+    pub fn openai(spec: Value) -> napi::Result<Self> {
         no_panic(|| {
             Ok(Self {
-                client: Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(
-                    &http_options(spec)?,
-                )),
+                client: http_client("openai-compatible", spec)?,
                 scripted: None,
             })
         })

@@ -305,49 +305,19 @@ impl NativeStream {
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::HttpClient", free_immediately, size)]
 pub struct NativeHttpClient(Arc<dyn ModelClient>);
 
-/// Options of an HTTP client as the Ruby layer passes them.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HttpSpec {
-    api_key: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    timeout_ms: Option<f64>,
-    #[serde(default)]
-    headers: std::collections::BTreeMap<String, String>,
-    preset: Option<String>,
-    #[serde(default)]
-    body_defaults: serde_json::Map<String, Value>,
-}
-
 impl NativeHttpClient {
-    /// `kind`: "gateway" or "openai".
+    /// `kind`: "gateway" or "openai-compatible"; `options` in the core's format (the Ruby
+    /// layer spells the keywords as the format does).
     fn new(ruby: &Ruby, kind: String, options: RValue) -> Result<Self, Error> {
         no_panic(ruby, || {
-            let what = if kind == "gateway" {
-                "create_gateway_agent_client"
-            } else {
-                "create_openai_compatible_client"
-            };
-            let spec: HttpSpec =
-                spec::parse(to_json(ruby, options, what)?, &format!("{what} options"))
-                    .map_err(|e| raise(ruby, e))?;
-            let mut headers: Vec<(String, String)> = spec.headers.into_iter().collect();
-            headers.push(("X-Phaseo-Client".into(), "phaseo-agent-ruby".into()));
-            let options = phaseo_agent::HttpClientOptions {
-                api_key: spec.api_key,
-                base_url: spec.base_url,
-                model: spec.model,
-                timeout_ms: spec.timeout_ms,
-                headers,
-                preset: spec.preset,
-                body_defaults: spec.body_defaults,
-            };
-            let client: Arc<dyn ModelClient> = if kind == "gateway" {
-                Arc::new(phaseo_agent::GatewayClient::from_options(&options))
-            } else {
-                Arc::new(phaseo_agent::OpenAICompatibleClient::from_options(&options))
-            };
+            let client = to_json(ruby, options, "HTTP client options").and_then(|options| {
+                let mut options = phaseo_agent::spec::http_client_options(options)
+                    .map_err(|e| raise(ruby, ruby_names(e)))?;
+                options
+                    .headers
+                    .push(("X-Phaseo-Client".into(), "phaseo-agent-ruby".into()));
+                phaseo_agent::spec::http_client(&kind, &options).map_err(|e| raise(ruby, e))
+            })?;
             Ok(Self(client))
         })
     }

@@ -142,4 +142,32 @@ class HttpClientsTest < Minitest::Test
   def test_unknown_gateway_option_is_refused
     assert_raises(ArgumentError) { PhaseoAgentSdk.create_gateway_agent_client(colour: "red") }
   end
+
+  def test_a_preset_is_the_model_with_or_without_its_at_sign
+    reply = responses_reply([{ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] }])
+    %w[@fast fast].each do |preset|
+      serve([reply]) do |server|
+        client = PhaseoAgentSdk.create_gateway_agent_client(api_key: KEY, base_url: server.url, preset: preset)
+        assert_equal "ok", PhaseoAgentSdk.create_agent(id: "a").run(input: "x", client: client).output
+        assert_equal "@fast", server.requests[0]["body"]["model"]
+      end
+    end
+  end
+
+  def test_bad_option_values_are_refused_naming_the_keyword
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.create_openai_compatible_client(base_url: "http://127.0.0.1:9/v1", timeout_ms: -5)
+    end
+    assert_equal "definition_invalid", error.code
+    assert_equal "Invalid HTTP client options: timeout_ms must be a positive number of milliseconds, got -5",
+                 error.message
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.create_gateway_agent_client(api_key: KEY, headers: { "X-N" => 5 })
+    end
+    assert_includes error.message, "Invalid HTTP client options: headers.X-N: invalid type: integer `5`"
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.create_gateway_agent_client(api_key: 7)
+    end
+    assert_includes error.message, "Invalid HTTP client options: api_key: invalid type: integer `7`"
+  end
 end

@@ -1296,7 +1296,8 @@ async fn gateway_body_defaults_and_preset_fill_what_the_agent_leaves_unset() {
     let options = phaseo_agent::HttpClientOptions {
         api_key: Some(KEY.into()),
         base_url: Some(server.base()),
-        preset: Some("fast".into()),
+        // A host may write the preset with its `@`: it is not doubled.
+        preset: Some("@fast".into()),
         body_defaults: defaults.as_object().unwrap().clone(),
         ..Default::default()
     };

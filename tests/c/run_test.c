@@ -326,6 +326,31 @@ int main(void) {
 
   check_additions(agent, client);
 
+  /* HTTP client options are read by the core: wrong values name their field. */
+  PhaseoClient *http = NULL;
+  CHECK(phaseo_client_http("gateway",
+                           "{\"baseUrl\":\"http://127.0.0.1:9/v1\",\"preset\":\"@p\","
+                           "\"headers\":{\"X-Phaseo-Client\":\"c-test\"},\"timeoutMs\":500}",
+                           &http, &err) == PHASEO_STATUS_OK,
+        "gateway client: %s", err);
+  phaseo_client_free(http);
+  const char *refused_http[][3] = {
+      {"openai-compatible", "{\"timeoutMs\":-5}",
+       "Invalid HTTP client options: timeoutMs must be a positive number of milliseconds, got -5"},
+      {"gateway", "{\"headers\":{\"X-N\":5}}", "Invalid HTTP client options: headers.X-N: "},
+      {"openai-compatible", "{\"preset\":\"p\"}", "preset and bodyDefaults are gateway options"},
+      {"anthropic", NULL, "Unknown HTTP client kind \\\"anthropic\\\""},
+  };
+  for (size_t i = 0; i < sizeof refused_http / sizeof refused_http[0]; i++) {
+    http = NULL;
+    st = phaseo_client_http(refused_http[i][0], refused_http[i][1], &http, &err);
+    CHECK(st == PHASEO_STATUS_ERROR && http == NULL, "HTTP options %zu refused", i);
+    CONTAINS(err, "\"code\":\"definition_invalid\"");
+    CONTAINS(err, refused_http[i][2]);
+    phaseo_string_free(err);
+    err = NULL;
+  }
+
   phaseo_client_free(client);
   phaseo_agent_free(agent);
   CHECK(hs.released == 1, "the agent's host is released once freed: %d", hs.released);

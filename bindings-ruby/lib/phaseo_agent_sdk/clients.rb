@@ -78,17 +78,18 @@ module PhaseoAgentSdk
 
       body[key == :include_meta ? "meta" : key.to_s] = Internal.stringify(value)
     end
-    HttpClient.new("gateway", { "api_key" => api_key || ENV.fetch("PHASEO_API_KEY", nil),
-                                "base_url" => base_url || ENV.fetch("PHASEO_BASE_URL", nil), "model" => model,
+    HttpClient.new("gateway", { "apiKey" => api_key || ENV.fetch("PHASEO_API_KEY", nil),
+                                "baseUrl" => base_url || ENV.fetch("PHASEO_BASE_URL", nil), "model" => model,
                                 "preset" => preset, "headers" => Internal.stringify(headers || {}),
-                                "timeout_ms" => timeout_ms, "body_defaults" => body }.compact)
+                                "timeoutMs" => timeout_ms, "bodyDefaults" => body }.compact)
   end
 
   # An OpenAI-compatible server (`POST {base_url}/chat/completions`: OpenAI, vLLM, Ollama,
   # llama.cpp, LM Studio); `base_url` else OPENAI_BASE_URL, `api_key` else OPENAI_API_KEY.
   def self.create_openai_compatible_client(base_url: nil, api_key: nil, model: nil, headers: nil, timeout_ms: nil)
-    HttpClient.new("openai", { "api_key" => api_key || ENV.fetch("OPENAI_API_KEY", nil),
-                               "base_url" => base_url || ENV.fetch("OPENAI_BASE_URL", nil), "model" => model,
-                               "headers" => Internal.stringify(headers || {}), "timeout_ms" => timeout_ms }.compact)
+    HttpClient.new("openai-compatible", { "apiKey" => api_key || ENV.fetch("OPENAI_API_KEY", nil),
+                                          "baseUrl" => base_url || ENV.fetch("OPENAI_BASE_URL", nil),
+                                          "model" => model, "headers" => Internal.stringify(headers || {}),
+                                          "timeoutMs" => timeout_ms }.compact)
   end
 end

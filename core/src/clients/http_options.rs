@@ -19,7 +19,8 @@ pub struct HttpClientOptions {
     pub timeout_ms: Option<f64>,
     /// Extra headers.
     pub headers: Vec<(String, String)>,
-    /// Gateway only: a preset, used as the model `@<preset>` when no model is set.
+    /// Gateway only: a preset (`"fast"` or `"@fast"`), used as the model `@<preset>` when no
+    /// model is set.
     pub preset: Option<String>,
     /// Gateway only: body fields sent unless the request sets them (see
     /// [`GatewayClient::body_defaults`]).
@@ -66,7 +67,9 @@ impl GatewayClient {
     pub fn from_options(options: &HttpClientOptions) -> Self {
         let mut client = apply_options!(Self::from_env(), options);
         if options.model.is_none() {
-            if let Some(preset) = options.preset.as_deref().filter(|p| !p.is_empty()) {
+            // Hosts write a preset with or without its `@`.
+            let preset = options.preset.as_deref().map(|p| p.trim_start_matches('@'));
+            if let Some(preset) = preset.filter(|p| !p.is_empty()) {
                 client = client.model(format!("@{preset}"));
             }
         }

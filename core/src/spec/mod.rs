@@ -16,12 +16,15 @@
 //! | `nextTurnParams` | an object or a function |
 //! | `stopWhen` | one condition or a list: `{"stepCountIs": n}`, `{"maxTokensUsed": n}`, `{"maxCost": x}`, `{"maxDuration": ms}`, `{"hasToolCall": "name"}`, `{"finishReasonIs": "r"}` or a function |
 //! | `mcpServers` | see [`mcp_server`] (feature `mcp`) |
+//! | HTTP client options | see [`http_client_options`] (feature `http`) |
 //!
 //! Unknown keys are refused with `definition_invalid` naming the key.
 
 mod agent;
 mod callbacks;
 mod forms;
+#[cfg(feature = "http")]
+mod http;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod names;
@@ -34,6 +37,8 @@ mod tool;
 
 pub use agent::agent_definition;
 pub use callbacks::HostCallbacks;
+#[cfg(feature = "http")]
+pub use http::{http_client, http_client_options};
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_server;
 pub use names::{respell_keys, snake_case, KEYS};

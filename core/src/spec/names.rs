@@ -6,7 +6,7 @@ use crate::{AgentError, ErrorCode};
 
 /// The format's keys a binding may spell differently (its multi-word camelCase keys, and
 /// `bearer`), as a definition error may name them.
-pub const KEYS: [&str; 45] = [
+pub const KEYS: [&str; 47] = [
     "timeoutMs",
     "requireApproval",
     "onError",
@@ -52,6 +52,8 @@ pub const KEYS: [&str; 45] = [
     "humanInput",
     "toolTimeoutsMs",
     "bearer",
+    "apiKey",
+    "baseUrl",
 ];
 
 /// `toolCallId` → `tool_call_id`.
