@@ -92,6 +92,12 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern void phaseo_stream_cancel(IntPtr stream);
         [DllImport(Lib)] internal static extern void phaseo_stream_free(IntPtr stream);
 
+        [DllImport(Lib)] internal static extern int phaseo_store_accessor(Host host, ulong loadCallback, ulong saveCallback, out IntPtr store, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_tracing_enable(byte[] options, out IntPtr error);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.I1)] internal static extern bool phaseo_tracing_is_enabled();
+        [DllImport(Lib)] internal static extern int phaseo_tracing_flush(out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_tracing_shutdown(out IntPtr error);
+
         [DllImport(Lib)] internal static extern int phaseo_schema_new(byte[] schema, out IntPtr schemaOut, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_schema_validate(IntPtr schema, byte[] value, IntPtr outJson, out IntPtr error);
         [DllImport(Lib)] internal static extern void phaseo_schema_free(IntPtr schema);
