@@ -298,6 +298,7 @@ csharp: csharp-deps c-abi
 	$(MCS) -target:library -doc:$(DOTNET_OUT)/Phaseo.AgentSdk.xml -out:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/src/*.cs
 csharp-tests: csharp mcp-servers
 	$(MCS) -target:library -out:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/*.cs
+	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/tests/worker/*.cs
 	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
 	rm -f $(DOTNET_OUT)/TestResult.xml
 	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_REPO=$(CURDIR) \

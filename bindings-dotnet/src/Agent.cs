@@ -211,6 +211,9 @@ namespace PhaseoAgentSdk
         public Action<AgentEvent> OnEvent { get; set; }
         /// <summary>The run store for this call (overrides the agent's).</summary>
         public RunStore Store { get; set; }
+        /// <summary>The application's state accessor for this call (instead of Store): the
+        /// run saves its checkpoints through it, a continue by RunId loads through it.</summary>
+        public IStateAccessor State { get; set; }
 
         internal void Apply(Dictionary<string, object> m, HostObject cbs)
         {
@@ -244,6 +247,9 @@ namespace PhaseoAgentSdk
         public object Context { get; set; }
         /// <summary>Prior conversation (JSON message objects).</summary>
         public IReadOnlyList<object> Messages { get; set; }
+        /// <summary>The W3C traceparent of the caller's span: with tracing on, the run's
+        /// spans are its children (a malformed one is ignored, as OpenTelemetry does).</summary>
+        public string Traceparent { get; set; }
         /// <summary>Empty options (set Input and Client).</summary>
         public RunOptions() { }
         /// <summary>Options with an input and a client.</summary>
@@ -251,14 +257,14 @@ namespace PhaseoAgentSdk
     }
 
     /// <summary>Options of <see cref="Agent.ContinueRun"/>: the state (Run, or its JSON text
-    /// State, or a stored RunId) and the decisions.</summary>
+    /// StateJson, or a RunId of the store or State accessor) and the decisions.</summary>
     public sealed class ContinueOptions : RunOverrides
     {
         /// <summary>The paused state.</summary>
         public RunResult Run { get; set; }
         /// <summary>The paused state's JSON text (instead of Run).</summary>
-        public string State { get; set; }
-        /// <summary>A stored run of the store (instead of Run/State).</summary>
+        public string StateJson { get; set; }
+        /// <summary>A run of the store or State accessor (instead of Run/StateJson).</summary>
         public string RunId { get; set; }
         /// <summary>Replaces the application context.</summary>
         public object Context { get; set; }
@@ -270,6 +276,9 @@ namespace PhaseoAgentSdk
         public IReadOnlyList<ToolDecision> Rejections { get; set; }
         /// <summary>Outputs of manual and hitl calls.</summary>
         public IReadOnlyList<ToolOutput> ToolOutputs { get; set; }
+        /// <summary>The W3C traceparent of the caller's span (tracing on): the continue's
+        /// spans join it instead of the trace recorded in the state.</summary>
+        public string Traceparent { get; set; }
         /// <summary>Empty options.</summary>
         public ContinueOptions() { }
         /// <summary>Options continuing <paramref name="run"/>.</summary>
@@ -288,6 +297,7 @@ namespace PhaseoAgentSdk
             }
             if (HumanInput != null) m["humanInput"] = HumanInput;
             if (Context != null) m["context"] = Context;
+            if (Traceparent != null) m["traceparent"] = Traceparent;
             return m;
         }
     }
@@ -342,6 +352,7 @@ namespace PhaseoAgentSdk
             var m = new Dictionary<string, object> { { "input", options.Input } };
             if (options.Messages != null) m["messages"] = options.Messages;
             if (options.Context != null) m["context"] = options.Context;
+            if (options.Traceparent != null) m["traceparent"] = options.Traceparent;
             return Start(m, options, (agent, opts, client, st, host) =>
             {
                 int s = Native.phaseo_agent_run(agent, opts, client, st, host, out var run, out var err);
@@ -381,6 +392,7 @@ namespace PhaseoAgentSdk
             var m = new Dictionary<string, object> { { "input", options.Input } };
             if (options.Messages != null) m["messages"] = options.Messages;
             if (options.Context != null) m["context"] = options.Context;
+            if (options.Traceparent != null) m["traceparent"] = options.Traceparent;
             return StartStream(m, options, (agent, opts, client, st, host) =>
             {
                 int s = Native.phaseo_agent_stream(agent, opts, client, st, host, out var h, out var err);
@@ -404,9 +416,9 @@ namespace PhaseoAgentSdk
         {
             runId = null;
             if (o.Run != null) return Native.Utf8(o.Run.ToJson());
-            if (o.State != null) return Native.Utf8(o.State);
+            if (o.StateJson != null) return Native.Utf8(o.StateJson);
             if (o.RunId != null) { runId = Native.Utf8(o.RunId); return null; }
-            throw new AgentException(ErrorCodes.StateInvalid, "ContinueOptions needs Run (a state), State (its JSON text) or RunId");
+            throw new AgentException(ErrorCodes.StateInvalid, "ContinueOptions needs Run (a state), StateJson (its JSON text) or RunId (with a store or State accessor)");
         }
 
         internal delegate (int Status, IntPtr Handle, IntPtr Error) Starter(IntPtr agent, byte[] options, IntPtr client, IntPtr store, Native.Host host);
@@ -414,7 +426,7 @@ namespace PhaseoAgentSdk
         /// <summary>What every entry point prepares: the options JSON, the run's host, the
         /// native client; then the core is called under the agent's lock (so Dispose cannot
         /// free it meanwhile).</summary>
-        IntPtr Begin(Dictionary<string, object> m, RunOverrides o, HostObject host, bool done, Starter start)
+        IntPtr Begin(Dictionary<string, object> m, RunOverrides o, RunStore st, HostObject host, bool done, Starter start)
         {
             o.Apply(m, host);
             string text;
@@ -426,7 +438,6 @@ namespace PhaseoAgentSdk
                 lock (gate)
                 {
                     if (ptr == IntPtr.Zero) throw new AgentException(ErrorCodes.InvalidArgument, "the agent was disposed");
-                    var st = o.Store ?? null;
                     // The core takes the run host (its release frees the handle), also on failure.
                     var r = start(ptr, Native.Utf8(text), client.Ptr, st?.Handle ?? IntPtr.Zero, host.ToNative(host.OnEvent != null, done));
                     GC.KeepAlive(st);
@@ -440,12 +451,13 @@ namespace PhaseoAgentSdk
         Task<RunResult> Start(Dictionary<string, object> m, RunOverrides o, Starter start)
         {
             if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
+            var st = RunStore.For(o.Store, o.State);
             var host = new HostObject { OnEvent = o.OnEvent };
             var tcs = new TaskCompletionSource<RunResult>();
-            var run = new RunHandle(new object[] { this, o.Client, o.Store, host });
+            var run = new RunHandle(new object[] { this, o.Client, st, host });
             // on_done runs on a core thread: the (ready) outcome is read on the pool.
             host.OnDone = () => ThreadPool.QueueUserWorkItem(_ => run.Complete(tcs));
-            run.Set(Begin(m, o, host, true, start));
+            run.Set(Begin(m, o, st, host, true, start));
             if (o.CancellationToken.CanBeCanceled)
             {
                 var reg = o.CancellationToken.Register(run.Cancel);
@@ -457,9 +469,10 @@ namespace PhaseoAgentSdk
         AgentStreamResult StartStream(Dictionary<string, object> m, RunOverrides o, Starter start)
         {
             if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
+            var st = RunStore.For(o.Store, o.State);
             var host = new HostObject { OnEvent = o.OnEvent };
-            var handle = Begin(m, o, host, false, start);
-            var s = new AgentStreamResult(handle, new object[] { this, o.Client, o.Store, host });
+            var handle = Begin(m, o, st, host, false, start);
+            var s = new AgentStreamResult(handle, new object[] { this, o.Client, st, host });
             if (o.CancellationToken.CanBeCanceled) o.CancellationToken.Register(s.Cancel);
             return s;
         }

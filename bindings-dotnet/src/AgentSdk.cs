@@ -4,7 +4,7 @@ using System.Collections.Generic;
 namespace PhaseoAgentSdk
 {
     /// <summary>The entry points, as the product's C# SDK names them.</summary>
-    public static class AgentSdk
+    public static partial class AgentSdk
     {
         /// <summary>Returns the tool (definitions are checked when the agent is created).</summary>
         public static Tool DefineTool(Tool tool) => tool;

@@ -272,6 +272,20 @@ namespace PhaseoAgentSdk
                 var cts = new CancellationTokenSource();
                 c.WithRuntimeless(cts, () => client.Generate(new ModelRequest(V.Obj(c.Arg(0)), cts.Token)), r => r?.ToJson());
             });
+            if (client is IStreamingModelClient streaming)
+            {
+                host.Add(c =>
+                {
+                    var cts = new CancellationTokenSource();
+                    c.WithRuntimeless(cts, async () =>
+                    {
+                        await streaming.Stream(new ModelRequest(V.Obj(c.Arg(0)), cts.Token), c.StreamEvent).ConfigureAwait(false);
+                        return (object)null;
+                    });
+                });
+                Native.Check(Native.phaseo_client_host_stream(host.ToNative(false, false), 1, 2, out var sp, out var serr), serr);
+                return new ClientHandle { Ptr = sp, owned = true };
+            }
             Native.Check(Native.phaseo_client_host(host.ToNative(false, false), 1, out var p, out var err), err);
             return new ClientHandle { Ptr = p, owned = true };
         }

@@ -347,6 +347,28 @@ namespace PhaseoAgentSdk
             }
         }
 
+        /// <summary>Passes one event of a streaming model client to the run. A refused event
+        /// (or a request that is over) fails the call with the core's message and throws it,
+        /// so the client stops streaming.</summary>
+        internal void StreamEvent(ModelStreamEvent e)
+        {
+            if (e == null) throw new ArgumentNullException(nameof(e), "a model stream event is null");
+            string text;
+            try { text = Json.Write(e.ToJson()); }
+            catch (ArgumentException ex) { throw new ArgumentException("model stream event " + e.Type + ": " + ex.Message); }
+            lock (gate)
+            {
+                if (done) throw new InvalidOperationException("the model request has ended");
+                try { Native.Check(Native.phaseo_call_stream_event(call, Native.Utf8(text), out var err), err); }
+                catch (AgentException ex)
+                {
+                    done = true;
+                    Native.phaseo_call_complete(call, Native.Utf8(ex.Message), true);
+                    throw;
+                }
+            }
+        }
+
         void SetContextValue(object value)
         {
             string text;

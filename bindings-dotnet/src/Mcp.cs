@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace PhaseoAgentSdk
@@ -47,6 +48,13 @@ namespace PhaseoAgentSdk
         public TimeSpan? CacheTtl { get; set; }
         /// <summary>Run without the server when it cannot be listed.</summary>
         public bool Optional { get; set; }
+        /// <summary>Decides, at listing, whether each tool is offered (after AllowTools and
+        /// DenyTools); a throw fails the listing with <c>mcp_failed</c>.</summary>
+        public Func<McpToolInfo, bool> Filter { get; set; }
+        /// <summary>Answers the server's elicitation requests (input asked of the user while
+        /// a tool runs); without it they are declined. The token is cancelled when the core
+        /// stops waiting.</summary>
+        public Func<ElicitationRequest, CancellationToken, Task<ElicitationResult>> OnElicitation { get; set; }
 
         /// <summary>A stdio server.</summary>
         public static McpServer Stdio(string name, string command, params string[] args) =>
@@ -81,6 +89,68 @@ namespace PhaseoAgentSdk
             if (OnError != null) m["onError"] = OnError;
             if (CacheTtl != null) m["cacheTtlMs"] = (long)CacheTtl.Value.TotalMilliseconds;
             if (Optional) m["optional"] = true;
+            var filter = Filter;
+            if (filter != null)
+                m["filter"] = cbs.Add(c => c.FinishSync(() => (object)filter(new McpToolInfo(V.Obj(c.Arg(0))))));
+            var elicit = OnElicitation;
+            if (elicit != null)
+                m["onElicitation"] = cbs.Add(c =>
+                {
+                    var req = new ElicitationRequest(V.Obj(c.Arg(0)), V.Str(V.Obj(c.Arg(1)), "server"));
+                    var cts = new CancellationTokenSource();
+                    c.WithRuntimeless(cts, () => elicit(req, cts.Token), r => r == null ? throw new InvalidOperationException("OnElicitation returned no result") : r.ToJson());
+                });
+            return m;
+        }
+    }
+
+    /// <summary>A tool an MCP server lists, as <see cref="McpServer.Filter"/> sees it.</summary>
+    public sealed class McpToolInfo
+    {
+        /// <summary>The tool's name on the server.</summary>
+        public string Name { get; }
+        /// <summary>Its description (may be null).</summary>
+        public string Description { get; }
+        /// <summary>Its annotations (readOnlyHint, destructiveHint, …; may be null).</summary>
+        public Dictionary<string, object> Annotations { get; }
+        internal McpToolInfo(Dictionary<string, object> m)
+        {
+            Name = V.Str(m, "name"); Description = V.Str(m, "description"); Annotations = V.Obj(V.Get(m, "annotations"));
+        }
+    }
+
+    /// <summary>An MCP server's request for input from the user.</summary>
+    public sealed class ElicitationRequest
+    {
+        /// <summary>The name of the <see cref="McpServer"/> that asks.</summary>
+        public string Server { get; }
+        /// <summary>What the server asks for.</summary>
+        public string Message { get; }
+        /// <summary>The JSON Schema of the content the server wants.</summary>
+        public Dictionary<string, object> RequestedSchema { get; }
+        /// <summary>The request's MCP params as sent.</summary>
+        public Dictionary<string, object> Params { get; }
+        internal ElicitationRequest(Dictionary<string, object> p, string server)
+        {
+            Params = p ?? new Dictionary<string, object>();
+            Server = server; Message = V.Str(Params, "message"); RequestedSchema = V.Obj(V.Get(Params, "requestedSchema"));
+        }
+    }
+
+    /// <summary>The answer to an elicitation: <see cref="Action"/> is <c>accept</c> (with
+    /// Content matching the requested schema), <c>decline</c> or <c>cancel</c>.</summary>
+    public sealed class ElicitationResult
+    {
+        /// <summary>accept, decline or cancel.</summary>
+        public string Action { get; }
+        /// <summary>The user's answer (for accept).</summary>
+        public IDictionary<string, object> Content { get; }
+        /// <summary>An answer.</summary>
+        public ElicitationResult(string Action, IDictionary<string, object> Content = null) { this.Action = Action; this.Content = Content; }
+        internal Dictionary<string, object> ToJson()
+        {
+            var m = new Dictionary<string, object> { { "action", Action } };
+            if (Content != null) m["content"] = Content;
             return m;
         }
     }

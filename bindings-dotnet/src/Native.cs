@@ -59,6 +59,7 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_client_test(out IntPtr client, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_client_http(byte[] kind, byte[] options, out IntPtr client, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_client_host(Host host, ulong callback, out IntPtr client, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_client_host_stream(Host host, ulong generateCallback, ulong streamCallback, out IntPtr client, out IntPtr error);
         [DllImport(Lib)] internal static extern void phaseo_client_free(IntPtr client);
 
         [DllImport(Lib)] internal static extern void phaseo_string_free(IntPtr text);
@@ -71,6 +72,7 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_call_emit_progress(IntPtr call, byte[] value, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_call_reject_progress(IntPtr call, byte[] message, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_call_set_context(IntPtr call, byte[] value, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_call_stream_event(IntPtr call, byte[] eventJson, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_call_complete(IntPtr call, byte[] text, [MarshalAs(UnmanagedType.I1)] bool isError);
         [DllImport(Lib)] internal static extern int phaseo_call_complete_invalid(IntPtr call, byte[] message);
 
@@ -91,6 +93,12 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_stream_result(IntPtr stream, out IntPtr json, out IntPtr error);
         [DllImport(Lib)] internal static extern void phaseo_stream_cancel(IntPtr stream);
         [DllImport(Lib)] internal static extern void phaseo_stream_free(IntPtr stream);
+
+        [DllImport(Lib)] internal static extern int phaseo_store_accessor(Host host, ulong loadCallback, ulong saveCallback, out IntPtr store, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_tracing_enable(byte[] options, out IntPtr error);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.I1)] internal static extern bool phaseo_tracing_is_enabled();
+        [DllImport(Lib)] internal static extern int phaseo_tracing_flush(out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_tracing_shutdown(out IntPtr error);
 
         [DllImport(Lib)] internal static extern int phaseo_schema_new(byte[] schema, out IntPtr schemaOut, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_schema_validate(IntPtr schema, byte[] value, IntPtr outJson, out IntPtr error);

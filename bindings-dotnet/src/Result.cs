@@ -148,6 +148,9 @@ namespace PhaseoAgentSdk
         public string Id => V.Str(m, "id");
         /// <summary>The agent id.</summary>
         public string AgentId => V.Str(m, "agentId");
+        /// <summary>The W3C traceparent of the run span that wrote the state (tracing on;
+        /// null otherwise): a continue in any process joins that trace.</summary>
+        public string Traceparent => V.Str(m, "traceparent");
         /// <summary>running, waiting_for_human, completed, stopped, failed or cancelled.</summary>
         public string Status => V.Str(m, "status");
         /// <summary>The run's input.</summary>

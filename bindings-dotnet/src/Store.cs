@@ -52,7 +52,7 @@ namespace PhaseoAgentSdk
     /// core. Give it to <see cref="AgentDefinition.Store"/> (or a run's Store); continue a
     /// stored run by id with <see cref="ContinueOptions.RunId"/>. The store queries block: on
     /// the thread pool through their Task.</summary>
-    public sealed class RunStore : IDisposable
+    public sealed partial class RunStore : IDisposable
     {
         internal IntPtr Handle;
         RunStore(IntPtr p) { Handle = p; }

@@ -120,7 +120,7 @@ namespace PhaseoAgentSdk.Tests
                 Assert.AreEqual(new[] { "manual", "hitl" }, paused.Run.Pause.PendingToolCalls.Select(p => p.Kind).ToArray());
                 var done = await agent.ContinueRun(new ContinueOptions
                 {
-                    State = paused.ToJson(), Client = client,
+                    StateJson = paused.ToJson(), Client = client,
                     ToolOutputs = new[] { new ToolOutput("m", "blue"), new ToolOutput("h", "yes") },
                 });
                 Assert.AreEqual("completed", done.Status);
@@ -303,17 +303,17 @@ namespace PhaseoAgentSdk.Tests
             {
                 var paused = await agent.Run(new RunOptions("go", client));
                 var stored = paused.ToJson();
-                var missing = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { State = stored, Client = client }).GetAwaiter().GetResult());
+                var missing = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { StateJson = stored, Client = client }).GetAwaiter().GetResult());
                 Assert.AreEqual(ErrorCodes.ContinueInvalid, missing.Code);
                 Assert.IsNull(missing.State);
-                var unknown = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { State = stored, Client = client, Approvals = new ToolDecision[] { "c9" } }).GetAwaiter().GetResult());
+                var unknown = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { StateJson = stored, Client = client, Approvals = new ToolDecision[] { "c9" } }).GetAwaiter().GetResult());
                 Assert.AreEqual(ErrorCodes.ContinueInvalid, unknown.Code);
-                var garbage = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { State = "{\"version\":99}", Client = client, Approvals = new ToolDecision[] { "c1" } }).GetAwaiter().GetResult());
+                var garbage = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { StateJson = "{\"version\":99}", Client = client, Approvals = new ToolDecision[] { "c1" } }).GetAwaiter().GetResult());
                 Assert.AreEqual(ErrorCodes.StateInvalid, garbage.Code);
                 // A fresh agent (another process, in effect) continues the untouched state.
                 using (var again = Agent(tool))
                 {
-                    var done = await again.ContinueRun(new ContinueOptions { State = stored, Client = client, Approvals = new ToolDecision[] { "c1" } });
+                    var done = await again.ContinueRun(new ContinueOptions { StateJson = stored, Client = client, Approvals = new ToolDecision[] { "c1" } });
                     Assert.AreEqual("Deployed.", done.Output);
                 }
             }

@@ -602,7 +602,7 @@ namespace PhaseoConformance
                     {
                         var spec = U.O(step["continue"]) ?? throw U.Fail("continue: expected an object");
                         if (State == null) throw U.Fail("continue without a state");
-                        var opts = new ContinueOptions { State = State, Client = Model, OnEvent = onEvent, CancellationToken = cts.Token };
+                        var opts = new ContinueOptions { StateJson = State, Client = Model, OnEvent = onEvent, CancellationToken = cts.Token };
                         Overrides(spec, opts);
                         opts.Approvals = Decisions(U.Get(spec, "approvals"), "approvals");
                         opts.Rejections = Decisions(U.Get(spec, "rejections"), "rejections");

@@ -1,0 +1,64 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using PhaseoAgentSdk;
+
+namespace PhaseoAgentSdk.TestWorker
+{
+    /// <summary>A worker process of the recover test (RecoverTests): <c>pause PATH</c> runs the
+    /// store-backed agent until it pauses for approval; <c>hang PATH RUN_ID</c> continues that
+    /// run and hangs inside the approved tool (the test kills it there). Each prints one JSON
+    /// line: <c>{"executing":true}</c> from the hanging tool, else the run id and status.</summary>
+    static class Worker
+    {
+        /// <summary>The agent every worker (and the test's rescuer) runs: a 1 s lease renewed
+        /// every 250 ms, an approval-gated tool that hangs when asked to.</summary>
+        internal static Agent Agent(RunStore store, bool hang) => AgentSdk.CreateAgent(new AgentDefinition
+        {
+            Id = "store-worker", Store = store, Lease = new LeaseConfig(TimeSpan.FromSeconds(1), TimeSpan.FromMilliseconds(250)),
+            Tools = new[]
+            {
+                new Tool("deploy", async (input, rt) =>
+                {
+                    if (hang)
+                    {
+                        Console.WriteLine("{\"executing\":true}");
+                        Console.Out.Flush();
+                        await Task.Delay(Timeout.Infinite);
+                    }
+                    return "deployed";
+                }) { RequireApproval = true },
+            },
+        });
+
+        static int Main(string[] args)
+        {
+            try
+            {
+                using (var store = RunStore.Sqlite(args[1]))
+                using (var agent = Agent(store, args[0] == "hang"))
+                {
+                    RunResult r;
+                    if (args[0] == "pause")
+                        using (var client = new ScriptedClient(new object[] { Calls() }))
+                            r = agent.Run(new RunOptions("deploy please", client)).GetAwaiter().GetResult();
+                    else
+                        using (var client = new ScriptedClient(new object[] { new System.Collections.Generic.Dictionary<string, object> { { "text", "done" } } }))
+                            r = agent.ContinueRun(new ContinueOptions { RunId = args[2], Client = client, Approvals = new ToolDecision[] { "c1" } }).GetAwaiter().GetResult();
+                    Console.WriteLine("{\"runId\":\"" + r.Run.Id + "\",\"status\":\"" + r.Status + "\"}");
+                    return 0;
+                }
+            }
+            catch (Exception e)
+            {
+                Console.Error.WriteLine(e);
+                return 1;
+            }
+        }
+
+        static object Calls() => new System.Collections.Generic.Dictionary<string, object>
+        {
+            { "toolCalls", new object[] { new System.Collections.Generic.Dictionary<string, object> { { "id", "c1" }, { "name", "deploy" }, { "arguments", "{}" } } } },
+        };
+    }
+}
