@@ -19,6 +19,10 @@ version="$(python3 "$repo/scripts/check-versions.py" --version)"
 # The cdylibs built by `native`. Go (issue 16): its static library's package joins this
 # list (one cargo build for every native artifact), and its packaging gets a part below.
 NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi)
+# Where `native` writes them: built for the explicit target triple, so that zig (the C
+# compiler and linker, scripts/zig/) applies to the libraries and not to build scripts.
+native_triple=x86_64-unknown-linux-gnu
+native_out="$target/$native_triple/dist"
 mkdir -p "$dist"
 
 part_python() {
@@ -31,14 +35,19 @@ part_python() {
 }
 
 part_native() {
+  # Linked by zig against glibc 2.28 (scripts/zig/cc), like the wheel: the addon and the JVM
+  # library load on any glibc 2.28+ Linux, not only on the build machine's glibc.
   cd "$repo"
-  local args=()
+  local args=() triple_env
   for p in "${NATIVE_PACKAGES[@]}"; do args+=(-p "$p"); done
-  "$cargo" build --profile dist "${args[@]}"
+  triple_env="$(echo "$native_triple" | tr 'a-z-' 'A-Z_')"
+  env "CC_${native_triple//-/_}=$repo/scripts/zig/cc" "CXX_${native_triple//-/_}=$repo/scripts/zig/c++" \
+    "CARGO_TARGET_${triple_env}_LINKER=$repo/scripts/zig/cc" DIST_VENV="$venv" \
+    "$cargo" build --profile dist --target "$native_triple" "${args[@]}"
 }
 
 part_node() {
-  local lib="$target/dist/libphaseo_agent_node.so" stage
+  local lib="$native_out/libphaseo_agent_node.so" stage
   [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
   stage="$(mktemp -d)"
   # The platform package: the .node file only.
@@ -68,7 +77,7 @@ part_node() {
 }
 
 part_jvm() {
-  local lib="$target/dist/libphaseo_agent_uniffi.so"
+  local lib="$native_out/libphaseo_agent_uniffi.so"
   local kotlin="$repo/bindings-uniffi/kotlin"
   local classes="$kotlin/target/phaseo-agent-$version.jar"
   [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
@@ -94,7 +103,7 @@ part_sizes() {
   for f in *.whl *.tar.gz *.tgz *.jar; do
     [ -f "$f" ] && printf '%-58s %10s  %s\n' "$f" "$(stat -c %s "$f")" "$(du -h "$f" | cut -f1)"
   done
-  for lib in "$target/dist/libphaseo_agent_node.so" "$target/dist/libphaseo_agent_uniffi.so"; do
+  for lib in "$native_out/libphaseo_agent_node.so" "$native_out/libphaseo_agent_uniffi.so"; do
     [ -f "$lib" ] && printf '%-58s %10s  %s (unpacked)\n' "$(basename "$lib")" "$(stat -c %s "$lib")" "$(du -h "$lib" | cut -f1)"
   done
   return 0
