@@ -143,7 +143,7 @@ kotlin:
 
 # JUnit 5 under Surefire, loading target/debug/libphaseo_agent_uniffi.so through JNA.
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-kotlin-tests: kotlin mcp-servers
+kotlin-tests: kotlin mcp-servers $(VENV)/.otel
 	cd $(KOTLIN_DIR) && $(abspath scripts/with-test-postgres.sh) $(MVN) $(MVN_FLAGS) surefire:test
 
 # Swift: no compiler on these machines. `swift` rewrites the committed sources after an API
@@ -233,9 +233,11 @@ go-bench:
 # tarballs (@phaseo/agent-sdk and its platform package @phaseo/agent-sdk-linux-x64-gnu),
 # the JAR carrying the native library, deployed to the throwaway Maven repository
 # dist/maven. Cargo profile `dist` (root Cargo.toml). One release compile per artifact:
-# the wheel's (zig-linked), and one for the Node addon and the JVM library together.
+# the wheel's and one for the Node addon and the JVM library together, both linked by zig
+# against glibc 2.28 (scripts/zig/).
 # `make dist-check` installs each where no Rust toolchain is reachable and runs the
-# README's quickstart with it (scripts/dist-check.sh).
+# README's quickstart with it (scripts/dist-check.sh: Python, Node, Kotlin and Java), and
+# fails when a native library needs a glibc newer than 2.28 (objdump -T).
 .PHONY: dist dist-check versions-check
 DIST_VENV := .venvs/dist
 DIST_PY_TOOLS := maturin==1.16.0 ziglang==0.14.1 auditwheel==6.8.2
@@ -261,7 +263,7 @@ dist: $(DIST_VENV)/.tools kotlin
 	scripts/dist.sh sizes
 
 dist-check: $(DIST_VENV)/.tools
-	scripts/dist-check.sh python node jvm go
+	scripts/dist-check.sh python node jvm java go glibc
 
 # Ruby binding (bindings-ruby, issue 18): Debian's ruby, ruby-dev, ruby-minitest, rake and
 # libclang-dev installed when missing; the extension built with cargo (debug) and copied

@@ -2,7 +2,7 @@
 # Installs the artifacts of `make dist` where no Rust toolchain exists (issue 15) and runs
 # the README's quickstart with each: every command below runs with a PATH holding no
 # cargo, rustc or rustup, and CARGO_HOME/RUSTUP_HOME pointing to an empty folder.
-#   scripts/dist-check.sh [python] [node] [jvm] [go]     (default: all four)
+#   scripts/dist-check.sh [python] [node] [jvm] [java] [go] [glibc]     (default: all)
 # python: auditwheel confirms the manylinux tag; a fresh venv, `pip install --no-index` of
 #         the wheel, the Python quickstart; `import phaseo_agent` time.
 # node:   a fresh npm folder, `npm install --offline` of the two tarballs, the Node
@@ -14,6 +14,9 @@
 #         from dist/goproxy (GOPROXY=file://…, a fresh module cache, no checksum database),
 #         `go build` (cgo links the prebuilt static library from the module), the Go
 #         quickstart run; the module must not hold any Rust or Cargo file.
+# java:   the same with the README's Java quickstart (maven-compiler-plugin), issue 17.
+# glibc:  the newest glibc symbol version each prebuilt native library needs (objdump -T)
+#         is at most 2.28, the wheel's manylinux tag: the addon, the JVM library, the wheel's.
 # Scratch folders live under /tmp and are deleted at the end, pass or fail.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,7 +25,7 @@ venv="${DIST_VENV:-$repo/.venvs/dist}"
 version="$(python3 "$repo/scripts/check-versions.py" --version)"
 python_bin="$(python3 -c 'import sys; print(sys.executable)')"  # the interpreter behind a pyenv shim
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(python node jvm go)
+[ ${#parts[@]} -gt 0 ] || parts=(python node jvm java go glibc)
 
 scratch="$(mktemp -d /tmp/phaseo-dist-check.XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
@@ -238,9 +241,104 @@ check_go() {
   expect_answer "Deployed." "$(cd "$dir/consumer" && norust ./quickstart)" "Go quickstart (go get of the module from dist/goproxy)"
 }
 
+# The README's Java quickstart (issue 17) in a separate Maven project that depends on the JAR
+# from dist/maven: the block's statements become the body of `main` (its imports stay
+# imports; java.util and java.time.Duration, which the snippet uses, are added).
+check_java() {
+  local repo_dir="$dist/maven"
+  [ -f "$repo_dir/app/phaseo/phaseo-agent/$version/phaseo-agent-$version.jar" ] || { echo "FAIL dist/maven has no app.phaseo:phaseo-agent:$version" >&2; exit 1; }
+  local compiler_version
+  compiler_version="$(python3 - "$repo/bindings-uniffi/kotlin/pom.xml" <<'EOF'
+import sys, xml.etree.ElementTree as E
+ns = "{http://maven.apache.org/POM/4.0.0}"
+for p in E.parse(sys.argv[1]).getroot().iter(ns + "plugin"):
+    if p.findtext(ns + "artifactId") == "maven-compiler-plugin":
+        print(p.findtext(ns + "version"))
+        break
+EOF
+)"
+  local dir="$scratch/java"
+  mkdir -p "$dir/src/main/java"
+  cat >"$dir/pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>java-quickstart</artifactId>
+  <version>1.0</version>
+  <properties><project.build.sourceEncoding>UTF-8</project.build.sourceEncoding></properties>
+  <repositories>
+    <repository><id>phaseo-dist</id><url>file://$repo_dir</url></repository>
+  </repositories>
+  <dependencies>
+    <dependency><groupId>app.phaseo</groupId><artifactId>phaseo-agent</artifactId><version>$version</version></dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>$compiler_version</version>
+        <configuration><release>17</release></configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+EOF
+  readme_block java >"$dir/block.java"
+  python3 - "$dir/block.java" "$dir/src/main/java/Quickstart.java" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+imports = [l for l in lines if l.startswith("import ")]
+body = [("        " + l) if l.strip() else "" for l in lines if not l.startswith("import ")]
+head = imports + ["import java.time.Duration;", "import java.util.*;", "", "public class Quickstart {",
+                  "    public static void main(String[] args) throws Exception {"]
+open(sys.argv[2], "w").write("\n".join(head + body + ["    }", "}", ""]))
+EOF
+  rm -rf "$HOME/.m2/repository/app/phaseo/phaseo-agent"
+  (cd "$dir" && norust mvn -B -ntp -q -Dstyle.color=never package \
+    org.apache.maven.plugins:maven-dependency-plugin:3.11.0:build-classpath -Dmdep.outputFile=cp.txt)
+  grep -q "app/phaseo/phaseo-agent/$version/phaseo-agent-$version.jar" "$dir/cp.txt" \
+    || { echo "FAIL the classpath lacks app.phaseo:phaseo-agent:$version: $(cat "$dir/cp.txt")" >&2; exit 1; }
+  local out status=0
+  out="$(cd "$dir" && norust java -Djna.debug_load=true -cp "target/classes:$(cat cp.txt)" Quickstart 2>"$dir/stderr")" || status=$?
+  rm -rf "$HOME/.m2/repository/app/phaseo/phaseo-agent"
+  [ "$status" -eq 0 ] || { cat "$dir/stderr" >&2; echo "FAIL the Java quickstart failed" >&2; exit 1; }
+  expect_answer "Deployed." "$out" "Java quickstart (Maven dependency on the JAR from dist/maven)"
+  grep -q "Found library resource at jar:file:.*phaseo-agent-$version.jar!/linux-x86-64/libphaseo_agent_uniffi.so" "$dir/stderr" \
+    || { cat "$dir/stderr" >&2; echo "FAIL JNA did not load the library from the JAR" >&2; exit 1; }
+  echo "PASS the Java quickstart loaded linux-x86-64/libphaseo_agent_uniffi.so from the JAR"
+}
+
+# The newest GLIBC_x.y symbol version a shared library needs (objdump -T), at most 2.28.
+glibc_at_most_2_28() {
+  local lib="$1" label="$2" newest
+  newest="$(objdump -T "$lib" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)"
+  [ -n "$newest" ] || { echo "FAIL $label: objdump -T shows no GLIBC symbol versions" >&2; exit 1; }
+  if [ "$(printf '%s\n%s\n' "$newest" 2.28 | sort -V | tail -n 1)" != 2.28 ]; then
+    echo "FAIL $label needs glibc $newest (> 2.28):" >&2
+    objdump -T "$lib" | grep "GLIBC_$newest" >&2
+    exit 1
+  fi
+  echo "PASS $label needs glibc $newest at most (<= 2.28)"
+}
+
+# Every prebuilt native library, read from the artifacts themselves.
+check_glibc() {
+  local dir="$scratch/glibc"
+  mkdir -p "$dir/node" "$dir/jar" "$dir/wheel"
+  tar xzf "$dist/phaseo-agent-sdk-linux-x64-gnu-$version.tgz" -C "$dir/node"
+  glibc_at_most_2_28 "$dir/node/package/phaseo-agent.linux-x64-gnu.node" "the Node addon"
+  (cd "$dir/jar" && unzip -q "$dist/phaseo-agent-$version.jar" 'linux-x86-64/*')
+  glibc_at_most_2_28 "$dir/jar/linux-x86-64/libphaseo_agent_uniffi.so" "the JVM library (JAR)"
+  local wheels=("$dist"/phaseo_agent_sdk-"$version"-*.whl)
+  (cd "$dir/wheel" && unzip -q "${wheels[0]}" '*.so')
+  glibc_at_most_2_28 "$(find "$dir/wheel" -name '*.so' | head -n 1)" "the wheel's extension"
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
-    python|node|jvm|go) "check_$part" ;;
-    *) echo "usage: $0 [python] [node] [jvm] [go]" >&2; exit 2 ;;
+    python|node|jvm|java|go|glibc) "check_$part" ;;
+    *) echo "usage: $0 [python] [node] [jvm] [java] [go] [glibc]" >&2; exit 2 ;;
   esac
 done

@@ -23,6 +23,10 @@ version="$(python3 "$repo/scripts/check-versions.py" --version)"
 # addon and the JVM library (cdylibs) and the Go module's static library (phaseo-agent-c).
 NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi phaseo-agent-c)
 GO_MODULE=github.com/phaseo/agent-sdk-go
+# Where `native` writes them: built for the explicit target triple, so that zig (the C
+# compiler and linker, scripts/zig/) applies to the libraries and not to build scripts.
+native_triple=x86_64-unknown-linux-gnu
+native_out="$target/$native_triple/dist"
 mkdir -p "$dist"
 
 part_python() {
@@ -35,14 +39,19 @@ part_python() {
 }
 
 part_native() {
+  # Linked by zig against glibc 2.28 (scripts/zig/cc), like the wheel: the addon and the JVM
+  # library load on any glibc 2.28+ Linux, not only on the build machine's glibc.
   cd "$repo"
-  local args=()
+  local args=() triple_env
   for p in "${NATIVE_PACKAGES[@]}"; do args+=(-p "$p"); done
-  "$cargo" build --profile dist "${args[@]}"
+  triple_env="$(echo "$native_triple" | tr 'a-z-' 'A-Z_')"
+  env "CC_${native_triple//-/_}=$repo/scripts/zig/cc" "CXX_${native_triple//-/_}=$repo/scripts/zig/c++" \
+    "CARGO_TARGET_${triple_env}_LINKER=$repo/scripts/zig/cc" DIST_VENV="$venv" \
+    "$cargo" build --profile dist --target "$native_triple" "${args[@]}"
 }
 
 part_node() {
-  local lib="$target/dist/libphaseo_agent_node.so" stage
+  local lib="$native_out/libphaseo_agent_node.so" stage
   [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
   stage="$(mktemp -d)"
   # The platform package: the .node file only.
@@ -72,7 +81,7 @@ part_node() {
 }
 
 part_jvm() {
-  local lib="$target/dist/libphaseo_agent_uniffi.so"
+  local lib="$native_out/libphaseo_agent_uniffi.so"
   local kotlin="$repo/bindings-uniffi/kotlin"
   local classes="$kotlin/target/phaseo-agent-$version.jar"
   [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
@@ -93,7 +102,7 @@ part_jvm() {
 }
 
 part_go() {
-  local lib="$target/dist/libphaseo_agent_c.a" module="$repo/bindings-go"
+  local lib="$native_out/libphaseo_agent_c.a" module="$repo/bindings-go"
   [ -f "$lib" ] || { echo "dist: $lib is missing (run: scripts/dist.sh native)" >&2; exit 1; }
   # Where cgo's LDFLAGS (bindings-go/cgo.go) find it, in the repository (git-ignored) and in
   # the module. Without debug sections and the LLVM bitcode that the LTO profile embeds in
@@ -125,7 +134,7 @@ part_sizes() {
   for f in *.whl *.tar.gz *.tgz *.jar goproxy/*/*/*/@v/*.zip; do
     [ -f "$f" ] && printf '%-58s %10s  %s\n' "$f" "$(stat -c %s "$f")" "$(du -h "$f" | cut -f1)"
   done
-  for lib in "$target/dist/libphaseo_agent_node.so" "$target/dist/libphaseo_agent_uniffi.so" "$repo/bindings-go/lib/linux_amd64/libphaseo_agent_c.a"; do
+  for lib in "$native_out/libphaseo_agent_node.so" "$native_out/libphaseo_agent_uniffi.so" "$repo/bindings-go/lib/linux_amd64/libphaseo_agent_c.a"; do
     [ -f "$lib" ] && printf '%-58s %10s  %s (unpacked)\n' "$(basename "$lib")" "$(stat -c %s "$lib")" "$(du -h "$lib" | cut -f1)"
   done
   return 0

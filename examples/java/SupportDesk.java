@@ -45,12 +45,13 @@ public final class SupportDesk {
             .withInstructions("You resolve support tickets."));
     }
 
-    private static void printEvent(Map<String, Object> event) {
-        String type = (String) event.get("type");
+    private static void printEvent(AgentSdk.AgentEvent event) {
+        String type = event.type();
+        Map<String, Object> details = event.details();
         String detail = "";
         if (type.startsWith("tool.")) {
-            detail = " " + event.get("toolName") + (event.containsKey("result") ? " progress " + event.get("result") : "")
-                + (event.containsKey("output") ? " -> " + event.get("output") : "");
+            detail = " " + details.get("tool_name") + (details.containsKey("result") ? " progress " + details.get("result") : "")
+                + (details.containsKey("output") ? " -> " + details.get("output") : "");
         }
         System.out.println("  event " + type + detail);
     }

@@ -21,6 +21,7 @@ import kotlinx.coroutines.future.future
 import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.jsonObject
@@ -406,7 +407,49 @@ class AgentSdk private constructor() {
         val toolChoice: Any?,
         val parallelToolCalls: Boolean?,
         val activeTools: List<String>?,
+        val dynamicModel: Function<TurnContext, String?>?,
+        val dynamicInstructions: Function<TurnContext, String?>?,
+        val dynamicTemperature: Function<TurnContext, Double?>?,
+        val dynamicMaxOutputTokens: Function<TurnContext, Int?>?,
+        val dynamicTopP: Function<TurnContext, Double?>?,
+        val dynamicTools: Function<TurnContext, List<Tool>?>?,
     ) {
+        /** Every field but the per-turn functions. */
+        constructor(
+            id: String, model: String?, preset: String?, instructions: String?, tools: List<Tool>?, maxSteps: Int,
+            parseOutput: Function<String, Any?>?, humanReview: HumanReview?, modelRetry: ModelRetryConfig?,
+            toolExecution: ToolExecutionConfig?, stopWhen: List<StopCondition>?, outputSchema: Validator?,
+            requireApproval: CallApproval?, stateSecrets: List<String>?, store: RunStore?, mcpServers: List<McpServer>?,
+            temperature: Double?, maxOutputTokens: Int?, topP: Double?, toolChoice: Any?, parallelToolCalls: Boolean?,
+            activeTools: List<String>?,
+        ) : this(
+            id, model, preset, instructions, tools, maxSteps, parseOutput, humanReview, modelRetry, toolExecution,
+            stopWhen, outputSchema, requireApproval, stateSecrets, store, mcpServers, temperature, maxOutputTokens, topP,
+            toolChoice, parallelToolCalls, activeTools, null, null, null, null, null, null,
+        )
+
+        /**
+         * The product's nineteen-argument form: the thirteen-argument one plus functions of
+         * the turn ([TurnContext]) computing the model, the instructions, the sampling
+         * settings and the tools of each model request (a function replaces the fixed
+         * value; its `null` answer leaves the field unset for that request, [dynamicTools]'s
+         * offers every tool). The tools [dynamicTools] returns must be tools of [tools] (by id): the
+         * agent can only run tools it was defined with; others fail the run naming them.
+         */
+        constructor(
+            id: String, model: String?, preset: String?, instructions: String?, tools: List<Tool>?, maxSteps: Int,
+            parseOutput: Function<String, Any?>?, humanReview: HumanReview?, modelRetry: ModelRetryConfig?,
+            toolExecution: ToolExecutionConfig?, stopWhen: List<StopCondition>?, outputSchema: Validator?,
+            requireApproval: CallApproval?, dynamicModel: Function<TurnContext, String?>?,
+            dynamicInstructions: Function<TurnContext, String?>?, temperature: Function<TurnContext, Double?>?,
+            maxOutputTokens: Function<TurnContext, Int?>?, topP: Function<TurnContext, Double?>?,
+            dynamicTools: Function<TurnContext, List<Tool>?>?,
+        ) : this(
+            id, model, preset, instructions, tools, maxSteps, parseOutput, humanReview, modelRetry, toolExecution,
+            stopWhen, outputSchema, requireApproval, null, null, null, null, null, null, null, null, null,
+            dynamicModel, dynamicInstructions, temperature, maxOutputTokens, topP, dynamicTools,
+        )
+
         /** An agent with an id and tools. */
         constructor(id: String, tools: List<Tool>?) :
             this(id, null, null, null, tools, 0, null, null, null, null)
@@ -477,6 +520,22 @@ class AgentSdk private constructor() {
         fun withRequestControls(toolChoice: Any?, parallelToolCalls: Boolean?, activeTools: List<String>?) =
             copy(toolChoice = toolChoice, parallelToolCalls = parallelToolCalls, activeTools = activeTools)
 
+        /** This definition choosing each request's model from the turn (`null` answer: unset, the client's default). */
+        fun withDynamicModel(fn: Function<TurnContext, String?>?) = copy(dynamicModel = fn)
+
+        /** This definition choosing each request's instructions from the turn (`null` answer: none). */
+        fun withDynamicInstructions(fn: Function<TurnContext, String?>?) = copy(dynamicInstructions = fn)
+
+        /** This definition choosing each request's sampling settings from the turn (`null` answer: unset). */
+        fun withDynamicSampling(
+            temperature: Function<TurnContext, Double?>?,
+            maxOutputTokens: Function<TurnContext, Int?>?,
+            topP: Function<TurnContext, Double?>?,
+        ) = copy(dynamicTemperature = temperature, dynamicMaxOutputTokens = maxOutputTokens, dynamicTopP = topP)
+
+        /** This definition offering, per turn, the tools [fn] returns (tools of this definition; `null`: all). */
+        fun withDynamicTools(fn: Function<TurnContext, List<Tool>?>?) = copy(dynamicTools = fn)
+
         internal fun native(): NativeAgent = javaCall {
             val review = humanReview
             val approve = requireApproval
@@ -512,6 +571,12 @@ class AgentSdk private constructor() {
                 activeTools = activeTools,
                 store = store,
                 mcpServers = mcpServers.orEmpty().map { it.config },
+                modelFn = perTurn(dynamicModel) { JsonPrimitive(it) },
+                instructionsFn = perTurn(dynamicInstructions) { JsonPrimitive(it) },
+                temperatureFn = perTurn(dynamicTemperature) { JsonPrimitive(it) },
+                maxOutputTokensFn = perTurn(dynamicMaxOutputTokens) { JsonPrimitive(it) },
+                topPFn = perTurn(dynamicTopP) { JsonPrimitive(it) },
+                activeToolsFn = perTurn(dynamicTools) { list -> JsonArray(list.map { JsonPrimitive(it.id) }) },
             )
         }
     }
@@ -571,7 +636,7 @@ class AgentSdk private constructor() {
         val maxSteps: Int?,
         val modelRetry: ModelRetryConfig?,
         val toolExecution: ToolExecutionConfig?,
-        val onEvent: Consumer<Map<String, Any?>>?,
+        val onEvent: Consumer<AgentEvent>?,
         val store: RunStore?,
         val messages: List<Map<String, Any?>>?,
         val overrides: Overrides?,
@@ -580,7 +645,7 @@ class AgentSdk private constructor() {
         /** The product's ten fields (our [store] in the place of its devtools). */
         constructor(
             input: Any?, client: ModelClient, context: Any?, model: String?, preset: String?, maxSteps: Int?,
-            modelRetry: ModelRetryConfig?, toolExecution: ToolExecutionConfig?, onEvent: Consumer<Map<String, Any?>>?,
+            modelRetry: ModelRetryConfig?, toolExecution: ToolExecutionConfig?, onEvent: Consumer<AgentEvent>?,
             store: RunStore?,
         ) : this(input, client, context, model, preset, maxSteps, modelRetry, toolExecution, onEvent, store, null, null, null)
 
@@ -595,7 +660,7 @@ class AgentSdk private constructor() {
         fun withToolExecution(config: ToolExecutionConfig?) = copy(toolExecution = config)
 
         /** These options with an event listener. */
-        fun withOnEvent(listener: Consumer<Map<String, Any?>>?) = copy(onEvent = listener)
+        fun withOnEvent(listener: Consumer<AgentEvent>?) = copy(onEvent = listener)
 
         /** These options with a run store. */
         fun withStore(store: RunStore?) = copy(store = store)
@@ -635,7 +700,7 @@ class AgentSdk private constructor() {
         val humanInput: String?,
         val modelRetry: ModelRetryConfig?,
         val toolExecution: ToolExecutionConfig?,
-        val onEvent: Consumer<Map<String, Any?>>?,
+        val onEvent: Consumer<AgentEvent>?,
         val approvals: List<ToolDecision>?,
         val rejections: List<ToolDecision>?,
         val toolOutputs: List<ToolOutput>?,
@@ -668,7 +733,7 @@ class AgentSdk private constructor() {
         fun withContext(context: Any?) = copy(context = context)
 
         /** These options with an event listener. */
-        fun withOnEvent(listener: Consumer<Map<String, Any?>>?) = copy(onEvent = listener)
+        fun withOnEvent(listener: Consumer<AgentEvent>?) = copy(onEvent = listener)
 
         /** These options with a run store. */
         fun withStore(store: RunStore?) = copy(store = store)
@@ -704,6 +769,101 @@ class AgentSdk private constructor() {
         /** The product's fields (without the product's `Phaseo` client, which we do not have). */
         constructor(apiKey: String?, baseUrl: String?, model: String?, preset: String?, requestOptions: Map<String, Any?>?) :
             this(apiKey, baseUrl, model, preset, requestOptions, null, null)
+    }
+
+    /**
+     * What a per-turn function of [AgentDefinition] sees: [numberOfTurns] (from 1),
+     * [stepIndex] (from 0), the conversation so far ([messages], `{role, content, …}` maps),
+     * the application [context], and [lastToolCall], the most recent call the model made
+     * (`null` before the first).
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class TurnContext(
+        val numberOfTurns: Int,
+        val stepIndex: Int,
+        val messages: List<Map<String, Any?>>,
+        val context: Any?,
+        val lastToolCall: ToolCall?,
+    )
+
+    /**
+     * A run event (SPEC §5) in the product's shape: [type] (`run.started`, `tool.completed`,
+     * `response.output_text.delta`, …), [runId], [agentId], [timestamp] (ISO-8601 UTC),
+     * [status] (`null` on events without one) and the event's other fields in [details] with
+     * snake_case keys (`step_index`, `tool_call_id`, `tool_name`, `previous_status`, `delta`,
+     * …; values unchanged). [toMap] is the core's event as it is (camelCase keys).
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class AgentEvent(
+        val type: String,
+        val runId: String?,
+        val agentId: String?,
+        val timestamp: String?,
+        val status: String?,
+        val details: Map<String, Any?>,
+    ) {
+        /** The event as the core writes it: `{type, runId, agentId, timestamp, status?, …}`, camelCase keys. */
+        fun toMap(): Map<String, Any?> {
+            val out = LinkedHashMap<String, Any?>()
+            out["type"] = type
+            runId?.let { out["runId"] = it }
+            agentId?.let { out["agentId"] = it }
+            timestamp?.let { out["timestamp"] = it }
+            status?.let { out["status"] = it }
+            for ((key, value) in details) out[camelCase(key)] = value
+            return out
+        }
+
+        companion object {
+            private val head = setOf("type", "runId", "agentId", "timestamp", "status")
+
+            /** The event of the core's event map [event] (camelCase keys). */
+            @JvmStatic
+            fun of(event: Map<String, Any?>): AgentEvent = AgentEvent(
+                event["type"] as String,
+                event["runId"] as String?,
+                event["agentId"] as String?,
+                event["timestamp"] as String?,
+                event["status"] as String?,
+                event.filterKeys { it !in head }.mapKeys { snakeCase(it.key) },
+            )
+
+            private fun snakeCase(key: String) = key.replace(Regex("([a-z0-9])([A-Z])"), "$1_$2").lowercase()
+
+            private fun camelCase(key: String) = key.replace(Regex("_([a-z0-9])")) { it.groupValues[1].uppercase() }
+        }
+    }
+
+    /**
+     * Tracing options (SPEC tracing, issue 14): the OTLP HTTP [endpoint] (`null`:
+     * `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`), extra [headers], the
+     * [serviceName] (`null`: `OTEL_SERVICE_NAME`), and whether spans carry tool arguments,
+     * results and model messages ([captureContent], off by default).
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class TracingOptions(
+        val endpoint: String?,
+        val headers: Map<String, String>?,
+        val serviceName: String?,
+        val captureContent: Boolean,
+    ) {
+        /** Everything from the `OTEL_*` environment variables. */
+        constructor() : this(null, null, null, false)
+
+        /** These options with the endpoint. */
+        fun withEndpoint(endpoint: String?) = copy(endpoint = endpoint)
+
+        /** These options with headers sent with every export. */
+        fun withHeaders(headers: Map<String, String>?) = copy(headers = headers)
+
+        /** These options with the service name. */
+        fun withServiceName(name: String?) = copy(serviceName = name)
+
+        /** These options recording content (arguments, results, messages) or not. */
+        fun withCaptureContent(capture: Boolean) = copy(captureContent = capture)
     }
 
     // -----------------------------------------------------------------------------------
@@ -922,11 +1082,11 @@ class AgentSdk private constructor() {
     @JvmSuppressWildcards
     class StreamResult internal constructor(private val native: RunStream) {
         /** The events as they happen (without the final result item). */
-        fun events(): Iterable<Map<String, Any?>> = Iterable { EventIterator(native.native.cursor()) }
+        fun events(): Iterable<AgentEvent> = Iterable { EventIterator(native.native.cursor()) }
 
         /** Every event, once the run has ended (a failed run ends the list early). */
-        fun fullStream(): List<Map<String, Any?>> {
-            val all = ArrayList<Map<String, Any?>>()
+        fun fullStream(): List<AgentEvent> {
+            val all = ArrayList<AgentEvent>()
             try {
                 events().forEach(all::add)
             } catch (_: AgentException) {
@@ -937,7 +1097,7 @@ class AgentSdk private constructor() {
 
         /** Every text delta, once the run has ended. */
         fun textStream(): List<String> =
-            fullStream().filter { it["type"] == "response.output_text.delta" }.mapNotNull { it["delta"] as? String }
+            fullStream().filter { it.type == "response.output_text.delta" }.mapNotNull { it.details["delta"] as? String }
 
         /** Waits for the result. */
         fun getResult(): RunResult = javaCall { runBlocking { RunResult(native.result()) } }
@@ -950,8 +1110,8 @@ class AgentSdk private constructor() {
         fun cancel() = native.cancel(null)
     }
 
-    private class EventIterator(private val cursor: EventCursor) : Iterator<Map<String, Any?>> {
-        private var next: Map<String, Any?>? = null
+    private class EventIterator(private val cursor: EventCursor) : Iterator<AgentEvent> {
+        private var next: AgentEvent? = null
         private var done = false
 
         override fun hasNext(): Boolean {
@@ -963,11 +1123,11 @@ class AgentSdk private constructor() {
                 cursor.close()
                 return false
             }
-            next = item
+            next = AgentEvent.of(item)
             return true
         }
 
-        override fun next(): Map<String, Any?> {
+        override fun next(): AgentEvent {
             if (!hasNext()) throw NoSuchElementException()
             return next!!.also { next = null }
         }
@@ -1099,6 +1259,30 @@ class AgentSdk private constructor() {
     }
 
     companion object {
+        /**
+         * Turns tracing on with the `OTEL_*` environment's settings: each run records an
+         * OpenTelemetry GenAI span tree (`invoke_agent`, `chat`, `execute_tool`), exported
+         * over OTLP HTTP/protobuf; a run becomes a child of the current span of the
+         * OpenTelemetry Java API when that API is on the classpath. What is left is exported
+         * at JVM shutdown.
+         */
+        @JvmStatic
+        fun enableTracing() = enableTracing(TracingOptions())
+
+        /** Turns tracing on with [options] (`definition_invalid` names a bad endpoint or header). */
+        @JvmStatic
+        fun enableTracing(options: TracingOptions) = javaCall {
+            app.phaseo.agent.enableTracing(options.endpoint, options.headers.orEmpty(), options.serviceName, options.captureContent)
+        }
+
+        /** Exports every span ended so far (blocks until sent). */
+        @JvmStatic
+        fun flushTracing() = javaCall { app.phaseo.agent.flushTracing() }
+
+        /** Exports what is left and turns tracing off. */
+        @JvmStatic
+        fun shutdownTracing() = javaCall { app.phaseo.agent.shutdownTracing() }
+
         /** Checks [tool]'s definition (`definition_invalid`) and returns it. */
         @JvmStatic
         fun defineTool(tool: Tool): Tool = tool.also { it.native() }
@@ -1276,7 +1460,25 @@ private fun toolChoiceOf(value: Any): ToolChoice = when {
     )
 }
 
-private fun listener(fn: Consumer<Map<String, Any?>>?): ((JsonObject) -> Unit)? = fn?.let { { event -> it.accept(javaMap(event)) } }
+private fun listener(fn: Consumer<AgentSdk.AgentEvent>?): ((JsonObject) -> Unit)? =
+    fn?.let { { event -> it.accept(AgentSdk.AgentEvent.of(javaMap(event))) } }
+
+/** A Java per-turn function as the Kotlin layer's (it replaces the fixed value; a `null` answer is unset). */
+private fun <T : Any> perTurn(fn: Function<AgentSdk.TurnContext, T?>?, encode: (T) -> JsonElement): (suspend (JsonObject) -> JsonElement?)? =
+    fn?.let { { turn -> JvmThreads.call { fn.apply(turnContext(turn)) }?.let(encode) ?: JsonNull } }
+
+/** The core's turn `{numberOfTurns, stepIndex, messages, context}`, with the last call the model made. */
+@Suppress("UNCHECKED_CAST")
+private fun turnContext(turn: JsonObject): AgentSdk.TurnContext {
+    val map = javaMap(turn)
+    val messages = (map["messages"] as? List<Map<String, Any?>>).orEmpty()
+    val last = messages.lastOrNull { (it["toolCalls"] as? List<*>).orEmpty().isNotEmpty() }
+        ?.let { (it["toolCalls"] as List<Map<String, Any?>>).last() }
+        ?.let { AgentSdk.ToolCall(it["id"] as String, it["name"] as String, it["input"] ?: it["arguments"]) }
+    return AgentSdk.TurnContext(
+        (map["numberOfTurns"] as Number).toInt(), (map["stepIndex"] as Number).toInt(), messages, map["context"], last,
+    )
+}
 
 private fun decisions(list: List<AgentSdk.ToolDecision>?): List<Decision> = list.orEmpty().map { decision(it.toolCallId, it.reason) }
 

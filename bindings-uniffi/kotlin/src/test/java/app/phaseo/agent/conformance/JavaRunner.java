@@ -550,7 +550,7 @@ public final class JavaRunner implements Driver {
                     optInt(spec, "maxSteps"), modelRetry(spec.get("modelRetry")), toolExecution(spec.get("toolExecution")), null, null,
                     messages, overrides(spec), null);
                 startStream = () -> agent.stream(options);
-                call = () -> agent.run(options.withOnEvent(events::add).withCancel(token));
+                call = () -> agent.run(options.withOnEvent(e -> events.add(e.toMap())).withCancel(token));
                 assert specJson != null;
             } else if (step.get("continue") != null) {
                 Map<String, Object> spec = map(step.get("continue"), "continue");
@@ -588,7 +588,7 @@ public final class JavaRunner implements Driver {
                     if (refusal != null) {
                         throw refusal;
                     }
-                    return agent.continueRun(options.withOnEvent(events::add).withCancel(token));
+                    return agent.continueRun(options.withOnEvent(e -> events.add(e.toMap())).withCancel(token));
                 };
             } else {
                 throw new CaseError("a step is neither run nor continue");
@@ -609,8 +609,8 @@ public final class JavaRunner implements Driver {
                     StreamResult s = startStream.call();
                     stream[0] = s;
                     try {
-                        for (Map<String, Object> event : s.events()) {
-                            events.add(event);
+                        for (AgentSdk.AgentEvent event : s.events()) {
+                            events.add(event.toMap());
                         }
                     } catch (AgentSdk.AgentException e) {
                         // the run failed: getResult() below raises the same error

@@ -128,8 +128,8 @@ class AgentSdkRunsTest {
         });
         StreamResult stream = agent(add).stream(new RunOptions("1+2?", client(calls(call("c1", "add", "{}")), text("It is 3."))));
         List<String> live = new ArrayList<>();
-        for (Map<String, Object> event : stream.events()) {
-            live.add((String) event.get("type"));
+        for (AgentSdk.AgentEvent event : stream.events()) {
+            live.add(event.type());
         }
         assertTrue(live.contains("tool.preliminary_result"), live.toString());
         assertTrue(live.contains("tool.completed"), live.toString());
@@ -159,8 +159,8 @@ class AgentSdkRunsTest {
             return "late";
         });
         StreamResult stream = agent(hang).stream(new RunOptions("go", client(calls(call("c1", "hang", "{}")), text("x"))));
-        for (Map<String, Object> event : stream.events()) {
-            if ("tool.started".equals(event.get("type"))) {
+        for (AgentSdk.AgentEvent event : stream.events()) {
+            if ("tool.started".equals(event.type())) {
                 stream.cancel();
             }
         }

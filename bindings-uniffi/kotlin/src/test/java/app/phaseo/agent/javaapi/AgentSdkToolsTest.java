@@ -124,7 +124,7 @@ class AgentSdkToolsTest {
 
     @Test
     void progressAndContextReachEventsAndLaterTurns() {
-        List<Map<String, Object>> events = Collections.synchronizedList(new ArrayList<>());
+        List<AgentSdk.AgentEvent> events = Collections.synchronizedList(new ArrayList<>());
         Tool index = new Tool("index", (input, ctx) -> {
             ctx.emitProgress().receive(Map.of("phase", "scan"), ctx);
             ctx.emitProgress().receive(Map.of("phase", "embed"), ctx);
@@ -135,9 +135,9 @@ class AgentSdkToolsTest {
             Map.of("indexed", false)).withOnEvent(events::add));
         assertEquals(Map.of("indexed", true), result.context());
         List<Object> progress = new ArrayList<>();
-        for (Map<String, Object> e : events) {
-            if ("tool.preliminary_result".equals(e.get("type"))) {
-                progress.add(e.get("result"));
+        for (AgentSdk.AgentEvent e : events) {
+            if ("tool.preliminary_result".equals(e.type())) {
+                progress.add(e.details().get("result"));
             }
         }
         assertEquals(List.of(Map.of("phase", "scan"), Map.of("phase", "embed")), progress);

@@ -43,10 +43,10 @@ final class Scripts {
     }
 
     /** The event types of a list of events. */
-    static List<String> types(List<Map<String, Object>> events) {
+    static List<String> types(List<AgentSdk.AgentEvent> events) {
         List<String> out = new ArrayList<>();
-        for (Map<String, Object> e : events) {
-            out.add((String) e.get("type"));
+        for (AgentSdk.AgentEvent e : events) {
+            out.add(e.type());
         }
         return out;
     }
