@@ -319,7 +319,7 @@ php: php-deps
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_php.so $(PHP_EXT)
 # PHPUnit under a throwaway PostgreSQL (the store tests use it and fail without it), with
 # the MCP reference server installed.
-php-tests: php tests/mcp/node_modules/.installed
+php-tests: php tests/mcp/node_modules/.installed $(VENV)/.otel
 	cd bindings-php && ../scripts/with-test-postgres.sh php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit
 # The package (the extension in the `dist` profile, its stub and the PHP layer) installed in
 # a folder outside the repository and run from there with `php -n -d extension=...`.

@@ -15,6 +15,7 @@ mod mcp_hooks;
 mod run;
 mod spec;
 mod store;
+mod tracing;
 
 use std::time::Duration;
 
@@ -254,6 +255,31 @@ pub fn phaseo_version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
+/// Turns tracing on (`{endpoint?, headers?, serviceName?, captureContent?}`; throws
+/// `definition_invalid` naming a bad option).
+#[php_function]
+pub fn phaseo_tracing_enable(options: String) -> PhpResult<()> {
+    Ok(tracing::enable(&options)?)
+}
+
+/// Exports every span ended so far and waits for the collector: null, or why it failed.
+#[php_function]
+pub fn phaseo_tracing_flush() -> Option<String> {
+    phaseo_agent::telemetry::flush().err()
+}
+
+/// Exports what is left and turns tracing off: null, or why the export failed.
+#[php_function]
+pub fn phaseo_tracing_shutdown() -> Option<String> {
+    phaseo_agent::telemetry::shutdown().err()
+}
+
+/// Whether tracing is on.
+#[php_function]
+pub fn phaseo_tracing_enabled() -> bool {
+    phaseo_agent::telemetry::is_enabled()
+}
+
 /// Registers the extension's functions with PHP.
 #[php_module]
 pub fn module(module: ModuleBuilder) -> ModuleBuilder {
@@ -286,4 +312,8 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_schema_free))
         .function(wrap_function!(phaseo_state_canonical))
         .function(wrap_function!(phaseo_version))
+        .function(wrap_function!(phaseo_tracing_enable))
+        .function(wrap_function!(phaseo_tracing_flush))
+        .function(wrap_function!(phaseo_tracing_shutdown))
+        .function(wrap_function!(phaseo_tracing_enabled))
 }
