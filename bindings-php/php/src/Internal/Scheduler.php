@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Phaseo\AgentSdk\Internal;
 
 use Phaseo\AgentSdk\RuntimeContext;
+use Phaseo\AgentSdk\ToolCall;
 
 /**
  * The PHP thread's side of the bridge (internal). The core runs on its own threads and
@@ -195,9 +196,11 @@ final class Scheduler
                 'stream' => self::stream($f, $id, $args[0]),
                 'approve', 'toolCalled', 'responseReceived', 'nextTurn' =>
                     $f($args[0], new RuntimeContext($id, $args[1])),
+                // The agent-level predicate gets the product's ToolCall object.
+                'agentApprove' => $f(ToolCall::fromArray($args[0]), new RuntimeContext($id, $args[1])),
                 default => $f(...$args),
             };
-            if ($kind === 'approve') {
+            if ($kind === 'approve' || $kind === 'agentApprove') {
                 $value = (bool) $value;
             }
         } catch (\Throwable $e) {
