@@ -95,10 +95,14 @@ final class AgentSdk
         };
     }
 
-    /** The gateway client (`apiKey`, `baseUrl`, `model`, `preset`, `bodyDefaults`, `headers`, `timeoutMs`). */
-    public static function createGatewayAgentClient(array $options = []): HttpClient
+    /**
+     * The gateway client, with the product's options (a GatewayAgentClientOptions or an
+     * array of the same names: `clientOptions`, `model`, `preset`, the body fields,
+     * `requestOptions`), plus `apiKey`, `baseUrl`, `headers`, `timeoutMs`, `bodyDefaults`.
+     */
+    public static function createGatewayAgentClient(GatewayAgentClientOptions|array|null $options = null): HttpClient
     {
-        return new HttpClient('gateway', $options);
+        return new HttpClient('gateway', GatewayAgentClientOptions::native($options ?? []));
     }
 
     /** A client of any OpenAI-compatible `/chat/completions` endpoint. */
