@@ -101,3 +101,6 @@ function phaseo_tracing_shutdown(): ?string {}
 
 /** Whether tracing is on. */
 function phaseo_tracing_enabled(): bool {}
+
+/** Ends the process as an unhandled Ctrl-C does (SIGINT at its default, sent to itself). */
+function phaseo_interrupt(): void {}

@@ -280,6 +280,20 @@ pub fn phaseo_tracing_enabled() -> bool {
     phaseo_agent::telemetry::is_enabled()
 }
 
+/// Ends the process the way an unhandled Ctrl-C does: SIGINT at its default, sent to the
+/// process (what `posix_kill` would do; the posix extension is not always loaded). Returns
+/// only where there is no such signal.
+#[php_function]
+pub fn phaseo_interrupt() {
+    #[cfg(unix)]
+    // SAFETY: plain libc calls with valid constants; resetting SIGINT to its default and
+    // signalling our own process is what an application's Ctrl-C handler may always do.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::kill(libc::getpid(), libc::SIGINT);
+    }
+}
+
 /// Registers the extension's functions with PHP.
 #[php_module]
 pub fn module(module: ModuleBuilder) -> ModuleBuilder {
@@ -316,4 +330,5 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_tracing_flush))
         .function(wrap_function!(phaseo_tracing_shutdown))
         .function(wrap_function!(phaseo_tracing_enabled))
+        .function(wrap_function!(phaseo_interrupt))
 }
