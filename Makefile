@@ -110,7 +110,7 @@ handoff: python node kotlin go-lib ruby csharp php
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
 # and Python ↔ Ruby, tracing to one OTLP receiver; the two run spans must be one trace, linked.
-trace-handoff: python node ruby $(VENV)/.otel
+trace-handoff: python node ruby php $(VENV)/.otel
 	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
