@@ -110,7 +110,7 @@ handoff: python node kotlin go-lib ruby csharp php
 
 # One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
 # and Python ↔ Ruby, tracing to one OTLP receiver; the two run spans must be one trace, linked.
-trace-handoff: python node ruby $(VENV)/.otel
+trace-handoff: python node ruby php $(VENV)/.otel
 	tests/trace-handoff/run.sh
 
 # Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
@@ -321,7 +321,7 @@ php: php-deps
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_php.so $(PHP_EXT)
 # PHPUnit under a throwaway PostgreSQL (the store tests use it and fail without it), with
 # the MCP reference server installed.
-php-tests: php tests/mcp/node_modules/.installed
+php-tests: php tests/mcp/node_modules/.installed $(VENV)/.otel
 	cd bindings-php && ../scripts/with-test-postgres.sh php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit
 # The package (the extension in the `dist` profile, its stub and the PHP layer) installed in
 # a folder outside the repository and run from there with `php -n -d extension=...`.

@@ -89,3 +89,18 @@ function phaseo_state_canonical(string $state): string {}
 
 /** The SDK's version. */
 function phaseo_version(): string {}
+
+/** Turns tracing on (JSON `{endpoint?, headers?, serviceName?, captureContent?}`; throws definition_invalid). */
+function phaseo_tracing_enable(string $options): void {}
+
+/** Exports the spans ended so far and waits: null, or why the export failed. */
+function phaseo_tracing_flush(): ?string {}
+
+/** Exports what is left and turns tracing off: null, or why the export failed. */
+function phaseo_tracing_shutdown(): ?string {}
+
+/** Whether tracing is on. */
+function phaseo_tracing_enabled(): bool {}
+
+/** Ends the process as an unhandled Ctrl-C does (SIGINT at its default, sent to itself). */
+function phaseo_interrupt(): void {}

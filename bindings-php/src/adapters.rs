@@ -75,7 +75,7 @@ impl ApprovalPredicate for HostAgentApproval {
     async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
         let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
         let args = with_runtime(call, rt);
-        Ok(truthy(&self.0.call("approve", args, Some(rt)).await?))
+        Ok(truthy(&self.0.call("agentApprove", args, Some(rt)).await?))
     }
 }
 

@@ -11,9 +11,11 @@ mod client;
 mod error;
 mod handles;
 mod host;
+mod mcp_hooks;
 mod run;
 mod spec;
 mod store;
+mod tracing;
 
 use std::time::Duration;
 
@@ -253,6 +255,45 @@ pub fn phaseo_version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
+/// Turns tracing on (`{endpoint?, headers?, serviceName?, captureContent?}`; throws
+/// `definition_invalid` naming a bad option).
+#[php_function]
+pub fn phaseo_tracing_enable(options: String) -> PhpResult<()> {
+    Ok(tracing::enable(&options)?)
+}
+
+/// Exports every span ended so far and waits for the collector: null, or why it failed.
+#[php_function]
+pub fn phaseo_tracing_flush() -> Option<String> {
+    phaseo_agent::telemetry::flush().err()
+}
+
+/// Exports what is left and turns tracing off: null, or why the export failed.
+#[php_function]
+pub fn phaseo_tracing_shutdown() -> Option<String> {
+    phaseo_agent::telemetry::shutdown().err()
+}
+
+/// Whether tracing is on.
+#[php_function]
+pub fn phaseo_tracing_enabled() -> bool {
+    phaseo_agent::telemetry::is_enabled()
+}
+
+/// Ends the process the way an unhandled Ctrl-C does: SIGINT at its default, sent to the
+/// process (what `posix_kill` would do; the posix extension is not always loaded). Returns
+/// only where there is no such signal.
+#[php_function]
+pub fn phaseo_interrupt() {
+    #[cfg(unix)]
+    // SAFETY: plain libc calls with valid constants; resetting SIGINT to its default and
+    // signalling our own process is what an application's Ctrl-C handler may always do.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::kill(libc::getpid(), libc::SIGINT);
+    }
+}
+
 /// Registers the extension's functions with PHP.
 #[php_module]
 pub fn module(module: ModuleBuilder) -> ModuleBuilder {
@@ -285,4 +326,9 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_schema_free))
         .function(wrap_function!(phaseo_state_canonical))
         .function(wrap_function!(phaseo_version))
+        .function(wrap_function!(phaseo_tracing_enable))
+        .function(wrap_function!(phaseo_tracing_flush))
+        .function(wrap_function!(phaseo_tracing_shutdown))
+        .function(wrap_function!(phaseo_tracing_enabled))
+        .function(wrap_function!(phaseo_interrupt))
 }

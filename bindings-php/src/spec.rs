@@ -61,9 +61,20 @@ impl HostCallbacks for Callbacks<'_> {
         Arc::new(HostTurn(self.func(id)))
     }
     // Called like a tool's predicate: `($input, $runtime)` (the runtime carries the tool's
-    // annotations). No filter or elicitation callbacks (yet).
+    // annotations).
     fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
         Arc::new(HostApproval(self.func(id)))
+    }
+    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn phaseo_agent::mcp::McpToolFilter>> {
+        Some(Arc::new(crate::mcp_hooks::HostMcpFilter(self.func(id))))
+    }
+    fn mcp_elicitation(
+        &self,
+        id: u64,
+    ) -> Option<Arc<dyn phaseo_agent::mcp::McpElicitationHandler>> {
+        Some(Arc::new(crate::mcp_hooks::HostMcpElicitation(
+            self.func(id),
+        )))
     }
 }
 

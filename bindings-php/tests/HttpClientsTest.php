@@ -7,6 +7,7 @@ namespace Phaseo\AgentSdk\Tests;
 use Phaseo\AgentSdk\AgentDefinition;
 use Phaseo\AgentSdk\AgentSdk;
 use Phaseo\AgentSdk\DefinitionError;
+use Phaseo\AgentSdk\GatewayAgentClientOptions;
 use Phaseo\AgentSdk\ModelError;
 use Phaseo\AgentSdk\Tool;
 use PHPUnit\Framework\TestCase;
@@ -88,6 +89,74 @@ final class HttpClientsTest extends TestCase
         $this->assertStringNotContainsString('do-not-send', json_encode($requests[0]['body']));
         $this->assertContains(['type' => 'function_call_output', 'call_id' => 'c1', 'output' => '{"found":7}'], $requests[1]['body']['input']);
         $this->assertStringNotContainsString(self::KEY, $result->toJson());
+    }
+
+    /**
+     * The product's GatewayAgentClientOptions: the key and URL from snake_case
+     * `clientOptions`, each named body field under its body name over `requestOptions`,
+     * what the run sets winning, `false` sent.
+     */
+    public function testTheProductsGatewayOptionsReachTheBody(): void
+    {
+        $this->serve([self::responsesReply([['type' => 'message', 'role' => 'assistant', 'content' => [['type' => 'output_text', 'text' => 'ok']]]])]);
+        $client = AgentSdk::createGatewayAgentClient(new GatewayAgentClientOptions(
+            clientOptions: ['api_key' => self::KEY, 'base_url' => $this->url],
+            preset: 'fast',
+            provider: ['order' => ['openai']],
+            reasoning: ['effort' => 'low'],
+            temperature: 0.2,
+            maxOutputTokens: 64,
+            parallelToolCalls: false,
+            metadata: ['team' => 'desk'],
+            user: 'u-1',
+            responseFormat: ['type' => 'text'],
+            includeMeta: true,
+            webSearchOptions: ['search_context_size' => 'low'],
+            plugins: [['id' => 'web']],
+            toolChoice: 'auto',
+            providerOptions: ['openai' => ['service_tier' => 'flex']],
+            promptCacheKey: 'cache-1',
+            requestOptions: ['store' => false, 'temperature' => 0.9, 'top_logprobs' => 2],
+        ));
+        $result = AgentSdk::createAgent(new AgentDefinition(id: 'desk'))->run('hi', $client, maxOutputTokens: 32);
+        $this->assertSame('ok', $result->output());
+        $request = $this->requests()[0];
+        $this->assertSame('Bearer ' . self::KEY, $request['headers']['authorization']);
+        $body = $request['body'];
+        $this->assertSame('@fast', $body['model']);
+        $this->assertSame(['order' => ['openai']], $body['provider']);
+        $this->assertSame(['effort' => 'low'], $body['reasoning']);
+        $this->assertEquals(0.2, $body['temperature']);
+        $this->assertSame(32, $body['max_output_tokens']);
+        $this->assertFalse($body['parallel_tool_calls']);
+        $this->assertSame(['phaseo_agent_id' => 'desk', 'team' => 'desk'], $body['metadata']);
+        $this->assertSame('u-1', $body['user']);
+        $this->assertSame(['type' => 'text'], $body['response_format']);
+        $this->assertTrue($body['meta']);
+        $this->assertSame(['search_context_size' => 'low'], $body['web_search_options']);
+        $this->assertSame([['id' => 'web']], $body['plugins']);
+        $this->assertSame('auto', $body['tool_choice']);
+        $this->assertSame(['openai' => ['service_tier' => 'flex']], $body['provider_options']);
+        $this->assertSame('cache-1', $body['prompt_cache_key']);
+        $this->assertFalse($body['store']);
+        $this->assertSame(2, $body['top_logprobs']);
+    }
+
+    public function testGatewayOptionsTheSdkCannotHonourAreRefused(): void
+    {
+        foreach ([
+            [['gatewayTools' => [['type' => 'web_search']]], 'gatewayTools'],
+            [new GatewayAgentClientOptions(client: new \stdClass()), 'client'],
+            [['clientOptions' => ['api_kee' => 'k']], "'api_kee'"],
+            [['apiKey' => 'a', 'clientOptions' => ['api_key' => 'b']], 'apiKey'],
+        ] as [$options, $named]) {
+            try {
+                AgentSdk::createGatewayAgentClient($options);
+                $this->fail("accepted: {$named}");
+            } catch (\InvalidArgumentException $e) {
+                $this->assertStringContainsString($named, $e->getMessage());
+            }
+        }
     }
 
     public function testOpenAICompatibleCompletion(): void

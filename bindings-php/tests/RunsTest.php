@@ -18,6 +18,7 @@ use Phaseo\AgentSdk\Tool;
 use Phaseo\AgentSdk\ToolDecision;
 use Phaseo\AgentSdk\ToolError;
 use Phaseo\AgentSdk\ToolOutput;
+use Phaseo\AgentSdk\RunStore;
 use PHPUnit\Framework\TestCase;
 
 /** Timeouts, overlap, pause → JSON → continue, refused continues, streams, exceptions. */
@@ -352,5 +353,66 @@ final class RunsTest extends TestCase
             fn (array $state) => $state['stepCount'] >= 2 ? 'enough' : null,
         ]))->run('go', new ScriptedClient($replies));
         $this->assertSame('enough', $stopped->stopReason());
+    }
+
+    /**
+     * Runs tests/fixtures/interrupt_child.php in `$mode`, sends it SIGINT once its tool
+     * started, and returns [its output lines, its final status, seconds from the signal to
+     * its end, the stored run's status].
+     */
+    private function interruptChild(string $mode): array
+    {
+        $this->assertTrue(function_exists('pcntl_signal'), 'the pcntl extension is not loaded');
+        $db = sys_get_temp_dir() . '/phaseo-php-sigint-' . bin2hex(random_bytes(4)) . '.db';
+        $ext = __DIR__ . '/../php/phaseo_agent.so';
+        $child = proc_open([PHP_BINARY, '-n', '-d', "extension={$ext}", __DIR__ . '/fixtures/interrupt_child.php', $mode, $db],
+            [1 => ['pipe', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+        try {
+            $this->assertSame("READY\n", fgets($pipes[1]));
+            $sent = microtime(true);
+            proc_terminate($child, SIGINT);
+            $lines = [];
+            while (($line = fgets($pipes[1])) !== false) {
+                $lines[] = rtrim($line);
+            }
+            do {
+                $status = proc_get_status($child);
+                usleep(10_000);
+            } while ($status['running']);
+            $elapsed = microtime(true) - $sent;
+            $runs = RunStore::sqlite($db)->list()['runs'];
+            $this->assertCount(1, $runs);
+            return [$lines, $status, $elapsed, $runs[0]['status']];
+        } finally {
+            fclose($pipes[1]);
+            proc_close($child);
+            @unlink($db);
+        }
+    }
+
+    /**
+     * Ctrl-C during a blocking run with SIGINT at its default: the run is cancelled (the
+     * tool's sleep is cut short, the store keeps `cancelled`), then the script ends by SIGINT
+     * as usual — promptly, not after the tool's 20 s.
+     */
+    public function testCtrlCStopsABlockingRunCleanly(): void
+    {
+        [$lines, $status, $elapsed, $stored] = $this->interruptChild('default');
+        $this->assertSame(['CUT SHORT'], $lines);
+        $this->assertTrue($status['signaled'], 'the script did not end by SIGINT: ' . json_encode($status));
+        $this->assertSame(SIGINT, $status['termsig']);
+        $this->assertLessThan(5, $elapsed);
+        $this->assertSame('cancelled', $stored);
+    }
+
+    /** An application's own SIGINT handler runs during a blocking run and may cancel it. */
+    public function testAnOwnSigintHandlerRunsDuringABlockingRun(): void
+    {
+        [$lines, $status, $elapsed, $stored] = $this->interruptChild('own-handler');
+        $this->assertSame(['HANDLER', 'CUT SHORT', 'STATUS cancelled'], $lines);
+        $this->assertFalse($status['signaled']);
+        $this->assertSame(0, $status['exitcode']);
+        $this->assertLessThan(5, $elapsed);
+        $this->assertSame('cancelled', $stored);
     }
 }

@@ -11,6 +11,7 @@ use Phaseo\AgentSdk\DefinitionError;
 use Phaseo\AgentSdk\RuntimeContext;
 use Phaseo\AgentSdk\ScriptedClient;
 use Phaseo\AgentSdk\Tool;
+use Phaseo\AgentSdk\ToolCall;
 use Phaseo\AgentSdk\ToolError;
 use PHPUnit\Framework\TestCase;
 
@@ -143,6 +144,53 @@ final class ToolsTest extends TestCase
         $this->assertSame('c1', $seenRuntime->toolCall['id']);
         $this->assertSame('deploy', $seenRuntime->toolCall['name']);
         $this->assertSame(['user' => 'ana'], $seenRuntime->context);
+    }
+
+    /**
+     * `$runtime->toolCall` and the agent-level approval predicate's first argument are the
+     * product's ToolCall (public id, name, input), which also reads as a read-only array.
+     */
+    public function testToolCallsAreTheProductsToolCallObjects(): void
+    {
+        $seen = [];
+        $tool = new Tool(id: 'deploy', execute: function (array $input, RuntimeContext $runtime) use (&$seen) {
+            $seen[] = $runtime->toolCall;
+            return 'deployed';
+        });
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'deployer', tools: [$tool],
+            requireApproval: function (ToolCall $call, RuntimeContext $runtime) use (&$seen): bool {
+                $seen[] = $call;
+                $seen[] = $runtime->toolCall;
+                return $call->input['env'] === 'prod';
+            }));
+        $model = new ScriptedClient([
+            ['toolCalls' => [self::call('c1', 'deploy', ['env' => 'dev']), self::call('c2', 'deploy', ['env' => 'prod'])]],
+            ['text' => 'done'],
+        ]);
+        $paused = $agent->run('deploy', $model);
+        $this->assertSame('waiting_for_human', $paused->status());
+        // The predicate saw both calls; only c1 (dev) ran before the pause.
+        $this->assertCount(5, $seen);
+        foreach ($seen as $call) {
+            $this->assertInstanceOf(ToolCall::class, $call);
+        }
+        [$c1, $c1Runtime, $c2] = [$seen[0], $seen[1], $seen[2]];
+        $this->assertSame(['c1', 'deploy', ['env' => 'dev']], [$c1->id, $c1->name, $c1->input]);
+        $this->assertSame($c1->toArray(), $c1Runtime->toArray());
+        $this->assertSame('c2', $c2->id);
+        $this->assertSame('c1', $seen[4]['id']);
+        $this->assertSame(['env' => 'dev'], $seen[4]['input']);
+        $this->assertTrue(isset($seen[4]['name']));
+        $this->assertFalse(isset($seen[4]['nope']));
+        $this->assertSame('{"id":"c1","name":"deploy","input":{"env":"dev"}}', json_encode($seen[4]));
+        try {
+            $seen[4]['id'] = 'x';
+            $this->fail('a ToolCall was written');
+        } catch (\LogicException $e) {
+            $this->assertStringContainsString('read-only', $e->getMessage());
+        }
+        $this->expectException(\OutOfBoundsException::class);
+        $seen[4]['nope'];
     }
 
     public function testAGeneratorToolYieldsProgressAndReturnsItsResult(): void

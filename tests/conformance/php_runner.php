@@ -21,6 +21,7 @@ use Phaseo\AgentSdk\CancelToken;
 use Phaseo\AgentSdk\RunResult;
 use Phaseo\AgentSdk\RuntimeContext;
 use Phaseo\AgentSdk\Tool;
+use Phaseo\AgentSdk\ToolCall;
 use Phaseo\AgentSdk\ToolDecision;
 use Phaseo\AgentSdk\ToolOutput;
 
@@ -316,10 +317,10 @@ function agent_approval(mixed $rule): \Closure
 {
     [$key, $arg] = single_entry($rule, 'agent requireApproval');
     if ($key === 'toolIds' && is_array($arg)) {
-        return static fn (array $call, $rt) => in_array($call['name'] ?? null, $arg, true);
+        return static fn (ToolCall $call, $rt) => in_array($call->name, $arg, true);
     }
     if ($key === 'inputEquals' && is_array($arg)) {
-        return static fn (array $call, $rt) => input_equals($arg, $call['input'] ?? null);
+        return static fn (ToolCall $call, $rt) => input_equals($arg, $call->input);
     }
     throw new CaseError('agent requireApproval: unsupported rule ' . show($rule));
 }

@@ -2,8 +2,10 @@
 both exporting to one OTLP receiver; the two run spans must be in one trace, the continue's
 span a child of the paused one and linked to it, each exported by its own language.
 
-    check.py <python> <node> [<ruby>]   runs Python → Node and Node → Python (and, with
-                                        a Ruby, Python → Ruby and Ruby → Python)
+    check.py <python> <node> [<ruby> [<php>]]   runs Python → Node and Node → Python (and,
+                                        with a Ruby, Python → Ruby and Ruby → Python; with a
+                                        PHP (tests/trace-handoff/php.sh), Python → PHP and
+                                        PHP → Python)
 """
 
 import os
@@ -23,6 +25,9 @@ pairs = [("python", "node"), ("node", "python")]
 if len(sys.argv) > 3:
     sides["ruby"] = [sys.argv[3], str(here / "step.rb")]
     pairs += [("python", "ruby"), ("ruby", "python")]
+if len(sys.argv) > 4:
+    sides["php"] = [sys.argv[4]]
+    pairs += [("python", "php"), ("php", "python")]
 receiver = Receiver()
 env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url)
 failures = 0

@@ -17,13 +17,14 @@ use Phaseo\AgentSdk\Internal\Spec;
  *
  * Run overrides (SPEC §3), as named arguments: `model`, `maxSteps`, `stopWhen`,
  * `modelRetry`, `toolExecution`, `temperature`, `maxOutputTokens`, `topP`, `toolChoice`,
- * `parallelToolCalls`, `activeTools`. `store:` takes a RunStore or the product's
+ * `parallelToolCalls`, `activeTools`, `traceparent` (a W3C traceparent: the run span becomes
+ * its child when tracing is on). `store:` takes a RunStore or the product's
  * StateAccessor (also accepted under the product's name `state:`).
  */
 final class Agent
 {
     private const OVERRIDES = ['model', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution', 'temperature',
-        'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'activeTools'];
+        'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'activeTools', 'traceparent'];
 
     private readonly int $handle;
     /** The definition's store (an accessor wrapped once, kept while the agent lives). */

@@ -6,7 +6,7 @@ namespace Phaseo\AgentSdk;
 
 /**
  * An agent's definition, as in the product: `new AgentDefinition(id: 'support', tools: [...],
- * instructions: '...', toolExecution: ['toolConcurrency' => 4], requireApproval: fn (array
+ * instructions: '...', toolExecution: ['toolConcurrency' => 4], requireApproval: fn (ToolCall
  * $toolCall, RuntimeContext $rt) => ...)`. `model`, `instructions`, `temperature`,
  * `maxOutputTokens`, `topP`, `toolChoice` and `activeTools` are values or `fn (array $turn)`.
  * `stopWhen` takes `AgentSdk::stepCountIs(3)`-style conditions or `fn (array $state)`.

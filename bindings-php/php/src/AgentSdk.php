@@ -95,10 +95,14 @@ final class AgentSdk
         };
     }
 
-    /** The gateway client (`apiKey`, `baseUrl`, `model`, `preset`, `bodyDefaults`, `headers`, `timeoutMs`). */
-    public static function createGatewayAgentClient(array $options = []): HttpClient
+    /**
+     * The gateway client, with the product's options (a GatewayAgentClientOptions or an
+     * array of the same names: `clientOptions`, `model`, `preset`, the body fields,
+     * `requestOptions`), plus `apiKey`, `baseUrl`, `headers`, `timeoutMs`, `bodyDefaults`.
+     */
+    public static function createGatewayAgentClient(GatewayAgentClientOptions|array|null $options = null): HttpClient
     {
-        return new HttpClient('gateway', $options);
+        return new HttpClient('gateway', GatewayAgentClientOptions::native($options ?? []));
     }
 
     /** A client of any OpenAI-compatible `/chat/completions` endpoint. */
@@ -115,6 +119,72 @@ final class AgentSdk
     public static function settle(int|float $ms = 1000): bool
     {
         return Internal\Scheduler::settle((float) $ms);
+    }
+
+    /** Whether `enableTracing` registered its exit hook already. */
+    private static bool $tracingExitHook = false;
+
+    /**
+     * Records a span tree per run (`invoke_agent`, `chat`, `execute_tool`: OpenTelemetry
+     * GenAI conventions, made by the core) and exports it over OTLP HTTP/protobuf.
+     *
+     * Unset options come from the standard variables (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+     * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`,
+     * `OTEL_SERVICE_NAME`). `captureContent: true` records tool arguments and results and the
+     * model's messages (off: they may hold personal data). A run continued from a paused
+     * state joins the paused run's trace, whatever language paused it; a run given
+     * `traceparent:` (W3C) becomes a child of that span. What is left is exported when the
+     * script ends; `flushTracing()` exports earlier. Bad options throw DefinitionError
+     * naming the option.
+     *
+     * @param array<string, string>|null $headers
+     */
+    public static function enableTracing(
+        ?string $endpoint = null,
+        ?array $headers = null,
+        ?string $serviceName = null,
+        bool $captureContent = false,
+    ): void {
+        $options = array_filter(
+            ['endpoint' => $endpoint, 'headers' => $headers, 'serviceName' => $serviceName],
+            static fn ($x) => $x !== null,
+        );
+        $options['captureContent'] = $captureContent;
+        if (isset($options['headers']) && $options['headers'] === []) {
+            unset($options['headers']);
+        }
+        Native::call(fn () => phaseo_tracing_enable(Json::encode($options)));
+        if (!self::$tracingExitHook) {
+            self::$tracingExitHook = true;
+            // An unreachable collector must not fail the script's end.
+            register_shutdown_function(static function (): void {
+                phaseo_tracing_shutdown();
+            });
+        }
+    }
+
+    /** Exports every span ended so far and waits for the collector (RuntimeException when the export failed). */
+    public static function flushTracing(): void
+    {
+        $error = phaseo_tracing_flush();
+        if ($error !== null) {
+            throw new \RuntimeException("flushTracing: {$error}");
+        }
+    }
+
+    /** Exports what is left and turns tracing off (RuntimeException when the export failed). */
+    public static function shutdownTracing(): void
+    {
+        $error = phaseo_tracing_shutdown();
+        if ($error !== null) {
+            throw new \RuntimeException("shutdownTracing: {$error}");
+        }
+    }
+
+    /** Whether tracing is on. */
+    public static function tracingEnabled(): bool
+    {
+        return phaseo_tracing_enabled();
     }
 
     /** The SDK's version. */

@@ -9,8 +9,9 @@ use Phaseo\AgentSdk\Internal\Native;
 use Phaseo\AgentSdk\Internal\Scheduler;
 
 /**
- * What a tool call sees: `runId`, `agentId`, `stepIndex`, `context`, `toolCall`
- * (`['id' => ..., 'name' => ..., 'input' => ...]`), `($runtime->emitProgress)($value)`,
+ * What a tool call sees: `runId`, `agentId`, `stepIndex`, `context`, `toolCall` (a
+ * ToolCall, which also reads as `['id' => ..., 'name' => ..., 'input' => ...]`; null where
+ * no call is concerned), `($runtime->emitProgress)($value)`,
  * `($runtime->setContext)($value)`, `cancelled()` and a cooperative `sleep($ms)`.
  */
 final class RuntimeContext
@@ -19,8 +20,7 @@ final class RuntimeContext
     public readonly string $agentId;
     public readonly int $stepIndex;
     public readonly mixed $context;
-    /** @var array{id?: string, name?: string, input?: mixed} */
-    public readonly array $toolCall;
+    public readonly ?ToolCall $toolCall;
     /** Publishes a progress value (`tool.preliminary_result`), checked by `eventSchema`. */
     public readonly \Closure $emitProgress;
     /** Replaces the application context (applied after the tool phase, in call order). */
@@ -33,7 +33,7 @@ final class RuntimeContext
         $this->agentId = (string) ($runtime['agentId'] ?? '');
         $this->stepIndex = (int) ($runtime['stepIndex'] ?? 0);
         $this->context = $runtime['context'] ?? null;
-        $this->toolCall = is_array($runtime['toolCall'] ?? null) ? $runtime['toolCall'] : [];
+        $this->toolCall = is_array($runtime['toolCall'] ?? null) ? ToolCall::fromArray($runtime['toolCall']) : null;
         $call = $callId;
         $this->emitProgress = static function (mixed $value) use ($call): void {
             try {

@@ -135,7 +135,11 @@ class RunStore
  * An MCP server whose tools become agent tools (SPEC §11): `McpServer::stdio(name:,
  * command:, args:)` or `McpServer::http(name:, url:, headers:, bearer:)`, with `allowTools`,
  * `denyTools`, `toolPrefix`, `requireApproval` (true, false, `'destructive'` or
- * `fn ($input, $runtime)`), `timeoutMs`, `toolTimeoutsMs`, `onError`, `cacheTtlMs`, `optional`.
+ * `fn ($input, $runtime)`), `timeoutMs`, `toolTimeoutsMs`, `onError`, `cacheTtlMs`, `optional`,
+ * `filter: fn (array $tool): bool` (`$tool`: `name`, `description`, `annotations`; called when
+ * the tools are listed) and `onElicitation: fn (array $request, array $info): array` (the
+ * server's `elicitation/create` params and `['server' => name]`, answering an MCP
+ * `ElicitResult` such as `['action' => 'accept', 'content' => [...]]`).
  */
 final class McpServer
 {
@@ -170,6 +174,13 @@ final class McpServer
         }
         if (isset($spec['requireApproval']) && Internal\Spec::isFn($spec['requireApproval'])) {
             $spec['requireApproval'] = $fn($spec['requireApproval']);
+        }
+        // `filter(array $tool): bool` and `onElicitation(array $request, array $info): array`
+        // are always functions; anything else is left for the core to refuse by name.
+        foreach (['filter', 'onElicitation'] as $key) {
+            if (isset($spec[$key]) && Internal\Spec::isFn($spec[$key])) {
+                $spec[$key] = $fn($spec[$key]);
+            }
         }
         return $spec;
     }

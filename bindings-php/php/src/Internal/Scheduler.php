@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Phaseo\AgentSdk\Internal;
 
 use Phaseo\AgentSdk\RuntimeContext;
+use Phaseo\AgentSdk\ToolCall;
 
 /**
  * The PHP thread's side of the bridge (internal). The core runs on its own threads and
@@ -32,6 +33,10 @@ final class Scheduler
     private static array $listeners = [];
     /** @var list<array{0: float, 1: callable}> */
     private static array $timers = [];
+    /** Whether a blocking wait holds the SIGINT handler (see interruptible()). */
+    private static bool $sigint = false;
+    /** Whether Ctrl-C came during that wait. */
+    private static bool $interrupted = false;
 
     /**
      * Serves calls still in flight (ones the core abandoned, e.g. after a timeout, whose
@@ -67,9 +72,11 @@ final class Scheduler
     /** Waits for a run's end message (`{state}` or `{error}`), serving calls meanwhile. */
     public static function wait(int $run): array
     {
-        while (!isset(self::$done[$run])) {
-            self::step($run);
-        }
+        self::interruptible($run, static function () use ($run): void {
+            while (!isset(self::$done[$run])) {
+                self::step($run);
+            }
+        });
         $m = self::$done[$run];
         unset(self::$done[$run], self::$listeners[$run], self::$events[$run]);
         return $m;
@@ -78,15 +85,66 @@ final class Scheduler
     /** The next event of a streamed run, or null once it ended (its end stays for wait()). */
     public static function nextEvent(int $run): ?array
     {
-        while (true) {
-            if (!empty(self::$events[$run])) {
-                return array_shift(self::$events[$run]);
+        return self::interruptible($run, static function () use ($run): ?array {
+            while (true) {
+                if (!empty(self::$events[$run])) {
+                    return array_shift(self::$events[$run]);
+                }
+                if (isset(self::$done[$run])) {
+                    return null;
+                }
+                self::step($run);
             }
-            if (isset(self::$done[$run])) {
-                return null;
-            }
-            self::step($run);
+        });
+    }
+
+    /**
+     * Runs `$body` (a wait for `$run` on the PHP thread) so that Ctrl-C stops the run
+     * cleanly: with `pcntl` loaded and SIGINT at its default, a handler is installed for the
+     * wait (the queue is polled at least every 100 ms, so it runs at once); the first SIGINT
+     * cancels the run (tools see `cancelled()`, a store keeps the `cancelled` state), and
+     * when the run has ended SIGINT is raised again at its default, ending the script as
+     * Ctrl-C does; a second SIGINT ends it at once. A handler of the application's own is
+     * left alone (it runs during the wait too, and may cancel a CancelToken).
+     *
+     * @template T
+     * @param callable(): T $body
+     * @return T
+     */
+    private static function interruptible(int $run, callable $body): mixed
+    {
+        if (self::$sigint || self::currentCall() !== null || !function_exists('pcntl_signal')
+            || pcntl_signal_get_handler(SIGINT) !== SIG_DFL) {
+            return $body();
         }
+        self::$sigint = true;
+        $async = pcntl_async_signals(true);
+        pcntl_signal(SIGINT, static function () use ($run): void {
+            if (self::$interrupted) {
+                self::raiseInterrupt();
+            }
+            self::$interrupted = true;
+            phaseo_run_cancel($run);
+        });
+        try {
+            return $body();
+        } finally {
+            pcntl_signal(SIGINT, SIG_DFL);
+            pcntl_async_signals($async);
+            self::$sigint = false;
+            if (self::$interrupted) {
+                self::$interrupted = false;
+                self::raiseInterrupt();
+            }
+        }
+    }
+
+    /** Ends the script the way an unhandled Ctrl-C does. */
+    private static function raiseInterrupt(): never
+    {
+        pcntl_signal(SIGINT, SIG_DFL);
+        phaseo_interrupt();
+        exit(130);
     }
 
     /** One round: inside one of our fibers, suspend until woken; else pump the queue. */
@@ -195,9 +253,11 @@ final class Scheduler
                 'stream' => self::stream($f, $id, $args[0]),
                 'approve', 'toolCalled', 'responseReceived', 'nextTurn' =>
                     $f($args[0], new RuntimeContext($id, $args[1])),
+                // The agent-level predicate gets the product's ToolCall object.
+                'agentApprove' => $f(ToolCall::fromArray($args[0]), new RuntimeContext($id, $args[1])),
                 default => $f(...$args),
             };
-            if ($kind === 'approve') {
+            if ($kind === 'approve' || $kind === 'agentApprove') {
                 $value = (bool) $value;
             }
         } catch (\Throwable $e) {
