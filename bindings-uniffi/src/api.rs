@@ -121,6 +121,7 @@ impl ToolRuntime {
     /// executor should call it first thing (one that never does hands each next call over
     /// up to half a second later). Harmless anywhere else and when called twice.
     pub fn mark_started(&self) {
+        crate::start_order::host_marks();
         if let Some(started) = &self.started {
             started.cancel();
         }

@@ -7,8 +7,12 @@
 //! a Swift executor should call `runtime.markStarted()` first (one that never marks is only
 //! slower to hand the next call over, never stuck). The grace is long because a JVM can take
 //! tens of milliseconds to start a coroutine (JIT, a collection), and a short grace then
-//! let a quick second call run to its end before a slow first one began.
+//! let a quick second call run to its end before a slow first one began. Once a host has
+//! been seen to mark its executors (the Kotlin layer always does), the grace is
+//! [`MARKING_HOST_GRACE`]: on a loaded machine a JVM coroutine has taken more than 500 ms to
+//! begin, and the quick call after it then started and ended first.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -16,6 +20,18 @@ use tokio_util::sync::CancellationToken;
 
 /// How long a call waits at most for the one before it to be marked started.
 const HAND_OVER_GRACE: Duration = Duration::from_millis(500);
+
+/// The same once the host marks its executors: such a call is only ever waited for until it
+/// begins, ends or is cancelled, so the bound only guards against a host that stalls.
+const MARKING_HOST_GRACE: Duration = Duration::from_secs(10);
+
+/// Whether an executor of this process has marked its start (then every one does).
+static HOST_MARKS: AtomicBool = AtomicBool::new(false);
+
+/// Notes that the host marks its executors' starts.
+pub(crate) fn host_marks() {
+    HOST_MARKS.store(true, Ordering::Relaxed);
+}
 
 /// The start signal of the executor call handed over last (process-wide: the order is the
 /// order in which the core asks for the calls).
@@ -43,7 +59,12 @@ impl StartTurn {
     /// Resolves once the call before this one started or ended (or the grace passed).
     pub(crate) async fn wait_turn(&mut self) {
         if let Some(previous) = self.previous.take() {
-            let _ = tokio::time::timeout(HAND_OVER_GRACE, previous.cancelled()).await;
+            let grace = if HOST_MARKS.load(Ordering::Relaxed) {
+                MARKING_HOST_GRACE
+            } else {
+                HAND_OVER_GRACE
+            };
+            let _ = tokio::time::timeout(grace, previous.cancelled()).await;
         }
     }
 
