@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use phaseo_agent::{ModelClient, ScriptedClient, Value};
 
-use crate::adapters::HostModel;
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
 use crate::host::{Host, HostFn, PhaseoHost};
+use phaseo_agent::json_host::JsonModel;
 
 /// A model client, shared by the runs given it.
 pub struct PhaseoClient {
@@ -124,7 +124,7 @@ pub unsafe extern "C" fn phaseo_client_host(
     let host = Host::new(host);
     guard(out_error, || {
         let f = HostFn { host, id: callback };
-        out_client(out_client_ptr, Arc::new(HostModel(f)), None)
+        out_client(out_client_ptr, Arc::new(JsonModel(f)), None)
     })
 }
 

@@ -7,8 +7,11 @@
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, Mutex};
 
-use phaseo_agent::{CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value};
-use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
+use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::{
+    async_trait, CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value,
+};
+use serde::Serialize;
 use tokio::sync::oneshot;
 
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
@@ -213,7 +216,7 @@ impl Drop for Abandon {
 }
 
 impl HostFn {
-    /// Calls the host with these arguments (a JSON array: a `Value`, or [`WithRuntime`])
+    /// Calls the host with these arguments (a JSON array)
     /// and waits for its answer.
     pub async fn call<A: Serialize + ?Sized>(
         &self,
@@ -228,9 +231,9 @@ impl HostFn {
 
     /// A `Stream` call: the host passes its events to `events` (with
     /// `phaseo_call_stream_event`) until it completes the call.
-    pub async fn call_streaming(
+    pub async fn call_streaming<A: Serialize + ?Sized>(
         &self,
-        args: &Value,
+        args: &A,
         events: HostStreamSender,
     ) -> Result<Value, ToolError> {
         let text = phaseo_agent::json::to_canonical_string(args);
@@ -306,53 +309,45 @@ impl HostFn {
     }
 }
 
-/// The arguments `[value, runtime]` of a tool-side call, written straight from the
-/// runtime (no copy of its context and call into a `Value` first: the context can be
-/// large, and a trivial call paid for those copies).
-pub struct WithRuntime<'a> {
-    /// The first argument (input, output or call).
-    pub value: &'a Value,
-    /// The call's runtime.
-    pub runtime: &'a ToolRuntime,
-}
-
-impl Serialize for WithRuntime<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_tuple(2)?;
-        seq.serialize_element(self.value)?;
-        seq.serialize_element(&RuntimeView(self.runtime))?;
-        seq.end()
+impl From<CallKind> for PhaseoCallKind {
+    fn from(kind: CallKind) -> Self {
+        match kind {
+            CallKind::Execute => Self::Execute,
+            CallKind::Validate => Self::Validate,
+            // The ABI has one approval kind: the arguments tell the two levels apart.
+            CallKind::Approve | CallKind::AgentApprove => Self::Approve,
+            CallKind::ToolCalled => Self::ToolCalled,
+            CallKind::ResponseReceived => Self::ResponseReceived,
+            CallKind::NextTurn => Self::NextTurn,
+            CallKind::Stop => Self::Stop,
+            CallKind::Review => Self::Review,
+            CallKind::Turn => Self::Turn,
+            CallKind::Generate => Self::Generate,
+            CallKind::Stream => Self::Stream,
+            CallKind::McpFilter => Self::McpFilter,
+            CallKind::McpElicit => Self::McpElicit,
+        }
     }
 }
 
-/// `{runId, agentId, stepIndex, context, toolCall}`, as [`runtime_value`] builds it.
-struct RuntimeView<'a>(&'a ToolRuntime);
-
-impl Serialize for RuntimeView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let rt = self.0;
-        let mut map = s.serialize_map(Some(5))?;
-        map.serialize_entry("runId", rt.run_id())?;
-        map.serialize_entry("agentId", rt.agent_id())?;
-        map.serialize_entry("stepIndex", &rt.step_index())?;
-        map.serialize_entry("context", rt.context())?;
-        map.serialize_entry("toolCall", rt.tool_call())?;
-        map.end()
+#[async_trait]
+impl JsonHostFn for HostFn {
+    async fn call(
+        &self,
+        kind: CallKind,
+        args: JsonArgs<'_>,
+        runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        HostFn::call(self, kind.into(), &args, runtime).await
     }
-}
 
-/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall}`.
-pub fn runtime_value(rt: &ToolRuntime) -> Value {
-    let mut obj = serde_json::Map::new();
-    obj.insert("runId".into(), Value::from(rt.run_id()));
-    obj.insert("agentId".into(), Value::from(rt.agent_id()));
-    obj.insert("stepIndex".into(), Value::from(rt.step_index()));
-    obj.insert("context".into(), rt.context().clone());
-    obj.insert(
-        "toolCall".into(),
-        serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null),
-    );
-    Value::Object(obj)
+    async fn call_streaming(
+        &self,
+        args: JsonArgs<'_>,
+        events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        HostFn::call_streaming(self, &args, events).await
+    }
 }
 
 unsafe fn call_ref<'a>(call: *const PhaseoCall) -> Result<&'a PhaseoCall, CError> {

@@ -19,7 +19,6 @@ pub mod agent;
 pub mod client;
 pub mod error;
 pub mod host;
-pub mod mcp_hooks;
 pub mod queue;
 pub mod run;
 pub mod spec;

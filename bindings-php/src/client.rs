@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use phaseo_agent::json_host::{JsonModel, JsonStreamingModel};
 use phaseo_agent::{ModelClient, ScriptedClient, Value};
 use serde::Deserialize;
 
-use crate::adapters::{HostModel, HostStreamingModel};
 use crate::error::NativeError;
 use crate::handles::{Client, CLIENTS};
 use crate::host::{Host, HostFn};
@@ -103,11 +103,11 @@ pub fn host(callback: u64, stream: u64) -> i64 {
         id,
     };
     let client: Arc<dyn ModelClient> = if stream == 0 {
-        Arc::new(HostModel(func(callback)))
+        Arc::new(JsonModel(func(callback)))
     } else {
-        Arc::new(HostStreamingModel {
-            generate: func(callback),
-            stream: func(stream),
+        Arc::new(JsonStreamingModel {
+            generate: Some(func(callback)),
+            stream: Some(func(stream)),
         })
     };
     CLIENTS.insert(Client {

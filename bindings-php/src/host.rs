@@ -13,7 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use phaseo_agent::{CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value};
+use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::{
+    async_trait, CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value,
+};
 use tokio::sync::oneshot;
 
 /// The host's answer to a call.
@@ -204,6 +207,27 @@ impl HostFn {
     }
 }
 
+#[async_trait]
+impl JsonHostFn for HostFn {
+    async fn call(
+        &self,
+        kind: CallKind,
+        args: JsonArgs<'_>,
+        runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        HostFn::call(self, kind.name(), args.into_value(), runtime).await
+    }
+
+    async fn call_streaming(
+        &self,
+        args: JsonArgs<'_>,
+        events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        let name = CallKind::Stream.name();
+        HostFn::call_streaming(self, name, args.into_value(), None, Some(events)).await
+    }
+}
+
 /// What marks an integer PHP's `int` cannot hold (above `i64::MAX`): PHP's layer turns
 /// `"\u{1}phaseo:bigint:<digits>"` into a `BigInt` object and writes it back as the number.
 pub const BIG_INTEGER_MARK: &str = "\u{1}phaseo:bigint:";
@@ -218,18 +242,4 @@ pub fn mark_big_integers(value: &mut Value) {
         Value::Object(map) => map.values_mut().for_each(mark_big_integers),
         _ => {}
     }
-}
-
-/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall}`.
-pub fn runtime_value(rt: &ToolRuntime) -> Value {
-    let mut obj = serde_json::Map::new();
-    obj.insert("runId".into(), Value::from(rt.run_id()));
-    obj.insert("agentId".into(), Value::from(rt.agent_id()));
-    obj.insert("stepIndex".into(), Value::from(rt.step_index()));
-    obj.insert("context".into(), rt.context().clone());
-    obj.insert(
-        "toolCall".into(),
-        serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null),
-    );
-    Value::Object(obj)
 }

@@ -11,7 +11,6 @@ mod client;
 mod error;
 mod handles;
 mod host;
-mod mcp_hooks;
 mod run;
 mod spec;
 mod store;

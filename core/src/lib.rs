@@ -37,6 +37,7 @@ pub mod events;
 pub mod exec;
 pub mod host_stream;
 pub mod json;
+pub mod json_host;
 pub mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;

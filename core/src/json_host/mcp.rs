@@ -1,17 +1,16 @@
-//! An MCP server's host hooks (SPEC §11): the tool filter (`"filter": {"$callback": id}`)
-//! and the elicitation handler (`"onElicitation": {"$callback": id}`), handed to the core's
-//! definition reader by `spec::Callbacks`.
+//! An MCP server's host hooks (SPEC §11): the tool filter and the elicitation handler.
 
-use phaseo_agent::mcp::{McpElicitationHandler, McpToolFilter, McpToolInfo};
-use phaseo_agent::{async_trait, ToolError, Value};
+use async_trait::async_trait;
 
-use crate::host::{HostFn, PhaseoCallKind};
+use super::{CallKind, JsonArgs, JsonHostFn};
+use crate::mcp::{McpElicitationHandler, McpToolFilter, McpToolInfo};
+use crate::{ToolError, Value};
 
 /// `filter(tool)` with `tool = {name, description, annotations}`, called at listing.
-pub struct HostMcpFilter(pub HostFn);
+pub struct JsonMcpFilter<H>(pub H);
 
 #[async_trait]
-impl McpToolFilter for HostMcpFilter {
+impl<H: JsonHostFn> McpToolFilter for JsonMcpFilter<H> {
     /// Only the run loop lists tools, and it calls `keep_async`.
     fn keep(&self, _tool: &McpToolInfo) -> bool {
         true
@@ -23,10 +22,8 @@ impl McpToolFilter for HostMcpFilter {
             "description": tool.description,
             "annotations": tool.annotations,
         });
-        let answer = self
-            .0
-            .call(PhaseoCallKind::McpFilter, &Value::Array(vec![info]), None)
-            .await?;
+        let args = JsonArgs::List(vec![info]);
+        let answer = self.0.call(CallKind::McpFilter, args, None).await?;
         answer.as_bool().ok_or_else(|| {
             ToolError::new(format!(
                 "an MCP tool filter must answer a boolean, got {answer}"
@@ -36,12 +33,12 @@ impl McpToolFilter for HostMcpFilter {
 }
 
 /// `onElicitation(request, {server})`, answering an MCP `ElicitResult`.
-pub struct HostMcpElicitation(pub HostFn);
+pub struct JsonMcpElicitation<H>(pub H);
 
 #[async_trait]
-impl McpElicitationHandler for HostMcpElicitation {
+impl<H: JsonHostFn> McpElicitationHandler for JsonMcpElicitation<H> {
     async fn on_elicitation(&self, server: &str, request: Value) -> Result<Value, ToolError> {
-        let args = Value::Array(vec![request, serde_json::json!({ "server": server })]);
-        self.0.call(PhaseoCallKind::McpElicit, &args, None).await
+        let args = JsonArgs::List(vec![request, serde_json::json!({ "server": server })]);
+        self.0.call(CallKind::McpElicit, args, None).await
     }
 }

@@ -1,0 +1,205 @@
+//! The adapters' argument shapes and readings of answers, over a recording host.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+
+use super::*;
+use crate::spec::HostCallbacks;
+use crate::state::ToolCall;
+use crate::{CancellationToken, HostStreamSender, StopState, ToolError, ToolRuntime, Value};
+
+/// What the host was called with: (kind, args, had a runtime).
+type Calls = Arc<Mutex<Vec<(CallKind, Value, bool)>>>;
+
+/// A host function that records its calls and answers `answer` (or fails with it).
+#[derive(Clone)]
+struct Recorder {
+    calls: Calls,
+    answer: Result<Value, String>,
+}
+
+#[async_trait]
+impl JsonHostFn for Recorder {
+    async fn call(
+        &self,
+        kind: CallKind,
+        args: JsonArgs<'_>,
+        runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        let serialized = serde_json::to_value(&args).unwrap();
+        let value = args.into_value();
+        assert_eq!(serialized, value, "serialized and built arguments differ");
+        self.calls
+            .lock()
+            .unwrap()
+            .push((kind, value, runtime.is_some()));
+        self.answer.clone().map_err(ToolError::new)
+    }
+
+    async fn call_streaming(
+        &self,
+        args: JsonArgs<'_>,
+        _events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        self.call(CallKind::Stream, args, None).await
+    }
+}
+
+fn host(answer: Value) -> (Recorder, Calls) {
+    let calls = Calls::default();
+    let rec = Recorder {
+        calls: calls.clone(),
+        answer: Ok(answer),
+    };
+    (rec, calls)
+}
+
+fn runtime() -> ToolRuntime {
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "add".into(),
+        input: json!({"a": 1}),
+    };
+    ToolRuntime::new(
+        "run".into(),
+        "agent".into(),
+        2,
+        Arc::new(json!({"k": "v"})),
+        call,
+        CancellationToken::new(),
+        false,
+    )
+}
+
+fn runtime_json() -> Value {
+    json!({"runId": "run", "agentId": "agent", "stepIndex": 2, "context": {"k": "v"},
+        "toolCall": {"id": "c1", "name": "add", "input": {"a": 1}}})
+}
+
+#[tokio::test]
+async fn executor_gets_input_and_runtime() {
+    let (rec, calls) = host(json!(3));
+    let cb = JsonCallbacks(|_| rec.clone());
+    let out = cb.executor(7).execute(json!({"a": 1}), runtime()).await;
+    assert_eq!(out.unwrap(), json!(3));
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls[0].0, CallKind::Execute);
+    assert_eq!(calls[0].1, json!([{"a": 1}, runtime_json()]));
+    assert!(calls[0].2);
+}
+
+#[tokio::test]
+async fn validator_gets_the_value_and_keeps_its_schema() {
+    let (rec, calls) = host(json!("ok"));
+    let v = JsonCallbacks(|_| rec.clone()).validator(1, Some(json!({"type": "string"})));
+    assert_eq!(v.validate(json!("x")).await.unwrap(), json!("ok"));
+    assert_eq!(v.json_schema(), Some(json!({"type": "string"})));
+    assert_eq!(
+        calls.lock().unwrap()[0],
+        (CallKind::Validate, json!(["x"]), false)
+    );
+}
+
+#[tokio::test]
+async fn approvals_read_truthy_answers() {
+    for (answer, expected) in [(json!(1), true), (json!(""), false), (json!(null), false)] {
+        let (rec, calls) = host(answer);
+        let cb = JsonCallbacks(|_| rec.clone());
+        let rt = runtime();
+        let tool = cb.tool_approval(1).requires_approval(&json!(5), &rt).await;
+        let agent = cb.agent_approval(2).requires_approval(&json!(5), &rt).await;
+        assert_eq!((tool.unwrap(), agent.unwrap()), (expected, expected));
+        let calls = calls.lock().unwrap();
+        assert_eq!(calls[0].0, CallKind::Approve);
+        assert_eq!(calls[0].1, json!([5, runtime_json()]));
+        assert_eq!(calls[1].0, CallKind::AgentApprove);
+        assert_eq!(
+            calls[1].1[0],
+            json!({"id": "c1", "name": "add", "input": {"a": 1}})
+        );
+    }
+}
+
+#[tokio::test]
+async fn tool_called_null_pauses() {
+    let (rec, _) = host(Value::Null);
+    let cb = JsonCallbacks(|_| rec.clone());
+    let hook = cb.tool_called(1);
+    assert_eq!(
+        hook.on_tool_called(json!(1), runtime()).await.unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn stop_reads_a_reason_and_host_errors_pass_through() {
+    let (rec, calls) = host(json!("enough"));
+    let cb = JsonCallbacks(|_| rec.clone());
+    let usage = Default::default();
+    let state = StopState {
+        steps: &[],
+        usage: &usage,
+        elapsed_ms: 0,
+        step_count: 0,
+    };
+    let reason = cb.stop_condition(1).check(&state).await.unwrap();
+    assert_eq!(reason.as_deref(), Some("enough"));
+    assert_eq!(calls.lock().unwrap()[0].0, CallKind::Stop);
+
+    let failing = Recorder {
+        calls: Calls::default(),
+        answer: Err("boom".into()),
+    };
+    let cb = JsonCallbacks(|_| failing.clone());
+    let err = cb.stop_condition(1).check(&state).await.unwrap_err();
+    assert_eq!(err.message, "boom");
+}
+
+#[tokio::test]
+async fn next_turn_refuses_a_non_object() {
+    let (rec, _) = host(json!(3));
+    let cb = JsonCallbacks(|_| rec.clone());
+    let rt = runtime();
+    assert!(cb
+        .next_turn_params(1)
+        .next_turn_params(&json!(1), &rt)
+        .await
+        .is_err());
+}
+
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn mcp_filter_needs_a_boolean_and_elicitation_gets_the_server() {
+    let info = crate::mcp::McpToolInfo {
+        name: "t".into(),
+        description: String::new(),
+        annotations: Value::Null,
+    };
+    let (rec, _) = host(json!("yes"));
+    let filter = JsonCallbacks(|_| rec.clone()).mcp_filter(1).unwrap();
+    let err = filter.keep_async(&info).await.unwrap_err();
+    assert_eq!(
+        err.message,
+        "an MCP tool filter must answer a boolean, got \"yes\""
+    );
+
+    let (rec, calls) = host(json!({"action": "decline"}));
+    let handler = JsonCallbacks(|_| rec.clone()).mcp_elicitation(1).unwrap();
+    let answer = handler
+        .on_elicitation("srv", json!({"m": 1}))
+        .await
+        .unwrap();
+    assert_eq!(answer, json!({"action": "decline"}));
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls[0].0, CallKind::McpElicit);
+    assert_eq!(calls[0].1, json!([{"m": 1}, {"server": "srv"}]));
+}
+
+#[test]
+fn kind_names_are_camel_case() {
+    assert_eq!(CallKind::AgentApprove.name(), "agentApprove");
+    assert_eq!(CallKind::ResponseReceived.name(), "responseReceived");
+    assert_eq!(CallKind::McpElicit.name(), "mcpElicit");
+}
