@@ -33,6 +33,7 @@ mod settings;
 mod stop;
 #[cfg(test)]
 mod tests;
+mod text;
 mod tool;
 
 pub use agent::agent_definition;
@@ -46,6 +47,7 @@ pub use options::{
     continue_options, decisions, overrides, run_options, tool_outputs, ContinueSpec, RunSpec,
 };
 pub use stop::stop_conditions;
+pub use text::{agent_definition_text, continue_options_text, run_options_text};
 pub use tool::tool;
 
 use serde_path_to_error::Segment;

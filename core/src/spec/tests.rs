@@ -457,3 +457,38 @@ fn definition_errors_can_be_respelled_in_a_bindings_names() {
     assert_eq!(respell_keys(other, snake_case).message(), "maxSteps");
     assert_eq!(snake_case("toolCallId"), "tool_call_id");
 }
+
+#[test]
+fn text_readers_refuse_text_that_is_not_json_and_read_the_rest() {
+    let host = Recorder::default();
+    let message = definition_error(agent_definition_text(&host, "{\"id\": "));
+    assert!(
+        message.starts_with("agent definition is not valid JSON: "),
+        "{message}"
+    );
+    let message = definition_error(run_options_text(&host, Some("[1,")));
+    assert!(
+        message.starts_with("run options are not valid JSON: "),
+        "{message}"
+    );
+    let message = definition_error(continue_options_text(&host, Some("nope")));
+    assert!(
+        message.starts_with("continue options are not valid JSON: "),
+        "{message}"
+    );
+
+    let def = agent_definition_text(
+        &host,
+        r#"{"id": "a", "tools": [{"id": "t", "execute": {"$callback": 7}}]}"#,
+    )
+    .expect("a definition as text");
+    assert_eq!(def.id(), "a");
+    assert_eq!(host.made(), vec![("executor", 7)]);
+    let run = run_options_text(&host, Some(r#"{"input": "hi", "maxSteps": 3}"#)).expect("run");
+    assert_eq!(run.input, serde_json::json!("hi"));
+    assert_eq!(run.overrides.max_steps, Some(3));
+    let defaults = run_options_text(&host, None).expect("no text: defaults");
+    assert_eq!(defaults.input, Value::Null);
+    let cont = continue_options_text(&host, Some(r#"{"approvals": ["c1"]}"#)).expect("continue");
+    assert_eq!(cont.approvals.len(), 1);
+}
