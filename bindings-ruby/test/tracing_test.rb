@@ -66,6 +66,25 @@ class TracingTest < Minitest::Test
                                                                           { text: "the sum is 5" }))
   end
 
+  def test_a_traceparent_run_option_makes_the_run_span_a_child_of_the_callers_span
+    enable
+    caller_trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    caller_span = "00f067aa0ba902b7"
+    add = PhaseoAgentSdk.define_tool(PhaseoAgentSdk::Tool.new(id: "add", execute: ->(i, _rt) { i["a"] + i["b"] }))
+    result = PhaseoAgentSdk.create_agent(id: "calculator", tools: [add])
+                           .run(input: "2+3?", model: "m-1", traceparent: "00-#{caller_trace}-#{caller_span}-01",
+                                client: script({ tool_calls: [call("c1", "add", a: 2, b: 3)] }, { text: "5" }))
+    trace_id, = ids(result)
+    assert_equal caller_trace, trace_id
+    run = one(spans_of(result, 4), "invoke_agent calculator")
+    assert_equal caller_span, run["parentSpanId"]
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.create_agent(id: "calculator", tools: [add])
+                    .run(input: "x", traceparent: 7, client: script({ text: "no" }))
+    end
+    assert_includes error.message, "traceparent"
+  end
+
   def test_a_run_with_a_tool_step_is_one_tree_of_gen_ai_spans_content_off
     enable
     assert PhaseoAgentSdk.tracing_enabled?

@@ -4,8 +4,10 @@ module PhaseoAgentSdk
   AGENT_KEYS = %i[id instructions model tools max_steps tool_execution require_approval stop_when
                   model_retry output_schema human_review temperature max_output_tokens top_p state_secrets
                   tool_choice parallel_tool_calls active_tools store mcp_servers lease].freeze
+  # Per-run settings (`traceparent:` is the W3C traceparent of the caller's span: the run's
+  # span becomes its child, a continue's links to it).
   RUN_OVERRIDES = %i[model max_steps stop_when model_retry tool_execution temperature
-                     max_output_tokens top_p tool_choice parallel_tool_calls active_tools].freeze
+                     max_output_tokens top_p tool_choice parallel_tool_calls active_tools traceparent].freeze
   private_constant :AGENT_KEYS, :RUN_OVERRIDES
 
   # Defines an agent from a Hash (or keywords): `create_agent(id:, tools: [...],
