@@ -256,7 +256,7 @@ versions-check:
 # The Go static library (issue 16) is built by scripts/dist.sh `native` with the other
 # native libraries (one cargo build); `go` puts it into the module and writes the module,
 # as a Go module proxy serves it, into dist/goproxy.
-dist: $(DIST_VENV)/.tools kotlin
+dist: $(DIST_VENV)/.tools kotlin ruby-deps php-deps
 	rm -rf dist
 	scripts/check-versions.py
 	scripts/dist.sh python native node jvm go
@@ -279,8 +279,8 @@ ruby-tests: ruby mcp-servers $(VENV)/.otel
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
 # The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
 # GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.
-ruby-gem: ruby-deps
-	$(CARGO) build -q --profile dist -p phaseo-agent-ruby
+# The extension comes from `make dist`'s one native build (zig, glibc 2.28).
+ruby-gem: ruby-deps dist
 	scripts/ruby-gem-check.sh
 
 # The C# binding (bindings-dotnet, assembly Phaseo.AgentSdk) over the C ABI's cdylib, built
@@ -325,6 +325,5 @@ php-tests: php tests/mcp/node_modules/.installed $(VENV)/.otel
 	cd bindings-php && ../scripts/with-test-postgres.sh php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit
 # The package (the extension in the `dist` profile, its stub and the PHP layer) installed in
 # a folder outside the repository and run from there with `php -n -d extension=...`.
-php-ext-check: php-deps
-	$(CARGO) build -q --profile dist -p phaseo-agent-php
+php-ext-check: php-deps dist
 	scripts/php-ext-check.sh

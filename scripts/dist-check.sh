@@ -16,7 +16,8 @@
 #         quickstart run; the module must not hold any Rust or Cargo file.
 # java:   the same with the README's Java quickstart (maven-compiler-plugin), issue 17.
 # glibc:  the newest glibc symbol version each prebuilt native library needs (objdump -T)
-#         is at most 2.28, the wheel's manylinux tag: the addon, the JVM library, the wheel's.
+#         is at most 2.28, the wheel's manylinux tag: the addon, the JVM library, the wheel's,
+#         the Ruby and PHP extensions.
 # Scratch folders live under /tmp and are deleted at the end, pass or fail.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -334,6 +335,11 @@ check_glibc() {
   local wheels=("$dist"/phaseo_agent_sdk-"$version"-*.whl)
   (cd "$dir/wheel" && unzip -q "${wheels[0]}" '*.so')
   glibc_at_most_2_28 "$(find "$dir/wheel" -name '*.so' | head -n 1)" "the wheel's extension"
+  # The Ruby gem's and the PHP package's extensions (packed by ruby-gem-check.sh and
+  # php-ext-check.sh from the same native build).
+  local native="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/dist"
+  glibc_at_most_2_28 "$native/libphaseo_agent_sdk.so" "the Ruby extension"
+  glibc_at_most_2_28 "$native/libphaseo_agent_php.so" "the PHP extension"
 }
 
 for part in "${parts[@]}"; do

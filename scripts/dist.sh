@@ -20,8 +20,10 @@ cargo="${CARGO:-cargo}"
 venv="${DIST_VENV:-$repo/.venvs/dist}"
 version="$(python3 "$repo/scripts/check-versions.py" --version)"
 # The libraries built by `native` (one cargo build for every native artifact): the Node
-# addon and the JVM library (cdylibs) and the Go module's static library (phaseo-agent-c).
-NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi phaseo-agent-c)
+# addon and the JVM library (cdylibs), the Go module's static library (phaseo-agent-c), and
+# the Ruby gem's and the PHP package's extensions. One build: their dependencies compile
+# once, and their link-time optimizations (one core each) run side by side.
+NATIVE_PACKAGES=(phaseo-agent-node phaseo-agent-uniffi phaseo-agent-c phaseo-agent-ruby phaseo-agent-php)
 GO_MODULE=github.com/phaseo/agent-sdk-go
 # Where `native` writes them: built for the explicit target triple, so that zig (the C
 # compiler and linker, scripts/zig/) applies to the libraries and not to build scripts.

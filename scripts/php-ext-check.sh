@@ -5,8 +5,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
-so="$target/dist/libphaseo_agent_php.so"
-[ -f "$so" ] || { echo "php-ext-check: $so is missing: run \`cargo build --profile dist -p phaseo-agent-php\`" >&2; exit 2; }
+so="$target/x86_64-unknown-linux-gnu/dist/libphaseo_agent_php.so"  # make dist's native build
+[ -f "$so" ] || { echo "php-ext-check: $so is missing: run \`make dist\`" >&2; exit 2; }
 dir="$(mktemp -d /tmp/phaseo-php-package-XXXXXX)"
 trap 'rm -rf "$dir"' EXIT
 pkg="$dir/phaseo-agent-php"

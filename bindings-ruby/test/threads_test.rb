@@ -16,18 +16,32 @@ class ThreadsTest < Minitest::Test
     })
   end
 
+  # Each tool waits (up to 10 s) until all 200 are in flight at once: a cap below 200, or
+  # tools run one after another, leave the peak below 200. A barrier rather than a fixed
+  # sleep, so that starting 200 threads on a busy machine cannot make the count flaky.
   def test_200_concurrent_tools_run_at_once_results_in_call_order
     stats = { now: 0, max: 0 }
     mutex = Mutex.new
-    agent = PhaseoAgentSdk.create_agent(id: "many", tools: [counting_tool("work", 0.3, stats, mutex)],
-                                        tool_execution: { tool_concurrency: 200 })
+    all_in = ConditionVariable.new
+    work = tool("work", execute: lambda { |input, _rt|
+      mutex.synchronize do
+        stats[:now] += 1
+        stats[:max] = [stats[:max], stats[:now]].max
+        all_in.broadcast if stats[:now] == 200
+        deadline = monotonic + 10
+        all_in.wait(mutex, deadline - monotonic) while stats[:max] < 200 && monotonic < deadline
+        stats[:now] -= 1
+      end
+      input
+    })
+    agent = PhaseoAgentSdk.create_agent(id: "many", tools: [work], tool_execution: { tool_concurrency: 200 })
     calls = (0...200).map { |i| call("c#{i}", "work", env: i.to_s) }
     started = monotonic
     result = agent.run(input: "go", client: script({ tool_calls: calls }, { text: "done" }))
     elapsed = monotonic - started
     assert_equal "done", result.output
     assert_equal 200, stats[:max]
-    assert_operator elapsed, :<, 3.0, "200 sleeping tools must overlap (took #{elapsed}s)"
+    assert_operator elapsed, :<, 10.0, "200 tools must be in flight at once (took #{elapsed}s)"
     assert_equal (0...200).map { |i| { "env" => i.to_s } }, tool_messages(result).map { |m| JSON.parse(m["content"]) }
   end
 
