@@ -39,7 +39,7 @@ func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, ord
 		}
 		return list, nil, order, err
 	}
-	d := &stateDecoder{orderedParser{data: data}}
+	d := &stateDecoder{orderedParser{data: data, src: string(data)}}
 	d.space()
 	if d.at >= len(d.data) || d.data[d.at] != '[' {
 		return nil, nil, nil, errShape

@@ -1,6 +1,7 @@
 package phaseoagent
 
 /*
+#include <stdlib.h>
 #include <string.h>
 #include "bridge.h"
 */
@@ -23,7 +24,6 @@ type callbackFn func(c *hostCall)
 // callbacks is the table behind a PhaseoHost's invoke: ids are 1-based indexes.
 type callbacks struct {
 	funcs []callbackFn
-	startChain
 }
 
 // add registers f and returns its marker for the definition JSON.
@@ -42,7 +42,6 @@ func (s *callbacks) lookup(id uint64) callbackFn {
 // hostObject is what a PhaseoHost's user_data (a cgo.Handle) refers to.
 type hostObject interface {
 	lookup(id uint64) callbackFn
-	chain() (prev, mine chan struct{})
 }
 
 // runHost is the host of one run: its option callbacks, event handler and end signal.
@@ -83,10 +82,13 @@ func init() {
 }
 
 func dispatchLoop(wake *os.File) {
-	batch := make([]C.PhaseoGoCall, 256)
+	// In C memory: cgo checks every Go memory argument for Go pointers, and the entries'
+	// pointer fields made that check walk the whole batch on each take.
+	const size = 256
+	batch := unsafe.Slice((*C.PhaseoGoCall)(C.malloc(C.size_t(size)*C.size_t(unsafe.Sizeof(C.PhaseoGoCall{})))), size)
 	var counter [8]byte
 	for {
-		n := int(C.phaseo_go_take(&batch[0], C.int(len(batch))))
+		n := int(C.phaseo_go_take(&batch[0], C.int(size)))
 		if n == 0 {
 			// Marked asleep by phaseo_go_take: the next call written wakes this read.
 			if _, err := wake.Read(counter[:]); err != nil {
@@ -121,41 +123,30 @@ func dispatch(item *C.PhaseoGoCall) {
 		c.fail(fmt.Errorf("phaseoagent: no Go function for callback %d", id))
 		return
 	}
-	args := item.args
-	// Each goroutine waits for the previous call's to have started, so calls start in call
-	// order (SPEC §2.9) rather than in the scheduler's (which runs the newest goroutine
-	// first).
-	prev, mine := obj.chain()
-	go func() {
-		if prev != nil {
-			<-prev
-		}
-		close(mine)
-		// The arguments belong to the call until it is completed: read in place.
-		text := unsafe.Slice((*byte)(unsafe.Pointer(args)), C.strlen(args))
-		list, rt, order, err := decodeCallArgs(text, hasRuntime(c.kind))
-		if err != nil {
-			c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
-			return
-		}
-		c.args, c.rt, c.order = list, rt, order
-		f(c)
-	}()
+	// The arguments belong to the call until it is completed: read in place, here on the
+	// dispatcher, whose stack has grown once for good (each new goroutine's small stack
+	// would otherwise be grown and copied by the parser).
+	text := unsafe.Slice((*byte)(unsafe.Pointer(item.args)), C.strlen(item.args))
+	list, rt, order, err := decodeCallArgs(text, hasRuntime(c.kind))
+	if err != nil {
+		c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
+		return
+	}
+	c.args, c.rt, c.order = list, rt, order
+	startInOrder(func() { f(c) })
 }
 
-// startChain orders the start of a host's goroutines.
-type startChain struct {
-	mu   sync.Mutex
-	last chan struct{}
-}
+// startQueue holds the calls dispatched and not yet started, in call order.
+var startQueue = make(chan func(), 4096)
 
-// chain returns the previous call's start signal (nil if none) and this call's.
-func (s *startChain) chain() (prev, mine chan struct{}) {
-	mine = make(chan struct{})
-	s.mu.Lock()
-	prev, s.last = s.last, mine
-	s.mu.Unlock()
-	return prev, mine
+// startInOrder runs call on a goroutine of its own, calls starting in the order given
+// (SPEC §2.9: calls start in call order). The scheduler runs new goroutines in no
+// particular order (the newest first, others stolen by idle threads), so a goroutine does
+// not take its own call: each takes the oldest call not yet started. A goroutine per
+// call, so a call may block as long as it likes; no goroutine ever waits for another.
+func startInOrder(call func()) {
+	startQueue <- call
+	go func() { (<-startQueue)() }()
 }
 
 //export goPhaseoEvent

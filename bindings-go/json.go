@@ -133,7 +133,7 @@ func (o keyOrder) lookup(m uintptr) ([]string, bool) {
 // core's JSON text with a small recursive parser (encoding/json's token reader was the
 // largest cost of a tool call); strings with escapes are unquoted by encoding/json.
 func decodeOrdered(data []byte) (any, keyOrder, error) {
-	p := &orderedParser{data: data}
+	p := &orderedParser{data: data, src: string(data)}
 	v, err := p.value(0)
 	if err != nil {
 		return nil, nil, err
@@ -150,6 +150,10 @@ type orderedParser struct {
 	at      int
 	order   keyOrder
 	noOrder bool // plain values (a state's fields): no key order kept
+	// src, when set, is data as one Go string: the strings read are its substrings, with no
+	// allocation of their own (a state's thousands of ids, names and contents; a call's
+	// ids), at the price of keeping src alive as long as any of them.
+	src string
 }
 
 func (p *orderedParser) remember(m map[string]any, keys []string) {
@@ -204,6 +208,9 @@ func (p *orderedParser) value(depth int) (any, error) {
 		}
 		digits := p.data[start:p.at]
 		if i, ok := smallInt(digits); ok {
+			if i >= 0 && i < int64(len(boxedInts)) {
+				return boxedInts[i], nil
+			}
 			return float64(i), nil
 		}
 		n := json.Number(digits)
@@ -217,6 +224,15 @@ func (p *orderedParser) value(depth int) (any, error) {
 	}
 	return nil, p.fail("unexpected character")
 }
+
+// boxedInts are the numbers 0–255 as interface values: boxing a float64 allocates, and
+// small counts, indexes and flags are most of the numbers of tool arguments.
+var boxedInts = func() (b [256]any) {
+	for i := range b {
+		b[i] = float64(i)
+	}
+	return b
+}()
 
 // smallInt reads an integer literal of at most 15 digits (exact as a float64).
 func smallInt(b []byte) (int64, bool) {
@@ -243,7 +259,7 @@ func smallInt(b []byte) (int64, bool) {
 func (p *orderedParser) object(depth int) (any, error) {
 	p.at++
 	m := map[string]any{}
-	keys := []string{}
+	var keys []string
 	p.space()
 	if p.at < len(p.data) && p.data[p.at] == '}' {
 		p.at++
@@ -265,7 +281,7 @@ func (p *orderedParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := m[k]; !dup {
+		if _, dup := m[k]; !dup && !p.noOrder {
 			keys = append(keys, k)
 		}
 		m[k] = v
@@ -321,28 +337,62 @@ func (p *orderedParser) str() (string, error) {
 		return "", p.fail("expected a string")
 	}
 	start := p.at
-	p.at++
-	escaped := false
-	for p.at < len(p.data) {
-		switch p.data[p.at] {
-		case '\\':
-			escaped = true
-			p.at += 2
-			continue
-		case '"':
-			p.at++
-			if !escaped {
-				return string(p.data[start+1 : p.at-1]), nil
-			}
-			var s string
-			if err := json.Unmarshal(p.data[start:p.at], &s); err != nil {
-				return "", p.fail(err.Error())
-			}
-			return s, nil
-		}
-		p.at++
+	end, escaped := stringEnd(p.data[start+1:])
+	if end < 0 {
+		p.at = len(p.data)
+		return "", p.fail("unterminated string")
 	}
-	return "", p.fail("unterminated string")
+	p.at = start + 1 + end + 1
+	if !escaped {
+		if p.src != "" {
+			return p.src[start+1 : p.at-1], nil
+		}
+		return string(p.data[start+1 : p.at-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(p.data[start:p.at], &s); err != nil {
+		return "", p.fail(err.Error())
+	}
+	return s, nil
+}
+
+// stringEnd finds the closing quote of a string whose text starts b: its index (-1 when
+// there is none) and whether the string holds escapes. Strings without escapes (nearly
+// all) are found by two vectorized byte searches; from the first escape on, byte by byte
+// (so a long string of many escapes is still read once).
+func stringEnd(b []byte) (int, bool) {
+	// Ids, names and keys are short: a plain loop beats the searches' call overhead.
+	n := min(len(b), 24)
+	for i, c := range b[:n] {
+		if c == '"' {
+			return i, false
+		}
+		if c == '\\' {
+			return escapedStringEnd(b, i)
+		}
+	}
+	q := bytes.IndexByte(b[n:], '"')
+	if q < 0 {
+		return -1, bytes.IndexByte(b, '\\') >= 0
+	}
+	q += n
+	if e := bytes.IndexByte(b[n:q], '\\'); e >= 0 {
+		return escapedStringEnd(b, n+e)
+	}
+	return q, false
+}
+
+// escapedStringEnd is stringEnd from the first escape, at e.
+func escapedStringEnd(b []byte, e int) (int, bool) {
+	for i := e; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i, true
+		}
+	}
+	return -1, true
 }
 
 // encodeOrdered is encodeValue writing the maps recorded in order in their key order.

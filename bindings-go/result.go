@@ -128,7 +128,7 @@ type stateView struct {
 // ParseRunResult reads a state's canonical JSON text. Only the shape is read here: the
 // core checks the whole state (version, signature, every field) when it is continued.
 func ParseRunResult(text string) (RunResult, error) {
-	view, err := decodeState([]byte(text))
+	view, err := decodeState(text)
 	if err != nil {
 		// Not shaped as a state: encoding/json names what is wrong.
 		view = stateView{}

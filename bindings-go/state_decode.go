@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unsafe"
 )
 
 // errShape: the text is not shaped as the decoder expects (ParseRunResult then reads it
@@ -17,8 +18,11 @@ var errShape = errors.New("unexpected state shape")
 // context, outputs) are read with the SDK's number rules.
 type stateDecoder struct{ orderedParser }
 
-func decodeState(data []byte) (stateView, error) {
-	d := &stateDecoder{orderedParser{data: data, noOrder: true}}
+func decodeState(text string) (stateView, error) {
+	// The text's own bytes, read only (never written: a string's memory is immutable);
+	// what is handed out as bytes (Steps, StepResults) is copied by raws.
+	data := unsafe.Slice(unsafe.StringData(text), len(text))
+	d := &stateDecoder{orderedParser{data: data, noOrder: true, src: text}}
 	var v stateView
 	err := d.object(func(key string) error {
 		switch key {
@@ -176,35 +180,12 @@ func (d *stateDecoder) skip() error {
 
 // rawString passes over a string, returning whether it holds escapes.
 func (d *stateDecoder) rawString() (escaped bool, err error) {
-	d.at++
-	for {
-		i := quoteOrBackslash(d.data[d.at:])
-		if i < 0 {
-			return false, errShape
-		}
-		d.at += i
-		if d.data[d.at] == '\\' {
-			escaped = true
-			d.at += 2
-			if d.at >= len(d.data) {
-				return false, errShape
-			}
-			continue
-		}
-		d.at++
-		return escaped, nil
+	end, escaped := stringEnd(d.data[d.at+1:])
+	if end < 0 {
+		return false, errShape
 	}
-}
-
-// quoteOrBackslash is bytes.IndexAny(b, `"\`) without its per-call set (the skip of a
-// state's steps and items spends its time here).
-func quoteOrBackslash(b []byte) int {
-	for i, c := range b {
-		if c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return -1
+	d.at += 1 + end + 1
+	return escaped, nil
 }
 
 func (d *stateDecoder) text(out *string) error {
@@ -251,15 +232,29 @@ func (d *stateDecoder) boolean(out *bool) error {
 	return errShape
 }
 
+// raws reads an array as the raw text of its items, slices of one copy of the array's
+// text (one allocation rather than one per item; the caller may write to them).
 func (d *stateDecoder) raws(out *[]json.RawMessage) error {
-	return d.array(func() error {
+	d.space()
+	from := d.at
+	var spans [][2]int
+	err := d.array(func() error {
 		start := d.at
 		if err := d.skip(); err != nil {
 			return err
 		}
-		*out = append(*out, json.RawMessage(d.data[start:d.at]))
+		spans = append(spans, [2]int{start - from, d.at - from})
 		return nil
 	})
+	if err != nil || spans == nil {
+		return err
+	}
+	text := bytes.Clone(d.data[from:d.at])
+	*out = make([]json.RawMessage, len(spans))
+	for i, sp := range spans {
+		(*out)[i] = json.RawMessage(text[sp[0]:sp[1]:sp[1]])
+	}
+	return nil
 }
 
 func (d *stateDecoder) usage(u *UsageSummary) error {

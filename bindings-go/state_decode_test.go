@@ -44,7 +44,7 @@ func TestStateDecoderMatchesEncodingJSON(t *testing.T) {
 		states = append(states, r.JSON())
 	}
 	for _, text := range states {
-		fast, err := decodeState([]byte(text))
+		fast, err := decodeState(text)
 		if err != nil {
 			t.Fatalf("decodeState: %v\n%s", err, text)
 		}
