@@ -139,14 +139,27 @@ func dispatch(item *C.PhaseoGoCall) {
 // startQueue holds the calls dispatched and not yet started, in call order.
 var startQueue = make(chan func(), 4096)
 
-// startInOrder runs call on a goroutine of its own, calls starting in the order given
-// (SPEC §2.9: calls start in call order). The scheduler runs new goroutines in no
-// particular order (the newest first, others stolen by idle threads), so a goroutine does
-// not take its own call: each takes the oldest call not yet started. A goroutine per
-// call, so a call may block as long as it likes; no goroutine ever waits for another.
+// startInOrder runs call on a goroutine, calls starting in the order given (SPEC §2.9:
+// calls start in call order). The scheduler runs new goroutines in no particular order
+// (the newest first, others stolen by idle threads), so a goroutine does not take its own
+// call: it takes the oldest call not yet started, and after it, while calls are waiting,
+// the next ones (a goroutine whose stack has already grown; the goroutines started for
+// those calls then find none and end). A goroutine is started for every call, and each
+// takes its first call without waiting, so a call that blocks never holds another.
 func startInOrder(call func()) {
 	startQueue <- call
-	go func() { (<-startQueue)() }()
+	go runStarted()
+}
+
+func runStarted() {
+	for {
+		select {
+		case call := <-startQueue:
+			call()
+		default:
+			return
+		}
+	}
 }
 
 //export goPhaseoEvent
