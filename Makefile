@@ -29,7 +29,17 @@ demo: python node mcp-servers go-lib kotlin ruby csharp php
 	examples/csharp/run.sh
 	php -d extension=$(abspath $(PHP_EXT)) examples/php/support_desk.php
 
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check c-header-check c-tests go-tests go-conformance ruby-tests ruby-gem csharp-tests csharp-conformance php-tests php-ext-check
+# `conformance` runs every language's runner (Go and C# included: `go-conformance` and
+# `csharp-conformance` are for running one alone). The suites of the C ABI's hosts, Ruby
+# and PHP come last, two at a time (`host-tests`): each is mostly one process waiting on
+# its own, and one after the other they took a third of a cold `make test`.
+test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests
+
+# DIST_READY: `dist` was made before (the sub-make would otherwise make it again for
+# ruby-gem and php-ext-check). Each target's output is printed whole when it ends.
+.PHONY: host-tests
+host-tests: go-lib ruby csharp php mcp-servers $(VENV)/.otel
+	$(MAKE) -j2 --output-sync=target DIST_READY=1 c-header-check c-tests go-tests ruby-tests ruby-gem csharp-tests php-tests php-ext-check
 
 rust-checks: ruby-deps php-deps
 	$(CARGO) fmt --all -- --check
@@ -280,7 +290,7 @@ ruby-tests: ruby mcp-servers $(VENV)/.otel
 # The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
 # GEM_HOME with no Rust toolchain on the PATH and run from outside the repository.
 # The extension comes from `make dist`'s one native build (zig, glibc 2.28).
-ruby-gem: ruby-deps dist
+ruby-gem: ruby-deps $(if $(DIST_READY),,dist)
 	scripts/ruby-gem-check.sh
 
 # The C# binding (bindings-dotnet, assembly Phaseo.AgentSdk) over the C ABI's cdylib, built
@@ -325,5 +335,5 @@ php-tests: php tests/mcp/node_modules/.installed $(VENV)/.otel
 	cd bindings-php && ../scripts/with-test-postgres.sh php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit
 # The package (the extension in the `dist` profile, its stub and the PHP layer) installed in
 # a folder outside the repository and run from there with `php -n -d extension=...`.
-php-ext-check: php-deps dist
+php-ext-check: php-deps $(if $(DIST_READY),,dist)
 	scripts/php-ext-check.sh
