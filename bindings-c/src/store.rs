@@ -5,9 +5,8 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use phaseo_agent::store::{
-    parse_statuses, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
+    InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
 };
-use serde::Deserialize;
 
 use crate::error::{guard, read_opt_str, read_str, write_out, CError, PhaseoStatus};
 
@@ -115,16 +114,6 @@ pub unsafe extern "C" fn phaseo_store_load(
     })
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct QuerySpec {
-    #[serde(default)]
-    statuses: Vec<String>,
-    agent_id: Option<String>,
-    limit: Option<usize>,
-    cursor: Option<String>,
-}
-
 /// Lists runs, newest first. `query_json` (NULL = everything) is `{statuses?, agentId?,
 /// limit?, cursor?}`; `out_json` receives `{runs: [row…], nextCursor}`. Blocks.
 #[no_mangle]
@@ -136,18 +125,7 @@ pub unsafe extern "C" fn phaseo_store_list(
 ) -> PhaseoStatus {
     guard(out_error, || {
         let store = store_ref(store)?.store.clone();
-        let spec: QuerySpec = match read_opt_str(query_json, "query_json")? {
-            None => QuerySpec::default(),
-            Some(text) => serde_json::from_str(text)
-                .map_err(|e| CError::definition(format!("Invalid store query: {e}")))?,
-        };
-        let mut q = ListQuery::default()
-            .statuses(parse_statuses(&spec.statuses)?)
-            .limit(spec.limit.unwrap_or(0))
-            .cursor(spec.cursor);
-        if let Some(a) = spec.agent_id {
-            q = q.agent_id(a);
-        }
+        let q = ListQuery::from_json(read_opt_str(query_json, "query_json")?)?;
         let page = phaseo_agent::exec::block_on(async move { store.list(&q).await })?;
         write_out(out_json, page.to_json()?);
         Ok(PhaseoStatus::Ok)

@@ -3,11 +3,10 @@
 use std::sync::Arc;
 
 use phaseo_agent::store::{
-    parse_statuses, AccessorRunStore, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore,
-    SqliteRunStore, StateAccessor, StoredRun,
+    AccessorRunStore, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
+    StateAccessor, StoredRun,
 };
 use phaseo_agent::{async_trait, AgentError, ToolError, Value};
-use serde::Deserialize;
 
 use crate::error::NativeError;
 use crate::handles::STORES;
@@ -110,31 +109,10 @@ pub fn load(store: i64, run_id: String) -> Result<Option<String>, NativeError> {
     })
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct QuerySpec {
-    #[serde(default)]
-    statuses: Vec<String>,
-    agent_id: Option<String>,
-    limit: Option<usize>,
-    cursor: Option<String>,
-}
-
 /// A page of runs: `{"runs": [...], "nextCursor"}`.
 pub fn list(store: i64, query: Option<&str>) -> Result<String, NativeError> {
     let store = STORES.get(store)?;
-    let spec: QuerySpec = match query {
-        None => QuerySpec::default(),
-        Some(text) => serde_json::from_str(text)
-            .map_err(|e| NativeError::definition(format!("Invalid store query: {e}")))?,
-    };
-    let mut q = ListQuery::default()
-        .statuses(parse_statuses(&spec.statuses)?)
-        .limit(spec.limit.unwrap_or(0))
-        .cursor(spec.cursor);
-    if let Some(a) = spec.agent_id {
-        q = q.agent_id(a);
-    }
+    let q = ListQuery::from_json(query)?;
     let page = phaseo_agent::exec::block_on(async move { store.list(&q).await })?;
     let runs = page
         .runs

@@ -110,3 +110,40 @@ mod row_json {
         assert!(e.message().contains(&paused.run.id), "{}", e.message());
     }
 }
+
+/// The JSON form of a list query (the C ABI's and PHP's) and its refusals.
+mod query_json {
+    use phaseo_agent::store::ListQuery;
+    use phaseo_agent::{ErrorCode, RunStatus};
+
+    #[test]
+    fn every_field_is_read() {
+        let q = ListQuery::from_json(Some(
+            r#"{"statuses":["waiting_for_human","failed"],"agentId":"mailer","limit":5,"cursor":"c1"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            q.statuses,
+            vec![RunStatus::WaitingForHuman, RunStatus::Failed]
+        );
+        assert_eq!(q.agent_id.as_deref(), Some("mailer"));
+        assert_eq!((q.limit, q.cursor.as_deref()), (5, Some("c1")));
+        assert_eq!(ListQuery::from_json(None).unwrap(), ListQuery::default());
+        assert_eq!(
+            ListQuery::from_json(Some("{}")).unwrap(),
+            ListQuery::default()
+        );
+    }
+
+    #[test]
+    fn bad_queries_are_refused_naming_the_problem() {
+        let e = ListQuery::from_json(Some(r#"{"agent":"x"}"#)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::DefinitionInvalid);
+        assert!(e.message().contains("Invalid store query") && e.message().contains("agent"));
+        let e = ListQuery::from_json(Some(r#"{"limit":"ten"}"#)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::DefinitionInvalid);
+        let e = ListQuery::from_json(Some(r#"{"statuses":["paused"]}"#)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreFailed);
+        assert!(e.message().contains("'paused'"));
+    }
+}

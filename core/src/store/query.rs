@@ -55,6 +55,33 @@ impl ListQuery {
         self
     }
 
+    /// A query from its JSON text `{statuses?, agentId?, limit?, cursor?}` (the form of the
+    /// text-based hosts: the C ABI, PHP); `None` lists every run. An unknown key or a value
+    /// of the wrong type is refused with `definition_invalid`, an unknown status with
+    /// `store_failed`, each naming it.
+    pub fn from_json(text: Option<&str>) -> Result<Self, AgentError> {
+        #[derive(serde::Deserialize, Default)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Spec {
+            #[serde(default)]
+            statuses: Vec<String>,
+            agent_id: Option<String>,
+            limit: Option<usize>,
+            cursor: Option<String>,
+        }
+        let spec: Spec = match text {
+            None => Spec::default(),
+            Some(text) => serde_json::from_str(text)
+                .map_err(|e| AgentError::definition_invalid(format!("Invalid store query: {e}")))?,
+        };
+        let mut query = Self::default()
+            .statuses(parse_statuses(&spec.statuses)?)
+            .limit(spec.limit.unwrap_or(0))
+            .cursor(spec.cursor);
+        query.agent_id = spec.agent_id;
+        Ok(query)
+    }
+
     /// The page size in effect.
     pub fn page_size(&self) -> usize {
         if self.limit == 0 {
