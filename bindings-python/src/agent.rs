@@ -448,7 +448,7 @@ where
     let bridge = bridge_for(py, None)?;
     let mut handle = rt.spawn(EVENT_LOOP.scope(bridge, fut));
     loop {
-        let step = py.detach(|| {
+        let step = crate::lifecycle::detach(py, || {
             rt.block_on(async {
                 tokio::time::timeout(Duration::from_millis(50), &mut handle).await
             })
@@ -615,7 +615,7 @@ impl PyAgent {
     /// them again.
     fn close(&self, py: Python<'_>) {
         let agent = self.agent.clone();
-        py.detach(|| phaseo_agent::exec::runtime().block_on(agent.close()));
+        crate::lifecycle::detach(py, || phaseo_agent::exec::runtime().block_on(agent.close()));
     }
 
     /// Like `close`, awaitable.

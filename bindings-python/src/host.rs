@@ -1,7 +1,7 @@
 //! Calling Python callables from the core's tasks.
 //!
-//! - Synchronous tool executors (`def`) run on blocking threads: one GIL acquisition per
-//!   call, arguments and result converted there.
+//! - Synchronous tool executors (`def`) run on worker threads (Python threads, see
+//!   [`crate::workers`]): arguments and result converted there.
 //! - Everything else (async executors, hooks, validators, predicates, model clients) runs
 //!   on the run's asyncio loop thread — the caller's loop for `*_async` entry points, a
 //!   background loop for blocking ones — through a [`LoopBridge`]: jobs queue up in Rust
@@ -366,7 +366,7 @@ impl Drop for Waiting {
 /// A Python callable the core calls back.
 pub struct HostFn {
     func: Arc<Py<PyAny>>,
-    /// Run on a blocking thread (synchronous tool executors): it may take long.
+    /// Run on a worker thread (synchronous tool executors): it may take long.
     blocking: bool,
 }
 
@@ -392,19 +392,29 @@ impl HostFn {
         let func = self.func.clone();
         if self.blocking {
             let (tx, rx) = oneshot::channel::<Result<Result<T, ToolError>, (Py<PyAny>, C)>>();
-            let job = crate::workers::run(Box::new(move |py| {
-                // A panic here must not take the worker thread (and the call's answer) with it.
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let result = args(py).and_then(|a| func.bind(py).call1(a));
-                    match result {
+            // A panic in binding code must not take the worker thread (and the call's
+            // answer) with it.
+            let prepare: crate::workers::Prepare = Box::new(move |py| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    args(py).map(|a| (func.bind(py).clone(), a))
+                }))
+                .unwrap_or_else(|p| {
+                    Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        internal_error(p.as_ref()).message,
+                    ))
+                })
+            });
+            let finish: crate::workers::Finish = Box::new(move |py, result| {
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match result {
                         Ok(v) if is_awaitable(&v) => Err((v.unbind(), convert)),
                         Ok(v) => Ok(convert(&v)),
                         Err(e) => Ok(Err(to_tool_error(py, e))),
-                    }
-                }))
-                .unwrap_or_else(|p| Ok(Err(internal_error(p.as_ref()))));
+                    }))
+                    .unwrap_or_else(|p| Ok(Err(internal_error(p.as_ref()))));
                 let _ = tx.send(outcome);
-            }));
+            });
+            let job = crate::workers::run(crate::workers::Job { prepare, finish });
             // Dropped here (the call timed out or was cancelled), `job` abandons the call:
             // it never starts, or its thread stops counting against the pool's limit.
             let outcome = rx.await;

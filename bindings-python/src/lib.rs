@@ -59,6 +59,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::has_tool_call, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::finish_reason_is, m)?)?;
     m.add_function(wrap_pyfunction!(lifecycle::_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(workers::_next_call, m)?)?;
+    m.add_class::<workers::CallDone>()?;
     m.add_function(wrap_pyfunction!(tracing::enable_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(tracing::flush_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(tracing::shutdown_tracing, m)?)?;

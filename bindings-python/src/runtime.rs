@@ -25,7 +25,7 @@ impl PyCancelledFlag {
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> bool {
         let token = self.runtime.cancellation_token().clone();
-        py.detach(move || {
+        crate::lifecycle::detach(py, move || {
             let deadline = timeout.map(|t| {
                 std::time::Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0))
             });

@@ -67,7 +67,7 @@ where
 {
     let bridge = bridge_for(py, None)?;
     let rt = phaseo_agent::exec::runtime();
-    let outcome = py.detach(|| rt.block_on(EVENT_LOOP.scope(bridge, fut)));
+    let outcome = crate::lifecycle::detach(py, || rt.block_on(EVENT_LOOP.scope(bridge, fut)));
     outcome.map_err(|e| to_pyerr(py, e))
 }
 
@@ -105,8 +105,7 @@ impl PyRunStore {
     #[staticmethod]
     fn sqlite(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
         no_panic(py, || {
-            let store = py
-                .detach(|| SqliteRunStore::open(&path))
+            let store = crate::lifecycle::detach(py, || SqliteRunStore::open(&path))
                 .map_err(|e| to_pyerr(py, e))?;
             Ok(Self::new(Arc::new(store), "sqlite"))
         })

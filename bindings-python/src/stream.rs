@@ -53,7 +53,7 @@ impl PyCursor {
     /// The next item, blocking without the GIL.
     fn next_blocking(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let cursor = self.cursor.clone();
-        let item = py.detach(move || {
+        let item = crate::lifecycle::detach(py, move || {
             phaseo_agent::exec::runtime()
                 .block_on(async move { cursor.lock().await.next_item().await })
         });

@@ -24,21 +24,20 @@ pub fn enable_tracing(
         service_name,
         capture_content,
     };
-    py.detach(|| telemetry::enable(options))
-        .map_err(|e| to_pyerr(py, e))
+    crate::lifecycle::detach(py, || telemetry::enable(options)).map_err(|e| to_pyerr(py, e))
 }
 
 /// Exports every ended span now (waits, without the GIL).
 #[pyfunction]
 pub fn flush_tracing(py: Python<'_>) -> PyResult<()> {
-    py.detach(telemetry::flush)
+    crate::lifecycle::detach(py, telemetry::flush)
         .map_err(pyo3::exceptions::PyRuntimeError::new_err)
 }
 
 /// Exports what is left and turns tracing off.
 #[pyfunction]
 pub fn shutdown_tracing(py: Python<'_>) -> PyResult<()> {
-    py.detach(telemetry::shutdown)
+    crate::lifecycle::detach(py, telemetry::shutdown)
         .map_err(pyo3::exceptions::PyRuntimeError::new_err)
 }
 

@@ -1,26 +1,51 @@
-//! Threads for synchronous Python executors. Each worker attaches to the interpreter once
-//! and keeps its thread state, releasing the GIL while it waits for work: far cheaper per
-//! call than attaching a fresh thread each time. Like anyio's default thread limiter, at
-//! most `MAX_WORKERS` calls run at once; workers start on demand.
+//! Threads for synchronous Python executors. Like anyio's default thread limiter, at most
+//! `MAX_WORKERS` calls run at once; workers start on demand and wait (without the GIL) for
+//! more work.
+//!
+//! The workers are Python threads (`threading`, daemon) running `_workers.work`, which
+//! calls the executor itself: while a `def` runs, no Rust frame is on its thread's stack.
+//! That is what makes interpreter exit safe. CPython 3.11–3.13 end a daemon thread that
+//! takes the GIL back (say, when `time.sleep` returns) once finalization began with
+//! `pthread_exit`, a forced unwind: through Rust frames it ran `catch_unwind` and pyo3's
+//! destructors (aborting with "FATAL: exception not rethrown", or "Fatal Python error:
+//! PyThreadState_Get ... finalizing" from a destructor that touched Python without a thread
+//! state). Through the interpreter's own frames it is the ordinary end of a daemon thread.
+//! The worker enters Rust only briefly, and counted (`lifecycle`), so exit waits for it.
 //!
 //! A call whose waiter went away (timed out, cancelled) is *abandoned*: if it had not
 //! started it never runs, and if it is running (a `def` that ignores `runtime.cancelled`
 //! and blocks) its thread no longer counts against the limit, so a new call starts at
 //! once instead of queueing behind threads that nobody waits for (SPEC §2.2). Interpreter
-//! exit does not wait for abandoned calls either (`lifecycle::_shutdown`). When such a
-//! thread comes back, it keeps working only if the pool is below its limit again.
+//! exit waits for no executor. When such a thread comes back, it keeps working only if the
+//! pool is below its limit again.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::lifecycle::InFlight;
 
 /// Synchronous executors running at once (abandoned ones not counted).
 const MAX_WORKERS: usize = 40;
 
-/// A call on a worker thread, with the GIL held.
-pub type Job = Box<dyn for<'py> FnOnce(Python<'py>) + Send>;
+/// Builds the call under the GIL: the callable and its arguments.
+pub type Prepare = Box<
+    dyn for<'py> FnOnce(Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> + Send,
+>;
+
+/// Takes the call's outcome (or the error building it), under the GIL.
+pub type Finish = Box<dyn for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) + Send>;
+
+/// A call for a worker thread.
+pub struct Job {
+    /// What to call.
+    pub prepare: Prepare,
+    /// Where its outcome goes.
+    pub finish: Finish,
+}
 
 const QUEUED: u8 = 0;
 const RUNNING: u8 = 1;
@@ -121,9 +146,8 @@ impl Drop for JobHandle {
     }
 }
 
-/// Runs `job` on a worker thread with the GIL held. Keep the handle until the job has
-/// reported its outcome and then call [`JobHandle::finish`]; dropping it earlier abandons
-/// the job.
+/// Runs `job` on a worker thread. Keep the handle until the job has reported its outcome
+/// and then call [`JobHandle::finish`]; dropping it earlier abandons the job.
 pub fn run(job: Job) -> JobHandle {
     let pool = pool();
     let status = Arc::new(AtomicU8::new(QUEUED));
@@ -143,22 +167,48 @@ pub fn run(job: Job) -> JobHandle {
     }
 }
 
+/// Starts a worker thread (`_workers.start`), already counted in `workers`: from tokio's
+/// blocking pool, since starting a Python thread needs the GIL, which tokio's workers never
+/// wait for.
 fn spawn_worker() {
-    let spawned = std::thread::Builder::new()
-        .name("phaseo-py-worker".into())
-        .spawn(worker);
-    if spawned.is_err() {
-        pool().lock().workers -= 1;
-    }
+    phaseo_agent::exec::runtime().spawn_blocking(|| {
+        let started = crate::lifecycle::attach(|py| {
+            py.import("phaseo_agent._workers")
+                .and_then(|m| m.getattr("start")?.call0().map(drop))
+                .is_ok()
+        });
+        if started != Some(true) {
+            no_thread();
+        }
+    });
 }
 
+/// A worker thread could not start (interpreter exit, or the system refused one): if no
+/// worker is left to take the queued calls, their waiters learn it now rather than at
+/// their timeout.
+fn no_thread() {
+    let orphans = {
+        let mut state = pool().lock();
+        state.workers -= 1;
+        if state.live() == 0 {
+            std::mem::take(&mut state.jobs)
+        } else {
+            VecDeque::new()
+        }
+    };
+    // Dropping a call's `finish` tells its waiter; Python values in it are released
+    // when the GIL is next held (pyo3's reference pool).
+    drop(orphans);
+}
+
+/// The next call for this worker, waiting for one without the GIL; `None` when the thread
+/// must leave (it came back from an abandoned call to a full pool).
 fn next_job(py: Python<'_>) -> Option<(Arc<AtomicU8>, Job)> {
     let pool = pool();
-    py.detach(|| {
+    crate::lifecycle::detach(py, || {
         let mut state = pool.lock();
         loop {
-            // A thread back from an abandoned call leaves when the pool is full without it.
-            if crate::lifecycle::is_shutting_down() || state.live() > MAX_WORKERS {
+            if state.live() > MAX_WORKERS {
                 state.workers -= 1;
                 return None;
             }
@@ -172,35 +222,70 @@ fn next_job(py: Python<'_>) -> Option<(Arc<AtomicU8>, Job)> {
     })
 }
 
-fn worker() {
-    // Counted for its whole life, so interpreter shutdown waits until it has left Python
-    // (except while it runs an abandoned call: see `abandoned`).
-    let Some(_counted) = crate::lifecycle::InFlight::start() else {
-        pool().lock().workers -= 1;
-        return;
-    };
-    Python::attach(|py| {
-        while let Some((status, job)) = next_job(py) {
-            if status
-                .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-            {
-                continue; // abandoned before it started
+/// Ends a call: back under the limit if it had been abandoned.
+fn complete(status: &AtomicU8) {
+    if status.swap(DONE, Ordering::AcqRel) == ABANDONED {
+        pool().lock().abandoned -= 1;
+    }
+}
+
+/// `_workers.work`'s next call: `(callable, args, done)`, or `None` when the thread must
+/// leave. Blocks (without the GIL) until there is one.
+#[pyfunction]
+pub fn _next_call(py: Python<'_>) -> Option<(Py<PyAny>, Py<PyTuple>, CallDone)> {
+    while let Some((status, job)) = next_job(py) {
+        if status
+            .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            continue; // abandoned before it started
+        }
+        // Counted while it may run Python code from here (building the arguments), so
+        // interpreter exit waits for it; at exit the call is dropped instead.
+        let Some(_counted) = InFlight::start() else {
+            complete(&status);
+            continue;
+        };
+        let Job { prepare, finish } = job;
+        match prepare(py) {
+            Ok((func, args)) => {
+                let done = CallDone {
+                    status,
+                    finish: Mutex::new(Some(finish)),
+                };
+                return Some((func.unbind(), args.unbind(), done));
             }
-            job(py);
-            if status.swap(DONE, Ordering::AcqRel) == ABANDONED {
-                pool().lock().abandoned -= 1;
+            Err(e) => {
+                finish(py, Err(e));
+                complete(&status);
             }
         }
-    });
+    }
+    None
 }
 
-/// Worker threads running an abandoned call: interpreter shutdown does not wait for them.
-pub fn abandoned() -> usize {
-    pool().lock().abandoned
+/// Reports the outcome of a worker's call (called by `_workers.work`).
+#[pyclass(name = "CallDone", module = "phaseo_agent._native", frozen)]
+pub struct CallDone {
+    status: Arc<AtomicU8>,
+    finish: Mutex<Option<Finish>>,
 }
 
-/// Wakes idle workers so they exit (interpreter shutdown).
-pub fn wake_all() {
-    pool().work.notify_all();
+#[pymethods]
+impl CallDone {
+    /// `done(True, value)` or `done(False, exception)`.
+    fn __call__(&self, py: Python<'_>, ok: bool, value: Bound<'_, PyAny>) {
+        let finish = self.finish.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Converting the outcome may run Python code: counted, so exit waits for it. Once
+        // the interpreter is exiting nobody needs it: the waiter gets "shutting down".
+        if let (Some(finish), Some(_counted)) = (finish, InFlight::start()) {
+            let outcome = if ok {
+                Ok(value)
+            } else {
+                Err(PyErr::from_value(value))
+            };
+            finish(py, outcome);
+        }
+        complete(&self.status);
+    }
 }
