@@ -173,3 +173,21 @@ def test_a_run_on_a_daemon_thread_still_going_at_exit(tool: str) -> None:
     assert child.returncode == 0, (child.returncode, child.stderr)
     assert child.stdout.strip() == "exiting"
     assert time.monotonic() - started < 4.0, "the exit waited for the run"
+
+
+def test_a_bridge_closed_before_its_loop_registered_it_is_skipped() -> None:
+    """A loop's bridge created from outside the loop registers its socket from the loop;
+    when the bridge was closed first (its loop collected, the interpreter exiting), the
+    registration does nothing instead of failing on the closed socket."""
+    import asyncio
+
+    from phaseo_agent import _bridge
+
+    loop = asyncio.new_event_loop()
+    errors: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    _bridge.bridge_for(loop)  # not running: the registration is scheduled on the loop
+    _bridge._close(*_bridge._bridges.pop(loop))
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    assert errors == []

@@ -95,6 +95,10 @@ def bridge_for(loop: asyncio.AbstractEventLoop) -> Any:
                 bridge.drain()
 
             def register() -> None:
+                # Scheduled from another thread: the bridge may have been closed meanwhile
+                # (its loop collected, or the interpreter exiting), its socket with it.
+                if reader.fileno() < 0:
+                    return
                 # In an empty context: the context of whoever created the bridge must not
                 # leak into the callbacks of other runs (asyncio copies the current one).
                 contextvars.Context().run(loop.add_reader, reader.fileno(), drain)
