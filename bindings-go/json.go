@@ -373,7 +373,7 @@ func stringEnd(b []byte) (int, bool) {
 	}
 	q := bytes.IndexByte(b[n:], '"')
 	if q < 0 {
-		return -1, bytes.IndexByte(b, '\\') >= 0
+		return -1, false
 	}
 	q += n
 	if e := bytes.IndexByte(b[n:q], '\\'); e >= 0 {
