@@ -15,7 +15,7 @@ endif
 
 .PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
-demo: python node mcp-servers go-lib kotlin ruby csharp php
+demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 	$(CARGO) run -q -p support-desk
 	$(PY) examples/python/support_desk.py
 	node examples/node/support-desk.mjs
@@ -33,7 +33,22 @@ demo: python node mcp-servers go-lib kotlin ruby csharp php
 # `csharp-conformance` are for running one alone). The suites of the C ABI's hosts, Ruby
 # and PHP come last, two at a time (`host-tests`): each is mostly one process waiting on
 # its own, and one after the other they took a third of a cold `make test`.
-test: rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests
+# Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
+# The packages are built in the `dist-test` profile: the release profile's fat LTO is for
+# `make dist` alone. `fresh-machine-check` comes last, once every suite has installed what it needs.
+TEST_TARGETS := system-deps rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests fresh-machine-check
+test:
+	MAKE="$(MAKE)" DIST_PROFILE=dist-test scripts/timed-make.sh $(TEST_TARGETS)
+
+# Every Debian package of every target (scripts/system-deps.sh: one list, checked by package
+# name), installed at once before anything builds; each target also asks for its own group.
+.PHONY: system-deps fresh-machine-check
+system-deps:
+	scripts/system-deps.sh image all
+
+# Fails when a package in use is neither in a fresh image nor installed by system-deps.sh.
+fresh-machine-check:
+	scripts/fresh-machine-check.sh
 
 # DIST_READY: `dist` was made before (the sub-make would otherwise make it again for
 # ruby-gem and php-ext-check). Each target's output is printed whole when it ends.
@@ -252,6 +267,10 @@ go-bench:
 DIST_VENV := .venvs/dist
 DIST_PY_TOOLS := maturin==1.16.0 ziglang==0.14.1 auditwheel==6.8.2
 export DIST_VENV := $(abspath $(DIST_VENV))
+# The cargo profile of the packages: `dist` (fat LTO) unless told otherwise (`make test`
+# checks them built in `dist-test`).
+DIST_PROFILE ?= dist
+export DIST_PROFILE
 $(DIST_VENV)/.tools: Makefile
 	$(PYTHON) -m venv $(DIST_VENV)
 	$(DIST_VENV)/bin/python -m pip install -q --upgrade pip
@@ -281,7 +300,7 @@ dist-check: $(DIST_VENV)/.tools
 RUBY_EXT := bindings-ruby/lib/phaseo_agent_sdk/phaseo_agent_sdk.so
 .PHONY: ruby-deps ruby ruby-tests ruby-gem
 ruby-deps:
-	scripts/ruby-deps.sh
+	scripts/system-deps.sh ruby
 ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
@@ -302,9 +321,7 @@ DOTNET_OUT := $(CARGO_TARGET_DIR)/dotnet
 NUNIT_DLL := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
 MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll
 csharp-deps:
-	@if ! command -v mcs >/dev/null || ! command -v mono >/dev/null || ! command -v nunit-console >/dev/null || [ ! -f $(NUNIT_DLL) ]; then \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq mono-mcs mono-runtime nunit-console libnunit-cil-dev; fi
+	scripts/system-deps.sh csharp
 csharp: csharp-deps c-abi
 	mkdir -p $(DOTNET_OUT)
 	$(MCS) -target:library -doc:$(DOTNET_OUT)/Phaseo.AgentSdk.xml -out:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/src/*.cs
@@ -325,7 +342,7 @@ csharp-conformance: csharp
 PHP_EXT := bindings-php/php/phaseo_agent.so
 .PHONY: php-deps php php-tests php-ext-check
 php-deps:
-	scripts/php-deps.sh
+	scripts/system-deps.sh php
 php: php-deps
 	$(CARGO) build -q -p phaseo-agent-php
 	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_php.so $(PHP_EXT)

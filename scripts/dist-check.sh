@@ -337,7 +337,7 @@ check_glibc() {
   glibc_at_most_2_28 "$(find "$dir/wheel" -name '*.so' | head -n 1)" "the wheel's extension"
   # The Ruby gem's and the PHP package's extensions (packed by ruby-gem-check.sh and
   # php-ext-check.sh from the same native build).
-  local native="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/dist"
+  local native="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/${DIST_PROFILE:-dist}"
   glibc_at_most_2_28 "$native/libphaseo_agent_sdk.so" "the Ruby extension"
   glibc_at_most_2_28 "$native/libphaseo_agent_php.so" "the PHP extension"
 }

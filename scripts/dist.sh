@@ -28,7 +28,10 @@ GO_MODULE=github.com/phaseo/agent-sdk-go
 # Where `native` writes them: built for the explicit target triple, so that zig (the C
 # compiler and linker, scripts/zig/) applies to the libraries and not to build scripts.
 native_triple=x86_64-unknown-linux-gnu
-native_out="$target/$native_triple/dist"
+# The cargo profile: `dist` for releases; `make test` checks the same artifacts built in the
+# cheaper `dist-test` profile (root Cargo.toml).
+profile="${DIST_PROFILE:-dist}"
+native_out="$target/$native_triple/$profile"
 mkdir -p "$dist"
 
 part_python() {
@@ -36,7 +39,7 @@ part_python() {
   # against glibc 2.28's symbols, so the wheel installs on any manylinux_2_28 system.
   cd "$repo/bindings-python"
   VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
-    maturin build --profile dist --zig --compatibility manylinux_2_28 --interpreter python3 --out "$dist"
+    maturin build --profile "$profile" --zig --compatibility manylinux_2_28 --interpreter python3 --out "$dist"
   VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin sdist --out "$dist"
 }
 
@@ -49,7 +52,7 @@ part_native() {
   triple_env="$(echo "$native_triple" | tr 'a-z-' 'A-Z_')"
   env "CC_${native_triple//-/_}=$repo/scripts/zig/cc" "CXX_${native_triple//-/_}=$repo/scripts/zig/c++" \
     "CARGO_TARGET_${triple_env}_LINKER=$repo/scripts/zig/cc" DIST_VENV="$venv" \
-    "$cargo" build --profile dist --target "$native_triple" "${args[@]}"
+    "$cargo" build --profile "$profile" --target "$native_triple" "${args[@]}"
 }
 
 part_node() {

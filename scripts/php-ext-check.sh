@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The PHP package as a user installs it: the extension built in the `dist` profile, its IDE
+# The PHP package as a user installs it: the extension of `make dist` (profile DIST_PROFILE), its IDE
 # stub and the PHP layer copied to a folder outside the repository, then the README's PHP
 # quickstart run from there with `php -n -d extension=...` (no ini, no repository paths).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
-so="$target/x86_64-unknown-linux-gnu/dist/libphaseo_agent_php.so"  # make dist's native build
+so="$target/x86_64-unknown-linux-gnu/${DIST_PROFILE:-dist}/libphaseo_agent_php.so"  # make dist's native build
 [ -f "$so" ] || { echo "php-ext-check: $so is missing: run \`make dist\`" >&2; exit 2; }
 dir="$(mktemp -d /tmp/phaseo-php-package-XXXXXX)"
 trap 'rm -rf "$dir"' EXIT

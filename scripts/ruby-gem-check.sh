@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the platform gem from the extension of `make dist`'s one native build (the `dist`
-# profile, linked by zig against glibc 2.28) and installs it into a fresh
+# Builds the platform gem from the extension of `make dist`'s one native build (profile
+# DIST_PROFILE, default `dist`, linked by zig against glibc 2.28) and installs it into a fresh
 # GEM_HOME with no Rust toolchain on the PATH, then runs an agent from outside the repo.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,7 +9,7 @@ trap 'rm -rf "$work"' EXIT
 stage="$work/src"
 mkdir -p "$stage"
 cp -r "$root/bindings-ruby/lib" "$root/bindings-ruby/phaseo-agent-sdk.gemspec" "$stage/"
-cp "${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-gnu/dist/libphaseo_agent_sdk.so" "$stage/lib/phaseo_agent_sdk/phaseo_agent_sdk.so"
+cp "${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-gnu/${DIST_PROFILE:-dist}/libphaseo_agent_sdk.so" "$stage/lib/phaseo_agent_sdk/phaseo_agent_sdk.so"
 strip --strip-debug "$stage/lib/phaseo_agent_sdk/phaseo_agent_sdk.so"
 (cd "$stage" && gem build -q phaseo-agent-sdk.gemspec >/dev/null)
 gemfile="$(ls "$stage"/phaseo-agent-sdk-*-x86_64-linux.gem)"
