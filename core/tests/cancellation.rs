@@ -20,6 +20,19 @@ fn cancel_after(token: &CancellationToken, ms: u64) {
     });
 }
 
+/// Cancels `token` once `began` is set (the tool's first action), however long a loaded
+/// machine takes to get there.
+fn cancel_once_begun(token: &CancellationToken, began: Arc<AtomicBool>) {
+    let token = token.clone();
+    tokio::spawn(async move {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !began.load(Ordering::SeqCst) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        token.cancel();
+    });
+}
+
 fn assert_cancelled(result: &RunResult) {
     assert_eq!(result.status(), RunStatus::Cancelled);
     let error = result
@@ -36,9 +49,11 @@ fn assert_cancelled(result: &RunResult) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
     let observed = Arc::new(AtomicBool::new(false));
+    let began = Arc::new(AtomicBool::new(false));
     let seen = observed.clone();
+    let begin = began.clone();
     let tool = Tool::new_async("wait", "", Value::Null, move |_, rt| {
-        let seen = seen.clone();
+        let (seen, begin) = (seen.clone(), begin.clone());
         async move {
             // Watch the signal from a task of our own: the run drops this future.
             let watcher = rt.clone();
@@ -46,6 +61,7 @@ async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
                 watcher.cancelled().await;
                 seen.store(true, Ordering::SeqCst);
             });
+            begin.store(true, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_secs(10)).await;
             Ok(json!("late"))
         }
@@ -53,7 +69,8 @@ async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
     let agent = agent(AgentDefinition::new("c").tool(tool));
     let rec = Recorder::default();
     let token = CancellationToken::new();
-    cancel_after(&token, 100);
+    // Cancelled once the tool is running, so that it has a signal to observe.
+    cancel_once_begun(&token, began);
     let started = Instant::now();
     let result = agent
         .run(
@@ -63,9 +80,14 @@ async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
         )
         .await
         .expect("a cancelled run returns Ok");
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // Far below the tool's 10 s sleep, with room for a loaded machine.
+    assert!(started.elapsed() < Duration::from_millis(2_500));
     assert_cancelled(&result);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The watcher task sees the signal shortly after.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !observed.load(Ordering::SeqCst) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     assert!(
         observed.load(Ordering::SeqCst),
         "the tool's token was cancelled"
@@ -76,7 +98,8 @@ async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_during_a_blocking_sync_tool_returns_at_once() {
     let tool = Tool::new("wait", "", Value::Null, |_, _| {
-        std::thread::sleep(Duration::from_secs(2));
+        // Far longer than the bound below: a run waiting for it would be caught.
+        std::thread::sleep(Duration::from_secs(5));
         Ok(json!("late"))
     });
     let agent = agent(AgentDefinition::new("c").tool(tool));
@@ -87,7 +110,7 @@ async fn cancelling_during_a_blocking_sync_tool_returns_at_once() {
         .run(RunOptions::new("go", scripted([call("c1", "wait", "{}")])).cancel(token))
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(started.elapsed() < Duration::from_millis(2_500));
     assert_cancelled(&result);
 }
 
@@ -115,7 +138,8 @@ async fn cancelling_during_a_model_request_ends_cancelled() {
         .run(RunOptions::new("go", Arc::new(Hanging)).cancel(token))
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // Far below the model's 10 s, with room for a loaded machine.
+    assert!(started.elapsed() < Duration::from_millis(2_500));
     assert_cancelled(&result);
 }
 
@@ -156,7 +180,8 @@ async fn cancelling_a_continue_ends_cancelled_and_leaves_the_paused_state() {
         .continue_run(&state, cont([text("x")]).approve("c1").cancel(token))
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // Far below the tool's 10 s sleep, with room for a loaded machine.
+    assert!(started.elapsed() < Duration::from_millis(2_500));
     assert_cancelled(&result);
     assert_eq!(state.to_json(), before);
 }

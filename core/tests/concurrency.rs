@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use phaseo_agent::{
@@ -91,6 +91,12 @@ async fn the_limit_holds_and_results_keep_call_order_whatever_the_completion_ord
         async move {
             let now = r.fetch_add(1, Ordering::SeqCst) + 1;
             p.fetch_max(now, Ordering::SeqCst);
+            // The first three wait (up to 10 s) until all three are in flight, so that a
+            // loaded machine starting them slowly cannot keep the peak below the limit.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while p.load(Ordering::SeqCst) < 3 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
             // Later calls finish first.
             let i = input["i"].as_u64().unwrap();
             tokio::time::sleep(Duration::from_millis(40 - 2 * i)).await;
@@ -114,8 +120,20 @@ async fn the_limit_holds_and_results_keep_call_order_whatever_the_completion_ord
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_tools_run_in_parallel_on_blocking_threads() {
-    let tool = Tool::new("block", "", Value::Null, |input, _| {
-        std::thread::sleep(Duration::from_millis(100));
+    // A barrier rather than a timed sleep: each closure blocks its thread until all 16 are in
+    // flight (or 10 s pass), so the peak shows they ran in parallel however slowly a loaded
+    // machine starts the threads; one after another, the peak would stay at 1.
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (r, p) = (running.clone(), peak.clone());
+    let tool = Tool::new("block", "", Value::Null, move |input, _| {
+        let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+        p.fetch_max(now, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while p.load(Ordering::SeqCst) < 16 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        r.fetch_sub(1, Ordering::SeqCst);
         Ok(input)
     });
     let agent = agent(
@@ -124,12 +142,7 @@ async fn sync_tools_run_in_parallel_on_blocking_threads() {
             .tool_execution(ToolExecutionConfig::default().tool_concurrency(16)),
     );
     let client = scripted([fan_out(16, "block"), text("done")]);
-    let started = std::time::Instant::now();
     let result = agent.run(RunOptions::new("go", client)).await.unwrap();
-    assert!(
-        started.elapsed() < Duration::from_millis(800),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_eq!(peak.load(Ordering::SeqCst), 16, "the sync tools did not all run at once");
     assert_eq!(tool_ids(&result), expected_ids(16));
 }

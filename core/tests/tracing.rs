@@ -244,18 +244,21 @@ async fn a_tool_timeout_sets_error_type_on_the_tool_and_the_run() {
 async fn a_cancelled_run_says_so() {
     let _turn = LOCK.lock().await;
     enable(false);
-    let slow = Tool::new_async("wait", "Waits", Value::Null, |_, _| async {
-        tokio::time::sleep(Duration::from_secs(5)).await;
-        Ok(json!("late"))
+    let cancel = CancellationToken::new();
+    // The tool cancels the run as its first action: the call has begun (and has its span)
+    // however long a loaded machine takes to get there.
+    let trigger = cancel.clone();
+    let slow = Tool::new_async("wait", "Waits", Value::Null, move |_, _| {
+        let trigger = trigger.clone();
+        async move {
+            trigger.cancel();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(json!("late"))
+        }
     });
     let agent = create_agent(AgentDefinition::new("waiter").tool(slow)).unwrap();
-    let cancel = CancellationToken::new();
     let mut options = RunOptions::new("go", scripted([call("c1", "wait", "{}")]));
-    options.cancel = Some(cancel.clone());
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        cancel.cancel();
-    });
+    options.cancel = Some(cancel);
     let state = agent.run(options).await.unwrap();
     assert_eq!(state.status(), RunStatus::Cancelled);
     let spans = spans_of(&state, 3);

@@ -2,7 +2,8 @@
 
 Tools: annotated (read-only / destructive), structured output with an outputSchema,
 progress notifications, a slow tool that honours cancellation (writes
-`$PHASEO_MCP_MARKERS/cancelled-<tag>` when it sees `notifications/cancelled`), an
+`$PHASEO_MCP_MARKERS/started-<tag>` when it begins and `$PHASEO_MCP_MARKERS/cancelled-<tag>`
+when it sees `notifications/cancelled`), an
 `isError` result, a tool that kills the server mid-call, and a tool that adds a tool
 and sends `notifications/tools/list_changed` (and one that adds a tool silently).
 
@@ -77,7 +78,8 @@ async def count_up(steps: int, ctx: Context) -> str:
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
 async def slow(seconds: float, tag: str) -> str:
-    """Sleeps; records a cancellation it sees."""
+    """Sleeps; records that it began and a cancellation it sees."""
+    mark("started-" + tag, tag)
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
