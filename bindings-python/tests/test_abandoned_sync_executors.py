@@ -64,6 +64,8 @@ def test_timed_out_blocking_def_tools_do_not_hold_the_pool_or_the_exit() -> None
     assert report["status"] == "completed"
     assert report["timed_out"] == 50
     assert report["quick"] == ["quick"], "the quick tool did not run within its 5 s timeout"
-    assert report["quick_waited_s"] < 1.0
+    # Bounds with room for a loaded machine (a thread may take several hundred ms to begin);
+    # a pool or an exit held by the blocked threads would wait for their 30 s sleep.
+    assert report["quick_waited_s"] < 2.5
     # The 50 threads are still sleeping: the interpreter must exit without waiting for them.
-    assert exited_at - report["returned_at"] < 3.0
+    assert exited_at - report["returned_at"] < 5.0

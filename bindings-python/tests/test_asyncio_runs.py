@@ -8,6 +8,7 @@ import contextvars
 import gc
 import os
 import threading
+import time
 from typing import Any, Dict, List, Optional
 
 from conftest import call, calls
@@ -72,8 +73,10 @@ def test_each_async_tool_runs_in_its_own_task_on_the_callers_thread() -> None:
 
 def test_cancelling_the_awaiting_task_cancels_running_tools() -> None:
     cancelled: List[str] = []
+    began: List[str] = []
 
     async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        began.append(tool_input["who"])
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -87,7 +90,12 @@ def test_cancelling_the_awaiting_task_cancels_running_tools() -> None:
     async def main() -> None:
         client = ScriptedClient([calls(call("c1", "t", who="x"), call("c2", "t", who="y")), {"text": "done"}])
         run = asyncio.ensure_future(agent.run_async(input="go", client=client))
-        await asyncio.sleep(0.05)
+        # Cancel once both tools are running (on a loaded machine they may take a while to
+        # begin), so that both have a CancelledError to see.
+        deadline = time.monotonic() + 10
+        while len(began) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert sorted(began) == ["x", "y"], "the tools did not both begin"
         run.cancel()
         try:
             await run
@@ -95,9 +103,8 @@ def test_cancelling_the_awaiting_task_cancels_running_tools() -> None:
             pass
         else:
             raise AssertionError("the run was not cancelled")
-        for _ in range(100):  # the tools' tasks are cancelled on the following iterations
-            if len(cancelled) == 2:
-                break
+        deadline = time.monotonic() + 10  # the tools' tasks are cancelled on the following iterations
+        while len(cancelled) < 2 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
 
     asyncio.run(main())
@@ -173,8 +180,10 @@ def test_keyboard_interrupt_in_a_tool_stops_the_loop() -> None:
 
 def test_a_loop_closed_with_a_run_pending_lets_go_of_the_run_and_its_sockets() -> None:
     finished: List[str] = []
+    began: List[str] = []
 
     async def execute(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        began.append("began")
         try:
             await asyncio.sleep(30)
         finally:
@@ -190,8 +199,16 @@ def test_a_loop_closed_with_a_run_pending_lets_go_of_the_run_and_its_sockets() -
         async def main() -> Any:
             return await agent.run_async(input="go", client=ScriptedClient([calls(call("c1", "t")), {"text": "done"}]))
 
+        async def until_the_tool_began(count: int) -> None:
+            # The tool must be running (inside its try) when the loop closes; on a loaded
+            # machine that may take a while, so wait for it rather than a fixed time.
+            deadline = time.monotonic() + 10
+            while len(began) == count and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+            assert len(began) > count, "the tool did not begin"
+
         loop.create_task(main())
-        loop.run_until_complete(asyncio.sleep(0.02))
+        loop.run_until_complete(until_the_tool_began(len(began)))
         loop.close()  # not asyncio.run: nothing cancels or finishes the run
 
     def open_fds() -> int:

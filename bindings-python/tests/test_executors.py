@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any, Dict, List
 
 import pytest
@@ -128,7 +129,12 @@ def test_two_hundred_concurrent_async_tools_do_not_deadlock(entry: str) -> None:
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
-        await asyncio.sleep(0.05)
+        # A barrier rather than a fixed sleep: each tool waits (up to 10 s) until all 200
+        # are in flight, so that a loaded machine starting them slowly cannot lower the peak,
+        # while a cap on concurrency still leaves it below 200.
+        deadline = time.monotonic() + 10
+        while peak < 200 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         running -= 1
         return int(tool_input["i"])
 

@@ -107,7 +107,7 @@ def test_a_timed_out_tool_waking_again_and_again_through_the_exit(end: str) -> N
 def test_a_timed_out_tool_still_sleeping_long_after_the_exit() -> None:
     report, exit_took = run_child(end="return", sleep_s=30)
     assert report["status"] == "completed"
-    assert exit_took < 3.0, "the exit waited for the abandoned tool"
+    assert exit_took < 10.0, "the exit waited for the abandoned tool"  # its sleep is 30 s
 
 
 @pytest.mark.parametrize("end", ["return", "raise"])
@@ -136,7 +136,7 @@ DAEMON_SCRIPT = textwrap.dedent(
     def slow(tool_input, runtime):
         started.set()
         if sys.argv[1] == "sleep":
-            time.sleep(5)
+            time.sleep(30)
         else:
             while not runtime.cancelled.wait(0.01):
                 pass
@@ -172,7 +172,9 @@ def test_a_run_on_a_daemon_thread_still_going_at_exit(tool: str) -> None:
     assert "Fatal Python error" not in child.stderr, child.stderr
     assert child.returncode == 0, (child.returncode, child.stderr)
     assert child.stdout.strip() == "exiting"
-    assert time.monotonic() - started < 4.0, "the exit waited for the run"
+    # An interpreter starting on a loaded machine takes a while; an exit waiting for the run
+    # would take the tool's 30 s sleep (or forever).
+    assert time.monotonic() - started < 10.0, "the exit waited for the run"
 
 
 def test_a_bridge_closed_before_its_loop_registered_it_is_skipped() -> None:
