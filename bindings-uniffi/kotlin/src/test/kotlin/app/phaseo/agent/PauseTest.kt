@@ -121,8 +121,10 @@ class PauseTest {
 
     @Test
     fun `a cancel token ends the run cancelled and still returns it`() = runBlocking {
+        val started = CompletableDeferred<Unit>()
         val sawCancellation = CompletableDeferred<Unit>()
         val sleepy = defineTool("sleepy") { _, _ ->
+            started.complete(Unit)
             try {
                 delay(10_000)
             } catch (e: CancellationException) {
@@ -132,10 +134,12 @@ class PauseTest {
             JsonNull
         }
         val token = CancelToken()
-        launch { delay(100); token.cancel() }
+        // Cancel once the tool's coroutine is running (a loaded machine may take a while to
+        // start it), so that it has a cancellation to see.
+        launch { withTimeout(10_000) { started.await() }; token.cancel() }
         val result = createAgent("c", tools = listOf(sleepy)).run("wait", scriptedClient(callsResponse(call("c1", "sleepy"))), cancel = token)
         assertEquals(RunStatus.CANCELLED, result.status())
-        withTimeout(2_000) { sawCancellation.await() }
+        withTimeout(10_000) { sawCancellation.await() }
     }
 
     @Test
@@ -156,7 +160,7 @@ class PauseTest {
         val job = launch { agent.run("wait", scriptedClient(callsResponse(call("c1", "sleepy")))) }
         withTimeout(5_000) { started.await() }
         job.cancel()
-        withTimeout(2_000) { sawCancellation.await() }
+        withTimeout(10_000) { sawCancellation.await() }
         assertTrue(job.isCancelled)
     }
 }

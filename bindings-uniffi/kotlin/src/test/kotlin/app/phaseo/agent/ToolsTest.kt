@@ -56,7 +56,9 @@ class ToolsTest {
     @Test
     fun `a timeout cancels the tool's coroutine`() = runBlocking {
         val sawCancellation = CompletableDeferred<Throwable>()
-        val slow = defineTool("slow", "Sleeps", timeoutMs = 100, onError = OnError.RETURN_TO_MODEL) { _, _ ->
+        // The deadline is 1 s away so that the coroutine has begun (and sees the cancellation)
+        // even when a loaded machine is slow to start it.
+        val slow = defineTool("slow", "Sleeps", timeoutMs = 1_000, onError = OnError.RETURN_TO_MODEL) { _, _ ->
             try {
                 delay(10_000)
                 JsonPrimitive("late")
@@ -72,10 +74,10 @@ class ToolsTest {
 
         assertEquals(RunStatus.COMPLETED, result.status())
         assertTrue(elapsedMs < 3_000, "the run did not wait for the tool ($elapsedMs ms)")
-        val error = withTimeout(2_000) { sawCancellation.await() }
+        val error = withTimeout(10_000) { sawCancellation.await() }
         assertTrue(error is CancellationException)
         val message = model.toolMessages(1).single()
-        assertEquals(json("""{"error":"Tool slow timed out after 100ms"}"""), json(message.content))
+        assertEquals(json("""{"error":"Tool slow timed out after 1000ms"}"""), json(message.content))
         assertEquals(JsonPrimitive(true), message["isError"])
     }
 

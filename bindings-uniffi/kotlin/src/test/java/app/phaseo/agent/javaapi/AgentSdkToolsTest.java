@@ -240,13 +240,15 @@ class AgentSdkToolsTest {
                 interrupted.countDown();
                 throw e;
             }
-        }, "Sleeps", OBJECT, Duration.ofMillis(200));
+        // The deadline is 1 s away so that the executor's thread has begun (and can be
+        // interrupted) even when a loaded machine is slow to start it.
+        }, "Sleeps", OBJECT, Duration.ofMillis(1_000));
         long start = System.nanoTime();
         AgentException e = assertThrows(AgentException.class, () -> agent(slow).run("go", client(calls(call("c1", "slow", "{}")))));
         long ms = (System.nanoTime() - start) / 1_000_000;
         assertEquals("tool_timeout", e.code());
         assertTrue(ms < 5_000, "took " + ms + " ms");
-        assertTrue(interrupted.await(5, TimeUnit.SECONDS), "the executor's thread was not interrupted");
+        assertTrue(interrupted.await(10, TimeUnit.SECONDS), "the executor's thread was not interrupted");
         assertFalse(finished.get());
     }
 
@@ -280,9 +282,15 @@ class AgentSdkToolsTest {
         assertEquals(1, new AgentSdk.ToolExecutionConfig(-3).concurrency());
         AtomicInteger running = new AtomicInteger();
         AtomicInteger peak = new AtomicInteger();
+        AtomicInteger limit = new AtomicInteger(2);
         Tool busy = new Tool("busy", (input, ctx) -> {
             peak.accumulateAndGet(running.incrementAndGet(), Math::max);
-            Thread.sleep(50);
+            // A barrier rather than a fixed sleep: wait (up to 10 s) until the limit is reached,
+            // so that threads a loaded machine starts slowly still overlap.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (peak.get() < limit.get() && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
             running.decrementAndGet();
             return "ok";
         });
@@ -295,6 +303,7 @@ class AgentSdkToolsTest {
             .withToolExecution(new AgentSdk.ToolExecutionConfig(2)));
         assertEquals(2, peak.get());
         peak.set(0);
+        limit.set(1);
         agent.run(new RunOptions("go", client(Map.of("toolCalls", turn), text("done")))
             .withToolExecution(new AgentSdk.ToolExecutionConfig(0)));
         assertEquals(1, peak.get());
