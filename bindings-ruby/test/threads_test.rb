@@ -7,11 +7,20 @@ require "rbconfig"
 class ThreadsTest < Minitest::Test
   include SdkHelpers
 
-  def counting_tool(id, seconds, stats, mutex)
+  # Counts the tools in flight. Each waits (up to 10 s) until `target` were in flight at
+  # once: a barrier rather than a fixed sleep, so that threads a loaded machine starts
+  # slowly still overlap, while a lower cap leaves the peak below `target`.
+  def counting_tool(id, target, stats, mutex)
+    all_in = ConditionVariable.new
     tool(id, execute: lambda { |input, _rt|
-      mutex.synchronize { stats[:now] += 1; stats[:max] = [stats[:max], stats[:now]].max }
-      sleep seconds
-      mutex.synchronize { stats[:now] -= 1 }
+      mutex.synchronize do
+        stats[:now] += 1
+        stats[:max] = [stats[:max], stats[:now]].max
+        all_in.broadcast if stats[:max] >= target
+        deadline = monotonic + 10
+        all_in.wait(mutex, deadline - monotonic) while stats[:max] < target && monotonic < deadline
+        stats[:now] -= 1
+      end
       input
     })
   end
@@ -48,7 +57,7 @@ class ThreadsTest < Minitest::Test
   def test_tool_concurrency_limit
     stats = { now: 0, max: 0 }
     mutex = Mutex.new
-    agent = PhaseoAgentSdk.create_agent(id: "four", tools: [counting_tool("work", 0.05, stats, mutex)],
+    agent = PhaseoAgentSdk.create_agent(id: "four", tools: [counting_tool("work", 4, stats, mutex)],
                                         tool_execution: { tool_concurrency: 4 })
     agent.run(input: "go", client: script({ tool_calls: (0...12).map { |i| call("c#{i}", "work", env: "x") } }, { text: "ok" }))
     assert_equal 4, stats[:max]
@@ -56,8 +65,10 @@ class ThreadsTest < Minitest::Test
 
   def test_cooperative_tool_sees_cancelled_on_timeout
     observed = Queue.new
-    t = tool("slow", timeout_ms: 100, on_error: "return-to-model", execute: lambda { |_i, rt|
-      200.times do
+    # The deadline is 1 s away so that the tool's thread has begun before it must see the
+    # cancellation (a loaded machine may take several hundred ms to start it).
+    t = tool("slow", timeout_ms: 1000, on_error: "return-to-model", execute: lambda { |_i, rt|
+      1500.times do
         break observed << :cancelled if rt.cancelled?
 
         sleep 0.01
@@ -66,15 +77,17 @@ class ThreadsTest < Minitest::Test
     agent = PhaseoAgentSdk.create_agent(id: "t", tools: [t])
     started = monotonic
     result = agent.run(input: "go", client: script({ tool_calls: [call("c", "slow", env: "x")] }, { text: "after timeout" }))
-    assert_operator monotonic - started, :<, 1.0
+    assert_operator monotonic - started, :<, 2.5
     assert_equal "after timeout", result.output
     assert_includes tool_messages(result).first["content"], "timed out"
-    assert_equal :cancelled, Timeout.timeout(2) { observed.pop }
+    assert_equal :cancelled, Timeout.timeout(10) { observed.pop }
   end
 
   def test_blocking_tool_is_interrupted_like_timeout_timeout_and_the_run_returns_on_time
     interrupted = Queue.new
-    t = tool("block", timeout_ms: 100, execute: lambda { |_i, _rt|
+    # The deadline is 1 s away so that the tool's thread has begun (and can be interrupted)
+    # even on a loaded machine; the bound below stays far from the 30 s sleep.
+    t = tool("block", timeout_ms: 1000, execute: lambda { |_i, _rt|
       begin
         sleep 30 # ignores cancellation
       rescue Timeout::Error => e
@@ -87,31 +100,35 @@ class ThreadsTest < Minitest::Test
     error = assert_raises(PhaseoAgentSdk::ToolError) do
       agent.run(input: "go", client: script({ tool_calls: [call("c", "block", env: "x")] }))
     end
-    assert_operator monotonic - started, :<, 1.0
+    assert_operator monotonic - started, :<, 2.5
     assert_equal "tool_timeout", error.code
     assert_equal "failed", error.result.status
-    assert_equal Timeout::Error, Timeout.timeout(2) { interrupted.pop }
+    assert_equal Timeout::Error, Timeout.timeout(10) { interrupted.pop }
   end
 
+  # The eight runs' tools wait for each other (a barrier, up to 10 s): the peak shows the
+  # runs were in flight at once however slowly a loaded machine starts the threads.
   def test_runs_from_several_ruby_threads_at_once
-    agent = PhaseoAgentSdk.create_agent(id: "par", tools: [tool("echo", execute: ->(i, _r) { sleep 0.1; i })])
-    started = monotonic
+    stats = { now: 0, max: 0 }
+    mutex = Mutex.new
+    agent = PhaseoAgentSdk.create_agent(id: "par", tools: [counting_tool("echo", 8, stats, mutex)])
     outputs = (0...8).map do |n|
       Thread.new do
         agent.run(input: "go", client: script({ tool_calls: [call("c", "echo", env: n.to_s)] }, { text: "r#{n}" })).output
       end
     end.map(&:value)
     assert_equal (0...8).map { |n| "r#{n}" }, outputs
-    assert_operator monotonic - started, :<, 0.8
+    assert_equal 8, stats[:max], "the eight runs were not in flight at once"
   end
 
   def test_ctrl_c_stops_a_blocking_run
     script_text = <<~RUBY
       require "phaseo_agent_sdk"
-      t = PhaseoAgentSdk::Tool.new(id: "block", parameters: { type: "object" }, execute: ->(_i, _r) { sleep 60 })
+      # "running" once the tool has begun: the run is in progress when the signal comes.
+      t = PhaseoAgentSdk::Tool.new(id: "block", parameters: { type: "object" },
+                                   execute: ->(_i, _r) { $stdout.puts "running"; $stdout.flush; sleep 60 })
       agent = PhaseoAgentSdk.create_agent(id: "c", tools: [t])
       client = PhaseoAgentSdk::ScriptedClient.new([{ tool_calls: [{ id: "c", name: "block", arguments: "{}" }] }])
-      $stdout.puts "running"; $stdout.flush
       begin
         agent.run(input: "go", client: client)
       rescue Interrupt
