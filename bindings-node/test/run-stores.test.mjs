@@ -150,8 +150,14 @@ for (const backend of ['sqlite', 'postgres']) {
       await exited;
       const store = await openStore(s);
       assert.equal((await store.load(paused.run_id)).status, 'running');
-      const early = await worker(s, log, 'recover', paused.run_id);
-      assert.equal(early.error, 'continue_invalid', JSON.stringify(early));
+      // The dead worker's lease (1 s) must expire before anyone may take the run over. Checked
+      // from this process: starting another can take longer than the lease on a busy machine.
+      const rescuer = createAgent({ id: 'store-worker', store });
+      await assert.rejects(
+        rescuer.recover(paused.run_id, { client: createScriptedClient([{ text: 'done' }]) }),
+        (e) => e instanceof AgentContinueError && e.code === 'continue_invalid',
+      );
+      assert.equal(executions(log).length, 1);
       await sleep(1300);
       const done = await worker(s, log, 'recover', paused.run_id);
       assert.deepEqual(done, { run_id: paused.run_id, status: 'completed', output: 'done' });

@@ -70,9 +70,16 @@ class StoreLeaseTest < Minitest::Test
     Process.kill("KILL", thread.pid)
     thread.join
     [stdout, stderr].each(&:close)
-    assert_equal "running", open_store(store).load(paused["run_id"]).status
-    # The dead worker's lease (1 s) must expire before anyone may take the run over.
-    assert_equal "continue_invalid", worker(store, "recover", paused["run_id"])["error"]
+    rows = open_store(store)
+    assert_equal "running", rows.load(paused["run_id"]).status
+    # The dead worker's lease (1 s) must expire before anyone may take the run over. Checked
+    # from this process: starting another can take longer than the lease on a busy machine.
+    rescuer = PhaseoAgentSdk.create_agent(id: "store-worker", store: rows)
+    early = assert_raises(PhaseoAgentSdk::ContinueError) do
+      rescuer.recover(paused["run_id"], client: PhaseoAgentSdk::ScriptedClient.new([{ text: "done" }]))
+    end
+    assert_equal "continue_invalid", early.code
+    assert_equal 1, executions
     sleep 1.3
     done = worker(store, "recover", paused["run_id"])
     assert_equal({ "run_id" => paused["run_id"], "status" => "completed", "output" => "done" }, done)
