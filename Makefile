@@ -49,6 +49,7 @@ system-deps:
 # Fails when a package in use is neither in a fresh image nor installed by system-deps.sh.
 fresh-machine-check:
 	scripts/fresh-machine-check.sh
+	scripts/fresh-machine-check.sh --self-test
 
 # DIST_READY: `dist` was made before (the sub-make would otherwise make it again for
 # ruby-gem and php-ext-check). Each target's output is printed whole when it ends.

@@ -13,8 +13,32 @@
 #   scripts/fresh-machine-check.sh           the check (make test runs it after every suite)
 #   scripts/fresh-machine-check.sh --purge   make this machine fresh again: purge what
 #                                            system-deps installs and whatever it pulled in
+#   scripts/fresh-machine-check.sh --self-test   proves both failures are caught, on copies
+#                                            of the lists (a package missing from the
+#                                            image's list, a group naming a package no
+#                                            image has)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+
+if [ "${1:-}" = --self-test ]; then
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  mkdir -p "$work/scripts"
+  cp "$repo/scripts/system-deps.sh" "$repo/scripts/fresh-machine-check.sh" "$repo/scripts/fresh-image-packages.tsv" "$work/scripts/"
+  # An image package the machine has (the C compiler) dropped from the image's list, and a
+  # package that no image has added to the image group.
+  grep -qP '^gcc\t' "$work/scripts/fresh-image-packages.tsv" || { echo "fresh-machine-check --self-test: gcc is not in the image's list" >&2; exit 1; }
+  sed -i '/^gcc\t/d' "$work/scripts/fresh-image-packages.tsv"
+  sed -i 's/^group_image=(/group_image=(phaseo-no-such-package /' "$work/scripts/system-deps.sh"
+  if out="$("$work/scripts/fresh-machine-check.sh" 2>&1)"; then
+    echo "fresh-machine-check --self-test: FAIL: the altered lists passed:"; echo "$out"; exit 1
+  fi
+  for expected in "^  gcc\$" "^  phaseo-no-such-package\$"; do
+    grep -q "$expected" <<<"$out" || { echo "fresh-machine-check --self-test: FAIL: no line matching $expected in:"; echo "$out"; exit 1; }
+  done
+  echo "fresh-machine-check --self-test: both altered lists fail the check, naming the package"
+  exit 0
+fi
 deps="$repo/scripts/system-deps.sh"
 baseline="$repo/scripts/fresh-image-packages.tsv"
 
