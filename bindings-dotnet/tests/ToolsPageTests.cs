@@ -172,7 +172,7 @@ namespace PhaseoAgentSdk.Tests
                 rt.CancellationToken.Register(() => cancelled.TrySetResult(true));
                 await Task.Delay(TimeSpan.FromSeconds(30), rt.CancellationToken);
                 return "late";
-            }, Timeout: TimeSpan.FromMilliseconds(200));
+            }, Timeout: TimeSpan.FromMilliseconds(1000)); // past a loaded machine's start-up: the tool has registered by then
             using (var agent = Agent(tool))
             {
                 var sw = Stopwatch.StartNew();
@@ -188,16 +188,23 @@ namespace PhaseoAgentSdk.Tests
         public async Task CancellingTheRunCancelsTheToolAndReturnsCancelled()
         {
             var cancelled = new TaskCompletionSource<bool>();
+            var started = new TaskCompletionSource<bool>();
             var tool = new Tool("slow", async (i, rt) =>
             {
+                started.TrySetResult(true);
                 try { await Task.Delay(TimeSpan.FromSeconds(30), rt.CancellationToken); }
                 catch (OperationCanceledException) { cancelled.TrySetResult(true); throw; }
                 return "late";
             });
             using (var agent = Agent(tool))
-            using (var cts = new CancellationTokenSource(300))
+            using (var cts = new CancellationTokenSource())
             {
-                var r = await agent.Run(new RunOptions("go", new RecordingClient(Calls("c1", "slow", "{}"))) { CancellationToken = cts.Token });
+                var run = agent.Run(new RunOptions("go", new RecordingClient(Calls("c1", "slow", "{}"))) { CancellationToken = cts.Token });
+                // Cancelled once the tool runs (however late a loaded machine starts it), so that
+                // it has a token to see cancelled.
+                Assert.IsTrue(await Task.WhenAny(started.Task, Task.Delay(10000)) == started.Task, "the tool did not begin");
+                cts.Cancel();
+                var r = await run;
                 Assert.AreEqual("cancelled", r.Status);
                 Assert.IsTrue(await Task.WhenAny(cancelled.Task, Task.Delay(5000)) == cancelled.Task, "token not cancelled");
             }
@@ -207,11 +214,16 @@ namespace PhaseoAgentSdk.Tests
         public async Task TwoHundredConcurrentTools()
         {
             int active = 0, max = 0;
+            // A barrier, not a timed sleep: each tool waits (up to 10 s) until all 200 are in
+            // flight, so a loaded machine starting them slowly cannot lower the peak; capped
+            // concurrency would keep it below 200.
+            var all = new TaskCompletionSource<bool>();
             var tool = new Tool("wait", async (i, rt) =>
             {
                 int now = Interlocked.Increment(ref active);
                 lock (this) max = Math.Max(max, now);
-                await Task.Delay(300);
+                if (now == 200) all.TrySetResult(true);
+                await Task.WhenAny(all.Task, Task.Delay(10000));
                 Interlocked.Decrement(ref active);
                 return rt.ToolCall.Id;
             });
@@ -223,7 +235,7 @@ namespace PhaseoAgentSdk.Tests
                 var sw = Stopwatch.StartNew();
                 var r = await agent.Run(new RunOptions("fan out", client) { ToolExecution = new ToolExecutionConfig(Concurrency: 200) });
                 Assert.AreEqual("completed", r.Status);
-                Assert.Less(sw.ElapsedMilliseconds, 5000);
+                Assert.Less(sw.ElapsedMilliseconds, 9000);
                 Assert.AreEqual(200, max);
                 var order = client.Requests[1].Messages.Where(m => m.Role == "tool").Select(m => m.ToolCallId).ToArray();
                 Assert.AreEqual(Enumerable.Range(0, 200).Select(n => "c" + n).ToArray(), order);
