@@ -47,13 +47,24 @@ type hostObject interface {
 // runHost is the host of one run: its option callbacks, event handler and end signal.
 type runHost struct {
 	callbacks
-	onEvent EventHandler
-	done    chan struct{}
-	once    sync.Once
+	events *eventDelivery // nil without an OnEvent
+	done   chan struct{}
+	once   sync.Once
 }
 
 func newRunHost(onEvent EventHandler) *runHost {
-	return &runHost{onEvent: onEvent, done: make(chan struct{})}
+	h := &runHost{done: make(chan struct{})}
+	if onEvent != nil {
+		h.events = newEventDelivery(onEvent)
+	}
+	return h
+}
+
+// abandon stops waiting for the run's event handler (the run's ctx is done).
+func (h *runHost) abandon() {
+	if h.events != nil {
+		h.events.abandon()
+	}
 }
 
 func (h *runHost) finish() { h.once.Do(func() { close(h.done) }) }
@@ -133,7 +144,7 @@ func dispatch(item *C.PhaseoGoCall) {
 		return
 	}
 	c.args, c.rt, c.order = list, rt, order
-	startInOrder(func() { f(c) })
+	startInOrder(func() { c.serve(f) })
 }
 
 // startQueue holds the calls dispatched and not yet started, in call order.
@@ -162,15 +173,16 @@ func runStarted() {
 	}
 }
 
+// goPhaseoEvent runs on the core thread that emits the event (on_event is synchronous):
+// it hands the event to the handler's goroutine and waits for it (see eventDelivery).
+//
 //export goPhaseoEvent
 func goPhaseoEvent(userData unsafe.Pointer, eventJSON *C.char) {
 	h, _ := cgo.Handle(uintptr(userData)).Value().(*runHost)
-	if h == nil || h.onEvent == nil {
+	if h == nil || h.events == nil {
 		return
 	}
-	event := parseEvent(C.GoString(eventJSON))
-	defer func() { _ = recover() }() // a panicking handler must not take the process down
-	h.onEvent(event)
+	h.events.deliver(parseEvent(C.GoString(eventJSON)))
 }
 
 //export goPhaseoDone
@@ -204,9 +216,15 @@ func (c *hostCall) arg(i int) any {
 	return nil
 }
 
-// answer completes the call with a value.
+// answer completes the call with a value. A value JSON cannot hold (a channel, NaN, a
+// cycle, a MarshalJSON that fails or panics) completes it as invalid: tool_output_invalid
+// for an executor, the callback's error elsewhere (ARCHITECTURE.md, C ABI).
 func (c *hostCall) answer(v any) {
 	text, err := encodeOrdered(v, c.order)
+	var invalid string
+	if err != nil {
+		invalid = cleanText(err.Error()) // encodeOrdered's errors are its own, with a fixed text
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
@@ -214,7 +232,7 @@ func (c *hostCall) answer(v any) {
 	}
 	c.done = true
 	if err != nil {
-		msg := cString(err.Error())
+		msg := cString(invalid)
 		C.phaseo_call_complete_invalid(c.call, msg)
 		freeC(msg)
 		return
@@ -226,17 +244,47 @@ func (c *hostCall) answer(v any) {
 	C.phaseo_call_complete(c.call, (*C.char)(unsafe.Pointer(&buf[0])), false)
 }
 
-// fail completes the call with an error.
+// fail completes the call with an error. The error's text is taken before the call's
+// lock (Error is host code: it may be slow, panic, or use the call) and made safe for the
+// core by errorText: a typed nil or a panicking Error method is a failure that says so.
 func (c *hostCall) fail(err error) {
+	c.failText(errorText(err, callbackName(c.kind)))
+}
+
+// failText completes the call with an error message (valid UTF-8 without NUL).
+func (c *hostCall) failText(text string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
 		return
 	}
 	c.done = true
-	msg := cString(err.Error())
+	msg := cString(text)
 	C.phaseo_call_complete(c.call, msg, true)
 	freeC(msg)
+}
+
+// serve runs f, the call's callback function, and makes sure the core is answered exactly
+// once whatever f does. Every callbackFn answers before it returns; a panic that escapes
+// it, or runtime.Goexit called by host code (t.FailNow in a test, a library ending its
+// goroutine), unwinds through this deferred function, which answers with an error: the
+// call fails on time with tool_failed (or the callback's error) instead of waiting for a
+// timeout or hanging the run. The deferred function costs a few nanoseconds per call and
+// reads no lock when f returned normally.
+func (c *hostCall) serve(f callbackFn) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if r := recover(); r != nil {
+			c.failText(panicText(r))
+			return
+		}
+		c.failText("phaseoagent: " + callbackName(c.kind) + " called runtime.Goexit instead of returning")
+	}()
+	f(c)
+	returned = true
 }
 
 // finish completes the call with a function's outcome.
@@ -252,7 +300,8 @@ func (c *hostCall) finish(v any, err error) {
 func protect(f func() (any, error)) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, err = nil, fmt.Errorf("panic: %v", r)
+			// Not fmt's %v: it recurses forever on a cyclic map (a fatal stack overflow).
+			v, err = nil, errorString(panicText(r))
 		}
 	}()
 	return f()
@@ -307,7 +356,7 @@ func (c *hostCall) progress(value any) error {
 	var cerr *C.char
 	if encErr != nil {
 		// The core fails the call as an invalid event (tool_event_invalid).
-		msg := cString(encErr.Error())
+		msg := cString(cleanText(encErr.Error()))
 		st = C.phaseo_call_reject_progress(c.call, msg, &cerr)
 		freeC(msg)
 		if st == C.PHASEO_STATUS_OK {

@@ -57,11 +57,18 @@ func normalizeNumbers(v any) any {
 	}
 }
 
-// encodeValue writes a Go value as JSON text for the core.
-func encodeValue(v any) (string, error) {
+// encodeValue writes a Go value as JSON text for the core. Host code runs inside it (a
+// MarshalJSON, the Error method of the error a MarshalJSON returned): a panic there is an
+// encoding error naming it, never a panic out of the SDK.
+func encodeValue(v any) (text string, err error) {
 	if text, ok := encodeScalar(v); ok {
 		return text, nil
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			text, err = "", errorString("value is not JSON-compatible: writing it panicked: "+describe(r))
+		}
+	}()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -402,14 +409,14 @@ func encodeOrdered(v any, order keyOrder) (string, error) {
 	}
 	var buf bytes.Buffer
 	if err := writeOrdered(&buf, v, order, 0); err != nil {
-		return "", fmt.Errorf("value is not JSON-compatible: %w", err)
+		return "", err // encodeValue's, or the depth error: both say the value is not JSON
 	}
 	return buf.String(), nil
 }
 
 func writeOrdered(buf *bytes.Buffer, v any, order keyOrder, depth int) error {
 	if depth > 200 {
-		return fmt.Errorf("value is nested too deeply (a cycle?)")
+		return errorString("value is not JSON-compatible: value is nested too deeply (a cycle?)")
 	}
 	switch x := v.(type) {
 	case map[string]any:

@@ -83,27 +83,57 @@ type RunOptions struct {
 	// State is the product's state accessor: the application's own Load/Save, used as
 	// this run's store (not together with Store).
 	State StateAccessor
-	// OnEvent receives the run's events, synchronously and in order.
+	// OnEvent receives the run's events in order, each on a goroutine of the SDK (never
+	// on a thread of the core); the run waits for it before going on, until ctx is done
+	// (see EventHandler).
 	OnEvent EventHandler
 	// Traceparent is the W3C traceparent of the caller's span: with tracing on, the run's
 	// span becomes its child.
 	Traceparent string
+	// ToolExecution overrides the agent's ToolExecution for this run, field by field
+	// (zero fields keep the agent's): ToolExecutionConfig{Concurrency: 4}, as on the
+	// agent, or a *ToolExecutionConfig.
+	ToolExecution ToolExecutionSetting
 	RunOverrides
 }
 
 // RunOverrides are the per-run (and per-continue) overrides of SPEC §3.
 type RunOverrides struct {
-	Model             string               // the model
-	MaxSteps          int                  // the step limit (0 = the agent's)
-	StopWhen          []StopCondition      // stop conditions (replace the agent's)
-	ModelRetry        *ModelRetryConfig    // model retries
-	ToolExecution     *ToolExecutionConfig // concurrency, error policy, truncation
-	Temperature       *float64             // sampling temperature
-	MaxOutputTokens   *int                 // output limit
-	TopP              *float64             // nucleus sampling
-	ToolChoice        any                  // "auto", "required", "none" or {"toolId": id}
-	ParallelToolCalls *bool                // whether several calls per turn are allowed
-	ActiveTools       []string             // the tools offered (by id)
+	Model             string            // the model
+	MaxSteps          int               // the step limit (0 = the agent's)
+	StopWhen          []StopCondition   // stop conditions (replace the agent's)
+	ModelRetry        *ModelRetryConfig // model retries
+	Temperature       *float64          // sampling temperature
+	MaxOutputTokens   *int              // output limit
+	TopP              *float64          // nucleus sampling
+	ToolChoice        any               // "auto", "required", "none" or {"toolId": id}
+	ParallelToolCalls *bool             // whether several calls per turn are allowed
+	ActiveTools       []string          // the tools offered (by id)
+}
+
+// ToolExecutionSetting is a per-run (or per-continue) tool execution override: a
+// ToolExecutionConfig or a *ToolExecutionConfig. Both forms are accepted so the
+// configuration reads the same as on the agent (AgentDefinition.ToolExecution is a value)
+// while code written against the product's Go SDK, whose RunOptions takes a pointer, still
+// compiles. nil, and a nil *ToolExecutionConfig, leave the agent's setting.
+type ToolExecutionSetting interface {
+	isToolExecutionSetting()
+}
+
+// isToolExecutionSetting marks ToolExecutionConfig (and so *ToolExecutionConfig) as a
+// ToolExecutionSetting.
+func (ToolExecutionConfig) isToolExecutionSetting() {}
+
+// putToolExecution writes a run's tool execution override into its options.
+func putToolExecution(m map[string]any, s ToolExecutionSetting) {
+	switch c := s.(type) {
+	case ToolExecutionConfig:
+		m["toolExecution"] = c.toJSON()
+	case *ToolExecutionConfig:
+		if c != nil {
+			m["toolExecution"] = c.toJSON()
+		}
+	}
 }
 
 // ContinueOptions continues a paused run: from Run (a RunResult, e.g. parsed from stored
@@ -132,11 +162,14 @@ type ContinueOptions struct {
 	ToolOutputs []ToolOutput
 	// Store is the run store (overrides the agent's).
 	Store *RunStore
-	// OnEvent receives the events.
+	// OnEvent receives the events, as RunOptions.OnEvent.
 	OnEvent EventHandler
 	// Traceparent is the W3C traceparent of the caller's span (tracing on): the continue's
 	// span links to it (its parent is the paused run's span, carried by the state).
 	Traceparent string
+	// ToolExecution overrides the agent's ToolExecution for this continue (see
+	// RunOptions.ToolExecution).
+	ToolExecution ToolExecutionSetting
 	RunOverrides
 }
 
@@ -155,9 +188,6 @@ func (o *RunOverrides) apply(m map[string]any, cbs *callbacks) {
 	}
 	if o.ModelRetry != nil {
 		m["modelRetry"] = o.ModelRetry.toJSON()
-	}
-	if o.ToolExecution != nil {
-		m["toolExecution"] = o.ToolExecution.toJSON()
 	}
 	if o.Temperature != nil {
 		m["temperature"] = *o.Temperature

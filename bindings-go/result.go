@@ -213,7 +213,18 @@ type AgentEvent struct {
 	JSON string
 }
 
-// EventHandler receives a run's events, synchronously and in order.
+// EventHandler receives a run's events, in order, one at a time.
+//
+// It runs on a goroutine of the SDK, never on a thread of the core, so it may block,
+// panic (the panic is dropped: an event has nothing to fail) or call runtime.Goexit (the
+// next events go to a new goroutine). The run waits for it after each event, as
+// docs/behaviour.md §5 says listeners are synchronous: when Run returns normally, the
+// handler has seen every event. Once the run's ctx is done (or StreamResult.Cancel was
+// called), the run no longer waits for the handler, so it ends on time even if the
+// handler blocks; Run then returns once the handler took the events that came meanwhile
+// (run.cancelled included), or at most 100 ms after the run ended. A handler still
+// blocked then gets the remaining events in order when (if) it returns, after Run
+// returned.
 type EventHandler func(AgentEvent)
 
 func parseEvent(text string) AgentEvent {

@@ -50,7 +50,7 @@ func (a *Agent) prepare(m map[string]any, o *RunOverrides, client ModelClient, s
 }
 
 func (p *prepared) cHost() C.PhaseoHost {
-	return C.phaseo_go_run_host(C.uintptr_t(p.handle), C.bool(p.host.onEvent != nil))
+	return C.phaseo_go_run_host(C.uintptr_t(p.handle), C.bool(p.host.events != nil))
 }
 
 // live returns the agent's handle with the read lock held (the caller unlocks once the
@@ -78,6 +78,7 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 	if o.Traceparent != "" {
 		m["traceparent"] = o.Traceparent
 	}
+	putToolExecution(m, o.ToolExecution)
 	store, err := storeFor(o.Store, o.State)
 	if err != nil {
 		return RunResult{}, err
@@ -119,6 +120,7 @@ func continueJSON(o *ContinueOptions) map[string]any {
 	if o.Traceparent != "" {
 		m["traceparent"] = o.Traceparent
 	}
+	putToolExecution(m, o.ToolExecution)
 	return m
 }
 
@@ -166,13 +168,14 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 }
 
 // Recover continues a stored run whose worker died (its lease expired) from its last
-// checkpoint (SPEC §10). Only Client, Store, OnEvent, Traceparent and the overrides of o
-// are used.
+// checkpoint (SPEC §10). Only Client, Store, OnEvent, Traceparent, ToolExecution and the
+// overrides of o are used.
 func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (RunResult, error) {
 	m := map[string]any{}
 	if o.Traceparent != "" {
 		m["traceparent"] = o.Traceparent
 	}
+	putToolExecution(m, o.ToolExecution)
 	p, err := a.prepare(m, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
@@ -215,13 +218,20 @@ func (a *Agent) start(p *prepared, call func(*C.PhaseoAgent, *C.char, **C.Phaseo
 	return s, nil
 }
 
-// wait waits for the run's end, cancelling it when ctx is done.
+// wait waits for the run's end, cancelling it when ctx is done. From then on the core no
+// longer waits for the event handler (a blocked handler would hold the core thread that
+// emits the event, and so the run's end): the run returns as its cancellation ends it,
+// once the handler took the last events or abandonGrace passed.
 func (s *started) wait(ctx context.Context) (RunResult, error) {
 	select {
 	case <-s.host.done:
 	case <-ctx.Done():
+		s.host.abandon()
 		C.phaseo_run_cancel(s.run)
 		<-s.host.done
+		if s.host.events != nil {
+			s.host.events.waitIdle(abandonGrace)
+		}
 	}
 	var out *C.char
 	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_run_wait(s.run, &out, e) })

@@ -14,14 +14,15 @@ import (
 // StreamResult is a streamed run: its events as they happen (replayable: every call of
 // Events starts from the first event), its text deltas, and its result.
 type StreamResult struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	events []AgentEvent
-	ended  bool
-	result RunResult
-	err    error
-	ptr    *C.PhaseoStream
-	keep   []any
+	mu       sync.Mutex
+	cond     *sync.Cond
+	events   []AgentEvent
+	ended    bool
+	result   RunResult
+	err      error
+	ptr      *C.PhaseoStream
+	keep     []any
+	delivery *eventDelivery // the OnEvent handler's, nil without one
 }
 
 // Stream starts a streamed run. Cancelling ctx (or calling Cancel) cancels the run.
@@ -37,6 +38,7 @@ func (a *Agent) Stream(ctx context.Context, o RunOptions) *StreamResult {
 	if o.Traceparent != "" {
 		m["traceparent"] = o.Traceparent
 	}
+	putToolExecution(m, o.ToolExecution)
 	store, err := storeFor(o.Store, o.State)
 	if err != nil {
 		return failedStream(err)
@@ -92,7 +94,10 @@ func (a *Agent) stream(ctx context.Context, m map[string]any, o *RunOverrides, c
 	if err != nil {
 		return failedStream(err)
 	}
-	go s.pump(onEvent)
+	if onEvent != nil {
+		s.delivery = newEventDelivery(onEvent)
+	}
+	go s.pump()
 	if ctx.Done() != nil {
 		go func() {
 			select {
@@ -118,8 +123,10 @@ func (s *StreamResult) doneChan() <-chan struct{} {
 	return ch
 }
 
-// pump pulls the events from the core until the run ends.
-func (s *StreamResult) pump(onEvent EventHandler) {
+// pump pulls the events from the core until the run ends. The OnEvent handler sees each
+// event before it is published to Events; once the stream is cancelled, the pump no
+// longer waits for the handler (see eventDelivery), so Result returns as the run ends.
+func (s *StreamResult) pump() {
 	for {
 		var out *C.char
 		st, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_stream_next(s.ptr, &out, e) })
@@ -127,16 +134,16 @@ func (s *StreamResult) pump(onEvent EventHandler) {
 			break
 		}
 		event := parseEvent(takeString(out))
-		if onEvent != nil {
-			func() {
-				defer func() { _ = recover() }()
-				onEvent(event)
-			}()
+		if s.delivery != nil {
+			s.delivery.deliver(event)
 		}
 		s.mu.Lock()
 		s.events = append(s.events, event)
 		s.cond.Broadcast()
 		s.mu.Unlock()
+	}
+	if s.delivery != nil {
+		s.delivery.waitIdle(abandonGrace) // returns at once unless the stream was cancelled
 	}
 	var out *C.char
 	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_stream_result(s.ptr, &out, e) })
@@ -153,8 +160,12 @@ func (s *StreamResult) pump(onEvent EventHandler) {
 	runtime.KeepAlive(s.keep)
 }
 
-// Cancel cancels the run (it ends "cancelled").
+// Cancel cancels the run (it ends "cancelled"). From then on the stream no longer waits
+// for the OnEvent handler: Result returns as the run ends, even if the handler blocks.
 func (s *StreamResult) Cancel() {
+	if s.delivery != nil {
+		s.delivery.abandon()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ptr != nil {

@@ -796,7 +796,6 @@ func overrides(spec obj) pa.RunOverrides {
 	}
 	o.StopWhen = stopConditions(spec["stopWhen"])
 	o.ModelRetry = modelRetry(spec["modelRetry"])
-	o.ToolExecution = toolExecution(spec["toolExecution"])
 	if f, ok := spec["temperature"].(float64); ok {
 		o.Temperature = pa.Ptr(f)
 	}
@@ -931,7 +930,8 @@ func (r *caseRun) step(step obj) outcome {
 			fail("run: expected an object")
 		}
 		cancelAfter = spec["cancelAfterMs"]
-		opts := pa.RunOptions{Input: clone(spec["input"]), Client: r.model, OnEvent: onEvent, RunOverrides: overrides(spec)}
+		opts := pa.RunOptions{Input: clone(spec["input"]), Client: r.model, OnEvent: onEvent,
+			ToolExecution: toolExecution(spec["toolExecution"]), RunOverrides: overrides(spec)}
 		if c, ok := spec["context"]; ok {
 			opts.Context = clone(c)
 		}
@@ -955,7 +955,8 @@ func (r *caseRun) step(step obj) outcome {
 			fail("continue without a state")
 		}
 		cancelAfter = spec["cancelAfterMs"]
-		opts := pa.ContinueOptions{StateJSON: r.state, Client: r.model, OnEvent: onEvent, RunOverrides: overrides(spec)}
+		opts := pa.ContinueOptions{StateJSON: r.state, Client: r.model, OnEvent: onEvent,
+			ToolExecution: toolExecution(spec["toolExecution"]), RunOverrides: overrides(spec)}
 		opts.Approvals = decisions(spec["approvals"], "approvals")
 		opts.Rejections = decisions(spec["rejections"], "rejections")
 		opts.ToolOutputs = toolOutputs(spec["toolOutputs"])
