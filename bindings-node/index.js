@@ -6,7 +6,7 @@
 const native = require('./native.js');
 const tracing = require('./tracing.js');
 const {
-  ValueError, errorMessage, holdsBigInt, mayHoldBigInt, parseExact, parseJson, toJson, writeExact,
+  MAX_STATE_DEPTH, ValueError, errorMessage, holdsBigInt, mayHoldBigInt, parseExact, parseJson, toJson, writeExact,
 } = require('./values.js');
 
 // ---------------------------------------------------------------------------------------
@@ -951,8 +951,9 @@ function stateText(options) {
   if (state === undefined || state === null) throw new TypeError('continueRun needs `run` or `state` (a result or its JSON text)');
   if (typeof state === 'string') return unquoteState(state);
   try {
-    // A shallow copy: the data without a result's own `toJSON`.
-    return writeExact(typeof state === 'object' ? { ...state } : state);
+    // A shallow copy: the data without a result's own `toJSON`. Depth counts from the
+    // state's root, so the state limit applies (a paused call's 60-deep input is fine).
+    return writeExact(typeof state === 'object' ? { ...state } : state, MAX_STATE_DEPTH);
   } catch (error) {
     throw stateError(error instanceof ValueError ? error.message : `value cannot be read: ${errorMessage(error)}`);
   }

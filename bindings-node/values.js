@@ -7,7 +7,11 @@
 
 /** How deep a value may be nested (a scalar is depth 0, `{"a": 1}` depth 1). */
 const MAX_DEPTH = 64;
-const DEPTH_MESSAGE = `value is nested more than ${MAX_DEPTH} levels deep`;
+/** How deep a whole state may be nested: the state's own structure holds user values
+ * (a paused call's input is 6 levels down), so its reader allows 8 levels more, as the
+ * core's does (`docs/behaviour.md` §7). */
+const MAX_STATE_DEPTH = MAX_DEPTH + 8;
+const depthMessage = (limit) => `value is nested more than ${limit} levels deep`;
 const CYCLE_MESSAGE = 'value contains a cycle';
 // Each item takes at least two characters of JSON text, and V8's strings end at 2^29.
 const MAX_ARRAY_LENGTH = 2 ** 28;
@@ -53,9 +57,10 @@ function bigintText(value) {
 }
 
 /** The JSON text of `value`, as `JSON.stringify` writes it plus `BigInt`s; throws a
- * `ValueError` for a cycle, a `BigInt` beyond 64 bits, a value nested deeper than the
- * limit, or one that cannot be read (a throwing getter, Proxy trap or `toJSON`). */
-function writeExact(root) {
+ * `ValueError` for a cycle, a `BigInt` beyond 64 bits, a value nested deeper than
+ * `maxDepth` (a value's limit unless told otherwise), or one that cannot be read (a
+ * throwing getter, Proxy trap or `toJSON`). */
+function writeExact(root, maxDepth = MAX_DEPTH) {
   const ancestors = [];
   const write = (holder, key, value, depth) => {
     try {
@@ -79,7 +84,7 @@ function writeExact(root) {
     if (value instanceof String) return JSON.stringify(String(value));
     if (value instanceof Boolean) return value.valueOf() ? 'true' : 'false';
     if (value instanceof BigInt) return bigintText(value.valueOf());
-    if (depth >= MAX_DEPTH) throw new ValueError(DEPTH_MESSAGE, 'depth');
+    if (depth >= maxDepth) throw new ValueError(depthMessage(maxDepth), 'depth');
     if (ancestors.includes(value)) throw new ValueError(CYCLE_MESSAGE, 'cycle');
     ancestors.push(value);
     let text;
@@ -259,6 +264,7 @@ function holdsBigInt(value, depth = 0) {
 
 module.exports = {
   MAX_DEPTH,
+  MAX_STATE_DEPTH,
   UNPRINTABLE,
   ValueError,
   errorMessage,

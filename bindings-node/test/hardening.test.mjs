@@ -369,7 +369,7 @@ test('finding 6: a deep, cyclic or unreadable state object is state_invalid', as
   const cyclic = { version: 1 };
   cyclic.run = cyclic;
   const cases = [
-    [deep, 'Invalid state: value is nested more than 64 levels deep'],
+    [deep, 'Invalid state: value is nested more than 72 levels deep'],
     [cyclic, 'Invalid state: value contains a cycle'],
     [new Proxy({}, { ownKeys() { throw new Error('no keys'); } }), 'Invalid state: value cannot be read: no keys'],
     [{ version: 1, n: 2n ** 80n }, 'Invalid state: integer 1208925819614629174706176 does not fit in 64 bits'],
@@ -383,6 +383,25 @@ test('finding 6: a deep, cyclic or unreadable state object is state_invalid', as
     });
   }
   await assert.rejects(agent.continueRun({ state: '['.repeat(100000), client }), (error) => error instanceof AgentStateError);
+});
+
+test('a paused state holding a call with 60-deep arguments continues from its parsed object, as from its text', async () => {
+  // Within the 64-level limit of a value, but 6 levels further down in the state: the state
+  // limit (64 + 8, as the core's reader) applies to the state object, counted from its root.
+  let args = { leaf: true };
+  for (let i = 0; i < 59; i++) args = { a: args };
+  const deploy = defineTool({ id: 't', requireApproval: true, execute: async () => 'deployed' });
+  const agent = createAgent({ id: 'a', tools: [deploy] });
+  const paused = await agent.run({
+    input: 'go', client: createScriptedClient([calls(call('c1', 't', args))]),
+  });
+  assert.equal(paused.run.status, 'waiting_for_human');
+  const text = JSON.stringify(paused);
+  for (const state of [parseState(text), text]) {
+    const done = await agent.continueRun({ state, approvals: ['c1'], client: createScriptedClient([{ text: 'ok' }]) });
+    assert.equal(done.run.status, 'completed');
+    assert.equal(done.output, 'ok');
+  }
 });
 
 test('a tool error keeps its message and an Error without message its name', async () => {
