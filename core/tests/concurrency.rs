@@ -143,6 +143,10 @@ async fn sync_tools_run_in_parallel_on_blocking_threads() {
     );
     let client = scripted([fan_out(16, "block"), text("done")]);
     let result = agent.run(RunOptions::new("go", client)).await.unwrap();
-    assert_eq!(peak.load(Ordering::SeqCst), 16, "the sync tools did not all run at once");
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        16,
+        "the sync tools did not all run at once"
+    );
     assert_eq!(tool_ids(&result), expected_ids(16));
 }
