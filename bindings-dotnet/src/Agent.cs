@@ -130,7 +130,11 @@ namespace PhaseoAgentSdk
         {
             var m = new Dictionary<string, object> { { "id", Id } };
             var tools = new List<object>();
-            foreach (var t in Tools ?? new List<Tool>()) tools.Add(t.ToJson(cbs));
+            foreach (var t in Tools ?? new List<Tool>())
+            {
+                if (t == null) throw new ArgumentException("tools[" + tools.Count + "] is null");
+                tools.Add(t.ToJson(cbs));
+            }
             m["tools"] = tools;
             if (DynamicModel != null) { var f = DynamicModel; m["model"] = Turn(cbs, t => f(t)); }
             else if (Model != null) m["model"] = Model;

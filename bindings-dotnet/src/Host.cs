@@ -219,6 +219,9 @@ namespace PhaseoAgentSdk
             string text = null, invalid = null;
             try { text = Json.Write(v); }
             catch (ArgumentException e) { invalid = e.Message; }
+            // Anything else thrown while the value is read (an enumeration or a property
+            // getter that throws) is the value's fault too: the call is still answered.
+            catch (Exception e) { invalid = "value cannot be read: " + Message(e); }
             lock (gate)
             {
                 if (done) return;
