@@ -362,6 +362,35 @@ final class RunsTest extends TestCase
         $this->assertSame('enough', $stopped->stopReason());
     }
 
+    /** @return array{0: string, 1: int} the output of tests/fixtures/ignores_cancellation_child.php in `$mode` and its exit code */
+    private function ignoringChild(string $mode): array
+    {
+        $ext = __DIR__ . '/../php/phaseo_agent.so';
+        // `timeout` ends a child that spins (the defect) so that the test fails, not hangs.
+        $child = proc_open(['timeout', '30', PHP_BINARY, '-n', '-d', "extension={$ext}", __DIR__ . '/fixtures/ignores_cancellation_child.php', $mode],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]);
+        $err = stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+        $code = proc_close($child);
+        return [$out . $err, $code];
+    }
+
+    public function testASleepLoopThatIgnoresItsTimeoutIsParkedAndUnwound(): void
+    {
+        [$out, $code] = $this->ignoringChild('sleep-loop');
+        $this->assertSame(0, $code, $out);
+        $this->assertSame("UNWOUND\ngave up\n", $out);
+    }
+
+    public function testAGeneratorThatNeverEndsStopsAtItsTimeout(): void
+    {
+        [$out, $code] = $this->ignoringChild('generator');
+        $this->assertSame(0, $code, $out);
+        $this->assertSame("gave up\n", $out);
+    }
+
     /**
      * Runs tests/fixtures/interrupt_child.php in `$mode`, sends it SIGINT once its tool
      * started, and returns [its output lines, its final status, seconds from the signal to

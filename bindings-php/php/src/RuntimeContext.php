@@ -57,7 +57,10 @@ final class RuntimeContext
 
     /**
      * Waits `$ms` milliseconds without holding the PHP thread (other calls proceed), ending
-     * early when the call is cancelled. Returns false when it was cut short.
+     * early when the call is cancelled. Returns false when it was cut short (or the call was
+     * already cancelled): stop working then. A tool that sleeps again after that is not
+     * resumed: its fiber is dropped and unwound (`finally` blocks run), so a loop that
+     * ignores the answer cannot hold the PHP thread.
      */
     public function sleep(int|float $ms): bool
     {

@@ -19,7 +19,7 @@ use Phaseo\AgentSdk\ToolCall;
  */
 final class Scheduler
 {
-    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int}> calls in flight */
+    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int, told?: true, parked?: true}> calls in flight */
     private static array $tasks = [];
     /** @var array<int, int> spl_object_id(fiber) => call id */
     private static array $byFiber = [];
@@ -279,8 +279,13 @@ final class Scheduler
         $value = $f($args[0], $runtime);
         if ($value instanceof \Generator) {
             // A generator tool: each yielded value is a progress value, the return the result.
+            // Once the core stopped waiting (a timeout, a cancelled run) no more values are
+            // taken: a generator that never ends would otherwise hold the one PHP thread.
             foreach ($value as $progress) {
                 ($runtime->emitProgress)($progress);
+                if (self::cancelled($id)) {
+                    return null;
+                }
             }
             return $value->getReturn();
         }
@@ -322,7 +327,7 @@ final class Scheduler
             // Only our own plumbing can get here (invoke catches everything).
             phaseo_respond($id, null, self::message($e), false);
         }
-        if ($t['fiber']->isTerminated()) {
+        if ($t['fiber']->isTerminated() || isset(self::$tasks[$id]['parked'])) {
             unset(self::$tasks[$id], self::$byFiber[spl_object_id($t['fiber'])], self::$cancelled[$id]);
         }
     }
@@ -356,16 +361,31 @@ final class Scheduler
 
     /**
      * Sleeps `$ms` in a call's fiber (others proceed), ending early when the call is
-     * cancelled; outside a fiber it blocks, checking for cancellation. False when cut short.
+     * cancelled; outside a fiber it blocks, checking for cancellation. False when cut short
+     * (or already cancelled); a call that sleeps again after that is never resumed.
      */
     public static function sleep(int $call, float $ms): bool
     {
         $until = self::now() + $ms / 1000;
         if (self::currentCall() === $call) {
+            if (isset(self::$tasks[$call]['told'])) {
+                // The core stopped waiting for this call, a sleep already returned false, and
+                // the tool sleeps again all the same (a loop that ignores it): returning at
+                // once would spin the one PHP thread forever. The fiber is parked for good
+                // instead; the scheduler then drops it, which unwinds it (`finally` blocks run).
+                self::$tasks[$call]['parked'] = true;
+                \Fiber::suspend();
+                return false;
+            }
             while (self::now() < $until && !self::cancelled($call)) {
                 self::$tasks[$call]['wake'] = $until;
                 \Fiber::suspend();
             }
+            if (self::cancelled($call)) {
+                self::$tasks[$call]['told'] = true;
+                return false;
+            }
+            return true;
         } else {
             while (self::now() < $until && !self::cancelled($call)) {
                 usleep((int) min(2000, max(0, ($until - self::now()) * 1e6)));
