@@ -68,10 +68,14 @@ impl State {
         self.workers - self.abandoned
     }
 
-    /// Whether a queued call needs a new thread (none idle, room under the limit); if so,
-    /// counts it as started.
+    /// Whether a queued call needs a new thread (more calls queued than idle threads to take
+    /// them, room under the limit); if so, counts it as started. Idle threads woken for
+    /// earlier calls still count as idle until they take one, so calls queued together each
+    /// get a thread: with only "none idle" the third of three calls queued behind two idle
+    /// threads waited for one of them to finish, and calls that wait on each other never
+    /// all ran.
     fn claim_new_worker(&mut self) -> bool {
-        let start = !self.jobs.is_empty() && self.idle == 0 && self.live() < MAX_WORKERS;
+        let start = self.jobs.len() > self.idle && self.live() < MAX_WORKERS;
         if start {
             self.workers += 1;
         }

@@ -151,6 +151,32 @@ def test_two_hundred_concurrent_async_tools_do_not_deadlock(entry: str) -> None:
     assert [m["tool_call_id"] for m in tool_messages] == [f"c{i}" for i in range(200)]
 
 
+def test_sync_tools_that_wait_on_each_other_all_run_once_idle_threads_are_left() -> None:
+    # An earlier turn leaves two idle worker threads; then three `def` tools, allowed to run
+    # at once, wait for each other. Each queued call must get a thread of its own, not wait
+    # behind the two idle ones (that wait would never end: they wait for the third).
+    barrier = threading.Barrier(3, timeout=10)
+
+    def warm(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        time.sleep(0.2)
+        return "warm"
+
+    def meet(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        barrier.wait()  # BrokenBarrierError after 10 s unless all three run at once
+        return "met"
+
+    agent = create_agent({"id": "a", "tools": [define_tool(AgentTool(id="warm", execute=warm)),
+                                               define_tool(AgentTool(id="meet", execute=meet))],
+                          "tool_execution": {"tool_concurrency": 3}})
+    client = ScriptedClient([calls(call("w1", "warm"), call("w2", "warm")),
+                             calls(call("m1", "meet"), call("m2", "meet"), call("m3", "meet")),
+                             {"text": "done"}])
+    result = agent.run(input="go", client=client)
+    assert result.status == "completed", result.error
+    contents = {m["tool_call_id"]: m["content"] for m in result.messages if m["role"] == "tool"}
+    assert contents == {"w1": "warm", "w2": "warm", "m1": "met", "m2": "met", "m3": "met"}
+
+
 def test_async_tools_run_on_the_callers_loop() -> None:
     loops: List[Any] = []
 
