@@ -324,4 +324,20 @@ class AgentSdkToolsTest {
         assertEquals("Be thorough.", requests.get(1).get("instructions"));
         assertNull(requests.get(0).get("model"));
     }
+
+    @Test
+    void loneSurrogatesInWhatAToolGivesBackAreReplacedNotAHang() {
+        // UTF-16 allows "\ud800" alone, UTF-8 does not: the run must still get an answer.
+        Tool thrower = new Tool("thrower", (input, context) -> { throw new IllegalStateException("bad \ud800"); });
+        Tool returner = new Tool("returner", (input, context) -> Map.of("k\udc00", "v \ud800"));
+        AgentException e = assertThrows(AgentException.class,
+            () -> agent(thrower).run("go", client(calls(call("c1", "thrower", "{}")), text("x"))));
+        assertEquals("tool_failed", e.code());
+        assertEquals("bad \uFFFD", e.getMessage());
+        RunResult done = agent(returner).run("go", client(calls(call("c1", "returner", "{}")), text("ok")));
+        assertEquals("ok", done.output());
+        assertEquals("{\"k\uFFFD\":\"v \uFFFD\"}", Scripts.toolMessages(done).get("c1").get("content"));
+        AgentException state = assertThrows(AgentException.class, () -> RunResult.fromJson("{\"version\": \"\ud800\"}"));
+        assertEquals("state_invalid", state.code());
+    }
 }
