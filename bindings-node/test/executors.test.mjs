@@ -59,7 +59,7 @@ test('the signal aborts on timeout and the run goes on under return-to-model', a
   assert.equal(aborted, true);
   assert.equal(result.run.status, 'completed');
   const toolMessage = result.run.messages.find((m) => m.role === 'tool');
-  assert.deepEqual(toolMessage, { role: 'tool', content: '{"error":"Tool t timed out after 50ms"}', toolCallId: 'c1', name: 't', isError: true });
+  assert.deepEqual(toolMessage, { role: 'tool', content: '{"error":"Tool t timed out after 1000ms"}', toolCallId: 'c1', name: 't', isError: true });
 });
 
 test('1,000 concurrent async tools all run at once (deadlock canary), results in call order', async () => {
