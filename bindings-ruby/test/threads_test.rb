@@ -146,4 +146,57 @@ class ThreadsTest < Minitest::Test
     end
     assert_equal 42, $?.exitstatus
   end
+
+  # Hundreds of runs at once, each with a tool that outlives its 5 ms timeout by about the
+  # grace before the interrupt: the interrupt lands anywhere in the tool's thread (before
+  # its first line, in the tool, in its rescue or ensure), and every run still returns. On
+  # a loaded machine a tool may finish before its timeout fires (the run then completes,
+  # or fails with the tool's error); what may not happen is a run left waiting. In a child
+  # process, killed if it hangs.
+  def test_interrupts_landing_anywhere_in_a_tool_thread_never_leave_a_run_waiting
+    script_text = <<~RUBY
+      require "json"
+      require "phaseo_agent_sdk"
+      t = PhaseoAgentSdk::Tool.new(id: "slow", parameters: { type: "object" }, timeout_ms: 5,
+                                   execute: lambda { |_i, _r|
+                                     sleep(0.04 + (rand * 0.03))
+                                     raise "done late" if rand < 0.5
+
+                                     "late"
+                                   })
+      agent = PhaseoAgentSdk.create_agent(id: "race", tools: [t])
+      3.times do
+        codes = Queue.new
+        Array.new(300) do
+          Thread.new do
+            client = PhaseoAgentSdk::ScriptedClient.new([{ tool_calls: [{ id: "c", name: "slow", arguments: "{}" }] }, { text: "ok" }])
+            agent.run(input: "go", client: client)
+            codes << "completed"
+          rescue PhaseoAgentSdk::AgentError => e
+            codes << e.code
+          end
+        end.each(&:join)
+        counts = Hash.new(0)
+        counts[codes.pop] += 1 until codes.empty?
+        $stdout.puts JSON.generate(counts)
+        $stdout.flush
+      end
+    RUBY
+    lib = File.expand_path("../lib", __dir__)
+    lines = []
+    IO.popen([RbConfig.ruby, "-I#{lib}", "-e", script_text], err: File::NULL) do |io|
+      reader = Thread.new { io.each_line { |line| lines << line.chomp } }
+      unless reader.join(60)
+        Process.kill("KILL", io.pid)
+        flunk "runs were left waiting: after 60 s the child printed #{lines.inspect}"
+      end
+    end
+    assert_equal 3, lines.size, lines.inspect
+    lines.each do |line|
+      counts = JSON.parse(line)
+      assert_equal 300, counts.values.sum, line
+      assert_empty counts.keys - %w[tool_timeout tool_failed completed], line
+      assert_operator counts.fetch("tool_timeout", 0), :>, 0, line
+    end
+  end
 end

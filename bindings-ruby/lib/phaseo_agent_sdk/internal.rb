@@ -64,28 +64,60 @@ module PhaseoAgentSdk
         nil
       end
 
-      # Starts a tool call on a Ruby thread of its own; the thread answers on `completion`.
-      # An exception of ANY class (even Interrupt or SystemExit raised by the tool) becomes
-      # the call's error: a tool never takes the process down.
-      # Waits until the thread has started, so calls start in call order (a thread started
-      # later never overtakes an earlier one).
+      # Starts a tool call on a Ruby thread of its own; the thread answers on `completion`,
+      # exactly once, whatever happens to it. An exception of ANY class (even Interrupt or
+      # SystemExit raised by the tool) becomes the call's error: a tool never takes the
+      # process down. Waits until the thread has started, so calls start in call order (a
+      # thread started later never overtakes an earlier one).
+      #
+      # Interrupts from other threads (the cancellation's Timeout::Error, Thread#raise,
+      # Thread#kill) are deferred everywhere but inside the tool itself: one that came
+      # before the thread said it started would leave this method waiting forever, and one
+      # landing in the rescue or ensure would leave the call unanswered.
       def start_tool(id, input, runtime, completion, key)
         fn = REGISTRY.fetch(id)
         started = Queue.new
-        thread = Thread.new do
-          Thread.current.report_on_exception = false
-          begin
+        # Created inside the deferring block, the thread starts with interrupts deferred
+        # (a thread inherits its creator's interrupt mask): none can come before its first line.
+        thread = Thread.handle_interrupt(Object => :never) do
+          Thread.new do
+            Thread.current.report_on_exception = false
             started << true
-            completion.ok(fn.call(input, runtime))
-          rescue Exception => e # rubocop:disable Lint/RescueException
-            completion.err(e.message.to_s.empty? ? e.class.name.to_s : e.message.to_s)
-          ensure
-            MUTEX.synchronize { THREADS.delete(key) }
+            answered = false
+            begin
+              value = Thread.handle_interrupt(Object => :immediate) { fn.call(input, runtime) }
+              answered = true
+              completion.ok(value)
+            rescue Exception => e # rubocop:disable Lint/RescueException
+              answered = true
+              completion.err(exception_text(e))
+            ensure
+              # The tool left by Thread.exit or `throw`: no value and no exception.
+              completion.err("the tool's thread ended without returning a value") unless answered
+              MUTEX.synchronize { THREADS.delete(key) }
+            end
           end
         end
         MUTEX.synchronize { THREADS[key] = thread if thread.alive? }
         started.pop
         nil
+      end
+
+      # What an exception says: its message, else its class name; never raises (a message
+      # method that raises, or returns something odd, still gives a text).
+      def exception_text(error)
+        text = begin
+          error.message.to_s
+        rescue Exception # rubocop:disable Lint/RescueException
+          nil
+        end
+        return text unless text.nil? || text.empty?
+
+        begin
+          error.class.name.to_s
+        rescue Exception # rubocop:disable Lint/RescueException
+          "a Ruby tool raised an exception whose message could not be read"
+        end
       end
 
       # The core abandoned a call (timeout, cancellation): `runtime.cancelled?` is true at
