@@ -134,18 +134,18 @@ conformance: python node kotlin go-lib ruby csharp php
 handoff: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh --handoff
 
-# One trace across a pause (issue 14): Python pauses and Node continues (and the reverse),
+# One trace across a pause: Python pauses and Node continues (and the reverse),
 # and Python ↔ Ruby, tracing to one OTLP receiver; the two run spans must be one trace, linked.
 trace-handoff: python node ruby php $(VENV)/.otel
 	tests/trace-handoff/run.sh
 
-# Durable runs across languages (issue 12): Python pauses, Node continues by run id (and
+# Durable runs across languages: Python pauses, Node continues by run id (and
 # the other way), Python ↔ Kotlin and Python ↔ Ruby, on one SQLite file and on PostgreSQL
 # (a throwaway server of its own).
 store-handoff: python node kotlin ruby
 	tests/store-handoff/run.sh
 
-# MCP across languages (issue 13): a run paused on an approval-gated MCP call by one
+# MCP across languages: a run paused on an approval-gated MCP call by one
 # language is continued by another, which calls the server itself (every ordered pair of
 # LANGS in the script; see its header for the driver contract).
 .PHONY: mcp-handoff
@@ -183,12 +183,12 @@ swift-check:
 bench: bench-mcp bench-tracing
 	$(CARGO) bench -p phaseo-agent
 
-# Tracing overhead (issue 14): the 1,000-call fan-out and the 400-turn run, tracing off
+# Tracing overhead: the 1,000-call fan-out and the 400-turn run, tracing off
 # (feature built in, not enabled) vs on (exporting to a local OTLP receiver).
 bench-tracing:
 	$(CARGO) bench -p phaseo-agent --features otel --bench tracing
 
-# MCP call latency over stdio through an agent run vs the official Python client (issue 13).
+# MCP call latency over stdio through an agent run vs the official Python client.
 bench-mcp: mcp-servers
 	$(CARGO) run -q --release -p phaseo-agent --example mcp_latency
 
@@ -213,7 +213,7 @@ store-tests:
 store-bench:
 	scripts/with-test-postgres.sh $(CARGO) bench -q -p phaseo-agent --bench store
 
-# The C ABI (bindings-c, issue 16): the static + shared library, its header check
+# The C ABI (bindings-c): the static + shared library, its header check
 # (cbindgen), and the C test linked to the static library.
 .PHONY: c-abi c-header-check c-tests
 C_LIB := target/debug/libphaseo_agent_c.a
@@ -254,7 +254,7 @@ go-bench:
 	cd bindings-go && $(GO_LINK_STAMP) go test -run '^$$' -bench . -count 3 ./...
 	$(MAKE) go-lib
 
-# Prebuilt packages (issue 15): `make dist` writes into dist/, from scratch, with the
+# Prebuilt packages: `make dist` writes into dist/, from scratch, with the
 # workspace version: the abi3 manylinux_2_28 wheel + sdist (maturin --zig), the two npm
 # tarballs (@phaseo/agent-sdk and its platform package @phaseo/agent-sdk-linux-x64-gnu),
 # the JAR carrying the native library, deployed to the throwaway Maven repository
@@ -283,7 +283,7 @@ versions-check:
 	scripts/check-versions.py
 	scripts/check-versions.py --self-test
 
-# The Go static library (issue 16) is built by scripts/dist.sh `native` with the other
+# The Go static library is built by scripts/dist.sh `native` with the other
 # native libraries (one cargo build); `go` puts it into the module and writes the module,
 # as a Go module proxy serves it, into dist/goproxy.
 dist: $(DIST_VENV)/.tools kotlin ruby-deps php-deps
@@ -295,7 +295,7 @@ dist: $(DIST_VENV)/.tools kotlin ruby-deps php-deps
 dist-check: $(DIST_VENV)/.tools
 	scripts/dist-check.sh python node jvm java go glibc
 
-# Ruby binding (bindings-ruby, issue 18): Debian's ruby, ruby-dev, ruby-minitest, rake and
+# Ruby binding (bindings-ruby): Debian's ruby, ruby-dev, ruby-minitest, rake and
 # libclang-dev installed when missing; the extension built with cargo (debug) and copied
 # next to lib/phaseo_agent_sdk.rb, where `require "phaseo_agent_sdk"` loads it.
 RUBY_EXT := bindings-ruby/lib/phaseo_agent_sdk/phaseo_agent_sdk.so
@@ -337,7 +337,7 @@ csharp-tests: csharp mcp-servers
 csharp-conformance: csharp
 	tests/conformance/csharp_runner.sh tests/conformance/cases
 
-# PHP binding (bindings-php, issue 19): Debian's php8.2-cli, php8.2-dev, phpunit and
+# PHP binding (bindings-php): Debian's php8.2-cli, php8.2-dev, phpunit and
 # libclang-dev installed when missing; the extension built with cargo (debug) and copied to
 # bindings-php/php/phaseo_agent.so, next to the PHP layer's autoload.php.
 PHP_EXT := bindings-php/php/phaseo_agent.so

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One version everywhere (issue 15): every package manifest carries the workspace version.
+"""One version everywhere: every package manifest carries the workspace version.
 
     scripts/check-versions.py              check the repository; print each manifest's version
     scripts/check-versions.py --version    print the workspace version (what `make dist` stamps)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the artifacts of `make dist` where no Rust toolchain exists (issue 15) and runs
+# Installs the artifacts of `make dist` where no Rust toolchain exists and runs
 # the README's quickstart with each: every command below runs with a PATH holding no
 # cargo, rustc or rustup, and CARGO_HOME/RUSTUP_HOME pointing to an empty folder.
 #   scripts/dist-check.sh [python] [node] [jvm] [java] [go] [glibc]     (default: all)
@@ -14,7 +14,7 @@
 #         from dist/goproxy (GOPROXY=file://…, a fresh module cache, no checksum database),
 #         `go build` (cgo links the prebuilt static library from the module), the Go
 #         quickstart run; the module must not hold any Rust or Cargo file.
-# java:   the same with the README's Java quickstart (maven-compiler-plugin), issue 17.
+# java:   the same with the README's Java quickstart (maven-compiler-plugin).
 # glibc:  the newest glibc symbol version each prebuilt native library needs (objdump -T)
 #         is at most 2.28, the wheel's manylinux tag: the addon, the JVM library, the wheel's,
 #         the Ruby and PHP extensions.
@@ -242,7 +242,7 @@ check_go() {
   expect_answer "Deployed." "$(cd "$dir/consumer" && norust ./quickstart)" "Go quickstart (go get of the module from dist/goproxy)"
 }
 
-# The README's Java quickstart (issue 17) in a separate Maven project that depends on the JAR
+# The README's Java quickstart in a separate Maven project that depends on the JAR
 # from dist/maven: the block's statements become the body of `main` (its imports stay
 # imports; java.util and java.time.Duration, which the snippet uses, are added).
 check_java() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prebuilt packages (issue 15), written into dist/ by `make dist`, one part at a time:
+# The prebuilt packages, written into dist/ by `make dist`, one part at a time:
 #   scripts/dist.sh python   the abi3 wheel (manylinux_2_28, linked by zig) + the sdist
 #   scripts/dist.sh native   the Node addon and the JVM library: ONE cargo build (profile `dist`)
 #   scripts/dist.sh node     @phaseo/agent-sdk + @phaseo/agent-sdk-linux-x64-gnu (npm pack)

@@ -8,7 +8,7 @@
 # dependency "@phaseo/agent-sdk": "file:../../bindings-node" (npm links it); its install script
 # does not compile (only with PHASEO_BUILD_FROM_SOURCE=1), so the release build of the addon
 # is run here every time (a cold build takes a few minutes on 2 cores; a no-op for cargo when
-# nothing changed): what is measured is the current source. Other sessions may rebuild bindings-node/phaseo-agent.node (e.g. a debug
+# nothing changed): what is measured is the current source. Other make targets may rebuild bindings-node/phaseo-agent.node (e.g. a debug
 # build for the tests): bench.mjs checks that the addon it loaded is the cargo release build
 # and exits with status 3 otherwise; this script then rebuilds and retries (3 attempts).
 set -euo pipefail

@@ -1,4 +1,4 @@
-//! Tracing (issue 14) for C hosts: turn the OpenTelemetry export on, flush it, shut it
+//! Tracing for C hosts: turn the OpenTelemetry export on, flush it, shut it
 //! down. A run's parent span is given per run as the `traceparent` key of its options (read
 //! by the core's `phaseo_agent::spec`). A C host has no exit hook the SDK could use: it calls
 //! `phaseo_tracing_shutdown` (or `phaseo_tracing_flush`) before it exits.

@@ -1,4 +1,4 @@
-//! Tracing from Node (issue 14): `enableTracing`, `flushTracing`, `shutdownTracing`. The
+//! Tracing from Node: `enableTracing`, `flushTracing`, `shutdownTracing`. The
 //! host's current span (`@opentelemetry/api`) is read by the JS layer (`tracing.js`) and
 //! passed with each run as its `traceparent`.
 

@@ -1,4 +1,4 @@
-// Regression tests of issue 10 (Node findings): no host value, thrown value, thenable,
+// Regression tests of hostile Node input: no host value, thrown value, thenable,
 // iterator or model output may kill, hang or strand a run.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

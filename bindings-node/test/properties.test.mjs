@@ -1,4 +1,4 @@
-// Property tests (fast-check) of the Node boundary (issue 10): generated host values —
+// Property tests (fast-check) of the Node boundary: generated host values —
 // deep, cyclic, BigInt, odd objects — through tools, validators, hooks, clients and
 // listeners, odd thrown values and thenables, and generated or mutated states through
 // continueRun. Every run must settle with a value or an SDK error of the right code:

@@ -1,4 +1,4 @@
-// Tracing (issue 14) from Node against a real OTLP/HTTP receiver on 127.0.0.1
+// Tracing from Node against a real OTLP/HTTP receiver on 127.0.0.1
 // (tests/otlp/receiver.py, decoding with opentelemetry-proto): span names, GenAI attributes,
 // the span tree, a timeout, a continue in the same trace, the host's `@opentelemetry/api`
 // span as parent, content only on opt-in.

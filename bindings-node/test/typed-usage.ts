@@ -241,7 +241,7 @@ export async function mcp(): Promise<string> {
   return `${files.name} ${remote.transport}`;
 }
 
-// Tracing (issue 14): every option is optional; flush and shutdown are promises.
+// Tracing: every option is optional; flush and shutdown are promises.
 export function traced(): Promise<void> {
   enableTracing({ endpoint: 'http://localhost:4318', headers: { authorization: 'Bearer x' }, serviceName: 'svc', captureContent: false });
   enableTracing();

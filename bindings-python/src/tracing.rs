@@ -1,4 +1,4 @@
-//! Tracing from Python (issue 14): `enable_tracing`, `flush_tracing`, `shutdown_tracing`,
+//! Tracing from Python: `enable_tracing`, `flush_tracing`, `shutdown_tracing`,
 //! and the host's current OpenTelemetry span as the parent of a run.
 
 use std::collections::BTreeMap;

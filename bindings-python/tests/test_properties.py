@@ -1,4 +1,4 @@
-"""Property tests (hypothesis) of the Python boundary, issue 10: generated host values —
+"""Property tests (hypothesis) of the Python boundary: generated host values —
 deep, cyclic, huge numbers, text that is not Unicode, types that are not JSON — through
 tools, progress, context, validators and model clients; generated odd exceptions and
 awaitables through every kind of callback; generated and mutated states through

@@ -1,4 +1,4 @@
-"""Tracing (issue 14) from Python against a real OTLP/HTTP receiver on 127.0.0.1
+"""Tracing from Python against a real OTLP/HTTP receiver on 127.0.0.1
 (``tests/otlp/receiver.py``, decoding with ``opentelemetry-proto``): span names, GenAI
 attributes, the span tree, a timeout, a pause continued in the same trace, the host's
 ``opentelemetry-api`` span as parent, content only on opt-in, no API key anywhere."""

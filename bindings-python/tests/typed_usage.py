@@ -89,7 +89,7 @@ def main() -> Optional[str]:
     return f"{final.status} {total} {restored.output}"
 
 
-# The product's names and shapes (issue 11 item 3) and streaming host clients (item 1).
+# The product's names and shapes, and streaming host clients.
 
 
 def product_style(tool_input: Dict[str, Any], runtime: AgentRuntimeContext) -> str:

@@ -1,4 +1,4 @@
-//! Tracing (issue 14): turning the core's OpenTelemetry spans on from Kotlin/Swift. The
+//! Tracing: turning the core's OpenTelemetry spans on from Kotlin/Swift. The
 //! host's current span reaches a run as its `traceparent` option (the Kotlin layer reads
 //! the OpenTelemetry Java API's current span when that API is on the classpath).
 

@@ -1,4 +1,4 @@
-//! Run-store benchmark (issue 12): `make store-bench` (release, with a throwaway
+//! Run-store benchmark: `make store-bench` (release, with a throwaway
 //! PostgreSQL). Prints the figures; the goals are in the issue:
 //! SQLite 10,000 paused runs saved one transaction each (≤ 1 s), loaded by id (≤ 0.5 s),
 //! listing the 10,000 waiting runs (≤ 100 ms); PostgreSQL continues (claim + saves) per

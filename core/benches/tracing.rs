@@ -1,4 +1,4 @@
-//! Tracing overhead (issue 14) on the run-loop benchmarks' two heavy shapes: a fan-out of
+//! Tracing overhead on the run-loop benchmarks' two heavy shapes: a fan-out of
 //! 1,000 calls in one turn and a 400-turn sequential run. `off`: the `otel` feature built
 //! in but tracing not enabled (what every application pays); `on`: tracing enabled,
 //! exporting over OTLP HTTP/protobuf to a receiver on 127.0.0.1 that answers 200.

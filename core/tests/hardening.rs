@@ -1,4 +1,4 @@
-//! Regression tests for the hardening findings (issue 10): values beyond the limits of
+//! Regression tests for hostile input: values beyond the limits of
 //! SPEC §7 are refused with the code of the place they enter, malformed state is
 //! `state_invalid` (never a panic or an overflow), an edited pending kind cannot stand in
 //! for an approval, and signed state cannot be edited.
@@ -464,4 +464,58 @@ fn float_arguments_given_as_values_reach_the_tool_unchanged() {
         assert!(input["x"].is_f64(), "{f} arrived as {input}");
         assert_eq!(input["x"].as_f64(), Some(f));
     }
+}
+
+#[test]
+fn call_ids_a_model_repeats_or_leaves_empty_are_made_unique_in_the_run() {
+    // Two calls `d` in one response, `d` again and two empty ids a turn later: each
+    // execution sees its own id (the key a side-effecting tool uses for idempotency), and
+    // each result answers the id its call is recorded with.
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let tool = Tool::new("t", "Records its call id", Value::Null, move |input, rt| {
+        sink.lock().unwrap().push(rt.tool_call().id.clone());
+        Ok(input)
+    });
+    let client = scripted([
+        phaseo_agent::ModelResponse::tool_calls([("d", "t", "{\"n\":1}"), ("d", "t", "{\"n\":2}")]),
+        phaseo_agent::ModelResponse::tool_calls([
+            ("d", "t", "{\"n\":3}"),
+            ("", "t", "{}"),
+            ("", "t", "{}"),
+        ]),
+        text("ok"),
+    ]);
+    let result =
+        block_on(agent(AgentDefinition::new("a").tool(tool)).run(RunOptions::new("go", client)))
+            .unwrap();
+    assert_eq!(result.run.status, RunStatus::Completed);
+    let mut executed = seen.lock().unwrap().clone();
+    executed.sort();
+    assert_eq!(executed, ["call_1", "call_2", "d", "d_2", "d_3"]);
+    let called: Vec<&str> = result
+        .run
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().flatten())
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(called, ["d", "d_2", "d_3", "call_1", "call_2"]);
+    let answered: Vec<&str> = result
+        .run
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    assert_eq!(answered, called);
+    // The state reads back, and its step results name the same ids.
+    let back = RunResult::from_json(&result.to_json()).unwrap();
+    let results: Vec<&str> = back
+        .step_results
+        .iter()
+        .flat_map(|s| s.tool_results.iter())
+        .map(|r| r.tool_call_id.as_str())
+        .collect();
+    assert_eq!(results, called);
 }

@@ -1,4 +1,4 @@
-//! Tracing (issue 14) against a real OTLP/HTTP receiver on 127.0.0.1: span names, GenAI
+//! Tracing against a real OTLP/HTTP receiver on 127.0.0.1: span names, GenAI
 //! attributes, the parent/child tree, errors, a pause continued in the same trace, MCP
 //! calls, content only on opt-in, no API key anywhere. Tracing is process-wide, so the
 //! tests take turns (one lock), each enabling it with its own options.

@@ -165,7 +165,7 @@ static PhaseoStatus run_once(PhaseoAgent *agent, PhaseoClient *client, const cha
   return status;
 }
 
-// The entry points added for the rest of issue 16 (tracing, a run's traceparent, host
+// The later entry points (tracing, a run's traceparent, host
 // stream clients, state accessors): their refusals; the Go tests drive them end to end.
 static void check_additions(PhaseoAgent *agent, PhaseoClient *client) {
   char *err = NULL;

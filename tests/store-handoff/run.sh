@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cross-language durable runs (SPEC §10, issue 12): a run paused by one language is
+# Cross-language durable runs (SPEC §10): a run paused by one language is
 # continued by run id by another, through the same store — a SQLite file and PostgreSQL —
 # in both directions (Python ↔ Node, Python ↔ Kotlin, Python ↔ Ruby). The workers are the bindings' own
 # store-test workers (same agent, same tool); each continue must complete the run with the

@@ -1,4 +1,4 @@
-"""The trace handoff check (issue 14): one language pauses a run, another continues it,
+"""The trace handoff check: one language pauses a run, another continues it,
 both exporting to one OTLP receiver; the two run spans must be in one trace, the continue's
 span a child of the paused one and linked to it, each exported by its own language.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The trace handoff check (issue 14): Python pauses and Node continues (and the reverse),
+# The trace handoff check: Python pauses and Node continues (and the reverse),
 # Python ↔ Ruby and Python ↔ PHP, tracing to one OTLP receiver; both run spans must be one trace,
 # linked. Needs the built Python package (make python), the Node addon (make node), the
 # Ruby extension (make ruby), the PHP extension (make php) and opentelemetry-proto (make .venvs/py/.otel).

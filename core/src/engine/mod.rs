@@ -1,5 +1,6 @@
 //! The run loop: steps, tool phases, pauses, continues and how a run ends.
 
+mod call_ids;
 mod durable;
 mod emitter;
 mod resume;

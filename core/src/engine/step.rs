@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::{fail_in_step, sleep_cancellable, tools, Failure, LoopResult, RunCtx, Start};
+use super::{call_ids, fail_in_step, sleep_cancellable, tools, Failure, LoopResult, RunCtx, Start};
 use crate::agent::{check_tool_choice, check_tool_ids};
 use crate::controls::ToolChoice;
 use crate::error::{AgentError, ErrorCode};
@@ -358,7 +358,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
     let finish_reason = response.finish_reason_or_default();
     let raw_calls = response.message.tool_calls;
     // Each call keeps its parsed arguments (or the raw text and why it is not JSON).
-    let parsed: Vec<(ToolCall, Result<(), String>)> = raw_calls
+    let mut parsed: Vec<(ToolCall, Result<(), String>)> = raw_calls
         .into_iter()
         .map(|c| {
             let (input, args) = match parse_arguments(&c.arguments) {
@@ -375,6 +375,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
             )
         })
         .collect();
+    call_ids::make_unique(&state.run.messages, parsed.iter_mut().map(|(c, _)| c));
     let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();
     let text = response.message.content;
     state.run.step_count = state.run.step_count.saturating_add(1);

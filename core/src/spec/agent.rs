@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::forms::{count, Callback, ValidatorSpec, ValueOrCallback};
+use super::forms::{Callback, StepCount, ValidatorSpec, ValueOrCallback};
 use super::settings::{LeaseSpec, ModelRetrySpec, ToolExecutionSpec};
 use super::stop::{self, StopWhen};
 use super::tool::{self, ToolSpec};
@@ -20,7 +20,7 @@ struct AgentSpec {
     temperature: Option<ValueOrCallback>,
     max_output_tokens: Option<ValueOrCallback>,
     top_p: Option<ValueOrCallback>,
-    max_steps: Option<f64>,
+    max_steps: Option<StepCount>,
     stop_when: Option<StopWhen>,
     model_retry: Option<ModelRetrySpec>,
     tool_execution: Option<ToolExecutionSpec>,
@@ -65,7 +65,7 @@ pub fn agent_definition(
         def = def.top_p(v);
     }
     if let Some(n) = spec.max_steps {
-        def = def.max_steps(count(n));
+        def = def.max_steps(n.0);
     }
     if let Some(s) = spec.stop_when {
         for c in stop::build(host, s)? {

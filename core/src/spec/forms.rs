@@ -88,3 +88,21 @@ impl<T> OneOrMany<T> {
 pub(crate) fn count(n: f64) -> usize {
     n.max(0.0) as usize
 }
+
+/// A number of steps (`maxSteps`): a whole number, 0 or more. A negative or fractional
+/// number is refused naming the field rather than read as another limit than the one
+/// written (a negative one would make every run fail at its first step).
+pub(crate) struct StepCount(pub(crate) usize);
+
+impl<'de> Deserialize<'de> for StepCount {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let n = f64::deserialize(deserializer)?;
+        if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 {
+            Ok(StepCount(n as usize))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "must be a whole number of steps, 0 or more, got {n}"
+            )))
+        }
+    }
+}

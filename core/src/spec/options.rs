@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::forms::count;
+use super::forms::StepCount;
 use super::settings::{ModelRetrySpec, ToolExecutionSpec};
 use super::stop::{self, StopWhen};
 use super::{invalid, read, read_at, HostCallbacks};
@@ -22,7 +22,7 @@ use crate::{
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OverridesSpec {
     model: Option<String>,
-    max_steps: Option<f64>,
+    max_steps: Option<StepCount>,
     stop_when: Option<StopWhen>,
     model_retry: Option<ModelRetrySpec>,
     tool_execution: Option<ToolExecutionSpec>,
@@ -83,7 +83,7 @@ pub fn overrides(host: &dyn HostCallbacks, value: Value) -> Result<RunOverrides,
 fn build_overrides(host: &dyn HostCallbacks, s: OverridesSpec) -> Result<RunOverrides, AgentError> {
     let mut o = RunOverrides {
         model: s.model,
-        max_steps: s.max_steps.map(count),
+        max_steps: s.max_steps.map(|n| n.0),
         stop_when: s.stop_when.map(|w| stop::build(host, w)).transpose()?,
         model_retry: s.model_retry.map(ModelRetrySpec::build),
         tool_execution: s.tool_execution.map(ToolExecutionSpec::build).transpose()?,

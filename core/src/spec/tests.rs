@@ -338,6 +338,21 @@ fn bad_values_are_refused_naming_the_field() {
         m.starts_with("Invalid run options: maxSteps: invalid type"),
         "{m}"
     );
+    let m = def(json!({"id": "a", "maxSteps": -1}));
+    assert_eq!(
+        m,
+        "Invalid agent definition: maxSteps: must be a whole number of steps, 0 or more, got -1"
+    );
+    let m = definition_error(run_options(&host, json!({"maxSteps": 2.5})));
+    assert_eq!(
+        m,
+        "Invalid run options: maxSteps: must be a whole number of steps, 0 or more, got 2.5"
+    );
+    let m = definition_error(continue_options(&host, json!({"maxSteps": -3})));
+    assert!(
+        m.ends_with("maxSteps: must be a whole number of steps, 0 or more, got -3"),
+        "{m}"
+    );
     let m = definition_error(run_options(&host, json!([1])));
     assert_eq!(m, "run options must be a JSON object");
     let m = definition_error(run_options(&host, json!({"toolChoice": 7})));

@@ -1,4 +1,4 @@
-//! OpenTelemetry spans of runs (issue 14), following the GenAI semantic conventions: an
+//! OpenTelemetry spans of runs, following the GenAI semantic conventions: an
 //! `invoke_agent {agent}` span per `run`/`continue` call, a `chat {model}` span per model
 //! request and an `execute_tool {tool}` span per tool call, exported over OTLP
 //! HTTP/protobuf.

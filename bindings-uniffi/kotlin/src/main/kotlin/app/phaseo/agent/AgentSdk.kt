@@ -837,7 +837,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * Tracing options (SPEC tracing, issue 14): the OTLP HTTP [endpoint] (`null`:
+     * Tracing options (SPEC tracing): the OTLP HTTP [endpoint] (`null`:
      * `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`), extra [headers], the
      * [serviceName] (`null`: `OTEL_SERVICE_NAME`), and whether spans carry tool arguments,
      * results and model messages ([captureContent], off by default).

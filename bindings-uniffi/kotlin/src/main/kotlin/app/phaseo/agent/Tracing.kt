@@ -1,4 +1,4 @@
-// Tracing (issue 14): the core's OpenTelemetry GenAI spans, turned on from Kotlin. When the
+// Tracing: the core's OpenTelemetry GenAI spans, turned on from Kotlin. When the
 // OpenTelemetry Java API is on the classpath and a span is current, a run becomes its child
 // (read by reflection: no dependency on the API); otherwise pass `traceparent` explicitly.
 package app.phaseo.agent

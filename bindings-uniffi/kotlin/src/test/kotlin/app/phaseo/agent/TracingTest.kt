@@ -27,7 +27,7 @@ import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.assertThrows
 
 /**
- * Tracing (issue 14) from Kotlin against a real OTLP/HTTP receiver on 127.0.0.1
+ * Tracing from Kotlin against a real OTLP/HTTP receiver on 127.0.0.1
  * (tests/otlp/receiver.py, decoding with opentelemetry-proto).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
