@@ -89,6 +89,14 @@ pub enum ToolError {
         /// The message, used verbatim in errors and tool messages.
         reason: String,
     },
+    /// What the callback gave back has no JSON form (a cycle, an object of no JSON type,
+    /// too deep a value): for a tool's result this is `tool_output_invalid`, which fails the
+    /// run whatever `onError` says, as in every binding.
+    #[error("{reason}")]
+    InvalidValue {
+        /// What is wrong with the value.
+        reason: String,
+    },
 }
 
 impl ToolError {
@@ -102,6 +110,7 @@ impl ToolError {
     pub(crate) fn into_core(self) -> pa::ToolError {
         match self {
             ToolError::Failed { reason } => pa::ToolError::new(reason),
+            ToolError::InvalidValue { reason } => pa::ToolError::invalid_output(reason),
         }
     }
 }

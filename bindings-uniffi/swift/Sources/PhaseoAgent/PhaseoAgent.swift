@@ -9837,6 +9837,16 @@ enum ToolError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
          * The message, used verbatim in errors and tool messages.
          */reason: String
     )
+    /**
+     * What the callback gave back has no JSON form (a cycle, an object of no JSON type,
+     * too deep a value): for a tool's result this is `tool_output_invalid`, which fails the
+     * run whatever `onError` says, as in every binding.
+     */
+    case InvalidValue(
+        /**
+         * What is wrong with the value.
+         */reason: String
+    )
 
     
 
@@ -9869,6 +9879,9 @@ public struct FfiConverterTypeToolError: FfiConverterRustBuffer {
         case 1: return .Failed(
             reason: try FfiConverterString.read(from: &buf)
             )
+        case 2: return .InvalidValue(
+            reason: try FfiConverterString.read(from: &buf)
+            )
 
          default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -9883,6 +9896,11 @@ public struct FfiConverterTypeToolError: FfiConverterRustBuffer {
         
         case let .Failed(reason):
             writeInt(&buf, Int32(1))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .InvalidValue(reason):
+            writeInt(&buf, Int32(2))
             FfiConverterString.write(reason, into: &buf)
             
         }

@@ -901,12 +901,12 @@ class AgentSdk private constructor() {
 
         /** Publishes a progress value (checked by the tool's `eventSchema`); returns it. */
         fun emitProgress(): ToolResponse = ToolResponse { value, _ ->
-            native.emitProgress(toJsonElement(value))
+            native.emitProgress(hostValue(value))
             value
         }
 
         /** Replaces the whole application context for later turns. */
-        fun setContext(): Consumer<Any?> = Consumer { value -> native.setContext(toJsonElement(value)) }
+        fun setContext(): Consumer<Any?> = Consumer { value -> native.setContext(hostValue(value)) }
     }
 
     /**
@@ -948,8 +948,8 @@ class AgentSdk private constructor() {
         fun stream(options: RunOptions): StreamResult = javaCall {
             StreamResult(
                 native.stream(
-                    toJsonElement(options.input), nativeClient(options.client), options.context?.let(::toJsonElement),
-                    messages = options.messages?.let { toJsonElement(it) as JsonArray },
+                    runValue("input", options.input), nativeClient(options.client), options.context?.let { runValue("context", it) },
+                    messages = options.messages?.let(::runMessages),
                     overrides = overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
                     onEvent = listener(options.onEvent), cancel = options.cancel,
                 ),
@@ -962,7 +962,7 @@ class AgentSdk private constructor() {
             StreamResult(
                 native.continueStream(
                     state.native, nativeClient(options.client), decisions(options.approvals), decisions(options.rejections),
-                    outputs(options.toolOutputs), options.humanInput, options.context?.let(::toJsonElement),
+                    outputs(options.toolOutputs), options.humanInput, options.context?.let { runValue("context", it) },
                     overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
                     listener(options.onEvent), options.cancel,
                 ),
@@ -974,8 +974,8 @@ class AgentSdk private constructor() {
 
         private suspend fun runNow(o: RunOptions) = RunResult(
             native.run(
-                toJsonElement(o.input), nativeClient(o.client), o.context?.let(::toJsonElement),
-                messages = o.messages?.let { toJsonElement(it) as JsonArray },
+                runValue("input", o.input), nativeClient(o.client), o.context?.let { runValue("context", it) },
+                messages = o.messages?.let(::runMessages),
                 overrides = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides),
                 onEvent = listener(o.onEvent), cancel = o.cancel, store = o.store,
             ),
@@ -984,7 +984,7 @@ class AgentSdk private constructor() {
         private suspend fun continueNow(o: ContinueOptions): RunResult {
             val client = nativeClient(o.client)
             val over = overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides)
-            val context = o.context?.let(::toJsonElement)
+            val context = o.context?.let { runValue("context", it) }
             val id = o.runId
             val state = o.run
             return RunResult(
@@ -1483,4 +1483,30 @@ private fun turnContext(turn: JsonObject): AgentSdk.TurnContext {
 private fun decisions(list: List<AgentSdk.ToolDecision>?): List<Decision> = list.orEmpty().map { decision(it.toolCallId, it.reason) }
 
 private fun outputs(list: List<AgentSdk.ToolOutput>?): Map<String, JsonElement> =
-    list.orEmpty().associate { it.toolCallId to toJsonElement(it.output) }
+    list.orEmpty().associate { it.toolCallId to runValue("tool output for ${it.toolCallId}", it.output) }
+
+/**
+ * A value a caller hands to a run as JSON; one with no JSON form is refused before the run
+ * starts, as the core refuses one beyond its limits (`state_invalid`, `Invalid run <what>:`).
+ */
+private fun runValue(what: String, value: Any?, maxDepth: Int = MAX_VALUE_DEPTH): JsonElement =
+    try {
+        toJsonElement(value, maxDepth)
+    } catch (e: NotJsonValueException) {
+        throw KotlinAgentException("state_invalid", "Invalid run $what: ${e.message}")
+    }
+
+/** An earlier conversation: a list of messages, each of a value's depth below the list. */
+private fun runMessages(messages: List<Map<String, Any?>>): JsonArray =
+    runValue("messages", messages, MAX_VALUE_DEPTH + 8) as JsonArray
+
+/**
+ * A value a tool hands to the SDK while it runs (progress, a new context): one with no JSON
+ * form is an error thrown in the tool, with the same message as everywhere.
+ */
+private fun hostValue(value: Any?): JsonElement =
+    try {
+        toJsonElement(value)
+    } catch (e: NotJsonValueException) {
+        throw IllegalArgumentException(e.message, e)
+    }

@@ -4,6 +4,7 @@
 package app.phaseo.agent
 
 import java.util.concurrent.Callable
+import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicReference
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
@@ -94,9 +95,16 @@ internal object JvmThreads {
     }
 }
 
-/** The Kotlin layer's error as the Java API's unchecked one. */
-internal fun AgentException.forJava(): AgentSdk.AgentException =
-    AgentSdk.AgentException(code, message ?: code, result?.let { AgentSdk.RunResult(it) }, this)
+/**
+ * The Kotlin layer's error as the Java API's unchecked one. A timed-out call's error
+ * (`tool_timeout`) has a `java.util.concurrent.TimeoutException` as its cause, so code that
+ * looks for the JDK's timeout type finds it; its cause in turn is the Kotlin error.
+ */
+internal fun AgentException.forJava(): AgentSdk.AgentException {
+    val text = message ?: code
+    val cause: Throwable = if (code == "tool_timeout") TimeoutException(text).also { it.initCause(this) } else this
+    return AgentSdk.AgentException(code, text, result?.let { AgentSdk.RunResult(it) }, cause)
+}
 
 /** Runs a call of the Kotlin layer, rethrowing its errors as [AgentSdk.AgentException]. */
 internal inline fun <T> javaCall(block: () -> T): T =
@@ -106,4 +114,10 @@ internal inline fun <T> javaCall(block: () -> T): T =
         throw e.forJava()
     } catch (e: PhaseoException) {
         throw e.toAgentException().forJava()
+    } catch (e: InterruptedException) {
+        // The calling thread was interrupted: the run was cancelled (runBlocking cancelled it).
+        // Java declares no checked InterruptedException here, so it becomes the SDK's
+        // `cancelled` error, and the thread keeps its interrupt status for its own code.
+        Thread.currentThread().interrupt()
+        throw AgentSdk.AgentException("cancelled", "Agent run cancelled", null, e)
     }

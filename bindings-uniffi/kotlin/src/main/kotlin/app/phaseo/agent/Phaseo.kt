@@ -32,19 +32,100 @@ import kotlinx.serialization.json.jsonPrimitive
 fun parseJson(text: String): JsonElement = Json.parseToJsonElement(text)
 
 /**
- * A Kotlin value as JSON: a `JsonElement` as is; `null`, strings, numbers and booleans as
- * primitives; maps (string keys) and iterables/arrays recursively.
+ * A value the SDK cannot turn into JSON: a cycle, a value nested more than 64 levels, a
+ * non-finite number, an object of no JSON type, or one that throws while it is read. The
+ * message says which, in the words every binding uses. A tool's result of this kind is
+ * `tool_output_invalid`.
  */
-fun toJsonElement(value: Any?): JsonElement = when (value) {
-    null -> JsonNull
-    is JsonElement -> value
-    is String -> JsonPrimitive(value)
-    is Number -> JsonPrimitive(value)
-    is Boolean -> JsonPrimitive(value)
-    is Map<*, *> -> JsonObject(value.entries.associate { (k, v) -> k.toString() to toJsonElement(v) })
-    is Iterable<*> -> JsonArray(value.map(::toJsonElement))
-    is Array<*> -> JsonArray(value.map(::toJsonElement))
-    else -> throw IllegalArgumentException("not a JSON value: ${value::class.qualifiedName}")
+class NotJsonValueException(message: String) : IllegalArgumentException(message)
+
+/** How many containers deep a value may be (the core's limit for any one value). */
+internal const val MAX_VALUE_DEPTH = 64
+
+/**
+ * A Kotlin or Java value as JSON: a `JsonElement` as is; `null`, strings (any
+ * `CharSequence`, a `Char`), finite numbers and booleans as primitives; an enum as its
+ * name; an `Optional` as its value or `null`; maps (keys as text), iterables and arrays
+ * (object and primitive) recursively; a record as the object of its components. Anything
+ * else throws [NotJsonValueException] naming what is wrong; so do a cycle and a value
+ * nested deeper than [maxDepth] containers (checked before the stack could overflow).
+ */
+@JvmOverloads
+fun toJsonElement(value: Any?, maxDepth: Int = MAX_VALUE_DEPTH): JsonElement =
+    JsonValueWriter(maxDepth).write(value, 0)
+
+/** One conversion: the containers open on the current path (by identity) find cycles. */
+private class JsonValueWriter(private val maxDepth: Int) {
+    private val open = java.util.IdentityHashMap<Any, Boolean>()
+
+    fun write(value: Any?, depth: Int): JsonElement = when (value) {
+        null -> JsonNull
+        is JsonElement -> value
+        is String -> JsonPrimitive(value)
+        is Char -> JsonPrimitive(value.toString())
+        is Boolean -> JsonPrimitive(value)
+        is Double -> finite(value, value)
+        is Float -> finite(value.toDouble(), value)
+        is Number -> JsonPrimitive(value)
+        is Enum<*> -> JsonPrimitive(value.name)
+        is java.util.Optional<*> -> write(value.orElse(null), depth)
+        is CharSequence -> JsonPrimitive(read { value.toString() })
+        is Map<*, *> -> nested(value, depth) {
+            JsonObject(read { value.entries.toList() }.associate { (k, v) -> key(k) to write(v, depth + 1) })
+        }
+        is Iterable<*> -> nested(value, depth) { JsonArray(read { value.toList() }.map { write(it, depth + 1) }) }
+        is Array<*> -> nested(value, depth) { JsonArray(value.map { write(it, depth + 1) }) }
+        is IntArray -> JsonArray(value.map(::JsonPrimitive))
+        is LongArray -> JsonArray(value.map(::JsonPrimitive))
+        is ShortArray -> JsonArray(value.map(::JsonPrimitive))
+        is DoubleArray -> JsonArray(value.map { finite(it, it) })
+        is FloatArray -> JsonArray(value.map { finite(it.toDouble(), it) })
+        is BooleanArray -> JsonArray(value.map(::JsonPrimitive))
+        is java.lang.Record -> nested(value, depth) { record(value, depth) }
+        else -> throw NotJsonValueException("a value of type ${value.javaClass.name} has no JSON form")
+    }
+
+    private fun finite(value: Double, number: Number): JsonElement =
+        if (value.isFinite()) JsonPrimitive(number) else throw NotJsonValueException("number $value has no JSON form")
+
+    private fun key(key: Any?): String = when (key) {
+        is String -> key
+        is Enum<*> -> key.name
+        null -> throw NotJsonValueException("an object key is null")
+        else -> read { key.toString() }
+    }
+
+    private fun record(value: java.lang.Record, depth: Int): JsonObject =
+        JsonObject(
+            value.javaClass.recordComponents.associate { component ->
+                val accessor = component.accessor
+                read {
+                    accessor.trySetAccessible()
+                    component.name to accessor.invoke(value)
+                }.let { (name, v) -> name to write(v, depth + 1) }
+            },
+        )
+
+    private inline fun nested(value: Any, depth: Int, body: () -> JsonElement): JsonElement {
+        if (depth >= maxDepth) throw NotJsonValueException("value is nested more than $maxDepth levels deep")
+        if (open.put(value, true) != null) throw NotJsonValueException("value contains a cycle")
+        try {
+            return body()
+        } finally {
+            open.remove(value)
+        }
+    }
+
+    /** Reads a host value; whatever its code throws makes the value unreadable. */
+    private inline fun <T> read(body: () -> T): T =
+        try {
+            body()
+        } catch (e: NotJsonValueException) {
+            throw e
+        } catch (e: Throwable) {
+            val cause = (e as? java.lang.reflect.InvocationTargetException)?.targetException ?: e
+            throw NotJsonValueException("value cannot be read: ${describe(cause)}")
+        }
 }
 
 private fun JsonElement?.text(): String = (this ?: JsonNull).toString()
@@ -82,8 +163,9 @@ internal inline fun <T> sdk(block: () -> T): T =
 
 /**
  * Runs a host callback for the native library: cancellation propagates, a [ToolException]
- * passes as is, anything else thrown becomes a [ToolException] with its message (so the
- * model and the error see `boom`, not `java.lang.IllegalStateException: boom`).
+ * passes as is, a value with no JSON form ([NotJsonValueException]) is an invalid value,
+ * anything else thrown becomes a [ToolException] with its message (so the model and the
+ * error see `boom`, not `java.lang.IllegalStateException: boom`).
  */
 @PublishedApi
 internal inline fun <T> hostCall(block: () -> T): T =
@@ -93,6 +175,8 @@ internal inline fun <T> hostCall(block: () -> T): T =
         throw e
     } catch (e: ToolException.Failed) {
         throw if (isWellFormed(e.reason)) e else ToolException.Failed(wellFormed(e.reason))
+    } catch (e: NotJsonValueException) {
+        throw ToolException.InvalidValue(describe(e))
     } catch (e: Throwable) {
         throw ToolException.Failed(describe(e))
     }

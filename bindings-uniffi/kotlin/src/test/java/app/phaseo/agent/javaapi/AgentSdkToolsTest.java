@@ -6,6 +6,7 @@ import static app.phaseo.agent.javaapi.Scripts.client;
 import static app.phaseo.agent.javaapi.Scripts.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -223,8 +224,104 @@ class AgentSdkToolsTest {
 
         Tool weird = new Tool("weird", (input, ctx) -> new Object());
         AgentException notJson = assertThrows(AgentException.class, () -> agent(weird).run("go", client(calls(call("c1", "weird", "{}")))));
-        assertEquals("tool_failed", notJson.code());
-        assertTrue(notJson.getMessage().contains("not a JSON value"), notJson.getMessage());
+        assertEquals("tool_output_invalid", notJson.code());
+        assertEquals("Invalid tool output: a value of type java.lang.Object has no JSON form", notJson.getMessage());
+    }
+
+    record Point(int x, String label) {}
+
+    record Broken(int x) {
+        public int x() {
+            throw new IllegalStateException("no x");
+        }
+    }
+
+    enum Stage { INDEXING }
+
+    /** The tool message the model gets for a tool returning [value]. */
+    private static Object outputOf(Object value) {
+        Tool tool = new Tool("t", (input, ctx) -> value);
+        RunResult done = agent(tool).run("go", client(calls(call("c1", "t", "{}")), text("ok")));
+        return Scripts.toolMessages(done).get("c1").get("content");
+    }
+
+    private static AgentException invalidOutput(Object value, String onError) {
+        Tool tool = new Tool("t", (input, ctx) -> value, "d", OBJECT, null, null, null, null, false, null, null, null, onError);
+        return assertThrows(AgentException.class, () -> agent(tool).run("go", client(calls(call("c1", "t", "{}")), text("ok"))));
+    }
+
+    @Test
+    void recordsOptionalsAndEnumsAreValuesAndWhatHasNoJsonFormIsAnInvalidOutput() {
+        assertEquals("{\"x\":1,\"label\":\"a\"}", outputOf(new Point(1, "a")));
+        assertEquals("v", outputOf(java.util.Optional.of("v")));
+        assertEquals("null", outputOf(java.util.Optional.empty()));
+        assertEquals("INDEXING", outputOf(Stage.INDEXING));
+        assertEquals("[1,2]", outputOf(new int[] {1, 2}));
+
+        Map<String, Object> cyclic = new java.util.HashMap<>();
+        cyclic.put("self", cyclic);
+        List<Object> deep = new ArrayList<>();
+        List<Object> at = deep;
+        for (int i = 0; i < 10_000; i++) {
+            List<Object> inner = new ArrayList<>();
+            at.add(inner);
+            at = inner;
+        }
+        // Pairs, not a map: a cyclic map has no hash code.
+        Object[][] expected = {
+            {cyclic, "Invalid tool output: value contains a cycle"},
+            {deep, "Invalid tool output: value is nested more than 64 levels deep"},
+            {new Broken(1), "Invalid tool output: value cannot be read: no x"},
+            {Double.NaN, "Invalid tool output: number NaN has no JSON form"},
+            {new Thread(), "Invalid tool output: a value of type java.lang.Thread has no JSON form"},
+        };
+        for (Object[] each : expected) {
+            // An output that cannot be stored fails the run whatever onError says.
+            for (String onError : new String[] {"fail-run", "return-to-model"}) {
+                AgentException e = invalidOutput(each[0], onError);
+                assertEquals("tool_output_invalid", e.code(), (String) each[1]);
+                assertEquals(each[1], e.getMessage());
+                assertEquals("failed", e.state().status());
+            }
+        }
+    }
+
+    @Test
+    void aCallerValueWithoutJsonFormIsRefusedBeforeTheRun() {
+        Map<String, Object> cyclic = new java.util.HashMap<>();
+        cyclic.put("self", cyclic);
+        AgentException e = assertThrows(AgentException.class,
+            () -> agent().run(new RunOptions(cyclic, client(text("ok")))));
+        assertEquals("state_invalid", e.code());
+        assertEquals("Invalid run input: value contains a cycle", e.getMessage());
+    }
+
+    @Test
+    void interruptingTheThreadThatRunsCancelsTheRunWithTheSdksError() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        Tool block = new Tool("block", (input, ctx) -> {
+            started.countDown();
+            Thread.sleep(30_000);
+            return "late";
+        });
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicBoolean stillInterrupted = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            try {
+                agent(block).run("go", client(calls(call("c1", "block", "{}")), text("ok")));
+            } catch (Throwable t) {
+                thrown.set(t);
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        caller.start();
+        assertTrue(started.await(20, TimeUnit.SECONDS), "the tool did not start");
+        caller.interrupt();
+        caller.join(20_000);
+        assertFalse(caller.isAlive(), "the interrupted run did not return");
+        AgentException e = assertInstanceOf(AgentException.class, thrown.get());
+        assertEquals("cancelled", e.code());
+        assertTrue(stillInterrupted.get(), "the caller's interrupt status was lost");
     }
 
     @Test
@@ -247,6 +344,9 @@ class AgentSdkToolsTest {
         AgentException e = assertThrows(AgentException.class, () -> agent(slow).run("go", client(calls(call("c1", "slow", "{}")))));
         long ms = (System.nanoTime() - start) / 1_000_000;
         assertEquals("tool_timeout", e.code());
+        // The JDK's timeout type is its cause, for code that looks for it.
+        assertInstanceOf(java.util.concurrent.TimeoutException.class, e.getCause());
+        assertEquals(e.getMessage(), e.getCause().getMessage());
         assertTrue(ms < 5_000, "took " + ms + " ms");
         assertTrue(interrupted.await(10, TimeUnit.SECONDS), "the executor's thread was not interrupted");
         assertFalse(finished.get());
