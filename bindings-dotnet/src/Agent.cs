@@ -84,7 +84,8 @@ namespace PhaseoAgentSdk
         public string Instructions { get; set; }
         /// <summary>The tools the model may call.</summary>
         public IReadOnlyList<Tool> Tools { get; set; } = new List<Tool>();
-        /// <summary>Limits the model responses of a run (null = the SPEC's 12).</summary>
+        /// <summary>Limits the model responses of a run (null = the SPEC's 12; a negative
+        /// limit is refused with <c>definition_invalid</c>).</summary>
         public int? MaxSteps { get; set; }
         /// <summary>May pause the run after any step that did not pause (null = go on).</summary>
         public Func<HumanReviewContext, Task<HumanReviewRequest>> HumanReview { get; set; }
@@ -143,7 +144,7 @@ namespace PhaseoAgentSdk
             if (Temperature != null) { var f = Temperature; m["temperature"] = Turn(cbs, t => f(t)); }
             if (TopP != null) { var f = TopP; m["topP"] = Turn(cbs, t => f(t)); }
             if (MaxOutputTokens != null) { var f = MaxOutputTokens; m["maxOutputTokens"] = Turn(cbs, t => { var v = f(t); return v == null ? null : (object)(long)v.Value; }); }
-            if (MaxSteps != null) m["maxSteps"] = (long)MaxSteps.Value;
+            if (MaxSteps != null) m["maxSteps"] = RunOverrides.StepLimit(MaxSteps.Value);
             if (StopWhen != null) m["stopWhen"] = RunOverrides.StopJson(StopWhen, cbs);
             if (ModelRetry != null) m["modelRetry"] = ModelRetry.ToJson();
             if (ToolExecution != null) m["toolExecution"] = ToolExecution.ToJson();
@@ -188,7 +189,7 @@ namespace PhaseoAgentSdk
         public IModelClient Client { get; set; }
         /// <summary>The model name.</summary>
         public string Model { get; set; }
-        /// <summary>The step limit.</summary>
+        /// <summary>The step limit (a negative one is refused with <c>definition_invalid</c>).</summary>
         public int? MaxSteps { get; set; }
         /// <summary>Replaces the agent's stop conditions.</summary>
         public IReadOnlyList<StopCondition> StopWhen { get; set; }
@@ -222,7 +223,7 @@ namespace PhaseoAgentSdk
         internal void Apply(Dictionary<string, object> m, HostObject cbs)
         {
             if (Model != null) m["model"] = Model;
-            if (MaxSteps != null) m["maxSteps"] = (long)MaxSteps.Value;
+            if (MaxSteps != null) m["maxSteps"] = StepLimit(MaxSteps.Value);
             if (StopWhen != null) m["stopWhen"] = StopJson(StopWhen, cbs);
             if (ModelRetry != null) m["modelRetry"] = ModelRetry.ToJson();
             if (ToolExecution != null) m["toolExecution"] = ToolExecution.ToJson();
@@ -232,6 +233,14 @@ namespace PhaseoAgentSdk
             if (ToolChoice != null) m["toolChoice"] = ToolChoice;
             if (ParallelToolCalls != null) m["parallelToolCalls"] = ParallelToolCalls.Value;
             if (ActiveTools != null) m["activeTools"] = ActiveTools;
+        }
+
+        /// <summary>A step limit as JSON; a negative one is refused here (the core reads a
+        /// negative count as 0, which would fail every run with <c>max_steps</c>).</summary>
+        internal static long StepLimit(int n)
+        {
+            if (n < 0) throw new ArgumentException("maxSteps must be a non-negative integer, got " + n);
+            return n;
         }
 
         internal static List<object> StopJson(IReadOnlyList<StopCondition> conds, HostObject cbs)
@@ -432,9 +441,12 @@ namespace PhaseoAgentSdk
         /// free it meanwhile).</summary>
         IntPtr Begin(Dictionary<string, object> m, RunOverrides o, RunStore st, HostObject host, bool done, Starter start)
         {
-            o.Apply(m, host);
             string text;
-            try { text = Json.Write(m); }
+            try
+            {
+                o.Apply(m, host);
+                text = Json.Write(m);
+            }
             catch (ArgumentException e) { throw new AgentException(ErrorCodes.DefinitionInvalid, "Invalid run options: " + e.Message); }
             var client = ClientHandle.For(o.Client);
             try

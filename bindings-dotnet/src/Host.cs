@@ -338,6 +338,7 @@ namespace PhaseoAgentSdk
             string text = null, invalid = null;
             try { text = Json.Write(value); }
             catch (ArgumentException e) { invalid = e.Message; }
+            catch (Exception e) { invalid = "value cannot be read: " + Message(e); }
             lock (gate)
             {
                 if (done) throw new InvalidOperationException("the tool call has already ended");
@@ -377,6 +378,7 @@ namespace PhaseoAgentSdk
             string text;
             try { text = Json.Write(value); }
             catch (ArgumentException e) { throw new ArgumentException("SetContext: " + e.Message); }
+            catch (Exception e) { throw new ArgumentException("SetContext: value cannot be read: " + Message(e)); }
             lock (gate)
             {
                 if (done) throw new InvalidOperationException("the tool call has already ended");
