@@ -13,7 +13,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node fuzz-csharp conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 	$(CARGO) run -q -p support-desk
@@ -128,6 +128,13 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
+# The C# fuzz fixture (bindings-dotnet/tests/FuzzTests.cs: hostile values through every kind
+# of callback, mutated paused states through continue) with many more inputs
+# (`PHASEO_FUZZ_RUNS` per property, default 20000; `PHASEO_FUZZ_SEED` replays a run).
+fuzz-csharp: csharp-test-build
+	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} \
+	  nunit-console -nologo -domain=None -labels -run=PhaseoAgentSdk.Tests.FuzzTests -xml=FuzzResult.xml Phaseo.AgentSdk.Tests.dll
+
 conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
@@ -194,7 +201,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
@@ -317,7 +324,7 @@ ruby-gem: ruby-deps $(if $(DIST_READY),,dist)
 # with Debian's Mono (mcs, C# 7) into target/dotnet; NUnit 2.6 tests (closing line
 # "N passed, N failed" from TestResult.xml); the C# conformance runner (also in run-all.sh
 # and every handoff pair). The Debian packages are installed when missing.
-.PHONY: csharp-deps csharp csharp-tests csharp-conformance
+.PHONY: csharp-deps csharp csharp-test-build csharp-tests csharp-conformance
 DOTNET_OUT := $(CARGO_TARGET_DIR)/dotnet
 NUNIT_DLL := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
 MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll
@@ -326,10 +333,12 @@ csharp-deps:
 csharp: csharp-deps c-abi
 	mkdir -p $(DOTNET_OUT)
 	$(MCS) -target:library -doc:$(DOTNET_OUT)/Phaseo.AgentSdk.xml -out:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/src/*.cs
-csharp-tests: csharp mcp-servers
+csharp-test-build: csharp
 	$(MCS) -target:library -out:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/*.cs
 	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/tests/worker/*.cs
 	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
+# Every fixture, the fuzz fixture (FuzzTests) with its default 3000 inputs per property included.
+csharp-tests: csharp-test-build mcp-servers
 	rm -f $(DOTNET_OUT)/TestResult.xml
 	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_REPO=$(CURDIR) \
 	  timeout 600 $(CURDIR)/scripts/with-test-postgres.sh nunit-console -nologo -domain=None -labels Phaseo.AgentSdk.Tests.dll -xml=TestResult.xml || true

@@ -84,7 +84,8 @@ namespace PhaseoAgentSdk
         public string Instructions { get; set; }
         /// <summary>The tools the model may call.</summary>
         public IReadOnlyList<Tool> Tools { get; set; } = new List<Tool>();
-        /// <summary>Limits the model responses of a run (null = the SPEC's 12).</summary>
+        /// <summary>Limits the model responses of a run (null = the SPEC's 12; a negative
+        /// limit is refused with <c>definition_invalid</c>).</summary>
         public int? MaxSteps { get; set; }
         /// <summary>May pause the run after any step that did not pause (null = go on).</summary>
         public Func<HumanReviewContext, Task<HumanReviewRequest>> HumanReview { get; set; }
@@ -143,7 +144,7 @@ namespace PhaseoAgentSdk
             if (Temperature != null) { var f = Temperature; m["temperature"] = Turn(cbs, t => f(t)); }
             if (TopP != null) { var f = TopP; m["topP"] = Turn(cbs, t => f(t)); }
             if (MaxOutputTokens != null) { var f = MaxOutputTokens; m["maxOutputTokens"] = Turn(cbs, t => { var v = f(t); return v == null ? null : (object)(long)v.Value; }); }
-            if (MaxSteps != null) m["maxSteps"] = (long)MaxSteps.Value;
+            if (MaxSteps != null) m["maxSteps"] = RunOverrides.StepLimit(MaxSteps.Value);
             if (StopWhen != null) m["stopWhen"] = RunOverrides.StopJson(StopWhen, cbs);
             if (ModelRetry != null) m["modelRetry"] = ModelRetry.ToJson();
             if (ToolExecution != null) m["toolExecution"] = ToolExecution.ToJson();
@@ -188,7 +189,7 @@ namespace PhaseoAgentSdk
         public IModelClient Client { get; set; }
         /// <summary>The model name.</summary>
         public string Model { get; set; }
-        /// <summary>The step limit.</summary>
+        /// <summary>The step limit (a negative one is refused with <c>definition_invalid</c>).</summary>
         public int? MaxSteps { get; set; }
         /// <summary>Replaces the agent's stop conditions.</summary>
         public IReadOnlyList<StopCondition> StopWhen { get; set; }
@@ -210,8 +211,13 @@ namespace PhaseoAgentSdk
         public IReadOnlyList<string> ActiveTools { get; set; }
         /// <summary>Cancels the run: it ends <c>cancelled</c> and is returned (not thrown).</summary>
         public CancellationToken CancellationToken { get; set; }
-        /// <summary>Receives every event, synchronously and in order, on a core thread
-        /// (keep it short: the run waits for it).</summary>
+        /// <summary>Receives every event of the run, one at a time and in order, on a thread
+        /// of the SDK's own (not the thread pool). The run does not wait for it, but the run's
+        /// Task completes only once the handler has seen every event — except after a
+        /// cancellation (the token, or <see cref="AgentStreamResult.Cancel"/>), when the end no
+        /// longer waits for a handler that holds one event for more than 500 ms (the events
+        /// left still reach it, in order, when it returns). A handler that blocks holds only
+        /// its own run's events. What it throws is ignored.</summary>
         public Action<AgentEvent> OnEvent { get; set; }
         /// <summary>The run store for this call (overrides the agent's).</summary>
         public RunStore Store { get; set; }
@@ -222,7 +228,7 @@ namespace PhaseoAgentSdk
         internal void Apply(Dictionary<string, object> m, HostObject cbs)
         {
             if (Model != null) m["model"] = Model;
-            if (MaxSteps != null) m["maxSteps"] = (long)MaxSteps.Value;
+            if (MaxSteps != null) m["maxSteps"] = StepLimit(MaxSteps.Value);
             if (StopWhen != null) m["stopWhen"] = StopJson(StopWhen, cbs);
             if (ModelRetry != null) m["modelRetry"] = ModelRetry.ToJson();
             if (ToolExecution != null) m["toolExecution"] = ToolExecution.ToJson();
@@ -232,6 +238,14 @@ namespace PhaseoAgentSdk
             if (ToolChoice != null) m["toolChoice"] = ToolChoice;
             if (ParallelToolCalls != null) m["parallelToolCalls"] = ParallelToolCalls.Value;
             if (ActiveTools != null) m["activeTools"] = ActiveTools;
+        }
+
+        /// <summary>A step limit as JSON; a negative one is refused here (the core reads a
+        /// negative count as 0, which would fail every run with <c>max_steps</c>).</summary>
+        internal static long StepLimit(int n)
+        {
+            if (n < 0) throw new ArgumentException("maxSteps must be a non-negative integer, got " + n);
+            return n;
         }
 
         internal static List<object> StopJson(IReadOnlyList<StopCondition> conds, HostObject cbs)
@@ -432,9 +446,12 @@ namespace PhaseoAgentSdk
         /// free it meanwhile).</summary>
         IntPtr Begin(Dictionary<string, object> m, RunOverrides o, RunStore st, HostObject host, bool done, Starter start)
         {
-            o.Apply(m, host);
             string text;
-            try { text = Json.Write(m); }
+            try
+            {
+                o.Apply(m, host);
+                text = Json.Write(m);
+            }
             catch (ArgumentException e) { throw new AgentException(ErrorCodes.DefinitionInvalid, "Invalid run options: " + e.Message); }
             var client = ClientHandle.For(o.Client);
             try
@@ -443,7 +460,7 @@ namespace PhaseoAgentSdk
                 {
                     if (ptr == IntPtr.Zero) throw new AgentException(ErrorCodes.InvalidArgument, "the agent was disposed");
                     // The core takes the run host (its release frees the handle), also on failure.
-                    var r = start(ptr, Native.Utf8(text), client.Ptr, st?.Handle ?? IntPtr.Zero, host.ToNative(host.OnEvent != null, done));
+                    var r = start(ptr, Native.Utf8(text), client.Ptr, st?.Handle ?? IntPtr.Zero, host.ToNative(host.Events != null, done));
                     GC.KeepAlive(st);
                     Native.Check(r.Status, r.Error);
                     return r.Handle;
@@ -456,56 +473,84 @@ namespace PhaseoAgentSdk
         {
             if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
             var st = RunStore.For(o.Store, o.State);
-            var host = new HostObject { OnEvent = o.OnEvent };
-            var tcs = new TaskCompletionSource<RunResult>();
-            var run = new RunHandle(new object[] { this, o.Client, st, host });
-            // on_done runs on a core thread: the (ready) outcome is read on the pool.
-            host.OnDone = () => ThreadPool.QueueUserWorkItem(_ => run.Complete(tcs));
+            var events = o.OnEvent == null ? null : new EventDelivery(o.OnEvent);
+            var host = new HostObject { Events = events };
+            var run = new RunHandle(new object[] { this, o.Client, st, host }, events);
+            host.OnDone = run.Ended;
             run.Set(Begin(m, o, st, host, true, start));
-            if (o.CancellationToken.CanBeCanceled)
-            {
-                var reg = o.CancellationToken.Register(run.Cancel);
-                tcs.Task.ContinueWith(_ => reg.Dispose(), TaskContinuationOptions.ExecuteSynchronously);
-            }
-            return tcs.Task;
+            // The registration calls into the core on the cancelling thread: no pool thread
+            // is needed for the run to learn it was cancelled.
+            if (o.CancellationToken.CanBeCanceled) run.Registered(o.CancellationToken.Register(run.Cancel));
+            return run.Task;
         }
 
         AgentStreamResult StartStream(Dictionary<string, object> m, RunOverrides o, Starter start)
         {
             if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
             var st = RunStore.For(o.Store, o.State);
-            var host = new HostObject { OnEvent = o.OnEvent };
+            var events = o.OnEvent == null ? null : new EventDelivery(o.OnEvent);
+            var host = new HostObject { Events = events };
             var handle = Begin(m, o, st, host, false, start);
-            var s = new AgentStreamResult(handle, new object[] { this, o.Client, st, host });
+            var s = new AgentStreamResult(handle, new object[] { this, o.Client, st, host }, events);
             if (o.CancellationToken.CanBeCanceled) o.CancellationToken.Register(s.Cancel);
             return s;
         }
     }
 
-    /// <summary>A PhaseoRun handle: cancelled and freed under one lock, so a late
-    /// cancellation never touches a freed handle.</summary>
+    /// <summary>A PhaseoRun handle and the run's Task: cancelled and freed under one lock, so
+    /// a late cancellation never touches a freed handle. The Task completes on the thread
+    /// that learns of the run's end (the dispatch thread, or the starter's when the run ended
+    /// before the handle was returned) once the run's events were delivered; its
+    /// continuations run asynchronously, so no application code runs on that thread.</summary>
     internal sealed class RunHandle
     {
         readonly object gate = new object();
-        readonly ManualResetEventSlim ready = new ManualResetEventSlim();
         readonly object keep;
+        readonly EventDelivery events;
+        readonly TaskCompletionSource<RunResult> tcs = new TaskCompletionSource<RunResult>(TaskCreationOptions.RunContinuationsAsynchronously);
         IntPtr ptr;
-        bool freed;
+        bool set, ended, freed, completed;
+        CancellationTokenRegistration registration;
 
-        internal RunHandle(object keep) { this.keep = keep; }
+        internal RunHandle(object keep, EventDelivery events) { this.keep = keep; this.events = events; }
 
-        internal void Set(IntPtr p) { ptr = p; ready.Set(); }
+        internal Task<RunResult> Task => tcs.Task;
 
+        /// <summary>The starter returned the handle.</summary>
+        internal void Set(IntPtr p)
+        {
+            bool complete;
+            lock (gate) { ptr = p; set = true; complete = ended; }
+            if (complete) Complete();
+        }
+
+        /// <summary>The core reported the run's end (on the dispatch thread).</summary>
+        internal void Ended()
+        {
+            bool complete;
+            lock (gate) { ended = true; complete = set; }
+            if (complete) Complete();
+        }
+
+        /// <summary>Keeps the token's registration, to dispose of it when the run ends.</summary>
+        internal void Registered(CancellationTokenRegistration r)
+        {
+            bool now;
+            lock (gate) { now = completed; if (!now) registration = r; }
+            if (now) r.Dispose();
+        }
+
+        /// <summary>Cancels the run; its end stops waiting for a handler that does not return.</summary>
         internal void Cancel()
         {
+            events?.Abandon();
             lock (gate) { if (!freed && ptr != IntPtr.Zero) Native.phaseo_run_cancel(ptr); }
         }
 
-        /// <summary>Reads the ended run's outcome into <paramref name="tcs"/> and frees the
-        /// handle (the run may end before its starter returned the handle).</summary>
-        internal void Complete(TaskCompletionSource<RunResult> tcs)
+        // Reads the ended run's outcome (ready: phaseo_run_wait returns at once) and frees
+        // the handle; the Task completes once the run's events were delivered.
+        void Complete()
         {
-            ready.Wait();
             RunResult result = null;
             Exception error = null;
             lock (gate)
@@ -521,8 +566,17 @@ namespace PhaseoAgentSdk
                 freed = true;
             }
             GC.KeepAlive(keep);
-            if (error != null) tcs.TrySetException(error);
-            else tcs.TrySetResult(result);
+            Action finish = () =>
+            {
+                CancellationTokenRegistration r;
+                lock (gate) { completed = true; r = registration; registration = default(CancellationTokenRegistration); }
+                // Waits only while this run's own Cancel is running on another thread (short).
+                r.Dispose();
+                if (error != null) tcs.TrySetException(error);
+                else tcs.TrySetResult(result);
+            };
+            if (events == null) finish();
+            else events.WhenDelivered(finish);
         }
     }
 }

@@ -47,7 +47,10 @@ namespace PhaseoAgentSdk
     /// <summary>Every error of the SDK: <see cref="Code"/> is the SPEC §9 code, the message the
     /// SPEC text, and <see cref="State"/> the failed run's state (null for a refused continue
     /// or a definition error). Derives from <see cref="InvalidOperationException"/>, which the
-    /// product's C# SDK throws.</summary>
+    /// product's C# SDK throws. A timed-out tool call (code <c>tool_timeout</c>) also carries
+    /// a <see cref="TimeoutException"/> with the same message as its
+    /// <see cref="Exception.InnerException"/>, the product's way of reporting a timeout in
+    /// C#: <c>catch (AgentException e) when (e.InnerException is TimeoutException)</c>.</summary>
     public class AgentException : InvalidOperationException
     {
         /// <summary>The SPEC §9 code, e.g. <c>tool_failed</c>.</summary>
@@ -56,8 +59,10 @@ namespace PhaseoAgentSdk
         /// when nothing ran.</summary>
         public RunResult State { get; }
 
-        /// <summary>An error with a code, message and optional failed state.</summary>
-        public AgentException(string code, string message, RunResult state = null) : base(message)
+        /// <summary>An error with a code, message and optional failed state (with code
+        /// <c>tool_timeout</c>, its InnerException is a <see cref="TimeoutException"/>).</summary>
+        public AgentException(string code, string message, RunResult state = null)
+            : base(message, code == ErrorCodes.ToolTimeout ? new TimeoutException(message) : null)
         {
             Code = code;
             State = state;

@@ -16,9 +16,10 @@ namespace PhaseoAgentSdk
         TaskCompletionSource<bool> lastStart;
         int handed;
 
-        /// <summary>The run's event handler (synchronous, in order).</summary>
-        internal Action<AgentEvent> OnEvent;
-        /// <summary>The run ended (called on a core thread: must not block).</summary>
+        /// <summary>The run's event delivery (null: the run has no handler).</summary>
+        internal EventDelivery Events;
+        /// <summary>The run ended (called on the dispatch thread: must not block or run
+        /// application code).</summary>
         internal Action OnDone;
 
         /// <summary>Registers f and returns its marker for the definition JSON.</summary>
@@ -58,9 +59,12 @@ namespace PhaseoAgentSdk
     /// threads: each callback is queued by the C ABI (<c>phaseo_queue_host</c>) and this
     /// class's one background thread drains the queue. (Mono attaches a foreign thread that
     /// calls managed code and, at exit, waits forever for the core's worker threads; the
-    /// queue also keeps the core's threads free of any host work.) Calls are started on the
-    /// thread pool in call order; events and run ends are handled on the drain thread, in
-    /// order, so a run's events are all delivered before its Task completes.</summary>
+    /// queue also keeps the core's threads free of any host work.) The drain thread itself
+    /// never runs application code and never waits for it, so nothing one run's callbacks do
+    /// holds another run: calls are started on the thread pool in call order, events go to
+    /// their run's <see cref="EventDelivery"/>, token cancellations to
+    /// <see cref="SdkThreads"/>, and a run's end completes its Task from here (continuations
+    /// run asynchronously), without needing a pool thread.</summary>
     internal static class Dispatcher
     {
         static readonly object gate = new object();
@@ -86,10 +90,57 @@ namespace PhaseoAgentSdk
             while (true)
             {
                 Native.Queued item;
-                int s = Native.phaseo_queue_next(100, out item, out var err);
-                if (s == Native.ERROR) { Native.Take(err); continue; }
-                if (s != Native.OK) continue;
-                try { Handle(item); }
+                int s = Native.phaseo_queue_next(NextWaitMs(), out item, out var err);
+                if (s == Native.ERROR) Native.Take(err);
+                else if (s == Native.OK)
+                {
+                    try { Handle(item); }
+                    catch (Exception) { /* nothing may stop the drain thread */ }
+                }
+                RunDueTimers();
+            }
+        }
+
+        // Timers of the SDK's own (an abandoned run's grace), run by the drain thread between
+        // items: System.Threading timers fire on the thread pool, which may have no thread.
+        static readonly object timerGate = new object();
+        static readonly List<KeyValuePair<long, Action>> timers = new List<KeyValuePair<long, Action>>();
+        static readonly System.Diagnostics.Stopwatch clock = System.Diagnostics.Stopwatch.StartNew();
+
+        /// <summary>Runs <paramref name="action"/> (SDK code that never blocks) on the drain
+        /// thread once <paramref name="delay"/> has passed (give or take the 100 ms poll).</summary>
+        internal static void After(TimeSpan delay, Action action)
+        {
+            Start();
+            lock (timerGate) timers.Add(new KeyValuePair<long, Action>(clock.ElapsedMilliseconds + (long)delay.TotalMilliseconds, action));
+        }
+
+        static uint NextWaitMs()
+        {
+            long wait = 100;
+            lock (timerGate)
+                foreach (var t in timers) wait = Math.Min(wait, Math.Max(1, t.Key - clock.ElapsedMilliseconds));
+            return (uint)wait;
+        }
+
+        static void RunDueTimers()
+        {
+            List<Action> due = null;
+            lock (timerGate)
+            {
+                if (timers.Count == 0) return;
+                long now = clock.ElapsedMilliseconds;
+                for (int i = timers.Count - 1; i >= 0; i--)
+                    if (timers[i].Key <= now)
+                    {
+                        (due ?? (due = new List<Action>())).Add(timers[i].Value);
+                        timers.RemoveAt(i);
+                    }
+            }
+            if (due == null) return;
+            foreach (var a in due)
+            {
+                try { a(); }
                 catch (Exception) { /* nothing may stop the drain thread */ }
             }
         }
@@ -104,19 +155,19 @@ namespace PhaseoAgentSdk
                 case Native.QueuedEvent:
                     {
                         var json = Native.Take(item.EventJson);
-                        var h = Target(item.UserData)?.OnEvent;
-                        h?.Invoke(new AgentEvent(json));
+                        Target(item.UserData)?.Events?.Post(json);
                         break;
                     }
                 case Native.QueuedDone: Target(item.UserData)?.OnDone?.Invoke(); break;
                 case Native.QueuedRelease: GCHandle.FromIntPtr(item.UserData).Free(); break;
                 case Native.QueuedPost:
-                    if (flushes.TryRemove((long)item.UserData, out var flushed)) flushed.TrySetResult(true);
+                    if (flushes.TryRemove((long)item.UserData, out var flushed)) flushed();
                     break;
                 case Native.QueuedCancel:
-                    // The token's registrations are user code: cancelled on the pool.
+                    // The token's registrations are application code (a tool may also hold
+                    // every pool thread while it waits for this very token): SDK threads.
                     if (cancels.TryGetValue((long)item.UserData, out var cts))
-                        ThreadPool.QueueUserWorkItem(_ => { try { cts.Cancel(); } catch (Exception) { } });
+                        SdkThreads.Run(() => cts.Cancel());
                     break;
             }
         }
@@ -134,19 +185,18 @@ namespace PhaseoAgentSdk
 
         internal static void Forget(long id) => cancels.TryRemove(id, out _);
 
-        static readonly System.Collections.Concurrent.ConcurrentDictionary<long, TaskCompletionSource<bool>> flushes =
-            new System.Collections.Concurrent.ConcurrentDictionary<long, TaskCompletionSource<bool>>();
+        static readonly System.Collections.Concurrent.ConcurrentDictionary<long, Action> flushes =
+            new System.Collections.Concurrent.ConcurrentDictionary<long, Action>();
 
-        /// <summary>Completes once every item queued before this call has been handled (e.g.
-        /// a streamed run's events, once its result is known).</summary>
-        internal static Task Flush()
+        /// <summary>Runs <paramref name="then"/> (SDK code that never blocks) on the drain
+        /// thread once every item queued before this call has been handled (e.g. a streamed
+        /// run's events, once its result is known, are then all in its delivery).</summary>
+        internal static void Flush(Action then)
         {
             Start();
-            var done = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
             long id = Interlocked.Increment(ref nextCancel);
-            flushes[id] = done;
+            flushes[id] = then;
             Native.phaseo_queue_post((IntPtr)id);
-            return done.Task;
         }
 
         const int StartGrace = 20;
@@ -338,6 +388,7 @@ namespace PhaseoAgentSdk
             string text = null, invalid = null;
             try { text = Json.Write(value); }
             catch (ArgumentException e) { invalid = e.Message; }
+            catch (Exception e) { invalid = "value cannot be read: " + Message(e); }
             lock (gate)
             {
                 if (done) throw new InvalidOperationException("the tool call has already ended");
@@ -377,6 +428,7 @@ namespace PhaseoAgentSdk
             string text;
             try { text = Json.Write(value); }
             catch (ArgumentException e) { throw new ArgumentException("SetContext: " + e.Message); }
+            catch (Exception e) { throw new ArgumentException("SetContext: value cannot be read: " + Message(e)); }
             lock (gate)
             {
                 if (done) throw new InvalidOperationException("the tool call has already ended");

@@ -1,8 +1,14 @@
 using System;
 using System.Collections;
+using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Globalization;
+using System.Linq;
+using System.Reflection;
+using System.Runtime.InteropServices;
 using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
 
 namespace PhaseoAgentSdk
 {
@@ -17,9 +23,18 @@ namespace PhaseoAgentSdk
     /// </summary>
     public static class Json
     {
-        /// <summary>Nesting beyond this is refused while writing (a cycle, or far past the
-        /// SDK's 64-level value limit, which the core checks with its own message).</summary>
-        const int MaxWriteDepth = 200;
+        /// <summary>The SDK's value limit (docs/behaviour.md §7): a value nested deeper is
+        /// refused. The core checks it exactly where a value enters, with its own message.</summary>
+        internal const int MaxValueDepth = 64;
+
+        /// <summary>Nesting beyond this is refused while writing: a value's 64 levels under
+        /// the few levels of the document that holds it (a state holds its values at most 8
+        /// levels down, as the core's state reader allows).</summary>
+        const int MaxWriteDepth = MaxValueDepth + 8;
+
+        /// <summary>Text beyond this many characters is refused while writing (an endless
+        /// enumeration would otherwise grow until the process runs out of memory).</summary>
+        const int MaxWriteChars = 1 << 28;
 
         /// <summary>Parses JSON text into plain values; throws <see cref="FormatException"/>
         /// on malformed text.</summary>
@@ -34,74 +49,328 @@ namespace PhaseoAgentSdk
             return v;
         }
 
-        /// <summary>Writes a value as compact JSON text. Accepts dictionaries with string
-        /// keys, any non-string <see cref="IEnumerable"/>, strings, chars, booleans, every
-        /// numeric type, <see cref="RawJson"/> and null; anything else (or NaN, infinities,
-        /// a cycle) throws <see cref="ArgumentException"/> naming the problem.</summary>
+        /// <summary>Writes a value as compact JSON text. Strings, chars, booleans, every
+        /// numeric type and null are JSON scalars; <see cref="RawJson"/> is written verbatim.
+        /// Dictionaries with string keys (<see cref="IDictionary"/>, or any
+        /// <c>IDictionary&lt;string, T&gt;</c> / <c>IReadOnlyDictionary&lt;string, T&gt;</c>)
+        /// are objects, in their enumeration order; any other non-string
+        /// <see cref="IEnumerable"/> is an array. An enum is written as its name, a string
+        /// (<c>ToString()</c>: a combination of flags reads <c>"A, B"</c>, a value without a
+        /// name its number, as a string). <see cref="DateTime"/> and
+        /// <see cref="DateTimeOffset"/> are ISO 8601 strings (round-trip format "o"),
+        /// <see cref="TimeSpan"/> its constant format ("c"), <see cref="Guid"/>,
+        /// <see cref="Uri"/> and <see cref="Version"/> strings; System.Text.Json's
+        /// <c>JsonElement</c>, <c>JsonDocument</c> and <c>JsonNode</c> their own JSON text.
+        /// Any other object (a class, a record, a struct, an anonymous type) is an object of
+        /// its public instance properties that have a public getter (the type's own first,
+        /// then its base types', each in declaration order), then its public instance fields,
+        /// under their C# names as written. Delegates, reflection objects (<c>Type</c>,
+        /// <c>MethodInfo</c>, …), tasks, pointers and handles have no JSON form.
+        /// Throws <see cref="ArgumentException"/> naming the problem and where it is (<c>$</c>
+        /// is the value itself) for a value without JSON form, NaN or an infinity, a
+        /// dictionary key that is not a string, a cycle (an object inside itself), nesting
+        /// far past the SDK's 64 levels (docs/behaviour.md §7; values nested 65 to 72 levels
+        /// deep are written, and refused by the SDK where they enter), and a getter or
+        /// enumeration that throws ("value cannot be read: …").</summary>
         public static string Write(object value)
         {
-            var sb = new StringBuilder();
-            WriteValue(sb, value, 0);
-            return sb.ToString();
+            var w = new Writer();
+            w.Value(value, 0);
+            return w.Text();
         }
 
-        static void WriteValue(StringBuilder sb, object v, int depth)
+        /// <summary>How values of one type are written (decided once per type).</summary>
+        sealed class Shape
         {
-            if (depth > MaxWriteDepth)
-                throw new ArgumentException("value nested more than " + MaxWriteDepth + " levels deep (a cycle?)");
-            if (v == null) { sb.Append("null"); return; }
-            if (v is string s) { WriteString(sb, s); return; }
-            if (v is bool b) { sb.Append(b ? "true" : "false"); return; }
-            if (v is char c) { WriteString(sb, c.ToString()); return; }
-            if (v is RawJson raw) { sb.Append(raw.Text); return; }
-            if (v is int || v is long || v is short || v is sbyte || v is byte || v is ushort || v is uint || v is ulong)
+            internal int Kind;
+            internal string[] Names;
+            internal MemberInfo[] Members;
+            internal PropertyInfo Key, Val;   // KindPairs: KeyValuePair<string, T>
+            internal MethodInfo Raw;          // KindRaw: the method giving the JSON text
+            internal PropertyInfo RawRoot;    // KindRaw for JsonDocument: RootElement first
+        }
+
+        const int KindObject = 0, KindList = 1, KindPairs = 2, KindRaw = 3, KindRefused = 4;
+
+        static readonly ConcurrentDictionary<Type, Shape> shapes = new ConcurrentDictionary<Type, Shape>();
+
+        static Shape ShapeOf(Type t) => shapes.GetOrAdd(t, Describe);
+
+        static Shape Describe(Type t)
+        {
+            if (typeof(Delegate).IsAssignableFrom(t) || typeof(MemberInfo).IsAssignableFrom(t) || typeof(Assembly).IsAssignableFrom(t)
+                || typeof(Module).IsAssignableFrom(t) || typeof(ParameterInfo).IsAssignableFrom(t) || typeof(Task).IsAssignableFrom(t)
+                || t == typeof(IntPtr) || t == typeof(UIntPtr) || t == typeof(Pointer) || t.IsPointer
+                || typeof(SafeHandle).IsAssignableFrom(t) || typeof(WaitHandle).IsAssignableFrom(t))
+                return new Shape { Kind = KindRefused };
+            switch (t.FullName)
             {
-                sb.Append(Convert.ToString(v, CultureInfo.InvariantCulture));
-                return;
+                case "System.Text.Json.JsonElement":
+                    return new Shape { Kind = KindRaw, Raw = t.GetMethod("GetRawText", Type.EmptyTypes) };
+                case "System.Text.Json.JsonDocument":
+                    {
+                        var root = t.GetProperty("RootElement");
+                        return new Shape { Kind = KindRaw, RawRoot = root, Raw = root?.PropertyType.GetMethod("GetRawText", Type.EmptyTypes) };
+                    }
             }
-            if (v is decimal m) { sb.Append(m.ToString(CultureInfo.InvariantCulture)); return; }
-            if (v is double d) { WriteDouble(sb, d); return; }
-            if (v is float f) { WriteDouble(sb, f); return; }
-            if (v is IDictionary dict)
+            for (var b = t; b != null; b = b.BaseType)
+                if (b.FullName == "System.Text.Json.Nodes.JsonNode")
+                {
+                    var m = t.GetMethods().FirstOrDefault(x => x.Name == "ToJsonString" && x.GetParameters().Length == 1);
+                    if (m != null) return new Shape { Kind = KindRaw, Raw = m };
+                }
+            if (typeof(IEnumerable).IsAssignableFrom(t))
             {
+                foreach (var i in t.GetInterfaces())
+                {
+                    if (!i.IsGenericType) continue;
+                    var g = i.GetGenericTypeDefinition();
+                    if ((g == typeof(IDictionary<,>) || g == typeof(IReadOnlyDictionary<,>)) && i.GetGenericArguments()[0] == typeof(string))
+                    {
+                        var pair = typeof(KeyValuePair<,>).MakeGenericType(i.GetGenericArguments());
+                        return new Shape { Kind = KindPairs, Key = pair.GetProperty("Key"), Val = pair.GetProperty("Value") };
+                    }
+                }
+                return new Shape { Kind = KindList };
+            }
+            // The type's own members first, then its base types' (as System.Text.Json orders
+            // them); a member hidden by a derived one of the same name is left out.
+            var names = new List<string>();
+            var members = new List<MemberInfo>();
+            var seen = new HashSet<string>();
+            var chain = new List<Type>();
+            for (var b = t; b != null && b != typeof(object) && b != typeof(ValueType); b = b.BaseType) chain.Add(b);
+            const BindingFlags own = BindingFlags.Public | BindingFlags.Instance | BindingFlags.DeclaredOnly;
+            foreach (var b in chain)
+                foreach (var p in b.GetProperties(own).OrderBy(x => x.MetadataToken))
+                {
+                    var get = p.GetGetMethod();
+                    if (get == null || p.GetIndexParameters().Length > 0 || !seen.Add(p.Name)) continue;
+                    names.Add(p.Name);
+                    members.Add(p);
+                }
+            foreach (var b in chain)
+                foreach (var f in b.GetFields(own).OrderBy(x => x.MetadataToken))
+                {
+                    if (!seen.Add(f.Name)) continue;
+                    names.Add(f.Name);
+                    members.Add(f);
+                }
+            return new Shape { Kind = KindObject, Names = names.ToArray(), Members = members.ToArray() };
+        }
+
+        /// <summary>One write: the text, and the containers on the way from the value to the
+        /// current one (for cycles, and the place named in an error).</summary>
+        sealed class Writer
+        {
+            readonly StringBuilder sb = new StringBuilder();
+            readonly List<object> open = new List<object>();
+            readonly List<object> where = new List<object>();
+
+            internal string Text() => sb.ToString();
+
+            string Place()
+            {
+                var p = new StringBuilder("$");
+                foreach (var w in where)
+                {
+                    if (w is int i) p.Append('[').Append(i).Append(']');
+                    else p.Append('.').Append((string)w);
+                }
+                return p.ToString();
+            }
+
+            ArgumentException Refuse(string what) => new ArgumentException(what + " (at " + Place() + ")");
+
+            ArgumentException Unreadable(Exception e)
+            {
+                while (e is TargetInvocationException && e.InnerException != null) e = e.InnerException;
+                while (e is AggregateException ae && ae.InnerExceptions.Count == 1) e = ae.InnerException;
+                string m = null;
+                try { m = e.Message; } catch (Exception) { }
+                if (string.IsNullOrEmpty(m)) m = e.GetType().FullName;
+                return Refuse("value cannot be read: " + m);
+            }
+
+            /// <summary>Enters a container at <paramref name="depth"/> (the containers around
+            /// it): refuses a cycle and nesting past the limit.</summary>
+            void Enter(object container, int depth)
+            {
+                foreach (var o in open)
+                    if (ReferenceEquals(o, container)) throw Refuse("value contains a cycle");
+                if (depth + 1 > MaxWriteDepth) throw new ArgumentException("value is nested more than " + MaxValueDepth + " levels deep");
+                if (sb.Length > MaxWriteChars) throw new ArgumentException("value is too large (more than " + MaxWriteChars + " characters of JSON)");
+                open.Add(container);
+            }
+
+            void Leave() => open.RemoveAt(open.Count - 1);
+
+            internal void Value(object v, int depth)
+            {
+                if (v == null || v is DBNull) { sb.Append("null"); return; }
+                if (v is string s) { WriteString(sb, s); return; }
+                if (v is bool b) { sb.Append(b ? "true" : "false"); return; }
+                if (v is char c) { WriteString(sb, c.ToString()); return; }
+                if (v is RawJson raw) { sb.Append(raw.Text); return; }
+                if (v is int || v is long || v is short || v is sbyte || v is byte || v is ushort || v is uint || v is ulong)
+                {
+                    sb.Append(Convert.ToString(v, CultureInfo.InvariantCulture));
+                    return;
+                }
+                if (v is decimal m) { sb.Append(m.ToString(CultureInfo.InvariantCulture)); return; }
+                if (v is double d) { Double(d); return; }
+                if (v is float f) { Double(f); return; }
+                if (v is Enum) { WriteString(sb, v.ToString()); return; }
+                if (v is DateTime dt) { WriteString(sb, dt.ToString("o", CultureInfo.InvariantCulture)); return; }
+                if (v is DateTimeOffset dto) { WriteString(sb, dto.ToString("o", CultureInfo.InvariantCulture)); return; }
+                if (v is TimeSpan ts) { WriteString(sb, ts.ToString("c", CultureInfo.InvariantCulture)); return; }
+                if (v is Guid g) { WriteString(sb, g.ToString("D")); return; }
+                if (v is Uri u) { WriteString(sb, u.OriginalString); return; }
+                if (v is Version ver) { WriteString(sb, ver.ToString()); return; }
+                if (v is IDictionary dict) { Dictionary(dict, depth); return; }
+                var shape = ShapeOf(v.GetType());
+                switch (shape.Kind)
+                {
+                    case KindRefused: throw Refuse("a value of type " + v.GetType().FullName + " has no JSON form");
+                    case KindRaw:
+                        {
+                            object text;
+                            try
+                            {
+                                var target = shape.RawRoot != null ? shape.RawRoot.GetValue(v) : v;
+                                text = shape.Raw.Invoke(target, shape.Raw.GetParameters().Length == 1 ? new object[] { null } : null);
+                            }
+                            catch (Exception e) { throw Unreadable(e); }
+                            sb.Append(text as string ?? "null");
+                            return;
+                        }
+                    case KindPairs: Pairs((IEnumerable)v, shape, depth); return;
+                    case KindList: List((IEnumerable)v, depth); return;
+                    default: Object(v, shape, depth); return;
+                }
+            }
+
+            void Double(double d)
+            {
+                if (double.IsNaN(d) || double.IsInfinity(d))
+                    throw Refuse("the number " + d.ToString(CultureInfo.InvariantCulture) + " has no JSON form");
+                if (d == Math.Floor(d) && Math.Abs(d) < 1e15) sb.Append(((long)d).ToString(CultureInfo.InvariantCulture));
+                else sb.Append(d.ToString("R", CultureInfo.InvariantCulture));
+            }
+
+            void Member(bool first, string name, object value, int depth)
+            {
+                if (!first) sb.Append(',');
+                WriteString(sb, name);
+                sb.Append(':');
+                where.Add(name);
+                Value(value, depth + 1);
+                where.RemoveAt(where.Count - 1);
+            }
+
+            void Dictionary(IDictionary dict, int depth)
+            {
+                Enter(dict, depth);
                 sb.Append('{');
                 bool first = true;
-                foreach (DictionaryEntry e in dict)
+                Each(dict, item =>
                 {
-                    var key = e.Key as string;
-                    if (key == null)
-                        throw new ArgumentException("a dictionary key is not a string: " + e.Key?.GetType().Name);
-                    if (!first) sb.Append(',');
+                    var e = (DictionaryEntry)item;
+                    if (!(e.Key is string key))
+                        throw Refuse("a dictionary key is not a string: " + (e.Key?.GetType().Name ?? "null"));
+                    Member(first, key, e.Value, depth);
                     first = false;
-                    WriteString(sb, key);
-                    sb.Append(':');
-                    WriteValue(sb, e.Value, depth + 1);
+                }, dict.GetEnumerator);
+                sb.Append('}');
+                Leave();
+            }
+
+            void Pairs(IEnumerable pairs, Shape shape, int depth)
+            {
+                Enter(pairs, depth);
+                sb.Append('{');
+                bool first = true;
+                Each(pairs, item =>
+                {
+                    string key;
+                    object value;
+                    try { key = (string)shape.Key.GetValue(item); value = shape.Val.GetValue(item); }
+                    catch (Exception e) { throw Unreadable(e); }
+                    if (key == null) throw Refuse("a dictionary key is null");
+                    Member(first, key, value, depth);
+                    first = false;
+                }, pairs.GetEnumerator);
+                sb.Append('}');
+                Leave();
+            }
+
+            void List(IEnumerable list, int depth)
+            {
+                Enter(list, depth);
+                sb.Append('[');
+                int i = 0;
+                Each(list, item =>
+                {
+                    if (i > 0) sb.Append(',');
+                    where.Add(i);
+                    Value(item, depth + 1);
+                    where.RemoveAt(where.Count - 1);
+                    i++;
+                    if (sb.Length > MaxWriteChars) throw new ArgumentException("value is too large (more than " + MaxWriteChars + " characters of JSON)");
+                }, list.GetEnumerator);
+                sb.Append(']');
+                Leave();
+            }
+
+            void Object(object v, Shape shape, int depth)
+            {
+                Enter(v, depth);
+                sb.Append('{');
+                for (int i = 0; i < shape.Members.Length; i++)
+                {
+                    object value;
+                    try
+                    {
+                        value = shape.Members[i] is PropertyInfo p ? p.GetValue(v) : ((FieldInfo)shape.Members[i]).GetValue(v);
+                    }
+                    catch (Exception e)
+                    {
+                        where.Add(shape.Names[i]);
+                        throw Unreadable(e);
+                    }
+                    Member(i == 0, shape.Names[i], value, depth);
                 }
                 sb.Append('}');
-                return;
+                Leave();
             }
-            if (v is IEnumerable list)
-            {
-                sb.Append('[');
-                bool firstItem = true;
-                foreach (var item in list)
-                {
-                    if (!firstItem) sb.Append(',');
-                    firstItem = false;
-                    WriteValue(sb, item, depth + 1);
-                }
-                sb.Append(']');
-                return;
-            }
-            throw new ArgumentException("a value of type " + v.GetType().FullName + " has no JSON form");
-        }
 
-        static void WriteDouble(StringBuilder sb, double d)
-        {
-            if (double.IsNaN(d) || double.IsInfinity(d))
-                throw new ArgumentException("the number " + d.ToString(CultureInfo.InvariantCulture) + " has no JSON form");
-            if (d == Math.Floor(d) && Math.Abs(d) < 1e15) sb.Append(((long)d).ToString(CultureInfo.InvariantCulture));
-            else sb.Append(d.ToString("R", CultureInfo.InvariantCulture));
+            /// <summary>Enumerates, turning what the enumeration throws (not what writing an
+            /// item throws) into "value cannot be read".</summary>
+            void Each(IEnumerable source, Action<object> item, Func<IEnumerator> start)
+            {
+                IEnumerator e;
+                try { e = start(); }
+                catch (Exception x) { throw Unreadable(x); }
+                try
+                {
+                    while (true)
+                    {
+                        object current;
+                        try
+                        {
+                            if (!e.MoveNext()) break;
+                            current = e.Current;
+                        }
+                        catch (Exception x) { throw Unreadable(x); }
+                        item(current);
+                    }
+                }
+                finally
+                {
+                    try { (e as IDisposable)?.Dispose(); }
+                    catch (Exception) { /* the value was read; its disposal's failure changes nothing */ }
+                }
+            }
         }
 
         static void WriteString(StringBuilder sb, string s)

@@ -22,7 +22,9 @@ namespace PhaseoAgentSdk
         bool disposed, ended;
         Task<RunResult> result;
 
-        internal AgentStreamResult(IntPtr ptr, object keep) { this.ptr = ptr; this.keep = keep; }
+        readonly EventDelivery delivery;
+
+        internal AgentStreamResult(IntPtr ptr, object keep, EventDelivery delivery) { this.ptr = ptr; this.keep = keep; this.delivery = delivery; }
 
         // Native calls run between Enter and Exit; the handle is freed by whichever of
         // Dispose and the last Exit comes last, so Cancel never waits for a blocked pull and
@@ -78,26 +80,41 @@ namespace PhaseoAgentSdk
             new EventStream<string>(this, e => e.Type == "response.output_text.delta" ? e.Details.TryGetValue("delta", out var d) ? d as string : null : null);
 
         /// <summary>The run's result (a failed run: an <see cref="AgentException"/> with its
-        /// State; a refused continue: one without).</summary>
+        /// State; a refused continue: one without), once OnEvent has seen every event of the
+        /// run (as for Run). The wait for the run's end is on a thread of the SDK's own, not
+        /// the thread pool's.</summary>
         public Task<RunResult> GetResult()
         {
             lock (handle)
             {
                 if (result == null)
-                    result = Task.Run(async () =>
+                {
+                    var tcs = new TaskCompletionSource<RunResult>(TaskCreationOptions.RunContinuationsAsynchronously);
+                    result = tcs.Task;
+                    SdkThreads.Run(() =>
                     {
-                        var outcome = WaitResult();
-                        // The run's events are all queued by now: the result is given once
-                        // OnEvent has seen them (as for Run).
-                        await Dispatcher.Flush();
-                        if (outcome.Item2 != null) throw outcome.Item2;
-                        return outcome.Item1;
+                        Tuple<RunResult, AgentException> outcome;
+                        try { outcome = WaitResult(); }
+                        catch (Exception e) { tcs.TrySetException(e); return; }
+                        Action finish = () =>
+                        {
+                            if (outcome.Item2 != null) tcs.TrySetException(outcome.Item2);
+                            else tcs.TrySetResult(outcome.Item1);
+                        };
+                        // The run's events are all queued by now: once the drain thread has
+                        // passed them, they are in the delivery.
+                        Dispatcher.Flush(() =>
+                        {
+                            if (delivery == null) finish();
+                            else delivery.WhenDelivered(finish);
+                        });
                     });
+                }
                 return result;
             }
         }
 
-        // Blocks until the run ends (on the pool); the native part of GetResult.
+        // Blocks until the run ends (on an SDK thread); the native part of GetResult.
         Tuple<RunResult, AgentException> WaitResult()
         {
             if (!Enter(out var p)) throw new AgentException(ErrorCodes.InvalidArgument, "the stream was disposed");
@@ -112,9 +129,11 @@ namespace PhaseoAgentSdk
             finally { Exit(); }
         }
 
-        /// <summary>Cancels the run (it ends <c>cancelled</c>). Any thread; never blocks.</summary>
+        /// <summary>Cancels the run (it ends <c>cancelled</c>). Any thread; never blocks. From
+        /// then on, the result no longer waits for an OnEvent handler that does not return.</summary>
         public void Cancel()
         {
+            delivery?.Abandon();
             if (!Enter(out var p)) return;
             try { Native.phaseo_stream_cancel(p); } finally { Exit(); }
         }

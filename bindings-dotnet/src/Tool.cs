@@ -23,10 +23,13 @@ namespace PhaseoAgentSdk
         /// <summary>The call (its id is an idempotency key).</summary>
         public ToolCall ToolCall { get; }
         /// <summary>Publishes a preliminary result (checked by EventSchema, emitted as a
-        /// <c>tool.preliminary_result</c> event). Only an executor has progress.</summary>
+        /// <c>tool.preliminary_result</c> event). Only an executor has progress. A value
+        /// without JSON form (see <see cref="Json.Write"/>) throws an
+        /// <see cref="ArgumentException"/> naming the problem.</summary>
         public Func<object, Task> EmitProgress { get; }
         /// <summary>Replaces the application context for later turns (applied after the tool
-        /// phase, in call order). Only an executor can set it.</summary>
+        /// phase, in call order). Only an executor can set it. A value without JSON form (see
+        /// <see cref="Json.Write"/>) throws an <see cref="ArgumentException"/>.</summary>
         public Action<object> SetContext { get; }
 
         /// <summary>A runtime (the SDK makes these; public for tests of tools).</summary>

@@ -273,7 +273,7 @@ namespace PhaseoAgentSdk.Tests
                 new Tool("empty", (i, rt) => throw new EmptyMessageException()),
                 new Tool("notask", (i, rt) => null),
                 new Tool("faulted", (i, rt) => Task.FromException<object>(new AggregateException(new TimeoutException("inner timeout")))),
-                new Tool("nojson", (i, rt) => Task.FromResult<object>(new object())),
+                new Tool("nojson", (i, rt) => Task.FromResult<object>(new Func<int>(() => 1))),
             };
             using (var agent = AgentSdk.CreateAgent(new AgentDefinition
             {
@@ -302,7 +302,7 @@ namespace PhaseoAgentSdk.Tests
             {
                 var e = Assert.Throws<AgentException>(() => agent.Run(new RunOptions("go", new RecordingClient(Calls("a", "nojson", "{}")))).GetAwaiter().GetResult());
                 Assert.AreEqual(ErrorCodes.ToolOutputInvalid, e.Code);
-                StringAssert.Contains("System.Object", e.Message);
+                StringAssert.Contains("System.Func", e.Message);
             }
         }
 
