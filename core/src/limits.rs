@@ -54,9 +54,21 @@ pub(crate) fn check_depth(value: &Value, max: usize) -> Result<(), ValueLimitErr
 /// [`MAX_DEPTH`] levels, and every integer literal within 64 bits (a larger one is refused,
 /// never turned into a float). The error is what follows `"Invalid tool input: "`.
 pub fn parse_json_text(text: &str) -> Result<Value, String> {
+    parse_json_text_within(text, MAX_DEPTH)
+}
+
+/// As [`parse_json_text`] for a text that holds values a few levels below its root (run
+/// options: `messages[i].toolCalls[j].input`): nested at most `MAX_DEPTH + STATE_NESTING`
+/// levels, as a state; each value in it is then checked against [`MAX_DEPTH`] on its own,
+/// so that a value within the limit is not refused for where it stands.
+pub(crate) fn parse_json_container_text(text: &str) -> Result<Value, String> {
+    parse_json_text_within(text, MAX_DEPTH + STATE_NESTING)
+}
+
+fn parse_json_text_within(text: &str, max_depth: usize) -> Result<Value, String> {
     // Scan first: the parser would fail on deep text with its own recursion message, and
     // would quietly turn a huge integer into a float.
-    match scan_text(text, MAX_DEPTH, true) {
+    match scan_text(text, max_depth, true) {
         Ok(()) | Err(Scan::NotJson) => {}
         Err(Scan::Limit(e)) => return Err(e.to_string()),
     }

@@ -507,3 +507,27 @@ fn text_readers_refuse_text_that_is_not_json_and_read_the_rest() {
     let cont = continue_options_text(&host, Some(r#"{"approvals": ["c1"]}"#)).expect("continue");
     assert_eq!(cont.approvals.len(), 1);
 }
+
+#[test]
+fn option_texts_carry_values_as_deep_as_a_value_may_be() {
+    // `{"input": <64 levels>}` is 65 levels from the text's root: the value is within its
+    // limit, so the text is not refused for where the value stands.
+    let host = Recorder::default();
+    let deep = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
+    let text = format!(
+        r#"{{"input": {}, "context": {{"k": {}}}}}"#,
+        deep(64),
+        deep(63)
+    );
+    let run = run_options_text(&host, Some(&text)).expect("a 64-level input");
+    assert_eq!(crate::limits::check_value(&run.input), Ok(()));
+    let text = format!(r#"{{"context": {}}}"#, deep(64));
+    continue_options_text(&host, Some(&text)).expect("a 64-level context");
+    // Past a state's depth the text itself is refused.
+    let text = format!(r#"{{"input": {}}}"#, deep(80));
+    let message = definition_error(run_options_text(&host, Some(&text)));
+    assert!(
+        message.starts_with("run options are not valid JSON: value is nested more than"),
+        "{message}"
+    );
+}

@@ -11,10 +11,16 @@ fn parse(text: &str, what: &str, verb: &str) -> Result<Value, AgentError> {
     crate::parse_json_text(text).map_err(|e| invalid(format!("{what} {verb} not valid JSON: {e}")))
 }
 
-/// Parses optional options text (`None`: all defaults).
+/// Parses optional options text (`None`: all defaults). The values the options carry
+/// (`input`, `context`, a message's call input) sit a few levels below the root: the text
+/// may be as deep as a state, and each value is checked against the value limit where it
+/// is used (`Invalid run input: value is nested more than 64 levels deep`).
 fn parse_options(text: Option<&str>, what: &str) -> Result<Value, AgentError> {
     Ok(text
-        .map(|t| parse(t, what, "are"))
+        .map(|t| {
+            crate::limits::parse_json_container_text(t)
+                .map_err(|e| invalid(format!("{what} are not valid JSON: {e}")))
+        })
         .transpose()?
         .unwrap_or(Value::Null))
 }
