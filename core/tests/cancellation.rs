@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use phaseo_agent::{
     async_trait, json, AgentDefinition, CancellationToken, ErrorCode, ModelClient, ModelError,
-    ModelRequest, ModelResponse, RunOptions, RunResult, RunStatus, ScriptedClient, Tool, Value,
+    ModelRequest, ModelResponse, RunOptions, RunResult, RunStatus, ScriptedClient, Tool, ToolError,
+    Value,
 };
 
 fn cancel_after(token: &CancellationToken, ms: u64) {
@@ -184,4 +185,30 @@ async fn cancelling_a_continue_ends_cancelled_and_leaves_the_paused_state() {
     assert!(started.elapsed() < Duration::from_millis(2_500));
     assert_cancelled(&result);
     assert_eq!(state.to_json(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_fails_because_the_run_was_cancelled_leaves_the_run_cancelled() {
+    // The tool ends with an error the moment it sees the signal (Go's `ctx.Err()`): the
+    // run was cancelled, not failed by the tool. Many runs, as the two race.
+    for _ in 0..200 {
+        let began = Arc::new(AtomicBool::new(false));
+        let begin = began.clone();
+        let tool = Tool::new_async("wait", "", Value::Null, move |_, rt| {
+            let begin = begin.clone();
+            async move {
+                begin.store(true, Ordering::SeqCst);
+                rt.cancelled().await;
+                Err(ToolError::new("context canceled"))
+            }
+        });
+        let agent = agent(AgentDefinition::new("c").tool(tool));
+        let token = CancellationToken::new();
+        cancel_once_begun(&token, began);
+        let result = agent
+            .run(RunOptions::new("go", scripted([call("c1", "wait", "{}")])).cancel(token))
+            .await
+            .expect("a cancelled run returns Ok");
+        assert_cancelled(&result);
+    }
 }
