@@ -201,7 +201,12 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-go
+
+# Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache).
+fuzz-go: go-lib
+	cd bindings-go && for t in FuzzHostileToolValues FuzzMutatedContinue; do \
+	  $(GO_LINK_STAMP) go test -run '^$$' -fuzz "^$$t$$" -fuzztime $${FUZZ_SECONDS:-60}s . || exit 1; done
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
