@@ -144,16 +144,34 @@ namespace PhaseoAgentSdk
             this.Id = Id; this.Execute = Execute; this.Description = Description; this.Parameters = Parameters; this.Timeout = Timeout;
         }
 
+        /// <summary>
+        /// A tool's input (or a supplied output) as the product hands it to the tool's
+        /// delegates: on .NET 5+ a <c>System.Text.Json.JsonElement</c> (the package's net8.0
+        /// build); on netstandard2.0 and Mono, which have no System.Text.Json, plain data —
+        /// <c>Dictionary&lt;string, object&gt;</c>, <c>List&lt;object&gt;</c>, strings,
+        /// numbers, booleans, <c>null</c>. Either is accepted back as a result.
+        /// </summary>
+        internal static object HostInput(object value)
+        {
+#if NET5_0_OR_GREATER
+            var options = new System.Text.Json.JsonDocumentOptions { MaxDepth = 128 };
+            using (var document = System.Text.Json.JsonDocument.Parse(Json.Write(value), options))
+                return document.RootElement.Clone();
+#else
+            return value;
+#endif
+        }
+
         internal Dictionary<string, object> ToJson(HostObject cbs)
         {
             var m = new Dictionary<string, object> { { "id", Id } };
             if (Description != null) m["description"] = Description;
             if (Parameters != null) m["parameters"] = Parameters;
             var exec = Execute;
-            if (exec != null) m["execute"] = cbs.Add(c => c.WithRuntime(1, rt => exec(c.Arg(0), rt)));
+            if (exec != null) m["execute"] = cbs.Add(c => c.WithRuntime(1, rt => exec(HostInput(c.Arg(0)), rt)));
             if (Timeout != null) m["timeoutMs"] = Timeout.Value.TotalMilliseconds;
             var approval = Approval;
-            if (approval != null) m["requireApproval"] = cbs.Add(c => c.WithRuntime(1, rt => approval(c.Arg(0), rt)));
+            if (approval != null) m["requireApproval"] = cbs.Add(c => c.WithRuntime(1, rt => approval(HostInput(c.Arg(0)), rt)));
             else if (RequireApproval) m["requireApproval"] = true;
             if (OnError != null) m["onError"] = OnError;
             if (InputSchema != null) m["inputSchema"] = AgentSdk.ValidatorCallback(cbs, InputSchema);
@@ -161,9 +179,9 @@ namespace PhaseoAgentSdk
             if (EventSchema != null) m["eventSchema"] = AgentSdk.ValidatorCallback(cbs, EventSchema);
             var called = OnToolCalled;
             if (called != null)
-                m["onToolCalled"] = cbs.Add(c => c.WithRuntime(1, rt => called(c.Arg(0), rt), r => r.Item1 ? r.Item2 : null));
+                m["onToolCalled"] = cbs.Add(c => c.WithRuntime(1, rt => called(HostInput(c.Arg(0)), rt), r => r.Item1 ? r.Item2 : null));
             var received = OnResponseReceived;
-            if (received != null) m["onResponseReceived"] = cbs.Add(c => c.WithRuntime(1, rt => received(c.Arg(0), rt)));
+            if (received != null) m["onResponseReceived"] = cbs.Add(c => c.WithRuntime(1, rt => received(HostInput(c.Arg(0)), rt)));
             var next = DynamicNextTurnParams;
             if (next != null)
                 m["nextTurnParams"] = cbs.Add(c => c.WithRuntime(1, rt => next(c.Arg(0), rt),

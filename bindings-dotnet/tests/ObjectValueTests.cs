@@ -189,19 +189,26 @@ namespace PhaseoAgentSdk.Tests
         [Test]
         public void ADeepProgressValueIsRefusedToTheTool()
         {
-            Exception thrown = null;
+            // The refused value fails the call (tool_event_invalid) as it is refused, so the
+            // run may end before the tool's catch runs: wait for the catch itself.
+            var caught = new TaskCompletionSource<Exception>();
             var tool = new Tool("t", async (i, rt) =>
             {
-                try { await rt.EmitProgress(Chain(200000)); }
-                catch (Exception e) { thrown = e; }
+                try { await rt.EmitProgress(Chain(200000)); caught.TrySetResult(null); }
+                catch (Exception e) { caught.TrySetResult(e); }
                 return "ok";
             });
             using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "a", Tools = new[] { tool } }))
             {
                 var run = agent.Run(new RunOptions("go", new RecordingClient(Calls("c1", "t", "{}"), Text("done"))));
                 Assert.IsTrue(run.ContinueWith(_ => { }).Wait(Bound), "the run did not end");
+                Assert.IsTrue(caught.Task.Wait(Bound), "the tool did not come back from EmitProgress");
+                var thrown = caught.Task.Result;
                 Assert.IsInstanceOf<ArgumentException>(thrown);
                 StringAssert.Contains("nested more than 64 levels", thrown.Message);
+                var failed = run.Exception?.InnerException as AgentException;
+                Assert.IsNotNull(failed, "the run did not fail");
+                Assert.AreEqual("tool_event_invalid", failed.Code);
             }
         }
 
