@@ -45,7 +45,13 @@ final class RuntimeContext
             Native::call(fn () => phaseo_call_progress($call, $json, false));
         };
         $this->setContext = static function (mixed $value) use ($call): void {
-            Native::call(fn () => phaseo_call_set_context($call, Json::encode($value)));
+            try {
+                $json = Json::encode($value);
+            } catch (\JsonException $e) {
+                // The tool's own argument: PHP's error for it (uncaught, the call fails, `tool_failed`).
+                throw new \InvalidArgumentException('the context cannot be written as JSON: ' . $e->getMessage(), 0, $e);
+            }
+            Native::call(fn () => phaseo_call_set_context($call, $json));
         };
     }
 
