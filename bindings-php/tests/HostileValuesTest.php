@@ -6,6 +6,7 @@ namespace Phaseo\AgentSdk\Tests;
 
 use Phaseo\AgentSdk\AgentDefinition;
 use Phaseo\AgentSdk\AgentSdk;
+use Phaseo\AgentSdk\BigInt;
 use Phaseo\AgentSdk\DefinitionError;
 use Phaseo\AgentSdk\RunResult;
 use Phaseo\AgentSdk\RunStore;
@@ -185,6 +186,29 @@ final class HostileValuesTest extends TestCase
         }
         $state['run']['context'] = $value;
         $this->assertSame('completed', $agent->continueRun($state, new ScriptedClient([['text' => 'done']]), approvals: ['c1'])->status());
+    }
+
+    public function testIntegersAbovePhpsIntReadFromAStateAreBigInts(): void
+    {
+        $max = new BigInt('18446744073709551615');
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [
+            new Tool(id: 't', execute: fn () => ['max' => $max, 'padded' => new BigInt('007'), 'int' => PHP_INT_MAX, 'text' => '18446744073709551615']),
+        ]));
+        $result = $agent->run('go', new ScriptedClient([['toolCalls' => [self::call('c1', 't')]], ['text' => 'done']]), context: ['n' => $max]);
+        foreach ([$result, self::roundTrip($result)] as $r) {
+            $this->assertEquals(['n' => $max], $r->context());
+            $this->assertEquals(
+                ['max' => $max, 'padded' => 7, 'int' => PHP_INT_MAX, 'text' => '18446744073709551615'],
+                $r->jsonSerialize()['stepResults'][0]['toolResults'][0]['result'],
+            );
+        }
+    }
+
+    public function testABigIntBeyond64BitsCannotBeMade(): void
+    {
+        $this->expectException(\InvalidArgumentException::class);
+        $this->expectExceptionMessage('BigInt: 18446744073709551616 does not fit in 64 bits');
+        new BigInt('18446744073709551616');
     }
 
     /** @return iterable<string, array{0: \Closure, 1: string}> */

@@ -192,11 +192,46 @@ final class Json
         return self::TOO_DEEP;
     }
 
-    /** A value of JSON text, objects as associative arrays. */
+    /** Any bytes as UTF-8 text: each byte that is not part of UTF-8 becomes U+FFFD (messages). */
+    public static function text(string $bytes): string
+    {
+        if (preg_match('//u', $bytes) === 1) {
+            return $bytes;
+        }
+        return (string) json_decode((string) json_encode($bytes, JSON_INVALID_UTF8_SUBSTITUTE));
+    }
+
+    /**
+     * A value of JSON text, objects as associative arrays; integers above PHP's int (up to
+     * 2^64-1) as BigInt, whether the core marked them or the text (a state) holds their digits.
+     */
     public static function decode(string $text): mixed
     {
+        if (preg_match('/\d{19}/', $text) === 1) {
+            $text = self::markBigIntegers($text);
+        }
         $value = json_decode($text, true, 512, JSON_THROW_ON_ERROR);
         return str_contains($text, 'phaseo:bigint:') ? self::bigIntegers($value) : $value;
+    }
+
+    /**
+     * The text with each integer literal above PHP_INT_MAX and at most 2^64-1 written as a
+     * marked string (json_decode would make it a float, losing digits). Strings are matched
+     * whole first, so digits inside them are left alone.
+     */
+    private static function markBigIntegers(string $text): string
+    {
+        return (string) preg_replace_callback(
+            '/"(?:[^"\\\\]++|\\\\.)*+"|(?<![\d.eE+-])\d{19,20}(?![\d.eE])/',
+            static function (array $m): string {
+                $digits = $m[0];
+                $big = $digits[0] !== '"' && (strlen($digits) === 19
+                    ? strcmp($digits, (string) PHP_INT_MAX) > 0
+                    : strcmp($digits, '18446744073709551615') <= 0);
+                return $big ? '"\\u0001phaseo:bigint:' . $digits . '"' : $digits;
+            },
+            $text,
+        );
     }
 
     private static function bigIntegers(mixed $v): mixed

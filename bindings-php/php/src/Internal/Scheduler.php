@@ -314,12 +314,15 @@ final class Scheduler
         return null;
     }
 
-    /** What an exception of any class says (bridge rule 4), with a fixed fallback. */
+    /**
+     * What an exception of any class says (bridge rule 4) as UTF-8 text (a message may be
+     * any bytes), with a fixed fallback.
+     */
     public static function message(\Throwable $e): string
     {
         try {
             $m = $e->getMessage();
-            return $m !== '' ? $m : get_class($e);
+            return $m !== '' ? Json::text($m) : get_class($e);
         } catch (\Throwable) {
             return 'a PHP tool threw an exception whose message could not be read';
         }
