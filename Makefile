@@ -13,7 +13,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node fuzz-php conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 	$(CARGO) run -q -p support-desk
@@ -128,6 +128,12 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
+# The PHP property tests (bindings-php/tests/FuzzTest.php, each property in a child process)
+# with many more inputs (`PHASEO_FUZZ_RUNS` per property, default 20000; `PHASEO_FUZZ_SEED`
+# replays a run). `make php-tests` runs them with 1000.
+fuzz-php: php
+	cd bindings-php && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit tests/FuzzTest.php
+
 conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
@@ -194,7 +200,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-php
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz

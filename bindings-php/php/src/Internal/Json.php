@@ -169,7 +169,10 @@ final class Json
     /**
      * Why a walk reached the depth limit: a cycle when the path goes through one PHP
      * reference twice (an array that holds itself, `$a['self'] = &$a`, can only do so through
-     * a reference), else too deep.
+     * a reference), else too deep. A reference no variable holds any more (`$a['x']['y'] =
+     * &$a` returned from a function) is one PHP shows no code (ReflectionReference and array
+     * copies treat it as a plain value): a cycle through it is refused as too deep, as the
+     * endless value it is.
      *
      * @param list<array{0: ?array, 1: int|string|null}> $path
      */
