@@ -59,7 +59,7 @@ final class HostileValuesTest extends TestCase
     {
         [$out] = $this->child('value', $kind, $place);
         $message = str_starts_with($kind, 'deep') ? 'value is nested more than 64 levels deep' : 'value contains a cycle';
-        $this->assertMatchesRegularExpression('/^\w+Error ' . $code . ' .*: ' . $message . '$/', $out);
+        $this->assertMatchesRegularExpression('/^\w+Error ' . $code . ' (.*: )?' . $message . '$/', $out);
     }
 
     public static function schemaFields(): iterable
@@ -81,7 +81,7 @@ final class HostileValuesTest extends TestCase
     public function testAValueBuiltFarTooDeepInsideAToolIsRefusedAndFreedSafely(): void
     {
         $this->assertSame(
-            'ToolError tool_output_invalid Invalid tool output: the result cannot be written as JSON: value is nested more than 64 levels deep',
+            'ToolError tool_output_invalid Invalid tool output: value is nested more than 64 levels deep',
             $this->child('deep-built')[0],
         );
     }

@@ -95,7 +95,7 @@ final class AgentSdk
             try {
                 $json = Json::encode($value);
             } catch (\JsonException $e) {
-                throw new \InvalidArgumentException('the value cannot be written as JSON: ' . $e->getMessage(), 0, $e);
+                throw new \InvalidArgumentException(Json::reason($e, 'the value'), 0, $e);
             }
             $problem = Native::call(fn () => phaseo_schema_check($holder->handle, $json));
             if ($problem !== null) {

@@ -63,7 +63,7 @@ final class ScriptedClient extends NativeClient
         try {
             $json = Json::encode(array_values($responses), Json::MAX_DEPTH + 1);
         } catch (\JsonException $e) {
-            throw new \InvalidArgumentException('the scripted responses cannot be written as JSON: ' . $e->getMessage(), 0, $e);
+            throw new \InvalidArgumentException(Json::reason($e, 'the scripted responses'), 0, $e);
         }
         parent::__construct(Native::call(fn () => phaseo_client_scripted($json, $used)));
     }

@@ -116,7 +116,7 @@ class RunStore
         try {
             $json = $query === [] ? null : Json::encode($query);
         } catch (\JsonException $e) {
-            throw new \InvalidArgumentException('the query cannot be written as JSON: ' . $e->getMessage(), 0, $e);
+            throw new \InvalidArgumentException(Json::reason($e, 'the query'), 0, $e);
         }
         $page = Json::decode(Native::call(fn () => phaseo_store_list($this->handle, $json)));
         return ['runs' => array_map(self::row(...), $page['runs']), 'nextCursor' => $page['nextCursor']];

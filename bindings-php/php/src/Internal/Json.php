@@ -87,7 +87,7 @@ final class Json
             }
             $object = spl_object_id($value);
             if (isset($objects[$object])) {
-                throw new \JsonException(self::CYCLE);
+                throw new ValueRefused(self::CYCLE);
             }
             if ($value instanceof \JsonSerializable) {
                 $changed = true;
@@ -95,7 +95,7 @@ final class Json
                 try {
                     $inner = $value->jsonSerialize();
                 } catch (\Throwable $e) {
-                    throw new \JsonException('value cannot be read: ' . Scheduler::message($e), 0, $e);
+                    throw new ValueRefused('value cannot be read: ' . Scheduler::message($e), 0, $e);
                 }
                 if ($inner !== $value) {
                     // What it gives stands in its place, at its level.
@@ -121,7 +121,7 @@ final class Json
             $members = $value;
         }
         if ($left <= 0) {
-            throw new \JsonException(self::tooDeep($path));
+            throw new ValueRefused(self::tooDeep($path));
         }
         if ($object !== null) {
             $objects[$object] = true;
@@ -193,6 +193,16 @@ final class Json
             }
         }
         return self::TOO_DEEP;
+    }
+
+    /**
+     * Why a value could not be written, for an error's message: the SDK's own refusal in the
+     * core's words (`value is nested more than 64 levels deep`, as every language says it),
+     * PHP's json_encode reason after what could not be written.
+     */
+    public static function reason(\Throwable $e, string $what): string
+    {
+        return $e instanceof ValueRefused ? $e->getMessage() : "{$what} cannot be written as JSON: " . Scheduler::message($e);
     }
 
     /** Any bytes as UTF-8 text: each byte that is not part of UTF-8 becomes U+FFFD (messages). */
@@ -269,4 +279,9 @@ final class Json
         }
         return $out;
     }
+}
+
+/** A value refused by the SDK's own rules (too deep, a cycle, a jsonSerialize() that threw). */
+final class ValueRefused extends \JsonException
+{
 }

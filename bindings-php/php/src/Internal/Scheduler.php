@@ -274,7 +274,7 @@ final class Scheduler
             // JSON cannot hold is the call's invalid answer (`tool_output_invalid` for a result).
             $json = Json::encode($value);
         } catch (\Throwable $e) {
-            phaseo_respond($id, null, 'the result cannot be written as JSON: ' . self::message($e), true);
+            phaseo_respond($id, null, Json::reason($e, 'the result'), true);
             return $value;
         }
         phaseo_respond($id, $json, null, false);
@@ -307,7 +307,7 @@ final class Scheduler
             try {
                 $json = Json::encode($event);
             } catch (\JsonException $e) {
-                throw new \UnexpectedValueException('a stream event cannot be written as JSON: ' . $e->getMessage(), 0, $e);
+                throw new \UnexpectedValueException(Json::reason($e, 'a stream event'), 0, $e);
             }
             Native::call(fn () => phaseo_call_stream($id, $json));
         }
