@@ -47,7 +47,7 @@ final class Tool
     ) {
         if ($execute !== null && !is_callable($execute)) {
             throw new DefinitionError(
-                "Invalid definition of tool '{$id}': execute must be callable or null, got " . get_debug_type($execute),
+                'Invalid definition of tool \'' . Internal\Json::text($id) . '\': execute must be callable or null, got ' . get_debug_type($execute),
                 'definition_invalid',
             );
         }

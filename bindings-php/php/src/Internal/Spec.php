@@ -98,7 +98,7 @@ final class Spec
      */
     public function tool(Tool $t): array
     {
-        $owner = "Invalid definition of tool '{$t->id}'";
+        $owner = 'Invalid definition of tool \'' . Json::text($t->id) . '\'';
         $approval = $t->requireApproval;
         if ($approval !== null && !is_bool($approval) && !is_callable($approval)) {
             throw new DefinitionError("{$owner}: requireApproval must be a bool or callable, got " . get_debug_type($approval), 'definition_invalid');
