@@ -13,7 +13,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node fuzz-csharp conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node fuzz-csharp fuzz-php fuzz-go conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 	$(CARGO) run -q -p support-desk
@@ -135,6 +135,12 @@ fuzz-csharp: csharp-test-build
 	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} \
 	  nunit-console -nologo -domain=None -labels -run=PhaseoAgentSdk.Tests.FuzzTests -xml=FuzzResult.xml Phaseo.AgentSdk.Tests.dll
 
+# The PHP property tests (bindings-php/tests/FuzzTest.php, each property in a child process)
+# with many more inputs (`PHASEO_FUZZ_RUNS` per property, default 20000; `PHASEO_FUZZ_SEED`
+# replays a run). `make php-tests` runs them with 1000.
+fuzz-php: php
+	cd bindings-php && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit tests/FuzzTest.php
+
 conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
@@ -201,7 +207,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-go
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-go
 
 # Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache).
 fuzz-go: go-lib

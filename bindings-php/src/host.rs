@@ -25,7 +25,8 @@ pub enum Answer {
     Value(Value),
     /// What the PHP function threw (its message).
     Thrown(String),
-    /// A value PHP could not turn into JSON (`tool_output_invalid` for an executor).
+    /// A value PHP could not turn into JSON (`tool_output_invalid` for an executor and the
+    /// hooks whose answer is the result).
     Invalid(String),
 }
 
@@ -200,7 +201,14 @@ impl HostFn {
         match answer {
             Ok(Answer::Value(v)) => Ok(v),
             Ok(Answer::Thrown(m)) => Err(ToolError::new(m)),
-            Ok(Answer::Invalid(m)) if kind == "execute" => Err(ToolError::invalid_output(m)),
+            // What an executor or a hook answering for it (`onToolCalled`,
+            // `onResponseReceived`) gives is the call's result: unconvertible, it is an invalid
+            // output (docs/behaviour.md §7), whatever the tool's `onError`.
+            Ok(Answer::Invalid(m))
+                if matches!(kind, "execute" | "toolCalled" | "responseReceived") =>
+            {
+                Err(ToolError::invalid_output(m))
+            }
             Ok(Answer::Invalid(m)) => Err(ToolError::new(m)),
             Err(_) => Err(ToolError::new("the PHP host dropped the call")),
         }

@@ -4,6 +4,14 @@
 //! turns definitions (JSON text) into core values, adapts PHP callables (see [`host`]: one
 //! queue the PHP thread pumps) and converts values. Errors are thrown as `\Exception`s
 //! whose message is the error's JSON (see [`error`]).
+//!
+//! Values cross only as JSON text: the PHP layer writes them (refusing, before PHP's own
+//! recursive `json_encode` runs, a value nested too deep or holding a cycle) and this
+//! crate reads them with the core's [`phaseo_agent::parse_json_text`], which scans the
+//! nesting first, so no PHP value is walked here and no text can nest the reader deeper than
+//! the core's 64 levels. Text a host gives (a state, a run id, an exception's message) is
+//! taken as bytes: PHP strings need not be UTF-8, and a refused conversion would surface as
+//! PHP's `TypeError` instead of the SDK's error.
 #![cfg_attr(windows, feature(abi_vectorcall))]
 
 mod adapters;
@@ -18,6 +26,7 @@ mod tracing;
 
 use std::time::Duration;
 
+use ext_php_rs::binary::Binary;
 use ext_php_rs::prelude::*;
 
 use crate::error::NativeError;
@@ -51,17 +60,19 @@ pub fn phaseo_run_start(
     mode: String,
     agent: i64,
     options: Option<String>,
-    state: Option<String>,
-    run_id: Option<String>,
+    state: Option<Binary<u8>>,
+    run_id: Option<Binary<u8>>,
     client: i64,
     store: i64,
     events: bool,
 ) -> PhpResult<i64> {
+    let state = state.map(|bytes| state_text(bytes.into()));
+    let run_id = run_id.map(|bytes| lossy(bytes.into()));
     Ok(run::start(run::Start {
         mode: &mode,
         agent,
         options: options.as_deref(),
-        state: state.as_deref(),
+        state,
         run_id: run_id.as_deref(),
         client,
         store,
@@ -81,10 +92,12 @@ pub fn phaseo_poll(wait_ms: i64) -> Option<String> {
     host::poll(Duration::from_millis(wait_ms.max(0) as u64))
 }
 
-/// Answers a call: `value` (JSON text) or `error` (a message); `invalid` says the value
-/// could not be converted (the message says why).
+/// Answers a call: `value` (JSON text) or `error` (a message, any bytes: what a PHP
+/// exception says need not be UTF-8); `invalid` says the value could not be converted (the
+/// message says why).
 #[php_function]
-pub fn phaseo_respond(call: i64, value: Option<String>, error: Option<String>, invalid: bool) {
+pub fn phaseo_respond(call: i64, value: Option<String>, error: Option<Binary<u8>>, invalid: bool) {
+    let error = error.map(|bytes| lossy(bytes.into()));
     let answer = match (value, error) {
         (_, Some(message)) if invalid => host::Answer::Invalid(message),
         (_, Some(message)) => host::Answer::Thrown(message),
@@ -106,7 +119,8 @@ pub fn phaseo_call_cancelled(call: i64) -> bool {
 /// Emits a progress value (JSON text; `invalid` = the message of a value PHP could not
 /// convert) of an executor call.
 #[php_function]
-pub fn phaseo_call_progress(call: i64, value: String, invalid: bool) -> PhpResult<()> {
+pub fn phaseo_call_progress(call: i64, value: Binary<u8>, invalid: bool) -> PhpResult<()> {
+    let value = lossy(value.into());
     host::with_runtime(call as u64, |rt| {
         if invalid {
             return rt.reject_progress(value);
@@ -190,10 +204,13 @@ pub fn phaseo_store_accessor(load: i64, save: i64) -> i64 {
     store::accessor(load as u64, save as u64)
 }
 
-/// A stored run's row (JSON text) or null.
+/// A stored run's row (JSON text) or null (also for an id that is not UTF-8: no run has one).
 #[php_function]
-pub fn phaseo_store_load(store: i64, run_id: String) -> PhpResult<Option<String>> {
-    Ok(store::load(store, run_id)?)
+pub fn phaseo_store_load(store: i64, run_id: Binary<u8>) -> PhpResult<Option<String>> {
+    match String::from_utf8(run_id.into()) {
+        Ok(run_id) => Ok(store::load(store, run_id)?),
+        Err(_) => Ok(None),
+    }
 }
 
 /// A page of stored runs (query JSON: statuses, agentId, limit, cursor).
@@ -202,10 +219,13 @@ pub fn phaseo_store_list(store: i64, query: Option<String>) -> PhpResult<String>
     Ok(store::list(store, query.as_deref())?)
 }
 
-/// Deletes a stored run; whether it existed.
+/// Deletes a stored run; whether it existed (never for an id that is not UTF-8).
 #[php_function]
-pub fn phaseo_store_delete(store: i64, run_id: String) -> PhpResult<bool> {
-    Ok(store::delete(store, run_id)?)
+pub fn phaseo_store_delete(store: i64, run_id: Binary<u8>) -> PhpResult<bool> {
+    match String::from_utf8(run_id.into()) {
+        Ok(run_id) => Ok(store::delete(store, run_id)?),
+        Err(_) => Ok(false),
+    }
 }
 
 /// Frees a store handle.
@@ -240,12 +260,32 @@ pub fn phaseo_schema_free(schema: i64) {
     SCHEMAS.remove(schema);
 }
 
-/// A state's canonical JSON text (throws `state_invalid` when it cannot be read).
+/// A state's canonical JSON text (throws `state_invalid` when it cannot be read, also when
+/// the text is not UTF-8).
 #[php_function]
-pub fn phaseo_state_canonical(state: String) -> PhpResult<String> {
+pub fn phaseo_state_canonical(state: Binary<u8>) -> PhpResult<String> {
+    let state = state_text(state.into()).map_err(NativeError::from)?;
     Ok(phaseo_agent::RunResult::from_json(&state)
         .map_err(NativeError::from)?
         .to_json())
+}
+
+/// A state's text: JSON is UTF-8, so other bytes are an invalid state (`state_invalid`).
+fn state_text(bytes: Vec<u8>) -> Result<String, phaseo_agent::AgentError> {
+    String::from_utf8(bytes).map_err(|e| {
+        phaseo_agent::AgentError::state_invalid(format!(
+            "Invalid state: text is not valid UTF-8 ({})",
+            e.utf8_error()
+        ))
+    })
+}
+
+/// Host text as UTF-8, any byte that is not replaced by U+FFFD (a message must always arrive).
+fn lossy(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
 }
 
 /// The SDK's version.

@@ -19,8 +19,8 @@ pub struct Start<'a> {
     pub agent: i64,
     /// The options' JSON text (SPEC names).
     pub options: Option<&'a str>,
-    /// A state to continue (canonical JSON text).
-    pub state: Option<&'a str>,
+    /// A state to continue (canonical JSON text), or why its text is no state.
+    pub state: Option<Result<String, AgentError>>,
     /// A run id to continue or recover from the store.
     pub run_id: Option<&'a str>,
     /// The model client handle.
@@ -92,7 +92,10 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
                 options = options.on_event(Arc::new(HostListener(id)));
             }
             // Invalid state is the continue's refusal, reported like the others.
-            let state = s.state.map(RunResult::from_json).transpose();
+            let state = s
+                .state
+                .map(|text| text.and_then(|text| RunResult::from_json(&text)))
+                .transpose();
             let run_id = s.run_id.map(str::to_owned);
             if s.mode == "continueStream" {
                 let _enter = rt.enter();

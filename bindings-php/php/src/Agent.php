@@ -36,10 +36,10 @@ final class Agent
     public function __construct(public readonly AgentDefinition $definition)
     {
         $spec = new Spec();
-        $json = Json::encode($spec->agent($definition));
-        $this->ids = $spec->ids;
-        $this->store = RunStore::of($definition->store);
         try {
+            $json = Spec::json($spec->agent($definition));
+            $this->ids = $spec->ids;
+            $this->store = RunStore::of($definition->store);
             $this->handle = Native::call(fn () => phaseo_agent_new($json, $this->store?->handle() ?? 0));
         } catch (\Throwable $e) {
             Registry::release($spec->ids);
@@ -77,13 +77,14 @@ final class Agent
     }
 
     /**
-     * Continues a paused run from its state (a RunResult or its JSON text) with decisions:
+     * Continues a paused run from its state (a RunResult, its JSON text or its decoded array,
+     * see RunResult::fromArray) with decisions:
      * approvals / rejections (call ids, ToolDecision or `['toolCallId' => ..., 'reason' => ...]`),
      * toolOutputs (ToolOutput or `['toolCallId' => ..., 'output' => ...]`), humanInput.
      * A refused continue throws ContinueError / StateError and changes nothing.
      */
     public function continueRun(
-        RunResult|string $run,
+        RunResult|string|array $run,
         object $client,
         ?string $humanInput = null,
         mixed $context = null,
@@ -96,7 +97,7 @@ final class Agent
         mixed ...$overrides,
     ): RunResult {
         $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
-        $state = $run instanceof RunResult ? $run->toJson() : $run;
+        $state = self::stateText($run);
         return $this->finish($this->start('continue', $options, $overrides, $state, null, $client, $onEvent, $cancel, $store));
     }
 
@@ -147,7 +148,7 @@ final class Agent
 
     /** Streams a continue from a state (as continueRun). */
     public function continueStream(
-        RunResult|string $run,
+        RunResult|string|array $run,
         object $client,
         ?string $humanInput = null,
         mixed $context = null,
@@ -159,9 +160,19 @@ final class Agent
         mixed ...$overrides,
     ): AgentStreamResult {
         $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
-        $state = $run instanceof RunResult ? $run->toJson() : $run;
+        $state = self::stateText($run);
         [$h, $done] = $this->start('continueStream', $options, $overrides, $state, null, $client, null, $cancel, $store);
         return new AgentStreamResult($h, fn () => $this->finish([$h, $done]));
+    }
+
+    /** A state argument's text (an array state is written here: StateError when it cannot be). */
+    private static function stateText(RunResult|string|array $run): string
+    {
+        return match (true) {
+            $run instanceof RunResult => $run->toJson(),
+            is_array($run) => RunResult::text($run),
+            default => $run,
+        };
     }
 
     private static function decisions(?string $humanInput, mixed $context, array $approvals, array $rejections, array $toolOutputs): array
@@ -207,7 +218,7 @@ final class Agent
             $freeClient();
         };
         try {
-            $json = Json::encode($options === [] ? new \stdClass() : $options);
+            $json = self::optionsJson($options, $state === null && $runId === null ? 'run options' : 'continue options');
             $run = Native::call(fn () => phaseo_run_start(
                 $mode,
                 $this->handle,
@@ -227,6 +238,29 @@ final class Agent
         }
         $cancel?->attach($run);
         return [$run, $cleanup];
+    }
+
+    /**
+     * The JSON text of a run's options, each one encoded alone so that a value JSON cannot
+     * hold (a cycle, more than 64 levels, NaN, text that is not UTF-8) is refused naming it,
+     * before anything starts: the caller's own values (`input`, `context`, `messages`,
+     * `humanInput`, decisions and outputs) with \InvalidArgumentException, overrides with
+     * DefinitionError, as the core refuses a bad override.
+     */
+    private static function optionsJson(array $options, string $what): string
+    {
+        $members = [];
+        foreach ($options as $name => $value) {
+            try {
+                $members[] = Json::encode((string) $name) . ':' . Json::encode($value);
+            } catch (\JsonException $e) {
+                if (in_array($name, self::OVERRIDES, true)) {
+                    throw new DefinitionError("Invalid {$what}: {$name}: {$e->getMessage()}", 'definition_invalid');
+                }
+                throw new \InvalidArgumentException("{$name}: {$e->getMessage()}", 0, $e);
+            }
+        }
+        return '{' . implode(',', $members) . '}';
     }
 
     /** @param array{0: int, 1: \Closure} $started */

@@ -10,6 +10,11 @@ namespace Phaseo\AgentSdk;
  * $toolCall, RuntimeContext $rt) => ...)`. `model`, `instructions`, `temperature`,
  * `maxOutputTokens`, `topP`, `toolChoice` and `activeTools` are values or `fn (array $turn)`.
  * `stopWhen` takes `AgentSdk::stepCountIs(3)`-style conditions or `fn (array $state)`.
+ *
+ * As with Tool, an argument of the wrong PHP type is PHP's TypeError naming the parameter;
+ * what the types let through and is still wrong (a `tools` entry that is not a Tool, a hook
+ * that is not callable, a value JSON cannot hold, …) is a DefinitionError naming the field
+ * when the agent is created.
  */
 final class AgentDefinition
 {

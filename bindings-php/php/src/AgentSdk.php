@@ -19,7 +19,7 @@ final class AgentSdk
     {
         $spec = new Internal\Spec();
         try {
-            $json = Json::encode(['id' => '__define_tool__', 'tools' => [$spec->tool($tool)]]);
+            $json = Internal\Spec::json(['id' => '__define_tool__', 'tools' => [$spec->tool($tool)]]);
             phaseo_agent_free(Native::call(fn () => phaseo_agent_new($json, 0)));
         } finally {
             Internal\Registry::release($spec->ids);
@@ -75,7 +75,12 @@ final class AgentSdk
      */
     public static function jsonSchemaValidator(array|bool $schema): \Closure
     {
-        $handle = Native::call(fn () => phaseo_schema_new(Json::encode(Json::schema($schema))));
+        try {
+            $json = Json::encode(Json::schema(Json::plain($schema)));
+        } catch (\JsonException $e) {
+            throw new DefinitionError('Invalid JSON Schema: ' . $e->getMessage(), 'definition_invalid');
+        }
+        $handle = Native::call(fn () => phaseo_schema_new($json));
         $holder = new class ($handle) {
             public function __construct(public readonly int $handle)
             {
@@ -87,7 +92,12 @@ final class AgentSdk
             }
         };
         return static function (mixed $value) use ($holder): mixed {
-            $problem = Native::call(fn () => phaseo_schema_check($holder->handle, Json::encode($value)));
+            try {
+                $json = Json::encode($value);
+            } catch (\JsonException $e) {
+                throw new \InvalidArgumentException(Json::reason($e, 'the value'), 0, $e);
+            }
+            $problem = Native::call(fn () => phaseo_schema_check($holder->handle, $json));
             if ($problem !== null) {
                 throw new \InvalidArgumentException($problem);
             }
@@ -153,7 +163,12 @@ final class AgentSdk
         if (isset($options['headers']) && $options['headers'] === []) {
             unset($options['headers']);
         }
-        Native::call(fn () => phaseo_tracing_enable(Json::encode($options)));
+        try {
+            $json = Json::encode($options);
+        } catch (\JsonException $e) {
+            throw new DefinitionError('Invalid tracing options: ' . $e->getMessage(), 'definition_invalid');
+        }
+        Native::call(fn () => phaseo_tracing_enable($json));
         if (!self::$tracingExitHook) {
             self::$tracingExitHook = true;
             // An unreachable collector must not fail the script's end.

@@ -11,11 +11,21 @@ namespace Phaseo\AgentSdk;
  */
 final class BigInt implements \JsonSerializable, \Stringable
 {
-    /** @param string $digits the decimal digits */
+    /** The largest integer a value may hold (SPEC §7: integers fit 64 bits). */
+    private const MAX = '18446744073709551615';
+
+    /**
+     * @param string $digits the decimal digits, at most 2^64-1 (a larger integer could not
+     *        be written into any value: InvalidArgumentException here, not a refusal later)
+     */
     public function __construct(public readonly string $digits)
     {
         if (preg_match('/^[0-9]+$/D', $digits) !== 1) {
             throw new \InvalidArgumentException("BigInt: not decimal digits: {$digits}");
+        }
+        $significant = ltrim($digits, '0');
+        if (strlen($significant) > strlen(self::MAX) || (strlen($significant) === strlen(self::MAX) && strcmp($significant, self::MAX) > 0)) {
+            throw new \InvalidArgumentException("BigInt: {$digits} does not fit in 64 bits");
         }
     }
 
@@ -26,6 +36,7 @@ final class BigInt implements \JsonSerializable, \Stringable
 
     public function jsonSerialize(): string
     {
-        return Internal\Json::BIG . $this->digits;
+        // Without leading zeros: JSON has no `007`.
+        return Internal\Json::BIG . (ltrim($this->digits, '0') ?: '0');
     }
 }

@@ -60,7 +60,12 @@ final class ScriptedClient extends NativeClient
     /** @param list<array> $responses */
     public function __construct(array $responses, int $used = 0)
     {
-        parent::__construct(Native::call(fn () => phaseo_client_scripted(Json::encode(array_values($responses)), $used)));
+        try {
+            $json = Json::encode(array_values($responses), Json::MAX_DEPTH + 1);
+        } catch (\JsonException $e) {
+            throw new \InvalidArgumentException(Json::reason($e, 'the scripted responses'), 0, $e);
+        }
+        parent::__construct(Native::call(fn () => phaseo_client_scripted($json, $used)));
     }
 
     /** How many responses were consumed. */
@@ -89,7 +94,11 @@ final class HttpClient extends NativeClient
 {
     public function __construct(string $kind, array $options = [])
     {
-        $json = $options === [] ? null : Json::encode($options);
+        try {
+            $json = $options === [] ? null : Json::encode($options);
+        } catch (\JsonException $e) {
+            throw new DefinitionError('Invalid HTTP client options: ' . $e->getMessage(), 'definition_invalid');
+        }
         parent::__construct(Native::call(fn () => phaseo_client_http($kind, $json)));
     }
 }

@@ -33,10 +33,37 @@ final class RunResult implements \JsonSerializable, \Stringable
         $this->usage = $this->run['usage'] ?? [];
     }
 
-    /** Reads a state from its JSON text (throws StateError when it is not a valid state). */
+    /**
+     * Reads a state from its JSON text (throws StateError, code `state_invalid`, when it is
+     * not a valid state, including text that is not UTF-8).
+     */
     public static function fromJson(string $text): self
     {
         return new self(Native::call(fn () => phaseo_state_canonical($text)));
+    }
+
+    /**
+     * Reads a state from its decoded form (`jsonSerialize()`, `json_decode($text, true)` or
+     * `json_decode($text)`; StateError, code `state_invalid`, when it is not a valid state).
+     * An empty JSON object decoded as `[]` is written back as `[]`.
+     */
+    public static function fromArray(array $state): self
+    {
+        return self::fromJson(self::text($state));
+    }
+
+    /**
+     * The JSON text of a decoded state, or the StateError of one JSON cannot hold: a state
+     * nests at most 64 + 8 levels from its root (its own structure and the values in it).
+     * @internal
+     */
+    public static function text(array $state): string
+    {
+        try {
+            return Json::encode($state, Json::STATE_DEPTH);
+        } catch (\JsonException $e) {
+            throw new StateError('Invalid state: ' . $e->getMessage(), 'state_invalid');
+        }
     }
 
     /** The canonical JSON text of the state (store it; continue from it later). */

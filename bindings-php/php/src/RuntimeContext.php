@@ -39,13 +39,19 @@ final class RuntimeContext
             try {
                 $json = Json::encode($value);
             } catch (\Throwable $e) {
-                Native::call(fn () => phaseo_call_progress($call, 'the progress value cannot be written as JSON: ' . $e->getMessage(), true));
+                Native::call(fn () => phaseo_call_progress($call, Json::reason($e, 'the progress value'), true));
                 return;
             }
             Native::call(fn () => phaseo_call_progress($call, $json, false));
         };
         $this->setContext = static function (mixed $value) use ($call): void {
-            Native::call(fn () => phaseo_call_set_context($call, Json::encode($value)));
+            try {
+                $json = Json::encode($value);
+            } catch (\JsonException $e) {
+                // The tool's own argument: PHP's error for it (uncaught, the call fails, `tool_failed`).
+                throw new \InvalidArgumentException(Json::reason($e, 'the context'), 0, $e);
+            }
+            Native::call(fn () => phaseo_call_set_context($call, $json));
         };
     }
 

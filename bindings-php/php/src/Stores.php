@@ -113,7 +113,12 @@ class RunStore
     public function list(array $query = []): array
     {
         $this->direct('list');
-        $page = Json::decode(Native::call(fn () => phaseo_store_list($this->handle, $query === [] ? null : Json::encode($query))));
+        try {
+            $json = $query === [] ? null : Json::encode($query);
+        } catch (\JsonException $e) {
+            throw new \InvalidArgumentException(Json::reason($e, 'the query'), 0, $e);
+        }
+        $page = Json::decode(Native::call(fn () => phaseo_store_list($this->handle, $json)));
         return ['runs' => array_map(self::row(...), $page['runs']), 'nextCursor' => $page['nextCursor']];
     }
 

@@ -10,6 +10,16 @@ namespace Phaseo\AgentSdk;
  * (its output is supplied on continue). A Generator returned by `execute` yields progress
  * values and returns the result. Schemas are JSON Schema arrays (compiled in the core) or
  * callables `fn ($value) => $value` that throw when the value is invalid.
+ *
+ * Wrong definitions: a parameter of the wrong PHP type (`id: 5`, `timeoutMs: "x"`,
+ * `parameters: "text"`) is PHP's own TypeError, thrown before the SDK runs and naming the
+ * parameter; the constructor's types are the product's, and that is how PHP refuses a typed
+ * argument everywhere. Everything the types let through is checked by the SDK and refused
+ * with a DefinitionError (`definition_invalid`) whose message names the tool and the field:
+ * an `execute` or hook that is not callable (here), and when the tool is defined
+ * (`AgentSdk::defineTool`, `createAgent`) a value JSON cannot hold (a cycle, more than 64
+ * levels, NaN, text that is not UTF-8), an invalid JSON Schema, a negative `timeoutMs`, an
+ * unknown `onError`, a duplicate id.
  */
 final class Tool
 {
@@ -36,7 +46,10 @@ final class Tool
         public readonly ?array $inputExamples = null,
     ) {
         if ($execute !== null && !is_callable($execute)) {
-            throw new \InvalidArgumentException("Tool '{$id}': execute must be callable or null");
+            throw new DefinitionError(
+                'Invalid definition of tool \'' . Internal\Json::text($id) . '\': execute must be callable or null, got ' . get_debug_type($execute),
+                'definition_invalid',
+            );
         }
     }
 }

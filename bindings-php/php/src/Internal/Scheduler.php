@@ -235,16 +235,21 @@ final class Scheduler
 
     private static function start(int $id, string $kind, int $cb, array $args): void
     {
-        $fiber = new \Fiber(static function () use ($id, $kind, $cb, $args): void {
-            self::invoke($id, $kind, $cb, $args);
+        $fiber = new \Fiber(static function () use ($id, $kind, $cb, $args): mixed {
+            return self::invoke($id, $kind, $cb, $args);
         });
         self::$tasks[$id] = ['fiber' => $fiber, 'wake' => null, 'run' => null];
         self::$byFiber[spl_object_id($fiber)] = $id;
         self::resume($id);
     }
 
-    /** Runs one call's PHP function and answers the core; nothing it throws escapes. */
-    private static function invoke(int $id, string $kind, int $cb, array $args): void
+    /**
+     * Runs one call's PHP function and answers the core; nothing it throws escapes. Returns
+     * what the function returned: the fiber keeps it until the scheduler drops the fiber,
+     * outside it, so that freeing a value nested deep (refused, but PHP frees nested arrays
+     * recursively) uses the main stack, not the fiber's small one.
+     */
+    private static function invoke(int $id, string $kind, int $cb, array $args): mixed
     {
         try {
             $f = Registry::get($cb);
@@ -262,15 +267,18 @@ final class Scheduler
             }
         } catch (\Throwable $e) {
             phaseo_respond($id, null, self::message($e), false);
-            return;
+            return null;
         }
         try {
+            // Checked before json_encode runs (see Json): too deep, cyclic, or anything else
+            // JSON cannot hold is the call's invalid answer (`tool_output_invalid` for a result).
             $json = Json::encode($value);
         } catch (\Throwable $e) {
-            phaseo_respond($id, null, 'the result cannot be written as JSON: ' . $e->getMessage(), true);
-            return;
+            phaseo_respond($id, null, Json::reason($e, 'the result'), true);
+            return $value;
         }
         phaseo_respond($id, $json, null, false);
+        return $value;
     }
 
     private static function execute(callable $f, int $id, array $args): mixed
@@ -296,17 +304,25 @@ final class Scheduler
     private static function stream(callable $f, int $id, array $request): mixed
     {
         foreach ($f($request) as $event) {
-            Native::call(fn () => phaseo_call_stream($id, Json::encode($event)));
+            try {
+                $json = Json::encode($event);
+            } catch (\JsonException $e) {
+                throw new \UnexpectedValueException(Json::reason($e, 'a stream event'), 0, $e);
+            }
+            Native::call(fn () => phaseo_call_stream($id, $json));
         }
         return null;
     }
 
-    /** What an exception of any class says (bridge rule 4), with a fixed fallback. */
+    /**
+     * What an exception of any class says (bridge rule 4) as UTF-8 text (a message may be
+     * any bytes), with a fixed fallback.
+     */
     public static function message(\Throwable $e): string
     {
         try {
             $m = $e->getMessage();
-            return $m !== '' ? $m : get_class($e);
+            return $m !== '' ? Json::text($m) : get_class($e);
         } catch (\Throwable) {
             return 'a PHP tool threw an exception whose message could not be read';
         }

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Phaseo\AgentSdk\Internal;
 
 use Phaseo\AgentSdk\AgentDefinition;
+use Phaseo\AgentSdk\DefinitionError;
 use Phaseo\AgentSdk\McpServer;
 use Phaseo\AgentSdk\Tool;
 use Phaseo\AgentSdk\ToolDecision;
@@ -32,17 +33,50 @@ final class Spec
         return ['$callback' => $id];
     }
 
-    private function validator(mixed $v): mixed
+    /**
+     * A field of a definition as JSON takes it, or the DefinitionError naming it: nested at
+     * most 64 levels with no cycle (checked before PHP's json_encode, which would crash on
+     * a deep value and loop on a cyclic one), then everything else json_encode refuses
+     * (NaN or INF, text that is not UTF-8, …).
+     *
+     * @param string $owner how the core names what is defined (`Invalid definition of tool 't'`)
+     */
+    private static function field(string $owner, string $name, mixed $value): mixed
+    {
+        try {
+            $plain = Json::plain($value);
+            Json::encode($plain);
+            return $plain;
+        } catch (\JsonException $e) {
+            throw new DefinitionError("{$owner}: {$name}: {$e->getMessage()}", 'definition_invalid');
+        }
+    }
+
+    /** A callable field: its callback, or the DefinitionError naming it. */
+    private function callable(string $owner, string $name, mixed $v): ?array
     {
         if ($v === null) {
             return null;
         }
-        return self::isFn($v) ? $this->fn($v) : Json::schema($v);
+        if (!is_callable($v)) {
+            throw new DefinitionError("{$owner}: {$name} must be callable or null, got " . get_debug_type($v), 'definition_invalid');
+        }
+        return $this->fn($v);
     }
 
-    private function dynamic(mixed $v): mixed
+    /** A schema field: a PHP validator (a function) or a JSON Schema. */
+    private function validator(string $owner, string $name, mixed $v): mixed
     {
-        return self::isFn($v) ? $this->fn($v) : $v;
+        if ($v === null) {
+            return null;
+        }
+        return self::isFn($v) ? $this->fn($v) : Json::schema(self::field($owner, $name, $v));
+    }
+
+    /** A value or a function of the turn. */
+    private function dynamic(string $owner, string $name, mixed $v): mixed
+    {
+        return self::isFn($v) ? $this->fn($v) : self::field($owner, $name, $v);
     }
 
     private static function nextTurnKeys(mixed $v): mixed
@@ -58,73 +92,99 @@ final class Spec
         return $out;
     }
 
-    /** A tool's JSON. */
+    /**
+     * A tool's JSON. What PHP's types already refuse stays PHP's TypeError (see Tool);
+     * anything else wrong is a DefinitionError naming the field, here or from the core.
+     */
     public function tool(Tool $t): array
     {
+        $owner = 'Invalid definition of tool \'' . Json::text($t->id) . '\'';
         $approval = $t->requireApproval;
+        if ($approval !== null && !is_bool($approval) && !is_callable($approval)) {
+            throw new DefinitionError("{$owner}: requireApproval must be a bool or callable, got " . get_debug_type($approval), 'definition_invalid');
+        }
         $ntp = $t->nextTurnParams;
         return array_filter([
-            'id' => $t->id,
-            'description' => $t->description ?? '',
-            'parameters' => $t->parameters === null ? null : Json::schema($t->parameters),
-            'execute' => $t->execute === null ? null : $this->fn($t->execute),
-            'timeoutMs' => $t->timeoutMs,
-            'requireApproval' => self::isFn($approval) ? $this->fn($approval) : ($approval ? true : null),
-            'onError' => $t->onError,
-            'inputSchema' => $this->validator($t->inputSchema),
-            'outputSchema' => $this->validator($t->outputSchema),
-            'eventSchema' => $this->validator($t->eventSchema),
-            'onToolCalled' => $t->onToolCalled === null ? null : $this->fn($t->onToolCalled),
-            'onResponseReceived' => $t->onResponseReceived === null ? null : $this->fn($t->onResponseReceived),
-            'nextTurnParams' => $ntp instanceof \Closure
+            'id' => self::field($owner, 'id', $t->id),
+            'description' => self::field($owner, 'description', $t->description ?? ''),
+            'parameters' => $t->parameters === null ? null : Json::schema(self::field($owner, 'parameters', $t->parameters)),
+            'execute' => $this->callable($owner, 'execute', $t->execute),
+            'timeoutMs' => self::field($owner, 'timeoutMs', $t->timeoutMs),
+            'requireApproval' => is_bool($approval) || $approval === null ? ($approval ? true : null) : $this->fn($approval),
+            'onError' => self::field($owner, 'onError', $t->onError),
+            'inputSchema' => $this->validator($owner, 'inputSchema', $t->inputSchema),
+            'outputSchema' => $this->validator($owner, 'outputSchema', $t->outputSchema),
+            'eventSchema' => $this->validator($owner, 'eventSchema', $t->eventSchema),
+            'onToolCalled' => $this->callable($owner, 'onToolCalled', $t->onToolCalled),
+            'onResponseReceived' => $this->callable($owner, 'onResponseReceived', $t->onResponseReceived),
+            'nextTurnParams' => self::isFn($ntp)
                 ? $this->fn(static fn ($input, $rt) => self::nextTurnKeys($ntp($input, $rt)))
-                : ($ntp === null ? null : self::nextTurnKeys($ntp)),
+                : ($ntp === null ? null : self::nextTurnKeys(self::field($owner, 'nextTurnParams', $ntp))),
             'strict' => $t->strict,
-            'inputExamples' => $t->inputExamples,
+            'inputExamples' => $t->inputExamples === null ? null : self::field($owner, 'inputExamples', $t->inputExamples),
         ], static fn ($x) => $x !== null);
     }
 
     /** Stop conditions: built-ins (arrays) or callables `fn (array $state)`. */
-    public function stopWhen(mixed $c): ?array
+    public function stopWhen(mixed $c, string $owner = 'Invalid run options'): ?array
     {
         if ($c === null) {
             return null;
         }
         $list = is_array($c) && array_is_list($c) ? $c : [$c];
-        return array_map(fn ($x) => self::isFn($x) ? $this->fn($x) : $x, $list);
+        return array_map(fn ($x) => self::isFn($x) ? $this->fn($x) : self::field($owner, 'stopWhen', $x), $list);
     }
 
-    /** An agent definition's JSON. */
+    /** An agent definition's JSON (a field PHP's types let through but JSON cannot hold is a DefinitionError naming it). */
     public function agent(AgentDefinition $d): array
     {
-        foreach ($d->tools as $t) {
+        $owner = 'Invalid agent definition';
+        foreach ($d->tools as $i => $t) {
             if (!$t instanceof Tool) {
-                throw new \InvalidArgumentException('tools must be Phaseo\AgentSdk\Tool values, got ' . get_debug_type($t));
+                throw new DefinitionError("{$owner}: tools[{$i}] must be a Phaseo\\AgentSdk\\Tool, got " . get_debug_type($t), 'definition_invalid');
+            }
+        }
+        foreach ($d->mcpServers as $i => $s) {
+            if (!$s instanceof McpServer) {
+                throw new DefinitionError("{$owner}: mcpServers[{$i}] must be a Phaseo\\AgentSdk\\McpServer, got " . get_debug_type($s), 'definition_invalid');
             }
         }
         $secrets = $d->stateSecret === null ? null : (is_array($d->stateSecret) ? $d->stateSecret : [$d->stateSecret]);
         return array_filter([
-            'id' => $d->id,
-            'tools' => array_map(fn (Tool $t) => $this->tool($t), $d->tools),
-            'model' => $this->dynamic($d->model),
-            'instructions' => $this->dynamic($d->instructions),
-            'temperature' => $this->dynamic($d->temperature),
-            'maxOutputTokens' => $this->dynamic($d->maxOutputTokens),
-            'topP' => $this->dynamic($d->topP),
+            'id' => self::field($owner, 'id', $d->id),
+            'tools' => array_map(fn (Tool $t) => $this->tool($t), array_values($d->tools)),
+            'model' => $this->dynamic($owner, 'model', $d->model),
+            'instructions' => $this->dynamic($owner, 'instructions', $d->instructions),
+            'temperature' => $this->dynamic($owner, 'temperature', $d->temperature),
+            'maxOutputTokens' => $this->dynamic($owner, 'maxOutputTokens', $d->maxOutputTokens),
+            'topP' => $this->dynamic($owner, 'topP', $d->topP),
             'maxSteps' => $d->maxSteps,
-            'stopWhen' => $this->stopWhen($d->stopWhen),
-            'modelRetry' => $d->modelRetry,
-            'toolExecution' => $d->toolExecution,
-            'outputSchema' => $this->validator($d->outputSchema),
-            'requireApproval' => $d->requireApproval === null ? null : $this->fn($d->requireApproval),
-            'humanReview' => $d->humanReview === null ? null : $this->fn($d->humanReview),
-            'stateSecrets' => $secrets,
-            'toolChoice' => $this->dynamic($d->toolChoice),
+            'stopWhen' => $this->stopWhen($d->stopWhen, $owner),
+            'modelRetry' => self::field($owner, 'modelRetry', $d->modelRetry),
+            'toolExecution' => self::field($owner, 'toolExecution', $d->toolExecution),
+            'outputSchema' => $this->validator($owner, 'outputSchema', $d->outputSchema),
+            'requireApproval' => $this->callable($owner, 'requireApproval', $d->requireApproval),
+            'humanReview' => $this->callable($owner, 'humanReview', $d->humanReview),
+            'stateSecrets' => self::field($owner, 'stateSecret', $secrets),
+            'toolChoice' => $this->dynamic($owner, 'toolChoice', $d->toolChoice),
             'parallelToolCalls' => $d->parallelToolCalls,
-            'activeTools' => $this->dynamic($d->activeTools),
-            'lease' => $d->lease,
-            'mcpServers' => $d->mcpServers === [] ? null : array_map(fn (McpServer $s) => $s->spec(fn ($f) => $this->fn($f)), $d->mcpServers),
+            'activeTools' => $this->dynamic($owner, 'activeTools', $d->activeTools),
+            'lease' => self::field($owner, 'lease', $d->lease),
+            'mcpServers' => $d->mcpServers === [] ? null : array_map(fn (McpServer $s) => $s->spec(fn ($f) => $this->fn($f)), array_values($d->mcpServers)),
         ], static fn ($x) => $x !== null);
+    }
+
+    /**
+     * The JSON text of a definition built by tool() or agent(): its fields are checked
+     * already, the whole may still nest too deep (the core reads it at most 64 levels deep).
+     */
+    public static function json(array $definition): string
+    {
+        try {
+            return Json::encode($definition, Json::STATE_DEPTH);
+        } catch (\JsonException $e) {
+            throw new DefinitionError('Invalid agent definition: ' . $e->getMessage(), 'definition_invalid');
+        }
     }
 
     /** Run overrides (SPEC §3 names). */
