@@ -1489,16 +1489,15 @@ private fun outputs(list: List<AgentSdk.ToolOutput>?): Map<String, JsonElement> 
  * A value a caller hands to a run as JSON; one with no JSON form is refused before the run
  * starts, as the core refuses one beyond its limits (`state_invalid`, `Invalid run <what>:`).
  */
-private fun runValue(what: String, value: Any?, maxDepth: Int = MAX_VALUE_DEPTH): JsonElement =
+private fun runValue(what: String, value: Any?): JsonElement =
     try {
-        toJsonElement(value, maxDepth)
+        toJsonElement(value)
     } catch (e: NotJsonValueException) {
         throw KotlinAgentException("state_invalid", "Invalid run $what: ${e.message}")
     }
 
-/** An earlier conversation: a list of messages, each of a value's depth below the list. */
-private fun runMessages(messages: List<Map<String, Any?>>): JsonArray =
-    runValue("messages", messages, MAX_VALUE_DEPTH + 8) as JsonArray
+/** An earlier conversation: a list of messages. */
+private fun runMessages(messages: List<Map<String, Any?>>): JsonArray = runValue("messages", messages) as JsonArray
 
 /**
  * A value a tool hands to the SDK while it runs (progress, a new context): one with no JSON

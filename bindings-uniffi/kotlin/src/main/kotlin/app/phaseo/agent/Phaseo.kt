@@ -43,19 +43,26 @@ class NotJsonValueException(message: String) : IllegalArgumentException(message)
 internal const val MAX_VALUE_DEPTH = 64
 
 /**
+ * How deep the conversion goes before it refuses: far past [MAX_VALUE_DEPTH] (the core
+ * checks the limit where the value is used, with the code of that place: a 65-level tool
+ * result is `tool_output_invalid`, a 65-level progress value `tool_event_invalid`), but
+ * well within a thread's stack. A value deeper than this is past every limit anyway.
+ */
+private const val CONVERSION_DEPTH = 512
+
+/**
  * A Kotlin or Java value as JSON: a `JsonElement` as is; `null`, strings (any
  * `CharSequence`, a `Char`), finite numbers and booleans as primitives; an enum as its
  * name; an `Optional` as its value or `null`; maps (keys as text), iterables and arrays
  * (object and primitive) recursively; a record as the object of its components. Anything
  * else throws [NotJsonValueException] naming what is wrong; so do a cycle and a value
- * nested deeper than [maxDepth] containers (checked before the stack could overflow).
+ * nested so deep that no limit could take it (checked before the stack could overflow;
+ * the core checks the 64-level limit itself).
  */
-@JvmOverloads
-fun toJsonElement(value: Any?, maxDepth: Int = MAX_VALUE_DEPTH): JsonElement =
-    JsonValueWriter(maxDepth).write(value, 0)
+fun toJsonElement(value: Any?): JsonElement = JsonValueWriter().write(value, 0)
 
 /** One conversion: the containers open on the current path (by identity) find cycles. */
-private class JsonValueWriter(private val maxDepth: Int) {
+private class JsonValueWriter {
     private val open = java.util.IdentityHashMap<Any, Boolean>()
 
     fun write(value: Any?, depth: Int): JsonElement = when (value) {
@@ -107,7 +114,7 @@ private class JsonValueWriter(private val maxDepth: Int) {
         )
 
     private inline fun nested(value: Any, depth: Int, body: () -> JsonElement): JsonElement {
-        if (depth >= maxDepth) throw NotJsonValueException("value is nested more than $maxDepth levels deep")
+        if (depth >= CONVERSION_DEPTH) throw NotJsonValueException("value is nested more than $MAX_VALUE_DEPTH levels deep")
         if (open.put(value, true) != null) throw NotJsonValueException("value contains a cycle")
         try {
             return body()

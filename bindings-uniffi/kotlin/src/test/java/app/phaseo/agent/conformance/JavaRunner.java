@@ -445,8 +445,18 @@ public final class JavaRunner implements Driver {
                 a.get("toolChoice"), optBoolean(a, "parallelToolCalls"), ids(a.get("activeTools"), "activeTools"));
             return AgentSdk.createAgent(definition);
         } catch (AgentSdk.AgentException e) {
-            return e.getCause();
+            return kotlinError(e);
         }
+    }
+
+    /** The Kotlin layer's error behind the Java API's (a timeout's is one cause further). */
+    private static AgentException kotlinError(Throwable e) {
+        for (Throwable at = e.getCause(); at != null; at = at.getCause()) {
+            if (at instanceof AgentException) {
+                return (AgentException) at;
+            }
+        }
+        throw new IllegalStateException("no SDK error behind " + e, e);
     }
 
     @Override
@@ -620,7 +630,7 @@ public final class JavaRunner implements Driver {
                     result = call.call();
                 }
             } catch (AgentSdk.AgentException e) {
-                error = (AgentException) e.getCause();
+                error = kotlinError(e);
                 result = e.state();
             } finally {
                 if (canceller != null) {
