@@ -32,7 +32,7 @@ pub struct RbModel {
     free_immediately,
     size
 )]
-struct StreamSink(HostStreamSender);
+pub struct StreamSink(HostStreamSender);
 
 impl StreamSink {
     fn push(ruby: &Ruby, rb_self: &Self, event: magnus::Value) -> Result<(), Error> {
