@@ -128,6 +128,13 @@ node-tests: node mcp-servers $(VENV)/.otel
 fuzz-node: node
 	cd bindings-node && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} node --test test/properties.test.mjs
 
+# The Ruby fuzz test (bindings-ruby/test/fuzz_test.rb) with many more inputs
+# (`PHASEO_FUZZ_RUNS` per property, default 10000; `PHASEO_FUZZ_SEED` replays a run,
+# `PHASEO_FUZZ_CASE` one case of it).
+.PHONY: fuzz-ruby
+fuzz-ruby: ruby
+	cd bindings-ruby && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-10000} ruby -Ilib -Itest test/fuzz_test.rb
+
 conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
@@ -194,7 +201,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-ruby
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz

@@ -82,7 +82,7 @@ class HardeningTest < Minitest::Test
       assert_state_invalid(state, message)
     end
     assert_state_invalid(cyclic, CYCLE)
-    [42, [1, 2], :state, Object.new].each do |odd|
+    [42, false, [1, 2], :state, Object.new].each do |odd|
       assert_state_invalid(odd, "expected a RunResult, its JSON text or a Hash, got a ")
     end
     [42, nil, [1, 2], Object.new, "", "{}"].each do |odd|

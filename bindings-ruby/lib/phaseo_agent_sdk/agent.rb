@@ -45,7 +45,7 @@ module PhaseoAgentSdk
     # (`{tool_call_id:, output:}`), human_input.
     def continue_run(client:, state: nil, run: nil, run_id: nil, approvals: [], rejections: [], tool_outputs: [],
                      human_input: nil, context: nil, on_event: nil, cancel: nil, **overrides)
-      state ||= run
+      state = run if state.nil?
       raise ArgumentError, "continue_run needs state: (a RunResult or its JSON) or run_id:" if state.nil? && run_id.nil?
 
       call(client, on_event, cancel, overrides, decided(approvals, rejections, tool_outputs, human_input, context),
