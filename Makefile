@@ -141,6 +141,13 @@ fuzz-csharp: csharp-test-build
 fuzz-php: php
 	cd bindings-php && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} php -d extension=$(abspath $(PHP_EXT)) /usr/bin/phpunit tests/FuzzTest.php
 
+# The Ruby fuzz test (bindings-ruby/test/fuzz_test.rb) with many more inputs
+# (`PHASEO_FUZZ_RUNS` per property, default 10000; `PHASEO_FUZZ_SEED` replays a run,
+# `PHASEO_FUZZ_CASE` one case of it).
+.PHONY: fuzz-ruby
+fuzz-ruby: ruby
+	cd bindings-ruby && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-10000} ruby -Ilib -Itest test/fuzz_test.rb
+
 conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
@@ -207,7 +214,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-go
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go
 
 # Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache).
 fuzz-go: go-lib

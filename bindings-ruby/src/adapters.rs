@@ -13,9 +13,9 @@ use phaseo_agent::{
 };
 use tokio::sync::oneshot;
 
-use crate::convert::{to_json, to_ruby};
+use crate::convert::{to_ruby, MAX_DEPTH};
 use crate::host::post;
-use crate::runtime::RbToolRuntime;
+use crate::runtime::{Answer, RbToolRuntime};
 
 /// `PhaseoAgentSdk::Internal`, the Ruby half of the bridge.
 pub fn internal(ruby: &Ruby) -> Result<RModule, Error> {
@@ -23,12 +23,19 @@ pub fn internal(ruby: &Ruby) -> Result<RModule, Error> {
         .define_module("Internal")
 }
 
-/// A Ruby exception's message (its class name when the message is empty).
+/// A Ruby exception's message (its class name when the message is empty or cannot be
+/// read); text that is not valid UTF-8 has its bad bytes replaced.
 pub fn error_message(ruby: &Ruby, e: &Error) -> String {
-    let _ = ruby;
     match e.error_type() {
         magnus::error::ErrorType::Exception(exc) => {
-            let message: Option<String> = exc.funcall("message", ()).ok();
+            let message = exc
+                .funcall::<_, _, RValue>("message", ())
+                .ok()
+                .and_then(magnus::RString::from_value)
+                .map(|s| {
+                    crate::convert::text(ruby, s)
+                        .unwrap_or_else(|_| unsafe { s.to_string_lossy() }.into_owned())
+                });
             match message {
                 Some(m) if !m.is_empty() => m,
                 _ => unsafe { exc.classname() }.into_owned(),
@@ -45,27 +52,31 @@ pub struct HostFn(pub u64);
 
 /// Pushes the call's arguments onto the array (built in place: Ruby values must not sit
 /// in Rust heap memory the GC does not see).
-type Args = Box<dyn FnOnce(&Ruby, RArray) -> Result<(), Error> + Send>;
+pub type Args = Box<dyn FnOnce(&Ruby, RArray) -> Result<(), Error> + Send>;
 
 impl HostFn {
-    /// Calls the callable on a Ruby thread with the arguments `args` builds there.
+    /// Calls the callable on a Ruby thread of its own with the arguments `args` builds;
+    /// its answer is JSON nested at most [`MAX_DEPTH`] levels.
     pub async fn call(self, args: Args) -> Result<Value, ToolError> {
-        let (tx, rx) = oneshot::channel();
-        post(Box::new(move |ruby| {
-            let outcome = (|| {
-                let array = ruby.ary_new();
-                args(ruby, array)?;
-                let v: RValue = internal(ruby)?.funcall("call_fn", (self.0, array))?;
-                to_json(ruby, v, "the callable's answer")
-            })()
-            .map_err(|e| {
-                crate::host::defer_if_interrupt(ruby, &e);
-                ToolError::new(error_message(ruby, &e))
-            });
-            let _ = tx.send(outcome);
-        }));
-        rx.await
-            .unwrap_or_else(|_| Err(ToolError::new("the Ruby callable was not run")))
+        self.call_within(args, MAX_DEPTH, "the callable's answer")
+            .await
+    }
+
+    /// [`HostFn::call`] for an answer that wraps values (a model response, named `what`):
+    /// nested at most `max` levels, the values inside checked by the core.
+    pub async fn call_within(
+        self,
+        args: Args,
+        max: usize,
+        what: &'static str,
+    ) -> Result<Value, ToolError> {
+        on_thread(
+            self,
+            args,
+            Answer::Callback { max, what },
+            "the Ruby callable's thread ended without an answer",
+        )
+        .await
     }
 
     /// Calls with `(value, runtime)`.
@@ -96,7 +107,7 @@ impl HostFn {
 
 static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 
-/// Asks the tool's Ruby thread to stop (Timeout::Error raised in it) when the core
+/// Asks the call's Ruby thread to stop (Timeout::Error raised in it) when the core
 /// abandons the call (timeout, run cancellation) before it answered.
 struct StopOnDrop {
     key: u64,
@@ -111,22 +122,22 @@ impl Drop for StopOnDrop {
         let key = self.key;
         post(Box::new(move |ruby| {
             if let Ok(internal) = internal(ruby) {
-                let _: Result<RValue, _> = internal.funcall("cancel_tool", (key,));
+                let _: Result<RValue, _> = internal.funcall("cancel_call", (key,));
             }
         }));
     }
 }
 
-/// The second argument a Ruby thread's callable gets, built on the Ruby thread.
-pub type SecondArg = Box<dyn FnOnce(&Ruby) -> Result<RValue, Error> + Send>;
-
-/// Calls `id` with `(first, second)` on a Ruby thread of its own (`Internal.start_tool`)
-/// and waits for its answer; when the core abandons the call before it answered, the
-/// thread is stopped (`Internal.cancel_tool`).
+/// Calls `id` with the arguments `args` builds, on a Ruby thread of its own
+/// (`Internal.start_call`), and waits for its answer; when the core abandons the call
+/// before it answered (a tool's timeout, the run's cancellation), the thread is stopped
+/// (`Internal.cancel_call`). Every callable but an event listener runs this way: the thread
+/// serving the run only starts threads, so a callable that blocks never keeps a cancelled
+/// run from returning.
 pub async fn on_thread(
     id: HostFn,
-    first: Value,
-    second: SecondArg,
+    args: Args,
+    answer: Answer,
     lost: &'static str,
 ) -> Result<Value, ToolError> {
     let (tx, rx) = oneshot::channel();
@@ -136,16 +147,17 @@ pub async fn on_thread(
         answered: false,
     };
     post(Box::new(move |ruby| {
-        let completion = crate::runtime::Completion::new(tx);
+        let completion = crate::runtime::Completion::new(tx, answer);
         let started = (|| {
-            let args = (
+            let array = ruby.ary_new();
+            args(ruby, array)?;
+            let call = (
                 id.0,
-                to_ruby(ruby, &first),
-                second(ruby)?,
+                array,
                 magnus::IntoValue::into_value_with(completion.clone(), ruby),
                 key,
             );
-            let _: RValue = internal(ruby)?.funcall("start_tool", args)?;
+            let _: RValue = internal(ruby)?.funcall("start_call", call)?;
             Ok::<_, Error>(())
         })();
         if let Err(e) = started {
@@ -166,8 +178,11 @@ impl ToolExecutor for RbExecutor {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
         on_thread(
             self.0,
-            input,
-            Box::new(move |ruby| RbToolRuntime::wrap(ruby, runtime)),
+            Box::new(move |ruby, array| {
+                array.push(to_ruby(ruby, &input))?;
+                array.push(RbToolRuntime::wrap(ruby, runtime)?)
+            }),
+            Answer::ToolResult,
             "the tool's Ruby thread ended without an answer",
         )
         .await

@@ -4,16 +4,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use magnus::{Error, Module, Object, RArray, Ruby, Value as RValue};
+use magnus::r_hash::ForEach;
+use magnus::value::ReprValue;
+use magnus::{Error, Module, Object, RArray, RHash, RString, Ruby, Value as RValue};
 use phaseo_agent::{
     create_agent, Agent, AgentError, CancellationToken, ModelClient, RunResult, ScriptedClient,
     TestClient, Value,
 };
 
 use crate::adapters::{HostFn, RbListener};
-use crate::convert::{to_json, to_ruby};
+use crate::convert::{
+    read, text, to_json, to_json_within, to_ruby, MAX_DEPTH, STATE_DEPTH, WRAPPED_DEPTH,
+};
 use crate::host::{serve_until, Slot};
-use crate::spec::{self, ruby_names, CallSpec, RbCallbacks};
+use crate::spec::{self, ruby_keyword, ruby_names, CallSpec, RbCallbacks};
 
 /// A defined agent.
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::Agent", free_immediately, size)]
@@ -105,7 +109,8 @@ impl NativeAgent {
         store: Option<&crate::store::NativeRunStore>,
     ) -> Result<Self, Error> {
         no_panic(ruby, || {
-            let spec = to_json(ruby, spec, "agent definition")?;
+            // The definition wraps values (a tool's `inputExamples[i]` is 4 levels down).
+            let spec = to_json_within(ruby, spec, "agent definition", WRAPPED_DEPTH)?;
             let mut def = phaseo_agent::spec::agent_definition(&RbCallbacks, spec)
                 .map_err(|e| raise(ruby, ruby_names(e)))?;
             if let Some(s) = store {
@@ -116,18 +121,23 @@ impl NativeAgent {
     }
 
     /// `run(spec)` or (with a state) `continue_run(spec)`; `http` an HTTP model client
-    /// (used instead of `spec.client`).
+    /// (used instead of `spec.client`); `state` the state to continue (its JSON text or a
+    /// Hash), or nil.
     fn call(
         ruby: &Ruby,
         rb_self: &Self,
         spec: RValue,
         token: Option<&NativeCancelToken>,
         http: Option<&NativeHttpClient>,
+        state: Option<RValue>,
     ) -> Result<RArray, Error> {
         let spec: CallSpec = no_panic(ruby, || {
-            spec::parse(to_json(ruby, spec, "run options")?, "run options")
-                .map_err(|e| raise(ruby, e))
+            spec::parse(read_spec(ruby, spec)?, "run options").map_err(|e| raise(ruby, e))
         })?;
+        let state = match state {
+            Some(state) => Some(state_of(ruby, state).map_err(|e| raise(ruby, e))?),
+            None => None,
+        };
         let client = match http {
             Some(h) => Client {
                 client: h.0.clone(),
@@ -145,7 +155,7 @@ impl NativeAgent {
         let agent = rb_self.0.clone();
         let slot = Slot::<Result<RunResult, AgentError>>::new();
         let future: futures::future::BoxFuture<'static, Result<RunResult, AgentError>> =
-            match (spec.state, spec.run_id) {
+            match (state, spec.run_id) {
                 (None, Some(run_id)) => {
                     let mut options = continued(options)?.cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
@@ -175,15 +185,7 @@ impl NativeAgent {
                     }
                     Box::pin(async move { agent.run(options).await })
                 }
-                (Some(text), run_id) => {
-                    let state = std::panic::catch_unwind(|| RunResult::from_json(&text))
-                        .unwrap_or_else(|p| {
-                            Err(AgentError::state_invalid(format!(
-                                "Invalid state: {}",
-                                phaseo_agent::panic_message(p.as_ref())
-                            )))
-                        })
-                        .map_err(|e| raise(ruby, e))?;
+                (Some(state), run_id) => {
                     let mut options = continued(options)?.cancel(cancel.clone());
                     if let Some(id) = spec.on_event {
                         options = options.on_event(Arc::new(RbListener(HostFn(id))));
@@ -354,16 +356,101 @@ fn schema_check(ruby: &Ruby, schema: RValue, value: RValue) -> Result<Option<Str
     Ok(compiled.check(&value).err())
 }
 
-/// Parses state text and writes it back canonically (raises `state_invalid`).
-fn canonical_state(ruby: &Ruby, text: String) -> Result<String, Error> {
-    RunResult::from_json(&text)
+/// Reads a state (its JSON text or a Hash) and writes it back canonically (raises
+/// `state_invalid`).
+fn canonical_state(ruby: &Ruby, state: RValue) -> Result<String, Error> {
+    state_of(ruby, state)
         .map(|s| s.to_json())
         .map_err(|e| raise(ruby, e))
 }
 
-/// The JSON value of a Ruby value, as text (the layer's strict serializer).
+/// A state from Ruby: its JSON text (a String of any encoding that holds UTF-8 text) or a
+/// Hash (nested at most as deep as a state may be). Whatever is wrong with it — text that
+/// is not UTF-8, a member that is not JSON, a cycle, an integer beyond 64 bits, another
+/// kind of object — is `state_invalid`, never a Ruby exception of another kind.
+fn state_of(ruby: &Ruby, state: RValue) -> Result<RunResult, AgentError> {
+    let invalid = |problem: String| AgentError::state_invalid(format!("Invalid state: {problem}"));
+    let parsed = if let Some(s) = RString::from_value(state) {
+        let text = text(ruby, s).map_err(invalid)?;
+        std::panic::catch_unwind(|| RunResult::from_json(&text))
+    } else if RHash::from_value(state).is_some() {
+        let value = read(ruby, state, STATE_DEPTH).map_err(|p| invalid(p.message))?;
+        std::panic::catch_unwind(|| RunResult::from_value(value))
+    } else {
+        return Err(invalid(format!(
+            "expected a RunResult, its JSON text or a Hash, got a {}",
+            unsafe { state.classname() }
+        )));
+    };
+    parsed.unwrap_or_else(|p| Err(invalid(phaseo_agent::panic_message(p.as_ref()))))
+}
+
+/// Reads `call`'s spec. Each run or continue option is read on its own and named by its
+/// Ruby keyword when refused: `input`, `context` and each of `tool_outputs` are values
+/// limited to 64 levels (SPEC §7); the others wrap values (`messages[i].tool_calls[j].input`
+/// sits 4 levels down), which the core checks where it reads them. The rest (the client's
+/// script) wraps values too.
+fn read_spec(ruby: &Ruby, spec: RValue) -> Result<Value, Error> {
+    let Some(hash) = RHash::from_value(spec) else {
+        return to_json(ruby, spec, "run options");
+    };
+    members(ruby, hash, |key, value| {
+        if key == "options" {
+            if let Some(options) = RHash::from_value(value) {
+                return members(ruby, options, |option, value| {
+                    let max = match option {
+                        "input" | "context" => MAX_DEPTH,
+                        // `[{"toolCallId" => id, "output" => output}]`, as the layer writes it.
+                        "toolOutputs" => MAX_DEPTH + 2,
+                        _ => MAX_DEPTH + 4,
+                    };
+                    to_json_within(ruby, value, &ruby_keyword(option), max)
+                });
+            }
+        }
+        to_json_within(ruby, value, key, WRAPPED_DEPTH)
+    })
+}
+
+/// A Hash with String keys (the Ruby layer's own), each member read by `read`.
+fn members(
+    ruby: &Ruby,
+    hash: RHash,
+    mut read: impl FnMut(&str, RValue) -> Result<Value, Error>,
+) -> Result<Value, Error> {
+    let mut out = serde_json::Map::new();
+    let mut failure = None;
+    let walked = hash.foreach(|key: RValue, value: RValue| {
+        let key = RString::from_value(key)
+            .and_then(|k| text(ruby, k).ok())
+            .unwrap_or_default();
+        match read(&key, value) {
+            Ok(v) => {
+                out.insert(key, v);
+                Ok(ForEach::Continue)
+            }
+            Err(e) => {
+                failure = Some(e);
+                Ok(ForEach::Stop)
+            }
+        }
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => walked.map(|()| Value::Object(out)),
+    }
+}
+
+/// The JSON text of a state (or another value the core gave) read back from plain Ruby.
 fn to_json_text(ruby: &Ruby, value: RValue) -> Result<String, Error> {
-    Ok(to_json(ruby, value, "value")?.to_string())
+    Ok(to_json_within(ruby, value, "value", STATE_DEPTH)?.to_string())
+}
+
+/// Checks that a caller's value is JSON within the limits, wrapped `levels` deep in the
+/// SDK's own structure (raises the argument's TypeError/ArgumentError/RangeError naming
+/// `what`).
+fn check_value(ruby: &Ruby, value: RValue, what: String, levels: usize) -> Result<(), Error> {
+    to_json_within(ruby, value, &what, MAX_DEPTH + levels).map(|_| ())
 }
 
 /// Parses JSON text into plain Ruby.
@@ -379,7 +466,7 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     let native = module.define_module("Native")?;
     let agent = native.define_class("Agent", ruby.class_object())?;
     agent.define_singleton_method("new", function!(NativeAgent::new, 2))?;
-    agent.define_method("call", method!(NativeAgent::call, 3))?;
+    agent.define_method("call", method!(NativeAgent::call, 4))?;
     agent.define_method("close", method!(NativeAgent::close, 0))?;
     let stream = native.define_class("Stream", ruby.class_object())?;
     stream.define_method("next_item", method!(NativeStream::next_item, 0))?;
@@ -394,6 +481,13 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     native.define_singleton_method("canonical_state", function!(canonical_state, 1))?;
     native.define_singleton_method("to_json", function!(to_json_text, 1))?;
     native.define_singleton_method("parse_json", function!(parse_json, 1))?;
+    native.define_singleton_method("check_value", function!(check_value, 3))?;
+    native.const_set("MAX_DEPTH", MAX_DEPTH)?;
+    native.const_set(
+        "TOO_DEEP",
+        phaseo_agent::ValueLimitError::TooDeep.to_string(),
+    )?;
+    native.const_set("CYCLE", phaseo_agent::ValueLimitError::Cycle.to_string())?;
     native.const_set("STATE_VERSION", phaseo_agent::STATE_VERSION)?;
     Ok(())
 }

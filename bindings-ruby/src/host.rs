@@ -4,9 +4,11 @@
 //! on tokio threads, so every call into Ruby (a tool, a validator, a hook, a listener) is
 //! a [`Job`] queued here; a Ruby thread that waits for a run (`run`, `continue_run`, a
 //! stream's `next`) serves the queue: it sleeps WITHOUT the GVL until a job or its own
-//! outcome arrives, runs the jobs with the GVL, and goes back to sleep. Tools do not run
-//! on that thread: their job starts a Ruby `Thread` (see `Internal.start_tool`), so
-//! tools run concurrently and the serving thread stays free for the short callbacks.
+//! outcome arrives, runs the jobs with the GVL, and goes back to sleep. Callables do not run
+//! on that thread (event listeners excepted): their job starts a Ruby `Thread` (see
+//! `Internal.start_call`), so tools run concurrently, and a validator, hook or model client
+//! that blocks cannot keep a cancelled run from returning: the serving thread stays free
+//! and the abandoned call's thread is stopped as a timed-out tool's.
 //!
 //! The serving thread waits in Ruby (`IO#wait_readable` on a wake pipe the queue writes
 //! to), not in a custom `rb_thread_call_without_gvl`: Ruby then delivers Ctrl-C and
@@ -80,6 +82,10 @@ fn pop_job() -> Option<Job> {
     lock().pop_front()
 }
 
+fn queued() -> usize {
+    lock().len()
+}
+
 /// Serves the queue on this Ruby thread until `target` is ready.
 ///
 /// The thread waits in Ruby itself (`Internal.wait`: `IO#wait_readable` on a wake pipe),
@@ -110,7 +116,15 @@ pub fn serve_until(
             continue;
         }
         if target.ready() || deadline.is_some_and(|d| Instant::now() >= d) {
-            return match pending {
+            // The jobs queued before the outcome (the stop of a callable the cancelled run
+            // abandoned) are run before returning, not left for the next run's thread.
+            for _ in 0..queued() {
+                match pop_job() {
+                    Some(job) => job(ruby),
+                    None => break,
+                }
+            }
+            return match pending.or_else(take_deferred_interrupt) {
                 Some(e) => Err(e),
                 None => Ok(()),
             };

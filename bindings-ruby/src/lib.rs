@@ -33,5 +33,23 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     model::init(ruby, module)?;
     tracing::init(ruby, module)?;
     native_wake(ruby, module)?;
+    resolve_wrapped_classes(ruby);
     Ok(())
+}
+
+/// Looks up, once and now, the Ruby class of every wrapped Rust value. Each is otherwise
+/// looked up on first use through a lazy cell whose lookup calls Ruby (`const_get`), which
+/// may hand the GVL to another thread: one that then reaches the same cell waits for it
+/// while holding the GVL, and the first can never finish (every run of the process hangs).
+/// At load time no other thread uses the extension yet.
+fn resolve_wrapped_classes(ruby: &Ruby) {
+    use magnus::TypedData;
+    let _ = agent::NativeAgent::class(ruby);
+    let _ = agent::NativeStream::class(ruby);
+    let _ = agent::NativeHttpClient::class(ruby);
+    let _ = agent::NativeCancelToken::class(ruby);
+    let _ = model::StreamSink::class(ruby);
+    let _ = runtime::RbToolRuntime::class(ruby);
+    let _ = runtime::Completion::class(ruby);
+    let _ = store::NativeRunStore::class(ruby);
 }

@@ -3,10 +3,10 @@
 //! product's `ModelRequest` and turns its answer into the core's JSON; this module adapts
 //! the two callables to [`phaseo_agent::ModelClient`].
 //!
-//! `generate` runs on the thread serving the run (as every short callback). `stream` runs
-//! on a Ruby thread of its own, so the events it yields reach the run — and a reader of
-//! `agent.stream` on the serving thread — while the client is still streaming, and an
-//! abandoned attempt (cancellation) stops the thread as a timed-out tool's.
+//! `generate` and `stream` run on a Ruby thread of their own (as every callable but an event
+//! listener), so the events a stream yields reach the run — and a reader of `agent.stream`
+//! on the serving thread — while the client is still streaming, and an abandoned attempt
+//! (cancellation) stops the thread as a timed-out tool's.
 
 use magnus::{Error, IntoValue, Module, Ruby};
 use phaseo_agent::{
@@ -15,7 +15,8 @@ use phaseo_agent::{
 };
 
 use crate::adapters::{on_thread, HostFn};
-use crate::convert::to_json;
+use crate::convert::{to_json_within, to_ruby, MAX_DEPTH, WRAPPED_DEPTH};
+use crate::runtime::Answer;
 
 /// A Ruby model client: the registry ids of its `generate` and `stream` callables.
 pub struct RbModel {
@@ -32,11 +33,11 @@ pub struct RbModel {
     free_immediately,
     size
 )]
-struct StreamSink(HostStreamSender);
+pub struct StreamSink(HostStreamSender);
 
 impl StreamSink {
     fn push(ruby: &Ruby, rb_self: &Self, event: magnus::Value) -> Result<(), Error> {
-        let value = to_json(ruby, event, "model stream event")?;
+        let value = to_json_within(ruby, event, "model stream event", WRAPPED_DEPTH)?;
         rb_self
             .0
             .send(&value)
@@ -62,10 +63,17 @@ impl RbModel {
         deltas: &dyn DeltaSink,
     ) -> Result<ModelResponse, ModelError> {
         let (sender, receiver) = host_stream();
+        let request = request.to_value();
         let host = on_thread(
             stream,
-            request.to_value(),
-            Box::new(move |ruby| Ok(StreamSink(sender).into_value_with(ruby))),
+            Box::new(move |ruby, array| {
+                array.push(to_ruby(ruby, &request))?;
+                array.push(StreamSink(sender).into_value_with(ruby))
+            }),
+            Answer::Callback {
+                max: MAX_DEPTH,
+                what: "the model client's stream",
+            },
             "the model client's stream thread ended without an answer",
         );
         let host = async move {
@@ -89,8 +97,13 @@ impl ModelClient for RbModel {
             let stream = self.stream.expect("a client has generate or stream");
             return Self::call_stream(stream, request, &NoDeltas).await;
         };
+        let request = request.to_value();
         let v = generate
-            .call_values(vec![request.to_value()])
+            .call_within(
+                Box::new(move |ruby, array| array.push(to_ruby(ruby, &request))),
+                WRAPPED_DEPTH,
+                "model response",
+            )
             .await
             .map_err(|e| ModelError::new(e.message))?;
         ModelResponse::from_script_entry(&v).map_err(ModelError::new)?

@@ -1,4 +1,4 @@
-//! What a Ruby tool sees of its run (`runtime`), and the completion its thread answers on.
+//! What a Ruby tool sees of its run (`runtime`), and the completion a call's thread answers on.
 
 use std::sync::{Arc, Mutex};
 
@@ -6,7 +6,7 @@ use magnus::{Error, IntoValue, Ruby, Value as RValue};
 use phaseo_agent::{ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
-use crate::convert::{to_json, to_json_bare, to_ruby};
+use crate::convert::{read, text, to_json, to_ruby, MAX_DEPTH};
 
 /// `PhaseoAgentSdk::ToolRuntime` (the Ruby layer adds `emit_progress`/`set_context` procs).
 #[magnus::wrap(class = "PhaseoAgentSdk::ToolRuntime", free_immediately, size)]
@@ -53,14 +53,14 @@ impl RbToolRuntime {
     }
 
     fn native_emit_progress(ruby: &Ruby, rb_self: &Self, value: RValue) -> Result<(), Error> {
-        match to_json_bare(ruby, value, "emit_progress") {
+        match read(ruby, value, MAX_DEPTH) {
             Ok(v) => {
                 rb_self.0.emit_progress(v);
                 Ok(())
             }
-            Err((e, problem)) => {
-                rb_self.0.reject_progress(problem);
-                Err(e)
+            Err(problem) => {
+                rb_self.0.reject_progress(problem.message.clone());
+                Err(problem.into_error(ruby, "emit_progress"))
             }
         }
     }
@@ -74,18 +74,29 @@ impl RbToolRuntime {
     }
 }
 
-/// Where a tool call's outcome goes.
-type Answer = oneshot::Sender<Result<Value, ToolError>>;
+/// Where a call's outcome goes.
+type Sender = oneshot::Sender<Result<Value, ToolError>>;
 
-/// The answer channel of one tool call, answered once by its Ruby thread.
+/// What a Ruby thread's answer is to the core.
+#[derive(Clone, Copy)]
+pub enum Answer {
+    /// A tool's result: one that is not JSON (or beyond the limits) is an invalid output
+    /// whatever `on_error` says, as in every binding.
+    ToolResult,
+    /// Another callable's answer, nested at most `max` levels; one that is not JSON is the
+    /// callable's error (`what: problem`).
+    Callback { max: usize, what: &'static str },
+}
+
+/// The answer channel of one call, answered once by its Ruby thread.
 #[derive(Clone)]
 #[magnus::wrap(class = "PhaseoAgentSdk::Internal::Completion", free_immediately, size)]
-pub struct Completion(Arc<Mutex<Option<Answer>>>);
+pub struct Completion(Arc<Mutex<Option<Sender>>>, Answer);
 
 impl Completion {
     /// A completion answering on `tx`.
-    pub fn new(tx: Answer) -> Self {
-        Self(Arc::new(Mutex::new(Some(tx))))
+    pub fn new(tx: Sender, answer: Answer) -> Self {
+        Self(Arc::new(Mutex::new(Some(tx))), answer)
     }
 
     /// Delivers the outcome (the first one wins).
@@ -96,18 +107,22 @@ impl Completion {
     }
 
     fn ok(ruby: &Ruby, rb_self: &Self, value: RValue) {
-        // A result that is not JSON (or beyond the limits) is an invalid output whatever
-        // `on_error` says, as in every binding.
-        let outcome = to_json_bare(ruby, value, "the tool's result")
-            .map_err(|(_, problem)| ToolError::invalid_output(problem));
+        let outcome = match rb_self.1 {
+            Answer::ToolResult => {
+                read(ruby, value, MAX_DEPTH).map_err(|p| ToolError::invalid_output(p.message))
+            }
+            Answer::Callback { max, what } => {
+                read(ruby, value, max).map_err(|p| ToolError::new(format!("{what}: {}", p.message)))
+            }
+        };
         rb_self.finish(outcome);
     }
 
     fn err(ruby: &Ruby, rb_self: &Self, message: RValue) {
         let text = magnus::RString::from_value(message)
-            .and_then(|s| s.to_string().ok())
-            .unwrap_or_else(|| "the tool raised".into());
-        let _ = ruby;
+            .map(|s| text(ruby, s).unwrap_or_else(|_| unsafe { s.to_string_lossy() }.into_owned()))
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| "the Ruby callable raised".into());
         rb_self.finish(Err(ToolError::new(text)));
     }
 }

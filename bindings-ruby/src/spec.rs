@@ -65,7 +65,8 @@ impl HostCallbacks for RbCallbacks {
 }
 
 /// What `Agent#run`/`continue_run`/`recover`/`stream` pass: the canonical run or continue
-/// options, and what only the Ruby binding has (client, listener, state, streaming).
+/// options, and what only the Ruby binding has (client, listener, run id, streaming; the
+/// state to continue is an argument of its own).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallSpec {
@@ -73,7 +74,6 @@ pub struct CallSpec {
     #[serde(default)]
     pub options: Value,
     pub on_event: Option<u64>,
-    pub state: Option<String>,
     /// Continue (or with `recover`, recover) the stored run of this id.
     pub run_id: Option<String>,
     #[serde(default)]
@@ -93,7 +93,7 @@ pub fn parse<T: for<'de> Deserialize<'de>>(v: Value, what: &str) -> Result<T, Ag
 }
 
 /// The Ruby keyword of a key of the format (`stopWhen` → `stop_when`).
-fn ruby_keyword(key: &str) -> String {
+pub fn ruby_keyword(key: &str) -> String {
     match key {
         "toolTimeoutsMs" => "tool_timeouts".to_owned(),
         "bearer" => "bearer_token".to_owned(),

@@ -147,6 +147,27 @@ class ThreadsTest < Minitest::Test
     assert_equal 42, $?.exitstatus
   end
 
+  # Runs whose first tool calls start at once, while Ruby switches threads at every
+  # constant lookup (a TracePoint passes the GVL on): the lookups of the SDK's own classes
+  # must not leave one thread waiting on another that waits for the GVL (the process
+  # would hang). In a child process, killed if it hangs.
+  def test_runs_starting_together_while_ruby_switches_threads_never_hang
+    seen = child(<<~RUBY, deadline: 60)
+      switching = TracePoint.new(:c_call) { |tp| 3.times { Thread.pass } if tp.method_id == :const_get }
+      tool = PhaseoAgentSdk::Tool.new(id: "t", parameters: { type: "object" }, execute: ->(_i, _r) { "ok" })
+      agent = PhaseoAgentSdk.create_agent(id: "a", tools: [tool])
+      call = { tool_calls: [{ id: "c1", name: "t", arguments: "{}" }] }
+      switching.enable
+      runs = Array.new(16) do
+        Thread.new { agent.run(input: "go", client: PhaseoAgentSdk::ScriptedClient.new([call, { text: "ok" }])).status }
+      end
+      statuses = runs.map(&:value)
+      switching.disable
+      outcome { statuses.tally }
+    RUBY
+    assert_equal [{ "ok" => { "completed" => 16 } }], seen
+  end
+
   # Hundreds of runs at once, each with a tool that outlives its 5 ms timeout by about the
   # grace before the interrupt: the interrupt lands anywhere in the tool's thread (before
   # its first line, in the tool, in its rescue or ensure), and every run still returns. On

@@ -45,11 +45,11 @@ module PhaseoAgentSdk
     # (`{tool_call_id:, output:}`), human_input.
     def continue_run(client:, state: nil, run: nil, run_id: nil, approvals: [], rejections: [], tool_outputs: [],
                      human_input: nil, context: nil, on_event: nil, cancel: nil, **overrides)
-      state ||= run
+      state = run if state.nil?
       raise ArgumentError, "continue_run needs state: (a RunResult or its JSON) or run_id:" if state.nil? && run_id.nil?
 
       call(client, on_event, cancel, overrides, decided(approvals, rejections, tool_outputs, human_input, context),
-           "state" => state && state_text(state), "run_id" => run_id&.to_s)
+           { "run_id" => run_id&.to_s }, state_arg(state))
     end
 
     # Stops the agent's MCP servers.
@@ -75,15 +75,18 @@ module PhaseoAgentSdk
     # StreamResult, or with a block yields the events and returns the result).
     def continue_stream(client:, state:, approvals: [], rejections: [], tool_outputs: [], human_input: nil,
                         context: nil, cancel: nil, **overrides, &block)
+      raise ArgumentError, "continue_stream needs state: (a RunResult, its JSON text or a Hash)" if state.nil?
+
       streamed(client, cancel, overrides, block, decided(approvals, rejections, tool_outputs, human_input, context),
-               "state" => state_text(state))
+               {}, state_arg(state))
     end
 
     private
 
     # `options`: the run's or continue's own options (canonical names); `top`: what only the
-    # native call takes (state, run id, recover).
-    def call(client, on_event, cancel, overrides, options, top = {})
+    # native call takes (run id, recover); `state`: the state to continue (its JSON text or
+    # a Hash; the native side reads it, refusing anything else as state_invalid).
+    def call(client, on_event, cancel, overrides, options, top = {}, state = nil)
       unknown = overrides.keys - RUN_OVERRIDES
       raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
       raise ArgumentError, "cancel must be a PhaseoAgentSdk::CancelToken" unless cancel.nil? || cancel.is_a?(CancelToken)
@@ -94,16 +97,16 @@ module PhaseoAgentSdk
       spec["on_event"] = (run_ids << Internal.register(on_event)).last if on_event
       spec = spec.compact
       http = client.is_a?(HttpClient) ? client.native : nil
-      kind, payload, cursor = Internal.native { @native.call(spec, cancel, http) }
+      kind, payload, cursor = Internal.native { @native.call(spec, cancel, http, state) }
       client.cursor = cursor if client.is_a?(ScriptedClient)
-      raise Internal.error_from_json(payload) if kind == "error"
+      Internal.raise_error(payload) if kind == "error"
 
       RunResult.new(payload)
     ensure
       Internal.release(run_ids) if run_ids
     end
 
-    def streamed(client, cancel, overrides, block, options, top = {})
+    def streamed(client, cancel, overrides, block, options, top = {}, state = nil)
       unknown = overrides.keys - RUN_OVERRIDES
       raise ArgumentError, "unknown run options: #{unknown.join(', ')}" unless unknown.empty?
 
@@ -112,8 +115,8 @@ module PhaseoAgentSdk
                "options" => overrides_spec(overrides, run_ids).merge(options).compact,
                "stream" => true }.merge(top).compact
       http = client.is_a?(HttpClient) ? client.native : nil
-      kind, native = Internal.native { @native.call(spec, cancel, http) }
-      raise Internal.error_from_json(native) if kind == "error"
+      kind, native = Internal.native { @native.call(spec, cancel, http, state) }
+      Internal.raise_error(native) if kind == "error"
 
       result = StreamResult.new(native, -> { Internal.release(run_ids) })
       return result unless block
@@ -165,7 +168,7 @@ module PhaseoAgentSdk
       return nil if value.nil?
       return fn(value) if value.respond_to?(:call)
 
-      Internal.stringify(value)
+      Internal.stringify(value, "schema")
     end
 
     def dynamic(value)
@@ -180,7 +183,7 @@ module PhaseoAgentSdk
       return nil if value.nil?
       raise ArgumentError, "expected a Hash, got #{value.class}" unless value.is_a?(Hash)
 
-      value.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v)] }
+      value.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v, k.to_s)] }
     end
 
     def tool_spec(tool)
@@ -190,7 +193,7 @@ module PhaseoAgentSdk
       approval = tool.require_approval
       ntp = tool.next_turn_params
       {
-        "id" => tool.id.to_s, "description" => tool.description, "parameters" => Internal.stringify(tool.parameters),
+        "id" => tool.id.to_s, "description" => tool.description, "parameters" => Internal.stringify(tool.parameters, "parameters"),
         "execute" => tool.execute && fn(tool.execute), "timeoutMs" => tool.timeout_ms,
         "requireApproval" => approval.respond_to?(:call) ? fn(approval) : (approval ? true : nil),
         "onError" => tool.on_error&.to_s,
@@ -198,8 +201,8 @@ module PhaseoAgentSdk
         "eventSchema" => validator(tool.event_schema),
         "onToolCalled" => tool.on_tool_called && fn(tool.on_tool_called),
         "onResponseReceived" => tool.on_response_received && fn(tool.on_response_received),
-        "nextTurnParams" => ntp.respond_to?(:call) ? fn(ntp) : Internal.stringify(ntp),
-        "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples)
+        "nextTurnParams" => ntp.respond_to?(:call) ? fn(ntp) : Internal.stringify(ntp, "next_turn_params"),
+        "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples, "input_examples")
       }.compact
     end
 
@@ -240,7 +243,7 @@ module PhaseoAgentSdk
 
     # Run-level callables (stop conditions) are released when the run ends (`run_ids`).
     def overrides_spec(o, run_ids)
-      spec = o.compact.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v)] }
+      spec = o.compact.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v, k.to_s)] }
       spec["stopWhen"] = stop_specs(o[:stop_when], run_ids) if o[:stop_when]
       spec["modelRetry"] = settings(o[:model_retry]) if o[:model_retry]
       spec["toolExecution"] = settings(o[:tool_execution]) if o[:tool_execution]
@@ -263,13 +266,10 @@ module PhaseoAgentSdk
         "toolOutputs" => outputs(tool_outputs), "humanInput" => human_input, "context" => context }
     end
 
-    def state_text(state)
-      case state
-      when RunResult then state.to_json
-      when String then state
-      when Hash then Native.to_json(state)
-      else raise ArgumentError, "state must be a RunResult, its JSON text or a Hash, got #{state.class}"
-      end
+    # A RunResult as its JSON text; any other state as it is (the native side reads a
+    # String or a Hash and refuses anything else as state_invalid).
+    def state_arg(state)
+      state.is_a?(RunResult) ? state.to_json : state
     end
 
     def decisions(list)
@@ -277,7 +277,7 @@ module PhaseoAgentSdk
         case d
         when String, Symbol then d.to_s
         when Hash, ToolDecision
-          d = Internal.stringify(d.to_h)
+          d = Internal.string_keys(d)
           { "toolCallId" => d["tool_call_id"], "reason" => d["reason"] }.compact
         else raise ArgumentError, "a decision is a tool call id or {tool_call_id:, reason:}, got #{d.class}"
         end
@@ -286,7 +286,7 @@ module PhaseoAgentSdk
 
     def outputs(list)
       Array(list).map do |o|
-        o = Internal.stringify(o.to_h)
+        o = Internal.string_keys(o)
         raise ArgumentError, "a tool output is {tool_call_id:, output:}" unless o.key?("tool_call_id")
 
         { "toolCallId" => o["tool_call_id"].to_s, "output" => o["output"] }

@@ -15,19 +15,24 @@ module PhaseoAgentSdk
     def initialize(responses, cursor: 0)
       raise ArgumentError, "ScriptedClient expects an Array of responses" unless responses.is_a?(Array)
 
-      @responses = self.class.camel(Internal.stringify(responses))
+      # Each response is JSON (a tool call's arguments sit 3 levels down): a deep, cyclic or
+      # odd one is refused here, naming it.
+      responses.each_with_index { |r, i| Native.check_value(r, "responses[#{i}]", 4) }
+      @responses = Internal.stringify(responses, "responses").map { |r| self.class.camel(r) }
       @cursor = cursor
     end
 
     # The native description of this client (internal).
     def native_spec = [@responses, @cursor]
 
-    # A response Hash with the core's key names (`tool_calls` → `toolCalls`, ...).
-    def self.camel(value)
-      case value
-      when Hash then value.each_with_object({}) { |(k, v), h| h[KEYS.fetch(k, k)] = camel(v) }
-      when Array then value.map { |v| camel(v) }
-      else value
+    # A response Hash with the core's key names (`tool_calls` → `toolCalls`, ...): its own
+    # keys, its `usage`'s and its `message`'s; the values inside (a tool call's arguments)
+    # keep their keys.
+    def self.camel(response, level = 0)
+      return response unless response.is_a?(Hash)
+
+      response.each_with_object({}) do |(k, v), h|
+        h[KEYS.fetch(k, k)] = level.zero? && %w[usage message].include?(k) ? camel(v, 1) : v
       end
     end
   end

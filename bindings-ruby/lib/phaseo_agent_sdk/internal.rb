@@ -2,7 +2,7 @@
 
 module PhaseoAgentSdk
   # The Ruby half of the native bridge (not public API). The core names Ruby callables by
-  # registry ids; tool calls run on Ruby threads of their own (see `start_tool`).
+  # registry ids; calls run on Ruby threads of their own (see `start_call`).
   module Internal
     REGISTRY = {} # rubocop:disable Style/MutableConstant
     THREADS = {} # rubocop:disable Style/MutableConstant
@@ -18,8 +18,11 @@ module PhaseoAgentSdk
     WAKE_W.nonblock = true
     WAKE_R.nonblock = true
     Native.set_wake_fd(WAKE_W.fileno)
-    # How long a cancelled tool may take to notice `runtime.cancelled?` by itself.
+    # How long a cancelled call may take to notice `runtime.cancelled?` (or end) by itself.
     CANCEL_GRACE = 0.05
+    # How deep `stringify` walks: a value's own 64 levels plus the SDK's structure around it
+    # (the native conversion then checks each value's limit exactly).
+    WALK_DEPTH = Native::MAX_DEPTH + 8
 
     class << self
       # Waits (GVL released, interruptible) until woken or `timeout` seconds pass.
@@ -51,11 +54,6 @@ module PhaseoAgentSdk
         proc { RELEASED << ids }
       end
 
-      # A short callback (validator, predicate, hook): runs on the thread serving the run.
-      def call_fn(id, args)
-        REGISTRY.fetch(id).call(*args)
-      end
-
       # An event listener: its exceptions are reported, never raised into the run.
       def call_listener(id, args)
         REGISTRY.fetch(id).call(*args)
@@ -64,17 +62,19 @@ module PhaseoAgentSdk
         nil
       end
 
-      # Starts a tool call on a Ruby thread of its own; the thread answers on `completion`,
-      # exactly once, whatever happens to it. An exception of ANY class (even Interrupt or
-      # SystemExit raised by the tool) becomes the call's error: a tool never takes the
-      # process down. Waits until the thread has started, so calls start in call order (a
-      # thread started later never overtakes an earlier one).
+      # Starts a call (a tool, a validator, a hook, a model client...) on a Ruby thread of
+      # its own with `args`; the thread answers on `completion`, exactly once, whatever
+      # happens to it. An exception of ANY class (even Interrupt or SystemExit raised by the
+      # callable) becomes the call's error: a callable never takes the process down. Waits
+      # until the thread has started, so calls start in call order (a thread started later
+      # never overtakes an earlier one). The thread serving the run only starts threads, so
+      # a callable that blocks never keeps a cancelled run from returning (see cancel_call).
       #
       # Interrupts from other threads (the cancellation's Timeout::Error, Thread#raise,
-      # Thread#kill) are deferred everywhere but inside the tool itself: one that came
+      # Thread#kill) are deferred everywhere but inside the callable itself: one that came
       # before the thread said it started would leave this method waiting forever, and one
       # landing in the rescue or ensure would leave the call unanswered.
-      def start_tool(id, input, runtime, completion, key)
+      def start_call(id, args, completion, key)
         fn = REGISTRY.fetch(id)
         started = Queue.new
         # Created inside the deferring block, the thread starts with interrupts deferred
@@ -85,14 +85,14 @@ module PhaseoAgentSdk
             started << true
             answered = false
             begin
-              value = Thread.handle_interrupt(Object => :immediate) { fn.call(input, runtime) }
+              value = Thread.handle_interrupt(Object => :immediate) { fn.call(*args) }
               answered = true
               completion.ok(value)
             rescue Exception => e # rubocop:disable Lint/RescueException
               answered = true
               completion.err(exception_text(e))
             ensure
-              # The tool left by Thread.exit or `throw`: no value and no exception.
+              # The callable left by Thread.exit or `throw`: no value and no exception.
               completion.err("the tool's thread ended without returning a value") unless answered
               MUTEX.synchronize { THREADS.delete(key) }
             end
@@ -104,10 +104,11 @@ module PhaseoAgentSdk
       end
 
       # What an exception says: its message, else its class name; never raises (a message
-      # method that raises, or returns something odd, still gives a text).
+      # method that raises, or returns something odd, still gives a text), and always UTF-8
+      # (bytes that are not become U+FFFD).
       def exception_text(error)
         text = begin
-          error.message.to_s
+          utf8(error.message.to_s)
         rescue Exception # rubocop:disable Lint/RescueException
           nil
         end
@@ -116,14 +117,21 @@ module PhaseoAgentSdk
         begin
           error.class.name.to_s
         rescue Exception # rubocop:disable Lint/RescueException
-          "a Ruby tool raised an exception whose message could not be read"
+          "a Ruby callable raised an exception whose message could not be read"
         end
       end
 
-      # The core abandoned a call (timeout, cancellation): `runtime.cancelled?` is true at
-      # once; a thread still running after CANCEL_GRACE seconds is interrupted the way
-      # `Timeout.timeout` does (Timeout::Error raised in it). The run does not wait.
-      def cancel_tool(key)
+      # `text` as valid UTF-8 (a binary or broken String's bad bytes replaced).
+      def utf8(text)
+        text = text.dup.force_encoding(Encoding::UTF_8) if text.encoding == Encoding::BINARY
+        text = text.encode(Encoding::UTF_8, invalid: :replace, undef: :replace) unless text.encoding == Encoding::UTF_8
+        text.valid_encoding? ? text : text.scrub
+      end
+
+      # The core abandoned a call (timeout, cancellation): a tool's `runtime.cancelled?` is
+      # true at once; a thread still running after CANCEL_GRACE seconds is interrupted the
+      # way `Timeout.timeout` does (Timeout::Error raised in it). The run does not wait.
+      def cancel_call(key)
         thread = MUTEX.synchronize { THREADS.delete(key) }
         return unless thread&.alive?
 
@@ -141,6 +149,15 @@ module PhaseoAgentSdk
         raise unless e.message.start_with?(MARKER)
 
         raise error_from_json(e.message.delete_prefix(MARKER))
+      end
+
+      # Raises the SDK exception of the core's error JSON. A timed-out call's error
+      # (`tool_timeout`, a ToolError) has a Timeout::Error as its `cause`, so code written for
+      # Ruby's timeouts finds one (`rescue PhaseoAgentSdk::ToolError => e; e.cause`).
+      def raise_error(text)
+        error = text.is_a?(AgentError) ? text : error_from_json(text)
+        cause = error.code == "tool_timeout" ? Timeout::Error.new(error.message) : nil
+        raise error, cause: cause
       end
 
       # An SDK exception from the core's error JSON.
@@ -163,12 +180,31 @@ module PhaseoAgentSdk
       end
 
       # Deep-converts Symbol keys to String keys (values handed on to the core as they are).
-      def stringify(value)
-        case value
-        when Hash then value.each_with_object({}) { |(k, v), h| h[k.is_a?(Symbol) ? k.to_s : k] = stringify(v) }
-        when Array then value.map { |v| stringify(v) }
-        else value
+      # Counts its depth and keeps the containers of its path, so a value nested 10,000
+      # deep or holding itself raises ArgumentError ("`what`: value is nested more than 64
+      # levels deep" / "...: value contains a cycle") instead of running out of stack.
+      def stringify(value, what = "value", depth = 0, path = nil)
+        return value unless value.is_a?(Hash) || value.is_a?(Array)
+        raise ArgumentError, "#{what}: #{Native::TOO_DEEP}" if depth >= WALK_DEPTH
+
+        path ||= {}.compare_by_identity
+        raise ArgumentError, "#{what}: #{Native::CYCLE}" if path.key?(value)
+
+        path[value] = true
+        begin
+          if value.is_a?(Hash)
+            value.each_with_object({}) { |(k, v), h| h[k.is_a?(Symbol) ? k.to_s : k] = stringify(v, what, depth + 1, path) }
+          else
+            value.map { |v| stringify(v, what, depth + 1, path) }
+          end
+        ensure
+          path.delete(value)
         end
+      end
+
+      # A Hash's own keys as Strings (Symbol keys converted), its values left as they are.
+      def string_keys(hash)
+        hash.to_h.transform_keys { |k| k.is_a?(Symbol) ? k.to_s : k }
       end
     end
   end

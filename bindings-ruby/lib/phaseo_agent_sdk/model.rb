@@ -72,7 +72,7 @@ module PhaseoAgentSdk
           when "message" then out["message"] = response_message(v)
           when "tool_calls", "toolCalls" then out["toolCalls"] = calls(v)
           when "usage" then out["usage"] = usage(v)
-          else out[RESPONSE_KEYS.fetch(key, key)] = Internal.stringify(v)
+          else out[RESPONSE_KEYS.fetch(key, key)] = Internal.stringify(v, "model response #{key}")
           end
         end
       end
@@ -86,7 +86,7 @@ module PhaseoAgentSdk
           key = key.to_s
           next if key == "raw" # the product's events carry the provider's raw chunk: not needed
 
-          out[key] = key == "response" && !v.nil? ? response(v) : Internal.stringify(v)
+          out[key] = key == "response" && !v.nil? ? response(v) : Internal.stringify(v, "model stream event #{key}")
         end
       end
 
@@ -124,7 +124,7 @@ module PhaseoAgentSdk
 
       def response_message(m)
         m = m.to_h if m.is_a?(Struct)
-        return Internal.stringify(m) unless m.is_a?(Hash)
+        return Internal.stringify(m, "model response message") unless m.is_a?(Hash)
 
         m.each_with_object({}) do |(key, v), out|
           key = key.to_s
@@ -140,7 +140,7 @@ module PhaseoAgentSdk
           c = c.to_h if c.is_a?(Struct)
           raise TypeError, "a tool call must be a Hash or a PhaseoAgentSdk::ToolCall, got #{c.class}" unless c.is_a?(Hash)
 
-          Internal.stringify(c.compact)
+          Internal.stringify(c.compact, "model response tool_calls")
         end
       end
 

@@ -4,9 +4,11 @@ module PhaseoAgentSdk
   # A run's result: its state (canonical JSON, continued later by any language) and
   # accessors for what applications read.
   class RunResult
-    # Reads a state from its JSON text (raises StateError when invalid).
+    # Reads a state from its JSON text (a String holding UTF-8 text, of any encoding) or
+    # its Hash form; raises StateError (`state_invalid`) when it is not a valid state,
+    # whatever is wrong with it.
     def self.from_json(text)
-      new(Internal.native { Native.canonical_state(text.to_s) })
+      new(Internal.native { Native.canonical_state(text) })
     end
 
     def initialize(json)

@@ -81,7 +81,11 @@ module PhaseoAgentSdk
 
       load = lambda do |run_id|
         found = accessor.load(run_id)
-        found.is_a?(RunResult) || found.is_a?(Hash) ? (found.is_a?(Hash) ? Native.to_json(found) : found.to_json) : found
+        case found
+        when RunResult then found.to_json
+        when Hash then RunResult.from_json(found).to_json
+        else found
+        end
       end
       save = lambda do |_run_id, json|
         accessor.save(RunResult.new(json))

@@ -53,7 +53,7 @@ module PhaseoAgentSdk
     # The run's result (waits for the end); raises the run's AgentError.
     def result
       pull until @finished
-      raise @error if @error
+      Internal.raise_error(@error) if @error
 
       @result
     end

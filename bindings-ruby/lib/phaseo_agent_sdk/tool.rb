@@ -22,7 +22,7 @@ module PhaseoAgentSdk
   # A validator callable checking values against a JSON Schema (draft 2020-12) in the
   # core: returns the value, raises `ArgumentError("<pointer>: <reason>")` when invalid.
   def self.json_schema_validator(schema)
-    schema = Internal.stringify(schema)
+    schema = Internal.stringify(schema, "schema")
     Internal.native { Native.schema_check(schema, nil) }
     lambda do |value|
       problem = Internal.native { Native.schema_check(schema, value) }
