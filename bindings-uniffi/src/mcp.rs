@@ -10,7 +10,7 @@ use phaseo_agent::mcp::McpToolInfo;
 
 use crate::defs::OnError;
 use crate::errors::ToolError;
-use crate::traits::{parse_json, to_json, ApprovalPredicate, HostApproval};
+use crate::traits::{host_in_place, parse_json, to_json, ApprovalPredicate, HostApproval};
 
 /// How the core reaches an MCP server.
 #[derive(uniffi::Enum)]
@@ -66,11 +66,13 @@ struct HostFilter(Arc<dyn McpToolFilter>);
 
 impl pa::mcp::McpToolFilter for HostFilter {
     fn keep(&self, tool: &McpToolInfo) -> bool {
-        self.0.keep(
-            tool.name.clone(),
-            tool.description.clone(),
-            to_json(&tool.annotations),
-        )
+        host_in_place(|| {
+            self.0.keep(
+                tool.name.clone(),
+                tool.description.clone(),
+                to_json(&tool.annotations),
+            )
+        })
     }
 }
 

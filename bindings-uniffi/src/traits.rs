@@ -189,7 +189,7 @@ impl ModelStreamSink {
 }
 
 /// Receives every event of a run (JSON text) as it happens, in order, synchronously from
-/// the run loop: keep it quick.
+/// the run loop: the run waits for it (it may block, even on another run), so keep it quick.
 #[uniffi::export(foreign)]
 pub trait EventListener: Send + Sync {
     /// One event.
@@ -220,15 +220,47 @@ impl pa::ToolExecutor for HostExecutor {
     }
 }
 
+/// Runs a synchronous host callback from async core code on a thread of the core runtime's
+/// blocking pool, and awaits it. Host code may block there, even on a run of its own (a
+/// validator that asks another agent): on a runtime worker it would hold that worker, and
+/// the task the nested run spawns from it lands in the worker's own next-task slot, which
+/// no other worker takes, so the nested run never began and both waited for ever. If the
+/// wait is dropped (a timeout, a cancelled run) the callback still runs to its end and its
+/// answer is dropped; a panic in it unwinds here, as if it had run in place.
+async fn host_blocking<T: Send + 'static>(
+    call: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, pa::ToolError> {
+    match pa::exec::runtime().spawn_blocking(call).await {
+        Ok(out) => Ok(out),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(pa::ToolError::new("the SDK's runtime is shutting down")),
+    }
+}
+
+/// Runs a synchronous host callback that the core calls synchronously (an event listener,
+/// an MCP tool filter) where it may block: on a worker of the core's multi-thread runtime,
+/// the worker first hands its other tasks to a new thread (`block_in_place`), for the
+/// reason [`host_blocking`] gives; anywhere else the callback just runs.
+pub(crate) fn host_in_place<T>(call: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(call)
+        }
+        _ => call(),
+    }
+}
+
 /// [`Validator`] as the core's validator.
 pub(crate) struct HostValidator(pub Arc<dyn Validator>);
 
 #[pa::async_trait]
 impl pa::Validator for HostValidator {
     async fn validate(&self, value: Value) -> Result<Value, pa::ToolError> {
-        let out = self
-            .0
-            .validate(to_json(&value))
+        let host = Arc::clone(&self.0);
+        let text = to_json(&value);
+        let out = host_blocking(move || host.validate(text))
+            .await?
             .map_err(ToolError::into_core)?;
         parse_json(&out, "the validated value")
     }
@@ -480,6 +512,7 @@ pub(crate) struct HostListener(pub Arc<dyn EventListener>);
 
 impl pa::EventListener for HostListener {
     fn on_event(&self, event: &pa::AgentEvent) {
-        let _ = self.0.on_event(event.to_json());
+        let json = event.to_json();
+        let _ = host_in_place(|| self.0.on_event(json));
     }
 }

@@ -1666,7 +1666,7 @@ public func FfiConverterTypeEventCursor_lower(_ value: EventCursor) -> UInt64 {
 
 /**
  * Receives every event of a run (JSON text) as it happens, in order, synchronously from
- * the run loop: keep it quick.
+ * the run loop: the run waits for it (it may block, even on another run), so keep it quick.
  */
 public protocol EventListener: AnyObject, Sendable {
     
@@ -1678,7 +1678,7 @@ public protocol EventListener: AnyObject, Sendable {
 }
 /**
  * Receives every event of a run (JSON text) as it happens, in order, synchronously from
- * the run loop: keep it quick.
+ * the run loop: the run waits for it (it may block, even on another run), so keep it quick.
  */
 open class EventListenerImpl: EventListener, @unchecked Sendable {
     fileprivate let handle: UInt64
