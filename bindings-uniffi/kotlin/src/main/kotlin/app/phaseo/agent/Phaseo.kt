@@ -170,11 +170,11 @@ internal inline fun <T> sdk(block: () -> T): T =
 @PublishedApi
 internal inline fun <T> hostCall(block: () -> T): T =
     try {
-        wellFormedResult(block())
+        block()
     } catch (e: CancellationException) {
         throw e
-    } catch (e: ToolException.Failed) {
-        throw if (isWellFormed(e.reason)) e else ToolException.Failed(wellFormed(e.reason))
+    } catch (e: ToolException) {
+        throw e
     } catch (e: NotJsonValueException) {
         throw ToolException.InvalidValue(describe(e))
     } catch (e: Throwable) {
@@ -182,16 +182,10 @@ internal inline fun <T> hostCall(block: () -> T): T =
     }
 
 /**
- * A callback's answer as the native library can take it: text (JSON or a message) with its
- * lone surrogates replaced by U+FFFD. A UTF-16 string may hold them (`"bad \ud800"`), UTF-8
- * cannot; the conversion to native text would throw on a thread of the library, where
- * nothing answers the call. Other values pass as they are.
+ * Whether [text] has no lone surrogate. Text going to the native library needs no check:
+ * its conversion to UTF-8 writes each lone surrogate as U+FFFD (see
+ * `bindings-uniffi/scripts/generate.sh`); a state holding one is refused ([parseState]).
  */
-@PublishedApi
-@Suppress("UNCHECKED_CAST")
-internal fun <T> wellFormedResult(value: T): T = if (value is String) wellFormed(value) as T else value
-
-/** Whether [text] has no lone surrogate. */
 @PublishedApi
 internal fun isWellFormed(text: String): Boolean {
     var i = 0
@@ -207,36 +201,15 @@ internal fun isWellFormed(text: String): Boolean {
     return true
 }
 
-/** [text] with each lone surrogate replaced by U+FFFD (as JavaScript's `toWellFormed`). */
-@PublishedApi
-internal fun wellFormed(text: String): String {
-    if (isWellFormed(text)) return text
-    val out = StringBuilder(text.length)
-    var i = 0
-    while (i < text.length) {
-        val c = text[i]
-        if (Character.isHighSurrogate(c) && i + 1 < text.length && Character.isLowSurrogate(text[i + 1])) {
-            out.append(c).append(text[i + 1])
-            i += 2
-            continue
-        }
-        out.append(if (Character.isSurrogate(c)) '\uFFFD' else c)
-        i++
-    }
-    return out.toString()
-}
-
 /**
  * The message of anything a host callback threw, best effort: a `message` or `toString()`
  * that itself throws (or a StackOverflowError from a value too deep) cannot escape.
  */
 @PublishedApi
 internal fun describe(e: Throwable): String =
-    wellFormed(
-        runCatching { e.message }.getOrNull()
-            ?: runCatching { e.toString() }.getOrNull()
-            ?: "host callback failed",
-    )
+    runCatching { e.message }.getOrNull()
+        ?: runCatching { e.toString() }.getOrNull()
+        ?: "host callback failed"
 
 /** Throws from a callback with exactly this message (what the model or the error sees). */
 fun toolError(message: String): Nothing = throw ToolException.Failed(message)
@@ -556,7 +529,7 @@ private class KotlinModel(val fn: suspend (JsonObject) -> JsonElement) : ModelCl
 /** The built-in scripted client: [responses] in order (short form `{text?, toolCalls?,
  * usage?, cost?, finishReason?}` or `{fail: message}`); [used] of them already consumed. */
 fun scriptedClient(responses: List<JsonElement>, used: Int = 0): Client =
-    sdk { Client.Scripted(ScriptedClient(wellFormed(JsonArray(responses).toString()), used.toLong())) }
+    sdk { Client.Scripted(ScriptedClient(JsonArray(responses).toString(), used.toLong())) }
 
 /** The built-in scripted client. */
 fun scriptedClient(vararg responses: JsonElement): Client = scriptedClient(responses.toList())

@@ -440,4 +440,41 @@ class AgentSdkToolsTest {
         AgentException state = assertThrows(AgentException.class, () -> RunResult.fromJson("{\"version\": \"\ud800\"}"));
         assertEquals("state_invalid", state.code());
     }
+
+    @Test
+    void loneSurrogatesInWhatIsHandedToTheSdkAreReplaced() {
+        // Progress, a new context, a run's input and context, a tool's description, an output
+        // and a reason supplied on continue: each used to throw java.nio's
+        // MalformedInputException from the conversion to native text.
+        List<Object> progress = Collections.synchronizedList(new ArrayList<>());
+        List<Object> contexts = Collections.synchronizedList(new ArrayList<>());
+        Tool noisy = new Tool("noisy", (input, ctx) -> {
+            ctx.emitProgress().receive(Map.of("phase\udc00", "scan \ud800"), ctx);
+            ctx.setContext().accept(List.of("ctx \ud800"));
+            return "ok";
+        }, "Describes \ud800 itself", OBJECT, null);
+        Tool manual = new Tool("manual", null, "d", OBJECT, null);
+        AgentSdk.ModelClient model = request -> {
+            contexts.add(request.get("context"));
+            return contexts.size() == 1
+                ? Map.of("toolCalls", List.of(call("c1", "noisy", "{}"), call("c2", "manual", "{}"), call("c3", "noisy", "{}")))
+                : Map.of("text", "done");
+        };
+        AgentSdk.Agent agent = AgentSdk.createAgent(new AgentDefinition("java-agent", List.of(noisy, manual))
+            .withRequireApproval((call, ctx) -> call.id().equals("c3")));
+        RunResult paused = agent.run(new RunOptions("in \ud800", model, Map.of("k\udfff", 1)).withOnEvent(e -> {
+            if (e.type().equals("tool.preliminary_result")) {
+                progress.add(e.details().get("result"));
+            }
+        }));
+        assertEquals("waiting_for_human", paused.status());
+        assertEquals("in \uFFFD", paused.run().get("input"));
+        assertEquals(Map.of("k\uFFFD", 1), contexts.get(0));
+        assertEquals(List.of(Map.of("phase\uFFFD", "scan \uFFFD")), progress);
+        RunResult done = agent.continueRun(new ContinueOptions(paused, model).output("c2", "out \ud800").reject("c3", "no \ud800"));
+        assertEquals("completed", done.status());
+        assertEquals(List.of("ctx \uFFFD"), contexts.get(1));
+        assertEquals("out \uFFFD", Scripts.toolMessages(done).get("c2").get("content"));
+        assertTrue(((String) Scripts.toolMessages(done).get("c3").get("content")).contains("no \uFFFD"));
+    }
 }
