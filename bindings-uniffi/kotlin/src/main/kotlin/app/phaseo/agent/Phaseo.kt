@@ -54,6 +54,9 @@ internal const val MAX_VALUE_DEPTH = 64
 fun toJsonElement(value: Any?, maxDepth: Int = MAX_VALUE_DEPTH): JsonElement =
     JsonValueWriter(maxDepth).write(value, 0)
 
+/** A JSON number literal (RFC 8259). */
+private val JSON_NUMBER = Regex("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
 /** One conversion: the containers open on the current path (by identity) find cycles. */
 private class JsonValueWriter(private val maxDepth: Int) {
     private val open = java.util.IdentityHashMap<Any, Boolean>()
@@ -66,7 +69,10 @@ private class JsonValueWriter(private val maxDepth: Int) {
         is Boolean -> JsonPrimitive(value)
         is Double -> finite(value, value)
         is Float -> finite(value.toDouble(), value)
-        is Number -> JsonPrimitive(value)
+        is Int, is Long, is Short, is Byte, is java.math.BigInteger, is java.math.BigDecimal,
+        is java.util.concurrent.atomic.AtomicInteger, is java.util.concurrent.atomic.AtomicLong,
+        -> JsonPrimitive(value as Number)
+        is Number -> otherNumber(value)
         is Enum<*> -> JsonPrimitive(value.name)
         is java.util.Optional<*> -> write(value.orElse(null), depth)
         is CharSequence -> JsonPrimitive(read { value.toString() })
@@ -75,14 +81,32 @@ private class JsonValueWriter(private val maxDepth: Int) {
         }
         is Iterable<*> -> nested(value, depth) { JsonArray(read { value.toList() }.map { write(it, depth + 1) }) }
         is Array<*> -> nested(value, depth) { JsonArray(value.map { write(it, depth + 1) }) }
-        is IntArray -> JsonArray(value.map(::JsonPrimitive))
-        is LongArray -> JsonArray(value.map(::JsonPrimitive))
-        is ShortArray -> JsonArray(value.map(::JsonPrimitive))
-        is DoubleArray -> JsonArray(value.map { finite(it, it) })
-        is FloatArray -> JsonArray(value.map { finite(it.toDouble(), it) })
-        is BooleanArray -> JsonArray(value.map(::JsonPrimitive))
+        is IntArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
+        is LongArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
+        is ShortArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
+        is DoubleArray -> leaves(depth) { JsonArray(value.map { finite(it, it) }) }
+        is FloatArray -> leaves(depth) { JsonArray(value.map { finite(it.toDouble(), it) }) }
+        is BooleanArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
         is java.lang.Record -> nested(value, depth) { record(value, depth) }
         else -> throw NotJsonValueException("a value of type ${value.javaClass.name} has no JSON form")
+    }
+
+    /**
+     * A number of another type (a `DoubleAdder`, an application's own): its text is written
+     * as it is, so it must be a JSON number; anything else (`NaN`, text that would add keys
+     * of its own) has no JSON form.
+     */
+    private fun otherNumber(value: Number): JsonElement {
+        val text = read { value.toString() }
+        val number = text.takeIf(JSON_NUMBER::matches)?.toBigDecimalOrNull()
+            ?: throw NotJsonValueException("number $text has no JSON form")
+        return JsonPrimitive(number)
+    }
+
+    /** A primitive array is a container too: it counts towards the depth. */
+    private inline fun leaves(depth: Int, body: () -> JsonElement): JsonElement {
+        if (depth >= maxDepth) throw NotJsonValueException("value is nested more than $maxDepth levels deep")
+        return body()
     }
 
     private fun finite(value: Double, number: Number): JsonElement =

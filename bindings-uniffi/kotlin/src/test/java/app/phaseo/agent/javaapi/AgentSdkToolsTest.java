@@ -297,6 +297,74 @@ class AgentSdkToolsTest {
     }
 
     @Test
+    void aPrimitiveArrayCountsTowardsTheDepthOfACallersValue() {
+        // 63 lists around an int[]: 64 levels, a value; one more list and it is too deep,
+        // refused as any caller's value beyond the limits (before: definition_invalid).
+        Object value = new int[] {1};
+        for (int i = 0; i < 63; i++) {
+            value = List.of(value);
+        }
+        assertEquals("completed", agent().run(new RunOptions(value, client(text("ok")))).status());
+        Object deeper = List.of(value);
+        AgentException e = assertThrows(AgentException.class, () -> agent().run(new RunOptions(deeper, client(text("ok")))));
+        assertEquals("state_invalid", e.code());
+        assertEquals("Invalid run input: value is nested more than 64 levels deep", e.getMessage());
+
+        RunResult paused = agent(new Tool("manual", null)).run("go", client(calls(call("m1", "manual", "{}")), text("ok")));
+        AgentException output = assertThrows(AgentException.class,
+            () -> agent(new Tool("manual", null)).continueRun(new ContinueOptions(paused, client(text("ok"))).output("m1", deeper)));
+        assertEquals("state_invalid", output.code());
+        assertEquals("Invalid run tool output for m1: value is nested more than 64 levels deep", output.getMessage());
+    }
+
+    /** A number of the application's own type, whose text is whatever it says. */
+    static final class OddNumber extends Number {
+        private final String text;
+
+        OddNumber(String text) {
+            this.text = text;
+        }
+
+        @Override
+        public String toString() {
+            return text;
+        }
+
+        @Override
+        public int intValue() {
+            return 0;
+        }
+
+        @Override
+        public long longValue() {
+            return 0;
+        }
+
+        @Override
+        public float floatValue() {
+            return 0;
+        }
+
+        @Override
+        public double doubleValue() {
+            return 0;
+        }
+    }
+
+    @Test
+    void aNumberOfAnotherTypeIsWrittenOnlyWhenItsTextIsAJsonNumber() {
+        Tool fine = new Tool("t", (input, ctx) -> Map.of("n", new OddNumber("12.5e3")));
+        RunResult done = agent(fine).run("go", client(calls(call("c1", "t", "{}")), text("ok")));
+        assertEquals("{\"n\":12500}", Scripts.toolMessages(done).get("c1").get("content"));
+        // Its text used to be written as it was: this one added a key of its own.
+        Tool injecting = new Tool("t", (input, ctx) -> Map.of("n", new OddNumber("1,\"admin\":true")));
+        AgentException e = assertThrows(AgentException.class,
+            () -> agent(injecting).run("go", client(calls(call("c1", "t", "{}")), text("ok"))));
+        assertEquals("tool_output_invalid", e.code());
+        assertTrue(e.getMessage().contains("number 1,\"admin\":true has no JSON form"), e.getMessage());
+    }
+
+    @Test
     void interruptingTheThreadThatRunsCancelsTheRunWithTheSdksError() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         Tool block = new Tool("block", (input, ctx) -> {
@@ -439,6 +507,29 @@ class AgentSdkToolsTest {
         assertEquals("{\"k\uFFFD\":\"v \uFFFD\"}", Scripts.toolMessages(done).get("c1").get("content"));
         AgentException state = assertThrows(AgentException.class, () -> RunResult.fromJson("{\"version\": \"\ud800\"}"));
         assertEquals("state_invalid", state.code());
+    }
+
+    @Test
+    void aNewContextBeyondTheLimitsIsAnIllegalArgumentInTheTool() {
+        // The core refuses an integer past 64 bits; the tool sees the same exception type as
+        // for a value with no JSON form, not the binding's internal one.
+        List<Throwable> thrown = Collections.synchronizedList(new ArrayList<>());
+        Tool tool = new Tool("t", (input, ctx) -> {
+            for (Object value : List.of(Map.of("n", java.math.BigInteger.TWO.pow(64)), List.of(Double.NaN))) {
+                try {
+                    ctx.setContext().accept(value);
+                } catch (Throwable e) {
+                    thrown.add(e);
+                }
+            }
+            return "ok";
+        });
+        RunResult done = agent(tool).run("go", client(calls(call("c1", "t", "{}")), text("x")));
+        assertEquals("completed", done.status());
+        assertEquals(2, thrown.size());
+        assertInstanceOf(IllegalArgumentException.class, thrown.get(0));
+        assertTrue(thrown.get(0).getMessage().contains("18446744073709551616 does not fit in 64 bits"), thrown.get(0).getMessage());
+        assertInstanceOf(IllegalArgumentException.class, thrown.get(1));
     }
 
     @Test
