@@ -69,9 +69,10 @@ private class JsonValueWriter(private val maxDepth: Int) {
         is Boolean -> JsonPrimitive(value)
         is Double -> finite(value, value)
         is Float -> finite(value.toDouble(), value)
-        is Int, is Long, is Short, is Byte, is java.math.BigInteger, is java.math.BigDecimal,
+        is Int, is Long, is Short, is Byte, is java.math.BigInteger,
         is java.util.concurrent.atomic.AtomicInteger, is java.util.concurrent.atomic.AtomicLong,
         -> JsonPrimitive(value as Number)
+        is java.math.BigDecimal -> decimal(value)
         is Number -> otherNumber(value)
         is Enum<*> -> JsonPrimitive(value.name)
         is java.util.Optional<*> -> write(value.orElse(null), depth)
@@ -100,7 +101,20 @@ private class JsonValueWriter(private val maxDepth: Int) {
         val text = read { value.toString() }
         val number = text.takeIf(JSON_NUMBER::matches)?.toBigDecimalOrNull()
             ?: throw NotJsonValueException("number $text has no JSON form")
-        return JsonPrimitive(number)
+        return decimal(number)
+    }
+
+    /**
+     * A decimal is read as a 64-bit float (SPEC §7): one beyond a float's range (`1E+400`)
+     * has no JSON form the SDK can keep. Integers keep their digits (the core refuses those
+     * past 64 bits).
+     */
+    private fun decimal(value: java.math.BigDecimal): JsonElement {
+        val text = value.toString()
+        if (text.any { it == '.' || it == 'E' || it == 'e' } && value.toDouble().isInfinite()) {
+            throw NotJsonValueException("number $text has no JSON form")
+        }
+        return JsonPrimitive(value)
     }
 
     /** A primitive array is a container too: it counts towards the depth. */

@@ -317,6 +317,22 @@ class AgentSdkToolsTest {
         assertEquals("Invalid run tool output for m1: value is nested more than 64 levels deep", output.getMessage());
     }
 
+    @Test
+    void aDecimalBeyondAFloatsRangeHasNoJsonForm() {
+        // The SDK reads a decimal as a 64-bit float: 1E+400 used to reach the core as text
+        // it could not read (definition_invalid, "number out of range").
+        java.math.BigDecimal huge = new java.math.BigDecimal("1E+400");
+        AgentException input = assertThrows(AgentException.class, () -> agent().run(new RunOptions(huge, client(text("ok")))));
+        assertEquals("state_invalid", input.code());
+        assertEquals("Invalid run input: number 1E+400 has no JSON form", input.getMessage());
+        AgentException result = assertThrows(AgentException.class, () -> agent(new Tool("t", (i, c) -> List.of(huge)))
+            .run("go", client(calls(call("c1", "t", "{}")), text("ok"))));
+        assertEquals("tool_output_invalid", result.code());
+        RunResult tiny = agent(new Tool("t", (i, c) -> List.of(new java.math.BigDecimal("1E-400"), new java.math.BigDecimal("2.50"))))
+            .run("go", client(calls(call("c1", "t", "{}")), text("ok")));
+        assertEquals("[0,2.5]", Scripts.toolMessages(tiny).get("c1").get("content"));
+    }
+
     /** A number of the application's own type, whose text is whatever it says. */
     static final class OddNumber extends Number {
         private final String text;
@@ -362,6 +378,23 @@ class AgentSdkToolsTest {
             () -> agent(injecting).run("go", client(calls(call("c1", "t", "{}")), text("ok"))));
         assertEquals("tool_output_invalid", e.code());
         assertTrue(e.getMessage().contains("number 1,\"admin\":true has no JSON form"), e.getMessage());
+    }
+
+    @Test
+    void anInterruptedExceptionACallbackThrowsItselfIsItsFailure() {
+        // Not a cancellation: nothing cancelled the call, so it fails with the exception's
+        // message (it used to read "Blocking call was interrupted due to parent cancellation").
+        Tool tool = new Tool("t", (input, ctx) -> {
+            throw new InterruptedException("gave up waiting for the lock");
+        });
+        AgentException e = assertThrows(AgentException.class, () -> agent(tool).run("go", client(calls(call("c1", "t", "{}")), text("x"))));
+        assertEquals("tool_failed", e.code());
+        assertEquals("gave up waiting for the lock", e.getMessage());
+        Tool approved = new Tool("a", (input, ctx) -> "ran", "d", OBJECT, null, null, null, null, false, (input, ctx) -> {
+            throw new InterruptedException("no answer");
+        }, null, null, "fail-run");
+        AgentException a = assertThrows(AgentException.class, () -> agent(approved).run("go", client(calls(call("c1", "a", "{}")), text("x"))));
+        assertEquals("no answer", a.getMessage());
     }
 
     @Test
