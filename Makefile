@@ -13,7 +13,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node fuzz-csharp fuzz-php fuzz-go conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
+.PHONY: trace-handoff bench-tracing store-tests store-bench store-handoff demo test rust-checks rust-tests mcp-servers bench-mcp python python-tests fuzz-python python-tests-newest node node-tests fuzz-node fuzz-csharp fuzz-php fuzz-go fuzz-java conformance handoff bench kotlin kotlin-tests swift swift-check fuzz fuzz-core
 
 demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 	$(CARGO) run -q -p support-desk
@@ -148,6 +148,13 @@ fuzz-php: php
 fuzz-ruby: ruby
 	cd bindings-ruby && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-10000} ruby -Ilib -Itest test/fuzz_test.rb
 
+# The Java fuzz class (bindings-uniffi/kotlin/src/test/java/app/phaseo/agent/javaapi/FuzzTest.java:
+# hostile values and exceptions through every kind of callback, mutated paused states through
+# continue) with many more inputs (`PHASEO_FUZZ_RUNS` per property, default 20000;
+# `PHASEO_FUZZ_SEED` replays a run).
+fuzz-java: kotlin
+	cd $(KOTLIN_DIR) && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} $(MVN) $(MVN_FLAGS) surefire:test -Dtest=FuzzTest
+
 conformance: python node kotlin go-lib ruby csharp php
 	tests/conformance/run-all.sh
 
@@ -214,7 +221,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
-fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go
+fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go fuzz-java
 
 # Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache).
 fuzz-go: go-lib

@@ -28,6 +28,18 @@ trap 'rm -rf "$out"' EXIT
 
 if [ "$mode" = kotlin ]; then
   "$target/debug/uniffi-bindgen" generate "$lib" --language kotlin --out-dir "$out" --no-format >/dev/null
+  kt="$out/app/phaseo/agent/phaseo_agent_uniffi.kt"
+  # A JVM string may hold a lone UTF-16 surrogate ("bad \ud800"), which UTF-8 cannot. The
+  # generated conversion to native text threw java.nio's MalformedInputException from
+  # whichever call carried one (a run's input, a progress value, a callback's answer on a
+  # thread of the library, where nothing answered the call). It writes each as U+FFFD
+  # instead, as JavaScript's `toWellFormed` does: the one place every string goes through.
+  report='onMalformedInput(CodingErrorAction.REPORT)'
+  if [ "$(grep -cF "$report" "$kt")" != 1 ]; then
+    echo "generate.sh: the generated Kotlin string conversion changed; check how it takes lone surrogates" >&2
+    exit 1
+  fi
+  sed -i 's/onMalformedInput(CodingErrorAction\.REPORT)/onMalformedInput(CodingErrorAction.REPLACE).replaceWith(byteArrayOf(0xEF.toByte(), 0xBF.toByte(), 0xBD.toByte()))/' "$kt"
   kt_dir="$here/kotlin/src/main/kotlin/app/phaseo/agent"
   mkdir -p "$kt_dir"
   # Only replace the file when it changed, so Maven's up-to-date checks keep working.

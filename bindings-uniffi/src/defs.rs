@@ -11,9 +11,30 @@ use crate::api::{CancelToken, HttpModelClient, ScriptedClient, TestClient, Tool}
 use crate::errors::PhaseoError;
 use crate::traits::*;
 
-fn parse_option(text: &str, what: &str) -> Result<Value, PhaseoError> {
-    pa::parse_json_text(text)
-        .map_err(|e| PhaseoError::definition(format!("{what} is not valid JSON: {e}")))
+/// A caller's value (a run's input or context, an output supplied on continue). Text that
+/// is not JSON is a broken argument (`definition_invalid`); a value beyond the limits of
+/// SPEC §7 is refused as the core refuses the values it is handed, `state_invalid`
+/// (`Invalid run input: value is nested more than 64 levels deep`), whatever the host's
+/// own conversion let through.
+fn parse_value_option(text: &str, what: &str) -> Result<Value, PhaseoError> {
+    pa::parse_json_text(text).map_err(|e| {
+        if is_limit_error(&e) {
+            PhaseoError::new(
+                pa::ErrorCode::StateInvalid,
+                format!("Invalid run {what}: {e}"),
+            )
+        } else {
+            PhaseoError::definition(format!("{what} is not valid JSON: {e}"))
+        }
+    })
+}
+
+/// Whether `message` is a [`pa::ValueLimitError`]'s (the reader reports them as text).
+fn is_limit_error(message: &str) -> bool {
+    let integer = pa::ValueLimitError::IntegerTooLarge("\0".to_owned()).to_string();
+    let (before, after) = integer.split_once('\0').unwrap_or((&integer, ""));
+    message == pa::ValueLimitError::TooDeep.to_string()
+        || (message.starts_with(before) && message.ends_with(after))
 }
 
 fn count(n: i64) -> usize {
@@ -711,13 +732,15 @@ pub(crate) fn core_run_options(
     o: RunOptions,
 ) -> Result<(pa::RunOptions, pa::CancellationToken), PhaseoError> {
     let token = run_token(o.cancel);
-    let mut options =
-        pa::RunOptions::new(parse_option(&o.input_json, "input")?, core_client(o.client))
-            .overrides(core_overrides(o.overrides))
-            .cancel(token.clone());
+    let mut options = pa::RunOptions::new(
+        parse_value_option(&o.input_json, "input")?,
+        core_client(o.client),
+    )
+    .overrides(core_overrides(o.overrides))
+    .cancel(token.clone());
     options.traceparent = o.traceparent;
     if let Some(text) = o.context_json {
-        options = options.context(parse_option(&text, "context")?);
+        options = options.context(parse_value_option(&text, "context")?);
     }
     if let Some(text) = o.messages_json {
         let messages: Vec<pa::Message> = serde_json::from_str(&text)
@@ -753,13 +776,16 @@ pub(crate) fn core_continue_options(
     options.approvals = decisions(o.approvals);
     options.rejections = decisions(o.rejections);
     for out in o.tool_outputs {
-        let value = parse_option(&out.output_json, "toolOutputs[].output")?;
+        let value = parse_value_option(
+            &out.output_json,
+            &format!("tool output for {}", out.tool_call_id),
+        )?;
         options = options.output(out.tool_call_id, value);
     }
     options.human_input = o.human_input;
     options.traceparent = o.traceparent;
     if let Some(text) = o.context_json {
-        options.context = Some(parse_option(&text, "context")?);
+        options.context = Some(parse_value_option(&text, "context")?);
     }
     if let Some(l) = o.on_event {
         options = options.on_event(Arc::new(HostListener(l)));

@@ -899,14 +899,22 @@ class AgentSdk private constructor() {
         /** Whether the call was cancelled (timeout or run cancellation). */
         fun isCancelled(): Boolean = native.isCancelled
 
-        /** Publishes a progress value (checked by the tool's `eventSchema`); returns it. */
+        /**
+         * Publishes a progress value (checked by the tool's `eventSchema`); returns it. A value
+         * with no JSON form throws `IllegalArgumentException` naming why; one beyond the
+         * limits of SPEC §7 (nested too deep, an integer past 64 bits) fails the call
+         * `tool_event_invalid`.
+         */
         fun emitProgress(): ToolResponse = ToolResponse { value, _ ->
-            native.emitProgress(hostValue(value))
+            hostArgument { native.emitProgress(hostValue(value)) }
             value
         }
 
-        /** Replaces the whole application context for later turns. */
-        fun setContext(): Consumer<Any?> = Consumer { value -> native.setContext(hostValue(value)) }
+        /**
+         * Replaces the whole application context for later turns. A value with no JSON form
+         * or beyond the limits of SPEC §7 throws `IllegalArgumentException` naming why.
+         */
+        fun setContext(): Consumer<Any?> = Consumer { value -> hostArgument { native.setContext(hostValue(value)) } }
     }
 
     /**
@@ -1498,6 +1506,22 @@ private fun runValue(what: String, value: Any?): JsonElement =
 
 /** An earlier conversation: a list of messages. */
 private fun runMessages(messages: List<Map<String, Any?>>): JsonArray = runValue("messages", messages) as JsonArray
+
+/**
+ * A tool handing a value to the SDK while it runs: the core's refusal (an integer past 64
+ * bits) is the same error as a value with no JSON form, not the binding's own exception type.
+ */
+private inline fun <T> hostArgument(block: () -> T): T =
+    try {
+        block()
+    } catch (e: ToolException) {
+        throw IllegalArgumentException(
+            when (e) {
+                is ToolException.Failed -> e.reason
+                is ToolException.InvalidValue -> e.reason
+            },
+        )
+    }
 
 /**
  * A value a tool hands to the SDK while it runs (progress, a new context): one with no JSON

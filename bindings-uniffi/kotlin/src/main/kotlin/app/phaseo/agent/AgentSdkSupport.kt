@@ -8,6 +8,8 @@ import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicReference
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.runInterruptible
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
@@ -83,11 +85,20 @@ internal object JvmThreads {
     suspend fun <T> call(block: Callable<T>): T {
         val started = CompletableDeferred<Unit>()
         val previous = last.getAndSet(started)
+        val job = currentCoroutineContext()[Job]
         try {
             previous.await()
             return runInterruptible(elastic) {
                 started.complete(Unit)
-                block.call()
+                try {
+                    block.call()
+                } catch (e: InterruptedException) {
+                    // runInterruptible reads every InterruptedException as the cancellation it
+                    // interrupted the thread for. One the callback throws while nothing cancelled
+                    // the call is the callback's own failure, with its own message.
+                    if (job?.isCancelled == true) throw e
+                    throw ToolException.Failed(describe(e))
+                }
             }
         } finally {
             started.complete(Unit)

@@ -61,6 +61,9 @@ private const val CONVERSION_DEPTH = 512
  */
 fun toJsonElement(value: Any?): JsonElement = JsonValueWriter().write(value, 0)
 
+/** A JSON number literal (RFC 8259). */
+private val JSON_NUMBER = Regex("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
 /** One conversion: the containers open on the current path (by identity) find cycles. */
 private class JsonValueWriter {
     private val open = java.util.IdentityHashMap<Any, Boolean>()
@@ -73,7 +76,11 @@ private class JsonValueWriter {
         is Boolean -> JsonPrimitive(value)
         is Double -> finite(value, value)
         is Float -> finite(value.toDouble(), value)
-        is Number -> JsonPrimitive(value)
+        is Int, is Long, is Short, is Byte, is java.math.BigInteger,
+        is java.util.concurrent.atomic.AtomicInteger, is java.util.concurrent.atomic.AtomicLong,
+        -> JsonPrimitive(value as Number)
+        is java.math.BigDecimal -> decimal(value)
+        is Number -> otherNumber(value)
         is Enum<*> -> JsonPrimitive(value.name)
         is java.util.Optional<*> -> write(value.orElse(null), depth)
         is CharSequence -> JsonPrimitive(read { value.toString() })
@@ -82,14 +89,45 @@ private class JsonValueWriter {
         }
         is Iterable<*> -> nested(value, depth) { JsonArray(read { value.toList() }.map { write(it, depth + 1) }) }
         is Array<*> -> nested(value, depth) { JsonArray(value.map { write(it, depth + 1) }) }
-        is IntArray -> JsonArray(value.map(::JsonPrimitive))
-        is LongArray -> JsonArray(value.map(::JsonPrimitive))
-        is ShortArray -> JsonArray(value.map(::JsonPrimitive))
-        is DoubleArray -> JsonArray(value.map { finite(it, it) })
-        is FloatArray -> JsonArray(value.map { finite(it.toDouble(), it) })
-        is BooleanArray -> JsonArray(value.map(::JsonPrimitive))
+        is IntArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
+        is LongArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
+        is ShortArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
+        is DoubleArray -> leaves(depth) { JsonArray(value.map { finite(it, it) }) }
+        is FloatArray -> leaves(depth) { JsonArray(value.map { finite(it.toDouble(), it) }) }
+        is BooleanArray -> leaves(depth) { JsonArray(value.map(::JsonPrimitive)) }
         is java.lang.Record -> nested(value, depth) { record(value, depth) }
         else -> throw NotJsonValueException("a value of type ${value.javaClass.name} has no JSON form")
+    }
+
+    /**
+     * A number of another type (a `DoubleAdder`, an application's own): its text is written
+     * as it is, so it must be a JSON number; anything else (`NaN`, text that would add keys
+     * of its own) has no JSON form.
+     */
+    private fun otherNumber(value: Number): JsonElement {
+        val text = read { value.toString() }
+        val number = text.takeIf(JSON_NUMBER::matches)?.toBigDecimalOrNull()
+            ?: throw NotJsonValueException("number $text has no JSON form")
+        return decimal(number)
+    }
+
+    /**
+     * A decimal is read as a 64-bit float (SPEC §7): one beyond a float's range (`1E+400`)
+     * has no JSON form the SDK can keep. Integers keep their digits (the core refuses those
+     * past 64 bits).
+     */
+    private fun decimal(value: java.math.BigDecimal): JsonElement {
+        val text = value.toString()
+        if (text.any { it == '.' || it == 'E' || it == 'e' } && value.toDouble().isInfinite()) {
+            throw NotJsonValueException("number $text has no JSON form")
+        }
+        return JsonPrimitive(value)
+    }
+
+    /** A primitive array is a container too: it counts towards the depth. */
+    private inline fun leaves(depth: Int, body: () -> JsonElement): JsonElement {
+        if (depth >= CONVERSION_DEPTH) throw NotJsonValueException("value is nested more than $MAX_VALUE_DEPTH levels deep")
+        return body()
     }
 
     private fun finite(value: Double, number: Number): JsonElement =
@@ -177,11 +215,11 @@ internal inline fun <T> sdk(block: () -> T): T =
 @PublishedApi
 internal inline fun <T> hostCall(block: () -> T): T =
     try {
-        wellFormedResult(block())
+        block()
     } catch (e: CancellationException) {
         throw e
-    } catch (e: ToolException.Failed) {
-        throw if (isWellFormed(e.reason)) e else ToolException.Failed(wellFormed(e.reason))
+    } catch (e: ToolException) {
+        throw e
     } catch (e: NotJsonValueException) {
         throw ToolException.InvalidValue(describe(e))
     } catch (e: Throwable) {
@@ -189,16 +227,10 @@ internal inline fun <T> hostCall(block: () -> T): T =
     }
 
 /**
- * A callback's answer as the native library can take it: text (JSON or a message) with its
- * lone surrogates replaced by U+FFFD. A UTF-16 string may hold them (`"bad \ud800"`), UTF-8
- * cannot; the conversion to native text would throw on a thread of the library, where
- * nothing answers the call. Other values pass as they are.
+ * Whether [text] has no lone surrogate. Text going to the native library needs no check:
+ * its conversion to UTF-8 writes each lone surrogate as U+FFFD (see
+ * `bindings-uniffi/scripts/generate.sh`); a state holding one is refused ([parseState]).
  */
-@PublishedApi
-@Suppress("UNCHECKED_CAST")
-internal fun <T> wellFormedResult(value: T): T = if (value is String) wellFormed(value) as T else value
-
-/** Whether [text] has no lone surrogate. */
 @PublishedApi
 internal fun isWellFormed(text: String): Boolean {
     var i = 0
@@ -214,36 +246,15 @@ internal fun isWellFormed(text: String): Boolean {
     return true
 }
 
-/** [text] with each lone surrogate replaced by U+FFFD (as JavaScript's `toWellFormed`). */
-@PublishedApi
-internal fun wellFormed(text: String): String {
-    if (isWellFormed(text)) return text
-    val out = StringBuilder(text.length)
-    var i = 0
-    while (i < text.length) {
-        val c = text[i]
-        if (Character.isHighSurrogate(c) && i + 1 < text.length && Character.isLowSurrogate(text[i + 1])) {
-            out.append(c).append(text[i + 1])
-            i += 2
-            continue
-        }
-        out.append(if (Character.isSurrogate(c)) '\uFFFD' else c)
-        i++
-    }
-    return out.toString()
-}
-
 /**
  * The message of anything a host callback threw, best effort: a `message` or `toString()`
  * that itself throws (or a StackOverflowError from a value too deep) cannot escape.
  */
 @PublishedApi
 internal fun describe(e: Throwable): String =
-    wellFormed(
-        runCatching { e.message }.getOrNull()
-            ?: runCatching { e.toString() }.getOrNull()
-            ?: "host callback failed",
-    )
+    runCatching { e.message }.getOrNull()
+        ?: runCatching { e.toString() }.getOrNull()
+        ?: "host callback failed"
 
 /** Throws from a callback with exactly this message (what the model or the error sees). */
 fun toolError(message: String): Nothing = throw ToolException.Failed(message)
@@ -563,7 +574,7 @@ private class KotlinModel(val fn: suspend (JsonObject) -> JsonElement) : ModelCl
 /** The built-in scripted client: [responses] in order (short form `{text?, toolCalls?,
  * usage?, cost?, finishReason?}` or `{fail: message}`); [used] of them already consumed. */
 fun scriptedClient(responses: List<JsonElement>, used: Int = 0): Client =
-    sdk { Client.Scripted(ScriptedClient(wellFormed(JsonArray(responses).toString()), used.toLong())) }
+    sdk { Client.Scripted(ScriptedClient(JsonArray(responses).toString(), used.toLong())) }
 
 /** The built-in scripted client. */
 fun scriptedClient(vararg responses: JsonElement): Client = scriptedClient(responses.toList())

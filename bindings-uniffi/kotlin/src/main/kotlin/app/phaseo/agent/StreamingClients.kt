@@ -48,7 +48,7 @@ private class KotlinStreamingModel(
     // A sink that refuses an event (malformed, or the attempt is over) throws: that ends the
     // collection and the attempt fails with the sink's message.
     override suspend fun stream(requestJson: String, sink: ModelStreamSink) = hostCall {
-        streamFn(parseJson(requestJson) as JsonObject).collect { event -> sink.send(wellFormed(event.toJson().toString())) }
+        streamFn(parseJson(requestJson) as JsonObject).collect { event -> sink.send(event.toJson().toString()) }
     }
 }
 

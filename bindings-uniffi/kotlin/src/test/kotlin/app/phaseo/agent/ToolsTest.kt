@@ -22,6 +22,25 @@ import org.junit.jupiter.api.assertThrows
 
 class ToolsTest {
     @Test
+    fun `a caller's value beyond the limits is state_invalid, as the core refuses it`() = runBlocking {
+        // The JSON text is well formed, only too deep: not a broken argument (definition_invalid).
+        val deep = json("[".repeat(65) + "]".repeat(65))
+        val agent = createAgent("deep")
+        for ((what, run) in listOf<Pair<String, suspend () -> Unit>>(
+            "input" to { agent.run(deep, scriptedClient(textResponse("ok"))) },
+            "context" to { agent.run("go", scriptedClient(textResponse("ok")), context = deep) },
+        )) {
+            val e = assertThrows<AgentException> { run() }
+            assertEquals("state_invalid", e.code, what)
+            assertEquals("Invalid run $what: value is nested more than 64 levels deep", e.message, what)
+        }
+        val big = json("[18446744073709551616]")
+        val e = assertThrows<AgentException> { agent.run(big, scriptedClient(textResponse("ok"))) }
+        assertEquals("state_invalid", e.code)
+        assertEquals("Invalid run input: integer 18446744073709551616 does not fit in 64 bits", e.message)
+    }
+
+    @Test
     fun `suspend executors run with the validated input and the runtime`() = runBlocking {
         val seen = AtomicReference<ToolContext>()
         val add = defineTool("add", "Adds two numbers", json("""{"type":"object","required":["a","b"]}""")) { input, runtime ->

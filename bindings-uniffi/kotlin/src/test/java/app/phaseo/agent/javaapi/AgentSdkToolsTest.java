@@ -297,6 +297,107 @@ class AgentSdkToolsTest {
     }
 
     @Test
+    void aPrimitiveArrayCountsTowardsTheDepthOfACallersValue() {
+        // 63 lists around an int[]: 64 levels, a value; one more list and it is too deep,
+        // refused as any caller's value beyond the limits (before: definition_invalid).
+        Object value = new int[] {1};
+        for (int i = 0; i < 63; i++) {
+            value = List.of(value);
+        }
+        assertEquals("completed", agent().run(new RunOptions(value, client(text("ok")))).status());
+        Object deeper = List.of(value);
+        AgentException e = assertThrows(AgentException.class, () -> agent().run(new RunOptions(deeper, client(text("ok")))));
+        assertEquals("state_invalid", e.code());
+        assertEquals("Invalid run input: value is nested more than 64 levels deep", e.getMessage());
+
+        RunResult paused = agent(new Tool("manual", null)).run("go", client(calls(call("m1", "manual", "{}")), text("ok")));
+        AgentException output = assertThrows(AgentException.class,
+            () -> agent(new Tool("manual", null)).continueRun(new ContinueOptions(paused, client(text("ok"))).output("m1", deeper)));
+        assertEquals("state_invalid", output.code());
+        assertEquals("Invalid run tool output for m1: value is nested more than 64 levels deep", output.getMessage());
+    }
+
+    @Test
+    void aDecimalBeyondAFloatsRangeHasNoJsonForm() {
+        // The SDK reads a decimal as a 64-bit float: 1E+400 used to reach the core as text
+        // it could not read (definition_invalid, "number out of range").
+        java.math.BigDecimal huge = new java.math.BigDecimal("1E+400");
+        AgentException input = assertThrows(AgentException.class, () -> agent().run(new RunOptions(huge, client(text("ok")))));
+        assertEquals("state_invalid", input.code());
+        assertEquals("Invalid run input: number 1E+400 has no JSON form", input.getMessage());
+        AgentException result = assertThrows(AgentException.class, () -> agent(new Tool("t", (i, c) -> List.of(huge)))
+            .run("go", client(calls(call("c1", "t", "{}")), text("ok"))));
+        assertEquals("tool_output_invalid", result.code());
+        RunResult tiny = agent(new Tool("t", (i, c) -> List.of(new java.math.BigDecimal("1E-400"), new java.math.BigDecimal("2.50"))))
+            .run("go", client(calls(call("c1", "t", "{}")), text("ok")));
+        assertEquals("[0,2.5]", Scripts.toolMessages(tiny).get("c1").get("content"));
+    }
+
+    /** A number of the application's own type, whose text is whatever it says. */
+    static final class OddNumber extends Number {
+        private final String text;
+
+        OddNumber(String text) {
+            this.text = text;
+        }
+
+        @Override
+        public String toString() {
+            return text;
+        }
+
+        @Override
+        public int intValue() {
+            return 0;
+        }
+
+        @Override
+        public long longValue() {
+            return 0;
+        }
+
+        @Override
+        public float floatValue() {
+            return 0;
+        }
+
+        @Override
+        public double doubleValue() {
+            return 0;
+        }
+    }
+
+    @Test
+    void aNumberOfAnotherTypeIsWrittenOnlyWhenItsTextIsAJsonNumber() {
+        Tool fine = new Tool("t", (input, ctx) -> Map.of("n", new OddNumber("12.5e3")));
+        RunResult done = agent(fine).run("go", client(calls(call("c1", "t", "{}")), text("ok")));
+        assertEquals("{\"n\":12500}", Scripts.toolMessages(done).get("c1").get("content"));
+        // Its text used to be written as it was: this one added a key of its own.
+        Tool injecting = new Tool("t", (input, ctx) -> Map.of("n", new OddNumber("1,\"admin\":true")));
+        AgentException e = assertThrows(AgentException.class,
+            () -> agent(injecting).run("go", client(calls(call("c1", "t", "{}")), text("ok"))));
+        assertEquals("tool_output_invalid", e.code());
+        assertTrue(e.getMessage().contains("number 1,\"admin\":true has no JSON form"), e.getMessage());
+    }
+
+    @Test
+    void anInterruptedExceptionACallbackThrowsItselfIsItsFailure() {
+        // Not a cancellation: nothing cancelled the call, so it fails with the exception's
+        // message (it used to read "Blocking call was interrupted due to parent cancellation").
+        Tool tool = new Tool("t", (input, ctx) -> {
+            throw new InterruptedException("gave up waiting for the lock");
+        });
+        AgentException e = assertThrows(AgentException.class, () -> agent(tool).run("go", client(calls(call("c1", "t", "{}")), text("x"))));
+        assertEquals("tool_failed", e.code());
+        assertEquals("gave up waiting for the lock", e.getMessage());
+        Tool approved = new Tool("a", (input, ctx) -> "ran", "d", OBJECT, null, null, null, null, false, (input, ctx) -> {
+            throw new InterruptedException("no answer");
+        }, null, null, "fail-run");
+        AgentException a = assertThrows(AgentException.class, () -> agent(approved).run("go", client(calls(call("c1", "a", "{}")), text("x"))));
+        assertEquals("no answer", a.getMessage());
+    }
+
+    @Test
     void interruptingTheThreadThatRunsCancelsTheRunWithTheSdksError() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         Tool block = new Tool("block", (input, ctx) -> {
@@ -439,5 +540,65 @@ class AgentSdkToolsTest {
         assertEquals("{\"k\uFFFD\":\"v \uFFFD\"}", Scripts.toolMessages(done).get("c1").get("content"));
         AgentException state = assertThrows(AgentException.class, () -> RunResult.fromJson("{\"version\": \"\ud800\"}"));
         assertEquals("state_invalid", state.code());
+    }
+
+    @Test
+    void aNewContextBeyondTheLimitsIsAnIllegalArgumentInTheTool() {
+        // The core refuses an integer past 64 bits; the tool sees the same exception type as
+        // for a value with no JSON form, not the binding's internal one.
+        List<Throwable> thrown = Collections.synchronizedList(new ArrayList<>());
+        Tool tool = new Tool("t", (input, ctx) -> {
+            for (Object value : List.of(Map.of("n", java.math.BigInteger.TWO.pow(64)), List.of(Double.NaN))) {
+                try {
+                    ctx.setContext().accept(value);
+                } catch (Throwable e) {
+                    thrown.add(e);
+                }
+            }
+            return "ok";
+        });
+        RunResult done = agent(tool).run("go", client(calls(call("c1", "t", "{}")), text("x")));
+        assertEquals("completed", done.status());
+        assertEquals(2, thrown.size());
+        assertInstanceOf(IllegalArgumentException.class, thrown.get(0));
+        assertTrue(thrown.get(0).getMessage().contains("18446744073709551616 does not fit in 64 bits"), thrown.get(0).getMessage());
+        assertInstanceOf(IllegalArgumentException.class, thrown.get(1));
+    }
+
+    @Test
+    void loneSurrogatesInWhatIsHandedToTheSdkAreReplaced() {
+        // Progress, a new context, a run's input and context, a tool's description, an output
+        // and a reason supplied on continue: each used to throw java.nio's
+        // MalformedInputException from the conversion to native text.
+        List<Object> progress = Collections.synchronizedList(new ArrayList<>());
+        List<Object> contexts = Collections.synchronizedList(new ArrayList<>());
+        Tool noisy = new Tool("noisy", (input, ctx) -> {
+            ctx.emitProgress().receive(Map.of("phase\udc00", "scan \ud800"), ctx);
+            ctx.setContext().accept(List.of("ctx \ud800"));
+            return "ok";
+        }, "Describes \ud800 itself", OBJECT, null);
+        Tool manual = new Tool("manual", null, "d", OBJECT, null);
+        AgentSdk.ModelClient model = request -> {
+            contexts.add(request.get("context"));
+            return contexts.size() == 1
+                ? Map.of("toolCalls", List.of(call("c1", "noisy", "{}"), call("c2", "manual", "{}"), call("c3", "noisy", "{}")))
+                : Map.of("text", "done");
+        };
+        AgentSdk.Agent agent = AgentSdk.createAgent(new AgentDefinition("java-agent", List.of(noisy, manual))
+            .withRequireApproval((call, ctx) -> call.id().equals("c3")));
+        RunResult paused = agent.run(new RunOptions("in \ud800", model, Map.of("k\udfff", 1)).withOnEvent(e -> {
+            if (e.type().equals("tool.preliminary_result")) {
+                progress.add(e.details().get("result"));
+            }
+        }));
+        assertEquals("waiting_for_human", paused.status());
+        assertEquals("in \uFFFD", paused.run().get("input"));
+        assertEquals(Map.of("k\uFFFD", 1), contexts.get(0));
+        assertEquals(List.of(Map.of("phase\uFFFD", "scan \uFFFD")), progress);
+        RunResult done = agent.continueRun(new ContinueOptions(paused, model).output("c2", "out \ud800").reject("c3", "no \ud800"));
+        assertEquals("completed", done.status());
+        assertEquals(List.of("ctx \uFFFD"), contexts.get(1));
+        assertEquals("out \uFFFD", Scripts.toolMessages(done).get("c2").get("content"));
+        assertTrue(((String) Scripts.toolMessages(done).get("c3").get("content")).contains("no \uFFFD"));
     }
 }
