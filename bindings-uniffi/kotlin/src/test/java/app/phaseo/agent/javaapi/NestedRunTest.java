@@ -179,6 +179,27 @@ class NestedRunTest {
     }
 
     @Test
+    void aCancelledRunStopsWaitingForABlockedValidator() throws Exception {
+        // The validator keeps its thread (nothing interrupts it) but not the run.
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        AgentSdk.Agent outer = agent(new AgentDefinition("outer", List.of()).withOutputSchema(value -> {
+            entered.countDown();
+            release.await();
+            return value;
+        }));
+        app.phaseo.agent.CancelToken token = new app.phaseo.agent.CancelToken();
+        try {
+            CompletableFuture<RunResult> run = outer.runAsync(new RunOptions("go", client(text("draft"))).withCancel(token));
+            assertTrue(entered.await(20, java.util.concurrent.TimeUnit.SECONDS), "the validator did not start");
+            token.cancel();
+            assertEquals("cancelled", run.get(20, java.util.concurrent.TimeUnit.SECONDS).status());
+        } finally {
+            release.countDown();
+        }
+    }
+
+    @Test
     void manyRunsAtOnceEachValidateThroughAnotherAgent() {
         // More outer runs than the machine has cores, each holding a callback thread while its
         // nested run goes on: none may wait on another's thread.
