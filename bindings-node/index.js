@@ -1493,7 +1493,8 @@ function createMcpServer(transport, options = {}) {
   spec.allowTools = stringList(name, 'allowTools', options.allowTools);
   spec.denyTools = stringList(name, 'denyTools', options.denyTools);
   const filter = optionalFunction(name, 'filter', options.filter);
-  if (filter) spec.filter = callback(register(filter));
+  // The core wants a boolean: a JS predicate may answer any truthy value (or a Promise of one).
+  if (filter) spec.filter = callback(register(async (tool) => Boolean(await filter(tool))));
   if (options.toolPrefix !== undefined && options.toolPrefix !== null) {
     if (typeof options.toolPrefix !== 'string') throw mcpError(name, 'toolPrefix must be a string');
     spec.toolPrefix = options.toolPrefix;

@@ -1,12 +1,12 @@
-//! Host model clients that stream (SPEC §8): a `generate` callback, a `stream` callback, or
+//! Host model clients that stream (docs/behaviour.md §8): a `generate` callback, a `stream` callback, or
 //! both. A streamed run hears a `Stream` call's events live (`phaseo_call_stream_event`);
 //! a run that is not streamed uses `generate`, or drains `stream` without deltas (the
-//! core's [`JsonStreamingModel`]).
+//! core's [`phaseo_agent::json_host::JsonStreamingModel`]).
 
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use phaseo_agent::json_host::JsonStreamingModel;
+use phaseo_agent::json_host::JsonModelFunctions;
 
 use crate::client::{out_client, PhaseoClient};
 use crate::error::{guard, CError, PhaseoStatus};
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn phaseo_client_host_stream(
         }
         out_client(
             out_client_ptr,
-            Arc::new(JsonStreamingModel { generate, stream }),
+            Arc::new(JsonModelFunctions { generate, stream }.into_client()),
             None,
         )
     })

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use phaseo_agent::json::to_canonical_string;
+use phaseo_agent::json_host::JsonModelFunctions;
 use phaseo_agent::{
     create_agent, Agent, AgentError, AgentStream, CancellationToken, ContinueOptions, EventCursor,
     JsonSchema, ModelClient, RunOptions, RunResult, ScriptedClient, StreamItem, TestClient, Value,
 };
 use tokio::sync::Mutex;
 
-use crate::adapters::{JsListener, JsModel};
+use crate::adapters::JsListener;
 use crate::errors::{no_panic, to_napi};
 use crate::host::HostFn;
 use crate::spec::JsCallbacks;
@@ -239,10 +240,13 @@ fn client(
 ) -> napi::Result<Arc<dyn ModelClient>> {
     match (spec.kind.as_str(), native_client) {
         ("native", Some(n)) => Ok(n.client.clone()),
-        ("host", _) if spec.generate.is_some() || spec.stream.is_some() => Ok(Arc::new(JsModel {
-            generate: spec.generate.map(|id| HostFn { id }),
-            stream: spec.stream.map(|id| HostFn { id }),
-        })),
+        ("host", _) if spec.generate.is_some() || spec.stream.is_some() => Ok(Arc::new(
+            JsonModelFunctions {
+                generate: spec.generate.map(|id| HostFn { id }),
+                stream: spec.stream.map(|id| HostFn { id }),
+            }
+            .into_client(),
+        )),
         _ => Err(napi::Error::from_reason(
             "client must be a ScriptedClient, a TestClient or an object with generate(request)",
         )),

@@ -13,7 +13,8 @@ use napi::bindgen_prelude::FnArgs;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
-use phaseo_agent::{HostStreamSender, ToolError, ToolRuntime, Value};
+use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 
 use crate::values::parse_value;
 use tokio::sync::oneshot;
@@ -596,60 +597,53 @@ pub async fn stream(
     .await
 }
 
-/// Calls a model client's `generate(request)` (callable `callable`) and waits for the
-/// response.
-pub async fn generate(callable: u32, model_request: &Value) -> Result<Value, ToolError> {
-    request(op::GENERATE, callable, json_text(model_request), None).await
-}
-
-/// A JS callable by id (the JS layer owns the registry and its lifetime).
+/// A JS callable by id (the JS layer owns the registry and its lifetime), called by the
+/// core's `json_host` adapters: a tool's execution and a model client's calls take their
+/// own bridge operations, every other kind is a plain call with its JSON arguments.
 pub struct HostFn {
     pub id: u32,
 }
 
 impl HostFn {
-    /// Calls it with JSON arguments.
-    pub async fn call(&self, args: Vec<Value>) -> Result<Value, ToolError> {
-        let payload = json_text(&args);
-        request(op::CALL, self.id, payload, None).await
+    /// Calls it with JSON arguments (no runtime).
+    pub async fn call_plain(&self, args: &[Value]) -> Result<Value, ToolError> {
+        request(op::CALL, self.id, json_text(args), None).await
     }
+}
 
-    /// Calls it with `(value, runtime)` where `runtime` is the call's runtime data.
-    pub async fn call_with_runtime(
+/// The one value of a `[value]` argument list (a model request).
+fn only_arg<'a>(args: &'a JsonArgs<'_>) -> &'a Value {
+    match args {
+        JsonArgs::List(items) => items.first().unwrap_or(&Value::Null),
+        JsonArgs::WithRuntime(value, _) => value,
+    }
+}
+
+#[async_trait]
+impl JsonHostFn for HostFn {
+    async fn call(
         &self,
-        value: Value,
-        rt: &ToolRuntime,
+        kind: CallKind,
+        args: JsonArgs<'_>,
+        runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
-        let payload = json_text(&(&value, RuntimeData::of(rt)));
-        request(op::CALL, self.id, payload, Some(rt.clone())).await
-    }
-}
-
-/// The runtime data a JS tool context is built from, serialized without copies.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RuntimeData<'a> {
-    run_id: &'a str,
-    agent_id: &'a str,
-    step_index: usize,
-    context: &'a Value,
-    tool_call: &'a phaseo_agent::ToolCall,
-    /// An MCP tool's annotations (absent for other tools).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_annotations: Option<&'a Value>,
-}
-
-impl<'a> RuntimeData<'a> {
-    /// The data of a runtime.
-    pub fn of(rt: &'a ToolRuntime) -> Self {
-        Self {
-            run_id: rt.run_id(),
-            agent_id: rt.agent_id(),
-            step_index: rt.step_index(),
-            context: rt.context(),
-            tool_call: rt.tool_call(),
-            tool_annotations: rt.tool_annotations(),
+        match (kind, &args) {
+            (CallKind::Execute, JsonArgs::WithRuntime(input, rt)) => {
+                execute(self.id, input, (*rt).clone()).await
+            }
+            (CallKind::Generate, _) => {
+                request(op::GENERATE, self.id, json_text(only_arg(&args)), None).await
+            }
+            _ => request(op::CALL, self.id, json_text(&args), runtime.cloned()).await,
         }
+    }
+
+    async fn call_streaming(
+        &self,
+        args: JsonArgs<'_>,
+        events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        stream(self.id, only_arg(&args), events).await
     }
 }
 

@@ -1,9 +1,14 @@
 //! Definitions and options reach Rust in the core's canonical format
 //! ([`phaseo_agent::spec`]: camelCase JSON, `{"$callback": id}` for JS functions), written
-//! by the JS layer; this file only makes the adapter of each registered JS function.
+//! by the JS layer; every callback becomes the core's `json_host` adapter of its place over
+//! the registered JS function.
 
 use std::sync::Arc;
 
+use phaseo_agent::json_host::{
+    JsonAgentApproval, JsonApproval, JsonExecutor, JsonMcpElicitation, JsonMcpFilter, JsonNextTurn,
+    JsonResponseReceived, JsonReview, JsonStop, JsonToolCalled, JsonTurn, JsonValidator,
+};
 use phaseo_agent::mcp::{McpElicitationHandler, McpToolFilter};
 use phaseo_agent::spec::HostCallbacks;
 use phaseo_agent::{
@@ -11,10 +16,11 @@ use phaseo_agent::{
     ToolCalledHook, ToolExecutor, TurnResolver, Validator, Value,
 };
 
-use crate::adapters::*;
 use crate::host::HostFn;
 
-/// The JS registry's functions: ids are the registry's (32-bit) keys.
+/// The JS registry's functions: ids are the registry's (32-bit) keys. As
+/// [`phaseo_agent::json_host::JsonCallbacks`], except that an MCP server's approval predicate is called like the
+/// agent's, `(toolCall, context)`.
 pub struct JsCallbacks;
 
 fn func(id: u64) -> HostFn {
@@ -24,46 +30,45 @@ fn func(id: u64) -> HostFn {
 
 impl HostCallbacks for JsCallbacks {
     fn executor(&self, id: u64) -> Arc<dyn ToolExecutor> {
-        Arc::new(JsExecutor(func(id)))
+        Arc::new(JsonExecutor(func(id)))
     }
     fn validator(&self, id: u64, schema: Option<Value>) -> Arc<dyn Validator> {
-        Arc::new(JsValidator {
+        Arc::new(JsonValidator {
             func: func(id),
             schema,
         })
     }
     fn tool_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(JsApproval(func(id)))
+        Arc::new(JsonApproval(func(id)))
     }
     fn agent_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(JsAgentApproval(func(id)))
+        Arc::new(JsonAgentApproval(func(id)))
     }
     fn tool_called(&self, id: u64) -> Arc<dyn ToolCalledHook> {
-        Arc::new(JsToolCalled(func(id)))
+        Arc::new(JsonToolCalled(func(id)))
     }
     fn response_received(&self, id: u64) -> Arc<dyn ResponseReceivedHook> {
-        Arc::new(JsResponseReceived(func(id)))
+        Arc::new(JsonResponseReceived(func(id)))
     }
     fn next_turn_params(&self, id: u64) -> Arc<dyn NextTurnParamsProvider> {
-        Arc::new(JsNextTurn(func(id)))
+        Arc::new(JsonNextTurn(func(id)))
     }
     fn stop_condition(&self, id: u64) -> Arc<dyn StopCondition> {
-        Arc::new(JsStop(func(id)))
+        Arc::new(JsonStop(func(id)))
     }
     fn human_review(&self, id: u64) -> Arc<dyn HumanReview> {
-        Arc::new(JsReview(func(id)))
+        Arc::new(JsonReview(func(id)))
     }
     fn turn_value(&self, id: u64) -> Arc<dyn TurnResolver> {
-        Arc::new(JsTurn(func(id)))
+        Arc::new(JsonTurn(func(id)))
     }
-    // A JS MCP predicate is called as `(toolCall, context)`, like the agent's.
     fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(JsAgentApproval(func(id)))
+        Arc::new(JsonAgentApproval(func(id)))
     }
     fn mcp_filter(&self, id: u64) -> Option<Arc<dyn McpToolFilter>> {
-        Some(Arc::new(JsMcpFilter(func(id))))
+        Some(Arc::new(JsonMcpFilter(func(id))))
     }
     fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn McpElicitationHandler>> {
-        Some(Arc::new(JsElicitation(func(id))))
+        Some(Arc::new(JsonMcpElicitation(func(id))))
     }
 }

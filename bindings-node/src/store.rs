@@ -29,7 +29,7 @@ struct JsAccessor {
 #[async_trait]
 impl StateAccessor for JsAccessor {
     async fn load(&self, run_id: &str) -> Result<Option<String>, ToolError> {
-        match self.load.call(vec![Value::from(run_id)]).await? {
+        match self.load.call_plain(&[Value::from(run_id)]).await? {
             Value::Null => Ok(None),
             Value::String(s) => Ok(Some(s)),
             _ => Err(ToolError::new(
@@ -40,7 +40,7 @@ impl StateAccessor for JsAccessor {
 
     async fn save(&self, run_id: &str, state_json: &str) -> Result<(), ToolError> {
         self.save
-            .call(vec![Value::from(run_id), Value::from(state_json)])
+            .call_plain(&[Value::from(run_id), Value::from(state_json)])
             .await
             .map(|_| ())
     }

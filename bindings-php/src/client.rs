@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use phaseo_agent::json_host::{JsonModel, JsonStreamingModel};
+use phaseo_agent::json_host::{JsonModel, JsonModelFunctions};
 use phaseo_agent::{ModelClient, ScriptedClient, Value};
 use serde::Deserialize;
 
@@ -105,10 +105,13 @@ pub fn host(callback: u64, stream: u64) -> i64 {
     let client: Arc<dyn ModelClient> = if stream == 0 {
         Arc::new(JsonModel(func(callback)))
     } else {
-        Arc::new(JsonStreamingModel {
-            generate: Some(func(callback)),
-            stream: Some(func(stream)),
-        })
+        Arc::new(
+            JsonModelFunctions {
+                generate: Some(func(callback)),
+                stream: Some(func(stream)),
+            }
+            .into_client(),
+        )
     };
     CLIENTS.insert(Client {
         client,

@@ -35,6 +35,7 @@ mod engine;
 pub mod error;
 pub mod events;
 pub mod exec;
+pub mod host_model;
 pub mod host_stream;
 pub mod json;
 pub mod json_host;
@@ -70,11 +71,12 @@ pub use clients::{ScriptedClient, TestClient};
 pub use controls::{is_strict_compatible, strict_problem, ToolChoice};
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
+pub use host_model::{HostModel, HostModelFunctions};
 pub use host_stream::{host_stream, HostStreamEvent, HostStreamReceiver, HostStreamSender};
 pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};
 pub use model::{
     is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,
-    ModelRequest, ModelResponse, ModelToolCall, RetryHint, ToolSpec,
+    ModelRequest, ModelResponse, ModelToolCall, NoDeltas, RetryHint, ToolSpec,
 };
 pub use next_turn::{NextTurnParams, NextTurnParamsProvider};
 pub use options::{

@@ -449,6 +449,14 @@ pub trait DeltaSink: Send + Sync {
     }
 }
 
+/// A [`DeltaSink`] that ignores every delta: a stream read for a run that is not streamed.
+pub struct NoDeltas;
+
+impl DeltaSink for NoDeltas {
+    fn text_delta(&self, _delta: &str) {}
+    fn reasoning_delta(&self, _delta: &str) {}
+}
+
 /// A model: turns a request into a response. Any host object with `generate(request)` is
 /// adapted to this trait by its binding.
 #[async_trait]

@@ -809,12 +809,7 @@ pub(crate) fn json_response(
 
 /// Where an event stream's deltas go: the run's sink, or nowhere.
 pub(crate) fn sink_or_none(deltas: Option<&dyn DeltaSink>) -> &dyn DeltaSink {
-    struct NoDeltas;
-    impl DeltaSink for NoDeltas {
-        fn text_delta(&self, _delta: &str) {}
-        fn reasoning_delta(&self, _delta: &str) {}
-    }
-    deltas.unwrap_or(&NoDeltas)
+    deltas.unwrap_or(&crate::model::NoDeltas)
 }
 
 /// For a streaming request answered with a plain JSON body: report the text as one delta.

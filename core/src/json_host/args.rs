@@ -36,23 +36,30 @@ impl Serialize for JsonArgs<'_> {
     }
 }
 
-/// `{runId, agentId, stepIndex, context, toolCall}`, as [`runtime_value`] builds it.
+/// `{runId, agentId, stepIndex, context, toolCall, toolAnnotations?}`, as
+/// [`runtime_value`] builds it.
 struct RuntimeView<'a>(&'a ToolRuntime);
 
 impl Serialize for RuntimeView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let rt = self.0;
-        let mut map = s.serialize_map(Some(5))?;
+        let annotations = rt.tool_annotations();
+        let mut map = s.serialize_map(Some(5 + usize::from(annotations.is_some())))?;
         map.serialize_entry("runId", rt.run_id())?;
         map.serialize_entry("agentId", rt.agent_id())?;
         map.serialize_entry("stepIndex", &rt.step_index())?;
         map.serialize_entry("context", rt.context())?;
         map.serialize_entry("toolCall", rt.tool_call())?;
+        if let Some(annotations) = annotations {
+            map.serialize_entry("toolAnnotations", annotations)?;
+        }
         map.end()
     }
 }
 
-/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall}`.
+/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall}`, plus
+/// `toolAnnotations` for an MCP tool (docs/behaviour.md §11: approval predicates receive
+/// the annotations).
 pub fn runtime_value(rt: &ToolRuntime) -> Value {
     let mut obj = serde_json::Map::new();
     obj.insert("runId".into(), Value::from(rt.run_id()));
@@ -63,5 +70,8 @@ pub fn runtime_value(rt: &ToolRuntime) -> Value {
         "toolCall".into(),
         serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null),
     );
+    if let Some(annotations) = rt.tool_annotations() {
+        obj.insert("toolAnnotations".into(), annotations.clone());
+    }
     Value::Object(obj)
 }

@@ -28,7 +28,7 @@ pub use callbacks::JsonCallbacks;
 pub use kind::CallKind;
 #[cfg(feature = "mcp")]
 pub use mcp::{JsonMcpElicitation, JsonMcpFilter};
-pub use model::{JsonModel, JsonStreamingModel};
+pub use model::{JsonModel, JsonModelFunctions, JsonStreamingModel};
 
 use async_trait::async_trait;
 

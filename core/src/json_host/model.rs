@@ -3,8 +3,9 @@
 use async_trait::async_trait;
 
 use super::{CallKind, JsonArgs, JsonHostFn};
+use crate::host_model::{HostModel, HostModelFunctions};
 use crate::{
-    host_stream, CancellationToken, DeltaSink, ModelClient, ModelError, ModelRequest, ModelResponse,
+    CancellationToken, HostStreamSender, ModelClient, ModelError, ModelRequest, ModelResponse,
 };
 
 /// A model client whose `generate(request)` answers a response object.
@@ -35,56 +36,60 @@ impl<H: JsonHostFn> ModelClient for JsonModel<H> {
     }
 }
 
-/// A model client with a `generate` host function, a `stream` one, or both (SPEC §8). A
-/// streamed run hears the `stream` call's events live; a run that is not streamed uses
-/// `generate`, or drains `stream` without deltas; with only `generate`, streamed runs get
-/// no deltas.
-pub struct JsonStreamingModel<H> {
+/// The `generate` and `stream` host functions of a client (either may be absent); the
+/// core's [`HostModel`] decides which one a run calls.
+pub struct JsonModelFunctions<H> {
     /// `generate(request)`.
     pub generate: Option<H>,
     /// `stream(request)`.
     pub stream: Option<H>,
 }
 
-/// Ignores deltas (a stream-only client drained for a run that is not streamed).
-struct NoDeltas;
+/// A model client with a `generate` host function, a `stream` one, or both.
+pub type JsonStreamingModel<H> = HostModel<JsonModelFunctions<H>>;
 
-impl DeltaSink for NoDeltas {
-    fn text_delta(&self, _delta: &str) {}
-    fn reasoning_delta(&self, _delta: &str) {}
+impl<H: JsonHostFn> JsonModelFunctions<H> {
+    /// The client over these functions.
+    pub fn into_client(self) -> JsonStreamingModel<H> {
+        HostModel(self)
+    }
 }
 
 #[async_trait]
-impl<H: JsonHostFn> ModelClient for JsonStreamingModel<H> {
+impl<H: JsonHostFn> HostModelFunctions for JsonModelFunctions<H> {
+    fn has_generate(&self) -> bool {
+        self.generate.is_some()
+    }
+
+    fn has_stream(&self) -> bool {
+        self.stream.is_some()
+    }
+
     async fn generate(
         &self,
         request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
+        _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         match &self.generate {
             Some(generate) => generate_with(generate, request).await,
-            None => self.stream(request, cancel, &NoDeltas).await,
+            None => Err(ModelError::new("the model client has no generate function")),
         }
     }
 
     async fn stream(
         &self,
         request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-        deltas: &dyn DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
+        _cancel: &CancellationToken,
+        events: HostStreamSender,
+    ) -> Result<(), ModelError> {
         let Some(stream) = &self.stream else {
-            return self.generate(request, cancel).await;
+            return Err(ModelError::new("the model client has no stream function"));
         };
-        let (events, receiver) = host_stream();
         let args = JsonArgs::List(vec![request.to_value()]);
-        let host = async move {
-            stream
-                .call_streaming(args, events)
-                .await
-                .map(drop)
-                .map_err(|e| ModelError::new(e.message))
-        };
-        receiver.run(host, deltas).await
+        stream
+            .call_streaming(args, events)
+            .await
+            .map(drop)
+            .map_err(|e| ModelError::new(e.message))
     }
 }

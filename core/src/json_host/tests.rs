@@ -203,3 +203,66 @@ fn kind_names_are_camel_case() {
     assert_eq!(CallKind::ResponseReceived.name(), "responseReceived");
     assert_eq!(CallKind::McpElicit.name(), "mcpElicit");
 }
+
+#[tokio::test]
+async fn an_mcp_tools_runtime_carries_its_annotations() {
+    let (rec, calls) = host(json!(true));
+    let cb = JsonCallbacks(|_| rec.clone());
+    let annotations = json!({"destructiveHint": true});
+    let rt = runtime().with_annotations(Some(Arc::new(annotations.clone())));
+    assert!(cb
+        .tool_approval(1)
+        .requires_approval(&json!({"a": 1}), &rt)
+        .await
+        .unwrap());
+    let mut expected = runtime_json();
+    expected["toolAnnotations"] = annotations;
+    assert_eq!(calls.lock().unwrap()[0].1, json!([{"a": 1}, expected]));
+}
+
+#[tokio::test]
+async fn a_client_without_generate_drains_its_stream_and_one_with_neither_fails() {
+    let context = Value::Null;
+    let request = crate::ModelRequest {
+        agent_id: "a",
+        model: None,
+        instructions: None,
+        messages: &[],
+        tools: Arc::new(Vec::new()),
+        context: &context,
+        temperature: None,
+        max_output_tokens: None,
+        top_p: None,
+        stream: false,
+        output_schema: None,
+        tool_choice: None,
+        parallel_tool_calls: None,
+    };
+    let (rec, calls) = host(Value::Null);
+    let client = JsonModelFunctions {
+        generate: None,
+        stream: Some(rec),
+    }
+    .into_client();
+    // The recorder sends no events: the drained stream ends without a response.
+    let err = crate::ModelClient::generate(&client, &request, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("response"), "{}", err.message);
+    assert_eq!(calls.lock().unwrap()[0].0, CallKind::Stream);
+
+    let neither = JsonModelFunctions::<Recorder> {
+        generate: None,
+        stream: None,
+    }
+    .into_client();
+    let err = crate::ModelClient::stream(
+        &neither,
+        &request,
+        &CancellationToken::new(),
+        &crate::NoDeltas,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.message, "the model client has no generate function");
+}
