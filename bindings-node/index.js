@@ -870,7 +870,9 @@ function dynamicSpec(value, what) {
 
 function overridesSpec(o, temporary) {
   return {
-    model: modelOf(o, 'run') ?? undefined,
+    model: o.model ?? undefined,
+    models: o.models ?? undefined,
+    preset: o.preset ?? undefined,
     maxSteps: o.maxSteps ?? undefined,
     stopWhen: stopSpecs(o.stopWhen, temporary),
     modelRetry: o.modelRetry ?? undefined,
@@ -1330,34 +1332,6 @@ function definitionError(message) {
   return new AgentDefinitionError(`Invalid agent definition: ${message}`, { code: 'definition_invalid' });
 }
 
-/** The first of a `models` list (the product's fallback list: the first is used). */
-function firstModel(models, where) {
-  if (!Array.isArray(models) || !models.every((m) => typeof m === 'string')) {
-    throw where === 'definition' ? definitionError('models must be an array of strings') : new TypeError('models must be an array of strings');
-  }
-  return models[0];
-}
-
-/** The model named by `model`, else the first of `models`, else `@<preset>` (the
- * product's spellings; `model` wins). `models` may be a function of the turn. */
-function modelOf(o, where) {
-  if (o.model !== undefined && o.model !== null) return o.model;
-  if (typeof o.models === 'function' && where === 'definition') {
-    const models = o.models;
-    return (turn) => {
-      const value = models(turn);
-      return thenOf(value) === undefined ? firstModel(value, 'run') : Promise.resolve(value).then((v) => firstModel(v, 'run'));
-    };
-  }
-  const first = o.models === undefined || o.models === null ? undefined : firstModel(o.models, where);
-  if (first !== undefined) return first;
-  if (o.preset === undefined || o.preset === null) return undefined;
-  if (typeof o.preset !== 'string' || o.preset === '') {
-    throw where === 'definition' ? definitionError('preset must be a non-empty string') : new TypeError('preset must be a non-empty string');
-  }
-  return o.preset.startsWith('@') ? o.preset : `@${o.preset}`;
-}
-
 /** The agent's output validator: `parseOutput(text)` (the product's hook) first, then
  * `outputSchema` on what it returns. */
 function outputSpec(definition) {
@@ -1395,7 +1369,11 @@ function createAgent(definition) {
   const spec = {
     id: definition.id,
     tools: tools.map((t) => t[SPEC]),
-    model: dynamicSpec(modelOf(definition, 'definition'), 'Invalid agent definition: model'),
+    // `models` (the product's fallback list, or a function of the turn) and `preset` are
+    // read by the core: `model` wins, then the first of `models`, then `@<preset>`.
+    model: dynamicSpec(definition.model, 'Invalid agent definition: model'),
+    models: dynamicSpec(definition.models, 'Invalid agent definition: models'),
+    preset: definition.preset ?? undefined,
     instructions: dynamicSpec(definition.instructions, 'Invalid agent definition: instructions'),
     temperature: dynamicSpec(definition.temperature, 'Invalid agent definition: temperature'),
     maxOutputTokens: dynamicSpec(definition.maxOutputTokens, 'Invalid agent definition: maxOutputTokens'),

@@ -51,9 +51,14 @@ test('preset names the model @<preset>; models gives the first; model wins over 
   assert.throws(() => createAgent({ id: 'a', preset: 3 }),
     (e) => e instanceof AgentDefinitionError && e.message === 'Invalid agent definition: preset must be a non-empty string');
   assert.throws(() => createAgent({ id: 'a', models: 'm1' }),
-    (e) => e instanceof AgentDefinitionError && e.message === 'Invalid agent definition: models must be an array of strings');
+    (e) => e instanceof AgentDefinitionError && e.message === 'Invalid agent definition: models must be an array of strings, got "m1"');
   await assert.rejects(createAgent({ id: 'a' }).run({ input: 'x', client: new RecordingClient([]), models: [1] }),
-    (e) => e instanceof TypeError && e.message === 'models must be an array of strings');
+    (e) => e instanceof AgentDefinitionError && e.message.startsWith('Invalid run options: models[0]:'));
+  await assert.rejects(createAgent({ id: 'a' }).run({ input: 'x', client: new RecordingClient([]), preset: '' }),
+    (e) => e instanceof AgentDefinitionError && e.message === 'Invalid run options: preset must be a non-empty string');
+  // A per-turn `models` that answers something else fails the run, naming what it got.
+  await assert.rejects(createAgent({ id: 'a', models: () => 7 }).run({ input: 'x', client: new RecordingClient([{ text: 'ok' }]) }),
+    (e) => e.message.includes('models must be an array of strings, got 7'));
 });
 
 test('parseOutput turns the final text into the output, then outputSchema checks it', async () => {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use phaseo_agent::{
-    async_trait, host_stream, stop, AgentEvent, CancellationToken, DeltaSink, EventListener,
+    async_trait, stop, AgentEvent, CancellationToken, EventListener, HostModelFunctions,
     HostStreamSender, HumanReview, HumanReviewContext, ModelClient, ModelError, ModelRequest,
     ModelResponse, ReviewRequest, ScriptedClient, StopCondition, StopState, TestClient, ToolError,
     TurnContext, TurnResolver, Value,
@@ -163,7 +163,7 @@ impl EventListener for HostListener {
 
 /// A Python model client: an object with `generate(request)` and/or `stream(request)`, or
 /// a plain function `(request) -> response` (sync or async).
-pub struct HostModel {
+pub struct PyModelFunctions {
     generate: Option<HostFn>,
     /// `_client.drain` bound to the client's `stream`.
     stream: Option<HostFn>,
@@ -205,70 +205,52 @@ impl PyStreamSink {
     }
 }
 
-struct NoDeltas;
-
-impl DeltaSink for NoDeltas {
-    fn text_delta(&self, _delta: &str) {}
-    fn reasoning_delta(&self, _delta: &str) {}
-}
-
-impl HostModel {
-    async fn call_stream(
-        stream: &HostFn,
-        request: &ModelRequest<'_>,
-        deltas: &dyn DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
-        let value = snake_keys(request.to_value());
-        let (sender, receiver) = host_stream();
-        let host = async move {
-            stream
-                .call(
-                    move |py| {
-                        let sink = Bound::new(py, PyStreamSink { sender })?;
-                        PyTuple::new(py, [to_py(py, &value)?, sink.into_any()])
-                    },
-                    |_| Ok(()),
-                )
-                .await
-                .map_err(|e| ModelError::new(e.message))
-        };
-        receiver.run(host, deltas).await
-    }
-}
-
+/// The core's [`phaseo_agent::HostModel`] decides which of the two functions a run calls.
 #[async_trait]
-impl ModelClient for HostModel {
+impl HostModelFunctions for PyModelFunctions {
+    fn has_generate(&self) -> bool {
+        self.generate.is_some()
+    }
+
+    fn has_stream(&self) -> bool {
+        self.stream.is_some()
+    }
+
     async fn generate(
         &self,
         request: &ModelRequest<'_>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let Some(generate) = &self.generate else {
-            // A client with only `stream`: read the stream without reporting its deltas.
-            let stream = self
-                .stream
-                .as_ref()
-                .expect("a client has generate or stream");
-            return Self::call_stream(stream, request, &NoDeltas).await;
+            return Err(ModelError::new("the model client has no generate method"));
         };
         let value = snake_keys(request.to_value());
-        let outcome = generate
+        generate
             .call(one_arg(value), response_from_py)
             .await
-            .map_err(|e| ModelError::new(e.message))?;
-        outcome
+            .map_err(|e| ModelError::new(e.message))?
     }
 
     async fn stream(
         &self,
         request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-        deltas: &dyn DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
-        match &self.stream {
-            Some(stream) => Self::call_stream(stream, request, deltas).await,
-            None => self.generate(request, cancel).await,
-        }
+        _cancel: &CancellationToken,
+        sender: HostStreamSender,
+    ) -> Result<(), ModelError> {
+        let Some(stream) = &self.stream else {
+            return Err(ModelError::new("the model client has no stream method"));
+        };
+        let value = snake_keys(request.to_value());
+        stream
+            .call(
+                move |py| {
+                    let sink = Bound::new(py, PyStreamSink { sender })?;
+                    PyTuple::new(py, [to_py(py, &value)?, sink.into_any()])
+                },
+                |_| Ok(()),
+            )
+            .await
+            .map_err(|e| ModelError::new(e.message))
     }
 }
 
@@ -464,5 +446,8 @@ pub fn client_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Arc<dyn ModelClient>> 
             obj.get_type().name()?
         )));
     }
-    Ok(Arc::new(HostModel { generate, stream }))
+    Ok(Arc::new(phaseo_agent::HostModel(PyModelFunctions {
+        generate,
+        stream,
+    })))
 }

@@ -1,8 +1,10 @@
-//! An agent definition: `{"id", "tools"?, "model"?, "instructions"?, …}`.
+//! An agent definition: `{"id", "tools"?, "model"?, "models"?, "preset"?, "instructions"?,
+//! …}`.
 
 use serde::Deserialize;
 
 use super::forms::{Callback, StepCount, ValidatorSpec, ValueOrCallback};
+use super::model_choice::{model_of, ModelList};
 use super::settings::{LeaseSpec, ModelRetrySpec, ToolExecutionSpec};
 use super::stop::{self, StopWhen};
 use super::tool::{self, ToolSpec};
@@ -16,6 +18,8 @@ struct AgentSpec {
     #[serde(default)]
     tools: Vec<ToolSpec>,
     model: Option<ValueOrCallback>,
+    models: Option<ModelList>,
+    preset: Option<Value>,
     instructions: Option<ValueOrCallback>,
     temperature: Option<ValueOrCallback>,
     max_output_tokens: Option<ValueOrCallback>,
@@ -49,7 +53,7 @@ pub fn agent_definition(
         def = def.tool(tool::build(host, t)?);
     }
     let turn = |v: Option<ValueOrCallback>| v.and_then(|v| v.turn_value(host));
-    if let Some(v) = turn(spec.model) {
+    if let Some(v) = model_of(host, spec.model, spec.models, spec.preset)? {
         def = def.model(v);
     }
     if let Some(v) = turn(spec.instructions) {

@@ -27,6 +27,7 @@ mod forms;
 mod http;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod model_choice;
 mod names;
 mod options;
 mod settings;

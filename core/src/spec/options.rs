@@ -22,6 +22,8 @@ use crate::{
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OverridesSpec {
     model: Option<String>,
+    models: Option<Vec<String>>,
+    preset: Option<String>,
     max_steps: Option<StepCount>,
     stop_when: Option<StopWhen>,
     model_retry: Option<ModelRetrySpec>,
@@ -34,8 +36,10 @@ struct OverridesSpec {
     active_tools: Option<Vec<String>>,
 }
 
-const OVERRIDE_KEYS: [&str; 11] = [
+const OVERRIDE_KEYS: [&str; 13] = [
     "model",
+    "models",
+    "preset",
     "maxSteps",
     "stopWhen",
     "modelRetry",
@@ -77,12 +81,20 @@ pub fn overrides(host: &dyn HostCallbacks, value: Value) -> Result<RunOverrides,
     if value.is_null() {
         return Ok(RunOverrides::default());
     }
-    build_overrides(host, read(value, "options")?)
+    build_overrides(host, read(value, "options")?, "options")
 }
 
-fn build_overrides(host: &dyn HostCallbacks, s: OverridesSpec) -> Result<RunOverrides, AgentError> {
+fn build_overrides(
+    host: &dyn HostCallbacks,
+    s: OverridesSpec,
+    what: &str,
+) -> Result<RunOverrides, AgentError> {
+    let model = match (s.model, s.models.and_then(|m| m.into_iter().next())) {
+        (Some(model), _) | (None, Some(model)) => Some(model),
+        (None, None) => override_preset(s.preset, what)?,
+    };
     let mut o = RunOverrides {
-        model: s.model,
+        model,
         max_steps: s.max_steps.map(|n| n.0),
         stop_when: s.stop_when.map(|w| stop::build(host, w)).transpose()?,
         model_retry: s.model_retry.map(ModelRetrySpec::build),
@@ -96,6 +108,19 @@ fn build_overrides(host: &dyn HostCallbacks, s: OverridesSpec) -> Result<RunOver
     };
     o.set_tool_choice(&s.tool_choice.unwrap_or(Value::Null))?;
     Ok(o)
+}
+
+/// `preset` as the model `@<preset>` (the product's spelling, used when neither `model`
+/// nor `models` names one).
+fn override_preset(preset: Option<String>, what: &str) -> Result<Option<String>, AgentError> {
+    match preset {
+        None => Ok(None),
+        Some(p) if p.is_empty() || p == "@" => Err(invalid(format!(
+            "Invalid {what}: preset must be a non-empty string"
+        ))),
+        Some(p) if p.starts_with('@') => Ok(Some(p)),
+        Some(p) => Ok(Some(format!("@{p}"))),
+    }
 }
 
 /// Reads decisions (`approvals`, `rejections`): a list of call ids or
@@ -297,6 +322,8 @@ fn take_overrides(
     let o = &mut obj;
     let spec = OverridesSpec {
         model: field(o, "model", what)?,
+        models: field(o, "models", what)?,
+        preset: field(o, "preset", what)?,
         max_steps: field(o, "maxSteps", what)?,
         stop_when: field(o, "stopWhen", what)?,
         model_retry: field(o, "modelRetry", what)?,
@@ -308,5 +335,5 @@ fn take_overrides(
         parallel_tool_calls: field(o, "parallelToolCalls", what)?,
         active_tools: field(o, "activeTools", what)?,
     };
-    build_overrides(host, spec)
+    build_overrides(host, spec, what)
 }

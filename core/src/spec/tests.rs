@@ -531,3 +531,77 @@ fn option_texts_carry_values_as_deep_as_a_value_may_be() {
         "{message}"
     );
 }
+
+#[test]
+fn the_model_may_be_named_by_a_models_list_or_a_preset() {
+    let host = Recorder::default();
+    let fixed = |v: Value| {
+        let def = agent_definition(&host, v).unwrap();
+        match def.model {
+            Some(crate::TurnValue::Fixed(v)) => Some(v),
+            Some(crate::TurnValue::Dynamic(_)) => panic!("a per-turn model"),
+            None => None,
+        }
+    };
+    assert_eq!(
+        fixed(json!({"id": "a", "models": ["m1", "m2"]})),
+        Some(json!("m1"))
+    );
+    assert_eq!(
+        fixed(json!({"id": "a", "preset": "fast"})),
+        Some(json!("@fast"))
+    );
+    assert_eq!(
+        fixed(json!({"id": "a", "preset": "@fast"})),
+        Some(json!("@fast"))
+    );
+    assert_eq!(
+        fixed(json!({"id": "a", "model": "m0", "models": ["m1"], "preset": "p"})),
+        Some(json!("m0"))
+    );
+    assert_eq!(
+        fixed(json!({"id": "a", "models": [], "preset": "p"})),
+        Some(json!("@p"))
+    );
+    assert_eq!(fixed(json!({"id": "a", "models": null})), None);
+
+    let def = agent_definition(&host, json!({"id": "a", "models": {"$callback": 3}})).unwrap();
+    assert!(matches!(def.model, Some(crate::TurnValue::Dynamic(_))));
+    assert_eq!(host.made(), vec![("turn_value", 3)]);
+
+    let bad = |v: Value| definition_error(agent_definition(&host, v));
+    assert_eq!(
+        bad(json!({"id": "a", "models": ["m1", 2]})),
+        "Invalid agent definition: models must be an array of strings, got [\"m1\",2]"
+    );
+    assert_eq!(
+        bad(json!({"id": "a", "preset": ""})),
+        "Invalid agent definition: preset must be a non-empty string"
+    );
+    assert_eq!(
+        bad(json!({"id": "a", "preset": 7})),
+        "Invalid agent definition: preset must be a non-empty string"
+    );
+}
+
+#[test]
+fn run_options_name_the_model_by_models_or_preset_too() {
+    let host = Recorder::default();
+    let model = |v: Value| run_options(&host, v).unwrap().overrides.model;
+    assert_eq!(model(json!({"models": ["r1", "r2"]})), Some("r1".into()));
+    assert_eq!(model(json!({"preset": "fast"})), Some("@fast".into()));
+    assert_eq!(
+        model(json!({"model": "m", "models": ["r1"], "preset": "p"})),
+        Some("m".into())
+    );
+    assert_eq!(
+        model(json!({"models": [], "preset": "p"})),
+        Some("@p".into())
+    );
+    assert!(definition_error(run_options(&host, json!({"models": [1]})))
+        .starts_with("Invalid run options: models"));
+    assert_eq!(
+        definition_error(run_options(&host, json!({"preset": ""}))),
+        "Invalid run options: preset must be a non-empty string"
+    );
+}
