@@ -1401,111 +1401,26 @@ function createAgent(definition) {
 // MCP servers (SPEC §11)
 
 const MCP = Symbol('phaseo.mcpServer');
-const MCP_OPTIONS = new Set(['allowTools', 'denyTools', 'filter', 'toolPrefix', 'requireApproval', 'timeoutMs',
-  'toolTimeouts', 'onError', 'cacheTtlMs', 'optional', 'onElicitation']);
-
-function mcpError(name, message) {
-  return new AgentDefinitionError(`Invalid MCP server '${name}': ${message}`, { code: 'definition_invalid' });
-}
-
-function stringList(name, what, value) {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw mcpError(name, `${what} must be an array of strings`);
-  return value;
-}
-
-function stringRecord(name, what, value) {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every((v) => typeof v === 'string')) {
-    throw mcpError(name, `${what} must be an object of strings`);
-  }
-  return { ...value };
-}
-
-function optionalFunction(name, what, value) {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'function') throw mcpError(name, `${what} must be a function`);
-  return value;
-}
-
 /** Declares an MCP server: `{name, command, args, env, cwd}` (stdio: a child process) or
  * `{name, url, headers, bearerToken}` (Streamable HTTP), with `options` (SPEC §11). Give it
- * to an agent as `mcpServers: [...]`; it starts when a run first needs its tools. */
+ * to an agent as `mcpServers: [...]`; it starts when a run first needs its tools. The core
+ * checks the declaration here (every refusal names the server and the key). */
 function createMcpServer(transport, options = {}) {
   if (transport === null || typeof transport !== 'object') {
     throw new TypeError('createMcpServer needs {name, command, args?, env?, cwd?} or {name, url, headers?, bearerToken?}');
   }
-  const name = transport.name;
-  if (typeof name !== 'string') throw new AgentDefinitionError('Invalid MCP server: name must be a string', { code: 'definition_invalid' });
-  const stdio = transport.command !== undefined;
-  const keys = stdio ? ['name', 'command', 'args', 'env', 'cwd'] : ['name', 'url', 'headers', 'bearerToken'];
-  for (const key of Object.keys(transport)) {
-    if (!keys.includes(key)) {
-      throw mcpError(name, `unknown ${stdio ? 'stdio' : 'HTTP'} field '${key}' (known: ${keys.join(', ')})`);
-    }
+  if (options === null || typeof options !== 'object') {
+    throw new AgentDefinitionError(`Invalid MCP server '${transport.name}': options must be an object`, { code: 'definition_invalid' });
   }
-  if (options === null || typeof options !== 'object') throw mcpError(name, 'options must be an object');
-  const unknown = Object.keys(options).filter((k) => !MCP_OPTIONS.has(k));
-  if (unknown.length > 0) {
-    throw mcpError(name, `unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${[...MCP_OPTIONS].join(', ')})`);
-  }
-  const spec = { name };
-  if (stdio) {
-    if (typeof transport.command !== 'string') throw mcpError(name, 'command must be a string');
-    spec.command = transport.command;
-    spec.args = stringList(name, 'args', transport.args);
-    spec.env = stringRecord(name, 'env', transport.env);
-    if (transport.cwd !== undefined && transport.cwd !== null) {
-      if (typeof transport.cwd !== 'string') throw mcpError(name, 'cwd must be a string');
-      spec.cwd = transport.cwd;
-    }
-  } else {
-    if (typeof transport.url !== 'string') throw mcpError(name, 'give either a command (stdio) or a url (Streamable HTTP)');
-    spec.url = transport.url;
-    spec.headers = stringRecord(name, 'headers', transport.headers);
-    if (transport.bearerToken !== undefined && transport.bearerToken !== null) {
-      if (typeof transport.bearerToken !== 'string') throw mcpError(name, 'bearerToken must be a string');
-      spec.bearer = transport.bearerToken;
-    }
-  }
-  spec.allowTools = stringList(name, 'allowTools', options.allowTools);
-  spec.denyTools = stringList(name, 'denyTools', options.denyTools);
-  const filter = optionalFunction(name, 'filter', options.filter);
+  const spec = { ...options, ...transport };
+  const fn = (value, withRuntime = false) => (typeof value === 'function' ? callback(register(value, withRuntime)) : value);
   // The core wants a boolean: a JS predicate may answer any truthy value (or a Promise of one).
-  if (filter) spec.filter = callback(register(async (tool) => Boolean(await filter(tool))));
-  if (options.toolPrefix !== undefined && options.toolPrefix !== null) {
-    if (typeof options.toolPrefix !== 'string') throw mcpError(name, 'toolPrefix must be a string');
-    spec.toolPrefix = options.toolPrefix;
-  }
-  const approval = options.requireApproval;
-  if (!(approval === undefined || approval === null || typeof approval === 'boolean' || typeof approval === 'function'
-    || approval === 'destructive')) {
-    throw mcpError(name, `requireApproval must be true, false, a predicate or "destructive", got ${JSON.stringify(approval)}`);
-  }
-  if (typeof approval === 'function') spec.requireApproval = callback(register(approval, true));
-  else if (approval !== undefined && approval !== null) spec.requireApproval = approval;
-  for (const key of ['timeoutMs', 'cacheTtlMs']) {
-    const v = options[key];
-    if (v !== undefined && v !== null) {
-      if (typeof v !== 'number') throw mcpError(name, `${key} must be a number of milliseconds`);
-      spec[key] = v;
-    }
-  }
-  if (options.toolTimeouts !== undefined && options.toolTimeouts !== null) {
-    const t = options.toolTimeouts;
-    if (typeof t !== 'object' || Array.isArray(t) || !Object.values(t).every((v) => typeof v === 'number')) {
-      throw mcpError(name, 'toolTimeouts must be an object {toolName: milliseconds}');
-    }
-    spec.toolTimeoutsMs = { ...t };
-  }
-  if (options.onError !== undefined && options.onError !== null) spec.onError = String(options.onError);
-  if (options.optional !== undefined && options.optional !== null) {
-    if (typeof options.optional !== 'boolean') throw mcpError(name, 'optional must be true or false');
-    spec.optional = options.optional;
-  }
-  const elicit = optionalFunction(name, 'onElicitation', options.onElicitation);
-  if (elicit) spec.onElicitation = callback(register(elicit));
-  const server = { name, transport: stdio ? 'stdio' : 'http' };
+  const filter = options.filter;
+  spec.filter = typeof filter === 'function' ? callback(register(async (tool) => Boolean(await filter(tool)))) : filter;
+  spec.requireApproval = fn(options.requireApproval, true);
+  spec.onElicitation = fn(options.onElicitation);
+  nativeCall(() => native.checkMcpServer(spec));
+  const server = { name: transport.name, transport: transport.command !== undefined ? 'stdio' : 'http' };
   Object.defineProperty(server, MCP, { value: spec });
   return Object.freeze(server);
 }

@@ -27,6 +27,15 @@ pub fn check_tool(spec: Value) -> napi::Result<Value> {
     })
 }
 
+/// Checks an MCP server declaration (throws `AgentDefinitionError` data when invalid).
+#[napi(js_name = "checkMcpServer")]
+pub fn check_mcp_server(spec: Value) -> napi::Result<()> {
+    no_panic(|| {
+        phaseo_agent::spec::mcp_server(&JsCallbacks, spec).map_err(to_napi)?;
+        Ok(())
+    })
+}
+
 /// A JSON Schema compiled by the core.
 #[napi]
 pub struct NativeJsonSchema {

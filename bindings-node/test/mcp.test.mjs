@@ -353,19 +353,22 @@ test('elicitation requests go to onElicitation', async (t) => {
 test('bad declarations get clear errors', () => {
   const def = (e, re) => e instanceof AgentDefinitionError && e.code === 'definition_invalid' && re.test(e.message);
   assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { timeout: 5 }),
-    (e) => def(e, /^Invalid MCP server 't': unknown option timeout \(known: /));
+    (e) => def(e, /^Invalid MCP server 't': unknown field 'timeout' of a stdio server \(known: name, command, args, env, cwd, allowTools, /));
   assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { allow_tools: [], bearerToken: 'x' }),
-    (e) => def(e, /unknown options allow_tools, bearerToken/));
-  assert.throws(() => createMcpServer({ name: 't', command: 'x', url: 'http://x' }), (e) => def(e, /unknown stdio field 'url'/));
+    (e) => def(e, /unknown field 'allow_tools' of a stdio server/));
+  assert.throws(() => createMcpServer({ name: 't', url: 'http://x' }, { cwd: '/' }),
+    (e) => def(e, /unknown field 'cwd' of an HTTP server \(known: name, url, headers, bearer\/bearerToken, .*toolTimeoutsMs\/toolTimeouts/));
+  assert.throws(() => createMcpServer({ name: 't', command: 'x', url: 'http://x' }), (e) => def(e, /give either a command \(stdio\) or a url/));
+  assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { filter: 'all' }), (e) => def(e, /^Invalid MCP server 't': filter must be a function$/));
   assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { requireApproval: 'sometimes' }),
     (e) => def(e, /requireApproval must be true, false, a predicate or "destructive"/));
   assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { denyTools: 'crash' }), (e) => def(e, /denyTools must be an array of strings/));
-  assert.throws(() => createAgent({ id: 'x', mcpServers: [createMcpServer({ name: 'h', url: 'ftp://x' })] }),
+  assert.throws(() => createMcpServer({ name: 'h', url: 'ftp://x' }),
     (e) => def(e, /^Invalid MCP server 'h': url must start with http:\/\/ or https:\/\//));
-  assert.throws(() => createAgent({ id: 'x', mcpServers: [createMcpServer({ name: 't', command: 'x' }, { timeoutMs: 0 })] }),
-    (e) => def(e, /timeoutMs must be a positive number of milliseconds/));
-  assert.throws(() => createAgent({ id: 'x', mcpServers: [createMcpServer({ name: 't', command: 'x' }, { onError: 'explode' })] }),
-    (e) => def(e, /onError: /));
+  assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { timeoutMs: 0 }),
+    (e) => def(e, /timeoutMs must be a positive number of milliseconds, got 0/));
+  assert.throws(() => createMcpServer({ name: 't', command: 'x' }, { onError: 'explode' }),
+    (e) => def(e, /^Invalid MCP server 't': onError must be "fail-run" or "return-to-model", got "explode"$/));
   assert.throws(() => createAgent({ id: 'x', mcpServers: [{ name: 'fake' }] }), (e) => def(e, /mcpServers must be an array of servers/));
   const s = createMcpServer({ name: 't', command: 'x' });
   assert.throws(() => createAgent({ id: 'x', mcpServers: [s, s] }), (e) => def(e, /duplicate MCP server name 't'/));

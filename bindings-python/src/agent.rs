@@ -86,25 +86,26 @@ fn tool_execution(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<ToolExecutio
     })
 }
 
+/// `AgentModelRetry`: a field left `None` takes the core's default ([`ModelRetry::default`]).
 fn model_retry(d: &Bound<'_, PyAny>) -> PyResult<ModelRetry> {
+    let default = ModelRetry::default();
     let max_retries = d
         .get_item("max_retries")
         .ok()
         .filter(|v| !v.is_none())
         .map(|v| v.extract::<u32>())
         .transpose()?
-        .unwrap_or(0);
+        .unwrap_or(default.max_retries);
     let backoff = d
         .get_item("backoff_ms")
         .ok()
         .filter(|v| !v.is_none())
         .map(|v| v.extract::<f64>())
         .transpose()?
-        .unwrap_or(250.0);
-    Ok(ModelRetry::new(
-        max_retries,
-        Duration::from_secs_f64(backoff.max(0.0) / 1000.0),
-    ))
+        .map_or(default.backoff, |ms| {
+            Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+        });
+    Ok(ModelRetry::new(max_retries, backoff))
 }
 
 fn stop_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<dyn phaseo_agent::StopCondition>>> {

@@ -29,8 +29,10 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+mod checked_agent;
 pub mod clients;
 pub mod controls;
+mod definition;
 mod engine;
 pub mod error;
 pub mod events;

@@ -8,7 +8,7 @@ use futures::Stream;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::AgentInner;
+use crate::checked_agent::AgentInner;
 use crate::error::AgentError;
 use crate::events::{AgentEvent, EventData, EventType};
 use crate::options::{ContinueOptions, RunOptions};

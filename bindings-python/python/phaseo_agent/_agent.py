@@ -46,10 +46,11 @@ class AgentToolExecutionConfig:
 
 @dataclass
 class AgentModelRetry:
-    """Model retries: ``max_retries`` extra attempts, sleeping ``backoff_ms * attempt``."""
+    """Model retries: ``max_retries`` extra attempts, sleeping ``backoff_ms * attempt``
+    (``None``: the core's default, 250 ms)."""
 
     max_retries: int = 0
-    backoff_ms: float = 250
+    backoff_ms: Optional[float] = None
 
 
 #: The product's name of :class:`AgentModelRetry`.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::{Failure, RunCtx};
-use crate::agent::AgentInner;
+use crate::checked_agent::AgentInner;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{EventData, EventType};
 use crate::options::ContinueOptions;

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::AgentInner;
+use crate::checked_agent::AgentInner;
 use crate::controls::ToolChoice;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{now_iso, EventData, EventType};
@@ -78,10 +78,10 @@ fn check_overrides(agent: &AgentInner, o: &RunOverrides) -> Result<(), AgentErro
                 .map(|s| Value::from(s.as_str()))
                 .collect::<Vec<_>>(),
         );
-        crate::agent::check_tool_ids(&ids, Some(&agent.tool_index)).map_err(invalid)?;
+        crate::checked_agent::check_tool_ids(&ids, Some(&agent.tool_index)).map_err(invalid)?;
     }
     if let Some(choice) = &o.tool_choice {
-        crate::agent::check_tool_choice(&choice.to_value(), Some(&agent.tool_index))
+        crate::checked_agent::check_tool_choice(&choice.to_value(), Some(&agent.tool_index))
             .map_err(invalid)?;
     }
     Ok(())

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::tools::{self, accept_result, call_failed, PhaseScope, Resolved};
 use super::{fail_in_step, Failure, RunCtx, Start};
-use crate::agent::AgentInner;
+use crate::checked_agent::AgentInner;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{EventData, EventType};
 use crate::options::ContinueOptions;

@@ -9,7 +9,7 @@ use futures::FutureExt;
 use serde_json::{json, Value};
 
 use super::{call_ids, fail_in_step, sleep_cancellable, tools, Failure, LoopResult, RunCtx, Start};
-use crate::agent::{check_tool_choice, check_tool_ids};
+use crate::checked_agent::{check_tool_choice, check_tool_ids};
 use crate::controls::ToolChoice;
 use crate::error::{AgentError, ErrorCode};
 use crate::events::{now_iso, EventData, EventType};

@@ -12,7 +12,7 @@ use super::config::{McpApproval, McpServer, McpToolInfo};
 use super::connection::Connection;
 use super::error::run_failed;
 use super::result::tool_result;
-use crate::agent::AgentInner;
+use crate::checked_agent::AgentInner;
 use crate::error::{AgentError, ToolError};
 use crate::tool::{Approval, Tool, ToolExecutor};
 use crate::tool_runtime::ToolRuntime;
@@ -252,8 +252,13 @@ impl McpSet {
             }
         }
         // The definition's fixed toolChoice/activeTools may name MCP tools: checked now.
-        crate::agent::check_fixed_controls(&def, Some(&tool_index))?;
-        let tool_specs = Arc::new(def.tools.iter().map(crate::agent::tool_spec).collect());
+        crate::checked_agent::check_fixed_controls(&def, Some(&tool_index))?;
+        let tool_specs = Arc::new(
+            def.tools
+                .iter()
+                .map(crate::checked_agent::tool_spec)
+                .collect(),
+        );
         let agent = Arc::new(AgentInner {
             def,
             tool_index,

@@ -33,7 +33,7 @@ impl ToolExecutionSpec {
     }
 }
 
-/// `{"maxRetries"?: 0, "backoffMs"?: 250}`.
+/// `{"maxRetries"?, "backoffMs"?}` (defaults: [`ModelRetry::default`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ModelRetrySpec {
@@ -44,9 +44,13 @@ pub(crate) struct ModelRetrySpec {
 impl ModelRetrySpec {
     /// The core retry policy.
     pub(crate) fn build(self) -> ModelRetry {
+        let default = ModelRetry::default();
         ModelRetry::new(
-            self.max_retries.unwrap_or(0.0).max(0.0) as u32,
-            Duration::from_secs_f64(self.backoff_ms.unwrap_or(250.0).max(0.0) / 1000.0),
+            self.max_retries
+                .map_or(default.max_retries, |n| n.max(0.0) as u32),
+            self.backoff_ms.map_or(default.backoff, |ms| {
+                Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+            }),
         )
     }
 }

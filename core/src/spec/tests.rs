@@ -430,7 +430,66 @@ fn mcp_servers_are_read_and_checked() {
         bad(json!({"name": "x", "command": "a", "requireApproval": 3}))
             .contains("requireApproval must be true, false, a predicate or \"destructive\", got 3")
     );
-    assert!(bad(json!({"name": "x", "command": "a", "port": 3})).contains("unknown field `port`"));
+    assert!(bad(json!({"name": "x", "command": "a", "port": 3}))
+        .starts_with("Invalid MCP server 'x': unknown field 'port' of a stdio server (known: name, command, args, env, cwd, allowTools,"));
+    assert!(bad(json!({"name": "x", "url": "http://h", "cwd": "/"}))
+        .starts_with("Invalid MCP server 'x': unknown field 'cwd' of an HTTP server (known: name, url, headers, bearer/bearerToken,"));
+    for (v, message) in [
+        (
+            json!({"name": "x", "command": 5}),
+            "command must be a string, got 5",
+        ),
+        (
+            json!({"name": "x", "command": "a", "args": "-v"}),
+            "args must be an array of strings, got \"-v\"",
+        ),
+        (
+            json!({"name": "x", "command": "a", "env": {"A": 1}}),
+            "env must be an object of strings, got {\"A\":1}",
+        ),
+        (
+            json!({"name": "x", "url": "http://h", "bearer": true}),
+            "bearer must be a string, got true",
+        ),
+        (
+            json!({"name": "x", "command": "a", "denyTools": "crash"}),
+            "denyTools must be an array of strings, got \"crash\"",
+        ),
+        (
+            json!({"name": "x", "command": "a", "filter": "f"}),
+            "filter must be a function",
+        ),
+        (
+            json!({"name": "x", "command": "a", "optional": "yes"}),
+            "optional must be true or false, got \"yes\"",
+        ),
+        (
+            json!({"name": "x", "command": "a", "toolTimeoutsMs": [1]}),
+            "toolTimeoutsMs must be an object {toolName: milliseconds}, got [1]",
+        ),
+        (
+            json!({"name": "x", "command": "a", "toolTimeoutsMs": {"t": "1"}}),
+            "toolTimeoutsMs[\"t\"] must be a positive number of milliseconds, got \"1\"",
+        ),
+        (
+            json!({"name": "x", "url": "ftp://h"}),
+            "url must start with http:// or https://, got \"ftp://h\"",
+        ),
+        (
+            json!({"name": "x"}),
+            "give either a command (stdio) or a url (Streamable HTTP)",
+        ),
+    ] {
+        assert_eq!(bad(v), format!("Invalid MCP server 'x': {message}"));
+    }
+    assert_eq!(
+        bad(json!({"command": "a"})),
+        "Invalid MCP server: name must be a string"
+    );
+    assert_eq!(
+        bad(json!(3)),
+        "Invalid MCP server: a server must be an object, got 3"
+    );
     let without = Recorder::default();
     let m = definition_error(mcp_server(
         &without,

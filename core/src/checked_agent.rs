@@ -1,0 +1,144 @@
+//! A checked agent: its definition with the tool index and what the model is told about
+//! each tool, made once by [`crate::create_agent`] and shared by the run loop (which sits
+//! above this module and is the only one to read it).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::controls::ToolChoice;
+use crate::definition::AgentDefinition;
+use crate::error::AgentError;
+use crate::model::ToolSpec;
+use crate::tool::Tool;
+use crate::turn::TurnValue;
+
+/// Checks a list of offered tool ids against the agent's tools (`None`: not known yet,
+/// only the shape is checked); the error names the first problem.
+pub(crate) fn check_tool_ids(
+    value: &serde_json::Value,
+    known: Option<&HashMap<String, usize>>,
+) -> Result<Vec<String>, String> {
+    let Some(items) = value.as_array() else {
+        return Err(format!(
+            "activeTools must be a list of tool ids, got {}",
+            crate::json::to_canonical_string(value)
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, id)| match id.as_str() {
+            Some(id) if known.is_none_or(|k| k.contains_key(id)) => Ok(id.to_owned()),
+            Some(id) => Err(format!(
+                "activeTools[{i}] names no tool of the agent: '{id}'"
+            )),
+            None => Err(format!(
+                "activeTools[{i}] must be a tool id string, got {id}"
+            )),
+        })
+        .collect()
+}
+
+/// Parses a tool choice and checks that a named tool is one of the agent's (`None`: not
+/// known yet, only the shape is checked).
+pub(crate) fn check_tool_choice(
+    value: &serde_json::Value,
+    known: Option<&HashMap<String, usize>>,
+) -> Result<ToolChoice, String> {
+    let choice = ToolChoice::from_value(value)?;
+    match (choice.tool_id(), known) {
+        (Some(id), Some(known)) if !known.contains_key(id) => {
+            Err(format!("toolChoice names no tool of the agent: '{id}'"))
+        }
+        _ => Ok(choice),
+    }
+}
+
+/// Checks the definition's fixed `toolChoice` and `activeTools` against the tools in
+/// `known` (`None`: only their shapes), refusing with `definition_invalid`.
+pub(crate) fn check_fixed_controls(
+    def: &AgentDefinition,
+    known: Option<&HashMap<String, usize>>,
+) -> Result<(), AgentError> {
+    let invalid =
+        |m: String| AgentError::definition_invalid(format!("Invalid agent definition: {m}"));
+    if let Some(TurnValue::Fixed(v)) = &def.tool_choice {
+        if !v.is_null() {
+            check_tool_choice(v, known).map_err(invalid)?;
+        }
+    }
+    if let Some(TurnValue::Fixed(v)) = &def.active_tools {
+        if !v.is_null() {
+            check_tool_ids(v, known).map_err(invalid)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) struct AgentInner {
+    pub(crate) def: AgentDefinition,
+    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) tool_specs: Arc<Vec<ToolSpec>>,
+    /// The agent's MCP servers (shared by its runs and by the per-run agents built from
+    /// it); `None` without any.
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp: Option<Arc<crate::mcp::McpSet>>,
+}
+
+impl AgentInner {
+    /// Checks a definition (`definition_invalid` naming the first problem) and indexes
+    /// its tools.
+    pub(crate) fn new(def: AgentDefinition) -> Result<Self, AgentError> {
+        if def.id.is_empty() {
+            return Err(AgentError::definition_invalid(
+                "Invalid agent definition: id must not be empty",
+            ));
+        }
+        let mut tool_index = HashMap::with_capacity(def.tools.len());
+        for (i, tool) in def.tools.iter().enumerate() {
+            tool.check()?;
+            if tool_index.insert(tool.id.clone(), i).is_some() {
+                return Err(AgentError::definition_invalid(format!(
+                    "Invalid agent definition: duplicate tool id '{}' (tools[{i}])",
+                    tool.id
+                )));
+            }
+        }
+        #[cfg(feature = "mcp")]
+        let mcp = if def.mcp_servers.is_empty() {
+            None
+        } else {
+            Some(Arc::new(crate::mcp::McpSet::new(&def.mcp_servers)?))
+        };
+        // MCP tools are known only once listed: then the ids are checked when a run lists
+        // them (`check_fixed_controls` on the run's agent), here only the values' shapes.
+        #[cfg(feature = "mcp")]
+        let known = mcp.is_none().then_some(&tool_index);
+        #[cfg(not(feature = "mcp"))]
+        let known = Some(&tool_index);
+        check_fixed_controls(&def, known)?;
+        let tool_specs = Arc::new(def.tools.iter().map(tool_spec).collect());
+        Ok(Self {
+            def,
+            tool_index,
+            tool_specs,
+            #[cfg(feature = "mcp")]
+            mcp,
+        })
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tool_index.get(name).map(|&i| &self.def.tools[i])
+    }
+}
+
+/// What the model is told about a tool (shared by the agent's own tools and MCP tools).
+pub(crate) fn tool_spec(t: &Tool) -> ToolSpec {
+    ToolSpec {
+        id: t.id.clone(),
+        description: t.description.clone(),
+        parameters: t.parameters.clone(),
+        strict: t.strict,
+        input_examples: t.input_examples.clone(),
+    }
+}
