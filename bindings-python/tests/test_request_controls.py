@@ -175,3 +175,20 @@ def test_a_slow_event_schema_cannot_hold_the_deadline() -> None:
     asyncio.run(main())
     # "b" was still queued at the deadline: never checked.
     assert checked == ["a"]
+
+
+def test_every_entry_point_takes_the_same_overrides_and_refuses_unknown_ones() -> None:
+    agent = create_agent({"id": "a", "model": "base"})
+    overrides: Dict[str, Any] = {"model": "m2", "temperature": 0.5, "max_steps": 2}
+    client = RecordingClient([{"text": "ok"}])
+    agent.run(input="x", client=client, **overrides)
+    assert client.requests[0]["model"] == "m2"
+    assert client.requests[0]["temperature"] == 0.5
+    streamed = RecordingClient([{"text": "ok"}])
+    assert agent.stream(input="x", client=streamed, **overrides).text() == "ok"
+    assert streamed.requests[0]["model"] == "m2"
+    for entry in (agent.run, agent.stream):
+        with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'max_step'"):
+            entry(input="x", client=RecordingClient([]), max_step=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^recover\(\) got an unexpected keyword argument 'temp'"):
+        agent.recover("r1", client=RecordingClient([]), temp=1)  # type: ignore[call-arg]

@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any, Dict, Iterator, List, Optional
 
 from phaseo_agent import (
+    RunOverrides,
     AgentLease,
     AgentLeaseLostError,
     AgentStoreError,
@@ -83,6 +84,10 @@ def main() -> Optional[str]:
         del kind
     final: RunResult = asyncio.run(agent.run_async(input="x", client=client, tool_choice={"tool_id": "x"},
                                                    parallel_tool_calls=False, active_tools=["x"]))
+    # The overrides every entry point takes, as one typed dict.
+    shared: RunOverrides = {"max_steps": 3, "temperature": 0.2, "tool_choice": "auto"}
+    again: RunResult = agent.run(input="x", client=client, **shared)
+    del again
     strict = AgentTool(id="s", parameters={"type": "object", "additionalProperties": False},
                        strict=True, input_examples=[{}])
     del strict

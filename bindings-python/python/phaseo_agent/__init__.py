@@ -43,6 +43,7 @@ from ._agent import (
     AgentToolDecision,
     AgentToolExecutionConfig,
     AgentToolOutput,
+    RunOverrides,
     create_agent,
 )
 from ._client import create_gateway_agent_client
@@ -108,6 +109,7 @@ __all__ = [
     "AgentToolError",
     "AgentToolExecutionConfig",
     "AgentToolOutput",
+    "RunOverrides",
     "AgentToolTimeoutError",
     "AgentUnknownToolError",
     "CancelToken",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Generator, Iterable, Iterator, List, Mapping,
+                    Optional, Sequence, Tuple, TypedDict, Union)
 
 from . import _native
 from ._native import CancelToken, RunResult, StopCondition, Tool
@@ -13,6 +14,9 @@ from ._records import AgentDefinition, AgentToolCall, Record
 from ._store import is_accessor, native_store
 from ._tools import AgentTool, _validator, define_tool
 from .errors import AgentDefinitionError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "Agent",
@@ -23,6 +27,7 @@ __all__ = [
     "AgentToolDecision",
     "AgentToolExecutionConfig",
     "AgentToolOutput",
+    "RunOverrides",
     "create_agent",
 ]
 
@@ -31,6 +36,51 @@ ToolChoice = Union[str, Dict[str, str], Callable[[Dict[str, Any]], Any], None]
 """``"auto"``, ``"required"``, ``"none"`` or ``{"tool_id": id}`` (per run); on the agent also
 a function of the turn returning one of those (or None)."""
 StopWhen = Union[StopCondition, Callable[[Dict[str, Any]], Any], Sequence[Union[StopCondition, Callable[[Dict[str, Any]], Any]]], None]
+
+
+class RunOverrides(TypedDict, total=False):
+    """What every entry point (``run``, ``continue_run``, ``stream``, ``continue_stream``,
+    ``recover`` and their ``_async`` forms) accepts besides its own arguments: the run's
+    overrides of the agent's definition, and its event listener and cancel token."""
+
+    model: Optional[str]
+    max_steps: Optional[int]
+    stop_when: StopWhen
+    model_retry: Any
+    tool_execution: Any
+    temperature: Optional[float]
+    max_output_tokens: Optional[int]
+    top_p: Optional[float]
+    tool_choice: ToolChoice
+    parallel_tool_calls: Optional[bool]
+    active_tools: Optional[Sequence[str]]
+    on_event: Optional[Callable[[Event], Any]]
+    cancel: Optional[CancelToken]
+
+
+_RUN_OVERRIDE_KEYS = frozenset(RunOverrides.__annotations__)
+
+
+def _overrides(entry: str, given: Mapping[str, Any]) -> Tuple[Dict[str, Any], Any, Any]:
+    """The native overrides of ``given``, its ``on_event`` and its ``cancel``; an unknown
+    keyword is a ``TypeError`` as Python raises for any function."""
+    for key in given:
+        if key not in _RUN_OVERRIDE_KEYS:
+            raise TypeError(f"{entry}() got an unexpected keyword argument {key!r}")
+    overrides = {
+        "tool_choice": given.get("tool_choice"),
+        "parallel_tool_calls": given.get("parallel_tool_calls"),
+        "active_tools": _tool_ids(given.get("active_tools")),
+        "model": given.get("model"),
+        "max_steps": given.get("max_steps"),
+        "stop_when": _stop_list(given.get("stop_when")),
+        "model_retry": _config(given.get("model_retry"), AgentModelRetry, "model_retry"),
+        "tool_execution": _config(given.get("tool_execution"), AgentToolExecutionConfig, "tool_execution"),
+        "temperature": given.get("temperature"),
+        "max_output_tokens": given.get("max_output_tokens"),
+        "top_p": given.get("top_p"),
+    }
+    return overrides, given.get("on_event"), given.get("cancel")
 
 
 @dataclass
@@ -250,52 +300,21 @@ class Agent:
         """The agent id."""
         return self._native.id
 
-    @staticmethod
-    def _overrides(model: Optional[str], max_steps: Optional[int], stop_when: StopWhen, model_retry: Any,
-                   tool_execution: Any, temperature: Optional[float], max_output_tokens: Optional[int],
-                   top_p: Optional[float], tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None,
-                   active_tools: Optional[Sequence[str]] = None) -> Dict[str, Any]:
-        return {
-            "tool_choice": tool_choice,
-            "parallel_tool_calls": parallel_tool_calls,
-            "active_tools": _tool_ids(active_tools),
-            "model": model,
-            "max_steps": max_steps,
-            "stop_when": _stop_list(stop_when),
-            "model_retry": _config(model_retry, AgentModelRetry, "model_retry"),
-            "tool_execution": _config(tool_execution, AgentToolExecutionConfig, "tool_execution"),
-            "temperature": temperature,
-            "max_output_tokens": max_output_tokens,
-            "top_p": top_p,
-        }
-
     def run(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
-            model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
-            model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
-            max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-            on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
-            store: Any = None, state: Any = None) -> RunResult:
+            store: Any = None, state: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Runs the agent until it completes, stops, pauses, is cancelled or fails (then an
         :class:`~phaseo_agent.errors.AgentError` with ``.result`` is raised). Blocks without
         holding the GIL; Ctrl-C cancels the run and raises KeyboardInterrupt. ``store``
         (or the product's ``state`` accessor, an object with ``load``/``save``) saves the
         run there instead of the agent's store."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
-        return self._native.run(input, client, context, messages, overrides, on_event, cancel, _run_store(store, state))
+        native_overrides, on_event, cancel = _overrides("run", overrides)
+        return self._native.run(input, client, context, messages, native_overrides, on_event, cancel, _run_store(store, state))
 
     async def run_async(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
-                        model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
-                        model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
-                        max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                        on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
-                        store: Any = None, state: Any = None) -> RunResult:
+                        store: Any = None, state: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`run`, awaitable; ``async def`` tools run on this event loop."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
-        result: RunResult = await self._native.run_async(input, client, context, messages, overrides, on_event, cancel,
+        native_overrides, on_event, cancel = _overrides("run_async", overrides)
+        result: RunResult = await self._native.run_async(input, client, context, messages, native_overrides, on_event, cancel,
                                                          _run_store(store, state))
         return result
 
@@ -303,11 +322,7 @@ class Agent:
                      run_id: Optional[str] = None, store: Any = None,
                      client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                      tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
-                     model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
-                     model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
-                     max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                     on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+                     **overrides: Unpack[RunOverrides]) -> RunResult:
         """Continues a paused run (``state`` or ``run``: a RunResult, its JSON text or dict).
         The state is not changed; a refused continue raises
         :class:`~phaseo_agent.errors.AgentContinueError` and leaves it usable.
@@ -316,87 +331,56 @@ class Agent:
         accessor, or of the agent's store), claiming its pause at most once: a pause
         already continued elsewhere raises ``AgentContinueError`` (``Pause <pauseId> of
         run <runId> was already continued``). Given both, they must agree."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
+        native_overrides, on_event, cancel = _overrides("continue_run", overrides)
         target, by_id, native = _continue_target(state, run, run_id, store)
         return self._native.continue_run(target, client, _decisions(approvals), _decisions(rejections),
-                                         _outputs(tool_outputs), human_input, context, overrides, on_event, cancel,
+                                         _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel,
                                          by_id, native)
 
     async def continue_run_async(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                                  run_id: Optional[str] = None, store: Any = None,
                                  client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                                  tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
-                                 model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
-                                 model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
-                                 max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                                 on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> RunResult:
+                                 **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`continue_run`, awaitable."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
+        native_overrides, on_event, cancel = _overrides("continue_run_async", overrides)
         target, by_id, native = _continue_target(state, run, run_id, store)
         result: RunResult = await self._native.continue_run_async(
             target, client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel, by_id, native)
+            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native)
         return result
 
     def stream(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
-               model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
-               model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
-               max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-               on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
-               store: Any = None, state: Any = None) -> "AgentStream":
+               store: Any = None, state: Any = None, **overrides: Unpack[RunOverrides]) -> "AgentStream":
         """Starts the run in the background and returns its replayable stream (usable with
         ``for`` and ``async for``, awaitable for the result)."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
-        return AgentStream(self._native.stream(input, client, context, messages, overrides, on_event, cancel,
+        native_overrides, on_event, cancel = _overrides("stream", overrides)
+        return AgentStream(self._native.stream(input, client, context, messages, native_overrides, on_event, cancel,
                                                _run_store(store, state)))
 
     def continue_stream(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                         run_id: Optional[str] = None, store: Any = None,
                         client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                         tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
-                        model: Optional[str] = None, max_steps: Optional[int] = None, stop_when: StopWhen = None,
-                        model_retry: Any = None, tool_execution: Any = None, temperature: Optional[float] = None,
-                        max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                        on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None) -> "AgentStream":
+                        **overrides: Unpack[RunOverrides]) -> "AgentStream":
         """Continues a paused run in the background, as a stream."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
+        native_overrides, on_event, cancel = _overrides("continue_stream", overrides)
         target, by_id, native = _continue_target(state, run, run_id, store)
         return AgentStream(self._native.continue_stream(
             target, client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, overrides, on_event, cancel, by_id, native))
+            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native))
 
-    def recover(self, run_id: str, *, client: Any, context: Any = None, model: Optional[str] = None,
-                max_steps: Optional[int] = None, stop_when: StopWhen = None, model_retry: Any = None,
-                tool_execution: Any = None, temperature: Optional[float] = None,
-                max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-                tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
-                store: Any = None) -> RunResult:
+    def recover(self, run_id: str, *, client: Any, context: Any = None, store: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Recovers the stored run ``run_id`` whose worker died (its lease expired): goes on
         from its last checkpoint, with the decisions its claim stored. A run another worker
         still holds, or that is not running, is refused with ``AgentContinueError``."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
-        return self._native.recover(run_id, client, context, overrides, on_event, cancel, native_store(store))
+        native_overrides, on_event, cancel = _overrides("recover", overrides)
+        return self._native.recover(run_id, client, context, native_overrides, on_event, cancel, native_store(store))
 
-    async def recover_async(self, run_id: str, *, client: Any, context: Any = None, model: Optional[str] = None,
-                            max_steps: Optional[int] = None, stop_when: StopWhen = None, model_retry: Any = None,
-                            tool_execution: Any = None, temperature: Optional[float] = None,
-                            max_output_tokens: Optional[int] = None, top_p: Optional[float] = None,
-                            tool_choice: ToolChoice = None, parallel_tool_calls: Optional[bool] = None, active_tools: Optional[Sequence[str]] = None,
-                            on_event: Optional[Callable[[Event], Any]] = None, cancel: Optional[CancelToken] = None,
-                            store: Any = None) -> RunResult:
+    async def recover_async(self, run_id: str, *, client: Any, context: Any = None, store: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`recover`, awaitable."""
-        overrides = self._overrides(model, max_steps, stop_when, model_retry, tool_execution, temperature, max_output_tokens, top_p,
-                                    tool_choice, parallel_tool_calls, active_tools)
-        result: RunResult = await self._native.recover_async(run_id, client, context, overrides, on_event, cancel,
+        native_overrides, on_event, cancel = _overrides("recover_async", overrides)
+        result: RunResult = await self._native.recover_async(run_id, client, context, native_overrides, on_event, cancel,
                                                              native_store(store))
         return result
 

@@ -1,71 +1,213 @@
 //! The options of the core's HTTP model clients (feature `http`): `{apiKey?, baseUrl?,
-//! model?, timeoutMs?, headers?, preset?, bodyDefaults?}`, and the client `kind`.
+//! model?, timeoutMs?, headers?, preset?, bodyDefaults?}`, the product's spellings of them
+//! (`clientOptions`, `requestOptions` and the gateway's named body options), and the
+//! client `kind`. Every check is here; a binding only respells keys.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{invalid, read};
+use super::invalid;
 use crate::{AgentError, GatewayClient, HttpClientOptions, ModelClient, OpenAICompatibleClient};
 
 /// What the error messages call the options.
 const WHAT: &str = "HTTP client options";
 
-/// The options as the format spells them.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct HttpSpec {
-    api_key: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    timeout_ms: Option<f64>,
-    headers: Option<BTreeMap<String, String>>,
-    preset: Option<String>,
-    body_defaults: Option<Map<String, Value>>,
+/// The format's keys, then the product's.
+const KEYS: [&str; 11] = [
+    "apiKey",
+    "baseUrl",
+    "model",
+    "timeoutMs",
+    "headers",
+    "preset",
+    "bodyDefaults",
+    "clientOptions",
+    "requestOptions",
+    "client",
+    "gatewayTools",
+];
+
+/// The keys of `clientOptions` (the product's SDK client options).
+const CLIENT_OPTION_KEYS: [&str; 6] = [
+    "apiKey",
+    "baseURL",
+    "baseUrl",
+    "timeoutMs",
+    "headers",
+    "fetchImpl",
+];
+
+/// The gateway's named body options: `(option, body field)`.
+pub const GATEWAY_BODY_OPTIONS: [(&str, &str); 14] = [
+    ("provider", "provider"),
+    ("reasoning", "reasoning"),
+    ("temperature", "temperature"),
+    ("maxOutputTokens", "max_output_tokens"),
+    ("parallelToolCalls", "parallel_tool_calls"),
+    ("metadata", "metadata"),
+    ("user", "user"),
+    ("responseFormat", "response_format"),
+    ("includeMeta", "meta"),
+    ("webSearchOptions", "web_search_options"),
+    ("plugins", "plugins"),
+    ("toolChoice", "tool_choice"),
+    ("providerOptions", "provider_options"),
+    ("promptCacheKey", "prompt_cache_key"),
+];
+
+fn bad(message: impl std::fmt::Display) -> AgentError {
+    invalid(format!("Invalid {WHAT}: {message}"))
 }
 
-/// Reads HTTP client options: `{apiKey?, baseUrl?, model?, timeoutMs?, headers?, preset?,
-/// bodyDefaults?}` (`null` or an absent key: the environment's value or the default;
-/// `preset` and `bodyDefaults` are gateway options, see [`http_client`]). A leading `@` of
-/// `preset` is dropped (`"@fast"` and `"fast"` are the same preset). A wrong value is
-/// `definition_invalid` naming the field: `Invalid HTTP client options: timeoutMs: …`.
-/// The binding adds its own `X-Phaseo-Client` header to the result.
-pub fn http_client_options(value: Value) -> Result<HttpClientOptions, AgentError> {
-    let value = match value {
-        Value::Null => Value::Object(Map::new()),
-        // serde would also read a struct from an array, by position.
-        Value::Object(_) => value,
-        other => {
-            return Err(invalid(format!(
-                "Invalid {WHAT}: an object is required, got {other}"
-            )))
-        }
-    };
-    let spec: HttpSpec = read(value, WHAT)?;
-    if let Some(ms) = spec.timeout_ms.filter(|ms| !(*ms > 0.0 && ms.is_finite())) {
-        return Err(invalid(format!(
-            "Invalid {WHAT}: timeoutMs must be a positive number of milliseconds, got {ms}"
-        )));
+/// The value of `key` in `obj`; absent and null are none.
+fn take(obj: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    obj.remove(key).filter(|v| !v.is_null())
+}
+
+fn string(obj: &mut Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, AgentError> {
+    match take(obj, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(bad(format!("{at}{key} must be a string, got {other}"))),
     }
-    let preset = match spec.preset {
+}
+
+fn timeout(obj: &mut Map<String, Value>, at: &str) -> Result<Option<f64>, AgentError> {
+    match take(obj, "timeoutMs") {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(ms) if ms > 0.0 && ms.is_finite() => Ok(Some(ms)),
+            _ => Err(bad(format!(
+                "{at}timeoutMs must be a positive number of milliseconds, got {v}"
+            ))),
+        },
+    }
+}
+
+fn headers(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<(String, String)>, AgentError> {
+    match take(obj, "headers") {
+        None => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(v) => Ok((k, v)),
+                other => Err(bad(format!(
+                    "{at}headers.{k} must be a string, got {other}"
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(bad(format!(
+            "{at}headers must be an object of strings, got {other}"
+        ))),
+    }
+}
+
+fn object(obj: &mut Map<String, Value>, key: &str) -> Result<Map<String, Value>, AgentError> {
+    match take(obj, key) {
+        None => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map),
+        Some(other) => Err(bad(format!(
+            "{key} must be an object of request body fields, got {other}"
+        ))),
+    }
+}
+
+fn unknown_key(obj: &Map<String, Value>, known: &[&str], at: &str) -> Result<(), AgentError> {
+    let mut unknown: Vec<&String> = obj
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .collect();
+    unknown.sort();
+    match unknown.first() {
+        None => Ok(()),
+        Some(key) => Err(bad(format!(
+            "unknown {at}option '{key}' (known: {})",
+            known.join(", ")
+        ))),
+    }
+}
+
+/// Reads HTTP client options (`null` or an absent key: the environment's value or the
+/// default; `preset` and the body options are gateway options, see [`http_client`]):
+/// - the format's `{apiKey?, baseUrl?, model?, timeoutMs?, headers?, preset?,
+///   bodyDefaults?}`; a leading `@` of `preset` is dropped;
+/// - the product's `clientOptions: {apiKey?, baseURL?, timeoutMs?, headers?}` (the keys
+///   above win; headers are merged), `requestOptions` (any body field) and the named body
+///   options ([`GATEWAY_BODY_OPTIONS`]: `toolChoice` is the body's `tool_choice`, …), which
+///   win over `requestOptions` and `bodyDefaults`; the product's `client` (an SDK
+///   instance), `gatewayTools` and `clientOptions.fetchImpl` are refused, naming why.
+///
+/// A wrong value is `definition_invalid` naming the key: `Invalid HTTP client options:
+/// timeoutMs must be …`. The binding adds its own `X-Phaseo-Client` header to the result.
+pub fn http_client_options(value: Value) -> Result<HttpClientOptions, AgentError> {
+    let mut obj = match value {
+        Value::Null => Map::new(),
+        Value::Object(obj) => obj,
+        other => return Err(bad(format!("an object is required, got {other}"))),
+    };
+    let named: Vec<&str> = GATEWAY_BODY_OPTIONS.iter().map(|(k, _)| *k).collect();
+    let known: Vec<&str> = KEYS.iter().copied().chain(named.iter().copied()).collect();
+    unknown_key(&obj, &known, "")?;
+    if take(&mut obj, "client").is_some() {
+        return Err(bad(
+            "client (an SDK instance) is not supported: pass clientOptions instead",
+        ));
+    }
+    if take(&mut obj, "gatewayTools").is_some() {
+        return Err(bad(
+            "gatewayTools is not supported: define the tools on the agent",
+        ));
+    }
+    let mut inner = match take(&mut obj, "clientOptions") {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => return Err(bad(format!("clientOptions must be an object, got {other}"))),
+    };
+    unknown_key(&inner, &CLIENT_OPTION_KEYS, "clientOptions ")?;
+    if take(&mut inner, "fetchImpl").is_some() {
+        return Err(bad(
+            "clientOptions.fetchImpl is not supported: requests are made by the native core (use baseUrl and headers)",
+        ));
+    }
+    let inner_base = match string(&mut inner, "baseURL", "clientOptions.")? {
+        Some(url) => Some(url),
+        None => string(&mut inner, "baseUrl", "clientOptions.")?,
+    };
+    let mut all_headers = headers(&mut inner, "clientOptions.")?;
+    for (k, v) in headers(&mut obj, "")? {
+        all_headers.retain(|(key, _)| *key != k);
+        all_headers.push((k, v));
+    }
+    all_headers.sort();
+    let preset = match string(&mut obj, "preset", "")? {
         Some(p) if p.trim_start_matches('@').is_empty() => {
-            return Err(invalid(format!(
-                "Invalid {WHAT}: preset must be a non-empty name, got {p:?}"
-            )))
+            return Err(bad(format!("preset must be a non-empty name, got {p:?}")))
         }
         Some(p) => Some(p.trim_start_matches('@').to_owned()),
         None => None,
     };
+    let mut body = object(&mut obj, "bodyDefaults")?;
+    body.extend(object(&mut obj, "requestOptions")?);
+    for (option, field) in GATEWAY_BODY_OPTIONS {
+        if let Some(v) = take(&mut obj, option) {
+            body.insert(field.to_owned(), v);
+        }
+    }
     Ok(HttpClientOptions {
-        api_key: spec.api_key,
-        base_url: spec.base_url,
-        model: spec.model,
-        timeout_ms: spec.timeout_ms,
-        headers: spec.headers.unwrap_or_default().into_iter().collect(),
+        api_key: match string(&mut obj, "apiKey", "")? {
+            Some(key) => Some(key),
+            None => string(&mut inner, "apiKey", "clientOptions.")?,
+        },
+        base_url: string(&mut obj, "baseUrl", "")?.or(inner_base),
+        model: string(&mut obj, "model", "")?,
+        timeout_ms: match timeout(&mut obj, "")? {
+            Some(ms) => Some(ms),
+            None => timeout(&mut inner, "clientOptions.")?,
+        },
+        headers: all_headers,
         preset,
-        body_defaults: spec.body_defaults.unwrap_or_default(),
+        body_defaults: body,
     })
 }
 
@@ -82,7 +224,8 @@ pub fn http_client(
         "openai-compatible" => {
             if options.preset.is_some() || !options.body_defaults.is_empty() {
                 return Err(invalid(format!(
-                    "Invalid {WHAT}: preset and bodyDefaults are gateway options"
+                    "Invalid {WHAT}: preset, requestOptions and the body options (bodyDefaults, \
+                     toolChoice, responseFormat, …) are gateway options"
                 )));
             }
             Ok(Arc::new(OpenAICompatibleClient::from_options(options)))
@@ -130,6 +273,29 @@ mod tests {
     }
 
     #[test]
+    fn the_products_spellings_are_read() {
+        let o = http_client_options(json!({
+            "clientOptions": {"apiKey": "inner", "baseURL": "http://inner", "timeoutMs": 9,
+                              "headers": {"X-A": "inner", "X-B": "b"}},
+            "baseUrl": "http://outer", "headers": {"X-A": "outer"},
+            "requestOptions": {"store": true, "tool_choice": "none"},
+            "toolChoice": "auto", "includeMeta": true, "maxOutputTokens": 64
+        }))
+        .unwrap();
+        assert_eq!(o.api_key.as_deref(), Some("inner"));
+        assert_eq!(o.base_url.as_deref(), Some("http://outer"));
+        assert_eq!(o.timeout_ms, Some(9.0));
+        assert_eq!(
+            o.headers,
+            vec![("X-A".into(), "outer".into()), ("X-B".into(), "b".into())]
+        );
+        assert_eq!(
+            Value::Object(o.body_defaults),
+            json!({"store": true, "tool_choice": "auto", "meta": true, "max_output_tokens": 64})
+        );
+    }
+
+    #[test]
     fn absent_and_null_values_keep_the_defaults() {
         for value in [
             json!(null),
@@ -144,16 +310,35 @@ mod tests {
 
     #[test]
     fn wrong_values_are_refused_naming_the_field() {
+        assert!(error(json!({"apikey": "k"})).starts_with(
+            "Invalid HTTP client options: unknown option 'apikey' (known: apiKey, baseUrl, model, timeoutMs, headers, preset, bodyDefaults, clientOptions, requestOptions, client, gatewayTools, provider,"
+        ));
         assert_eq!(
-            error(json!({"apikey": "k"})),
-            "Invalid HTTP client options: unknown field `apikey`, expected one of `apiKey`, `baseUrl`, `model`, `timeoutMs`, `headers`, `preset`, `bodyDefaults`"
+            error(json!({"headers": {"X-N": 5}})),
+            "Invalid HTTP client options: headers.X-N must be a string, got 5"
         );
-        assert!(error(json!({"headers": {"X-N": 5}}))
-            .starts_with("Invalid HTTP client options: headers.X-N: invalid type: integer `5`"));
-        assert!(error(json!({"bodyDefaults": [1]}))
-            .starts_with("Invalid HTTP client options: bodyDefaults: invalid type: sequence"));
-        assert!(error(json!({"timeoutMs": "5"}))
-            .starts_with("Invalid HTTP client options: timeoutMs: invalid type: string"));
+        assert_eq!(
+            error(json!({"bodyDefaults": [1]})),
+            "Invalid HTTP client options: bodyDefaults must be an object of request body fields, got [1]"
+        );
+        assert_eq!(
+            error(json!({"timeoutMs": "5"})),
+            "Invalid HTTP client options: timeoutMs must be a positive number of milliseconds, got \"5\""
+        );
+        assert_eq!(
+            error(json!({"clientOptions": {"fetchImpl": 1}})),
+            "Invalid HTTP client options: clientOptions.fetchImpl is not supported: requests are made by the native core (use baseUrl and headers)"
+        );
+        assert!(error(json!({"clientOptions": {"baseurl": "x"}}))
+            .starts_with("Invalid HTTP client options: unknown clientOptions option 'baseurl' (known: apiKey, baseURL,"));
+        assert_eq!(
+            error(json!({"client": {}})),
+            "Invalid HTTP client options: client (an SDK instance) is not supported: pass clientOptions instead"
+        );
+        assert_eq!(
+            error(json!({"requestOptions": "x"})),
+            "Invalid HTTP client options: requestOptions must be an object of request body fields, got \"x\""
+        );
         assert_eq!(
             error(json!({"timeoutMs": -5})),
             "Invalid HTTP client options: timeoutMs must be a positive number of milliseconds, got -5"
@@ -182,7 +367,7 @@ mod tests {
         };
         assert_eq!(
             message(http_client("openai-compatible", &gateway)),
-            "Invalid HTTP client options: preset and bodyDefaults are gateway options"
+            "Invalid HTTP client options: preset, requestOptions and the body options (bodyDefaults, toolChoice, responseFormat, …) are gateway options"
         );
         let body = http_client_options(json!({"bodyDefaults": {"x": 1}})).unwrap();
         assert!(http_client("openai-compatible", &body).is_err());
