@@ -141,8 +141,8 @@ test("gateway: the product's options — clientOptions, preset, body options, re
 test('HTTP client options: wrong values are refused by the core naming the field', () => {
   const refused = [
     [() => createOpenAICompatibleClient({ timeoutMs: -5 }), 'Invalid HTTP client options: timeoutMs must be a positive number of milliseconds, got -5'],
-    [() => createGatewayAgentClient({ apiKey: KEY, headers: { 'X-N': 5 } }), 'Invalid HTTP client options: headers.X-N: invalid type: integer `5`, expected a string'],
-    [() => createGatewayAgentClient({ apiKey: 7 }), 'Invalid HTTP client options: apiKey: invalid type: integer `7`, expected a string'],
+    [() => createGatewayAgentClient({ apiKey: KEY, headers: { 'X-N': 5 } }), 'Invalid HTTP client options: headers.X-N must be a string, got 5'],
+    [() => createGatewayAgentClient({ apiKey: 7 }), 'Invalid HTTP client options: apiKey must be a string, got 7'],
   ];
   for (const [make, message] of refused) {
     assert.throws(make, (e) => e.code === 'definition_invalid' && e.message === message, message);

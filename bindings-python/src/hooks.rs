@@ -16,6 +16,7 @@ use crate::convert::{camel_keys, returned, snake_keys, to_py};
 use crate::errors::{no_panic_in_definition, to_pyerr};
 use crate::host::HostFn;
 use crate::limits::RESPONSE_DEPTH;
+use phaseo_agent::spec::{respell_keys, snake_case};
 
 fn one_arg(
     value: Value,
@@ -325,84 +326,29 @@ impl PyHttpClient {
     }
 }
 
-fn http_options(
-    api_key: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    timeout_ms: Option<f64>,
-    headers: Option<std::collections::HashMap<String, String>>,
-) -> phaseo_agent::HttpClientOptions {
-    let mut headers: Vec<(String, String)> = headers.unwrap_or_default().into_iter().collect();
-    headers.push(("X-Phaseo-Client".into(), "phaseo-agent-python".into()));
-    phaseo_agent::HttpClientOptions {
-        api_key,
-        base_url,
-        model,
-        timeout_ms,
-        headers,
-        ..Default::default()
-    }
-}
-
-/// The Phaseo gateway client (`POST {base}/responses`); the key defaults to
-/// `PHASEO_API_KEY`, the base URL to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`.
-/// `preset` is the model `@<preset>` when there is no model; `body_defaults` are body
-/// fields sent unless the request sets them (the Python layer maps the product's options
-/// onto them).
+/// An HTTP client of `kind` (`"gateway"` or `"openai-compatible"`) from its options, as
+/// the core reads them (`phaseo_agent::spec::http_client_options`: camelCase keys, the
+/// product's spellings included; the Python layer only respells its keyword arguments).
 #[pyfunction]
-#[pyo3(signature = (*, api_key=None, base_url=None, model=None, timeout_ms=None, headers=None, preset=None, body_defaults=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn create_gateway_agent_client(
-    api_key: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    timeout_ms: Option<f64>,
-    headers: Option<std::collections::HashMap<String, String>>,
-    preset: Option<String>,
-    body_defaults: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyHttpClient> {
-    let mut options = http_options(api_key, base_url, model, timeout_ms, headers);
-    options.preset = preset;
-    if let Some(fields) = body_defaults.filter(|b| !b.is_none()) {
-        match crate::convert::arg_value(fields, "request options")? {
-            Value::Object(map) => options.body_defaults = map,
-            other => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "request options must be a dict, got {other}"
-                )))
-            }
-        }
-    }
-    let client = phaseo_agent::GatewayClient::from_options(&options);
-    let label = format!("GatewayClient(base_url={:?})", client.base_url_str());
-    Ok(PyHttpClient {
-        client: Arc::new(client),
-        label,
-    })
-}
-
-/// An OpenAI-compatible chat-completions client (`POST {base}/chat/completions`: OpenAI,
-/// vLLM, Ollama, llama.cpp, LM Studio); defaults from `OPENAI_BASE_URL`/`OPENAI_API_KEY`.
-#[pyfunction]
-#[pyo3(signature = (*, base_url=None, api_key=None, model=None, timeout_ms=None, headers=None))]
-pub fn create_openai_compatible_client(
-    base_url: Option<String>,
-    api_key: Option<String>,
-    model: Option<String>,
-    timeout_ms: Option<f64>,
-    headers: Option<std::collections::HashMap<String, String>>,
-) -> PyHttpClient {
-    let client = phaseo_agent::OpenAICompatibleClient::from_options(&http_options(
-        api_key, base_url, model, timeout_ms, headers,
-    ));
-    let label = format!(
-        "OpenAICompatibleClient(base_url={:?})",
-        client.base_url_str()
-    );
-    PyHttpClient {
-        client: Arc::new(client),
-        label,
-    }
+pub fn http_client(kind: &str, options: &Bound<'_, PyAny>) -> PyResult<PyHttpClient> {
+    let value = crate::convert::arg_value(options, "client options")?;
+    let py = options.py();
+    // Refusals name the keys as Python spells them (`client_options`, `fetch_impl`, …).
+    let refused = |e| to_pyerr(py, respell_keys(e, snake_case));
+    let mut options = phaseo_agent::spec::http_client_options(value).map_err(refused)?;
+    options
+        .headers
+        .push(("X-Phaseo-Client".into(), "phaseo-agent-python".into()));
+    let client = phaseo_agent::spec::http_client(kind, &options).map_err(refused)?;
+    // The base URL the client resolved (the environment's or the default when not given).
+    let label = if kind == "gateway" {
+        let base = phaseo_agent::GatewayClient::from_options(&options);
+        format!("GatewayClient(base_url={:?})", base.base_url_str())
+    } else {
+        let base = phaseo_agent::OpenAICompatibleClient::from_options(&options);
+        format!("OpenAICompatibleClient(base_url={:?})", base.base_url_str())
+    };
+    Ok(PyHttpClient { client, label })
 }
 
 /// The model client behind a Python client argument.

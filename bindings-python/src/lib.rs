@@ -44,8 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hooks::PyTestClient>()?;
     m.add_class::<hooks::PyHttpClient>()?;
     m.add_class::<hooks::PyStreamSink>()?;
-    m.add_function(wrap_pyfunction!(hooks::create_gateway_agent_client, m)?)?;
-    m.add_function(wrap_pyfunction!(hooks::create_openai_compatible_client, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::http_client, m)?)?;
     m.add_class::<store::PyRunStore>()?;
     m.add_class::<mcp::PyMcpServer>()?;
     m.add_class::<stream::PyAgentStream>()?;

@@ -196,12 +196,14 @@ def test_gateway_client_takes_the_products_options() -> None:
         assert body["metadata"] == {"phaseo_agent_id": "gw", "team": "ops"}
         assert (body["store"], body["service_tier"]) == (True, "flex")
         assert body["input"] == [{"type": "message", "role": "user", "content": "hi"}]
-    with pytest.raises(TypeError, match="client_options: unknown key 'fetch_impl'"):
-        create_gateway_agent_client(client_options={"fetch_impl": object()})
-    with pytest.raises(TypeError, match="phaseo.Phaseo"):
+    with pytest.raises(AgentDefinitionError, match=r"client_options\.fetch_impl is not supported: requests are made by the native core"):
+        create_gateway_agent_client(client_options={"fetch_impl": True})
+    with pytest.raises(AgentDefinitionError, match=r"unknown client_options option 'retries' \(known: api_key, "):
+        create_gateway_agent_client(client_options={"retries": 3})
+    with pytest.raises(AgentDefinitionError, match=r"client \(an SDK instance\) is not supported: pass client_options instead"):
         create_gateway_agent_client(client=object())
-    with pytest.raises(TypeError, match="api_key is given both"):
-        create_gateway_agent_client(api_key="a", client_options={"api_key": "b"})
+    with pytest.raises(AgentDefinitionError, match=r"timeout_ms must be a positive number of milliseconds, got -5"):
+        create_gateway_agent_client(timeout_ms=-5)
     assert JSON
 
 

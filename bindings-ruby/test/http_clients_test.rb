@@ -164,10 +164,10 @@ class HttpClientsTest < Minitest::Test
     error = assert_raises(PhaseoAgentSdk::DefinitionError) do
       PhaseoAgentSdk.create_gateway_agent_client(api_key: KEY, headers: { "X-N" => 5 })
     end
-    assert_includes error.message, "Invalid HTTP client options: headers.X-N: invalid type: integer `5`"
+    assert_includes error.message, "Invalid HTTP client options: headers.X-N must be a string, got 5"
     error = assert_raises(PhaseoAgentSdk::DefinitionError) do
       PhaseoAgentSdk.create_gateway_agent_client(api_key: 7)
     end
-    assert_includes error.message, "Invalid HTTP client options: api_key: invalid type: integer `7`"
+    assert_includes error.message, "Invalid HTTP client options: api_key must be a string, got 7"
   end
 end

@@ -26,7 +26,6 @@ from ._native import (
     Tool,
     ToolRuntime,
     Usage,
-    create_openai_compatible_client,
     finish_reason_is,
     has_tool_call,
     max_cost,
@@ -46,7 +45,7 @@ from ._agent import (
     RunOverrides,
     create_agent,
 )
-from ._client import create_gateway_agent_client
+from ._client import create_gateway_agent_client, create_openai_compatible_client
 from ._mcp import McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
 from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall

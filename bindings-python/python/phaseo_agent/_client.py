@@ -88,8 +88,21 @@ def is_async(fn: Any) -> bool:
         getattr(fn, "__call__", None)) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-_CLIENT_OPTION_KEYS = {"api_key": "api_key", "apiKey": "api_key", "base_url": "base_url", "baseUrl": "base_url",
-                       "baseURL": "base_url", "timeout_ms": "timeout_ms", "timeoutMs": "timeout_ms", "headers": "headers"}
+# The product's snake_case keys of ``client_options``, as the core spells them (other keys
+# reach the core as given and are refused there by name).
+_CLIENT_OPTION_KEYS = {"api_key": "apiKey", "base_url": "baseUrl", "timeout_ms": "timeoutMs", "fetch_impl": "fetchImpl"}
+
+
+def _client_options(options: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise TypeError(f"client_options must be a dict, got {type(options).__name__}")
+    return {_CLIENT_OPTION_KEYS.get(k, k): v for k, v in options.items()}
+
+
+def _given(options: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None}
 
 
 def create_gateway_agent_client(
@@ -129,27 +142,25 @@ def create_gateway_agent_client(
     ``web_search_options``, ``plugins``, ``tool_choice``, ``provider_options``,
     ``prompt_cache_key``) and ``request_options`` (any other Responses body field) are sent
     unless the agent or run sets the same field: what the agent owns wins, then the named
-    options, then ``request_options``; objects both set (``metadata``) are merged.
+    options, then ``request_options``; objects both set (``metadata``) are merged. The core
+    checks every option (a wrong one raises ``AgentDefinitionError`` naming it).
     """
-    if client is not None:
-        raise TypeError("client= (a phaseo.Phaseo instance) is not supported: pass "
-                        "client_options={'api_key': ..., 'base_url': ...} instead")
-    flat: Dict[str, Any] = {"api_key": api_key, "base_url": base_url, "timeout_ms": timeout_ms, "headers": headers}
-    for key, value in (client_options or {}).items():
-        name = _CLIENT_OPTION_KEYS.get(key)
-        if name is None:
-            raise TypeError(f"client_options: unknown key {key!r} (expected api_key, base_url, timeout_ms or headers)")
-        if value is not None:
-            if flat[name] is not None and flat[name] != value:
-                raise TypeError(f"{name} is given both directly and in client_options")
-            flat[name] = value
-    body: Dict[str, Any] = dict(request_options or {})
-    named = {
-        "provider": provider, "reasoning": reasoning, "temperature": temperature,
-        "max_output_tokens": max_output_tokens, "parallel_tool_calls": parallel_tool_calls,
-        "metadata": metadata, "user": user, "response_format": response_format, "meta": include_meta,
-        "web_search_options": web_search_options, "plugins": plugins, "tool_choice": tool_choice,
-        "provider_options": provider_options, "prompt_cache_key": prompt_cache_key,
-    }
-    body.update({k: v for k, v in named.items() if v is not None})
-    return _native.create_gateway_agent_client(model=model, preset=preset, body_defaults=body or None, **flat)
+    return _native.http_client("gateway", _given({
+        "apiKey": api_key, "baseUrl": base_url, "model": model, "timeoutMs": timeout_ms, "headers": headers,
+        "clientOptions": _client_options(client_options), "preset": preset, "requestOptions": request_options,
+        # An SDK instance is refused by the core (by key: the instance itself is not JSON).
+        "client": None if client is None else {}, "provider": provider, "reasoning": reasoning, "temperature": temperature,
+        "maxOutputTokens": max_output_tokens, "parallelToolCalls": parallel_tool_calls, "metadata": metadata,
+        "user": user, "responseFormat": response_format, "includeMeta": include_meta,
+        "webSearchOptions": web_search_options, "plugins": plugins, "toolChoice": tool_choice,
+        "providerOptions": provider_options, "promptCacheKey": prompt_cache_key,
+    }))
+
+
+def create_openai_compatible_client(*, base_url: Optional[str] = None, api_key: Optional[str] = None,
+                                    model: Optional[str] = None, timeout_ms: Optional[float] = None,
+                                    headers: Optional[Dict[str, str]] = None) -> _native.HttpModelClient:
+    """An OpenAI-compatible chat-completions client (``POST {base}/chat/completions``: OpenAI,
+    vLLM, Ollama, llama.cpp, LM Studio); defaults from ``OPENAI_BASE_URL``/``OPENAI_API_KEY``."""
+    return _native.http_client("openai-compatible", _given({
+        "apiKey": api_key, "baseUrl": base_url, "model": model, "timeoutMs": timeout_ms, "headers": headers}))

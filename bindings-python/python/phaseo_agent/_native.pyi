@@ -178,17 +178,15 @@ class TestClient:
 class HttpModelClient:
     """A real model endpoint over HTTP (gateway or OpenAI-compatible)."""
 
-def create_gateway_agent_client(*, api_key: Optional[str] = None, base_url: Optional[str] = None, model: Optional[str] = None,
-                                timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None,
-                                preset: Optional[str] = None, body_defaults: Optional[Mapping[str, Any]] = None) -> HttpModelClient: ...
+def http_client(kind: str, options: Mapping[str, Any]) -> HttpModelClient:
+    """An HTTP client of ``kind`` (``"gateway"`` or ``"openai-compatible"``) from camelCase
+    options, read by the core."""
 
 class ModelStreamSink:
     """Where a streaming host client's events go (see ``phaseo_agent._client``)."""
     def send(self, event: Mapping[str, Any]) -> None: ...
     @property
     def closed(self) -> bool: ...
-def create_openai_compatible_client(*, base_url: Optional[str] = None, api_key: Optional[str] = None, model: Optional[str] = None,
-                                    timeout_ms: Optional[float] = None, headers: Optional[Dict[str, str]] = None) -> HttpModelClient: ...
 
 class CancelToken:
     """Cancels runs it is passed to."""

@@ -6,7 +6,7 @@ use crate::{AgentError, ErrorCode};
 
 /// The format's keys a binding may spell differently (its multi-word camelCase keys, and
 /// `bearer`), as a definition error may name them.
-pub const KEYS: [&str; 47] = [
+pub const KEYS: [&str; 59] = [
     "timeoutMs",
     "requireApproval",
     "onError",
@@ -54,6 +54,18 @@ pub const KEYS: [&str; 47] = [
     "bearer",
     "apiKey",
     "baseUrl",
+    "bearerToken",
+    "toolTimeouts",
+    "clientOptions",
+    "requestOptions",
+    "fetchImpl",
+    "bodyDefaults",
+    "gatewayTools",
+    "responseFormat",
+    "includeMeta",
+    "webSearchOptions",
+    "providerOptions",
+    "promptCacheKey",
 ];
 
 /// `toolCallId` → `tool_call_id`.
