@@ -29,14 +29,15 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
-// PHASEO_SDK_DIR: measure a (modified) copy of bindings-node instead (index.js + native.js +
-// phaseo-agent.node in that folder), e.g. to try a fix before changing the binding.
+// PHASEO_SDK_DIR: measure a (modified) copy of bindings-node instead (index.js + lib/ +
+// native.js + phaseo-agent.node in that folder), e.g. to try a fix before changing the binding.
 const pkgDir = process.env.PHASEO_SDK_DIR || dirname(require.resolve('@phaseo/agent-sdk'));
 const SECTIONS = process.argv.slice(2).length ? new Set(process.argv.slice(2)) : new Set(['scaling', 'seqscaling', 'variants', 'threads', 'bridge', 'jsfloor', 'result', 'sleepy']);
 
-// The bridge instrumentation must wrap registerHost before index.js registers its dispatcher.
-// It counts the dispatcher calls (one per batch of queued calls), the batches taken with
-// takeOutbox and their entries, and the completeMany calls (one per batch of answers).
+// The bridge instrumentation must wrap registerHost before lib/bridge.js (loaded by index.js)
+// registers its dispatcher. It counts the dispatcher calls (one per batch of queued calls),
+// the batches taken with takeOutbox and their entries, and the completeMany calls (one per
+// batch of answers).
 const bridge = { dispatch: 0, dispatchNs: 0n, batches: 0, entries: 0, complete: 0, answers: 0, completeNs: 0n, on: false };
 if (SECTIONS.has('bridge')) {
   const native = require(join(pkgDir, 'native.js'));
@@ -244,10 +245,11 @@ if (SECTIONS.has('bridge')) {
 }
 
 if (SECTIONS.has('jsfloor')) {
-  // What index.js does for the OP_EXECUTE entries of one batch, without the bridge: the batch
-  // text as the core sends it (one PHASE entry with the runtime data shared by the calls of
-  // the tool phase, then `[0, callable, request, input, callId, toolName, toolCallInput]`),
-  // and, for comparison, the earlier format (the whole runtime data in every call).
+  // What lib/bridge.js does for the OP_EXECUTE entries of one batch, without crossing to the
+  // core: the batch text as the core sends it (one PHASE entry with the runtime data shared
+  // by the calls of the tool phase, then `[0, callable, request, input, callId, toolName,
+  // toolCallInput]`), and, for comparison, the earlier format (the whole runtime data in
+  // every call).
   const N = 1000;
   const runId = '6f1c2f6e-2d5b-4a53-9a55-0e1c8b0d9b1e';
   const batch = `[[8,0,0,{"runId":"${runId}","agentId":"bench","stepIndex":0,"context":null}],` +

@@ -97,7 +97,7 @@ pub struct NativeModelClient {
 }
 
 /// The HTTP client of `kind` (`"gateway"` or `"openai-compatible"`) from its options in the
-/// core's format, except `bodyDefaults`, which crosses as checked JSON text (`index.js`
+/// core's format, except `bodyDefaults`, which crosses as checked JSON text (`lib/clients.js`
 /// has already refused what JSON cannot hold, naming the option).
 fn http_client(kind: &str, mut spec: Value) -> napi::Result<Arc<dyn ModelClient>> {
     if let Some(field) = spec.get_mut("bodyDefaults") {
@@ -271,7 +271,7 @@ const PART_ITEMS: u32 = 3;
 
 /// A run's result, held natively. JS receives the small "head" of the state (its JSON with
 /// the growing parts empty) at once and each growing part as JSON text when first read
-/// (`index.js` turns them into lazily parsed properties): a run whose caller only reads its
+/// (`lib/state.js` turns them into lazily parsed properties): a run whose caller only reads its
 /// status and output never serializes nor parses its history. V8 is told the (estimated)
 /// size of the state while JS holds it, so that it collects dropped results in time.
 #[napi(custom_finalize)]

@@ -19,7 +19,7 @@ use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value}
 use crate::values::parse_value;
 use tokio::sync::oneshot;
 
-/// Operations the dispatcher understands (mirrored in `index.js`).
+/// Operations the dispatcher understands (mirrored in `lib/bridge.js`).
 pub mod op {
     /// Run a tool executor: entry `[0, callable, request, input, callId, toolName,
     /// toolCallInput]`, with the runtime data of the last PHASE entry of the batch.

@@ -1,5 +1,6 @@
-//! Run stores from JavaScript (SPEC §10): SQLite, PostgreSQL, in memory, or the
-//! application's own `{load, save}` accessor. The public factories are in `index.js`.
+//! Run stores from JavaScript (docs/behaviour.md §10): SQLite, PostgreSQL, in memory, or
+//! the application's own `{load, save}` accessor. The public factories are in
+//! `lib/stores.js`.
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ pub struct NativeRunStore {
     pub(crate) store: Arc<dyn RunStore>,
 }
 
-/// The application's accessor, adapted by `index.js`: `load(runId) -> stateJson | null`
+/// The application's accessor, adapted by `lib/stores.js`: `load(runId) -> stateJson | null`
 /// and `save(runId, stateJson)` (each may return a Promise).
 struct JsAccessor {
     load: HostFn,
