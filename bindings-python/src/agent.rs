@@ -83,6 +83,7 @@ fn tool_execution(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<ToolExecutio
         max_output_chars: get("max_output_chars")?
             .map(|v| v.extract::<usize>())
             .transpose()?,
+        max_tool_calls: None,
     })
 }
 
@@ -154,6 +155,7 @@ fn decisions(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<ToolDecision>> {
         out.push(ToolDecision {
             tool_call_id: id,
             reason,
+            edited_input: None,
         });
     }
     Ok(out)

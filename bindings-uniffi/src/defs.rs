@@ -315,6 +315,7 @@ impl From<ToolExecution> for pa::ToolExecutionConfig {
             tool_concurrency: t.tool_concurrency.map(count),
             on_error: t.on_error.map(Into::into),
             max_output_chars: t.max_output_chars.map(count),
+            max_tool_calls: None,
         }
     }
 }
@@ -762,6 +763,7 @@ fn decisions(items: Vec<Decision>) -> Vec<pa::ToolDecision> {
         .map(|d| pa::ToolDecision {
             tool_call_id: d.tool_call_id,
             reason: d.reason,
+            edited_input: None,
         })
         .collect()
 }

@@ -33,6 +33,8 @@ pub enum EventType {
     ToolCompleted,
     /// `tool.failed`
     ToolFailed,
+    /// `tool.retrying`
+    ToolRetrying,
     /// `step.completed`
     StepCompleted,
     /// `step.failed`
@@ -71,6 +73,7 @@ impl EventType {
             EventType::ToolPreliminaryResult => "tool.preliminary_result",
             EventType::ToolCompleted => "tool.completed",
             EventType::ToolFailed => "tool.failed",
+            EventType::ToolRetrying => "tool.retrying",
             EventType::StepCompleted => "step.completed",
             EventType::StepFailed => "step.failed",
             EventType::CheckpointSaved => "checkpoint.saved",
@@ -93,6 +96,7 @@ impl EventType {
                 | EventType::ToolPreliminaryResult
                 | EventType::ToolCompleted
                 | EventType::ToolFailed
+                | EventType::ToolRetrying
         )
     }
 }
@@ -138,6 +142,9 @@ pub enum EventData {
         tool_call_id: String,
         /// Tool id.
         tool_name: String,
+        /// The call runs with an input a person edited on approval (`inputEdited`, written
+        /// only when true).
+        input_edited: bool,
     },
     /// `tool.preliminary_result`
     ToolPreliminary {
@@ -156,6 +163,9 @@ pub enum EventData {
         tool_name: String,
         /// The result.
         output: Value,
+        /// A person answered in the tool's place (`respondedByHuman`, written only when
+        /// true).
+        responded_by_human: bool,
     },
     /// `tool.failed`
     ToolFailed {
@@ -164,6 +174,17 @@ pub enum EventData {
         /// Tool id.
         tool_name: String,
         /// The error message (or rejection reason).
+        error: String,
+    },
+    /// `tool.retrying`: an attempt failed and attempt `attempt` is about to start.
+    ToolRetrying {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool id.
+        tool_name: String,
+        /// The number of the attempt about to start (2 for the first retry).
+        attempt: u32,
+        /// The failed attempt's error message.
         error: String,
     },
     /// `step.failed`
@@ -283,9 +304,13 @@ impl Serialize for AgentEvent {
             EventData::ToolStarted {
                 tool_call_id,
                 tool_name,
+                input_edited,
             } => {
                 m.serialize_entry("toolCallId", tool_call_id)?;
                 m.serialize_entry("toolName", tool_name)?;
+                if *input_edited {
+                    m.serialize_entry("inputEdited", &true)?;
+                }
             }
             EventData::ToolPreliminary {
                 tool_call_id,
@@ -300,10 +325,14 @@ impl Serialize for AgentEvent {
                 tool_call_id,
                 tool_name,
                 output,
+                responded_by_human,
             } => {
                 m.serialize_entry("toolCallId", tool_call_id)?;
                 m.serialize_entry("toolName", tool_name)?;
                 m.serialize_entry("output", output)?;
+                if *responded_by_human {
+                    m.serialize_entry("respondedByHuman", &true)?;
+                }
             }
             EventData::ToolFailed {
                 tool_call_id,
@@ -312,6 +341,17 @@ impl Serialize for AgentEvent {
             } => {
                 m.serialize_entry("toolCallId", tool_call_id)?;
                 m.serialize_entry("toolName", tool_name)?;
+                m.serialize_entry("error", error)?;
+            }
+            EventData::ToolRetrying {
+                tool_call_id,
+                tool_name,
+                attempt,
+                error,
+            } => {
+                m.serialize_entry("toolCallId", tool_call_id)?;
+                m.serialize_entry("toolName", tool_name)?;
+                m.serialize_entry("attempt", attempt)?;
                 m.serialize_entry("error", error)?;
             }
             EventData::StepFailed { error } => m.serialize_entry("error", error)?,

@@ -100,7 +100,7 @@ pub use stream::{AgentStream, EventCursor, StreamItem};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,
-    ToolExecutor,
+    ToolExecutor, ToolRetry,
 };
 pub use tool_runtime::ToolRuntime;
 pub use turn::{TurnContext, TurnResolver, TurnValue};

@@ -24,6 +24,8 @@ pub struct ToolExecutionConfig {
     pub on_error: Option<OnError>,
     /// Tool message content limit, in characters.
     pub max_output_chars: Option<usize>,
+    /// How many tool calls a run admits in all (docs/behaviour.md §15).
+    pub max_tool_calls: Option<usize>,
 }
 
 impl ToolExecutionConfig {
@@ -45,12 +47,19 @@ impl ToolExecutionConfig {
         self
     }
 
+    /// Sets how many tool calls a run admits in all.
+    pub fn max_tool_calls(mut self, n: usize) -> Self {
+        self.max_tool_calls = Some(n);
+        self
+    }
+
     /// `self` with unset fields taken from `fallback`.
     pub fn or(self, fallback: ToolExecutionConfig) -> Self {
         Self {
             tool_concurrency: self.tool_concurrency.or(fallback.tool_concurrency),
             on_error: self.on_error.or(fallback.on_error),
             max_output_chars: self.max_output_chars.or(fallback.max_output_chars),
+            max_tool_calls: self.max_tool_calls.or(fallback.max_tool_calls),
         }
     }
 
@@ -219,6 +228,9 @@ pub struct ToolDecision {
     pub tool_call_id: String,
     /// Reason (a rejection's reason is sent to the model).
     pub reason: Option<String>,
+    /// An approval's corrected arguments: the call runs with them, validated as the
+    /// model's would be (docs/behaviour.md §14).
+    pub edited_input: Option<Value>,
 }
 
 impl ToolDecision {
@@ -227,14 +239,23 @@ impl ToolDecision {
         Self {
             tool_call_id: tool_call_id.into(),
             reason: None,
+            edited_input: None,
+        }
+    }
+
+    /// An approval that runs the call with `input` instead of the model's arguments.
+    pub fn edited(tool_call_id: impl Into<String>, input: Value) -> Self {
+        Self {
+            edited_input: Some(input),
+            ..Self::new(tool_call_id)
         }
     }
 
     /// A decision with a reason.
     pub fn with_reason(tool_call_id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
-            tool_call_id: tool_call_id.into(),
             reason: Some(reason.into()),
+            ..Self::new(tool_call_id)
         }
     }
 }
@@ -282,6 +303,9 @@ pub struct ContinueOptions {
     pub rejections: Vec<ToolDecision>,
     /// Outputs of manual/hitl calls.
     pub tool_outputs: Vec<ToolOutput>,
+    /// Answers given in the place of approval-gated calls, which then never run
+    /// (docs/behaviour.md §14).
+    pub responses: Vec<ToolOutput>,
     /// Human input, appended as a user message after the tool messages.
     pub human_input: Option<String>,
     /// Replaces the stored application context.
@@ -310,6 +334,7 @@ impl ContinueOptions {
             approvals: Vec::new(),
             rejections: Vec::new(),
             tool_outputs: Vec::new(),
+            responses: Vec::new(),
             human_input: None,
             context: None,
             overrides: RunOverrides::default(),
@@ -348,6 +373,12 @@ impl ContinueOptions {
     /// Rejects a call.
     pub fn reject(mut self, decision: impl Into<ToolDecision>) -> Self {
         self.rejections.push(decision.into());
+        self
+    }
+
+    /// Answers an approval-gated call in its tool's place: the tool never runs.
+    pub fn respond(mut self, tool_call_id: impl Into<String>, output: Value) -> Self {
+        self.responses.push(ToolOutput::new(tool_call_id, output));
         self
     }
 

@@ -348,6 +348,38 @@ pub struct RunRecord {
     /// unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
+    /// The tool calls the run admitted, for its budgets (docs/behaviour.md §15). Absent
+    /// until a call is admitted, so states of runs without tool calls are unchanged.
+    #[serde(default, skip_serializing_if = "ToolCallCounts::is_empty")]
+    pub tool_call_counts: ToolCallCounts,
+}
+
+/// How many tool calls a run admitted: in all, and per tool id.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallCounts {
+    /// Every admitted call.
+    pub total: usize,
+    /// Admitted calls per tool id.
+    pub by_tool: std::collections::BTreeMap<String, usize>,
+}
+
+impl ToolCallCounts {
+    /// No call admitted yet.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Counts one admitted call of `tool`.
+    pub fn admit(&mut self, tool: &str) {
+        self.total += 1;
+        *self.by_tool.entry(tool.to_owned()).or_default() += 1;
+    }
+
+    /// The admitted calls of `tool`.
+    pub fn of(&self, tool: &str) -> usize {
+        self.by_tool.get(tool).copied().unwrap_or(0)
+    }
 }
 
 /// Status of a step record.
@@ -404,6 +436,13 @@ pub struct ToolResult {
     /// The error returned to the model, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The input the call ran with, when a person edited it on approval
+    /// (docs/behaviour.md §14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The model's arguments, when a person edited them on approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_input: Option<Value>,
 }
 
 /// A key that is present is `Some`, even when its value is `null`.

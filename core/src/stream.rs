@@ -49,6 +49,8 @@ impl StreamShared {
 }
 
 /// One element of the full stream: every event, then the result.
+// Events are nearly every item: boxing them to shrink the enum would allocate per event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum StreamItem {
     /// An event.

@@ -148,6 +148,10 @@ pub struct Tool {
     pub(crate) strict: bool,
     pub(crate) input_examples: Option<Vec<Value>>,
     pub(crate) annotations: Option<Arc<Value>>,
+    /// How many of its calls a run admits (docs/behaviour.md §15).
+    pub(crate) max_calls: Option<u32>,
+    /// Attempts of a call that throws or times out.
+    pub(crate) retry: Option<ToolRetry>,
     pub(crate) problems: Vec<String>,
     /// Set on the tools listed from an MCP server (their spans say so).
     pub(crate) mcp: Option<Arc<McpOrigin>>,
@@ -277,6 +281,26 @@ where
     Arc::new(FnValidator(f))
 }
 
+/// A tool's retries: `max_attempts` attempts in all (1: no retry), the n-th retry after
+/// `backoff × n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolRetry {
+    /// Every attempt counts, the first too (at least 1).
+    pub max_attempts: u32,
+    /// The base delay between attempts (default 0).
+    pub backoff: Duration,
+}
+
+impl ToolRetry {
+    /// `max_attempts` attempts, `backoff_ms × n` ms before the n-th retry.
+    pub fn new(max_attempts: u32, backoff_ms: u64) -> Self {
+        Self {
+            max_attempts,
+            backoff: Duration::from_millis(backoff_ms),
+        }
+    }
+}
+
 impl Tool {
     fn base(id: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         let mut tool = Tool {
@@ -298,6 +322,8 @@ impl Tool {
             strict: false,
             input_examples: None,
             annotations: None,
+            max_calls: None,
+            retry: None,
             problems: Vec::new(),
             mcp: None,
         };
@@ -433,6 +459,29 @@ impl Tool {
                 .push(format!("timeoutMs must be a non-negative number, got {ms}"));
         } else {
             self.timeout = Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+        self
+    }
+
+    /// At most `n` (≥ 1) calls of this tool in a run: a call beyond is refused with an
+    /// error the model sees, and the run goes on (docs/behaviour.md §15).
+    pub fn max_calls(mut self, n: u32) -> Self {
+        if n == 0 {
+            self.problems
+                .push("maxCalls must be a whole number of at least 1, got 0".to_owned());
+        } else {
+            self.max_calls = Some(n);
+        }
+        self
+    }
+
+    /// Retries a call whose executor throws or times out (docs/behaviour.md §15).
+    pub fn retry(mut self, retry: ToolRetry) -> Self {
+        if retry.max_attempts == 0 {
+            self.problems
+                .push("retry.maxAttempts must be a whole number of at least 1, got 0".to_owned());
+        } else {
+            self.retry = Some(retry);
         }
         self
     }

@@ -20,6 +20,8 @@ struct RuntimeInner {
     progress: Option<ProgressQueue>,
     context_update: Mutex<Option<Value>>,
     annotations: Option<Arc<Value>>,
+    /// The executor's attempt (1-based; above 1 when the tool's `retry` runs it again).
+    attempt: u32,
 }
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
@@ -71,6 +73,7 @@ impl ToolRuntime {
                 progress: accepts_progress.then(ProgressQueue::default),
                 context_update: Mutex::new(None),
                 annotations: None,
+                attempt: 1,
             }),
         }
     }
@@ -81,6 +84,28 @@ impl ToolRuntime {
             inner.annotations = annotations;
         }
         self
+    }
+
+    /// Sets the attempt (right after `new`, while unshared).
+    pub(crate) fn with_attempt(mut self, attempt: u32) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.attempt = attempt;
+        }
+        self
+    }
+
+    /// The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again
+    /// (docs/behaviour.md §15).
+    pub fn attempt(&self) -> u32 {
+        self.inner.attempt
+    }
+
+    /// `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call
+    /// approved on continue in another process or language, and for a call run again by
+    /// `recover`. A side-effecting tool hands it to its service so the effect happens at
+    /// most once (docs/behaviour.md §15).
+    pub fn idempotency_key(&self) -> String {
+        format!("{}:{}", self.inner.run_id, self.inner.tool_call.id)
     }
 
     /// The run id.

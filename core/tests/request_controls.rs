@@ -3,54 +3,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
 use common::*;
 use phaseo_agent::{
-    async_trait, json, AgentDefinition, CancellationToken, ContinueOptions, ErrorCode, ModelClient,
-    ModelError, ModelRequest, ModelResponse, NextTurnParams, RunOptions, RunOverrides, RunStatus,
-    ScriptedClient, Tool, ToolChoice, TurnValue, Value,
+    json, AgentDefinition, ContinueOptions, ErrorCode, NextTurnParams, RunOptions, RunOverrides,
+    RunStatus, Tool, ToolChoice, TurnValue, Value,
 };
-
-/// Records every request as host clients see it, then answers from a script.
-struct Recording {
-    inner: ScriptedClient,
-    requests: Mutex<Vec<Value>>,
-}
-
-impl Recording {
-    fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Arc<Self> {
-        Arc::new(Self {
-            inner: ScriptedClient::from_responses(responses),
-            requests: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        self.requests.lock().unwrap().clone()
-    }
-
-    fn offered(&self, i: usize) -> Vec<String> {
-        self.requests()[i]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["id"].as_str().unwrap().to_owned())
-            .collect()
-    }
-}
-
-#[async_trait]
-impl ModelClient for Recording {
-    async fn generate(
-        &self,
-        request: &ModelRequest<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.requests.lock().unwrap().push(request.to_value());
-        self.inner.generate(request, cancel).await
-    }
-}
 
 fn strict_params() -> Value {
     json!({

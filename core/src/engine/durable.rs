@@ -177,7 +177,7 @@ pub(crate) async fn prepare_continue(
                 "Continuing by run id needs a run store (agent or continue option `store`)",
             ));
         };
-        let plan = super::resume::check(agent, state, options)?;
+        let plan = super::resume::plan(agent, state, options).await?;
         return Ok((state.clone(), plan, None));
     };
     let run_id = given
@@ -211,7 +211,7 @@ pub(crate) async fn prepare_continue(
             }
         }
     }
-    let plan = super::resume::check(agent, &state, options)?;
+    let plan = super::resume::plan(agent, &state, options).await?;
     let durable = Durable::new(store.clone(), agent, &run_id);
     if store.supports_claims() {
         let pause_id = wanted.expect("a continuable state is paused");
@@ -295,7 +295,7 @@ pub(crate) async fn prepare_recover(
     let recovered = if claimed {
         let decisions = row.decisions()?.unwrap_or_default();
         let options = decisions.apply(options);
-        let plan = super::resume::check(agent, &state, &options)?;
+        let plan = super::resume::plan(agent, &state, &options).await?;
         Recovered::Claimed(Box::new((state, plan, options)))
     } else {
         Recovered::Running(Box::new(state))

@@ -235,6 +235,7 @@ pub(crate) async fn run(
             model: model_override,
             max_steps: max_steps_override,
             traceparent: None,
+            tool_call_counts: Default::default(),
         },
         steps: Vec::new(),
         step_results: Vec::new(),

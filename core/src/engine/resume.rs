@@ -11,14 +11,17 @@ use crate::error::{AgentError, ErrorCode};
 use crate::events::{EventData, EventType};
 use crate::options::ContinueOptions;
 use crate::state::{
-    Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus, STATE_VERSION,
+    Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, STATE_VERSION,
 };
 
 /// What to do with each pending call, in pause order.
 pub(crate) enum Decision {
     Reject(String),
-    Execute,
+    /// Run the executor; with a person's edited input (docs/behaviour.md §14).
+    Execute(Option<Value>),
     Supply(Value),
+    /// A person's answer in the tool's place: the tool never runs.
+    Respond(Value),
 }
 
 pub(crate) struct ResumePlan {
@@ -27,7 +30,7 @@ pub(crate) struct ResumePlan {
 }
 
 /// All refusal checks, in SPEC order; nothing runs unless every check passes.
-pub(crate) fn check(
+fn check(
     agent: &AgentInner,
     state: &RunResult,
     options: &ContinueOptions,
@@ -66,6 +69,7 @@ pub(crate) fn check(
             .chain(&options.rejections)
             .map(|d| &d.tool_call_id)
             .chain(options.tool_outputs.iter().map(|o| &o.tool_call_id))
+            .chain(options.responses.iter().map(|o| &o.tool_call_id))
             .next()
         {
             return Err(AgentError::continue_invalid(format!(
@@ -88,6 +92,7 @@ pub(crate) fn check(
         .chain(&options.rejections)
         .map(|d| &d.tool_call_id)
         .chain(options.tool_outputs.iter().map(|o| &o.tool_call_id))
+        .chain(options.responses.iter().map(|o| &o.tool_call_id))
     {
         if !pending.contains_key(id.as_str()) {
             return Err(AgentError::continue_invalid(format!(
@@ -110,6 +115,32 @@ pub(crate) fn check(
             return Err(AgentError::continue_invalid(format!(
                 "Tool call {} is both approved and rejected",
                 d.tool_call_id
+            )));
+        }
+    }
+    let edited: HashMap<&str, &Value> = options
+        .approvals
+        .iter()
+        .filter_map(|d| Some((d.tool_call_id.as_str(), d.edited_input.as_ref()?)))
+        .collect();
+    let mut responses: HashMap<&str, &Value> = HashMap::new();
+    for r in &options.responses {
+        let id = r.tool_call_id.as_str();
+        let taken = responses.insert(id, &r.output).is_some();
+        if taken || approved.contains(id) || rejected.contains_key(id) {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool call {id} has more than one decision"
+            )));
+        }
+    }
+    // docs/behaviour.md §14: an edit or an answer is for a call waiting for approval.
+    for id in edited.keys().chain(responses.keys()) {
+        if pending
+            .get(id)
+            .is_some_and(|p| p.kind != PendingKind::Approval)
+        {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool call {id} is not waiting for approval"
             )));
         }
     }
@@ -158,6 +189,8 @@ pub(crate) fn check(
                     .cloned()
                     .unwrap_or_else(|| "Tool call rejected by human".to_owned()),
             )
+        } else if let Some(output) = responses.get(id) {
+            Decision::Respond((*output).clone())
         } else {
             let manual = agent
                 .tool(&p.call.name)
@@ -168,7 +201,9 @@ pub(crate) fn check(
                         "Missing approval decision for tool call {id}"
                     )))
                 }
-                PendingKind::Approval if !manual => Decision::Execute,
+                PendingKind::Approval if !manual => {
+                    Decision::Execute(edited.get(id).map(|v| (*v).clone()))
+                }
                 _ => match outputs.get(id) {
                     Some(v) => Decision::Supply((*v).clone()),
                     None => {
@@ -184,6 +219,96 @@ pub(crate) fn check(
     Ok(ResumePlan {
         review_pause: false,
         decisions,
+    })
+}
+
+/// Every check of a continue, the edited inputs' validation last: nothing has run or
+/// changed when it refuses.
+pub(crate) async fn plan(
+    agent: &AgentInner,
+    state: &RunResult,
+    options: &ContinueOptions,
+) -> Result<ResumePlan, AgentError> {
+    let mut plan = check(agent, state, options)?;
+    check_edits(agent, &mut plan).await?;
+    Ok(plan)
+}
+
+/// Validates the edited inputs of a plan as the model's arguments would be (value limits,
+/// `parameters`, then `inputSchema`, whose returned value is what runs) BEFORE anything
+/// runs: an invalid one refuses the continue and leaves the state as it was
+/// (docs/behaviour.md §14).
+async fn check_edits(agent: &AgentInner, plan: &mut ResumePlan) -> Result<(), AgentError> {
+    for (pending, decision) in &mut plan.decisions {
+        let Decision::Execute(Some(input)) = decision else {
+            continue;
+        };
+        let id = &pending.call.id;
+        let refuse = |m: String| {
+            AgentError::continue_invalid(format!("Edited input for tool call {id} is invalid: {m}"))
+        };
+        let tool = agent.tool(&pending.call.name).expect("checked before");
+        crate::limits::check_value(input).map_err(|e| refuse(e.to_string()))?;
+        tool.check_input(input).map_err(refuse)?;
+        if let Some(validator) = &tool.input_schema {
+            let outcome = std::panic::AssertUnwindSafe(validator.validate(input.clone()));
+            *input = match futures::FutureExt::catch_unwind(outcome).await {
+                Ok(Ok(v)) => v,
+                Ok(Err(e)) => return Err(refuse(e.message)),
+                Err(p) => return Err(refuse(crate::panic_message(p.as_ref()))),
+            };
+        }
+    }
+    Ok(())
+}
+
+/// A person's answer in the place of an approval-gated call: checked like a result
+/// (`outputSchema`), `tool.completed` with `respondedByHuman`, and the tool never runs.
+async fn respond(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    pending: &PendingToolCall,
+    output: Value,
+) -> Result<Resolved, AgentError> {
+    let call = &pending.call;
+    let tool = ctx
+        .agent
+        .tool(&call.name)
+        .expect("checked before resolving");
+    if let Err(e) = crate::limits::check_value(&output) {
+        return Err(tools::output_invalid(ctx, scope, call, e.to_string()));
+    }
+    let output = match &tool.output_schema {
+        None => output,
+        Some(v) => {
+            let outcome = std::panic::AssertUnwindSafe(v.validate(output));
+            match futures::FutureExt::catch_unwind(outcome).await {
+                Ok(Ok(v)) => v,
+                Ok(Err(e)) => return Err(tools::output_invalid(ctx, scope, call, e.message)),
+                Err(p) => {
+                    let m = crate::panic_message(p.as_ref()).to_owned();
+                    return Err(tools::output_invalid(ctx, scope, call, m));
+                }
+            }
+        }
+    };
+    ctx.emitter.emit(
+        EventType::ToolCompleted,
+        Some(RunStatus::Running),
+        Some(scope.step_index),
+        || EventData::ToolCompleted {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            output: output.clone(),
+            responded_by_human: true,
+        },
+    );
+    if let Some(t) = &ctx.trace {
+        t.tool_ended(call, Some(tool), Ok(&output));
+    }
+    Ok(Resolved {
+        outcome: Ok(output),
+        ..Resolved::error(call, String::new())
     })
 }
 
@@ -263,6 +388,40 @@ fn reject(ctx: &RunCtx, scope: &PhaseScope, pending: &PendingToolCall, reason: S
     Resolved::error(&pending.call, reason)
 }
 
+/// The history shows what ran (docs/behaviour.md §14): an edited call's input in the
+/// assistant message and the step's calls, and its result records `input` and
+/// `originalInput`.
+fn record_edits(state: &mut RunResult, edits: Vec<(String, Value)>) {
+    if edits.is_empty() {
+        return;
+    }
+    let mut assistant = state
+        .run
+        .messages
+        .iter_mut()
+        .rev()
+        .find(|m| m.role == crate::state::Role::Assistant);
+    let step = state
+        .step_results
+        .last_mut()
+        .expect("a paused tool step has a result");
+    for (id, input) in edits {
+        let mut original = None;
+        for call in assistant
+            .iter_mut()
+            .flat_map(|m| m.tool_calls.iter_mut().flatten())
+            .chain(step.tool_calls.iter_mut())
+            .filter(|c| c.id == id)
+        {
+            original = Some(std::mem::replace(&mut call.input, input.clone()));
+        }
+        if let Some(result) = step.tool_results.iter_mut().find(|r| r.tool_call_id == id) {
+            result.original_input = original;
+            result.input = Some(input);
+        }
+    }
+}
+
 /// Runs the decided calls and rebuilds the paused step; returns where the loop goes on.
 pub(crate) async fn resolve(
     ctx: &RunCtx,
@@ -293,6 +452,14 @@ pub(crate) async fn resolve(
         })
         .unwrap_or_default();
     let position = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
+    let edits: Vec<(String, Value)> = plan
+        .decisions
+        .iter()
+        .filter_map(|(p, d)| match d {
+            Decision::Execute(Some(input)) => Some((p.call.id.clone(), input.clone())),
+            _ => None,
+        })
+        .collect();
     let scope_ref = &scope;
     let jobs: Vec<_> = plan
         .decisions
@@ -303,6 +470,7 @@ pub(crate) async fn resolve(
                 if let Some(t) = &ctx.trace {
                     let d = match (&decision, pending.kind) {
                         (Decision::Reject(_), _) => "rejected",
+                        (Decision::Respond(_), _) => "responded",
                         (_, PendingKind::Approval) => "approved",
                         _ => "supplied",
                     };
@@ -310,8 +478,18 @@ pub(crate) async fn resolve(
                 }
                 match decision {
                     Decision::Reject(reason) => Ok(reject(ctx, scope_ref, &pending, reason)),
-                    Decision::Execute => tools::execute_call(ctx, scope_ref, pending.call).await,
+                    Decision::Execute(None) => {
+                        tools::execute_call(ctx, scope_ref, pending.call, false).await
+                    }
+                    Decision::Execute(Some(input)) => {
+                        let call = ToolCall {
+                            input,
+                            ..pending.call
+                        };
+                        tools::execute_call(ctx, scope_ref, call, true).await
+                    }
                     Decision::Supply(output) => supply(ctx, scope_ref, &pending, output).await,
+                    Decision::Respond(output) => respond(ctx, scope_ref, &pending, output).await,
                 }
             })
         })
@@ -342,6 +520,7 @@ pub(crate) async fn resolve(
     results.append(&mut step.tool_results);
     results.sort_by_key(|r| position(&r.tool_call_id));
     step.tool_results = results;
+    record_edits(state, edits);
     let mut messages: Vec<Message> = earlier;
     messages.extend(state.run.messages.drain(tail_start..));
     messages.sort_by_key(|m| position(m.tool_call_id.as_deref().unwrap_or("")));

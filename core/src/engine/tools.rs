@@ -131,6 +131,7 @@ fn emit_completed(
             tool_call_id: call_id.to_owned(),
             tool_name: tool_name.to_owned(),
             output: output.clone(),
+            responded_by_human: false,
         },
     );
 }
@@ -390,23 +391,30 @@ fn pending(call: ToolCall, kind: PendingKind) -> Plan {
     })
 }
 
-/// Runs one call's executor: timeout, progress, cancellation, panics, error policy.
+/// How one attempt of an executor ended.
+enum Attempt {
+    /// It returned a value.
+    Returned(Value),
+    /// It returned a value that cannot cross from the host (`tool_output_invalid`).
+    InvalidOutput(String),
+    /// It threw, panicked or timed out: retried while attempts are left.
+    Failed(ErrorCode, String),
+}
+
+/// Runs one call's executor: timeout, progress, cancellation, panics, retries (the tool's
+/// `retry`: a thrown or timed-out attempt runs again after `backoff × attempt`, with
+/// `tool.retrying` before it; docs/behaviour.md §15), error policy. `input_edited`: the
+/// call's input is a person's edit on approval (docs/behaviour.md §14).
 pub(crate) async fn execute_call(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: ToolCall,
+    input_edited: bool,
 ) -> Result<Resolved, AgentError> {
     let tool = ctx
         .agent
         .tool(&call.name)
         .expect("classified calls name known tools");
-    let executor = tool
-        .executor
-        .as_ref()
-        .expect("automatic calls have executors");
-    let token = scope.token.child_token();
-    let runtime = scope.runtime_for(ctx, call, token.clone(), true);
-    let call = runtime.tool_call();
     ctx.emitter.emit(
         EventType::ToolStarted,
         Some(RunStatus::Running),
@@ -414,12 +422,78 @@ pub(crate) async fn execute_call(
         || EventData::ToolStarted {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
+            input_edited,
         },
     );
     if let Some(t) = &ctx.trace {
-        t.tool_started(call, Some(tool));
+        t.tool_started(&call, Some(tool));
     }
+    let attempts = tool.retry.map_or(1, |r| r.max_attempts.max(1));
     let mut preliminary = Vec::new();
+    let mut call = Some(call);
+    let mut attempt = 1;
+    loop {
+        let token = scope.token.child_token();
+        // The last attempt takes the call itself: a tool without retries copies nothing.
+        let this_call = match attempt < attempts {
+            true => call.clone(),
+            false => call.take(),
+        }
+        .expect("the call is kept until its last attempt");
+        let runtime = scope
+            .runtime_for(ctx, this_call, token.clone(), true)
+            .with_attempt(attempt);
+        let outcome = run_attempt(ctx, scope, tool, &runtime, &token, &mut preliminary).await?;
+        let call = runtime.tool_call();
+        let (code, message) = match outcome {
+            Attempt::Returned(value) => {
+                return accept_result(ctx, scope, tool, call, &runtime, value, preliminary).await
+            }
+            Attempt::InvalidOutput(message) => {
+                return Err(output_invalid(ctx, scope, call, message))
+            }
+            Attempt::Failed(code, message) => (code, message),
+        };
+        if attempt >= attempts || scope.token.is_cancelled() {
+            return call_failed(ctx, scope, Some(tool), call, code, message, preliminary);
+        }
+        attempt += 1;
+        ctx.emitter.emit(
+            EventType::ToolRetrying,
+            Some(RunStatus::Running),
+            Some(scope.step_index),
+            || EventData::ToolRetrying {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                attempt,
+                error: message.clone(),
+            },
+        );
+        let backoff = tool.retry.map_or(std::time::Duration::ZERO, |r| r.backoff) * (attempt - 1);
+        tokio::select! {
+            biased;
+            _ = scope.token.cancelled() => {
+                return call_failed(ctx, scope, Some(tool), call, code, message, preliminary);
+            }
+            _ = tokio::time::sleep(backoff) => {}
+        }
+    }
+}
+
+/// One attempt of a call's executor, under the tool's timeout, with its progress checked.
+async fn run_attempt(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    runtime: &ToolRuntime,
+    token: &CancellationToken,
+    preliminary: &mut Vec<Value>,
+) -> Result<Attempt, AgentError> {
+    let executor = tool
+        .executor
+        .as_ref()
+        .expect("automatic calls have executors");
+    let call = runtime.tool_call();
     // The executor and the checks of its progress values run under the deadline: at the
     // deadline all of it is dropped at once, so neither a slow executor nor a slow
     // `eventSchema` holds the run, and progress values still queued are discarded.
@@ -433,8 +507,7 @@ pub(crate) async fn execute_call(
                     biased;
                     _ = runtime.progress_ready() => {
                         for value in runtime.take_progress() {
-                            progress(ctx, scope, tool, call, &token, value, &mut preliminary)
-                                .await?;
+                            progress(ctx, scope, tool, call, token, value, preliminary).await?;
                         }
                     }
                     r = &mut exec => break r,
@@ -442,59 +515,23 @@ pub(crate) async fn execute_call(
             };
             runtime.close_progress();
             for value in runtime.take_progress() {
-                progress(ctx, scope, tool, call, &token, value, &mut preliminary).await?;
+                progress(ctx, scope, tool, call, token, value, preliminary).await?;
             }
             Ok::<_, AgentError>(finished)
         };
-        within(tool.timeout, &token, work).await
+        within(tool.timeout, token, work).await
     };
     runtime.close_progress();
-    let finished = match finished {
-        Some(r) => Some(r?),
-        None => None,
-    };
-    match finished {
+    Ok(match finished.transpose()? {
         None => {
             token.cancel();
-            let message = timeout_message(tool);
-            call_failed(
-                ctx,
-                scope,
-                Some(tool),
-                call,
-                ErrorCode::ToolTimeout,
-                message,
-                preliminary,
-            )
+            Attempt::Failed(ErrorCode::ToolTimeout, timeout_message(tool))
         }
-        Some(Ok(Ok(value))) => {
-            accept_result(ctx, scope, tool, call, &runtime, value, preliminary).await
-        }
-        Some(Ok(Err(e))) if e.is_invalid_output() => {
-            Err(output_invalid(ctx, scope, call, e.message))
-        }
-        Some(Ok(Err(e))) => call_failed(
-            ctx,
-            scope,
-            Some(tool),
-            call,
-            e.code(),
-            e.message,
-            preliminary,
-        ),
-        Some(Err(p)) => {
-            let message = panic_text(tool, p.as_ref());
-            call_failed(
-                ctx,
-                scope,
-                Some(tool),
-                call,
-                ErrorCode::ToolFailed,
-                message,
-                preliminary,
-            )
-        }
-    }
+        Some(Ok(Ok(value))) => Attempt::Returned(value),
+        Some(Ok(Err(e))) if e.is_invalid_output() => Attempt::InvalidOutput(e.message),
+        Some(Ok(Err(e))) => Attempt::Failed(e.code(), e.message),
+        Some(Err(p)) => Attempt::Failed(ErrorCode::ToolFailed, panic_text(tool, p.as_ref())),
+    })
 }
 
 /// Runs `work` to its end, or until `limit` elapses: then `token` is cancelled first (so
@@ -644,6 +681,8 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usiz
             result,
             preliminary_results: r.preliminary,
             error,
+            input: None,
+            original_input: None,
         };
         if ctx.emitter.is_streaming() {
             let item = crate::state::Item::of_tool_result(&tool_result);
@@ -666,6 +705,42 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usiz
     }
 }
 
+/// Why a call would go beyond a budget of the run (docs/behaviour.md §15): its tool's
+/// `maxCalls`, then `toolExecution.maxToolCalls`; `None` admits it.
+fn over_budget(ctx: &RunCtx, state: &RunResult, call: &ToolCall) -> Option<String> {
+    let counts = &state.run.tool_call_counts;
+    if let Some(max) = ctx.agent.tool(&call.name).and_then(|t| t.max_calls) {
+        if counts.of(&call.name) >= max as usize {
+            return Some(format!(
+                "Tool {} may be called at most {max} times in a run",
+                call.name
+            ));
+        }
+    }
+    match ctx.settings.exec.max_tool_calls {
+        Some(max) if counts.total >= max => {
+            Some(format!("A run may make at most {max} tool calls"))
+        }
+        _ => None,
+    }
+}
+
+/// A call refused by a budget: not validated, approved or executed; `tool.failed`, and the
+/// model sees the error whatever `onError` says (the step goes on).
+fn refused_by_budget(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    call: &ToolCall,
+    message: String,
+) -> Resolved {
+    emit_failed(ctx, scope, call, &message);
+    if let Some(t) = &ctx.trace {
+        let tool = ctx.agent.tool(&call.name);
+        t.tool_ended(call, tool, Err((ErrorCode::ToolFailed, &message)));
+    }
+    Resolved::error(call, message)
+}
+
 /// The tool phase of a step. Returns the pending calls (empty: no pause).
 pub(crate) async fn tool_phase(
     ctx: &RunCtx,
@@ -679,6 +754,11 @@ pub(crate) async fn tool_phase(
     let mut pending = Vec::new();
     let mut execute = Vec::new();
     for (i, (call, args)) in calls.into_iter().enumerate() {
+        if let Some(message) = over_budget(ctx, state, &call) {
+            done.push((i, refused_by_budget(ctx, &scope, &call, message)));
+            continue;
+        }
+        state.run.tool_call_counts.admit(&call.name);
         match classify(ctx, &scope, call, args, offered)
             .await
             .map_err(fail_in_step(index))?
@@ -691,7 +771,7 @@ pub(crate) async fn tool_phase(
     let scope_ref = &scope;
     let jobs = execute
         .into_iter()
-        .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call)))
+        .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call, false)))
         .collect();
     let executed = run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs)
         .await

@@ -52,19 +52,24 @@ const OVERRIDE_KEYS: [&str; 13] = [
     "activeTools",
 ];
 
-/// A decision: a call id, or `{toolCallId, reason?}`.
+/// A decision: a call id, or `{toolCallId, reason?, editedInput?}`.
 #[derive(Deserialize)]
 #[serde(
     untagged,
-    expecting = "a tool call id or {\"toolCallId\", \"reason\"?}"
+    expecting = "a tool call id or {\"toolCallId\", \"reason\"?, \"editedInput\"?}"
 )]
 enum DecisionSpec {
     Id(String),
-    Full {
-        #[serde(rename = "toolCallId")]
-        tool_call_id: String,
-        reason: Option<String>,
-    },
+    Full(FullDecision),
+}
+
+/// `{toolCallId, reason?, editedInput?}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FullDecision {
+    tool_call_id: String,
+    reason: Option<String>,
+    edited_input: Option<Value>,
 }
 
 /// `{toolCallId, output}`.
@@ -136,12 +141,14 @@ fn from_decisions(list: Vec<DecisionSpec>) -> Vec<ToolDecision> {
     list.into_iter()
         .map(|d| match d {
             DecisionSpec::Id(id) => ToolDecision::new(id),
-            DecisionSpec::Full {
+            DecisionSpec::Full(FullDecision {
                 tool_call_id,
                 reason,
-            } => ToolDecision {
+                edited_input,
+            }) => ToolDecision {
                 tool_call_id,
                 reason,
+                edited_input,
             },
         })
         .collect()
@@ -252,6 +259,8 @@ pub struct ContinueSpec {
     pub rejections: Vec<ToolDecision>,
     /// Supplied outputs.
     pub tool_outputs: Vec<ToolOutput>,
+    /// Answers in the place of approval-gated calls.
+    pub responses: Vec<ToolOutput>,
     /// Text appended as a user message.
     pub human_input: Option<String>,
     /// A replacement context.
@@ -270,6 +279,7 @@ impl ContinueSpec {
         options.approvals = self.approvals;
         options.rejections = self.rejections;
         options.tool_outputs = self.tool_outputs;
+        options.responses = self.responses;
         options.human_input = self.human_input;
         options.context = self.context;
         options.traceparent = self.traceparent;
@@ -290,6 +300,7 @@ pub fn continue_options(
             "approvals",
             "rejections",
             "toolOutputs",
+            "responses",
             "humanInput",
             "context",
             "traceparent",
@@ -298,6 +309,7 @@ pub fn continue_options(
     let approvals = field(&mut obj, "approvals", WHAT)?.map(from_decisions);
     let rejections = field(&mut obj, "rejections", WHAT)?.map(from_decisions);
     let outputs = field(&mut obj, "toolOutputs", WHAT)?.map(from_outputs);
+    let responses = field(&mut obj, "responses", WHAT)?.map(from_outputs);
     let human_input = field(&mut obj, "humanInput", WHAT)?;
     let context = obj.remove("context").filter(|v| !v.is_null());
     let traceparent = field(&mut obj, "traceparent", WHAT)?;
@@ -305,6 +317,7 @@ pub fn continue_options(
         approvals: approvals.unwrap_or_default(),
         rejections: rejections.unwrap_or_default(),
         tool_outputs: outputs.unwrap_or_default(),
+        responses: responses.unwrap_or_default(),
         human_input,
         context,
         traceparent,

@@ -9,13 +9,14 @@ use super::invalid;
 use crate::store::LeaseConfig;
 use crate::{AgentError, ModelRetry, OnError, ToolExecutionConfig};
 
-/// `{"toolConcurrency"?, "onError"?, "maxOutputChars"?}`.
+/// `{"toolConcurrency"?, "onError"?, "maxOutputChars"?, "maxToolCalls"?}`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ToolExecutionSpec {
     tool_concurrency: Option<f64>,
     on_error: Option<String>,
     max_output_chars: Option<f64>,
+    max_tool_calls: Option<f64>,
 }
 
 impl ToolExecutionSpec {
@@ -29,7 +30,23 @@ impl ToolExecutionSpec {
                 .transpose()
                 .map_err(invalid)?,
             max_output_chars: self.max_output_chars.map(count),
+            max_tool_calls: self
+                .max_tool_calls
+                .map(|n| at_least_one(n, "toolExecution.maxToolCalls"))
+                .transpose()?
+                .map(|n| n as usize),
         })
+    }
+}
+
+/// A whole number ≥ 1 (a call budget), else `definition_invalid` naming `what`.
+pub(crate) fn at_least_one(n: f64, what: &str) -> Result<u32, AgentError> {
+    if n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(invalid(format!(
+            "{what} must be a whole number of at least 1, got {n}"
+        )))
     }
 }
 

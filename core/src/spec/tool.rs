@@ -3,8 +3,9 @@
 use serde::Deserialize;
 
 use super::forms::{Callback, ValidatorSpec, ValueOrCallback};
+use super::settings::at_least_one;
 use super::{invalid, read, HostCallbacks};
-use crate::{AgentError, Approval, NextTurnParams, OnError, Tool, Value};
+use crate::{AgentError, Approval, NextTurnParams, OnError, Tool, ToolRetry, Value};
 
 /// `requireApproval` of a tool: `true`/`false` or a predicate.
 #[derive(Deserialize)]
@@ -35,6 +36,16 @@ pub(crate) struct ToolSpec {
     next_turn_params: Option<ValueOrCallback>,
     strict: Option<bool>,
     input_examples: Option<Vec<Value>>,
+    max_calls: Option<f64>,
+    retry: Option<RetrySpec>,
+}
+
+/// `retry: {"maxAttempts", "backoffMs"?}` of a tool.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RetrySpec {
+    max_attempts: f64,
+    backoff_ms: Option<f64>,
 }
 
 /// Reads one tool definition (checked with [`Tool::check`]).
@@ -64,6 +75,24 @@ pub(crate) fn build(host: &dyn HostCallbacks, spec: ToolSpec) -> Result<Tool, Ag
     }
     if let Some(p) = spec.on_error {
         tool = tool.on_error(OnError::parse(&p).map_err(bad)?);
+    }
+    if let Some(n) = spec.max_calls {
+        let n = at_least_one(n, "maxCalls").map_err(|e| bad(e.message().to_owned()))?;
+        tool = tool.max_calls(n);
+    }
+    if let Some(r) = spec.retry {
+        let attempts = at_least_one(r.max_attempts, "retry.maxAttempts")
+            .map_err(|e| bad(e.message().to_owned()))?;
+        let backoff = match r.backoff_ms {
+            None => 0,
+            Some(ms) if ms.is_finite() && ms >= 0.0 => ms.ceil() as u64,
+            Some(ms) => {
+                return Err(bad(format!(
+                    "retry.backoffMs must be a non-negative number of milliseconds, got {ms}"
+                )))
+            }
+        };
+        tool = tool.retry(ToolRetry::new(attempts, backoff));
     }
     if let Some(v) = spec.input_schema {
         tool = tool.input_schema(v.build(host, "inputSchema")?);

@@ -147,6 +147,9 @@ pub struct StoredDecision {
     /// The reason given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An approval's edited input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_input: Option<Value>,
 }
 
 /// One supplied output of a claim.
@@ -173,6 +176,9 @@ pub struct StoredDecisions {
     /// Supplied outputs.
     #[serde(default)]
     pub tool_outputs: Vec<StoredOutput>,
+    /// Answers in the place of approval-gated calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub responses: Vec<StoredOutput>,
     /// Human input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub human_input: Option<String>,
@@ -187,18 +193,17 @@ impl StoredDecisions {
         let decision = |d: &ToolDecision| StoredDecision {
             tool_call_id: d.tool_call_id.clone(),
             reason: d.reason.clone(),
+            edited_input: d.edited_input.clone(),
+        };
+        let output = |o: &ToolOutput| StoredOutput {
+            tool_call_id: o.tool_call_id.clone(),
+            output: o.output.clone(),
         };
         Self {
             approvals: options.approvals.iter().map(decision).collect(),
             rejections: options.rejections.iter().map(decision).collect(),
-            tool_outputs: options
-                .tool_outputs
-                .iter()
-                .map(|o| StoredOutput {
-                    tool_call_id: o.tool_call_id.clone(),
-                    output: o.output.clone(),
-                })
-                .collect(),
+            tool_outputs: options.tool_outputs.iter().map(output).collect(),
+            responses: options.responses.iter().map(output).collect(),
             human_input: options.human_input.clone(),
             context: options.context.clone(),
         }
@@ -209,14 +214,13 @@ impl StoredDecisions {
         let decision = |d: StoredDecision| ToolDecision {
             tool_call_id: d.tool_call_id,
             reason: d.reason,
+            edited_input: d.edited_input,
         };
+        let output = |o: StoredOutput| ToolOutput::new(o.tool_call_id, o.output);
         options.approvals = self.approvals.into_iter().map(decision).collect();
         options.rejections = self.rejections.into_iter().map(decision).collect();
-        options.tool_outputs = self
-            .tool_outputs
-            .into_iter()
-            .map(|o| ToolOutput::new(o.tool_call_id, o.output))
-            .collect();
+        options.tool_outputs = self.tool_outputs.into_iter().map(output).collect();
+        options.responses = self.responses.into_iter().map(output).collect();
         options.human_input = self.human_input;
         if self.context.is_some() {
             options.context = self.context;

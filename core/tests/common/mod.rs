@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use phaseo_agent::{
-    create_agent, json, Agent, AgentDefinition, AgentEvent, ContinueOptions, EventListener,
-    ModelResponse, RunOptions, RunResult, ScriptedClient, Tool, Value,
+    async_trait, create_agent, json, Agent, AgentDefinition, AgentEvent, CancellationToken,
+    ContinueOptions, EventListener, ModelClient, ModelError, ModelRequest, ModelResponse,
+    RunOptions, RunResult, ScriptedClient, Tool, Value,
 };
 
 pub fn scripted(responses: impl IntoIterator<Item = ModelResponse>) -> Arc<ScriptedClient> {
@@ -81,4 +82,44 @@ pub async fn paused(agent: &Agent, name: &str) -> RunResult {
 
 pub fn cont(responses: impl IntoIterator<Item = ModelResponse>) -> ContinueOptions {
     ContinueOptions::new(scripted(responses))
+}
+
+/// Records every request as host clients see it, then answers from a script.
+pub struct Recording {
+    inner: ScriptedClient,
+    requests: Mutex<Vec<Value>>,
+}
+
+impl Recording {
+    pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Arc<Self> {
+        Arc::new(Self {
+            inner: ScriptedClient::from_responses(responses),
+            requests: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    pub fn offered(&self, i: usize) -> Vec<String> {
+        self.requests()[i]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+#[async_trait]
+impl ModelClient for Recording {
+    async fn generate(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.requests.lock().unwrap().push(request.to_value());
+        self.inner.generate(request, cancel).await
+    }
 }

@@ -270,7 +270,12 @@ pub fn stop_conditions(list: &Value) -> Result<Vec<Arc<dyn StopCondition>>, Stri
 pub fn tool_execution(v: &Value) -> Result<ToolExecutionConfig, String> {
     check_keys(
         v,
-        &["toolConcurrency", "onError", "maxOutputChars"],
+        &[
+            "toolConcurrency",
+            "onError",
+            "maxOutputChars",
+            "maxToolCalls",
+        ],
         "toolExecution",
     )?;
     Ok(ToolExecutionConfig {
@@ -284,6 +289,10 @@ pub fn tool_execution(v: &Value) -> Result<ToolExecutionConfig, String> {
         },
         max_output_chars: v
             .get("maxOutputChars")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
+        max_tool_calls: v
+            .get("maxToolCalls")
             .and_then(Value::as_u64)
             .map(|n| n as usize),
     })

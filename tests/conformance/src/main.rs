@@ -67,6 +67,7 @@ fn decisions(v: Option<&Value>) -> Result<Vec<ToolDecision>, String> {
                     .ok_or("decision without toolCallId")?
                     .to_owned(),
                 reason: m.get("reason").and_then(Value::as_str).map(str::to_owned),
+                edited_input: m.get("editedInput").cloned(),
             }),
             other => return Err(format!("unsupported decision {other}")),
         }
