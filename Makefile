@@ -36,9 +36,15 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 # Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
 # The packages are built in the `dist-test` profile: the release profile's fat LTO is for
 # `make dist` alone. `fresh-machine-check` comes last, once every suite has installed what it needs.
-TEST_TARGETS := system-deps rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests fresh-machine-check
+TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests fresh-machine-check
 test:
 	MAKE="$(MAKE)" DIST_PROFILE=dist-test scripts/timed-make.sh $(TEST_TARGETS)
+
+# The product's Tools page (../shared/seeds beside the clone): every code sample carried
+# verbatim by a test of its language (scripts/check-tools-page-samples.py says which).
+.PHONY: tools-page-check
+tools-page-check:
+	scripts/check-tools-page-samples.py
 
 # Every Debian package of every target (scripts/system-deps.sh: one list, checked by package
 # name), installed at once before anything builds; each target also asks for its own group.
@@ -150,8 +156,12 @@ fuzz-ruby: ruby
 
 # The Java fuzz class (bindings-uniffi/kotlin/src/test/java/app/phaseo/agent/javaapi/FuzzTest.java:
 # hostile values and exceptions through every kind of callback, mutated paused states through
-# continue) with many more inputs (`PHASEO_FUZZ_RUNS` per property, default 20000;
-# `PHASEO_FUZZ_SEED` replays a run).
+# continue; the risky inputs in a child JVM (FuzzChild.java): real stack overflows and heap
+# exhaustion, 10,000-deep values, callbacks that never return, interrupts, cancellation at
+# random points, where deaths, hangs, wrong errors, lost states and leaks are counted) with
+# many more inputs (`PHASEO_FUZZ_RUNS` per property, default 20000, a tenth of them in the
+# child, `PHASEO_FUZZ_CHILD_RUNS`; `PHASEO_FUZZ_SEED` replays a run, `PHASEO_FUZZ_CASE` one
+# child input).
 fuzz-java: kotlin
 	cd $(KOTLIN_DIR) && PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} $(MVN) $(MVN_FLAGS) surefire:test -Dtest=FuzzTest
 

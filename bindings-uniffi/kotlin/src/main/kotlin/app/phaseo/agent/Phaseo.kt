@@ -6,8 +6,14 @@
 
 package app.phaseo.agent
 
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+import kotlin.coroutines.EmptyCoroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.FlowCollector
 import kotlinx.coroutines.flow.filter
@@ -610,13 +616,59 @@ fun openAICompatibleClient(
 // ---------------------------------------------------------------------------------------
 // Runs
 
-private class KotlinListener(val fn: (JsonObject) -> Unit) : EventListener {
+/**
+ * An event listener as the core calls it: synchronously and in order, each event handed to
+ * the listener on a thread of the IO pool (one event at a time) and waited for. Once the run
+ * is cancelled ([cancel], the coroutine awaiting the run ([job]), or [stopWaiting] for a
+ * stream) the run waits for no more events, so a listener that blocks never keeps a
+ * cancelled run from ending: it keeps its thread until it returns, and the events after it
+ * still reach it in order.
+ */
+internal class KotlinListener(
+    val fn: (JsonObject) -> Unit,
+    private val cancel: CancelToken? = null,
+    private val job: Job? = null,
+) : EventListener {
+    private val serial = Dispatchers.IO.limitedParallelism(1)
+
+    @Volatile
+    private var stopped = false
+
+    /** The run was cancelled another way (a stream's `cancel`): wait for no more events. */
+    fun stopWaiting() {
+        stopped = true
+    }
+
+    private fun cancelled(): Boolean =
+        stopped || job?.isCancelled == true || runCatching { cancel?.isCancelled() == true }.getOrDefault(false)
+
     override fun onEvent(eventJson: String) {
-        try {
-            fn(parseJson(eventJson).jsonObject)
-        } catch (_: Throwable) {
-            // A listener's failure never affects the run.
+        val done = CompletableFuture<Unit>()
+        serial.dispatch(EmptyCoroutineContext, Runnable {
+            try {
+                fn(parseJson(eventJson).jsonObject)
+            } catch (_: Throwable) {
+                // A listener's failure never affects the run.
+            } finally {
+                done.complete(Unit)
+            }
+        })
+        while (!cancelled()) {
+            try {
+                done.get(LISTENER_POLL_MS, TimeUnit.MILLISECONDS)
+                return
+            } catch (_: TimeoutException) {
+                // still running: look at the run's cancellation again
+            } catch (_: InterruptedException) {
+                Thread.currentThread().interrupt()
+                return
+            }
         }
+    }
+
+    private companion object {
+        /** How often a waiting run looks whether it was cancelled while a listener runs. */
+        const val LISTENER_POLL_MS = 20L
     }
 }
 
@@ -638,8 +690,11 @@ suspend fun Agent.run(
     cancel: CancelToken? = null,
     store: RunStore? = null,
     traceparent: String? = null,
-): RunResult = sdk {
-    run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, store, hostTraceparent(traceparent)))
+): RunResult {
+    val listener = onEvent?.let { KotlinListener(it, cancel, currentCoroutineContext()[Job]) }
+    return sdk {
+        run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, listener, cancel, store, hostTraceparent(traceparent)))
+    }
 }
 
 /** [run] with a text input (the user message). */
@@ -667,6 +722,8 @@ internal fun continueOptions(
     cancel: CancelToken?,
     store: RunStore? = null,
     traceparent: String? = null,
+    job: Job? = null,
+    listener: KotlinListener? = onEvent?.let { KotlinListener(it, cancel, job) },
 ) = ContinueOptions(
     client = client,
     approvals = approvals,
@@ -675,7 +732,7 @@ internal fun continueOptions(
     humanInput = humanInput,
     contextJson = context?.toString(),
     overrides = overrides,
-    onEvent = onEvent?.let(::KotlinListener),
+    onEvent = listener,
     cancel = cancel,
     store = store,
     traceparent = hostTraceparent(traceparent),
@@ -698,8 +755,14 @@ suspend fun Agent.continueRun(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     traceparent: String? = null,
-): RunResult = sdk {
-    continueRun(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, traceparent = traceparent))
+): RunResult {
+    val job = currentCoroutineContext()[Job]
+    return sdk {
+        continueRun(
+            state,
+            continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, traceparent = traceparent, job = job),
+        )
+    }
 }
 
 /** Starts a streamed run (SPEC §6). */
@@ -712,7 +775,9 @@ fun Agent.stream(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
 ): RunStream = sdk {
-    RunStream(stream(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, onEvent?.let(::KotlinListener), cancel, traceparent = hostTraceparent())))
+    val listener = onEvent?.let { KotlinListener(it, cancel) }
+    RunStream(stream(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, listener, cancel, traceparent = hostTraceparent())))
+        .also { it.listener = listener }
 }
 
 /** [stream] with a text input. */
@@ -739,7 +804,9 @@ fun Agent.continueStream(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
 ): RunStream = sdk {
-    RunStream(continueStream(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel)))
+    val listener = onEvent?.let { KotlinListener(it, cancel) }
+    RunStream(continueStream(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, listener = listener)))
+        .also { it.listener = listener }
 }
 
 /**
@@ -748,6 +815,9 @@ fun Agent.continueStream(
  * [AgentException] if the run failed), plus [result], [text], [cancel] and filtered flows.
  */
 class RunStream(val native: AgentStream) : Flow<JsonObject> {
+    /** The run's listener, told by [cancel] to hold the run up no longer. */
+    internal var listener: KotlinListener? = null
+
     /** Every event, then `{type: "result", result: <state>}`. */
     val fullStream: Flow<JsonObject> = flow {
         val cursor = native.cursor()
@@ -789,7 +859,10 @@ class RunStream(val native: AgentStream) : Flow<JsonObject> {
     suspend fun text(): String = sdk { native.text() }
 
     /** Cancels the run; it ends `cancelled` and its result is still returned. */
-    fun cancel(reason: String? = null) = native.cancel(reason)
+    fun cancel(reason: String? = null) {
+        listener?.stopWaiting()
+        native.cancel(reason)
+    }
 }
 
 /** An event's `type`. */

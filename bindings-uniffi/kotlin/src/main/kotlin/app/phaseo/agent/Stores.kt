@@ -4,6 +4,8 @@
 // `lease_lost`, `continue_invalid`).
 package app.phaseo.agent
 
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.jsonArray
@@ -63,8 +65,9 @@ suspend fun Agent.continueRun(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     store: RunStore? = null,
-): RunResult = sdk {
-    continueById(runId, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store))
+): RunResult {
+    val job = currentCoroutineContext()[Job]
+    return sdk { continueById(runId, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store, job = job)) }
 }
 
 /**
@@ -79,8 +82,9 @@ suspend fun Agent.recover(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     store: RunStore? = null,
-): RunResult = sdk {
-    recover(runId, continueOptions(client, emptyList(), emptyList(), emptyMap(), null, context, overrides, onEvent, cancel, store))
+): RunResult {
+    val job = currentCoroutineContext()[Job]
+    return sdk { recover(runId, continueOptions(client, emptyList(), emptyList(), emptyMap(), null, context, overrides, onEvent, cancel, store, job = job)) }
 }
 
 /**

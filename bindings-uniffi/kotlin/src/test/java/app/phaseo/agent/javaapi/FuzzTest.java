@@ -649,4 +649,144 @@ class FuzzTest {
         System.out.printf("fuzz states: seed %d, %d mutations (%d refused, %d ran, %d ran and failed) in %.1f s%n", SEED, RUNS,
             refused, ran, failedRuns, (System.nanoTime() - started) / 1e9);
     }
+
+    // -----------------------------------------------------------------------------------
+    // Risky inputs in a JVM of their own (FuzzChild): crashes and hangs are counted
+
+    /** The inputs of the child JVM: PHASEO_FUZZ_CHILD_RUNS, else a tenth of RUNS (at least 300). */
+    private static final int CHILD_RUNS = (int) env("PHASEO_FUZZ_CHILD_RUNS", Math.max(300, RUNS / 10));
+    /** How long one input of the child may take before it counts as a hang (the child's own bound is shorter). */
+    private static final long CHILD_INPUT_SECONDS = 60;
+
+    /** The test JVM's classpath as files (Surefire may start it from a manifest-only jar). */
+    private static String childClasspath() throws java.io.IOException {
+        java.nio.file.Path target = java.nio.file.Path.of("target");
+        String deps = java.nio.file.Files.readString(target.resolve("classpath.txt")).trim();
+        return target.resolve("test-classes").toAbsolutePath() + java.io.File.pathSeparator + target.resolve("classes").toAbsolutePath()
+            + java.io.File.pathSeparator + deps;
+    }
+
+    /** Counts of what the child's inputs came to. */
+    static final class Tally {
+        int inputs;
+        int deaths;
+        int hangs;
+        int wrong;
+        int lost;
+        int leaks;
+        int limits;
+        final List<String> findings = new ArrayList<>();
+
+        void note(String what) {
+            if (findings.size() < 40) {
+                findings.add(what);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "inputs " + inputs + ", deaths " + deaths + ", hangs " + hangs + ", wrong kind " + wrong + ", lost states " + lost
+                + ", leaks " + leaks
+                + " (known limits met: " + limits + ")";
+        }
+    }
+
+    /**
+     * Runs the child's inputs [from, to), restarting it after a death or a hang at the next
+     * input, and tallies them. A single case replays with PHASEO_FUZZ_CASE.
+     */
+    static Tally runChild(long seed, int from, int to) throws Exception {
+        Tally tally = new Tally();
+        int next = from;
+        while (next < to) {
+            ProcessBuilder pb = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx192m",
+                "-Djna.library.path=" + System.getProperty("jna.library.path"), "-cp", childClasspath(),
+                FuzzChild.class.getName(), Long.toString(seed), Integer.toString(next), Integer.toString(to));
+            pb.redirectErrorStream(true);
+            Process child = pb.start();
+            java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+            Thread reader = new Thread(() -> {
+                try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = in.readLine()) != null) {
+                        lines.add(line);
+                    }
+                } catch (java.io.IOException ignored) {
+                    // the child is gone
+                }
+                lines.add("\u0000EOF");
+            }, "fuzz-child-reader");
+            reader.setDaemon(true);
+            reader.start();
+            int open = -1;
+            List<String> tail = new ArrayList<>();
+            boolean done = false;
+            while (true) {
+                String line = lines.poll(open >= 0 ? CHILD_INPUT_SECONDS : 120, TimeUnit.SECONDS);
+                if (line == null) {
+                    tally.hangs++;
+                    tally.note("HANG at input " + open + " (seed " + seed + "): " + String.join(" | ", tail));
+                    child.destroyForcibly().waitFor();
+                    next = open >= 0 ? open + 1 : to;
+                    break;
+                }
+                if (line.equals("\u0000EOF")) {
+                    int code = child.waitFor();
+                    if (!done) {
+                        tally.deaths++;
+                        tally.note("DEATH (exit " + code + ") at input " + open + " (seed " + seed + "): " + String.join(" | ", tail));
+                        next = open >= 0 ? open + 1 : to;
+                    } else {
+                        next = to;
+                    }
+                    break;
+                }
+                tail.add(Hostile.safe(line, 300));
+                if (tail.size() > 6) {
+                    tail.remove(0);
+                }
+                if (line.startsWith("BEGIN ")) {
+                    open = Integer.parseInt(line.split(" ")[1]);
+                    tally.inputs++;
+                } else if (line.startsWith("END ")) {
+                    String[] parts = line.split(" ", 4);
+                    if (parts[2].equals("WRONG")) {
+                        tally.wrong++;
+                        tally.note("input " + parts[1] + " (seed " + seed + "): " + parts[3]);
+                    } else if (parts[2].equals("LIMIT")) {
+                        tally.limits++;
+                    } else if (parts[2].equals("LOST")) {
+                        tally.lost++;
+                        tally.note("input " + parts[1] + " (seed " + seed + "): LOST " + parts[3]);
+                    }
+                    open = -1;
+                } else if (line.startsWith("LEAKS ")) {
+                    int n = Integer.parseInt(line.split(" ")[1]);
+                    tally.leaks += n;
+                    if (n > 0) {
+                        tally.note(line);
+                    }
+                } else if (line.equals("DONE")) {
+                    done = true;
+                }
+            }
+        }
+        return tally;
+    }
+
+    @Test
+    void riskyInputsInAChildJvm() throws Exception {
+        long started = System.nanoTime();
+        String one = System.getenv("PHASEO_FUZZ_CASE");
+        int from = one == null || one.isBlank() ? 0 : Integer.parseInt(one.trim());
+        int to = one == null || one.isBlank() ? CHILD_RUNS : from + 1;
+        Tally tally = runChild(SEED, from, to);
+        System.out.printf("fuzz child: seed %d, %s in %.1f s%n", SEED, tally, (System.nanoTime() - started) / 1e9);
+        tally.findings.forEach(f -> System.out.println("  " + f));
+        assertEquals(to - from, tally.inputs, "inputs run: " + tally + "; " + tally.findings);
+        assertTrue(tally.deaths == 0 && tally.hangs == 0 && tally.wrong == 0 && tally.lost == 0 && tally.leaks == 0,
+            tally + ": " + String.join("\n", tally.findings));
+    }
 }

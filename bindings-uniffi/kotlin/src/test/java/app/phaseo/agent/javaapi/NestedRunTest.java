@@ -6,6 +6,7 @@ import static app.phaseo.agent.javaapi.Scripts.client;
 import static app.phaseo.agent.javaapi.Scripts.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import app.phaseo.agent.AgentSdk;
@@ -196,6 +197,51 @@ class NestedRunTest {
             assertEquals("cancelled", run.get(20, java.util.concurrent.TimeUnit.SECONDS).status());
         } finally {
             release.countDown();
+        }
+    }
+
+    @Test
+    void aCancelledRunStopsWaitingForABlockedListener() throws Exception {
+        // The listener keeps its thread (nothing interrupts it) but not the run, cancelled by
+        // its token or by cancelling the run's future; it still gets the later events, in order.
+        for (boolean byToken : new boolean[] {true, false}) {
+            java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            List<String> seen = Collections.synchronizedList(new ArrayList<>());
+            AgentSdk.Agent outer = agent(new AgentDefinition("outer", List.of()));
+            app.phaseo.agent.CancelToken token = new app.phaseo.agent.CancelToken();
+            try {
+                CompletableFuture<RunResult> run = outer.runAsync(new RunOptions("go", client(text("draft"))).withCancel(token)
+                    .withOnEvent(e -> {
+                        seen.add(e.type());
+                        if (e.type().equals("run.started")) {
+                            entered.countDown();
+                            try {
+                                release.await();
+                            } catch (InterruptedException interrupted) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                    }));
+                assertTrue(entered.await(20, java.util.concurrent.TimeUnit.SECONDS), "the listener did not start");
+                if (byToken) {
+                    token.cancel();
+                    assertEquals("cancelled", run.get(20, java.util.concurrent.TimeUnit.SECONDS).status());
+                } else {
+                    run.cancel(true);
+                    assertThrows(java.util.concurrent.CancellationException.class, () -> run.get(20, java.util.concurrent.TimeUnit.SECONDS));
+                }
+            } finally {
+                release.countDown();
+            }
+            if (byToken) {
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+                while (!seen.contains("run.cancelled") && System.nanoTime() < until) {
+                    Thread.sleep(10);
+                }
+                assertEquals("run.started", seen.get(0));
+                assertEquals("run.cancelled", seen.get(seen.size() - 1), seen.toString());
+            }
         }
     }
 
