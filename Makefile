@@ -128,6 +128,7 @@ node: bindings-node/node_modules/.installed
 node-tests: node mcp-servers $(VENV)/.otel
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
+	cd bindings-node && rm -rf target-ts && node_modules/.bin/tsc -p test/tools-page.tsconfig.json && node --test target-ts/tools-page.test.js
 
 # The Node property tests with many more inputs (`PHASEO_FUZZ_RUNS` per property, default
 # 20000; `PHASEO_FUZZ_SEED` replays a run).

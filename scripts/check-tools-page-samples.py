@@ -57,11 +57,6 @@ CARRIERS = {
 # Samples no test carries yet, with the reason: printed as PENDING, not a failure. The C#
 # samples need C# 8 (`object?`, `!`), which this machine's compiler (Mono's mcs, C# 7.2) lacks.
 PENDING = {
-    ("define", "typescript"): "not yet copied into bindings-node/test",
-    ("approval", "typescript"): "not yet copied into bindings-node/test",
-    ("progress", "typescript"): "not yet copied into bindings-node/test",
-    ("md-progress", "typescript"): "not yet copied into bindings-node/test",
-    ("md-concurrency", "typescript"): "not yet copied into bindings-node/test",
     ("define", "csharp"): "C# 8 syntax; no C# 8 compiler on this machine",
     ("approval", "csharp"): "C# 8 syntax; no C# 8 compiler on this machine",
     ("progress", "csharp"): "C# 8 syntax; no C# 8 compiler on this machine",
