@@ -360,7 +360,7 @@ csharp: csharp-deps c-abi
 	$(MCS) -target:library -doc:$(DOTNET_OUT)/Phaseo.AgentSdk.xml -out:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/src/*.cs
 csharp-test-build: csharp
 	$(MCS) -target:library -out:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/*.cs
-	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/tests/worker/*.cs
+	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/worker/*.cs
 	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
 # Every fixture, the fuzz fixture (FuzzTests) with its default 3000 inputs per property included.
 csharp-tests: csharp-test-build mcp-servers
