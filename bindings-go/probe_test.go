@@ -158,7 +158,7 @@ func TestHostileProbe(t *testing.T) {
 // or "silent" (no line for probeSilence: killed).
 func probeSupervise(t *testing.T, seed int64, start, inputs int) (last int, findings []string, exit string) {
 	const probeSilence = 3 * time.Minute
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileProbe$", "-test.count=1", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileProbe$", "-test.count=1", "-test.v", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), probeFromEnv+"="+strconv.Itoa(start),
 		"PHASEO_FUZZ_SEED="+strconv.FormatInt(seed, 10), "PHASEO_PROBE_INPUTS="+strconv.Itoa(inputs))
 	out, err := cmd.StdoutPipe()
@@ -188,7 +188,7 @@ func probeSupervise(t *testing.T, seed int64, start, inputs int) (last int, find
 		case l, ok := <-lines:
 			if !ok {
 				_ = cmd.Wait()
-				t.Logf("child from %d died at input %d: %s\n%s", start, last, strings.Join(tail, "\n"), lastChars(stderr.String(), 3000))
+				t.Logf("child from %d died at input %d: %s\n%s\n…\n%s", start, last, strings.Join(tail, "\n"), firstChars(stderr.String(), 2000), lastChars(stderr.String(), 2000))
 				return last, findings, "death"
 			}
 			timer.Reset(probeSilence)
@@ -218,6 +218,13 @@ func probeSupervise(t *testing.T, seed int64, start, inputs int) (last int, find
 	}
 }
 
+func firstChars(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
 func lastChars(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -229,7 +236,7 @@ func lastChars(s string, n int) string {
 func probeSuperviseLeak(t *testing.T, seed int64) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileProbe$", "-test.count=1", "-test.v")
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileProbe$", "-test.count=1", "-test.v", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), probeLeakEnv+"=1", "PHASEO_FUZZ_SEED="+strconv.FormatInt(seed, 10))
 	out, _ := cmd.CombinedOutput()
 	var leaks []string
@@ -633,6 +640,10 @@ func (r *probeRun) behaviour() behaviour {
 	case bBlockCtx:
 		b.what = "blocks until cancelled"
 		r.blocking = true
+		if r.p.noForever {
+			// Where a callback has no ctx, it would block for ever.
+			b.kind = bSlow
+		}
 	case bBlockForever:
 		b.what = "blocks for ever"
 		r.blocking = true
@@ -795,6 +806,9 @@ func (p *prober) callbackInput(r *probeRun) {
 		steps = nil
 	case "stream":
 		st := probeStreamer{probeModel: probeModel{r: r, b: b, steps: r.intn(3)}, shape: r.intn(7)}
+		if st.shape == 1 && p.noForever {
+			st.shape = 6 // a channel never closed keeps the goroutine reading it: the application's own leak
+		}
 		if st.shape == 1 {
 			r.cancelled = true // a stream that never ends holds its run until cancelled
 		}
@@ -881,6 +895,9 @@ func (p *prober) callbackInput(r *probeRun) {
 					if r.intn(3) == 0 {
 						for e := range s.Events() {
 							if e.Type == "step.started" && r.intn(2) == 0 {
+								r.mu.Lock()
+								r.cancelled = true
+								r.mu.Unlock()
 								s.Cancel()
 							}
 						}
@@ -1049,10 +1066,8 @@ func (s probeStreamer) Stream(ctx context.Context, req pa.ModelRequest) <-chan p
 	switch shape {
 	case 0:
 		return nil
-	case 1: // never closed; sends nothing
-		ch := make(chan pa.ModelStreamEvent)
-		go func() { _, _ = s.b.do(ctx) }()
-		return ch
+	case 1: // never closed; sends nothing (the input cancels its run)
+		return make(chan pa.ModelStreamEvent)
 	case 2: // an unbuffered sender nobody may read
 		ch := make(chan pa.ModelStreamEvent)
 		go func() {
@@ -1531,3 +1546,146 @@ func TestHostileProbeRegressions(t *testing.T) {
 
 // probeRegressions are inputs (of seed probeSeed) that found something once.
 var probeRegressions = []int{}
+
+// An MCP server that closed its stdin: the core's write to it raised SIGPIPE, on a thread
+// Go did not create, which ended the whole process. Now the write fails (mcp_failed, or
+// the optional server is skipped) and the process lives on. In a child process.
+func TestMCPServerWithClosedStdinDoesNotKillTheProcess(t *testing.T) {
+	inChild(t, 2*time.Minute, func(t *testing.T) {
+		for _, optional := range []bool{false, true} {
+			server := pa.MCPServer{Name: "closed", Command: "/bin/sh", Optional: optional,
+				Args: []string{"-c", "exec 0<&-; sleep 2"}}
+			agent := mustAgent(t, pa.AgentDefinition{ID: "a", MCPServers: []pa.MCPServer{server}})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			r, err := agent.Run(ctx, pa.RunOptions{Input: "go", Client: scripted(t, textResponse("done"))})
+			cancel()
+			var perr *pa.Error
+			switch {
+			case optional && err == nil && r.Status() == pa.StatusCompleted:
+			case !optional && errors.As(err, &perr) && perr.Code == pa.CodeMcpFailed:
+			default:
+				t.Fatalf("optional %v: status %q, error %v", optional, r.Status(), err)
+			}
+		}
+	})
+}
+
+// blockingAccessor is a state accessor whose Load and Save block until their ctx is done
+// (honour) or for ever.
+type blockingAccessor struct {
+	honour  bool
+	release chan struct{}
+	state   string
+}
+
+func (a blockingAccessor) wait(ctx context.Context) {
+	if a.honour {
+		select {
+		case <-ctx.Done():
+		case <-a.release:
+		}
+		return
+	}
+	<-a.release
+}
+
+func (a blockingAccessor) Load(ctx context.Context, _ string) (*pa.RunResult, error) {
+	a.wait(ctx)
+	r, err := pa.ParseRunResult(a.state)
+	return &r, err
+}
+
+func (a blockingAccessor) Save(ctx context.Context, _ pa.RunResult) error {
+	a.wait(ctx)
+	return nil
+}
+
+// A state accessor whose Load or Save blocks (honouring its ctx or not) does not hold a
+// cancelled run or continue: the continue's load gives way to the cancellation
+// (cancelled, no result), the run's saves too (its final save is waited for 5 s at most,
+// then the run fails with store_failed).
+func TestBlockingStateAccessorDoesNotHoldACancelledRun(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	f := newProber(1).fixture(&probeRun{rng: rand.New(rand.NewSource(1))})
+	for _, honour := range []bool{true, false} {
+		acc := blockingAccessor{honour: honour, release: release, state: f.state}
+		agent := mustAgent(t, pa.AgentDefinition{ID: "a"})
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		start := time.Now()
+		r, err := agent.Run(ctx, pa.RunOptions{Input: "go", State: acc, Client: scripted(t, textResponse("done"))})
+		cancel()
+		var perr *pa.Error
+		if err == nil && r.Status() != pa.StatusCancelled || err != nil && (!errors.As(err, &perr) || perr.Code != pa.CodeStoreFailed) {
+			t.Fatalf("honour %v: Run gave status %q, error %v", honour, r.Status(), err)
+		}
+		if d := time.Since(start); d > time.Minute {
+			t.Fatalf("honour %v: the cancelled run took %v", honour, d)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err = f.agent.Continue(ctx, pa.ContinueOptions{RunID: "r1", State: acc, Client: scripted(t, textResponse("done")),
+			Approvals: []pa.ToolDecision{{ToolCallID: "c1"}}})
+		cancel()
+		if !errors.As(err, &perr) || perr.Code != pa.CodeCancelled || perr.Result != nil {
+			t.Fatalf("honour %v: the cancelled continue gave %#v", honour, err)
+		}
+	}
+}
+
+// A caller's own value JSON cannot hold (input, context, a supplied output) is refused as
+// state_invalid naming it, before anything runs, and a refused continue leaves the state
+// current.
+func TestCallerValuesJSONCannotHoldAreStateInvalid(t *testing.T) {
+	f := newProber(1).fixture(&probeRun{rng: rand.New(rand.NewSource(1))})
+	good := func() pa.ContinueOptions {
+		return pa.ContinueOptions{StateJSON: f.state, Client: scripted(t, textResponse("done")),
+			Approvals:   []pa.ToolDecision{{ToolCallID: "c1"}},
+			ToolOutputs: []pa.ToolOutput{{ToolCallID: "c2", Output: "m"}, {ToolCallID: "c3", Output: "a"}}}
+	}
+	for _, v := range []any{math.NaN(), cyclicMap(), make(chan int), nested(65, false), nested(10000, true), panickyJSON{}} {
+		_, err := f.agent.Run(context.Background(), pa.RunOptions{Input: v, Client: scripted(t, textResponse("x"))})
+		var perr *pa.Error
+		if !errors.As(err, &perr) || perr.Code != pa.CodeStateInvalid || !strings.HasPrefix(perr.Message, "Invalid run input: ") {
+			t.Fatalf("input %T: %#v", v, err)
+		}
+		o := good()
+		o.ToolOutputs[0].Output = v
+		_, err = f.agent.Continue(context.Background(), o)
+		if !errors.As(err, &perr) || perr.Code != pa.CodeStateInvalid || perr.Result != nil || !strings.HasPrefix(perr.Message, "Invalid tool output for c2: ") {
+			t.Fatalf("output %T: %#v", v, err)
+		}
+		o = good()
+		o.Context = v
+		s := f.agent.ContinueStream(context.Background(), o)
+		if _, err = s.Result(); !errors.As(err, &perr) || perr.Code != pa.CodeStateInvalid || !strings.HasPrefix(perr.Message, "Invalid continue context: ") {
+			t.Fatalf("context %T: %#v", v, err)
+		}
+	}
+	// 64 levels are a value's limit, and within it.
+	if r, err := f.agent.Continue(context.Background(), pa.ContinueOptions{StateJSON: f.state, Client: scripted(t, textResponse("done")),
+		Approvals: []pa.ToolDecision{{ToolCallID: "c1"}}, Context: nested(64, false),
+		ToolOutputs: []pa.ToolOutput{{ToolCallID: "c2", Output: nested(64, true)}, {ToolCallID: "c3", Output: "a"}}}); err != nil || r.Status() != pa.StatusCompleted {
+		t.Fatalf("the original state with 64-level values: %v", err)
+	}
+}
+
+// A streamed continue of a state text that is not UTF-8 is refused as a continue is:
+// state_invalid (it was invalid_argument, an error of the binding's own misuse), and the
+// state given stays usable.
+func TestContinueStreamOfTextThatIsNotUTF8IsStateInvalid(t *testing.T) {
+	f := newProber(1).fixture(&probeRun{rng: rand.New(rand.NewSource(1))})
+	bad := f.state[:40] + "\xff" + f.state[40:]
+	for _, stream := range []bool{false, true} {
+		o := pa.ContinueOptions{StateJSON: bad, Client: scripted(t, textResponse("done")), Approvals: []pa.ToolDecision{{ToolCallID: "c1"}}}
+		var err error
+		if stream {
+			_, err = f.agent.ContinueStream(context.Background(), o).Result()
+		} else {
+			_, err = f.agent.Continue(context.Background(), o)
+		}
+		var perr *pa.Error
+		if !errors.As(err, &perr) || perr.Code != pa.CodeStateInvalid || perr.Result != nil {
+			t.Fatalf("stream %v: %#v", stream, err)
+		}
+	}
+}

@@ -457,15 +457,46 @@ namespace PhaseoAgentSdk
 
         /// <summary>One of the caller's own values of a run or continue (its input, context, a
         /// supplied output) as JSON. A value JSON cannot hold (a cycle, nesting past 64
-        /// levels, a getter that throws, an object of no JSON type) is refused as the core
+        /// levels, a getter that throws, an object of no JSON type, a <see cref="RawJson"/>
+        /// whose text is not JSON) is refused as the core
         /// refuses a value past its limits: an <see cref="AgentException"/> with code
         /// <c>state_invalid</c>, "Invalid &lt;what&gt;: &lt;reason&gt;", before anything runs
         /// (a refused continue leaves its state current).</summary>
         internal static object CallerValue(string what, object value)
         {
             if (value == null) return null;
-            try { return new RawJson(Json.Write(value)); }
+            string text;
+            try { text = Json.Write(value); }
             catch (ArgumentException e) { throw new AgentException(ErrorCodes.StateInvalid, "Invalid " + what + ": " + e.Message); }
+            // A RawJson inside is written verbatim: the text must still be JSON.
+            try { Json.Parse(text); }
+            catch (FormatException e) { throw new AgentException(ErrorCodes.StateInvalid, "Invalid " + what + ": not valid JSON: " + e.Message); }
+            if (Depth(text) > MaxValueDepth)
+                throw new AgentException(ErrorCodes.StateInvalid, "Invalid " + what + ": value is nested more than " + MaxValueDepth + " levels deep");
+            return new RawJson(text);
+        }
+
+        /// <summary>The core's limit on a value's nesting (docs/behaviour.md §7).</summary>
+        const int MaxValueDepth = 64;
+
+        /// <summary>The deepest nesting of arrays and objects in a JSON text.</summary>
+        static int Depth(string text)
+        {
+            int depth = 0, deepest = 0;
+            bool inString = false;
+            for (int i = 0; i < text.Length; i++)
+            {
+                char c = text[i];
+                if (inString)
+                {
+                    if (c == '\\') i++;
+                    else if (c == '"') inString = false;
+                }
+                else if (c == '"') inString = true;
+                else if (c == '[' || c == '{') deepest = Math.Max(deepest, ++depth);
+                else if (c == ']' || c == '}') depth--;
+            }
+            return deepest;
         }
 
         /// <summary>A continue's options as JSON: a null approval, rejection or output is a

@@ -30,7 +30,7 @@ namespace PhaseoAgentSdk.Tests
     /// one the API documents for the argument), lost states (a refused continue after which
     /// the original state no longer continues) and leaks (threads and RSS after thousands of
     /// runs). <c>PHASEO_FUZZ_SEED</c> sets the seed, <c>PHASEO_PROBE_INPUTS</c> the inputs
-    /// (default 2000; <c>make fuzz-csharp</c> runs more).</summary>
+    /// (default 1500; <c>make fuzz-csharp</c> runs more).</summary>
     public static class Probe
     {
         /// <summary>The default seed.</summary>
@@ -71,7 +71,7 @@ namespace PhaseoAgentSdk.Tests
 
         static int LeakChild(int seed)
         {
-            int runs = 1500, base0 = 1000000;
+            int runs = 1000, base0 = 1000000;
             for (int i = 0; i < 300; i++) One(seed, base0 + i, true);
             var (t0, r0) = Settle();
             for (int i = 0; i < runs / 2; i++) One(seed, base0 + 300 + i, true);
@@ -731,7 +731,7 @@ namespace PhaseoAgentSdk.Tests
         [Test]
         public void HostileProbe()
         {
-            int seed = Env("PHASEO_FUZZ_SEED", Probe.DefaultSeed), inputs = Env("PHASEO_PROBE_INPUTS", 2000);
+            int seed = Env("PHASEO_FUZZ_SEED", Probe.DefaultSeed), inputs = Env("PHASEO_PROBE_INPUTS", 1500);
             var counts = new Dictionary<string, int> { { "death", 0 }, { "hang", 0 }, { "wrong", 0 }, { "lost", 0 }, { "leak", 0 } };
             var findings = new List<string>();
             int next = 0;
