@@ -8,9 +8,13 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/cgo"
+	"strconv"
+	"strings"
 )
 
 // started is a run the core is running, with what must stay alive until it ends.
@@ -130,6 +134,9 @@ func callerValue(what string, v any, maxDepth int) (any, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeStateInvalid, Message: "Invalid " + what + ": " + cleanText(err.Error())}
 	}
+	if msg := unreadableNumber(text); msg != "" {
+		return nil, &Error{Code: CodeStateInvalid, Message: "Invalid " + what + ": " + msg}
+	}
 	if maxDepth > 0 && jsonDepth(text) > maxDepth {
 		return nil, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid %s: value is nested more than %d levels deep", what, maxDepth)}
 	}
@@ -138,6 +145,43 @@ func callerValue(what string, v any, maxDepth int) (any, error) {
 
 // maxValueDepth is the core's limit on a value's nesting (docs/behaviour.md §7).
 const maxValueDepth = 64
+
+// unreadableNumber names the first number of a JSON text the core cannot read (an
+// integer past 64 bits, a number past a 64-bit float's range), "" when there is none.
+// encoding/json writes such numbers from a json.Number or a MarshalJSON.
+func unreadableNumber(text string) string {
+	inString := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(text) && strings.IndexByte("+-0123456789.eE", text[j]) >= 0 {
+				j++
+			}
+			token := text[i:j]
+			i = j - 1
+			if strings.ContainsAny(token, ".eE") {
+				if f, err := strconv.ParseFloat(token, 64); err != nil && (math.IsInf(f, 0) || !errors.Is(err, strconv.ErrRange)) {
+					return "number " + token + " is out of range"
+				}
+			} else if _, err := strconv.ParseInt(token, 10, 64); err != nil {
+				if _, err := strconv.ParseUint(token, 10, 64); err != nil {
+					return "integer " + token + " does not fit in 64 bits"
+				}
+			}
+		}
+	}
+	return ""
+}
 
 // jsonDepth is the deepest nesting of arrays and objects in a JSON text.
 func jsonDepth(text string) int {
