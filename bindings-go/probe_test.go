@@ -1092,7 +1092,7 @@ func (s probeStreamer) Stream(ctx context.Context, req pa.ModelRequest) <-chan p
 	case shape == 4:
 		ch <- pa.ModelStreamEvent{Type: pa.StreamCompleted}
 	case shape == 5:
-		ch <- pa.ModelStreamEvent{Type: fmt.Sprint(v), Delta: "\xff"}
+		ch <- pa.ModelStreamEvent{Type: fmt.Sprintf("%T", v), Delta: "\xff"}
 	default:
 		ch <- pa.ModelStreamEvent{Type: pa.StreamCompleted, Response: &pa.ModelResponse{Text: fmt.Sprintf("%T", v)}}
 	}
@@ -1124,7 +1124,7 @@ func (a probeAccessor) Load(ctx context.Context, runID string) (*pa.RunResult, e
 		}
 		return &r, nil
 	default:
-		if fmt.Sprint(x) == "" {
+		if _, ok := x.(bool); ok { // (not fmt: x may be cyclic, a fatal stack overflow in fmt)
 			return &pa.RunResult{}, nil
 		}
 		mut, err := pa.ParseRunResult(probeMutate(a.load.p, a.paused))
@@ -1526,7 +1526,6 @@ func (p *prober) stateInput(r *probeRun) {
 		}
 	}
 }
-
 
 // An MCP server that closed its stdin: the core's write to it raised SIGPIPE, on a thread
 // Go did not create, which ended the whole process. Now the write fails (mcp_failed, or
