@@ -208,7 +208,9 @@ namespace PhaseoAgentSdk.Tests
         static Behaviour NewBehaviour(Input x)
         {
             var b = new Behaviour { Kind = (B)x.Next((int)B.Count), Value = Hostile.Value(x.R, 0), Error = Error(x), Delay = 1 + x.Next(20) };
-            if (x.NoForever && (b.Kind == B.BlockForever || b.Kind == B.NeverTask)) b.Kind = B.Slow;
+            // The leak check leaves out what holds a thread or task for ever by the application's
+            // own doing (a callback without a token blocks for ever when told to block until it).
+            if (x.NoForever && (b.Kind == B.BlockForever || b.Kind == B.NeverTask || b.Kind == B.BlockToken)) b.Kind = B.Slow;
             if (b.Kind == B.BlockToken || b.Kind == B.BlockForever || b.Kind == B.NeverTask) x.Cancels = true;
             b.What = b.Kind + (b.Kind == B.Value ? " " + Hostile.Describe(b.Value).Substring(0, Math.Min(60, Hostile.Describe(b.Value).Length)) : b.Kind == B.Throw || b.Kind == B.Faulted ? " " + b.Error.GetType().Name : "");
             return b;
@@ -374,6 +376,7 @@ namespace PhaseoAgentSdk.Tests
                 case "stream":
                     {
                         var shape = x.Next(7);
+                        if (shape == 1 && x.NoForever) shape = 6;
                         if (shape == 1) x.Cancels = true; // a stream that never ends holds its run until cancelled
                         model = new HostileModel { B = b, X = x, Steps = x.Next(3), Shape = shape };
                         streamed = true;
