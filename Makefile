@@ -137,10 +137,12 @@ fuzz-node: node
 
 # The C# fuzz fixture (bindings-dotnet/tests/FuzzTests.cs: hostile values through every kind
 # of callback, mutated paused states through continue) with many more inputs
-# (`PHASEO_FUZZ_RUNS` per property, default 20000; `PHASEO_FUZZ_SEED` replays a run).
+# (`PHASEO_FUZZ_RUNS` per property, default 20000; `PHASEO_FUZZ_SEED` replays a run), and the
+# hostile probe (bindings-dotnet/tests/ProbeTests.cs) with `PHASEO_PROBE_INPUTS` (default 20000).
 fuzz-csharp: csharp-test-build
 	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_FUZZ_RUNS=$${PHASEO_FUZZ_RUNS:-20000} \
-	  nunit-console -nologo -domain=None -labels -run=PhaseoAgentSdk.Tests.FuzzTests -xml=FuzzResult.xml Phaseo.AgentSdk.Tests.dll
+	  PHASEO_PROBE_INPUTS=$${PHASEO_PROBE_INPUTS:-20000} \
+	  nunit-console -nologo -domain=None -labels -run=PhaseoAgentSdk.Tests.FuzzTests,PhaseoAgentSdk.Tests.ProbeTests -xml=FuzzResult.xml Phaseo.AgentSdk.Tests.dll
 
 # The PHP property tests (bindings-php/tests/FuzzTest.php, each property in a child process)
 # with many more inputs (`PHASEO_FUZZ_RUNS` per property, default 20000; `PHASEO_FUZZ_SEED`
@@ -234,10 +236,12 @@ bench-mcp: mcp-servers
 # then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
 fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go fuzz-java
 
-# Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache).
+# Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache); then the
+# hostile probe (bindings-go/probe_test.go) with PHASEO_PROBE_INPUTS inputs (default 20000).
 fuzz-go: go-lib
 	cd bindings-go && for t in FuzzHostileToolValues FuzzMutatedContinue; do \
 	  $(GO_LINK_STAMP) go test -run '^$$' -fuzz "^$$t$$" -fuzztime $${FUZZ_SECONDS:-60}s . || exit 1; done
+	cd bindings-go && PHASEO_PROBE_INPUTS=$${PHASEO_PROBE_INPUTS:-20000} $(GO_LINK_STAMP) go test -count=1 -timeout 0 -v -run '^TestHostileProbe$$' .
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
@@ -285,7 +289,7 @@ go-lib: c-abi
 	mkdir -p $(GO_LIB_DIR)
 	cp -p target/debug/libphaseo_agent_c.a $(GO_LIB_DIR)/
 go-tests: go-lib mcp-servers
-	cd bindings-go && go vet ./... && $(GO_LINK_STAMP) ../scripts/with-test-postgres.sh go test -race -count=1 ./...
+	cd bindings-go && go vet ./... && $(GO_LINK_STAMP) ../scripts/with-test-postgres.sh go test -race -count=1 -timeout 40m ./...
 	cd tests/conformance/go && go vet ./...
 	cd examples/go && go vet ./...
 go-conformance: go-lib
@@ -371,13 +375,14 @@ csharp: csharp-deps c-abi
 	$(MCS) -target:library -doc:$(DOTNET_OUT)/Phaseo.AgentSdk.xml -out:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/src/*.cs
 csharp-test-build: csharp
 	$(MCS) -target:library -out:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/*.cs
-	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll bindings-dotnet/tests/worker/*.cs
+	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/worker/*.cs
 	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
-# Every fixture, the fuzz fixture (FuzzTests) with its default 3000 inputs per property included.
+# Every fixture, the fuzz fixture (FuzzTests) with its default 3000 inputs per property and the
+# hostile probe (ProbeTests, worker processes) with its default 1500 inputs included.
 csharp-tests: csharp-test-build mcp-servers
 	rm -f $(DOTNET_OUT)/TestResult.xml
 	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_REPO=$(CURDIR) \
-	  timeout 600 $(CURDIR)/scripts/with-test-postgres.sh nunit-console -nologo -domain=None -labels Phaseo.AgentSdk.Tests.dll -xml=TestResult.xml || true
+	  timeout 1500 $(CURDIR)/scripts/with-test-postgres.sh nunit-console -nologo -domain=None -labels Phaseo.AgentSdk.Tests.dll -xml=TestResult.xml || true
 	python3 scripts/nunit-summary.py $(DOTNET_OUT)/TestResult.xml
 csharp-conformance: csharp
 	tests/conformance/csharp_runner.sh tests/conformance/cases

@@ -7,8 +7,14 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"runtime"
 	"runtime/cgo"
+	"strconv"
+	"strings"
 )
 
 // started is a run the core is running, with what must stay alive until it ends.
@@ -68,17 +74,10 @@ func (a *Agent) live() (*C.PhaseoAgent, error) {
 // fails or is cancelled. Cancelling ctx cancels the run: it ends "cancelled" and is
 // returned without error. A failed run returns an *Error whose Result is its state.
 func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
-	m := map[string]any{"input": o.Input}
-	if o.Messages != nil {
-		m["messages"] = o.Messages
+	m, err := runJSON(&o)
+	if err != nil {
+		return RunResult{}, err
 	}
-	if o.Context != nil {
-		m["context"] = o.Context
-	}
-	if o.Traceparent != "" {
-		m["traceparent"] = o.Traceparent
-	}
-	putToolExecution(m, o.ToolExecution)
 	store, err := storeFor(o.Store, o.State)
 	if err != nil {
 		return RunResult{}, err
@@ -96,7 +95,119 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 	return s.wait(ctx)
 }
 
-func continueJSON(o *ContinueOptions) map[string]any {
+// runJSON is a run's options (without the overrides), its values written and checked.
+func runJSON(o *RunOptions) (map[string]any, error) {
+	input, err := callerValue("run input", o.Input, maxValueDepth)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{"input": input}
+	if o.Messages != nil {
+		// Checked by the core, call input by call input (each may be 64 levels deep).
+		if m["messages"], err = callerValue("run messages", o.Messages, 0); err != nil {
+			return nil, err
+		}
+	}
+	if o.Context != nil {
+		if m["context"], err = callerValue("run context", o.Context, maxValueDepth); err != nil {
+			return nil, err
+		}
+	}
+	if o.Traceparent != "" {
+		m["traceparent"] = o.Traceparent
+	}
+	putToolExecution(m, o.ToolExecution)
+	return m, nil
+}
+
+// callerValue writes one of the caller's own values of a run or continue (its input,
+// context, messages, a supplied output) as JSON. A value JSON cannot hold (NaN, a cycle,
+// a channel, a MarshalJSON that fails), or one nested past the value limit, is refused as
+// the core refuses a value past its limits: state_invalid, "Invalid <what>: <reason>",
+// before anything runs (a refused continue leaves its state current). maxDepth 0 leaves
+// the depth to the core.
+func callerValue(what string, v any, maxDepth int) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	text, err := encodeValue(v)
+	if err != nil {
+		return nil, &Error{Code: CodeStateInvalid, Message: "Invalid " + what + ": " + cleanText(err.Error())}
+	}
+	if msg := unreadableNumber(text); msg != "" {
+		return nil, &Error{Code: CodeStateInvalid, Message: "Invalid " + what + ": " + msg}
+	}
+	if maxDepth > 0 && jsonDepth(text) > maxDepth {
+		return nil, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid %s: value is nested more than %d levels deep", what, maxDepth)}
+	}
+	return json.RawMessage(text), nil
+}
+
+// maxValueDepth is the core's limit on a value's nesting (docs/behaviour.md §7).
+const maxValueDepth = 64
+
+// unreadableNumber names the first number of a JSON text the core cannot read (an
+// integer past 64 bits, a number past a 64-bit float's range), "" when there is none.
+// encoding/json writes such numbers from a json.Number or a MarshalJSON.
+func unreadableNumber(text string) string {
+	inString := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(text) && strings.IndexByte("+-0123456789.eE", text[j]) >= 0 {
+				j++
+			}
+			token := text[i:j]
+			i = j - 1
+			if strings.ContainsAny(token, ".eE") {
+				if f, err := strconv.ParseFloat(token, 64); err != nil && (math.IsInf(f, 0) || !errors.Is(err, strconv.ErrRange)) {
+					return "number " + token + " is out of range"
+				}
+			} else if _, err := strconv.ParseInt(token, 10, 64); err != nil {
+				if _, err := strconv.ParseUint(token, 10, 64); err != nil {
+					return "integer " + token + " does not fit in 64 bits"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in a JSON text.
+func jsonDepth(text string) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+func continueJSON(o *ContinueOptions) (map[string]any, error) {
 	m := map[string]any{}
 	if o.Approvals != nil {
 		m["approvals"] = decisionsJSON(o.Approvals)
@@ -107,7 +218,11 @@ func continueJSON(o *ContinueOptions) map[string]any {
 	if o.ToolOutputs != nil {
 		outs := make([]any, 0, len(o.ToolOutputs))
 		for _, t := range o.ToolOutputs {
-			outs = append(outs, map[string]any{"toolCallId": t.ToolCallID, "output": t.Output})
+			out, err := callerValue("tool output for "+cleanText(t.ToolCallID), t.Output, maxValueDepth)
+			if err != nil {
+				return nil, err
+			}
+			outs = append(outs, map[string]any{"toolCallId": t.ToolCallID, "output": out})
 		}
 		m["toolOutputs"] = outs
 	}
@@ -115,13 +230,17 @@ func continueJSON(o *ContinueOptions) map[string]any {
 		m["humanInput"] = o.HumanInput
 	}
 	if o.Context != nil {
-		m["context"] = o.Context
+		ctx, err := callerValue("continue context", o.Context, maxValueDepth)
+		if err != nil {
+			return nil, err
+		}
+		m["context"] = ctx
 	}
 	if o.Traceparent != "" {
 		m["traceparent"] = o.Traceparent
 	}
 	putToolExecution(m, o.ToolExecution)
-	return m
+	return m, nil
 }
 
 // stateArgs are the state text (or NULL) and run id (or NULL) of a continue.
@@ -147,7 +266,11 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 	if err != nil {
 		return RunResult{}, err
 	}
-	p, err := a.prepare(continueJSON(&o), &o.RunOverrides, o.Client, store, o.OnEvent)
+	m, err := continueJSON(&o)
+	if err != nil {
+		return RunResult{}, err
+	}
+	p, err := a.prepare(m, &o.RunOverrides, o.Client, store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}

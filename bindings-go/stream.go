@@ -28,17 +28,10 @@ type StreamResult struct {
 // Stream starts a streamed run. Cancelling ctx (or calling Cancel) cancels the run.
 // RunOptions.OnEvent also receives every event.
 func (a *Agent) Stream(ctx context.Context, o RunOptions) *StreamResult {
-	m := map[string]any{"input": o.Input}
-	if o.Messages != nil {
-		m["messages"] = o.Messages
+	m, err := runJSON(&o)
+	if err != nil {
+		return failedStream(err)
 	}
-	if o.Context != nil {
-		m["context"] = o.Context
-	}
-	if o.Traceparent != "" {
-		m["traceparent"] = o.Traceparent
-	}
-	putToolExecution(m, o.ToolExecution)
 	store, err := storeFor(o.Store, o.State)
 	if err != nil {
 		return failedStream(err)
@@ -58,7 +51,11 @@ func (a *Agent) ContinueStream(ctx context.Context, o ContinueOptions) *StreamRe
 	if err != nil {
 		return failedStream(err)
 	}
-	return a.stream(ctx, continueJSON(&o), &o.RunOverrides, o.Client, store, o.OnEvent, state, runID)
+	m, err := continueJSON(&o)
+	if err != nil {
+		return failedStream(err)
+	}
+	return a.stream(ctx, m, &o.RunOverrides, o.Client, store, o.OnEvent, state, runID)
 }
 
 func failedStream(err error) *StreamResult {

@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use phaseo_agent::{Agent, CancellationToken, ContinueOptions, RunOptions, RunResult};
+use phaseo_agent::{Agent, CancellationToken, ContinueOptions, ErrorCode, RunOptions, RunResult};
 
 use crate::adapters::HostListener;
 use crate::client::{client_arg, PhaseoClient};
@@ -112,9 +112,16 @@ pub(crate) unsafe fn continue_options(
     Ok(options)
 }
 
-/// Reads a state's JSON text (`state_invalid` when it is not a valid state).
+/// Reads a state's JSON text (`state_invalid` when it is not a valid state, text that is
+/// not UTF-8 included: a continue and a streamed continue refuse it alike).
 pub(crate) unsafe fn read_state(state_json: *const c_char) -> Result<Option<RunResult>, CError> {
-    match read_opt_str(state_json, "state_json")? {
+    let text = read_opt_str(state_json, "state_json").map_err(|e| {
+        CError::new(
+            ErrorCode::StateInvalid,
+            format!("Invalid state: {}", e.message()),
+        )
+    })?;
+    match text {
         None => Ok(None),
         Some(text) => Ok(Some(RunResult::from_json(text)?)),
     }

@@ -251,7 +251,11 @@ namespace PhaseoAgentSdk
         internal static List<object> StopJson(IReadOnlyList<StopCondition> conds, HostObject cbs)
         {
             var list = new List<object>();
-            foreach (var c in conds) list.Add(c.ToJson(cbs));
+            foreach (var c in conds)
+            {
+                if (c == null) throw new ArgumentException("stopWhen[" + list.Count + "] is null");
+                list.Add(c.ToJson(cbs));
+            }
             return list;
         }
     }
@@ -305,18 +309,35 @@ namespace PhaseoAgentSdk
         internal Dictionary<string, object> ToJson()
         {
             var m = new Dictionary<string, object>();
-            if (Approvals != null) { var l = new List<object>(); foreach (var d in Approvals) l.Add(d.ToJson()); m["approvals"] = l; }
-            if (Rejections != null) { var l = new List<object>(); foreach (var d in Rejections) l.Add(d.ToJson()); m["rejections"] = l; }
+            if (Approvals != null) m["approvals"] = Decisions(Approvals, "approvals");
+            if (Rejections != null) m["rejections"] = Decisions(Rejections, "rejections");
             if (ToolOutputs != null)
             {
                 var l = new List<object>();
-                foreach (var o in ToolOutputs) l.Add(new Dictionary<string, object> { { "toolCallId", o.ToolCallId }, { "output", o.Output } });
+                foreach (var o in ToolOutputs)
+                {
+                    if (o == null) throw new ArgumentException("toolOutputs[" + l.Count + "] is null");
+                    l.Add(new Dictionary<string, object> { { "toolCallId", o.ToolCallId }, { "output", Agent.CallerValue("tool output for " + o.ToolCallId, o.Output) } });
+                }
                 m["toolOutputs"] = l;
             }
             if (HumanInput != null) m["humanInput"] = HumanInput;
-            if (Context != null) m["context"] = Context;
+            if (Context != null) m["context"] = Agent.CallerValue("continue context", Context);
             if (Traceparent != null) m["traceparent"] = Traceparent;
             return m;
+        }
+
+        /// <summary>Approvals or rejections as JSON; a null element is an
+        /// <see cref="ArgumentException"/> naming it, thrown before anything runs.</summary>
+        static List<object> Decisions(IReadOnlyList<ToolDecision> list, string what)
+        {
+            var l = new List<object>();
+            foreach (var d in list)
+            {
+                if (d == null) throw new ArgumentException(what + "[" + l.Count + "] is null");
+                l.Add(d.ToJson());
+            }
+            return l;
         }
     }
 
@@ -367,10 +388,7 @@ namespace PhaseoAgentSdk
         /// failed state) or is cancelled (returned, not thrown).</summary>
         public Task<RunResult> Run(RunOptions options)
         {
-            var m = new Dictionary<string, object> { { "input", options.Input } };
-            if (options.Messages != null) m["messages"] = options.Messages;
-            if (options.Context != null) m["context"] = options.Context;
-            if (options.Traceparent != null) m["traceparent"] = options.Traceparent;
+            var m = RunJson(options);
             return Start(m, options, (agent, opts, client, st, host) =>
             {
                 int s = Native.phaseo_agent_run(agent, opts, client, st, host, out var run, out var err);
@@ -385,7 +403,7 @@ namespace PhaseoAgentSdk
         public Task<RunResult> ContinueRun(ContinueOptions options)
         {
             var state = StateArgs(options, out var runId);
-            return Start(options.ToJson(), options, (agent, opts, client, st, host) =>
+            return Start(ContinueJson(options), options, (agent, opts, client, st, host) =>
             {
                 int s = Native.phaseo_agent_continue(agent, state, runId, opts, client, st, host, out var run, out var err);
                 return (s, run, err);
@@ -407,10 +425,7 @@ namespace PhaseoAgentSdk
         /// <summary>Runs the agent as a stream of events (see <see cref="AgentStreamResult"/>).</summary>
         public AgentStreamResult Stream(RunOptions options)
         {
-            var m = new Dictionary<string, object> { { "input", options.Input } };
-            if (options.Messages != null) m["messages"] = options.Messages;
-            if (options.Context != null) m["context"] = options.Context;
-            if (options.Traceparent != null) m["traceparent"] = options.Traceparent;
+            var m = RunJson(options);
             return StartStream(m, options, (agent, opts, client, st, host) =>
             {
                 int s = Native.phaseo_agent_stream(agent, opts, client, st, host, out var h, out var err);
@@ -423,11 +438,73 @@ namespace PhaseoAgentSdk
         public AgentStreamResult ContinueStream(ContinueOptions options)
         {
             var state = StateArgs(options, out var runId);
-            return StartStream(options.ToJson(), options, (agent, opts, client, st, host) =>
+            return StartStream(ContinueJson(options), options, (agent, opts, client, st, host) =>
             {
                 int s = Native.phaseo_agent_continue_stream(agent, state, runId, opts, client, st, host, out var h, out var err);
                 return (s, h, err);
             });
+        }
+
+        /// <summary>A run's options (without the overrides), its values written and checked.</summary>
+        static Dictionary<string, object> RunJson(RunOptions options)
+        {
+            var m = new Dictionary<string, object> { { "input", CallerValue("run input", options.Input) } };
+            if (options.Messages != null) m["messages"] = options.Messages;
+            if (options.Context != null) m["context"] = CallerValue("run context", options.Context);
+            if (options.Traceparent != null) m["traceparent"] = options.Traceparent;
+            return m;
+        }
+
+        /// <summary>One of the caller's own values of a run or continue (its input, context, a
+        /// supplied output) as JSON. A value JSON cannot hold (a cycle, nesting past 64
+        /// levels, a getter that throws, an object of no JSON type, a <see cref="RawJson"/>
+        /// whose text is not JSON) is refused as the core
+        /// refuses a value past its limits: an <see cref="AgentException"/> with code
+        /// <c>state_invalid</c>, "Invalid &lt;what&gt;: &lt;reason&gt;", before anything runs
+        /// (a refused continue leaves its state current).</summary>
+        internal static object CallerValue(string what, object value)
+        {
+            if (value == null) return null;
+            string text;
+            try { text = Json.Write(value); }
+            catch (ArgumentException e) { throw new AgentException(ErrorCodes.StateInvalid, "Invalid " + what + ": " + e.Message); }
+            // A RawJson inside is written verbatim: the text must still be JSON.
+            try { Json.Parse(text); }
+            catch (FormatException e) { throw new AgentException(ErrorCodes.StateInvalid, "Invalid " + what + ": not valid JSON: " + e.Message); }
+            if (Depth(text) > MaxValueDepth)
+                throw new AgentException(ErrorCodes.StateInvalid, "Invalid " + what + ": value is nested more than " + MaxValueDepth + " levels deep");
+            return new RawJson(text);
+        }
+
+        /// <summary>The core's limit on a value's nesting (docs/behaviour.md §7).</summary>
+        const int MaxValueDepth = 64;
+
+        /// <summary>The deepest nesting of arrays and objects in a JSON text.</summary>
+        static int Depth(string text)
+        {
+            int depth = 0, deepest = 0;
+            bool inString = false;
+            for (int i = 0; i < text.Length; i++)
+            {
+                char c = text[i];
+                if (inString)
+                {
+                    if (c == '\\') i++;
+                    else if (c == '"') inString = false;
+                }
+                else if (c == '"') inString = true;
+                else if (c == '[' || c == '{') deepest = Math.Max(deepest, ++depth);
+                else if (c == ']' || c == '}') depth--;
+            }
+            return deepest;
+        }
+
+        /// <summary>A continue's options as JSON: a null approval, rejection or output is a
+        /// refused continue (<c>continue_invalid</c>) naming it.</summary>
+        static Dictionary<string, object> ContinueJson(ContinueOptions options)
+        {
+            try { return options.ToJson(); }
+            catch (ArgumentException e) { throw new AgentException(ErrorCodes.ContinueInvalid, "Invalid continue options: " + e.Message); }
         }
 
         static byte[] StateArgs(ContinueOptions o, out byte[] runId)

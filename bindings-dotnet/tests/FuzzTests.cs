@@ -5,6 +5,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Linq;
+using System.Runtime.CompilerServices;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
@@ -301,20 +302,24 @@ namespace PhaseoAgentSdk.Tests
             var sw = Stopwatch.StartNew();
             object current = null;
             object received = null;
-            Exception thrownInTool = null;
+            // Each input's tool reports into the box of its input: a tool whose run ended (its
+            // progress was refused) may still be finishing while the next input runs.
+            var thrown = new StrongBox<Exception>();
             var events = new List<object>();
 
             var resultTool = new Tool("t", (i, rt) => Task.FromResult(current)) { OutputSchema = v => { received = v; return v; } };
             var progressTool = new Tool("t", async (i, rt) =>
             {
+                var box = thrown;
                 try { await rt.EmitProgress(current); }
-                catch (Exception e) { thrownInTool = e; }
+                catch (Exception e) { box.Value = e; }
                 return "ok";
             });
             var contextTool = new Tool("t", (i, rt) =>
             {
+                var box = thrown;
                 try { rt.SetContext(current); }
-                catch (Exception e) { thrownInTool = e; }
+                catch (Exception e) { box.Value = e; }
                 return Task.FromResult<object>("ok");
             });
             var validatorTool = new Tool("t", (i, rt) => { received = i; return Task.FromResult<object>("ok"); }) { InputSchema = v => current };
@@ -352,7 +357,7 @@ namespace PhaseoAgentSdk.Tests
                     // (the call waits for a person), so (true, null) is not fuzzed there.
                     if (agents[kind].Id == "called" && WritesNull(current)) current = "null";
                     received = null;
-                    thrownInTool = null;
+                    thrown = new StrongBox<Exception>();
                     lock (events) events.Clear();
                     var expect = Expectation.Of(current);
                     var client = new FuzzClient { First = CallT };
@@ -399,6 +404,7 @@ namespace PhaseoAgentSdk.Tests
                             break;
                     }
                     var (result, error) = Outcome(() => agent.Run(opts), what);
+                    Exception thrownInTool;
                     switch (agent.Id)
                     {
                         case "result":
@@ -411,6 +417,7 @@ namespace PhaseoAgentSdk.Tests
                         case "progress":
                             if (error != null) { Assert.IsFalse(expect.MustAccept, what + ": refused: " + Hostile.Safe(error.ToString(), 2000)); Refusal(error, what); break; }
                             Assert.AreEqual("completed", result.Status, what);
+                            thrownInTool = thrown.Value;
                             if (thrownInTool != null)
                             {
                                 Assert.IsFalse(expect.MustAccept, what + ": refused: " + Hostile.Safe(thrownInTool.ToString(), 2000));
@@ -429,6 +436,7 @@ namespace PhaseoAgentSdk.Tests
                         case "context":
                             if (error != null) { Assert.IsFalse(expect.MustAccept, what + ": refused: " + Hostile.Safe(error.ToString(), 2000)); Refusal(error, what); break; }
                             Assert.AreEqual("completed", result.Status, what);
+                            thrownInTool = thrown.Value;
                             if (thrownInTool != null)
                             {
                                 Assert.IsFalse(expect.MustAccept, what + ": refused: " + Hostile.Safe(thrownInTool.ToString(), 2000));

@@ -212,3 +212,57 @@ async fn a_tool_that_fails_because_the_run_was_cancelled_leaves_the_run_cancelle
         assert_cancelled(&result);
     }
 }
+
+/// A state accessor whose load and save never answer.
+struct Silent;
+
+#[async_trait]
+impl phaseo_agent::store::StateAccessor for Silent {
+    async fn load(&self, _run_id: &str) -> Result<Option<String>, ToolError> {
+        std::future::pending().await
+    }
+    async fn save(&self, _run_id: &str, _state_json: &str) -> Result<(), ToolError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_never_answers_does_not_hold_a_cancelled_run_or_continue() {
+    let store: Arc<dyn phaseo_agent::store::RunStore> =
+        Arc::new(phaseo_agent::store::AccessorRunStore::new(Arc::new(Silent)));
+    let agent = agent(AgentDefinition::new("c"));
+    // The run's first save waits on the store; cancelled, the run ends, and its final save
+    // is given up after a bounded wait: the run fails with store_failed, its state attached.
+    let token = CancellationToken::new();
+    cancel_after(&token, 50);
+    let started = Instant::now();
+    let client = Arc::new(ScriptedClient::from_responses([ModelResponse::text("hi")]));
+    let error = agent
+        .run(
+            RunOptions::new("go", client.clone())
+                .store(store.clone())
+                .cancel(token),
+        )
+        .await
+        .expect_err("the final save was not made");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(error.code(), ErrorCode::StoreFailed);
+    assert!(error.result().is_some());
+    // A continue by id waits on the store's load: cancelled, it is refused with cancelled
+    // and no result (nothing ran).
+    let token = CancellationToken::new();
+    cancel_after(&token, 50);
+    let started = Instant::now();
+    let error = agent
+        .continue_by_id(
+            "r1",
+            phaseo_agent::ContinueOptions::new(client)
+                .store(store)
+                .cancel(token),
+        )
+        .await
+        .expect_err("cancelled");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(error.code(), ErrorCode::Cancelled);
+    assert!(error.result().is_none());
+}

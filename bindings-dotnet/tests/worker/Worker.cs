@@ -5,7 +5,8 @@ using PhaseoAgentSdk;
 
 namespace PhaseoAgentSdk.TestWorker
 {
-    /// <summary>A worker process of the recover test (RecoverTests): <c>pause PATH</c> runs the
+    /// <summary>A worker process of the recover test (RecoverTests) and of the hostile probe
+    /// (ProbeTests: <c>probe SEED FROM INPUTS</c>): <c>pause PATH</c> runs the
     /// store-backed agent until it pauses for approval; <c>hang PATH RUN_ID</c> continues that
     /// run and hangs inside the approved tool (the test kills it there). Each prints one JSON
     /// line: <c>{"executing":true}</c> from the hanging tool, else the run id and status.</summary>
@@ -33,6 +34,9 @@ namespace PhaseoAgentSdk.TestWorker
 
         static int Main(string[] args)
         {
+            // The hostile probe's child (bindings-dotnet/tests/ProbeTests.cs): probe SEED FROM INPUTS.
+            if (args.Length == 4 && args[0] == "probe")
+                return PhaseoAgentSdk.Tests.Probe.Child(int.Parse(args[1]), int.Parse(args[2]), int.Parse(args[3]));
             try
             {
                 using (var store = RunStore.Sqlite(args[1]))

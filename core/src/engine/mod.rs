@@ -289,13 +289,23 @@ pub(crate) async fn run(
         Err(None) => return finish(&ctx, state, Err(None)).await,
     }
     if let Some(d) = &ctx.durable {
-        if let Err(error) = d.save(&state).await {
-            return finish(
-                &ctx,
-                state,
-                Err(Some(Failure::Failed { error, step: None })),
-            )
-            .await;
+        // A store (an application's accessor) that does not answer holds no cancelled run.
+        let saved = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => None,
+            r = d.save(&state) => Some(r),
+        };
+        match saved {
+            None => return finish(&ctx, state, Err(None)).await,
+            Some(Err(error)) => {
+                return finish(
+                    &ctx,
+                    state,
+                    Err(Some(Failure::Failed { error, step: None })),
+                )
+                .await
+            }
+            Some(Ok(())) => {}
         }
     }
     drive_and_finish(&ctx, state, Start::NextStep).await
@@ -314,11 +324,39 @@ pub(crate) async fn continue_run(
         check_value(context)
             .map_err(|e| AgentError::state_invalid(format!("Invalid continue context: {e}")))?;
     }
-    let (mut state, plan, durable) = durable::prepare_continue(&agent, state, &options).await?;
+    let (mut state, plan, durable) = unless_cancelled(
+        options.cancel.as_ref(),
+        durable::prepare_continue(&agent, state, &options),
+    )
+    .await?;
     // A new signature is made when the run ends, and only by an agent with a secret.
     state.signature = None;
     resume_paused(agent, state, plan, options, stream, durable, "continue").await
 }
+
+/// `work` (a continue's load and claim of its stored run), or `cancelled` when the run is
+/// cancelled first: a store that does not answer (an application's accessor blocked) holds
+/// no cancelled continue. Nothing ran yet, so the error has no result and the state stays
+/// as it was.
+async fn unless_cancelled<T>(
+    cancel: Option<&CancellationToken>,
+    work: impl std::future::Future<Output = Result<T, AgentError>>,
+) -> Result<T, AgentError> {
+    let Some(cancel) = cancel else {
+        return work.await;
+    };
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(AgentError::new(ErrorCode::Cancelled, CANCELLED_MESSAGE)),
+        r = work => r,
+    }
+}
+
+/// How long a run, once cancelled, still waits for the save of its final state: any store
+/// that works saves within it; one that does not answer (an application's accessor
+/// blocked) no longer holds the cancelled run, which then fails with `store_failed` (its
+/// final state was not saved).
+const SAVE_AFTER_CANCEL: Duration = Duration::from_secs(5);
 
 /// Recovers a stored run whose lease expired (SPEC §10).
 pub(crate) async fn recover(
@@ -328,7 +366,11 @@ pub(crate) async fn recover(
 ) -> Result<RunResult, AgentError> {
     // As for a continue: the MCP tools are listed before the stored run is checked.
     let agent = continue_agent(agent, &options).await?;
-    let (recovered, durable) = durable::prepare_recover(&agent, run_id, options.clone()).await?;
+    let (recovered, durable) = unless_cancelled(
+        options.cancel.as_ref(),
+        durable::prepare_recover(&agent, run_id, options.clone()),
+    )
+    .await?;
     match recovered {
         durable::Recovered::Claimed(claimed) => {
             let (state, plan, options) = *claimed;
@@ -498,12 +540,25 @@ async fn finish_and_save(
     let Some(d) = ctx.durable.as_ref().filter(|_| !skip_save) else {
         return result;
     };
-    let saved = match &result {
-        Ok(state) => d.save(state).await,
-        Err(e) => {
-            d.save(e.result().expect("a failed run carries its result"))
-                .await
+    let save = async {
+        match &result {
+            Ok(state) => d.save(state).await,
+            Err(e) => {
+                d.save(e.result().expect("a failed run carries its result"))
+                    .await
+            }
         }
+    };
+    let given_up = async {
+        ctx.cancel.cancelled().await;
+        tokio::time::sleep(SAVE_AFTER_CANCEL).await;
+    };
+    let saved = tokio::select! {
+        r = save => r,
+        () = given_up => Err(AgentError::store_failed(format!(
+            "Run store failed: the state of the cancelled run was not saved within {} s",
+            SAVE_AFTER_CANCEL.as_secs()
+        ))),
     };
     match (saved, result) {
         (Ok(()), result) => result,
