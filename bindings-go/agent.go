@@ -325,9 +325,13 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 		m["onToolCalled"] = cbs.add(func(c *hostCall) {
 			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) {
 				v, completed, err := f(c.arg(0), rt)
-				if err != nil || !completed {
+				switch {
+				case err != nil:
 					return nil, err
+				case !completed:
+					return pauseCall, nil
 				}
+				// Completed, nil included: a nil result is the call's result (null).
 				return v, nil
 			})
 		})

@@ -289,11 +289,31 @@ func (c *hostCall) serve(f callbackFn) {
 
 // finish completes the call with a function's outcome.
 func (c *hostCall) finish(v any, err error) {
-	if err != nil {
+	switch {
+	case err != nil:
 		c.fail(err)
-	} else {
+	case v == pauseCall:
+		c.pause()
+	default:
 		c.answer(v)
 	}
+}
+
+// pauseAnswer is the answer of an interactive hook that did not complete its call.
+type pauseAnswer struct{}
+
+// pauseCall, answered by OnToolCalled's adapter, pauses the call for a person.
+var pauseCall any = pauseAnswer{}
+
+// pause answers an interactive hook's call with "not completed".
+func (c *hostCall) pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return
+	}
+	c.done = true
+	C.phaseo_call_pause(c.call)
 }
 
 // protect runs f, turning a panic into the call's error (never a crashed process).

@@ -116,7 +116,8 @@ type Tool struct {
 	// Approval decides approval per call (wins over RequireApproval).
 	Approval ApprovalPredicate
 	// OnToolCalled makes the tool interactive: it runs first; completed false pauses the
-	// call for human input (pending kind "hitl"), otherwise value is the call's result.
+	// call for human input (pending kind "hitl"), otherwise value is the call's result (nil
+	// included: a null result).
 	OnToolCalled func(input any, runtime RuntimeContext) (value any, completed bool, err error)
 	// OnResponseReceived validates or transforms an output supplied on continue.
 	OnResponseReceived func(output any, runtime RuntimeContext) (any, error)

@@ -314,3 +314,25 @@ func TestDefinitionErrors(t *testing.T) {
 		t.Fatalf("validator error %v", err)
 	}
 }
+
+// An interactive hook completing its call with a nil value gives the call a null result;
+// only completed == false pauses it.
+func TestOnToolCalledCompletedWithNilIsANullResult(t *testing.T) {
+	completed := true
+	tool := pa.Tool{ID: "ask", OnToolCalled: func(any, pa.RuntimeContext) (any, bool, error) {
+		return nil, completed, nil
+	}}
+	agent := mustAgent(t, pa.AgentDefinition{ID: "a", Tools: []pa.Tool{tool}})
+	done := run(t, agent, pa.RunOptions{Input: "go", Client: scripted(t, calls("ask"), textResponse("ok"))})
+	if done.Status() != pa.StatusCompleted {
+		t.Fatalf("status %q, want completed", done.Status())
+	}
+	if m := toolMessages(done)["c1"]; m.Content != "null" || m.IsError {
+		t.Fatalf("tool message %+v, want the null result", m)
+	}
+	completed = false
+	paused := run(t, agent, pa.RunOptions{Input: "go", Client: scripted(t, calls("ask"))})
+	if paused.Status() != pa.StatusWaitingForHuman || paused.Pending()[0].Kind != "hitl" {
+		t.Fatalf("status %q, want a hitl pause", paused.Status())
+	}
+}

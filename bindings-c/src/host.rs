@@ -107,7 +107,8 @@ pub enum PhaseoCallKind {
     /// An approval predicate: args `[input, runtime]` (tool level) or `[toolCall, runtime]`
     /// (agent level); answer a boolean.
     Approve = 2,
-    /// `onToolCalled`: args `[input, runtime]`; answer null to pause (hitl) or the result.
+    /// `onToolCalled`: args `[input, runtime]`; answer the result (null included) or pause
+    /// (hitl) with `phaseo_call_pause`.
     ToolCalled = 3,
     /// `onResponseReceived`: args `[output, runtime]`; answer the output to use.
     ResponseReceived = 4,
@@ -145,6 +146,8 @@ enum Answer {
     Value(Value),
     Thrown(String),
     Invalid(String),
+    /// An interactive hook's "not completed": the call pauses for a person.
+    Pause,
 }
 
 /// The host's `on_cancel` registration.
@@ -226,7 +229,9 @@ impl HostFn {
     ) -> Result<Value, ToolError> {
         // Written before the first await: the future does not hold `args`.
         let text = phaseo_agent::json::to_canonical_string(args);
-        self.call_with(kind, text, runtime, None).await
+        self.call_with(kind, text, runtime, None)
+            .await?
+            .ok_or_else(|| ToolError::new("the host answered pause to a call that cannot pause"))
     }
 
     /// A `Stream` call: the host passes its events to `events` (with
@@ -238,7 +243,8 @@ impl HostFn {
     ) -> Result<Value, ToolError> {
         let text = phaseo_agent::json::to_canonical_string(args);
         self.call_with(PhaseoCallKind::Stream, text, None, Some(events))
-            .await
+            .await?
+            .ok_or_else(|| ToolError::new("the host answered pause to a call that cannot pause"))
     }
 
     async fn call_with(
@@ -247,7 +253,7 @@ impl HostFn {
         text: String,
         runtime: Option<&ToolRuntime>,
         stream: Option<HostStreamSender>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Option<Value>, ToolError> {
         let Some(invoke) = self.host.0.invoke else {
             return Err(ToolError::new(format!(
                 "the host gave no invoke function for callback {}",
@@ -296,7 +302,8 @@ impl HostFn {
         };
         abandon.1 = false;
         match answer {
-            Ok(Answer::Value(v)) => Ok(v),
+            Ok(Answer::Value(v)) => Ok(Some(v)),
+            Ok(Answer::Pause) => Ok(None),
             Ok(Answer::Thrown(m)) => Err(ToolError::new(m)),
             Ok(Answer::Invalid(m)) if kind == PhaseoCallKind::Execute => {
                 Err(ToolError::invalid_output(m))
@@ -347,6 +354,18 @@ impl JsonHostFn for HostFn {
         events: HostStreamSender,
     ) -> Result<Value, ToolError> {
         HostFn::call_streaming(self, &args, events).await
+    }
+
+    /// The host answers "pause" with `phaseo_call_pause`, so a completed call may have a
+    /// null result.
+    async fn call_tool_called(
+        &self,
+        args: JsonArgs<'_>,
+        runtime: &ToolRuntime,
+    ) -> Result<Option<Value>, ToolError> {
+        let text = phaseo_agent::json::to_canonical_string(&args);
+        self.call_with(PhaseoCallKind::ToolCalled, text, Some(runtime), None)
+            .await
     }
 }
 
@@ -540,6 +559,25 @@ pub unsafe extern "C" fn phaseo_call_complete(
         }
     }))
     .unwrap_or_else(|_| Answer::Thrown("internal error while reading the answer".into()));
+    finish(&call, answer);
+    PhaseoStatus::Ok
+}
+
+/// Answers an interactive hook's call (kind `PHASEO_CALL_KIND_TOOL_CALLED`) with "not
+/// completed": the call pauses for a person (answering null completes it with a null
+/// result). Any other call fails with a message saying it cannot pause. Releases the
+/// handle, like `phaseo_call_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_pause(call: *mut PhaseoCall) -> PhaseoStatus {
+    if call.is_null() {
+        return PhaseoStatus::Error;
+    }
+    let call = Arc::from_raw(call.cast_const());
+    let answer = if call.kind == PhaseoCallKind::ToolCalled {
+        Answer::Pause
+    } else {
+        Answer::Thrown("only an interactive hook's call can pause".into())
+    };
     finish(&call, answer);
     PhaseoStatus::Ok
 }

@@ -263,9 +263,23 @@ namespace PhaseoAgentSdk
 
         internal object Arg(int i) => args != null && i < args.Count ? args[i] : null;
 
-        /// <summary>Completes the call with a value.</summary>
+        /// <summary>The answer of an interactive hook that did not complete its call.</summary>
+        internal static readonly object PauseCall = new object();
+
+        /// <summary>Completes the call with a value (<see cref="PauseCall"/>: pauses an
+        /// interactive hook's call for a person).</summary>
         internal void Answer(object v)
         {
+            if (ReferenceEquals(v, PauseCall))
+            {
+                lock (gate)
+                {
+                    if (done) return;
+                    done = true;
+                    Native.phaseo_call_pause(call);
+                }
+                return;
+            }
             string text = null, invalid = null;
             try { text = Json.Write(v); }
             catch (ArgumentException e) { invalid = e.Message; }

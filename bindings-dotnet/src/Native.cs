@@ -75,6 +75,7 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_call_stream_event(IntPtr call, byte[] eventJson, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_call_complete(IntPtr call, byte[] text, [MarshalAs(UnmanagedType.I1)] bool isError);
         [DllImport(Lib)] internal static extern int phaseo_call_complete_invalid(IntPtr call, byte[] message);
+        [DllImport(Lib)] internal static extern int phaseo_call_pause(IntPtr call);
 
         [DllImport(Lib)] internal static extern void phaseo_run_cancel(IntPtr run);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.I1)] internal static extern bool phaseo_run_is_done(IntPtr run);

@@ -121,7 +121,7 @@ namespace PhaseoAgentSdk
         /// <summary>Decides approval per call (wins over RequireApproval).</summary>
         public Func<object, RuntimeContext, Task<bool>> Approval { get; set; }
         /// <summary>Makes the tool interactive: runs first; <c>(false, _)</c> pauses the call for
-        /// a person (pending kind <c>hitl</c>), <c>(true, output)</c> is its result.</summary>
+        /// a person (pending kind <c>hitl</c>), <c>(true, output)</c> is its result (null included).</summary>
         public Func<object, RuntimeContext, Task<ValueTuple<bool, object>>> OnToolCalled { get; set; }
         /// <summary>Validates or transforms an output supplied on continue.</summary>
         public Func<object, RuntimeContext, Task<object>> OnResponseReceived { get; set; }
@@ -179,7 +179,7 @@ namespace PhaseoAgentSdk
             if (EventSchema != null) m["eventSchema"] = AgentSdk.ValidatorCallback(cbs, EventSchema);
             var called = OnToolCalled;
             if (called != null)
-                m["onToolCalled"] = cbs.Add(c => c.WithRuntime(1, rt => called(HostInput(c.Arg(0)), rt), r => r.Item1 ? r.Item2 : null));
+                m["onToolCalled"] = cbs.Add(c => c.WithRuntime(1, rt => called(HostInput(c.Arg(0)), rt), r => r.Item1 ? r.Item2 : HostCall.PauseCall));
             var received = OnResponseReceived;
             if (received != null) m["onResponseReceived"] = cbs.Add(c => c.WithRuntime(1, rt => received(HostInput(c.Arg(0)), rt)));
             var next = DynamicNextTurnParams;

@@ -130,6 +130,27 @@ namespace PhaseoAgentSdk.Tests
         }
 
         [Test]
+        public async Task AnInteractiveHookThatCompletesWithNullGivesANullResult()
+        {
+            bool completed = true;
+            var tool = new Tool("confirm", (i, rt) => Task.FromResult<object>("never"))
+            {
+                OnToolCalled = (input, rt) => Task.FromResult(ValueTuple.Create(completed, (object)null)),
+            };
+            using (var agent = Agent(tool))
+            {
+                var client = new RecordingClient(Calls("h", "confirm", "{}"), Text("ok"));
+                var done = await agent.Run(new RunOptions("go", client));
+                Assert.AreEqual("completed", done.Status);
+                var tools = client.Requests[1].Messages.Where(m => m.Role == "tool").Select(m => m.Content).ToArray();
+                Assert.AreEqual(new[] { "null" }, tools);
+                completed = false;
+                var paused = await agent.Run(new RunOptions("go", new ScriptedClient(new object[] { Calls("h", "confirm", "{}") })));
+                Assert.AreEqual(new[] { "hitl" }, paused.Run.Pause.PendingToolCalls.Select(p => p.Kind).ToArray());
+            }
+        }
+
+        [Test]
         public async Task NextTurnParamsReachTheNextRequestOnly()
         {
             var tool = new Tool("tune", (i, rt) => Task.FromResult<object>("ok"))

@@ -34,7 +34,8 @@ typedef enum PhaseoCallKind {
   // An approval predicate: args `[input, runtime]` (tool level) or `[toolCall, runtime]`
   // (agent level); answer a boolean.
   PHASEO_CALL_KIND_APPROVE = 2,
-  // `onToolCalled`: args `[input, runtime]`; answer null to pause (hitl) or the result.
+  // `onToolCalled`: args `[input, runtime]`; answer the result (null included) or pause
+  // (hitl) with `phaseo_call_pause`.
   PHASEO_CALL_KIND_TOOL_CALLED = 3,
   // `onResponseReceived`: args `[output, runtime]`; answer the output to use.
   PHASEO_CALL_KIND_RESPONSE_RECEIVED = 4,
@@ -297,6 +298,12 @@ enum PhaseoStatus phaseo_call_stream_event(struct PhaseoCall *call,
 // true, it is the error message (UTF-8, NULL = a fixed text). An answer after the core
 // stopped waiting is discarded. Callable from any thread.
 enum PhaseoStatus phaseo_call_complete(struct PhaseoCall *call, const char *text, bool is_error);
+
+// Answers an interactive hook's call (kind `PHASEO_CALL_KIND_TOOL_CALLED`) with "not
+// completed": the call pauses for a person (answering null completes it with a null
+// result). Any other call fails with a message saying it cannot pause. Releases the
+// handle, like `phaseo_call_complete`.
+enum PhaseoStatus phaseo_call_pause(struct PhaseoCall *call);
 
 // Answers a call with a value the host could not turn into JSON (a cycle, NaN, a value of
 // a type JSON has no form for): `message` says why. An executor's call then fails with

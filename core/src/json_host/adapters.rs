@@ -67,7 +67,7 @@ impl<H: JsonHostFn> ApprovalPredicate for JsonAgentApproval<H> {
     }
 }
 
-/// `onToolCalled(input, runtime)`: null pauses (hitl), a value is the result.
+/// `onToolCalled(input, runtime)`: a pause (hitl) or the result ([`JsonHostFn::call_tool_called`]).
 pub struct JsonToolCalled<H>(pub H);
 
 #[async_trait]
@@ -78,8 +78,7 @@ impl<H: JsonHostFn> ToolCalledHook for JsonToolCalled<H> {
         rt: ToolRuntime,
     ) -> Result<Option<Value>, ToolError> {
         let args = JsonArgs::WithRuntime(&input, &rt);
-        let v = self.0.call(Kind::ToolCalled, args, Some(&rt)).await?;
-        Ok((!v.is_null()).then_some(v))
+        self.0.call_tool_called(args, &rt).await
     }
 }
 

@@ -53,4 +53,16 @@ pub trait JsonHostFn: Send + Sync {
         args: JsonArgs<'_>,
         events: HostStreamSender,
     ) -> Result<Value, ToolError>;
+
+    /// An interactive hook's [`CallKind::ToolCalled`] call: `None` pauses the call for a
+    /// person, `Some` is its result (`null` included). The default reads a null answer as
+    /// the pause; a host that can answer "pause" apart from a null result overrides it.
+    async fn call_tool_called(
+        &self,
+        args: JsonArgs<'_>,
+        runtime: &ToolRuntime,
+    ) -> Result<Option<Value>, ToolError> {
+        let v = self.call(CallKind::ToolCalled, args, Some(runtime)).await?;
+        Ok((!v.is_null()).then_some(v))
+    }
 }
