@@ -13,6 +13,7 @@ use Phaseo\AgentSdk\ScriptedClient;
 use Phaseo\AgentSdk\Tool;
 use Phaseo\AgentSdk\ToolCall;
 use Phaseo\AgentSdk\ToolError;
+use InvalidArgumentException;
 use PHPUnit\Framework\TestCase;
 
 /** Every feature of the Tools page, in the product's PHP shapes. */
@@ -290,5 +291,102 @@ final class ToolsTest extends TestCase
         } catch (ToolError $e) {
             $this->assertSame('tool_output_invalid', $e->getCode());
         }
+    }
+    /** The Tools page's PHP samples, verbatim (scripts/check-tools-page-samples.py). */
+    public function testToolsPageDefine(): void
+    {
+        $tickets = new class () {
+            public array $searched = [];
+
+            public function search(string $query): array
+            {
+                $this->searched[] = $query;
+                return [['id' => 'T-1', 'subject' => "{$query} fails"]];
+            }
+        };
+        $search = AgentSdk::defineTool(new Tool(
+            id: "search_tickets",
+            execute: fn (array $input, $runtime) => $tickets->search($input["query"]),
+            description: "Search support tickets by keyword",
+            parameters: [
+                "type" => "object",
+                "properties" => ["query" => ["type" => "string"]],
+                "required" => ["query"],
+            ],
+            timeoutMs: 10000,
+            inputSchema: fn ($input) => is_string($input["query"] ?? null) ? $input : throw new InvalidArgumentException("query is required"),
+        ));
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'support', tools: [$search]));
+        $result = $agent->run('login?', new ScriptedClient([
+            ['toolCalls' => [self::call('c1', 'search_tickets', ['query' => 'login'])]],
+            ['text' => 'One ticket.'],
+        ]));
+        $this->assertSame('completed', $result->status());
+        $this->assertSame(['login'], $tickets->searched);
+        $refused = $agent->run('x', new ScriptedClient([
+            ['toolCalls' => [self::call('c1', 'search_tickets', ['query' => 7])]],
+            ['text' => 'sorry'],
+        ]), toolExecution: ['onError' => 'return-to-model']);
+        $this->assertStringContainsString('Invalid tool input', $refused->toJson());
+        $this->assertSame(['login'], $tickets->searched);
+    }
+
+    public function testToolsPageApproval(): void
+    {
+        $deployments = new class () {
+            public array $done = [];
+
+            public function deploy(array $input): array
+            {
+                $this->done[] = $input['environment'];
+                return ['deployed' => $input['environment']];
+            }
+        };
+        $deploy = new Tool(
+            id: "deploy",
+            execute: fn (array $input, $runtime) => $deployments->deploy($input),
+            description: "Deploy the selected release",
+            requireApproval: fn (array $input, $runtime) => ($input["environment"] ?? null) === "production",
+        );
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'ops', tools: [$deploy]));
+        $staging = $agent->run('ship', new ScriptedClient([
+            ['toolCalls' => [self::call('c1', 'deploy', ['environment' => 'staging'])]],
+            ['text' => 'done'],
+        ]));
+        $this->assertSame('completed', $staging->status());
+        $paused = $agent->run('ship', new ScriptedClient([
+            ['toolCalls' => [self::call('c1', 'deploy', ['environment' => 'production'])]],
+        ]));
+        $this->assertSame('waiting_for_human', $paused->status());
+        $this->assertSame(['staging'], $deployments->done);
+        $done = $agent->continueRun($paused->toJson(), new ScriptedClient([['text' => 'shipped']]), approvals: ['c1']);
+        $this->assertSame('completed', $done->status());
+        $this->assertSame(['staging', 'production'], $deployments->done);
+    }
+
+    public function testToolsPageProgress(): void
+    {
+        $tool = new Tool(
+            id: 'index_repository',
+            execute: function (array $input, $runtime) {
+                ($runtime->emitProgress)(["stage" => "indexing"]); // tool.preliminary_result-Event
+                ($runtime->setContext)(["indexed" => true]);       // Kontext für spätere Turns
+                return "done";
+            },
+        );
+        $events = [];
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'indexer', tools: [$tool]));
+        $result = $agent->run(
+            'index',
+            new ScriptedClient([['toolCalls' => [self::call('c1', 'index_repository')]], ['text' => 'ok']]),
+            context: ['indexed' => false],
+            onEvent: function (array $e) use (&$events) {
+                $events[] = $e;
+            },
+        );
+        $this->assertSame(['indexed' => true], $result->context());
+        $progress = array_values(array_filter($events, fn ($e) => $e['type'] === 'tool.preliminary_result'));
+        $this->assertSame([['stage' => 'indexing']], array_column($progress, 'result'));
+        $this->assertSame('completed', $result->status());
     }
 }

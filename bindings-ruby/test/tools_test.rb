@@ -186,4 +186,100 @@ class ToolsTest < Minitest::Test
     assert_equal "enough", result.stop_reason
     assert_equal [1], seen
   end
+
+  # The Tools page's Ruby samples, verbatim (scripts/check-tools-page-samples.py), each
+  # run as the page describes it.
+  class Tickets
+    attr_reader :searched
+
+    def initialize
+      @searched = []
+    end
+
+    def search(query)
+      @searched << query
+      [{ "id" => "T-1", "subject" => "#{query} fails" }]
+    end
+  end
+
+  def test_tools_page_define
+    tickets = Tickets.new
+    search = PhaseoAgentSdk.define_tool(
+      PhaseoAgentSdk::Tool.new(
+        id: "search_tickets",
+        description: "Search support tickets by keyword",
+        parameters: {
+          type: "object",
+          properties: { query: { type: "string" } },
+          required: ["query"]
+        },
+        timeout_ms: 10_000,
+        input_schema: ->(input) { input["query"].is_a?(String) ? input : raise("query is required") },
+        execute: ->(input, runtime) { tickets.search(input["query"]) }
+      )
+    )
+    agent = PhaseoAgentSdk.create_agent(id: "support", tools: [search])
+    result = agent.run(input: "login?", client: script({ tool_calls: [call("c1", "search_tickets", query: "login")] },
+                                                       { text: "One ticket." }))
+    assert_equal "completed", result.status
+    assert_equal ["login"], tickets.searched
+    assert_equal [{ "id" => "T-1", "subject" => "login fails" }], JSON.parse(tool_messages(result).first["content"])
+    refused = agent.run(input: "x", tool_execution: { on_error: "return-to-model" },
+                        client: script({ tool_calls: [call("c1", "search_tickets", query: 7)] }, { text: "sorry" }))
+    assert_includes tool_messages(refused).first["content"], "Invalid tool input"
+    assert_equal ["login"], tickets.searched
+  end
+
+  class Deployments
+    attr_reader :done
+
+    def initialize
+      @done = []
+    end
+
+    def deploy(input)
+      @done << input["environment"]
+      { "deployed" => input["environment"] }
+    end
+  end
+
+  def test_tools_page_approval
+    deployments = Deployments.new
+    deploy = PhaseoAgentSdk::Tool.new(
+      id: "deploy",
+      description: "Deploy the selected release",
+      require_approval: ->(input, runtime) { input["environment"] == "production" },
+      execute: ->(input, runtime) { deployments.deploy(input) }
+    )
+    agent = PhaseoAgentSdk.create_agent(id: "ops", tools: [deploy])
+    staging = agent.run(input: "ship", client: script({ tool_calls: [call("c1", "deploy", environment: "staging")] },
+                                                      { text: "done" }))
+    assert_equal "completed", staging.status
+    paused = agent.run(input: "ship", client: script({ tool_calls: [call("c1", "deploy", environment: "production")] }))
+    assert_equal "waiting_for_human", paused.status
+    assert_equal ["staging"], deployments.done
+    done = agent.continue_run(state: paused, approvals: ["c1"], client: script({ text: "shipped" }))
+    assert_equal "completed", done.status
+    assert_equal %w[staging production], deployments.done
+  end
+
+  def test_tools_page_progress
+    index = PhaseoAgentSdk::Tool.new(
+      id: "index_repository",
+      execute: ->(input, runtime) {
+        runtime.emit_progress.call(stage: "indexing") # tool.preliminary_result-Event
+        runtime.set_context.call(indexed: true)       # Kontext für spätere Turns
+        "done"
+      }
+    )
+    agent = PhaseoAgentSdk.create_agent(id: "indexer", tools: [index])
+    events = []
+    result = agent.run(input: "index", context: { indexed: false }, on_event: ->(e) { events << e },
+                       client: script({ tool_calls: [call("c1", "index_repository")] }, { text: "ok" }))
+    assert_equal "completed", result.status
+    progress = events.find { |e| e["type"] == "tool.preliminary_result" }
+    assert_equal({ "stage" => "indexing" }, progress["result"])
+    assert_equal({ "indexed" => true }, result.context)
+    assert_equal "done", tool_messages(result).first["content"]
+  end
 end
