@@ -60,62 +60,24 @@ function createTestClient() {
   return nativeClient(() => native.NativeModelClient.test());
 }
 
-/** The transport options both HTTP clients take, at the top level or (the product's
- * form) in `clientOptions` (`baseURL` is accepted for `baseUrl`). */
-const TRANSPORT_KEYS = ['apiKey', 'baseUrl', 'model', 'timeoutMs', 'headers'];
-const CLIENT_OPTION_KEYS = new Set(['apiKey', 'baseUrl', 'baseURL', 'timeoutMs', 'headers', 'fetchImpl']);
-
-/** The gateway's body options (the product's names) and the request body field each sets. */
-const GATEWAY_BODY_KEYS = {
-  provider: 'provider',
-  reasoning: 'reasoning',
-  temperature: 'temperature',
-  maxOutputTokens: 'max_output_tokens',
-  parallelToolCalls: 'parallel_tool_calls',
-  metadata: 'metadata',
-  user: 'user',
-  responseFormat: 'response_format',
-  includeMeta: 'meta',
-  webSearchOptions: 'web_search_options',
-  plugins: 'plugins',
-  toolChoice: 'tool_choice',
-  providerOptions: 'provider_options',
-  promptCacheKey: 'prompt_cache_key',
-};
-
-function clientOptionError(what, message) {
-  return new AgentDefinitionError(`${what}: ${message}`, { code: 'definition_invalid' });
-}
-
-/** The transport part of HTTP client options, checked (an unknown key is refused by name:
- * a misspelled option silently ignored would only show as a failed request later). */
-function transportSpec(options, what, allowed) {
-  if (options === null || typeof options !== 'object') throw clientOptionError(what, 'options must be an object');
-  for (const key of Object.keys(options)) {
-    if (options[key] !== undefined && !allowed.has(key)) {
-      throw clientOptionError(what, `unknown option '${key}' (known: ${[...allowed].join(', ')})`);
-    }
+/** An HTTP client of `kind` from `options` as the product spells them: the core reads and
+ * checks every option (`phaseo_agent::spec::http_client_options`: the transport keys, at the
+ * top level or in `clientOptions`, and for the gateway `preset`, `requestOptions` and the
+ * named body options), refusing an unknown or wrong one by name. */
+function httpClient(kind, options, what) {
+  if (options === null || typeof options !== 'object') {
+    throw new AgentDefinitionError(`${what}: options must be an object`, { code: 'definition_invalid' });
   }
-  const spec = {};
-  for (const key of TRANSPORT_KEYS) if (options[key] !== undefined && options[key] !== null) spec[key] = options[key];
-  const inner = options.clientOptions;
-  if (inner !== undefined && inner !== null) {
-    if (typeof inner !== 'object') throw clientOptionError(what, 'clientOptions must be an object');
-    for (const key of Object.keys(inner)) {
-      if (inner[key] === undefined) continue;
-      if (!CLIENT_OPTION_KEYS.has(key)) throw clientOptionError(what, `unknown clientOptions key '${key}' (known: ${[...CLIENT_OPTION_KEYS].join(', ')})`);
-      if (key === 'fetchImpl') throw clientOptionError(what, 'clientOptions.fetchImpl is not supported: requests are made by the native core (use baseUrl and headers)');
-    }
-    const pick = (name) => inner[name] ?? undefined;
-    spec.apiKey ??= pick('apiKey');
-    spec.baseUrl ??= pick('baseUrl') ?? pick('baseURL');
-    spec.timeoutMs ??= pick('timeoutMs');
-    if (inner.headers !== undefined && inner.headers !== null) spec.headers = { ...inner.headers, ...(spec.headers ?? {}) };
+  const given = { ...options };
+  // An SDK instance and a fetch function are not JSON: the core refuses them by key.
+  if (given.client !== undefined && given.client !== null) given.client = {};
+  const inner = given.clientOptions;
+  if (inner !== null && typeof inner === 'object' && inner.fetchImpl !== undefined && inner.fetchImpl !== null) {
+    given.clientOptions = { ...inner, fetchImpl: true };
   }
-  return spec;
+  const text = argumentJson(given, `${what}: options`);
+  return nativeClient(() => native.NativeModelClient.http(kind, text));
 }
-
-const GATEWAY_KEYS = new Set([...TRANSPORT_KEYS, 'clientOptions', 'preset', 'requestOptions', 'client', 'gatewayTools', ...Object.keys(GATEWAY_BODY_KEYS)]);
 
 /** The Phaseo gateway client (`POST {baseUrl}/responses`); `apiKey` defaults to
  * `PHASEO_API_KEY`, `baseUrl` to `PHASEO_BASE_URL` or `https://api.phaseo.app/v1`. Takes the
@@ -124,36 +86,13 @@ const GATEWAY_KEYS = new Set([...TRANSPORT_KEYS, 'clientOptions', 'preset', 'req
  * `parallelToolCalls`, `responseFormat`, `metadata`, …) and `requestOptions` (any other
  * body field); what the agent and run set wins over all of them. */
 function createGatewayAgentClient(options = {}) {
-  const what = 'createGatewayAgentClient';
-  const spec = transportSpec(options, what, GATEWAY_KEYS);
-  if (options.client !== undefined && options.client !== null) {
-    throw clientOptionError(what, 'client (an @phaseo/sdk instance) is not supported: pass clientOptions instead');
-  }
-  if (options.gatewayTools !== undefined && options.gatewayTools !== null) {
-    throw clientOptionError(what, 'gatewayTools is not supported: define the tools on the agent');
-  }
-  if (options.preset !== undefined && options.preset !== null) {
-    if (typeof options.preset !== 'string' || options.preset === '') throw clientOptionError(what, 'preset must be a non-empty string');
-    spec.preset = options.preset.startsWith('@') ? options.preset.slice(1) : options.preset;
-  }
-  const extra = options.requestOptions;
-  if (extra !== undefined && extra !== null && (typeof extra !== 'object' || Array.isArray(extra))) {
-    throw clientOptionError(what, 'requestOptions must be an object of request body fields');
-  }
-  const body = { ...(extra ?? {}) };
-  for (const [key, field] of Object.entries(GATEWAY_BODY_KEYS)) {
-    if (options[key] !== undefined && options[key] !== null) body[field] = options[key];
-  }
-  if (Object.keys(body).length > 0) spec.bodyDefaults = argumentJson(body, `${what}: requestOptions`);
-  return nativeClient(() => native.NativeModelClient.gateway(spec));
+  return httpClient('gateway', options, 'createGatewayAgentClient');
 }
-
-const OPENAI_KEYS = new Set([...TRANSPORT_KEYS, 'clientOptions']);
 
 /** An OpenAI-compatible chat-completions client (OpenAI, vLLM, Ollama, llama.cpp, LM
  * Studio); defaults from `OPENAI_BASE_URL` / `OPENAI_API_KEY`. */
 function createOpenAICompatibleClient(options = {}) {
-  return nativeClient(() => native.NativeModelClient.openai(transportSpec(options, 'createOpenAICompatibleClient', OPENAI_KEYS)));
+  return httpClient('openai-compatible', options, 'createOpenAICompatibleClient');
 }
 
 /** A host client: a function `(request) => response`, or an object with

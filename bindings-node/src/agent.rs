@@ -99,17 +99,14 @@ pub struct NativeModelClient {
 /// The HTTP client of `kind` (`"gateway"` or `"openai-compatible"`) from its options in the
 /// core's format, except `bodyDefaults`, which crosses as checked JSON text (`lib/clients.js`
 /// has already refused what JSON cannot hold, naming the option).
-fn http_client(kind: &str, mut spec: Value) -> napi::Result<Arc<dyn ModelClient>> {
-    if let Some(field) = spec.get_mut("bodyDefaults") {
-        if let Value::String(text) = field {
-            *field = crate::values::parse_value(text).map_err(|e| {
-                to_napi(AgentError::definition_invalid(format!(
-                    "createGatewayAgentClient: {e}"
-                )))
-            })?;
-        }
-    }
-    let mut options = phaseo_agent::spec::http_client_options(spec).map_err(to_napi)?;
+/// An HTTP client of `kind` from its options' JSON text, read by the core.
+fn http_client(kind: &str, text: &str) -> napi::Result<Arc<dyn ModelClient>> {
+    let value = crate::values::parse_value(text).map_err(|e| {
+        to_napi(AgentError::definition_invalid(format!(
+            "Invalid HTTP client options: {e}"
+        )))
+    })?;
+    let mut options = phaseo_agent::spec::http_client_options(value).map_err(to_napi)?;
     options
         .headers
         .push(("X-Phaseo-Client".into(), "phaseo-agent-node".into()));
@@ -150,23 +147,13 @@ impl NativeModelClient {
         }
     }
 
-    /// The Phaseo gateway client (Responses API).
+    /// The gateway (`"gateway"`) or an OpenAI-compatible (`"openai-compatible"`) client,
+    /// from its options' JSON text.
     #[napi(factory)]
-    pub fn gateway(spec: Value) -> napi::Result<Self> {
+    pub fn http(kind: String, options: String) -> napi::Result<Self> {
         no_panic(|| {
             Ok(Self {
-                client: http_client("gateway", spec)?,
-                scripted: None,
-            })
-        })
-    }
-
-    /// An OpenAI-compatible chat-completions client.
-    #[napi(factory)]
-    pub fn openai(spec: Value) -> napi::Result<Self> {
-        no_panic(|| {
-            Ok(Self {
-                client: http_client("openai-compatible", spec)?,
+                client: http_client(&kind, &options)?,
                 scripted: None,
             })
         })

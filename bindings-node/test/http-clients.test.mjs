@@ -151,14 +151,14 @@ test('HTTP client options: wrong values are refused by the core naming the field
 
 test('HTTP client options: unknown keys and unsupported product options are refused by name', () => {
   const refused = [
-    [() => createGatewayAgentClient({ apikey: KEY }), "createGatewayAgentClient: unknown option 'apikey'"],
-    [() => createGatewayAgentClient({ clientOptions: { apiKey: KEY, retries: 2 } }), "createGatewayAgentClient: unknown clientOptions key 'retries'"],
-    [() => createGatewayAgentClient({ clientOptions: { fetchImpl: fetch } }), 'createGatewayAgentClient: clientOptions.fetchImpl is not supported'],
-    [() => createGatewayAgentClient({ client: {} }), 'createGatewayAgentClient: client (an @phaseo/sdk instance) is not supported'],
-    [() => createGatewayAgentClient({ gatewayTools: [] }), 'createGatewayAgentClient: gatewayTools is not supported'],
-    [() => createGatewayAgentClient({ requestOptions: [1] }), 'createGatewayAgentClient: requestOptions must be an object'],
-    [() => createGatewayAgentClient({ preset: '' }), 'createGatewayAgentClient: preset must be a non-empty string'],
-    [() => createOpenAICompatibleClient({ toolChoice: 'auto' }), "createOpenAICompatibleClient: unknown option 'toolChoice'"],
+    [() => createGatewayAgentClient({ apikey: KEY }), "Invalid HTTP client options: unknown option 'apikey' (known: apiKey, baseUrl,"],
+    [() => createGatewayAgentClient({ clientOptions: { apiKey: KEY, retries: 2 } }), "Invalid HTTP client options: unknown clientOptions option 'retries'"],
+    [() => createGatewayAgentClient({ clientOptions: { fetchImpl: fetch } }), 'Invalid HTTP client options: clientOptions.fetchImpl is not supported'],
+    [() => createGatewayAgentClient({ client: { fetch } }), 'Invalid HTTP client options: client (an SDK instance) is not supported: pass clientOptions instead'],
+    [() => createGatewayAgentClient({ gatewayTools: [] }), 'Invalid HTTP client options: gatewayTools is not supported'],
+    [() => createGatewayAgentClient({ requestOptions: [1] }), 'Invalid HTTP client options: requestOptions must be an object of request body fields, got [1]'],
+    [() => createGatewayAgentClient({ preset: '' }), 'Invalid HTTP client options: preset must be a non-empty name, got ""'],
+    [() => createOpenAICompatibleClient({ toolChoice: 'auto' }), 'Invalid HTTP client options: preset, requestOptions and the body options'],
   ];
   for (const [make, message] of refused) {
     assert.throws(make, (e) => e.code === 'definition_invalid' && e.message.startsWith(message), message);
