@@ -12,6 +12,10 @@ use PHPUnit\Framework\TestCase;
  * mutated paused states through continue. Each property runs in a child process, so that an
  * input that crashes PHP fails the test with the case that did it.
  *
+ * The hostile probe adds `callbacks` (every kind of PHP function a run calls misbehaving, with
+ * the run cancelled or timed out at a random point), `options` (wrong types and values),
+ * `leaks` (batches of runs: PHP's memory stops growing) and `bigstates` (states up to 8 MB).
+ *
  * `PHASEO_FUZZ_RUNS` sets the inputs per property (default 1000: a few thousand in all, in
  * seconds; `make fuzz-php` runs many more), `PHASEO_FUZZ_SEED` the seed (default fixed, so
  * that `make php-tests` is repeatable; a failure prints the seed to run again with).
