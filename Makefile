@@ -345,13 +345,15 @@ dist-check: $(DIST_VENV)/.tools
 # Ruby binding (bindings-ruby): Debian's ruby, ruby-dev, ruby-minitest, rake and
 # libclang-dev installed when missing; the extension built with cargo (debug) and copied
 # next to lib/phaseo_agent_sdk.rb, where `require "phaseo_agent_sdk"` loads it.
+# The extensions are replaced by a rename, never written over: a process that has the old
+# one loaded (a test or fuzz run still going) keeps reading it instead of dying by SIGBUS.
 RUBY_EXT := bindings-ruby/lib/phaseo_agent_sdk/phaseo_agent_sdk.so
 .PHONY: ruby-deps ruby ruby-tests ruby-gem
 ruby-deps:
 	scripts/system-deps.sh ruby
 ruby: ruby-deps
 	$(CARGO) build -q -p phaseo-agent-ruby
-	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT)
+	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_sdk.so $(RUBY_EXT).tmp && mv -f $(RUBY_EXT).tmp $(RUBY_EXT)
 ruby-tests: ruby mcp-servers $(VENV)/.otel
 	cd bindings-ruby && ../scripts/with-test-postgres.sh rake test
 # The platform gem (x86_64-linux) with the extension built in the `dist` profile, installed into a fresh
@@ -396,7 +398,7 @@ php-deps:
 	scripts/system-deps.sh php
 php: php-deps
 	$(CARGO) build -q -p phaseo-agent-php
-	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_php.so $(PHP_EXT)
+	cp $(CARGO_TARGET_DIR)/debug/libphaseo_agent_php.so $(PHP_EXT).tmp && mv -f $(PHP_EXT).tmp $(PHP_EXT)
 # PHPUnit under a throwaway PostgreSQL (the store tests use it and fail without it), with
 # the MCP reference server installed.
 php-tests: php tests/mcp/node_modules/.installed $(VENV)/.otel

@@ -27,6 +27,9 @@ function phaseo_poll(int $wait_ms): ?string {}
 /** Answers a call with a value's JSON, or an error message ($invalid: the value could not be converted). */
 function phaseo_respond(int $call, ?string $value, ?string $error, bool $invalid): void {}
 
+/** The identity of an array's storage (0 for any other value): the same storage inside itself is a cycle. */
+function phaseo_array_id(mixed $value): int {}
+
 /** Whether the core stopped waiting for a call (timeout, cancellation). */
 function phaseo_call_cancelled(int $call): bool {}
 

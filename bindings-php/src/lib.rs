@@ -81,6 +81,17 @@ pub fn phaseo_run_start(
 }
 
 /// Cancels a run.
+/// The identity of a PHP array's storage (0 for any other value): two arrays with the same
+/// identity share one hash table, so an array whose own storage is found again inside it
+/// holds itself (a cycle through a reference no variable holds any more).
+#[php_function]
+pub fn phaseo_array_id(value: &ext_php_rs::types::Zval) -> i64 {
+    value
+        .array()
+        .map(|table| table as *const ext_php_rs::types::ZendHashTable as i64)
+        .unwrap_or(0)
+}
+
 #[php_function]
 pub fn phaseo_run_cancel(run: i64) {
     run::cancel(run);
@@ -342,6 +353,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_agent_free))
         .function(wrap_function!(phaseo_run_start))
         .function(wrap_function!(phaseo_run_cancel))
+        .function(wrap_function!(phaseo_array_id))
         .function(wrap_function!(phaseo_poll))
         .function(wrap_function!(phaseo_respond))
         .function(wrap_function!(phaseo_call_cancelled))

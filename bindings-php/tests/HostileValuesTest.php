@@ -276,4 +276,25 @@ final class HostileValuesTest extends TestCase
             }
         }
     }
+
+    /**
+     * What the hostile probe (tests/FuzzTest.php, property `callbacks`) found: each run ends
+     * on time with a documented error, or completes.
+     */
+    public static function probeCases(): iterable
+    {
+        yield 'a stop condition that calls Fiber::suspend() fails the call' => ['suspend', 'ToolError tool_failed stopWhen failed: the PHP function called Fiber::suspend() outside a Fiber of its own'];
+        yield 'an endless generator tool sees CancelToken::cancelAfter' => ['generator', 'ok "cancelled"'];
+        yield 'a listener exception whose message is not text is only logged' => ['listener', 'ok "completed"'];
+        yield 'a cycle through a reference no variable holds is named a cycle' => ['invisible-cycle', 'ToolError tool_output_invalid Invalid tool output: value contains a cycle'];
+    }
+
+    /**
+     * @dataProvider probeCases
+     */
+    public function testWhatTheHostileProbeFoundEndsOnTimeWithADocumentedOutcome(string $case, string $expected): void
+    {
+        [$out] = $this->child('probe', $case);
+        $this->assertStringStartsWith($expected, $out);
+    }
 }

@@ -3,6 +3,7 @@
 //! of [`crate::host`], run on a Ruby thread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use magnus::value::ReprValue;
 use magnus::{Error, Module, RArray, RModule, Ruby, Value as RValue};
@@ -283,20 +284,68 @@ impl NextTurnParamsProvider for RbNextTurn {
     }
 }
 
-/// `on_event: ->(event)`: events are delivered in order, on a Ruby thread.
-pub struct RbListener(pub HostFn);
+/// `on_event: ->(event)`: the run's events, kept in order for the thread that called
+/// `run`, which delivers them itself while it waits (`host::serve_run`): a listener runs
+/// only on its own run's caller thread, never on another run's, so one that blocks holds
+/// only its own run's caller (where Ctrl-C, `Thread#raise` and `Timeout.timeout` reach it).
+pub struct RbListener(pub Arc<Listener>);
+
+/// A run's listener and the events it has not seen yet.
+pub struct Listener {
+    id: u64,
+    events: std::sync::Mutex<std::collections::VecDeque<Value>>,
+}
+
+impl Listener {
+    /// The listener of registry id `id`.
+    pub fn new(id: u64) -> Arc<Self> {
+        Arc::new(Self {
+            id,
+            events: std::sync::Mutex::new(std::collections::VecDeque::new()),
+        })
+    }
+
+    /// Delivers the oldest pending event, if any: `Some(Err)` when the delivery was
+    /// interrupted (an interrupt or a `throw`, `Thread#kill` in the listener's thread).
+    pub fn deliver_one(&self, ruby: &Ruby) -> Option<Result<(), Error>> {
+        let event = self
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()?;
+        let internal = match internal(ruby) {
+            Ok(i) => i,
+            Err(e) => return Some(Err(e)),
+        };
+        let args = ruby.ary_new();
+        let _ = args.push(to_ruby(ruby, &event));
+        Some(
+            internal
+                .funcall::<_, _, RValue>("call_listener", (self.id, args))
+                .map(|_| ()),
+        )
+    }
+}
+
+impl Listener {
+    /// Whether events wait for delivery.
+    pub fn pending(&self) -> bool {
+        !self
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+}
 
 impl EventListener for RbListener {
     fn on_event(&self, event: &AgentEvent) {
-        let id = self.0 .0;
-        let event = event.to_value();
-        post(Box::new(move |ruby| {
-            if let Ok(internal) = internal(ruby) {
-                let args = ruby.ary_new();
-                let _ = args.push(to_ruby(ruby, &event));
-                let _: Result<RValue, _> = internal.funcall("call_listener", (id, args));
-            }
-        }));
+        self.0
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(event.to_value());
+        crate::host::wake_all();
     }
 }
 

@@ -16,7 +16,7 @@ use crate::adapters::{HostFn, RbListener};
 use crate::convert::{
     read, text, to_json, to_json_within, to_ruby, MAX_DEPTH, STATE_DEPTH, WRAPPED_DEPTH,
 };
-use crate::host::{serve_until, Slot};
+use crate::host::{serve_run, serve_until, Slot};
 use crate::spec::{self, ruby_keyword, ruby_names, CallSpec, RbCallbacks};
 
 /// A defined agent.
@@ -153,13 +153,14 @@ impl NativeAgent {
                 .map_err(|e| raise(ruby, ruby_names(e)))
         };
         let agent = rb_self.0.clone();
+        let listener = spec.on_event.map(crate::adapters::Listener::new);
         let slot = Slot::<Result<RunResult, AgentError>>::new();
         let future: futures::future::BoxFuture<'static, Result<RunResult, AgentError>> =
             match (state, spec.run_id) {
                 (None, Some(run_id)) => {
                     let mut options = continued(options)?.cancel(cancel.clone());
-                    if let Some(id) = spec.on_event {
-                        options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    if let Some(l) = &listener {
+                        options = options.on_event(Arc::new(RbListener(l.clone())));
                     }
                     if spec.recover {
                         Box::pin(async move { agent.recover(&run_id, options).await })
@@ -172,8 +173,8 @@ impl NativeAgent {
                         .map_err(|e| raise(ruby, ruby_names(e)))?
                         .into_run_options(client.client.clone())
                         .cancel(cancel.clone());
-                    if let Some(id) = spec.on_event {
-                        options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    if let Some(l) = &listener {
+                        options = options.on_event(Arc::new(RbListener(l.clone())));
                     }
                     if spec.stream {
                         let stream = agent.stream(options);
@@ -187,8 +188,8 @@ impl NativeAgent {
                 }
                 (Some(state), run_id) => {
                     let mut options = continued(options)?.cancel(cancel.clone());
-                    if let Some(id) = spec.on_event {
-                        options = options.on_event(Arc::new(RbListener(HostFn(id))));
+                    if let Some(l) = &listener {
+                        options = options.on_event(Arc::new(RbListener(l.clone())));
                     }
                     // Given both, the core checks that they agree (SPEC §10).
                     if let Some(id) = run_id {
@@ -221,9 +222,10 @@ impl NativeAgent {
             filler.fill(r);
         });
         let cancel_on_interrupt = cancel.clone();
-        serve_until(
+        serve_run(
             ruby,
             slot.as_ref(),
+            listener.as_deref(),
             &move || cancel_on_interrupt.cancel(),
             Duration::from_secs(2),
         )?;

@@ -99,11 +99,32 @@ pub fn serve_until(
     on_interrupt: &dyn Fn(),
     grace: Duration,
 ) -> Result<(), Error> {
+    serve_run(ruby, target, None, on_interrupt, grace)
+}
+
+/// [`serve_until`] for a run with an `on_event` listener: this thread also delivers the
+/// run's events to it, in order, and all of them before returning (unless interrupted).
+/// An interrupt or a jump (`throw`, `Thread#kill`, `Thread.exit`) that ends a delivery is
+/// the caller's: the run is cancelled and it is re-raised after the grace.
+pub fn serve_run(
+    ruby: &Ruby,
+    target: &dyn Waitable,
+    listener: Option<&crate::adapters::Listener>,
+    on_interrupt: &dyn Fn(),
+    grace: Duration,
+) -> Result<(), Error> {
     use magnus::value::ReprValue;
     let internal = crate::adapters::internal(ruby)?;
     let mut pending: Option<Error> = None;
     let mut deadline: Option<Instant> = None;
     loop {
+        if pending.is_none() {
+            if let Some(Err(e)) = listener.and_then(|l| l.deliver_one(ruby)) {
+                on_interrupt();
+                pending = Some(e);
+                deadline = Some(Instant::now() + grace);
+            }
+        }
         if let Some(job) = pop_job() {
             job(ruby);
             if let Some(e) = take_deferred_interrupt() {
@@ -115,7 +136,8 @@ pub fn serve_until(
             }
             continue;
         }
-        if target.ready() || deadline.is_some_and(|d| Instant::now() >= d) {
+        let events_left = pending.is_none() && listener.is_some_and(|l| l.pending());
+        if (target.ready() && !events_left) || deadline.is_some_and(|d| Instant::now() >= d) {
             // The jobs queued before the outcome (the stop of a callable the cancelled run
             // abandoned) are run before returning, not left for the next run's thread.
             for _ in 0..queued() {

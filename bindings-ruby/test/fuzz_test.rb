@@ -11,10 +11,21 @@
 # refusal the original state still continues. Never a Ruby exception of another kind, a
 # crash or a hang.
 #
-# `PHASEO_FUZZ_RUNS` sets the inputs per property (default 800: about 4,400 in all;
+# The hostile probe adds: every kind of callable (tool, validators, approval predicates,
+# hooks, stop conditions, dynamic instructions/model, human review, on_event, a host model's
+# generate and stream, a state accessor's load and save) misbehaving in every way Ruby
+# allows (odd values, any exception, throw, Thread.exit/kill, Fibers, Ractors, endless
+# recursion, blocking, nested runs, GC.compact) with the run cancelled, under a deadline or
+# timed out at a random point; wrong option types and values; many concurrent runs; batches
+# checked for left-over threads and growing memory; big states (up to 16 MB) read from any
+# thread.
+#
+# `PHASEO_FUZZ_RUNS` sets the inputs per property (default 800: about 8,000 in all;
 # `make fuzz-ruby` uses many more), `PHASEO_FUZZ_SEED` the seed (printed on failure), and
-# `PHASEO_FUZZ_CASE` replays one case. Each property runs in a child process (this file,
-# with PHASEO_FUZZ_PROPERTY set), killed if it outlives its deadline.
+# `PHASEO_FUZZ_CASE` replays one case. Each property runs in child processes (this file,
+# with PHASEO_FUZZ_PROPERTY set), each case on a thread of its own; the parent counts a
+# child that dies (a death) or stops printing (a hang) and goes on from the next case, and
+# the children count failed checks by kind (wrong error kind, lost state, hang, leak).
 
 require "json"
 require "rbconfig"
@@ -212,11 +223,20 @@ module Fuzz
 
   # --- properties ------------------------------------------------------------------
 
-  Failure = Class.new(StandardError)
+  # A failed check, and what it counts as: `:wrong_kind` (an error outside the documented
+  # classes and codes, or a wrong value), `:lost_state`, `:hang` or `:leak`.
+  class Failure < StandardError
+    attr_reader :kind
+
+    def initialize(message, kind = :wrong_kind)
+      super(message)
+      @kind = kind
+    end
+  end
 
   # The message block runs only on failure (it may describe what only exists then).
-  def check(condition)
-    raise Failure, yield unless condition
+  def check(condition, kind = :wrong_kind)
+    raise Failure.new(yield, kind) unless condition
   end
 
   def sdk = PhaseoAgentSdk
@@ -382,6 +402,9 @@ module Fuzz
       texts.each { |t| check(t.valid_encoding?) { "#{where}: #{t.b[0, 60].inspect} is not valid text" } }
     rescue sdk::AgentError => e
       check(e.code.is_a?(String) && e.message.is_a?(String) && e.message.valid_encoding?) { "#{where}: #{e.code} #{e.message.b[0, 80].inspect}" }
+    rescue SignalException, SystemExit => e
+      # A listener runs on the caller's thread: an interrupt there is the caller's (README).
+      check(place == "listener" && e.equal?(error)) { "#{where}: #{e.class}: #{e.message.b[0, 200].inspect}" }
     rescue Exception => e # rubocop:disable Lint/RescueException
       check(false) { "#{where}: #{e.class}: #{e.message.b[0, 200].inspect}" }
     end
@@ -478,8 +501,12 @@ module Fuzz
         check(%w[state_invalid continue_invalid].include?(e.code)) { "#{where}: #{e.code} #{e.message}" }
         check(e.code != "state_invalid" || e.message.start_with?("Invalid state: ")) { "#{where}: #{e.message}" }
         check(e.is_a?(e.code == "state_invalid" ? sdk::StateError : sdk::ContinueError)) { "#{where}: #{e.class}" }
-        done = continue(paused, approvals: ["c1"])
-        check(done.status == "completed") { "#{where}: the original state then ended #{done.status}" }
+        done = begin
+          continue(paused, approvals: ["c1"])
+        rescue Exception => again # rubocop:disable Lint/RescueException
+          check(false, :lost_state) { "#{where}: the original state then raised #{again.class}: #{again.message.b[0, 200]}" }
+        end
+        check(done.status == "completed", :lost_state) { "#{where}: the original state then ended #{done.status}" }
       else
         check(sdk::RunResult.from_json(e.result.to_json).to_json == e.result.to_json) { "#{where}: failed state does not round-trip" }
       end
@@ -496,26 +523,354 @@ module Fuzz
     end
   end
 
+  # --- the hostile probe: every kind of callable misbehaving, cancellation, load -------
+
+  # Every error a run may raise (docs/behaviour.md §9), and the caller's own mistakes
+  # (SPEC §7: a host error naming the argument).
+  HOST_ERRORS = [ArgumentError, TypeError, RangeError].freeze
+  CODES = %w[tool_input_invalid tool_output_invalid tool_event_invalid agent_output_invalid unknown_tool
+             tool_timeout tool_failed max_steps continue_invalid state_invalid model_failed gateway
+             definition_invalid cancelled store_failed lease_lost mcp_failed].freeze
+  # Seconds a run may take past its cancellation or deadline before it counts as a hang:
+  # generous, as other builds share the machine.
+  LATE = 15
+
+  KINDS = %w[execute input_schema output_schema event_schema tool_approval agent_approval on_tool_called
+             on_response_received next_turn_params stop_when instructions model human_review on_event
+             generate stream store_load store_save].freeze
+  BEHAVIOURS = %w[value value raise throw thread_exit kill fiber ractor recurse block sleep nested gc
+                  timeout_error].freeze
+
+  # What a misbehaving callable does (`args`: what it was called with).
+  def behave(how, rng)
+    value = rng.rand(3).zero? ? storable(rng) : hostile(rng)
+    error = odd_exception(rng)
+    extra = [-> {}, Thread.current, Fiber.new { 1 }, Float::NAN, :sym, 2**100, "\xFF".b.freeze, Object.new, Mutex.new].sample(random: rng)
+    nap = rng.rand * 0.05
+    lambda do |*_args, &_blk|
+      case how
+      when "value" then rng.rand(4).zero? ? extra : value
+      when "raise" then raise error
+      when "throw" then throw :probe
+      when "thread_exit" then Thread.exit
+      when "kill" then Thread.current.kill
+      when "fiber"
+        fiber = Fiber.new { Fiber.yield(1); raise "from a fiber" }
+        fiber.resume
+        rng.rand(2).zero? ? fiber.resume : Fiber.yield(2)
+      when "ractor" then Ractor.new { PhaseoAgentSdk::Native.parse_json("[1]") }.take
+      when "recurse"
+        deeper = ->(n) { deeper.call(n + 1) + 1 }
+        deeper.call(0)
+      when "block" then rng.rand(2).zero? ? sleep : Queue.new.pop
+      when "sleep" then sleep(nap) && value
+      when "nested"
+        inner = sdk.create_agent(id: "inner", tools: [tool(execute: ->(i, _r) { i })])
+        inner.run(input: "in", client: one_call).output
+      when "gc"
+        GC.start(full_mark: true, immediate_sweep: true)
+        GC.compact if GC.respond_to?(:compact)
+        value
+      when "timeout_error" then raise Timeout::Error, "the callable's own timeout"
+      end
+    end
+  end
+
+  # A state accessor keeping states in a Hash (`bad` as its load or save).
+  def accessor(load: nil, save: nil)
+    saved = {}
+    store = Object.new
+    store.define_singleton_method(:load) { |id| load ? load.call(id) : saved[id] }
+    store.define_singleton_method(:save) { |result| save ? save.call(result) : (saved[result.run_id] = result) }
+    store
+  end
+
+  # One run where the callable of `kind` misbehaves `how`, cancelled or timed out at a random
+  # point. The run returns a result or raises an AgentError of a documented code (or the
+  # caller's own Timeout::Error of `Timeout.timeout`), on time.
+  def callbacks_property(rng)
+    kind = KINDS.sample(random: rng)
+    how = BEHAVIOURS.sample(random: rng)
+    # A state accessor's save that never returns holds even a cancelled run (README, Known
+    # limits: the run's last state is always saved).
+    how = "sleep" if how == "block" && kind == "store_save"
+    bad = behave(how, rng)
+    plan = %w[none none cancel deadline tool_timeout].sample(random: rng)
+    plan = %w[cancel deadline].sample(random: rng) if how == "block" && (plan == "none" || kind != "execute")
+    # A listener runs on the caller's thread: what stops one that blocks is an interrupt of
+    # that thread (README, Known limits), not a CancelToken.
+    plan = "deadline" if how == "block" && kind == "on_event"
+    where = @current = "#{kind} #{how} #{plan}"
+    fields = { execute: ->(_i, rt) { rt.emit_progress.call({ "p" => 1 }) ; "ok" } }
+    fields[:execute] = bad if kind == "execute"
+    fields[:execute] = nil if kind == "on_response_received"
+    { "input_schema" => :input_schema, "output_schema" => :output_schema, "event_schema" => :event_schema,
+      "tool_approval" => :require_approval, "on_tool_called" => :on_tool_called,
+      "on_response_received" => :on_response_received, "next_turn_params" => :next_turn_params }
+      .each { |k, field| fields[field] = bad if k == kind }
+    fields[:timeout_ms] = rng.rand(1..200) if plan == "tool_timeout"
+    fields[:on_error] = "return-to-model" if rng.rand(3).zero?
+    definition = { id: "probe", tools: [tool(**fields)] }
+    definition[:require_approval] = bad if kind == "agent_approval"
+    definition[:stop_when] = [bad] if kind == "stop_when"
+    definition[:instructions] = bad if kind == "instructions"
+    definition[:model] = bad if kind == "model"
+    definition[:human_review] = bad if kind == "human_review"
+    definition[:store] = accessor(load: kind == "store_load" ? bad : nil, save: kind == "store_save" ? bad : nil) if kind.start_with?("store")
+    client = case kind
+             when "generate"
+               turn = 0
+               ->(request) { (turn += 1) == 1 ? bad.call(request) : { text: "done" } }
+             when "stream"
+               streaming = Object.new
+               streaming.define_singleton_method(:stream) do |request, &emit|
+                 out = bad.call(request)
+                 emit.call(out) if how == "value"
+                 emit.call({ type: "response", response: { text: "done" } })
+               end
+               streaming
+             else sdk::ScriptedClient.new([CALL, { text: "done" }, { text: "again" }])
+             end
+    token = sdk::CancelToken.new
+    at = rng.rand * 0.3
+    canceller = plan == "cancel" ? Thread.new { sleep at ; token.cancel } : nil
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    begin
+      agent = sdk.create_agent(**definition)
+      go = lambda do
+        options = { input: "go", client: client, cancel: token }
+        options[:on_event] = bad if kind == "on_event"
+        if kind == "stream"
+          options.delete(:on_event)
+          agent.stream(**options).tap { |s| s.each { nil } }.result
+        else
+          result = agent.run(**options)
+          if kind == "on_response_received" && result.status == "waiting_for_human"
+            result = agent.continue_run(state: result, client: sdk::ScriptedClient.new([{ text: "done" }]), cancel: token,
+                                        tool_outputs: [{ tool_call_id: "c1", output: "given" }])
+          end
+          if kind == "store_load" && result.status == "waiting_for_human"
+            result = agent.continue_run(run_id: result.run_id, client: sdk::ScriptedClient.new([{ text: "done" }]),
+                                        cancel: token, tool_outputs: [{ tool_call_id: "c1", output: "given" }])
+          end
+          result
+        end
+      end
+      result = plan == "deadline" ? Timeout.timeout(at + 0.01) { go.call } : go.call
+      check(result.is_a?(sdk::RunResult)) { "#{where}: returned #{result.class}" }
+    rescue Timeout::Error => e
+      check(plan == "deadline" || e.is_a?(sdk::AgentError)) { "#{where}: Timeout::Error #{e.message.b[0, 100].inspect}" }
+    rescue sdk::AgentError => e
+      check(CODES.include?(e.code) && e.is_a?(sdk.error_class(e.code))) { "#{where}: #{e.class} #{e.code.inspect}" }
+      check(e.message.is_a?(String) && e.message.valid_encoding?) { "#{where}: message #{e.message.b[0, 80].inspect}" }
+    rescue SignalException, SystemExit => e
+      # A listener runs on the caller's thread: an interrupt there is the caller's (README).
+      check(kind == "on_event" && how == "raise") { "#{where}: #{e.class}: #{e.message.to_s.b[0, 200].inspect}" }
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      check(false) { "#{where}: #{e.class}: #{e.message.to_s.b[0, 200].inspect}" }
+    ensure
+      canceller&.kill
+    end
+    took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+    check(took < LATE + at + 0.3, :hang) { "#{where}: returned after #{took.round(1)} s" }
+  end
+
+  # Wrong types and values for every option of a definition, a tool and a run: a host
+  # error (ArgumentError, TypeError, RangeError), a DefinitionError, or a run that goes on.
+  WRONG = [nil, -1, 0, 2**70, -(2**70), Float::NAN, Float::INFINITY, 1.5, "", "x", "\xFF".b, :sym, [], [nil], {},
+           { "a" => [1] }, Object.new, -> {}, true, Unprintable.new, "5", 1e300].freeze
+  DEFINITION_FIELDS = %i[id instructions model tools max_steps tool_execution require_approval stop_when model_retry
+                         output_schema human_review temperature max_output_tokens top_p state_secrets tool_choice
+                         parallel_tool_calls active_tools lease mcp_servers store].freeze
+  TOOL_FIELDS = %i[id execute description parameters timeout_ms input_schema output_schema event_schema
+                   require_approval on_tool_called on_response_received next_turn_params on_error strict input_examples].freeze
+  RUN_FIELDS = %i[input context messages max_steps stop_when model_retry tool_execution temperature max_output_tokens
+                  top_p tool_choice parallel_tool_calls active_tools traceparent cancel client on_event model].freeze
+
+  def wrong(rng)
+    case rng.rand(6)
+    when 0 then { tool_concurrency: WRONG.sample(random: rng) }
+    when 1 then { max_retries: WRONG.sample(random: rng), base_delay_ms: WRONG.sample(random: rng) }
+    when 2 then [WRONG.sample(random: rng)]
+    when 3 then sdk.mcp_stdio_server(WRONG.sample(random: rng).to_s, "/nonexistent/#{rng.rand(9)}", [WRONG.sample(random: rng).to_s],
+                                     timeout_ms: WRONG.sample(random: rng))
+    else WRONG.sample(random: rng)
+    end
+  rescue StandardError
+    WRONG.sample(random: rng)
+  end
+
+  def options_property(rng)
+    definition = { id: "opts", tools: [tool(execute: ->(i, _r) { i })] }
+    tool_fields = {}
+    run = { input: "go", client: one_call }
+    rng.rand(1..3).times do
+      case rng.rand(3)
+      when 0 then definition[DEFINITION_FIELDS.sample(random: rng)] = wrong(rng)
+      when 1 then tool_fields[TOOL_FIELDS.sample(random: rng)] = wrong(rng)
+      else run[RUN_FIELDS.sample(random: rng)] = wrong(rng)
+      end
+    end
+    where = "definition #{describe(definition)} tool #{describe(tool_fields)} run #{describe(run)}"
+    begin
+      definition[:tools] = [tool(**{ execute: ->(i, _r) { i } }.merge(tool_fields))] unless tool_fields.empty?
+      agent = sdk.create_agent(**definition)
+      result = Timeout.timeout(LATE * 2) { agent.run(**run) }
+      check(result.is_a?(sdk::RunResult)) { "#{where}: returned #{result.class}" }
+      agent.close
+    rescue sdk::AgentError => e
+      check(CODES.include?(e.code) && e.is_a?(sdk.error_class(e.code))) { "#{where}: #{e.class} #{e.code.inspect}" }
+    rescue Timeout::Error
+      check(false, :hang) { "#{where}: did not return in #{LATE * 2} s" }
+    rescue *HOST_ERRORS => e
+      check(e.message.valid_encoding?) { "#{where}: #{e.class} message is not text" }
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      check(false) { "#{where}: #{e.class}: #{e.message.to_s.b[0, 200].inspect}" }
+    end
+  end
+
+  # Many runs at once from Ruby threads, their tools timing out, failing or cancelled at
+  # random points: every run returns, with a result or a documented error.
+  def concurrency_property(rng)
+    n = rng.rand(20..120)
+    slow = tool(timeout_ms: rng.rand(1..30), execute: lambda do |_i, rt|
+      case rt.tool_call.id.delete_prefix("c").to_i % 4
+      when 0 then sleep 0.5
+      when 1 then raise "boom"
+      else sleep(rng.rand * 0.02) && "ok"
+      end
+    end)
+    agent = sdk.create_agent(id: "many", tools: [slow])
+    gate = Queue.new
+    outcomes = Queue.new
+    threads = Array.new(n) do |k|
+      token = sdk::CancelToken.new
+      Thread.new do
+        gate.pop
+        Thread.new { sleep(rng.rand * 0.05) ; token.cancel } if k.odd?
+        r = agent.run(input: "go", cancel: token, client: sdk::ScriptedClient.new(
+          [{ tool_calls: [{ id: "c#{k}", name: "t", arguments: "{}" }] }, { text: "ok" }]
+        ))
+        outcomes << r.status
+      rescue sdk::AgentError => e
+        outcomes << (CODES.include?(e.code) ? e.code : "bad code #{e.code}")
+      rescue Exception => e # rubocop:disable Lint/RescueException
+        outcomes << "#{e.class}: #{e.message.to_s.scrub[0, 100]}"
+      end
+    end
+    n.times { gate << true }
+    stuck = threads.count { |t| t.join(LATE + 30).nil? }
+    threads.each(&:kill)
+    check(stuck.zero?, :hang) { "#{stuck} of #{n} concurrent runs did not return" }
+    seen = Array.new(outcomes.size) { outcomes.pop }
+    bad = seen.reject { |o| %w[completed].include?(o) || CODES.include?(o) }
+    check(bad.empty?) { "#{n} concurrent runs: #{bad.tally}" }
+  end
+
+  # The process's resident memory in MB.
+  def rss_mb = File.read("/proc/self/statm").split[1].to_i * 4096 / 1_048_576.0
+
+  # Runs batches of misbehaving runs: once a batch has settled, no Ruby thread, registered
+  # callable or call thread is left over, and memory stops growing.
+  def leaks_property(rng)
+    @leak_base ||= begin
+      3.times { callbacks_property(Random.new(rng.rand(1 << 30))) }
+      settle_threads(Thread.list.size + 50)
+      GC.start
+      { threads: Thread.list.size, rss: rss_mb }
+    end
+    60.times { callbacks_property(Random.new(rng.rand(1 << 30))) }
+    concurrency_property(Random.new(rng.rand(1 << 30)))
+    threads = settle_threads(@leak_base[:threads])
+    check(threads <= @leak_base[:threads], :leak) { "#{threads - @leak_base[:threads]} Ruby threads left over: #{Thread.list.map { |t| "#{t.name} #{t.status} #{t.backtrace&.first(6)}" }}" }
+    calls = sdk::Internal::THREADS.size
+    check(calls.zero?, :leak) { "#{calls} call threads still registered" }
+    GC.start
+    rss = rss_mb
+    @leak_rss = [(@leak_rss || []), rss].flatten.last(8)
+    grew = @leak_rss.size >= 8 && @leak_rss.each_cons(2).all? { |a, b| b > a + 1 } && rss > @leak_base[:rss] + 200
+    check(!grew, :leak) { "RSS keeps growing: #{@leak_rss.map(&:round)} MB (from #{@leak_base[:rss].round} MB)" }
+  end
+
+  # Waits (up to LATE seconds) until at most `limit` Ruby threads are alive; their number.
+  def settle_threads(limit)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + LATE
+    sleep 0.05 while Thread.list.size > limit && Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    Thread.list.size
+  end
+
+  # Big states (up to 16 MB of text) read back, continued, and cut short, from Ruby threads
+  # as well as the main one: a state, or state_invalid.
+  def big_states_property(rng)
+    size = rng.rand(1..16) << 20
+    @big_agent ||= sdk.create_agent(id: "big", tools: [tool(require_approval: true, execute: ->(i, _r) { i })])
+    context = case rng.rand(3)
+              when 0 then { "blob" => "x" * size }
+              when 1 then { "list" => Array.new(size / 64) { |i| { "k" => i, "s" => "y" * 40 } } }
+              else { "deep" => nest({ "blob" => "z" * (size / 2) }, 60, rng) }
+              end
+    text = @big_agent.run(input: "go", context: context, client: sdk::ScriptedClient.new([CALL])).to_json
+    text = text.b[0, rng.rand(text.bytesize)] if rng.rand(3).zero?
+    text = text.dup.force_encoding(Encoding::BINARY).tap { |t| t.setbyte(rng.rand(t.bytesize), 0xFF) } if rng.rand(4).zero?
+    where = "#{text.bytesize} bytes"
+    body = lambda do
+      state = rng.rand(2).zero? ? text : (JSON.parse(text, max_nesting: false) rescue text)
+      read = sdk::RunResult.from_json(state)
+      done = @big_agent.continue_run(state: read, client: sdk::ScriptedClient.new([{ text: "done" }]), approvals: ["c1"])
+      check(done.status == "completed") { "#{where}: continued to #{done.status}" }
+    rescue sdk::StateError => e
+      check(e.code == "state_invalid") { "#{where}: #{e.code}" }
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      check(false) { "#{where}: #{e.class}: #{e.message.to_s.b[0, 200].inspect}" }
+    end
+    rng.rand(2).zero? ? body.call : Thread.new(&body).value
+  end
+
   # name => [share of RUNS, body]
   PROPERTIES = {
     "storable_values_come_back_exactly_from_every_place" => [1.0, ->(rng) { values_property(rng, 0.0) }],
     "hostile_values_are_refused_with_the_code_of_their_place" => [1.5, ->(rng) { values_property(rng, 1.0) }],
     "odd_exceptions_from_every_callable_become_errors_with_text" => [1.0, ->(rng) { exceptions_property(rng) }],
-    "mutated_states_continue_or_are_refused_and_the_original_still_continues" => [2.0, ->(rng) { states_property(rng) }]
+    "mutated_states_continue_or_are_refused_and_the_original_still_continues" => [2.0, ->(rng) { states_property(rng) }],
+    "misbehaving_callables_of_every_kind_end_their_run_on_time" => [2.0, ->(rng) { callbacks_property(rng) }],
+    "wrong_options_raise_host_errors_or_definition_errors" => [1.0, ->(rng) { options_property(rng) }],
+    "concurrent_runs_all_return" => [0.02, ->(rng) { concurrency_property(rng) }],
+    "nothing_is_left_over_after_batches_of_misbehaving_runs" => [0.01, ->(rng) { leaks_property(rng) }],
+    "big_states_are_read_or_refused" => [0.03, ->(rng) { big_states_property(rng) }]
   }.freeze
 
-  # Runs one property; prints one JSON line: `{"cases" => n}` or the first failure.
+  # Longest a case may take before it counts as a hang (the concurrent ones run 120 runs).
+  CASE_LIMIT = 120
+
+  # Runs one property from case `PHASEO_FUZZ_FROM` on, each case on a Ruby thread of its
+  # own: prints `{"at" => i}` before case i, `{"failure", "kind", "case"}` for each failed
+  # case (and goes on), and `{"cases" => n}` at the end. A case still running after
+  # CASE_LIMIT seconds is a hang; the parent restarts a child that died or stopped printing
+  # from the next case.
   def work(name)
     share, body = PROPERTIES.fetch(name)
     index = PROPERTIES.keys.index(name)
     count = (RUNS * share).round.clamp(1, 1 << 20)
-    cases = ONLY_CASE ? [ONLY_CASE] : (0...count)
+    from = Integer(ENV.fetch("PHASEO_FUZZ_FROM", "0"))
+    cases = ONLY_CASE ? [ONLY_CASE] : (from...count)
     cases.each do |i|
-      body.call(Random.new((SEED << 24) + (index << 20) + i))
-    rescue Failure, StandardError, ScriptError, SystemStackError => e
-      puts JSON.generate("failure" => e.message.scrub[0, 2000], "case" => i, "class" => e.class.name,
-                         "backtrace" => e.is_a?(Failure) ? [] : e.backtrace.first(8))
-      return
+      puts JSON.generate("at" => i)
+      @current = nil
+      failure = nil
+      runner = Thread.new do
+        Thread.current.report_on_exception = false
+        body.call(Random.new((SEED << 24) + (index << 20) + i))
+        :done
+      rescue Failure, StandardError, ScriptError, SystemStackError, NoMemoryError => e
+        failure = e
+      end
+      finished = runner.join(CASE_LIMIT)
+      failure ||= Failure.new("#{@current} still running after #{CASE_LIMIT} s", :hang) unless finished
+      next unless failure
+
+      puts JSON.generate("failure" => failure.message.scrub[0, 2000], "case" => i, "class" => failure.class.name,
+                         "kind" => failure.is_a?(Failure) ? failure.kind : :wrong_kind,
+                         "backtrace" => failure.is_a?(Failure) ? [] : failure.backtrace&.first(8))
     end
     puts JSON.generate("cases" => cases.size)
   end
@@ -528,30 +883,67 @@ if (property = ENV["PHASEO_FUZZ_PROPERTY"])
 else
   require "test_helper"
 
-  # Runs each property in a child process (see the header).
+  # Runs each property in child processes (see the header) and counts, per property, the
+  # children that died (a crash), the cases that hung, and the failed checks by kind.
   class FuzzTest < Minitest::Test
     include SdkHelpers
 
-    Fuzz::PROPERTIES.each do |name, (share, _)|
-      define_method("test_#{name}") do
-        deadline = 120 + (Fuzz::RUNS * share * 0.1)
-        env = { "PHASEO_FUZZ_PROPERTY" => name, "PHASEO_FUZZ_SEED" => Fuzz::SEED.to_s, "PHASEO_FUZZ_RUNS" => Fuzz::RUNS.to_s }
-        lines = []
-        IO.popen(env, [RbConfig.ruby, "-I#{LIB}", "-I#{__dir__}", __FILE__], err: File::NULL) do |io|
-          reader = Thread.new do
-            io.each_line { |line| lines << line.chomp }
-          rescue IOError
-            nil
-          end
-          unless reader.join(deadline)
+    KINDS = %w[death hang wrong_kind lost_state leak].freeze
+
+    # Runs `name` from case `from` in a child; yields each line it prints. Returns :done,
+    # :died or :stalled (printed nothing for `silence` seconds: killed).
+    def child_run(name, from, silence)
+      env = { "PHASEO_FUZZ_PROPERTY" => name, "PHASEO_FUZZ_SEED" => Fuzz::SEED.to_s,
+              "PHASEO_FUZZ_RUNS" => Fuzz::RUNS.to_s, "PHASEO_FUZZ_FROM" => from.to_s }
+      IO.popen(env, [RbConfig.ruby, "-I#{LIB}", "-I#{__dir__}", __FILE__], err: File::NULL) do |io|
+        buffer = +""
+        loop do
+          unless io.wait_readable(silence)
             Process.kill("KILL", io.pid)
-            flunk "#{name}: still running after #{deadline.round} s (PHASEO_FUZZ_SEED=#{Fuzz::SEED}); printed #{lines.inspect}"
+            return :stalled
+          end
+          chunk = io.read_nonblock(65_536, exception: false)
+          return :died if chunk.nil?
+          next if chunk == :wait_readable
+
+          buffer << chunk
+          while (line = buffer.slice!(/\A[^\n]*\n/))
+            parsed = JSON.parse(line)
+            yield parsed
+            return :done if parsed.key?("cases")
           end
         end
-        outcome = lines.last && JSON.parse(lines.last)
-        replay = "PHASEO_FUZZ_SEED=#{Fuzz::SEED} PHASEO_FUZZ_CASE=#{outcome && outcome['case']}"
-        refute_nil outcome, "#{name}: the child printed nothing (it crashed; exit #{$?.inspect}; PHASEO_FUZZ_SEED=#{Fuzz::SEED})"
-        assert outcome.key?("cases"), "#{name} failed (replay: #{replay}): #{outcome['failure']} #{outcome['backtrace']}"
+      end
+    end
+
+    Fuzz::PROPERTIES.each do |name, (share, _)|
+      define_method("test_#{name}") do
+        total = (Fuzz::ONLY_CASE ? 1 : (Fuzz::RUNS * share).round.clamp(1, 1 << 20))
+        counts = KINDS.to_h { |k| [k, 0] }
+        failures = []
+        from = 0
+        loop do
+          at = nil
+          how = child_run(name, from, Fuzz::CASE_LIMIT + 60) do |line|
+            if line.key?("at") then at = line["at"]
+            elsif line.key?("failure")
+              counts[line["kind"]] += 1
+              failures << line if failures.size < 10
+            end
+          end
+          break if how == :done
+
+          counts[how == :died ? "death" : "hang"] += 1
+          failures << { "failure" => "the child #{how == :died ? "died (#{$?.inspect})" : 'stopped printing'}", "case" => at } if failures.size < 10
+          break if at.nil? || Fuzz::ONLY_CASE
+
+          from = at + 1
+          break if from >= total
+        end
+        warn format("%-75s %6d inputs: %s (PHASEO_FUZZ_SEED=%d)", name, total, counts.map { |k, n| "#{k} #{n}" }.join(", "), Fuzz::SEED)
+        report = failures.map { |f| "case #{f['case']} [#{f['kind'] || 'death/hang'}] #{f['failure']} #{f['backtrace']}" }.join("\n")
+        assert counts.values.all?(&:zero?),
+               "#{name} (replay one case: PHASEO_FUZZ_SEED=#{Fuzz::SEED} PHASEO_FUZZ_CASE=<case>): #{counts}\n#{report}"
       end
     end
   end

@@ -273,4 +273,49 @@ class HardeningTest < Minitest::Test
     assert_includes seen[0]["message"], "the tool's thread ended without returning a value"
     assert_includes seen[1]["message"], "Unreadable"
   end
+
+  # What the hostile probe (test/fuzz_test.rb) found. A listener runs on the caller's thread:
+  # a deadline, Thread#kill or Thread.exit there ends the run and the thread, and the process
+  # then exits (the listener's interrupt was once swallowed, leaving the process unable to end).
+  def test_a_blocking_listener_is_interrupted_with_its_callers_thread
+    seen = child(<<~RUBY)
+      require "timeout"
+      tool = PhaseoAgentSdk::Tool.new(id: "t", parameters: { type: "object" }, execute: ->(_i, _r) { "ok" })
+      agent = PhaseoAgentSdk.create_agent(id: "a", tools: [tool])
+      client = -> { PhaseoAgentSdk::ScriptedClient.new([{ tool_calls: [{ id: "c1", name: "t", arguments: "{}" }] }, { text: "done" }]) }
+      outcome { Timeout.timeout(0.5) { agent.run(input: "go", client: client.call, on_event: ->(_e) { sleep }) } }
+      started = Queue.new
+      killed = Thread.new { agent.run(input: "go", client: client.call, on_event: ->(_e) { started << 1; sleep }) }
+      started.pop
+      killed.kill
+      outcome { killed.join(30) ? "killed" : "still running" }
+      exited = Thread.new { agent.run(input: "go", client: client.call, on_event: ->(_e) { Thread.exit }) }
+      outcome { exited.join(30) ? "exited" : "still running" }
+      types = []
+      outcome { [agent.run(input: "go", client: client.call, on_event: ->(e) { types << e["type"] }).status, types.first, types.last] }
+    RUBY
+    assert_equal "Timeout::Error", seen[0]["raised"]
+    assert_equal({ "ok" => "killed" }, seen[1])
+    assert_equal({ "ok" => "exited" }, seen[2])
+    assert_equal({ "ok" => ["completed", "run.started", "run.completed"] }, seen[3])
+  end
+
+  def test_a_name_that_is_not_text_raises_type_error_without_calling_its_to_s
+    odd = Object.new
+    def odd.to_s = raise("no to_s")
+    [-> { Sdk.create_agent(id: odd) }, -> { Sdk.create_agent(id: "a", tools: [tool("x").tap { |t| t.id = odd }]) },
+     -> { Sdk.mcp_stdio_server("m", odd) }, -> { Sdk.mcp_stdio_server("m", "cmd", env: "x") }].each do |make|
+      error = assert_raises(TypeError) { make.call }
+      assert_match(/must be a (String or Symbol|Hash)/, error.message)
+    end
+  end
+
+  # Every call's thread is forgotten once it ended, however quickly it ended.
+  def test_no_call_thread_stays_registered_after_many_quick_calls
+    quick = tool("q", execute: ->(_i, _r) { "ok" })
+    agent = Sdk.create_agent(id: "q", tools: [quick])
+    calls = Array.new(50) { |i| call("c#{i}", "q", env: "x") }
+    agent.run(input: "go", client: script({ tool_calls: calls }, { text: "done" }))
+    assert_empty Sdk::Internal::THREADS
+  end
 end

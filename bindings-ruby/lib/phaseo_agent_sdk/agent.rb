@@ -49,7 +49,7 @@ module PhaseoAgentSdk
       raise ArgumentError, "continue_run needs state: (a RunResult or its JSON) or run_id:" if state.nil? && run_id.nil?
 
       call(client, on_event, cancel, overrides, decided(approvals, rejections, tool_outputs, human_input, context),
-           { "run_id" => run_id&.to_s }, state_arg(state))
+           { "run_id" => run_id && Internal.name(run_id, "run_id") }, state_arg(state))
     end
 
     # Stops the agent's MCP servers.
@@ -61,7 +61,7 @@ module PhaseoAgentSdk
     # Finishes a stored run whose worker died (its lease expired), with the decisions
     # stored for it.
     def recover(run_id, client:, on_event: nil, cancel: nil, **overrides)
-      call(client, on_event, cancel, overrides, {}, "run_id" => run_id.to_s, "recover" => true)
+      call(client, on_event, cancel, overrides, {}, "run_id" => Internal.name(run_id, "run_id"), "recover" => true)
     end
 
     # Streams a run: returns a StreamResult (`full_stream`, `text_stream`, `item_stream`,
@@ -193,10 +193,10 @@ module PhaseoAgentSdk
       approval = tool.require_approval
       ntp = tool.next_turn_params
       {
-        "id" => tool.id.to_s, "description" => tool.description, "parameters" => Internal.stringify(tool.parameters, "parameters"),
+        "id" => Internal.name(tool.id, "tool id"), "description" => tool.description, "parameters" => Internal.stringify(tool.parameters, "parameters"),
         "execute" => tool.execute && fn(tool.execute), "timeoutMs" => tool.timeout_ms,
         "requireApproval" => approval.respond_to?(:call) ? fn(approval) : (approval ? true : nil),
-        "onError" => tool.on_error&.to_s,
+        "onError" => tool.on_error && Internal.name(tool.on_error, "on_error"),
         "inputSchema" => validator(tool.input_schema), "outputSchema" => validator(tool.output_schema),
         "eventSchema" => validator(tool.event_schema),
         "onToolCalled" => tool.on_tool_called && fn(tool.on_tool_called),
@@ -211,7 +211,7 @@ module PhaseoAgentSdk
       raise ArgumentError, "require_approval (agent level) must be a callable ->(tool_call, runtime)" if approval && !approval.respond_to?(:call)
 
       {
-        "id" => d[:id].to_s, "tools" => Array(d[:tools]).map { |t| tool_spec(t) },
+        "id" => Internal.name(d[:id], "agent id"), "tools" => Array(d[:tools]).map { |t| tool_spec(t) },
         "model" => dynamic(d[:model]), "instructions" => dynamic(d[:instructions]),
         "temperature" => dynamic(d[:temperature]), "maxOutputTokens" => dynamic(d[:max_output_tokens]),
         "topP" => dynamic(d[:top_p]), "maxSteps" => d[:max_steps],
@@ -289,7 +289,7 @@ module PhaseoAgentSdk
         o = Internal.string_keys(o)
         raise ArgumentError, "a tool output is {tool_call_id:, output:}" unless o.key?("tool_call_id")
 
-        { "toolCallId" => o["tool_call_id"].to_s, "output" => o["output"] }
+        { "toolCallId" => Internal.name(o["tool_call_id"], "tool_call_id"), "output" => o["output"] }
       end
     end
   end

@@ -54,11 +54,17 @@ module PhaseoAgentSdk
         proc { RELEASED << ids }
       end
 
-      # An event listener: its exceptions are reported, never raised into the run.
+      # An event listener (run on the thread that called `run`): its exceptions are
+      # reported, never raised into the run; an interrupt of that thread (Ctrl-C,
+      # `Thread#raise` of a SignalException, `exit`) is the caller's, and is re-raised
+      # (the run is cancelled, see `host::serve_run`).
       def call_listener(id, args)
         REGISTRY.fetch(id).call(*args)
+        nil
+      rescue SignalException, SystemExit
+        raise
       rescue Exception => e # rubocop:disable Lint/RescueException
-        warn "phaseo_agent_sdk: on_event raised #{e.class}: #{e.message}"
+        warn "phaseo_agent_sdk: on_event raised #{e.class}: #{exception_text(e)}"
         nil
       end
 
@@ -79,9 +85,13 @@ module PhaseoAgentSdk
         started = Queue.new
         # Created inside the deferring block, the thread starts with interrupts deferred
         # (a thread inherits its creator's interrupt mask): none can come before its first line.
-        thread = Thread.handle_interrupt(Object => :never) do
+        Thread.handle_interrupt(Object => :never) do
           Thread.new do
             Thread.current.report_on_exception = false
+            # Registered by the thread itself, before it says it started and before its
+            # ensure can run: registered from outside, a thread that ended at once stayed
+            # registered for good (its ensure had run before it was registered).
+            MUTEX.synchronize { THREADS[key] = Thread.current }
             started << true
             answered = false
             begin
@@ -98,7 +108,6 @@ module PhaseoAgentSdk
             end
           end
         end
-        MUTEX.synchronize { THREADS[key] = thread if thread.alive? }
         started.pop
         nil
       end
@@ -172,6 +181,15 @@ module PhaseoAgentSdk
       # A call the core handed over (`{"id", "name", "input"}`) as a ToolCall.
       def tool_call(hash)
         ToolCall.new(id: hash["id"], name: hash["name"], input: hash["input"])
+      end
+
+      # A name the caller gave (an id, a command, a URL…) as text: a String, Symbol or
+      # Integer; anything else raises TypeError naming `what` (its own `to_s` is never called).
+      def name(value, what)
+        case value
+        when String, Symbol, Integer then value.to_s
+        else raise TypeError, "#{what} must be a String or Symbol, got #{Module.instance_method(:name).bind_call(value.class) || 'an anonymous class'}"
+        end
       end
 
       # `snake_case` → `camelCase` (a key of the core's definition format).

@@ -17,14 +17,18 @@ module PhaseoAgentSdk
   # `tool_timeouts: { name => ms }`, `on_error:`, `cache_ttl_ms:`, `optional:`,
   # `on_elicitation: ->(request, info) { answer }`.
   def self.mcp_stdio_server(name, command, args = [], env: nil, cwd: nil, **options)
-    mcp_server({ "name" => name.to_s, "command" => command.to_s, "args" => Array(args).map(&:to_s),
-                 "env" => env && Internal.stringify(env).transform_values(&:to_s), "cwd" => cwd&.to_s }, options)
+    raise TypeError, "env must be a Hash, got #{env.class}" unless env.nil? || env.is_a?(Hash)
+
+    mcp_server({ "name" => Internal.name(name, "MCP server name"), "command" => Internal.name(command, "command"),
+                 "args" => Array(args).map { |a| Internal.name(a, "args") },
+                 "env" => env && Internal.stringify(env).transform_values { |v| Internal.name(v, "env") },
+                 "cwd" => cwd && Internal.name(cwd, "cwd") }, options)
   end
 
   # An MCP server over Streamable HTTP at `url`, with `headers` on every request and
   # `bearer_token` as `Authorization: Bearer <token>`. Options as `mcp_stdio_server`.
   def self.mcp_http_server(name, url, headers = nil, bearer_token: nil, **options)
-    mcp_server({ "name" => name.to_s, "url" => url.to_s, "headers" => headers && Internal.stringify(headers),
+    mcp_server({ "name" => Internal.name(name, "MCP server name"), "url" => Internal.name(url, "url"), "headers" => headers && Internal.stringify(headers),
                  "bearer_token" => bearer_token }, options)
   end
 

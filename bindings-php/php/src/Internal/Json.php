@@ -169,20 +169,25 @@ final class Json
     /**
      * Why a walk reached the depth limit: a cycle when the path goes through one PHP
      * reference twice (an array that holds itself, `$a['self'] = &$a`, can only do so through
-     * a reference), else too deep. A reference no variable holds any more (`$a['x']['y'] =
-     * &$a` returned from a function) is one PHP shows no code (ReflectionReference and array
-     * copies treat it as a plain value): a cycle through it is refused as too deep, as the
-     * endless value it is.
+     * a reference), or through one array's storage twice (`$a['x']['y'] = &$a` returned from a
+     * function: a reference no variable holds any more, which PHP shows no code, but the
+     * array found again inside itself is the same storage, `phaseo_array_id`); else too deep.
      *
      * @param list<array{0: ?array, 1: int|string|null}> $path
      */
     private static function tooDeep(array $path): string
     {
         $seen = [];
+        $tables = [];
         foreach ($path as [$container, $key]) {
             if ($container === null) {
                 continue;
             }
+            $table = phaseo_array_id($container);
+            if (isset($tables[$table])) {
+                return self::CYCLE;
+            }
+            $tables[$table] = true;
             $reference = \ReflectionReference::fromArrayElement($container, $key);
             if ($reference !== null) {
                 $id = $reference->getId();

@@ -19,7 +19,14 @@ use Phaseo\AgentSdk\ToolCall;
  */
 final class Scheduler
 {
-    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int, told?: true, parked?: true}> calls in flight */
+    /** How long a generator tool or a stream may hold the thread between two values (see pass()). */
+    private const PASS_AFTER = 0.01;
+
+    /** The error of a call whose PHP function suspended the call's own fiber. */
+    public const FOREIGN_SUSPEND = 'the PHP function called Fiber::suspend() outside a Fiber of its own: '
+        . 'the SDK runs each call in a Fiber that only it may suspend';
+
+    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int, since?: float, told?: true, parked?: true}> calls in flight */
     private static array $tasks = [];
     /** @var array<int, int> spl_object_id(fiber) => call id */
     private static array $byFiber = [];
@@ -223,7 +230,8 @@ final class Scheduler
                         $listener($m['event']);
                     } catch (\Throwable $e) {
                         // A listener's error must not break the run (SPEC §5): reported only.
-                        error_log('phaseo agent: event listener threw ' . get_class($e) . ': ' . $e->getMessage());
+                        // (self::message: a message property need not be text.)
+                        error_log('phaseo agent: event listener threw ' . get_class($e) . ': ' . self::message($e));
                     }
                 }
                 break;
@@ -291,6 +299,7 @@ final class Scheduler
             // taken: a generator that never ends would otherwise hold the one PHP thread.
             foreach ($value as $progress) {
                 ($runtime->emitProgress)($progress);
+                self::pass($id);
                 if (self::cancelled($id)) {
                     return null;
                 }
@@ -310,6 +319,10 @@ final class Scheduler
                 throw new \UnexpectedValueException(Json::reason($e, 'a stream event'), 0, $e);
             }
             Native::call(fn () => phaseo_call_stream($id, $json));
+            self::pass($id);
+            if (self::cancelled($id)) {
+                return null;
+            }
         }
         return null;
     }
@@ -328,11 +341,31 @@ final class Scheduler
         }
     }
 
+    /**
+     * Between two values of a generator tool or a model stream: once the call has held the
+     * thread for PASS_AFTER seconds, lets the scheduler run (the queue, timers such as
+     * `CancelToken::cancelAfter`, other calls) before the next value, so a generator that
+     * never ends still sees its cancellation.
+     */
+    private static function pass(int $id): void
+    {
+        if (self::currentCall() !== $id) {
+            return;
+        }
+        $now = self::now();
+        if ($now - (self::$tasks[$id]['since'] ?? $now) < self::PASS_AFTER) {
+            return;
+        }
+        self::$tasks[$id]['wake'] = $now;
+        \Fiber::suspend();
+    }
+
     private static function resume(int $id): void
     {
         $t = self::$tasks[$id];
         self::$tasks[$id]['wake'] = null;
         self::$tasks[$id]['run'] = null;
+        self::$tasks[$id]['since'] = self::now();
         try {
             if (!$t['fiber']->isStarted()) {
                 $t['fiber']->start();
@@ -342,6 +375,14 @@ final class Scheduler
         } catch (\Throwable $e) {
             // Only our own plumbing can get here (invoke catches everything).
             phaseo_respond($id, null, self::message($e), false);
+        }
+        $now = self::$tasks[$id] ?? null;
+        if ($now !== null && $t['fiber']->isSuspended() && $now['wake'] === null && $now['run'] === null && !isset($now['parked'])) {
+            // The PHP function itself called Fiber::suspend() in the call's fiber (not in a
+            // Fiber of its own): nothing would ever resume it. The call fails, and the fiber
+            // is dropped (unwound, `finally` blocks run) like a parked one.
+            phaseo_respond($id, null, self::FOREIGN_SUSPEND, false);
+            self::$tasks[$id]['parked'] = true;
         }
         if ($t['fiber']->isTerminated() || isset(self::$tasks[$id]['parked'])) {
             unset(self::$tasks[$id], self::$byFiber[spl_object_id($t['fiber'])], self::$cancelled[$id]);
@@ -357,7 +398,7 @@ final class Scheduler
                 try {
                     $f();
                 } catch (\Throwable $e) {
-                    error_log('phaseo agent: timer threw ' . get_class($e) . ': ' . $e->getMessage());
+                    error_log('phaseo agent: timer threw ' . get_class($e) . ': ' . self::message($e));
                 }
             }
         }
