@@ -591,9 +591,6 @@ module Fuzz
   def callbacks_property(rng)
     kind = KINDS.sample(random: rng)
     how = BEHAVIOURS.sample(random: rng)
-    # A state accessor's save that never returns holds even a cancelled run (README, Known
-    # limits: the run's last state is always saved).
-    how = "sleep" if how == "block" && kind == "store_save"
     bad = behave(how, rng)
     plan = %w[none none cancel deadline tool_timeout].sample(random: rng)
     plan = %w[cancel deadline].sample(random: rng) if how == "block" && (plan == "none" || kind != "execute")
