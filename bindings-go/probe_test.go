@@ -1623,7 +1623,8 @@ func TestCallerValuesJSONCannotHoldAreStateInvalid(t *testing.T) {
 			ToolOutputs: []pa.ToolOutput{{ToolCallID: "c2", Output: "m"}, {ToolCallID: "c3", Output: "a"}}}
 	}
 	for _, v := range []any{math.NaN(), cyclicMap(), make(chan int), nested(65, false), nested(10000, true), panickyJSON{},
-		json.Number("1e999"), map[string]any{"n": json.Number("123456789012345678901234567890")}} {
+		json.Number("1e999"), map[string]any{"n": json.Number("123456789012345678901234567890")},
+		rawJSON(`"\ud800"`), rawJSON(`["\udc00 alone"]`)} {
 		_, err := f.agent.Run(context.Background(), pa.RunOptions{Input: v, Client: scripted(t, textResponse("x"))})
 		var perr *pa.Error
 		if !errors.As(err, &perr) || perr.Code != pa.CodeStateInvalid || !strings.HasPrefix(perr.Message, "Invalid run input: ") {

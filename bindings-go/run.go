@@ -137,6 +137,9 @@ func callerValue(what string, v any, maxDepth int) (any, error) {
 	if msg := unreadableNumber(text); msg != "" {
 		return nil, &Error{Code: CodeStateInvalid, Message: "Invalid " + what + ": " + msg}
 	}
+	if msg := unpairedSurrogate(text); msg != "" {
+		return nil, &Error{Code: CodeStateInvalid, Message: "Invalid " + what + ": " + msg}
+	}
 	if maxDepth > 0 && jsonDepth(text) > maxDepth {
 		return nil, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid %s: value is nested more than %d levels deep", what, maxDepth)}
 	}
@@ -179,6 +182,44 @@ func unreadableNumber(text string) string {
 				}
 			}
 		}
+	}
+	return ""
+}
+
+// unpairedSurrogate names the first `\uXXXX` escape of a JSON text that is half of a UTF-16
+// surrogate pair without its other half, "" when there is none: encoding/json passes such
+// an escape through from a MarshalJSON or json.RawMessage, and it is no text the core reads.
+func unpairedSurrogate(text string) string {
+	if !strings.Contains(text, `\u`) {
+		return ""
+	}
+	escape := func(i int) (rune, bool) {
+		if i+6 > len(text) || text[i] != '\\' || text[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(text[i+2:i+6], 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' {
+			continue
+		}
+		r, ok := escape(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low, ok := escape(i + 6); ok && low >= 0xDC00 && low <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return "text holds an unpaired UTF-16 surrogate " + text[i:i+6]
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return "text holds an unpaired UTF-16 surrogate " + text[i:i+6]
+		}
+		i += 5
 	}
 	return ""
 }

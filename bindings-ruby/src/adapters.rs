@@ -6,15 +6,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use magnus::value::ReprValue;
+use magnus::IntoValue;
 use magnus::{Error, Module, RArray, RModule, Ruby, Value as RValue};
+use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
 use phaseo_agent::{
-    async_trait, AgentEvent, ApprovalPredicate, EventListener, NextTurnParams,
-    NextTurnParamsProvider, ResponseReceivedHook, ToolCalledHook, ToolError, ToolExecutor,
-    ToolRuntime, Validator, Value,
+    async_trait, AgentEvent, EventListener, HostStreamSender, ToolError, ToolRuntime, Value,
 };
 use tokio::sync::oneshot;
 
-use crate::convert::{to_ruby, MAX_DEPTH};
+use crate::convert::{to_ruby, MAX_DEPTH, WRAPPED_DEPTH};
 use crate::host::post;
 use crate::runtime::{Answer, RbToolRuntime};
 
@@ -77,20 +77,6 @@ impl HostFn {
             Answer::Callback { max, what },
             "the Ruby callable's thread ended without an answer",
         )
-        .await
-    }
-
-    /// Calls with `(value, runtime)`.
-    pub async fn call_with_runtime(
-        self,
-        value: Value,
-        rt: &ToolRuntime,
-    ) -> Result<Value, ToolError> {
-        let rt = rt.clone();
-        self.call(Box::new(move |ruby, array| {
-            array.push(to_ruby(ruby, &value))?;
-            array.push(RbToolRuntime::wrap(ruby, rt)?)
-        }))
         .await
     }
 
@@ -171,116 +157,84 @@ pub async fn on_thread(
     outcome
 }
 
-/// A tool executor `->(input, runtime)`, run on a Ruby thread of its own.
-pub struct RbExecutor(pub HostFn);
-
+/// The core's `json_host` adapters call a Ruby callable through this: each call runs on a
+/// Ruby thread of its own ([`on_thread`]); `(value, runtime)` arguments hand the callable the
+/// live `ToolRuntime`, and an agent's (or MCP server's) approval predicate gets the call as
+/// a `PhaseoAgentSdk::ToolCall`, as in the product.
 #[async_trait]
-impl ToolExecutor for RbExecutor {
-    async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
+impl JsonHostFn for HostFn {
+    async fn call(
+        &self,
+        kind: CallKind,
+        args: JsonArgs<'_>,
+        _runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        let args = ruby_args(args, kind == CallKind::AgentApprove);
+        match kind {
+            CallKind::Execute => {
+                on_thread(
+                    *self,
+                    args,
+                    Answer::ToolResult,
+                    "the tool's Ruby thread ended without an answer",
+                )
+                .await
+            }
+            CallKind::Generate => {
+                self.call_within(args, WRAPPED_DEPTH, "model response")
+                    .await
+            }
+            _ => HostFn::call(*self, args).await,
+        }
+    }
+
+    async fn call_streaming(
+        &self,
+        args: JsonArgs<'_>,
+        events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        let request = match args {
+            JsonArgs::List(mut items) if !items.is_empty() => items.swap_remove(0),
+            other => other.into_value(),
+        };
         on_thread(
-            self.0,
+            *self,
             Box::new(move |ruby, array| {
-                array.push(to_ruby(ruby, &input))?;
-                array.push(RbToolRuntime::wrap(ruby, runtime)?)
+                array.push(to_ruby(ruby, &request))?;
+                array.push(crate::model::StreamSink::new(events).into_value_with(ruby))
             }),
-            Answer::ToolResult,
-            "the tool's Ruby thread ended without an answer",
+            Answer::Callback {
+                max: MAX_DEPTH,
+                what: "the model client's stream",
+            },
+            "the model client's stream thread ended without an answer",
         )
         .await
     }
 }
 
-/// A validator callable `(value) -> value`, raising when invalid.
-pub struct RbValidator {
-    pub func: HostFn,
-    pub schema: Option<Value>,
-}
-
-#[async_trait]
-impl Validator for RbValidator {
-    async fn validate(&self, value: Value) -> Result<Value, ToolError> {
-        self.func.call_values(vec![value]).await
-    }
-
-    fn json_schema(&self) -> Option<Value> {
-        self.schema.clone()
-    }
-}
-
-/// A tool's `require_approval: ->(input, runtime)`.
-pub struct RbApproval(pub HostFn);
-
-#[async_trait]
-impl ApprovalPredicate for RbApproval {
-    async fn requires_approval(&self, input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
-        Ok(phaseo_agent::tool::approval_from_answer(
-            &self.0.call_with_runtime(input.clone(), rt).await?,
-        ))
-    }
-}
-
-/// The agent's (or an MCP server's) `require_approval: ->(tool_call, runtime)`; the call
-/// is a `PhaseoAgentSdk::ToolCall`, as in the product.
-pub struct RbAgentApproval(pub HostFn);
-
-#[async_trait]
-impl ApprovalPredicate for RbAgentApproval {
-    async fn requires_approval(&self, _input: &Value, rt: &ToolRuntime) -> Result<bool, ToolError> {
-        let call = serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null);
-        let rt = rt.clone();
-        let answer = self
-            .0
-            .call(Box::new(move |ruby, array| {
-                let call: RValue = internal(ruby)?.funcall("tool_call", (to_ruby(ruby, &call),))?;
-                array.push(call)?;
+/// Builds a call's Ruby arguments: the values as Ruby data, a runtime as the live
+/// `ToolRuntime` object, and (for an agent-level predicate) the call as a `ToolCall`.
+fn ruby_args(args: JsonArgs<'_>, tool_call_first: bool) -> Args {
+    match args {
+        JsonArgs::List(values) => Box::new(move |ruby, array| {
+            for v in &values {
+                array.push(to_ruby(ruby, v))?;
+            }
+            Ok(())
+        }),
+        JsonArgs::WithRuntime(value, rt) => {
+            let (value, rt) = (value.clone(), rt.clone());
+            Box::new(move |ruby, array| {
+                let first = to_ruby(ruby, &value);
+                let first = match tool_call_first {
+                    true => internal(ruby)?.funcall("tool_call", (first,))?,
+                    false => first,
+                };
+                array.push(first)?;
                 array.push(RbToolRuntime::wrap(ruby, rt)?)
-            }))
-            .await?;
-        Ok(phaseo_agent::tool::approval_from_answer(&answer))
-    }
-}
-
-/// `on_tool_called: ->(input, runtime)`; nil pauses for a person.
-pub struct RbToolCalled(pub HostFn);
-
-#[async_trait]
-impl ToolCalledHook for RbToolCalled {
-    async fn on_tool_called(
-        &self,
-        input: Value,
-        rt: ToolRuntime,
-    ) -> Result<Option<Value>, ToolError> {
-        let v = self.0.call_with_runtime(input, &rt).await?;
-        Ok((!v.is_null()).then_some(v))
-    }
-}
-
-/// `on_response_received: ->(output, runtime)`.
-pub struct RbResponseReceived(pub HostFn);
-
-#[async_trait]
-impl ResponseReceivedHook for RbResponseReceived {
-    async fn on_response_received(
-        &self,
-        output: Value,
-        rt: ToolRuntime,
-    ) -> Result<Value, ToolError> {
-        self.0.call_with_runtime(output, &rt).await
-    }
-}
-
-/// `next_turn_params: ->(input, runtime)`.
-pub struct RbNextTurn(pub HostFn);
-
-#[async_trait]
-impl NextTurnParamsProvider for RbNextTurn {
-    async fn next_turn_params(
-        &self,
-        input: &Value,
-        rt: &ToolRuntime,
-    ) -> Result<NextTurnParams, ToolError> {
-        let v = self.0.call_with_runtime(input.clone(), rt).await?;
-        NextTurnParams::from_value(v).map_err(ToolError::new)
+            })
+        }
     }
 }
 
@@ -346,75 +300,5 @@ impl EventListener for RbListener {
             .unwrap_or_else(|e| e.into_inner())
             .push_back(event.to_value());
         crate::host::wake_all();
-    }
-}
-
-/// A turn-dependent value `->(turn)`.
-pub struct RbTurn(pub HostFn);
-
-#[async_trait]
-impl phaseo_agent::TurnResolver for RbTurn {
-    async fn resolve(&self, turn: &phaseo_agent::TurnContext<'_>) -> Result<Value, ToolError> {
-        self.0.call_values(vec![turn.to_value()]).await
-    }
-}
-
-/// `human_review: ->(review_context) { nil | {reason:, payload:} }`.
-pub struct RbReview(pub HostFn);
-
-#[async_trait]
-impl phaseo_agent::HumanReview for RbReview {
-    async fn review(
-        &self,
-        ctx: &phaseo_agent::HumanReviewContext<'_>,
-    ) -> Result<Option<phaseo_agent::ReviewRequest>, ToolError> {
-        phaseo_agent::ReviewRequest::from_answer(self.0.call_values(vec![ctx.to_value()]).await?)
-    }
-}
-
-/// An MCP server's `filter: ->(tool_info) { bool }`.
-pub struct RbMcpFilter(pub HostFn);
-
-#[async_trait]
-impl phaseo_agent::mcp::McpToolFilter for RbMcpFilter {
-    fn keep(&self, _tool: &phaseo_agent::mcp::McpToolInfo) -> bool {
-        true
-    }
-
-    async fn keep_async(&self, tool: &phaseo_agent::mcp::McpToolInfo) -> Result<bool, ToolError> {
-        let info = serde_json::json!({
-            "name": tool.name,
-            "description": tool.description,
-            "annotations": tool.annotations,
-        });
-        Ok(phaseo_agent::tool::approval_from_answer(
-            &self.0.call_values(vec![info]).await?,
-        ))
-    }
-}
-
-/// An MCP server's `on_elicitation: ->(request, info) { answer }`.
-pub struct RbElicitation(pub HostFn);
-
-#[async_trait]
-impl phaseo_agent::mcp::McpElicitationHandler for RbElicitation {
-    async fn on_elicitation(&self, server: &str, request: Value) -> Result<Value, ToolError> {
-        self.0
-            .call_values(vec![request, serde_json::json!({ "server": server })])
-            .await
-    }
-}
-
-/// A stop condition `->(state) { reason | nil }` (state: `stepCount`, `usage`, ...).
-pub struct RbStop(pub HostFn);
-
-#[async_trait]
-impl phaseo_agent::StopCondition for RbStop {
-    async fn check(
-        &self,
-        state: &phaseo_agent::StopState<'_>,
-    ) -> Result<Option<String>, ToolError> {
-        let answer = self.0.call_values(vec![state.to_value()]).await?;
-        Ok(phaseo_agent::stop::reason_from_answer(&answer))
     }
 }

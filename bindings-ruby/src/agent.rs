@@ -88,10 +88,13 @@ fn client(spec: &Value) -> Result<Client, AgentError> {
         {
             let id = |k: &str| o.get(k).and_then(Value::as_u64).map(HostFn);
             Ok(Client {
-                client: Arc::new(crate::model::RbModel {
-                    generate: id("generate"),
-                    stream: id("stream"),
-                }),
+                client: Arc::new(
+                    phaseo_agent::json_host::JsonModelFunctions {
+                        generate: id("generate"),
+                        stream: id("stream"),
+                    }
+                    .into_client(),
+                ),
                 scripted: None,
             })
         }

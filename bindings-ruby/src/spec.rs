@@ -13,54 +13,60 @@ use phaseo_agent::{
 };
 use serde::Deserialize;
 
-use crate::adapters::*;
+use phaseo_agent::json_host::{
+    JsonAgentApproval, JsonApproval, JsonExecutor, JsonMcpElicitation, JsonMcpFilter, JsonNextTurn,
+    JsonResponseReceived, JsonReview, JsonStop, JsonToolCalled, JsonTurn, JsonValidator,
+};
 
-/// The registry's callables (`Internal::REGISTRY` ids).
+use crate::adapters::HostFn;
+
+/// The registry's callables (`Internal::REGISTRY` ids), each behind the core's `json_host`
+/// adapter of its place. As `phaseo_agent::json_host::JsonCallbacks`, except that an MCP
+/// server's approval predicate is called like the agent's, `->(tool_call, runtime)`.
 pub struct RbCallbacks;
 
 impl HostCallbacks for RbCallbacks {
     fn executor(&self, id: u64) -> Arc<dyn ToolExecutor> {
-        Arc::new(RbExecutor(HostFn(id)))
+        Arc::new(JsonExecutor(HostFn(id)))
     }
     fn validator(&self, id: u64, schema: Option<Value>) -> Arc<dyn Validator> {
-        Arc::new(RbValidator {
+        Arc::new(JsonValidator {
             func: HostFn(id),
             schema,
         })
     }
     fn tool_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(RbApproval(HostFn(id)))
+        Arc::new(JsonApproval(HostFn(id)))
     }
     fn agent_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(RbAgentApproval(HostFn(id)))
+        Arc::new(JsonAgentApproval(HostFn(id)))
     }
     fn tool_called(&self, id: u64) -> Arc<dyn ToolCalledHook> {
-        Arc::new(RbToolCalled(HostFn(id)))
+        Arc::new(JsonToolCalled(HostFn(id)))
     }
     fn response_received(&self, id: u64) -> Arc<dyn ResponseReceivedHook> {
-        Arc::new(RbResponseReceived(HostFn(id)))
+        Arc::new(JsonResponseReceived(HostFn(id)))
     }
     fn next_turn_params(&self, id: u64) -> Arc<dyn NextTurnParamsProvider> {
-        Arc::new(RbNextTurn(HostFn(id)))
+        Arc::new(JsonNextTurn(HostFn(id)))
     }
     fn stop_condition(&self, id: u64) -> Arc<dyn StopCondition> {
-        Arc::new(RbStop(HostFn(id)))
+        Arc::new(JsonStop(HostFn(id)))
     }
     fn human_review(&self, id: u64) -> Arc<dyn HumanReview> {
-        Arc::new(RbReview(HostFn(id)))
+        Arc::new(JsonReview(HostFn(id)))
     }
     fn turn_value(&self, id: u64) -> Arc<dyn TurnResolver> {
-        Arc::new(RbTurn(HostFn(id)))
+        Arc::new(JsonTurn(HostFn(id)))
     }
-    // A Ruby MCP predicate is called as `->(tool_call, runtime)`, like the agent's.
     fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(RbAgentApproval(HostFn(id)))
+        Arc::new(JsonAgentApproval(HostFn(id)))
     }
     fn mcp_filter(&self, id: u64) -> Option<Arc<dyn McpToolFilter>> {
-        Some(Arc::new(RbMcpFilter(HostFn(id))))
+        Some(Arc::new(JsonMcpFilter(HostFn(id))))
     }
     fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn McpElicitationHandler>> {
-        Some(Arc::new(RbElicitation(HostFn(id))))
+        Some(Arc::new(JsonMcpElicitation(HostFn(id))))
     }
 }
 

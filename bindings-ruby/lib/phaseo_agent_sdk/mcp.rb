@@ -41,7 +41,9 @@ module PhaseoAgentSdk
       next if value.nil?
 
       case key
-      when :filter, :on_elicitation then callables[key.to_s] = value
+      # The core takes a filter's answer as a boolean: any truthy value keeps the tool.
+      when :filter then callables["filter"] = value.respond_to?(:call) ? ->(info) { value.call(info) ? true : false } : value
+      when :on_elicitation then callables["on_elicitation"] = value
       when :require_approval
         value.respond_to?(:call) ? callables["require_approval_fn"] = value : spec["require_approval"] = value
       when :tool_timeouts then spec["tool_timeouts"] = Internal.stringify(value)
