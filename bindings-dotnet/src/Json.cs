@@ -217,7 +217,14 @@ namespace PhaseoAgentSdk
                     sb.Append(Convert.ToString(v, CultureInfo.InvariantCulture));
                     return;
                 }
-                if (v is decimal m) { sb.Append(m.ToString(CultureInfo.InvariantCulture)); return; }
+                if (v is decimal m)
+                {
+                    // A whole decimal past 64 bits has no integer form the core reads: it is
+                    // written as the 64-bit float it rounds to, as Java writes a BigDecimal.
+                    if (m == decimal.Truncate(m) && (m < long.MinValue || m > ulong.MaxValue)) Double((double)m);
+                    else sb.Append(m.ToString(CultureInfo.InvariantCulture));
+                    return;
+                }
                 if (v is double d) { Double(d); return; }
                 if (v is float f) { Double(f); return; }
                 if (v is Enum) { WriteString(sb, v.ToString()); return; }

@@ -86,6 +86,11 @@ namespace PhaseoAgentSdk.Tests
             Assert.AreEqual("{}", Json.Write(new object()));
             Assert.AreEqual("\"2024-05-06T07:08:09.0000000Z\"", Json.Write(new DateTime(2024, 5, 6, 7, 8, 9, DateTimeKind.Utc)));
             Assert.AreEqual("\"00000000-0000-0000-0000-000000000000\"", Json.Write(Guid.Empty));
+            // Decimals: as written, unless whole and past 64 bits (then the float they round to).
+            Assert.AreEqual("[12.50,-3,18446744073709551615]", Json.Write(new object[] { 12.50m, -3m, (decimal)ulong.MaxValue }));
+            var max = Json.Write(decimal.MaxValue);
+            StringAssert.Contains("E+28", max);
+            Assert.AreEqual((double)decimal.MaxValue, double.Parse(max, System.Globalization.CultureInfo.InvariantCulture));
         }
 
         [Test]
