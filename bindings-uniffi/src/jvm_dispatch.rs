@@ -23,7 +23,8 @@
 //! taking the next one. One thread out of work first looks at the queue for [`SPIN`] (the
 //! next call of a run that goes turn by turn comes within microseconds, and waking a
 //! parked thread on a busy machine can cost a time slice), then parks; a thread idle for
-//! the host's keep-alive ends.
+//! the host's keep-alive ends. Likewise the run loop looks for the answer of a call that
+//! runs alone for [`ANSWER_SPIN`] before it waits (see [`wait_briefly`]).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -40,10 +41,13 @@ use crate::start_order::StartTurn;
 use crate::traits::to_json;
 
 /// How often the supervisor looks while calls wait.
-const SUPERVISE_EVERY: Duration = Duration::from_micros(500);
+const SUPERVISE_EVERY: Duration = Duration::from_micros(250);
 
 /// How long a thread out of work keeps looking at the queue before it parks.
-const SPIN: Duration = Duration::from_micros(50);
+const SPIN: Duration = Duration::from_micros(100);
+
+/// How long the run loop looks for the answer of a call that runs alone before it waits.
+const ANSWER_SPIN: Duration = Duration::from_micros(200);
 
 /// Where a call is: queued, running on a host thread, over, or cancelled before it began.
 const QUEUED: u8 = 0;
@@ -365,7 +369,8 @@ impl pa::ToolExecutor for JvmBlockingExecutor {
         turn.wait_queued().await;
         let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         let phase = Arc::new(AtomicU8::new(QUEUED));
-        let (done, answer) = tokio::sync::oneshot::channel();
+        let alone = rt.runs_alone();
+        let (done, mut answer) = tokio::sync::oneshot::channel();
         pool().submit(Queued {
             id,
             tool: self.tool,
@@ -381,7 +386,10 @@ impl pa::ToolExecutor for JvmBlockingExecutor {
             tool: self.tool,
             phase: &phase,
         };
-        let answer = answer.await;
+        let answer = match alone.then(|| wait_briefly(&mut answer)).flatten() {
+            Some(answer) => Ok(answer),
+            None => answer.await,
+        };
         drop(guard);
         let out = match answer {
             Ok(Answer::Ok(out)) => out,
@@ -393,6 +401,25 @@ impl pa::ToolExecutor for JvmBlockingExecutor {
         };
         // A result the core cannot store is an invalid output (`tool_output_invalid`).
         pa::parse_json_text(&out).map_err(pa::ToolError::invalid_output)
+    }
+}
+
+/// The answer of a call that runs alone, if it comes within [`ANSWER_SPIN`]: the run loop
+/// has nothing else to do meanwhile, and a quick call's answer then needs no parked thread
+/// to be woken on either side (a thread of the host looks at the queue for [`SPIN`] before
+/// it parks), which on a busy machine can cost a time slice each.
+fn wait_briefly(answer: &mut tokio::sync::oneshot::Receiver<Answer>) -> Option<Answer> {
+    let until = Instant::now() + ANSWER_SPIN;
+    loop {
+        match answer.try_recv() {
+            Ok(answer) => return Some(answer),
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => return None,
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::hint::spin_loop();
     }
 }
 

@@ -20,6 +20,8 @@ struct RuntimeInner {
     progress: Option<ProgressQueue>,
     context_update: Mutex<Option<Value>>,
     annotations: Option<Arc<Value>>,
+    /// No other call of the turn runs while this one does (see [`ToolRuntime::runs_alone`]).
+    alone: bool,
 }
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
@@ -71,6 +73,7 @@ impl ToolRuntime {
                 progress: accepts_progress.then(ProgressQueue::default),
                 context_update: Mutex::new(None),
                 annotations: None,
+                alone: false,
             }),
         }
     }
@@ -81,6 +84,22 @@ impl ToolRuntime {
             inner.annotations = annotations;
         }
         self
+    }
+
+    /// Marks the call as running alone (right after `new`, while unshared).
+    pub(crate) fn with_alone(mut self, alone: bool) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.alone = alone;
+        }
+        self
+    }
+
+    /// Whether no other call of the turn runs while this one does (the turn has one call
+    /// to run, or its calls run one at a time): the run loop does nothing but wait for this
+    /// call, so a binding may wait for its answer actively (spinning briefly instead of
+    /// parking a thread) without holding up other calls.
+    pub fn runs_alone(&self) -> bool {
+        self.inner.alone
     }
 
     /// The run id.

@@ -51,6 +51,8 @@ pub(crate) struct PhaseScope {
     pub(crate) step_index: usize,
     pub(crate) context: Arc<Value>,
     pub(crate) token: CancellationToken,
+    /// The executor calls of the phase run one at a time (`ToolRuntime::runs_alone`).
+    pub(crate) alone: std::sync::atomic::AtomicBool,
 }
 
 impl PhaseScope {
@@ -59,6 +61,7 @@ impl PhaseScope {
             step_index,
             context: Arc::new(state.run.context.clone()),
             token: ctx.cancel.child_token(),
+            alone: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -405,7 +408,9 @@ pub(crate) async fn execute_call(
         .as_ref()
         .expect("automatic calls have executors");
     let token = scope.token.child_token();
-    let runtime = scope.runtime_for(ctx, call, token.clone(), true);
+    let runtime = scope
+        .runtime_for(ctx, call, token.clone(), true)
+        .with_alone(scope.alone.load(std::sync::atomic::Ordering::Relaxed));
     let call = runtime.tool_call();
     ctx.emitter.emit(
         EventType::ToolStarted,
@@ -582,6 +587,9 @@ where
 {
     let mut out = Vec::with_capacity(jobs.len());
     if concurrency <= 1 || jobs.len() <= 1 {
+        scope
+            .alone
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         for (i, job) in jobs {
             out.push((i, job().await?));
         }
