@@ -24,7 +24,9 @@
 //! next call of a run that goes turn by turn comes within microseconds, and waking a
 //! parked thread on a busy machine can cost a time slice), then parks; a thread idle for
 //! the host's keep-alive ends. Likewise the run loop looks for the answer of a call that
-//! runs alone for [`ANSWER_SPIN`] before it waits (see [`wait_briefly`]).
+//! runs alone for [`ANSWER_SPIN`] before it waits (see [`wait_briefly`]). Both look with
+//! `yield_now` between looks, not a busy loop: on a machine with more runnable threads than
+//! cores, the thread that owes the answer may be waiting for the very core that looks.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -248,10 +250,15 @@ impl Pool {
         let mut state = self.lock();
         state.queue.push_back(call);
         self.queued.store(state.queue.len(), Ordering::Relaxed);
+        // The supervisor is needed once calls may wait behind busy threads: not for a call
+        // that a thread looking for work (or woken for it here) takes at once, as in a run
+        // that goes turn by turn, where waking it for every call would cost a thread
+        // switch per turn.
+        let taker = state.spinning || state.awake() == 0;
         if state.awake() == 0 {
             self.wake(&mut state, 1);
         }
-        if state.queue.len() == 1 {
+        if !taker || state.queue.len() > 1 {
             self.waiting.notify_one();
         }
         if !state.supervised {
@@ -293,7 +300,7 @@ impl Pool {
                     drop(state);
                     let until = Instant::now() + SPIN;
                     while self.queued.load(Ordering::Relaxed) == 0 && Instant::now() < until {
-                        std::hint::spin_loop();
+                        std::thread::yield_now();
                     }
                     state = self.lock();
                     state.spinning = false;
@@ -419,7 +426,7 @@ fn wait_briefly(answer: &mut tokio::sync::oneshot::Receiver<Answer>) -> Option<A
         if Instant::now() >= until {
             return None;
         }
-        std::hint::spin_loop();
+        std::thread::yield_now();
     }
 }
 

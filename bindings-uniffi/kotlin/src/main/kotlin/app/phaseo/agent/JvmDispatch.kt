@@ -38,9 +38,11 @@ internal object JvmDispatch {
     @JvmStatic private external fun phaseo_jvm_thread_failed()
 
     init {
-        // The library the generated bindings load (UniffiLib first: it checks the library).
+        // The library the generated bindings load, under the same name (and the same
+        // override property); UniffiLib first: it checks the library's contract.
         UniffiLib.hashCode()
-        Native.register(JvmDispatch::class.java, NativeLibrary.getInstance("phaseo_agent_uniffi"))
+        val library = System.getProperty("uniffi.component.phaseo_agent_uniffi.libraryOverride") ?: "phaseo_agent_uniffi"
+        Native.register(JvmDispatch::class.java, NativeLibrary.getInstance(library))
         daemon("phaseo-agent-control") { control() }
     }
 
