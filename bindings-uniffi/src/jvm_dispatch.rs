@@ -15,9 +15,9 @@
 //! host start one); and a supervisor thread, while calls wait, looks every
 //! [`SUPERVISE_EVERY`]: the calls running longer than that count as blocked, and when no
 //! call was taken since its last look and fewer threads than cores are awake and not
-//! blocked, it wakes (or has the host start) up to three more threads per blocked one (at
-//! least one, at most one per waiting call), so a turn of blocking calls has them all
-//! running within a few periods. A pause of the whole process (the JVM's garbage
+//! blocked, it wakes (or has the host start) one more thread per blocked one (at least
+//! one, at most one per waiting call): the threads double each period, so a turn of a
+//! hundred blocking calls has them all running within about seven periods. A pause of the whole process (the JVM's garbage
 //! collector) looks like blocking and wakes threads that were not needed: a thread that
 //! ends a call while more threads than cores are awake and not blocked parks instead of
 //! taking the next one. One thread out of work first looks at the queue for [`SPIN`] (the
@@ -240,7 +240,7 @@ impl Pool {
             state.blocked = blocked;
             let free = state.awake().saturating_sub(blocked);
             if state.taken == taken && !state.queue.is_empty() && free < cores() {
-                let more = (blocked * 3).max(1).min(state.queue.len());
+                let more = blocked.max(1).min(state.queue.len());
                 self.wake(&mut state, more);
             }
         }
