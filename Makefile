@@ -223,6 +223,22 @@ swift-check:
 bench: bench-mcp bench-tracing
 	$(CARGO) bench -p phaseo-agent
 
+# Side by side with the peer SDKs of a language, each SDK in a process of its own. Not in
+# `make test` (minutes long, and the figures need a quiet machine). Each language's
+# benchmark joins PEER_BENCHES and its guard PEER_BENCH_CHECKS, the lists a run of every
+# language goes through.
+PEER_BENCHES += bench-java
+PEER_BENCH_CHECKS += bench-check-java
+.PHONY: bench-java bench-check-java
+# The JVM: ours (the Java API, native library in the release profile; PROFILE=dist for the
+# packages' build) against LangChain4j and Spring AI from Maven Central
+# (benchmarks/java/run.sh; figures in docs/performance.md).
+bench-java:
+	benchmarks/java/run.sh
+# Fails when our fan-out or sequential figure is behind the best JVM peer's (ratio below 1).
+bench-check-java:
+	benchmarks/java/run.sh --check
+
 # Tracing overhead: the 1,000-call fan-out and the 400-turn run, tracing off
 # (feature built in, not enabled) vs on (exporting to a local OTLP receiver).
 bench-tracing:

@@ -40,6 +40,21 @@ if [ "$mode" = kotlin ]; then
     exit 1
   fi
   sed -i 's/onMalformedInput(CodingErrorAction\.REPORT)/onMalformedInput(CodingErrorAction.REPLACE).replaceWith(byteArrayOf(0xEF.toByte(), 0xBF.toByte(), 0xBD.toByte()))/' "$kt"
+  # Every native thread that calls into the JVM stays attached to it (JvmCallbacks.kt says
+  # why): JNA reads that setting when it first hands out a callback's pointer, so the
+  # vtables' callbacks get it just before they are registered, and the two callbacks every
+  # async call uses (a native future's wake-up, a foreign future's release) before the
+  # library is.
+  vtables='^\( *\)lib\.\(uniffi_phaseo_agent_uniffi_fn_init_callback_vtable_[a-z_]*\)(vtable)$'
+  registers=$(grep -c "$vtables" "$kt" || true)
+  if [ "$registers" -lt 1 ] || [ "$(grep -c 'Native.register(UniffiLib::class.java' "$kt")" != 1 ] \
+     || ! grep -q '^internal object uniffiRustFutureContinuationCallbackImpl' "$kt" \
+     || ! grep -q '^internal object uniffiForeignFutureDroppedCallbackImpl' "$kt"; then
+    echo "generate.sh: the generated callback registration changed; keep its threads attached (JvmCallbacks.kt)" >&2
+    exit 1
+  fi
+  sed -i "s/$vtables/\1keepCallbackThreadsAttached(vtable)\n\1lib.\2(vtable)/" "$kt"
+  sed -i 's/^\( *\)Native.register(UniffiLib::class.java/\1keepCallbackThreadsAttached(uniffiRustFutureContinuationCallbackImpl, uniffiForeignFutureDroppedCallbackImpl)\n&/' "$kt"
   kt_dir="$here/kotlin/src/main/kotlin/app/phaseo/agent"
   mkdir -p "$kt_dir"
   # Only replace the file when it changed, so Maven's up-to-date checks keep working.

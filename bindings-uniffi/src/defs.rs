@@ -70,9 +70,14 @@ pub struct ToolDefinition {
     /// JSON Schema of the arguments (validated by the core); null = any object.
     #[uniffi(default)]
     pub parameters_json: Option<String>,
-    /// The executor; null = a manual tool.
+    /// The executor; null (and no `execute_blocking`) = a manual tool.
     #[uniffi(default)]
     pub execute: Option<Arc<dyn ToolExecutor>>,
+    /// Instead of `execute`, a blocking body of the JVM host: the key it was registered
+    /// under on the host side (Kotlin `JvmDispatch`); its calls are queued for the host's
+    /// threads (`jvm_dispatch.rs`). At most one of the two.
+    #[uniffi(default)]
+    pub blocking_tool: Option<i64>,
     /// Per-call time limit in milliseconds.
     #[uniffi(default)]
     pub timeout_ms: Option<f64>,
@@ -153,13 +158,16 @@ pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
         }
         None => Value::Null,
     };
-    let mut tool = match def.execute {
-        Some(exec) => pa::Tool::with_executor(
-            id.clone(),
-            def.description,
-            parameters,
-            Arc::new(HostExecutor(exec)),
-        ),
+    let executor: Option<Arc<dyn pa::ToolExecutor>> = match (def.execute, def.blocking_tool) {
+        (Some(_), Some(_)) => {
+            return Err(invalid("give execute or blockingTool, not both".to_owned()))
+        }
+        (Some(exec), None) => Some(Arc::new(HostExecutor(exec))),
+        (None, Some(tool)) => Some(Arc::new(crate::jvm_dispatch::JvmBlockingExecutor { tool })),
+        (None, None) => None,
+    };
+    let mut tool = match executor {
+        Some(exec) => pa::Tool::with_executor(id.clone(), def.description, parameters, exec),
         None => pa::Tool::external(id.clone(), def.description, parameters),
     };
     if let Some(ms) = def.timeout_ms {

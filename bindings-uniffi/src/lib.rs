@@ -16,6 +16,7 @@ uniffi::setup_scaffolding!();
 mod api;
 mod defs;
 mod errors;
+mod jvm_dispatch;
 mod mcp;
 mod start_order;
 mod store;

@@ -11,6 +11,12 @@
 //! been seen to mark its executors (the Kotlin layer always does), the grace is
 //! [`MARKING_HOST_GRACE`]: on a loaded machine a JVM coroutine has taken more than 500 ms to
 //! begin, and the quick call after it then started and ended first.
+//!
+//! The JVM host's blocking bodies go through the FIFO of `jvm_dispatch.rs`, which begins
+//! calls in the order they were queued: a pooled call only
+//! waits until the call before it was queued (at once, when that one was pooled too), so
+//! a turn's pooled calls are handed over back to back; a coroutine call after a pooled one
+//! still waits until the pooled one began.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -33,22 +39,45 @@ pub(crate) fn host_marks() {
     HOST_MARKS.store(true, Ordering::Relaxed);
 }
 
-/// The start signal of the executor call handed over last (process-wide: the order is the
+/// The signals of one handed-over call: `queued` fires once a call after it may be queued
+/// in the pool (for a coroutine call: once it began, the same signal as `started`).
+#[derive(Clone)]
+struct Handed {
+    queued: CancellationToken,
+    started: CancellationToken,
+}
+
+/// The signals of the executor call handed over last (process-wide: the order is the
 /// order in which the core asks for the calls).
-static LAST_HANDED_OVER: Mutex<Option<CancellationToken>> = Mutex::new(None);
+static LAST_HANDED_OVER: Mutex<Option<Handed>> = Mutex::new(None);
 
 /// One executor call's place in the start order. Dropping it (the call ended, timed out or
 /// was cancelled) counts as started, so the calls after it go on.
 pub(crate) struct StartTurn {
-    previous: Option<CancellationToken>,
-    mine: CancellationToken,
+    previous: Option<Handed>,
+    mine: Handed,
 }
 
 impl StartTurn {
-    /// Takes the next place. Called synchronously where the core asks for the call, which it
-    /// does in call order.
+    /// Takes the next place for a coroutine call. Called synchronously where the core asks
+    /// for the call, which it does in call order.
     pub(crate) fn take() -> Self {
-        let mine = CancellationToken::new();
+        let started = CancellationToken::new();
+        Self::take_with(Handed {
+            queued: started.clone(),
+            started,
+        })
+    }
+
+    /// Takes the next place for a call of the pool (see the module comment).
+    pub(crate) fn take_pooled() -> Self {
+        Self::take_with(Handed {
+            queued: CancellationToken::new(),
+            started: CancellationToken::new(),
+        })
+    }
+
+    fn take_with(mine: Handed) -> Self {
         let previous = LAST_HANDED_OVER
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -59,23 +88,45 @@ impl StartTurn {
     /// Resolves once the call before this one started or ended (or the grace passed).
     pub(crate) async fn wait_turn(&mut self) {
         if let Some(previous) = self.previous.take() {
-            let grace = if HOST_MARKS.load(Ordering::Relaxed) {
-                MARKING_HOST_GRACE
-            } else {
-                HAND_OVER_GRACE
-            };
-            let _ = tokio::time::timeout(grace, previous.cancelled()).await;
+            wait(previous.started).await;
         }
     }
 
-    /// The signal the host fires when this call's executor begins.
-    pub(crate) fn started_signal(&self) -> CancellationToken {
-        self.mine.clone()
+    /// Resolves once this pooled call may be queued: the call before it was queued (a
+    /// pooled one), began (a coroutine call) or ended.
+    pub(crate) async fn wait_queued(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            wait(previous.queued).await;
+        }
     }
+
+    /// Marks this pooled call queued: the next pooled call may be queued behind it.
+    pub(crate) fn mark_queued(&self) {
+        self.mine.queued.cancel();
+    }
+
+    /// The signal the host (or the pool) fires when this call's executor begins.
+    pub(crate) fn started_signal(&self) -> CancellationToken {
+        self.mine.started.clone()
+    }
+}
+
+/// Waits for `signal`, at most the grace of [`HAND_OVER_GRACE`] / [`MARKING_HOST_GRACE`].
+async fn wait(signal: CancellationToken) {
+    if signal.is_cancelled() {
+        return;
+    }
+    let grace = if HOST_MARKS.load(Ordering::Relaxed) {
+        MARKING_HOST_GRACE
+    } else {
+        HAND_OVER_GRACE
+    };
+    let _ = tokio::time::timeout(grace, signal.cancelled()).await;
 }
 
 impl Drop for StartTurn {
     fn drop(&mut self) {
-        self.mine.cancel();
+        self.mine.queued.cancel();
+        self.mine.started.cancel();
     }
 }

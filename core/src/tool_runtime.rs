@@ -22,6 +22,8 @@ struct RuntimeInner {
     annotations: Option<Arc<Value>>,
     /// The executor's attempt (1-based; above 1 when the tool's `retry` runs it again).
     attempt: u32,
+    /// No other call of the turn runs while this one does (see [`ToolRuntime::runs_alone`]).
+    alone: bool,
 }
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
@@ -74,6 +76,7 @@ impl ToolRuntime {
                 context_update: Mutex::new(None),
                 annotations: None,
                 attempt: 1,
+                alone: false,
             }),
         }
     }
@@ -94,6 +97,14 @@ impl ToolRuntime {
         self
     }
 
+    /// Marks the call as running alone (right after `new`, while unshared).
+    pub(crate) fn with_alone(mut self, alone: bool) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.alone = alone;
+        }
+        self
+    }
+
     /// The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again
     /// (docs/behaviour.md §15).
     pub fn attempt(&self) -> u32 {
@@ -106,6 +117,14 @@ impl ToolRuntime {
     /// most once (docs/behaviour.md §15).
     pub fn idempotency_key(&self) -> String {
         format!("{}:{}", self.inner.run_id, self.inner.tool_call.id)
+    }
+
+    /// Whether no other call of the turn runs while this one does (the turn has one call
+    /// to run, or its calls run one at a time): the run loop does nothing but wait for this
+    /// call, so a binding may wait for its answer actively (spinning briefly instead of
+    /// parking a thread) without holding up other calls.
+    pub fn runs_alone(&self) -> bool {
+        self.inner.alone
     }
 
     /// The run id.

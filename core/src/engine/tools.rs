@@ -51,6 +51,8 @@ pub(crate) struct PhaseScope {
     pub(crate) step_index: usize,
     pub(crate) context: Arc<Value>,
     pub(crate) token: CancellationToken,
+    /// The executor calls of the phase run one at a time (`ToolRuntime::runs_alone`).
+    pub(crate) alone: std::sync::atomic::AtomicBool,
 }
 
 impl PhaseScope {
@@ -59,6 +61,7 @@ impl PhaseScope {
             step_index,
             context: Arc::new(state.run.context.clone()),
             token: ctx.cancel.child_token(),
+            alone: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -442,7 +445,8 @@ pub(crate) async fn execute_call(
         .expect("the call is kept until its last attempt");
         let runtime = scope
             .runtime_for(ctx, this_call, token.clone(), true)
-            .with_attempt(attempt);
+            .with_attempt(attempt)
+            .with_alone(scope.alone.load(std::sync::atomic::Ordering::Relaxed));
         let outcome = run_attempt(ctx, scope, tool, &runtime, &token, &mut preliminary).await?;
         let call = runtime.tool_call();
         let (code, message) = match outcome {
@@ -619,6 +623,9 @@ where
 {
     let mut out = Vec::with_capacity(jobs.len());
     if concurrency <= 1 || jobs.len() <= 1 {
+        scope
+            .alone
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         for (i, job) in jobs {
             out.push((i, job().await?));
         }

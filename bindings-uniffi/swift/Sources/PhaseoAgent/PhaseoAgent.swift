@@ -8461,9 +8461,15 @@ public struct ToolDefinition {
      */
     public var parametersJson: String?
     /**
-     * The executor; null = a manual tool.
+     * The executor; null (and no `execute_blocking`) = a manual tool.
      */
     public var execute: ToolExecutor?
+    /**
+     * Instead of `execute`, a blocking body of the JVM host: the key it was registered
+     * under on the host side (Kotlin `JvmDispatch`); its calls are queued for the host's
+     * threads (`jvm_dispatch.rs`). At most one of the two.
+     */
+    public var blockingTool: Int64?
     /**
      * Per-call time limit in milliseconds.
      */
@@ -8532,8 +8538,13 @@ public struct ToolDefinition {
          * JSON Schema of the arguments (validated by the core); null = any object.
          */parametersJson: String? = nil, 
         /**
-         * The executor; null = a manual tool.
+         * The executor; null (and no `execute_blocking`) = a manual tool.
          */execute: ToolExecutor? = nil, 
+        /**
+         * Instead of `execute`, a blocking body of the JVM host: the key it was registered
+         * under on the host side (Kotlin `JvmDispatch`); its calls are queued for the host's
+         * threads (`jvm_dispatch.rs`). At most one of the two.
+         */blockingTool: Int64? = nil, 
         /**
          * Per-call time limit in milliseconds.
          */timeoutMs: Double? = nil, 
@@ -8579,6 +8590,7 @@ public struct ToolDefinition {
         self.description = description
         self.parametersJson = parametersJson
         self.execute = execute
+        self.blockingTool = blockingTool
         self.timeoutMs = timeoutMs
         self.requireApproval = requireApproval
         self.approval = approval
@@ -8614,6 +8626,7 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
                 description: FfiConverterString.read(from: &buf), 
                 parametersJson: FfiConverterOptionString.read(from: &buf), 
                 execute: FfiConverterOptionTypeToolExecutor.read(from: &buf), 
+                blockingTool: FfiConverterOptionInt64.read(from: &buf), 
                 timeoutMs: FfiConverterOptionDouble.read(from: &buf), 
                 requireApproval: FfiConverterBool.read(from: &buf), 
                 approval: FfiConverterOptionTypeApprovalPredicate.read(from: &buf), 
@@ -8635,6 +8648,7 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
         FfiConverterString.write(value.description, into: &buf)
         FfiConverterOptionString.write(value.parametersJson, into: &buf)
         FfiConverterOptionTypeToolExecutor.write(value.execute, into: &buf)
+        FfiConverterOptionInt64.write(value.blockingTool, into: &buf)
         FfiConverterOptionDouble.write(value.timeoutMs, into: &buf)
         FfiConverterBool.write(value.requireApproval, into: &buf)
         FfiConverterOptionTypeApprovalPredicate.write(value.approval, into: &buf)

@@ -344,7 +344,7 @@ class AgentSdk private constructor() {
             val called = onToolCalled
             val response = onResponseReceived
             val approve = approval
-            app.phaseo.agent.defineTool(
+            app.phaseo.agent.newTool(
                 id = id,
                 description = description ?: "",
                 parameters = parameters?.let(::toJsonElement),
@@ -367,8 +367,10 @@ class AgentSdk private constructor() {
                 nextTurnParams = nextTurnParams?.json(),
                 strict = strict,
                 inputExamples = inputExamples?.map { toJsonElement(it).jsonObject },
-                execute = run?.let {
-                    { input, rt -> toJsonElement(JvmThreads.call { run.execute(javaValue(input), RuntimeContext(rt)) }) }
+                // Run on a thread of JvmDispatch, which the body may block (a timeout or a
+                // cancelled run interrupts it).
+                blockingExecute = run?.let {
+                    { input, rt -> toJsonElement(run.execute(javaValue(input), RuntimeContext(rt))) }
                 },
             )
         }

@@ -408,13 +408,81 @@ fun defineTool(
     strict: Boolean = false,
     inputExamples: List<JsonObject>? = null,
     execute: ToolFunction? = null,
+): Tool = newTool(
+    id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
+    eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
+    execute?.let(::KotlinExecutor), null,
+)
+
+/** A blocking tool body: runs on the calling thread, which it may block. */
+internal typealias BlockingToolFunction = (input: JsonElement, runtime: ToolContext) -> JsonElement
+
+/**
+ * [defineTool] with the executor given as either a coroutine executor or a blocking body
+ * ([blockingExecute], run on a thread of [JvmDispatch]: no callback, coroutine or
+ * dispatcher per call; a cancelled call's thread is interrupted when [interruptible]).
+ */
+internal fun newTool(
+    id: String,
+    description: String = "",
+    parameters: JsonElement? = null,
+    timeoutMs: Long? = null,
+    requireApproval: Boolean = false,
+    approval: ToolHook<Boolean>? = null,
+    onError: OnError? = null,
+    inputSchema: Validator? = null,
+    outputSchema: Validator? = null,
+    eventSchema: Validator? = null,
+    onToolCalled: ToolHook<JsonElement?>? = null,
+    onResponseReceived: ToolHook<JsonElement>? = null,
+    nextTurnParams: JsonObject? = null,
+    nextTurnParamsFn: ToolHook<JsonObject>? = null,
+    strict: Boolean = false,
+    inputExamples: List<JsonObject>? = null,
+    execute: ToolExecutor? = null,
+    blockingExecute: BlockingToolFunction? = null,
+    interruptible: Boolean = true,
+): Tool {
+    val blocking = blockingExecute?.let { JvmDispatch.register(it, interruptible) }
+    try {
+        return defineNative(
+            id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
+            eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
+            execute, blocking,
+        )
+    } catch (e: Throwable) {
+        blocking?.let(JvmDispatch::unregister)
+        throw e
+    }
+}
+
+private fun defineNative(
+    id: String,
+    description: String,
+    parameters: JsonElement?,
+    timeoutMs: Long?,
+    requireApproval: Boolean,
+    approval: ToolHook<Boolean>?,
+    onError: OnError?,
+    inputSchema: Validator?,
+    outputSchema: Validator?,
+    eventSchema: Validator?,
+    onToolCalled: ToolHook<JsonElement?>?,
+    onResponseReceived: ToolHook<JsonElement>?,
+    nextTurnParams: JsonObject?,
+    nextTurnParamsFn: ToolHook<JsonObject>?,
+    strict: Boolean,
+    inputExamples: List<JsonObject>?,
+    execute: ToolExecutor?,
+    blockingTool: Long?,
 ): Tool = sdk {
     Tool(
         ToolDefinition(
             id = id,
             description = description,
             parametersJson = parameters?.toString(),
-            execute = execute?.let(::KotlinExecutor),
+            execute = execute,
+            blockingTool = blockingTool,
             timeoutMs = timeoutMs?.toDouble(),
             requireApproval = requireApproval,
             approval = approval?.let(::KotlinApproval),

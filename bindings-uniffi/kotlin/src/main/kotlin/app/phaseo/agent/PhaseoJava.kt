@@ -1,6 +1,6 @@
 // Java entry points. Java cannot call suspend functions or implement the generated suspend
 // interfaces comfortably, so this object offers the same API with JSON text values,
-// blocking tool functions (run on Dispatchers.IO) and CompletableFuture results.
+// blocking tool functions (run on JvmDispatch's threads) and CompletableFuture results.
 package app.phaseo.agent
 
 import java.util.concurrent.CompletableFuture
@@ -26,13 +26,16 @@ object PhaseoJava {
         execute: JsonToolFunction,
         timeoutMs: Long? = null,
         requireApproval: Boolean = false,
-    ): Tool = defineTool(
+    ): Tool = newTool(
         id,
         description,
         parametersJson?.let(::parseJson),
         timeoutMs = timeoutMs,
         requireApproval = requireApproval,
-        execute = blocking { input, runtime -> parseJson(execute.apply(input.toString(), runtime)) },
+        // Run on a thread of JvmDispatch; a timeout does not interrupt it (it keeps its
+        // thread; the core drops its late result).
+        blockingExecute = { input, runtime -> parseJson(execute.apply(input.toString(), runtime)) },
+        interruptible = false,
     )
 
     /** A manual tool (no executor: each call pauses until its output is supplied). */
