@@ -637,7 +637,7 @@ pub enum Client {
 fn core_client(c: Client) -> Arc<dyn pa::ModelClient> {
     match c {
         Client::Host { client } => Arc::new(HostModel(client)),
-        Client::HostStreaming { client } => Arc::new(HostStreamingModel(client)),
+        Client::HostStreaming { client } => Arc::new(pa::HostModel(HostStreamingFunctions(client))),
         Client::Scripted { client } => client.client.clone(),
         Client::Test { client } => client.client.clone(),
         Client::Http { client } => client.client.clone(),

@@ -440,6 +440,18 @@ impl pa::TurnResolver for HostTurn {
     }
 }
 
+/// Calls a host's `generate` and reads its answer (the response in the short scripted form).
+async fn generate_with<F>(generate: F) -> Result<pa::ModelResponse, pa::ModelError>
+where
+    F: std::future::Future<Output = Result<String, ToolError>>,
+{
+    let out = generate
+        .await
+        .map_err(|e| pa::ModelError::new(e.into_core().message))?;
+    let value = parse_json(&out, "the model response").map_err(pa::ModelError::from)?;
+    pa::ModelResponse::from_script_entry(&value).map_err(pa::ModelError::new)?
+}
+
 /// [`ModelClient`] as the core's client (the response in the short scripted form).
 pub(crate) struct HostModel(pub Arc<dyn ModelClient>);
 
@@ -450,60 +462,43 @@ impl pa::ModelClient for HostModel {
         request: &pa::ModelRequest<'_>,
         _cancel: &pa::CancellationToken,
     ) -> Result<pa::ModelResponse, pa::ModelError> {
-        let out = self
-            .0
-            .generate(to_json(&request.to_value()))
-            .await
-            .map_err(|e| pa::ModelError::new(e.into_core().message))?;
-        let value = parse_json(&out, "the model response").map_err(pa::ModelError::from)?;
-        pa::ModelResponse::from_script_entry(&value).map_err(pa::ModelError::new)?
+        generate_with(self.0.generate(to_json(&request.to_value()))).await
     }
 }
 
-/// Ignores deltas (a stream-only client drained for a run that is not streamed).
-struct NoDeltas;
-
-impl pa::DeltaSink for NoDeltas {
-    fn text_delta(&self, _delta: &str) {}
-    fn reasoning_delta(&self, _delta: &str) {}
-}
-
-/// [`StreamingModelClient`] as the core's client.
-pub(crate) struct HostStreamingModel(pub Arc<dyn StreamingModelClient>);
+/// [`StreamingModelClient`]'s two functions; the core's [`pa::HostModel`] decides which one
+/// a run calls.
+pub(crate) struct HostStreamingFunctions(pub Arc<dyn StreamingModelClient>);
 
 #[pa::async_trait]
-impl pa::ModelClient for HostStreamingModel {
+impl pa::HostModelFunctions for HostStreamingFunctions {
+    fn has_generate(&self) -> bool {
+        self.0.can_generate()
+    }
+
+    fn has_stream(&self) -> bool {
+        true
+    }
+
     async fn generate(
         &self,
         request: &pa::ModelRequest<'_>,
-        cancel: &pa::CancellationToken,
+        _cancel: &pa::CancellationToken,
     ) -> Result<pa::ModelResponse, pa::ModelError> {
-        if !self.0.can_generate() {
-            return self.stream(request, cancel, &NoDeltas).await;
-        }
-        let out = self
-            .0
-            .generate(to_json(&request.to_value()))
-            .await
-            .map_err(|e| pa::ModelError::new(e.into_core().message))?;
-        let value = parse_json(&out, "the model response").map_err(pa::ModelError::from)?;
-        pa::ModelResponse::from_script_entry(&value).map_err(pa::ModelError::new)?
+        generate_with(self.0.generate(to_json(&request.to_value()))).await
     }
 
     async fn stream(
         &self,
         request: &pa::ModelRequest<'_>,
         _cancel: &pa::CancellationToken,
-        deltas: &dyn pa::DeltaSink,
-    ) -> Result<pa::ModelResponse, pa::ModelError> {
-        let (events, receiver) = pa::host_stream();
+        events: pa::HostStreamSender,
+    ) -> Result<(), pa::ModelError> {
         let sink = Arc::new(ModelStreamSink(events));
-        let host = self.0.stream(to_json(&request.to_value()), sink);
-        let host = async move {
-            host.await
-                .map_err(|e| pa::ModelError::new(e.into_core().message))
-        };
-        receiver.run(host, deltas).await
+        self.0
+            .stream(to_json(&request.to_value()), sink)
+            .await
+            .map_err(|e| pa::ModelError::new(e.into_core().message))
     }
 }
 
