@@ -123,3 +123,42 @@ impl ModelClient for Recording {
         self.inner.generate(request, cancel).await
     }
 }
+
+/// Definitions without host functions.
+pub struct NoHost;
+
+impl phaseo_agent::spec::HostCallbacks for NoHost {
+    fn executor(&self, _: u64) -> Arc<dyn phaseo_agent::ToolExecutor> {
+        unreachable!()
+    }
+    fn validator(&self, _: u64, _: Option<Value>) -> Arc<dyn phaseo_agent::Validator> {
+        unreachable!()
+    }
+    fn tool_approval(&self, _: u64) -> Arc<dyn phaseo_agent::ApprovalPredicate> {
+        unreachable!()
+    }
+    fn agent_approval(&self, _: u64) -> Arc<dyn phaseo_agent::ApprovalPredicate> {
+        unreachable!()
+    }
+    fn tool_called(&self, _: u64) -> Arc<dyn phaseo_agent::ToolCalledHook> {
+        unreachable!()
+    }
+    fn response_received(&self, _: u64) -> Arc<dyn phaseo_agent::ResponseReceivedHook> {
+        unreachable!()
+    }
+    fn next_turn_params(&self, _: u64) -> Arc<dyn phaseo_agent::NextTurnParamsProvider> {
+        unreachable!()
+    }
+    fn stop_condition(&self, _: u64) -> Arc<dyn phaseo_agent::StopCondition> {
+        unreachable!()
+    }
+    fn human_review(&self, _: u64) -> Arc<dyn phaseo_agent::HumanReview> {
+        unreachable!()
+    }
+    fn turn_value(&self, _: u64) -> Arc<dyn phaseo_agent::TurnResolver> {
+        unreachable!()
+    }
+    fn mcp_approval(&self, _: u64) -> Arc<dyn phaseo_agent::ApprovalPredicate> {
+        unreachable!()
+    }
+}
