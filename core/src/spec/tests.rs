@@ -360,7 +360,7 @@ fn bad_values_are_refused_naming_the_field() {
     let m = definition_error(continue_options(&host, json!({"approvals": [5]})));
     assert_eq!(
         m,
-        "Invalid continue options: approvals[0]: a tool call id or {\"toolCallId\", \"reason\"?}"
+        "Invalid continue options: approvals[0]: a tool call id or {\"toolCallId\", \"reason\"?, \"editedInput\"?}"
     );
     let m = def(json!({"id": "a", "tools": [{"id": "t", "timeoutMs": "soon"}]}));
     assert!(
