@@ -396,7 +396,7 @@ csharp-test-build: csharp
 	$(MCS) -target:exe -out:$(DOTNET_OUT)/Phaseo.AgentSdk.TestWorker.exe -r:$(DOTNET_OUT)/Phaseo.AgentSdk.dll -r:$(DOTNET_OUT)/Phaseo.AgentSdk.Tests.dll -r:$(NUNIT_DLL) bindings-dotnet/tests/worker/*.cs
 	cp -p $(NUNIT_DLL) $(DOTNET_OUT)/
 # Every fixture, the fuzz fixture (FuzzTests) with its default 3000 inputs per property and the
-# hostile probe (ProbeTests, worker processes) with its default 1500 inputs included.
+# hostile probe (ProbeTests, worker processes) with its default 800 inputs included.
 csharp-tests: csharp-test-build mcp-servers
 	rm -f $(DOTNET_OUT)/TestResult.xml
 	cd $(DOTNET_OUT) && LD_LIBRARY_PATH=$(CARGO_TARGET_DIR)/debug PHASEO_REPO=$(CURDIR) \

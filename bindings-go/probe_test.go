@@ -48,7 +48,7 @@ import (
 // nesting, wrong types) and continued; or a hostile definition.
 //
 // PHASEO_FUZZ_SEED sets the seed (default probeSeed), PHASEO_PROBE_INPUTS the number of
-// inputs (default 2000; `make fuzz-go` runs more), PHASEO_PROBE_CASE runs one input in the
+// inputs (default 1000; `make fuzz-go` runs 20,000), PHASEO_PROBE_CASE runs one input in the
 // test process (its number is in every report).
 
 const probeSeed = 20260514
@@ -88,7 +88,7 @@ var probeOut sync.Mutex
 // TestHostileProbe is the supervisor (and, in a child process, the prober).
 func TestHostileProbe(t *testing.T) {
 	seed := int64(probeEnvInt("PHASEO_FUZZ_SEED", probeSeed))
-	inputs := probeEnvInt("PHASEO_PROBE_INPUTS", 2000)
+	inputs := probeEnvInt("PHASEO_PROBE_INPUTS", 1000)
 	if one := os.Getenv("PHASEO_PROBE_CASE"); one != "" {
 		i, _ := strconv.Atoi(one)
 		p := newProber(seed)

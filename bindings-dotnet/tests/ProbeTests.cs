@@ -30,7 +30,7 @@ namespace PhaseoAgentSdk.Tests
     /// one the API documents for the argument), lost states (a refused continue after which
     /// the original state no longer continues) and leaks (threads and RSS after thousands of
     /// runs). <c>PHASEO_FUZZ_SEED</c> sets the seed, <c>PHASEO_PROBE_INPUTS</c> the inputs
-    /// (default 1500; <c>make fuzz-csharp</c> runs more).</summary>
+    /// (default 800; <c>make fuzz-csharp</c> runs 20,000).</summary>
     public static class Probe
     {
         /// <summary>The default seed.</summary>
@@ -734,7 +734,7 @@ namespace PhaseoAgentSdk.Tests
         [Test]
         public void HostileProbe()
         {
-            int seed = Env("PHASEO_FUZZ_SEED", Probe.DefaultSeed), inputs = Env("PHASEO_PROBE_INPUTS", 1500);
+            int seed = Env("PHASEO_FUZZ_SEED", Probe.DefaultSeed), inputs = Env("PHASEO_PROBE_INPUTS", 800);
             var counts = new Dictionary<string, int> { { "death", 0 }, { "hang", 0 }, { "wrong", 0 }, { "lost", 0 }, { "leak", 0 } };
             var findings = new List<string>();
             int next = 0;
