@@ -6,7 +6,6 @@
 package app.phaseo.agent
 
 import com.sun.jna.Native
-import com.sun.jna.NativeLibrary
 import com.sun.jna.Pointer
 import java.util.concurrent.CancellationException
 import java.util.concurrent.ConcurrentHashMap
@@ -42,7 +41,11 @@ internal object JvmDispatch {
         // override property); UniffiLib first: it checks the library's contract.
         UniffiLib.hashCode()
         val library = System.getProperty("uniffi.component.phaseo_agent_uniffi.libraryOverride") ?: "phaseo_agent_uniffi"
-        Native.register(JvmDispatch::class.java, NativeLibrary.getInstance(library))
+        // The same registration form as the generated bindings' (name plus this class's
+        // loader): JNA then hands back the library instance they loaded. Another form would
+        // be another instance, which from a JAR is another extracted copy of the library,
+        // with its own call queue that nothing fills.
+        Native.register(JvmDispatch::class.java, library)
         daemon("phaseo-agent-control") { control() }
     }
 
