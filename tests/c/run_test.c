@@ -337,8 +337,8 @@ int main(void) {
   const char *refused_http[][3] = {
       {"openai-compatible", "{\"timeoutMs\":-5}",
        "Invalid HTTP client options: timeoutMs must be a positive number of milliseconds, got -5"},
-      {"gateway", "{\"headers\":{\"X-N\":5}}", "Invalid HTTP client options: headers.X-N: "},
-      {"openai-compatible", "{\"preset\":\"p\"}", "preset and bodyDefaults are gateway options"},
+      {"gateway", "{\"headers\":{\"X-N\":5}}", "Invalid HTTP client options: headers.X-N must be a string, got 5"},
+      {"openai-compatible", "{\"preset\":\"p\"}", "preset, requestOptions and the body options (bodyDefaults, toolChoice, responseFormat, …) are gateway options"},
       {"anthropic", NULL, "Unknown HTTP client kind \\\"anthropic\\\""},
   };
   for (size_t i = 0; i < sizeof refused_http / sizeof refused_http[0]; i++) {

@@ -44,12 +44,14 @@ impl Serialize for RuntimeView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let rt = self.0;
         let annotations = rt.tool_annotations();
-        let mut map = s.serialize_map(Some(5 + usize::from(annotations.is_some())))?;
+        let mut map = s.serialize_map(Some(7 + usize::from(annotations.is_some())))?;
         map.serialize_entry("runId", rt.run_id())?;
         map.serialize_entry("agentId", rt.agent_id())?;
         map.serialize_entry("stepIndex", &rt.step_index())?;
         map.serialize_entry("context", rt.context())?;
         map.serialize_entry("toolCall", rt.tool_call())?;
+        map.serialize_entry("attempt", &rt.attempt())?;
+        map.serialize_entry("idempotencyKey", &rt.idempotency_key())?;
         if let Some(annotations) = annotations {
             map.serialize_entry("toolAnnotations", annotations)?;
         }
@@ -57,7 +59,8 @@ impl Serialize for RuntimeView<'_> {
     }
 }
 
-/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall}`, plus
+/// The runtime argument of a call: `{runId, agentId, stepIndex, context, toolCall, attempt,
+/// idempotencyKey}` (docs/behaviour.md §15), plus
 /// `toolAnnotations` for an MCP tool (docs/behaviour.md §11: approval predicates receive
 /// the annotations).
 pub fn runtime_value(rt: &ToolRuntime) -> Value {
@@ -70,6 +73,8 @@ pub fn runtime_value(rt: &ToolRuntime) -> Value {
         "toolCall".into(),
         serde_json::to_value(rt.tool_call()).unwrap_or(Value::Null),
     );
+    obj.insert("attempt".into(), Value::from(rt.attempt()));
+    obj.insert("idempotencyKey".into(), Value::from(rt.idempotency_key()));
     if let Some(annotations) = rt.tool_annotations() {
         obj.insert("toolAnnotations".into(), annotations.clone());
     }

@@ -75,7 +75,8 @@ fn runtime() -> ToolRuntime {
 
 fn runtime_json() -> Value {
     json!({"runId": "run", "agentId": "agent", "stepIndex": 2, "context": {"k": "v"},
-        "toolCall": {"id": "c1", "name": "add", "input": {"a": 1}}})
+        "toolCall": {"id": "c1", "name": "add", "input": {"a": 1}},
+        "attempt": 1, "idempotencyKey": "run:c1"})
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use phaseo_agent::{
     async_trait, create_agent, finish_reason_is, has_tool_call, human_review_fn, json, max_cost,
     max_duration, max_tokens_used, step_count_is, validator_fn, Agent, AgentDefinition, AgentError,
     ApprovalPredicate, JsonSchema, ModelRetry, NextTurnParams, OnError, ReviewRequest, Role,
-    StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRuntime, Validator, Value,
+    StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRetry, ToolRuntime, Validator, Value,
 };
 
 /// What executors record during one case step.
@@ -106,6 +106,9 @@ async fn perform_async(
             "setContext" => rt.set_context(arg.clone()).map_err(|e| e.to_string())?,
             "returnContext" => return Ok(rt.context().clone()),
             "returnRuntime" => return runtime_value(&rt),
+            "throwUntilAttempt" => throw_until_attempt(action, arg, &rt)?,
+            "returnAttempt" => return Ok(json!(rt.attempt())),
+            "returnIdempotencyKey" => return idempotency_key(&rt),
             "sleepMs" => {
                 guard.sleeping = true;
                 let ms = arg.as_u64().unwrap_or(0);
@@ -149,6 +152,9 @@ fn perform_sync(
             "setContext" => rt.set_context(arg.clone()).map_err(|e| e.to_string())?,
             "returnContext" => return Ok(rt.context().clone()),
             "returnRuntime" => return runtime_value(&rt),
+            "throwUntilAttempt" => throw_until_attempt(action, arg, &rt)?,
+            "returnAttempt" => return Ok(json!(rt.attempt())),
+            "returnIdempotencyKey" => return idempotency_key(&rt),
             "sleepMs" => {
                 let until =
                     std::time::Instant::now() + Duration::from_millis(arg.as_u64().unwrap_or(0));
@@ -179,12 +185,43 @@ const ACTIONS: &[&str] = &[
     "returnContext",
     "returnRuntime",
     "blockingSleepMs",
+    "throwUntilAttempt",
+    "returnAttempt",
+    "returnIdempotencyKey",
 ];
+
+/// Fails with the action's `message` while the runtime's attempt is below `n`.
+fn throw_until_attempt(action: &Value, n: &Value, rt: &ToolRuntime) -> Result<(), ToolError> {
+    let n = n
+        .as_u64()
+        .ok_or_else(|| ToolError::new("throwUntilAttempt: a number is required"))?;
+    if u64::from(rt.attempt()) < n {
+        return Err(ToolError::new(text(
+            action.get("message").unwrap_or(&Value::Null),
+        )));
+    }
+    Ok(())
+}
+
+/// The runtime's idempotency key with its run id (checked) written as `<run>`.
+fn idempotency_key(rt: &ToolRuntime) -> Result<Value, ToolError> {
+    let key = rt.idempotency_key();
+    match key
+        .strip_prefix(rt.run_id())
+        .and_then(|k| k.strip_prefix(':'))
+    {
+        Some(rest) if !rt.run_id().is_empty() => Ok(json!(format!("<run>:{rest}"))),
+        _ => Err(ToolError::new(format!(
+            "idempotency key {key:?} does not start with the run id {:?}",
+            rt.run_id()
+        ))),
+    }
+}
 
 fn single_entry(action: &Value) -> Result<(&str, &Value), ToolError> {
     action
         .as_object()
-        .and_then(|m| m.iter().next())
+        .and_then(|m| m.iter().find(|(k, _)| *k != "message"))
         .map(|(k, v)| (k.as_str(), v))
         .ok_or_else(|| ToolError::new(format!("behavior action must be an object: {action}")))
 }
@@ -328,6 +365,8 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
             "async",
             "strict",
             "inputExamples",
+            "maxCalls",
+            "retry",
         ],
         "tool",
     )?;
@@ -350,7 +389,12 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     );
     for action in behavior.iter() {
         let (key, _) = single_entry(action).map_err(|e| e.message)?;
-        if action.as_object().map_or(0, |m| m.len()) != 1 || !ACTIONS.contains(&key) {
+        let size = action.as_object().map_or(0, |m| m.len());
+        let wanted = if key == "throwUntilAttempt" { 2 } else { 1 };
+        if !ACTIONS.contains(&key)
+            || size != wanted
+            || (wanted == 2 && action.get("message").is_none())
+        {
             return Err(format!("tool {id:?}: unsupported behavior action {action}"));
         }
     }
@@ -398,6 +442,16 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     }
     if let Some(p) = t.get("nextTurnParams").filter(|v| !v.is_null()) {
         tool = tool.next_turn_params(NextTurnParams::from_value(p.clone())?);
+    }
+    if let Some(n) = t.get("maxCalls").filter(|v| !v.is_null()) {
+        tool = tool.max_calls(n.as_u64().ok_or("maxCalls: a whole number is required")? as u32);
+    }
+    if let Some(r) = t.get("retry").filter(|v| !v.is_null()) {
+        check_keys(r, &["maxAttempts", "backoffMs"], "retry")?;
+        tool = tool.retry(ToolRetry::new(
+            r.get("maxAttempts").and_then(Value::as_u64).unwrap_or(1) as u32,
+            r.get("backoffMs").and_then(Value::as_u64).unwrap_or(0),
+        ));
     }
     if let Some(strict) = t.get("strict").and_then(Value::as_bool) {
         tool = tool.strict(strict);

@@ -40,6 +40,15 @@ impl CaseClient {
             .find(|m| m.role == Role::User)
             .map(|m| Value::String(m.content.clone()))
             .unwrap_or(Value::Null);
+        // The last assistant message with tool calls, as the model will read it.
+        let tool_calls: Vec<Value> = messages
+            .iter()
+            .rev()
+            .find_map(|m| m.tool_calls.as_ref().filter(|c| !c.is_empty()))
+            .into_iter()
+            .flatten()
+            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.input}))
+            .collect();
         let tools: Vec<&str> = request.tools.iter().map(|t| t.id.as_str()).collect();
         let tool_specs: Vec<Value> = request
             .tools
@@ -59,6 +68,7 @@ impl CaseClient {
             "toolChoice": request.tool_choice.as_ref().map(|c| c.to_value()),
             "parallelToolCalls": request.parallel_tool_calls,
             "toolSpecs": tool_specs,
+            "toolCalls": tool_calls,
         }));
     }
 }

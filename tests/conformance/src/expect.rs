@@ -80,10 +80,40 @@ fn check_request(i: usize, expected: &Value, actual: &Value) -> Result<(), Strin
                 diff(&format!("modelRequests[{i}].{key}"), want, got)?
             }
             "toolSpecs" => check_tool_specs(i, want, got)?,
+            "toolCalls" => check_tool_calls(i, want, got)?,
             other => return Err(format!("modelRequests: unsupported key {other:?}")),
         }
     }
     Ok(())
+}
+
+/// Arguments compared as JSON: a text holding JSON stands for that JSON.
+fn as_json(v: &Value) -> Value {
+    v.as_str()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_else(|| v.clone())
+}
+
+fn check_tool_calls(i: usize, want: &Value, got: &Value) -> Result<(), String> {
+    let want_list = want.as_array().cloned().unwrap_or_default();
+    let got_list = got.as_array().cloned().unwrap_or_default();
+    let same = want_list.len() == got_list.len()
+        && want_list.iter().zip(&got_list).all(|(w, g)| {
+            w.get("id") == g.get("id")
+                && w.get("name") == g.get("name")
+                && json_eq(
+                    &as_json(w.get("arguments").unwrap_or(&Value::Null)),
+                    &as_json(g.get("arguments").unwrap_or(&Value::Null)),
+                )
+        });
+    if same {
+        return Ok(());
+    }
+    Err(format!(
+        "modelRequests[{i}].toolCalls: expected {}, got {}",
+        show(want),
+        show(got)
+    ))
 }
 
 const EXPECT_KEYS: &[&str] = &[
@@ -118,6 +148,7 @@ const REQUEST_KEYS: &[&str] = &[
     "toolChoice",
     "parallelToolCalls",
     "toolSpecs",
+    "toolCalls",
 ];
 const USAGE_KEYS: &[&str] = &[
     "inputTokens",
@@ -181,6 +212,18 @@ pub fn check_keys_of(expect: &Value) -> Result<(), String> {
                 t,
                 &["id", "strict", "inputExamples"],
                 "expect.modelRequests.toolSpecs",
+            )?;
+        }
+        for c in r
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            keys_in(
+                c,
+                &["id", "name", "arguments"],
+                "expect.modelRequests.toolCalls",
             )?;
         }
     }
@@ -319,7 +362,8 @@ pub fn check(expect: &Value, o: &StepOutcome) -> Result<(), String> {
                         EventData::ToolStarted { tool_call_id, .. }
                         | EventData::ToolPreliminary { tool_call_id, .. }
                         | EventData::ToolCompleted { tool_call_id, .. }
-                        | EventData::ToolFailed { tool_call_id, .. } => tool_call_id,
+                        | EventData::ToolFailed { tool_call_id, .. }
+                        | EventData::ToolRetrying { tool_call_id, .. } => tool_call_id,
                         _ => continue,
                     };
                     got.entry(id.clone()).or_default().push(e.type_name());

@@ -127,6 +127,7 @@ const CONTINUE_KEYS: &[&str] = &[
     "approvals",
     "rejections",
     "toolOutputs",
+    "responses",
     "humanInput",
     "context",
     "cancelAfterMs",
@@ -195,17 +196,33 @@ fn check_case(case: &Value) -> Result<(), String> {
         }
         if let Some(c) = step.get("continue") {
             check_keys(c, CONTINUE_KEYS, &format!("step {i}: continue"))?;
-            for d in ["approvals", "rejections"]
-                .iter()
-                .filter_map(|k| c.get(*k).and_then(Value::as_array))
-                .flatten()
-            {
-                check_keys(d, &["toolCallId", "reason"], &format!("step {i}: decision"))?;
-            }
-            for o in c
-                .get("toolOutputs")
+            for d in c
+                .get("approvals")
                 .and_then(Value::as_array)
                 .into_iter()
+                .flatten()
+            {
+                check_keys(
+                    d,
+                    &["toolCallId", "reason", "editedInput"],
+                    &format!("step {i}: approval"),
+                )?;
+            }
+            for d in c
+                .get("rejections")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                check_keys(
+                    d,
+                    &["toolCallId", "reason"],
+                    &format!("step {i}: rejection"),
+                )?;
+            }
+            for o in ["toolOutputs", "responses"]
+                .iter()
+                .filter_map(|k| c.get(*k).and_then(Value::as_array))
                 .flatten()
             {
                 check_keys(
@@ -294,6 +311,19 @@ impl CaseRun {
                     o.get("toolCallId")
                         .and_then(Value::as_str)
                         .ok_or("toolOutput without toolCallId")?,
+                    o.get("output").cloned().unwrap_or(Value::Null),
+                ));
+            }
+            for o in c
+                .get("responses")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                options.responses.push(ToolOutput::new(
+                    o.get("toolCallId")
+                        .and_then(Value::as_str)
+                        .ok_or("response without toolCallId")?,
                     o.get("output").cloned().unwrap_or(Value::Null),
                 ));
             }
