@@ -19,7 +19,7 @@ pub struct PhaseoAgent {
     pub(crate) agent: Agent,
 }
 
-/// Builds an agent from `definition_json` (SPEC §3 in JSON; functions as
+/// Builds an agent from `definition_json` (docs/behaviour.md §3 in JSON; functions as
 /// `{"$callback": id}`, served by `host.invoke`). `store` (may be NULL) is the agent's run
 /// store. On success `*out_agent` is a new handle; `host.release` runs once the agent and
 /// every run using its callbacks are gone (also when creation fails).
@@ -128,7 +128,7 @@ pub(crate) unsafe fn read_state(state_json: *const c_char) -> Result<Option<RunR
 }
 
 /// Starts a run. `options_json` (NULL = `{}`) is `{input, messages?, context?, …overrides}`
-/// (SPEC §3); `client` is required; `store` (may be NULL) overrides the agent's. `host`
+/// (docs/behaviour.md §3); `client` is required; `store` (may be NULL) overrides the agent's. `host`
 /// gives the run's `on_event` (synchronous, in order) and `on_done` (once, when it ends);
 /// `host.release` runs after `on_done`. `*out_run` must be freed with `phaseo_run_free`.
 #[no_mangle]
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn phaseo_agent_continue(
     })
 }
 
-/// Recovers stored run `run_id` whose worker died (SPEC §10): continues it from its last
+/// Recovers stored run `run_id` whose worker died (docs/behaviour.md §10): continues it from its last
 /// checkpoint. `options_json` may hold overrides only. Otherwise as `phaseo_agent_run`.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_agent_recover(

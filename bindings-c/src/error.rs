@@ -19,7 +19,7 @@ pub enum PhaseoStatus {
     End = 2,
 }
 
-/// An error crossing the ABI: a SPEC §9 code (or `invalid_argument` for a misuse of the
+/// An error crossing the ABI: a docs/behaviour.md §9 code (or `invalid_argument` for a misuse of the
 /// ABI itself: a NULL pointer, text that is not UTF-8), its message and, for a failed run,
 /// the failed state's canonical JSON.
 #[derive(Debug)]

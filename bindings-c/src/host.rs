@@ -552,7 +552,7 @@ pub unsafe extern "C" fn phaseo_call_complete(
             (false, Ok(None)) => Answer::Value(Value::Null),
             (false, Ok(Some(t))) => match phaseo_agent::parse_json_text(t) {
                 Ok(v) => Answer::Value(v),
-                // The limits' own text (SPEC §7), as every binding reports it.
+                // The limits' own text (docs/behaviour.md §7), as every binding reports it.
                 Err(e) => Answer::Invalid(e),
             },
             (_, Err(e)) => Answer::Invalid(e.message().to_owned()),
@@ -584,7 +584,7 @@ pub unsafe extern "C" fn phaseo_call_pause(call: *mut PhaseoCall) -> PhaseoStatu
 
 /// Answers a call with a value the host could not turn into JSON (a cycle, NaN, a value of
 /// a type JSON has no form for): `message` says why. An executor's call then fails with
-/// `tool_output_invalid` (fatal whatever `onError` says, SPEC §7), any other call with the
+/// `tool_output_invalid` (fatal whatever `onError` says, docs/behaviour.md §7), any other call with the
 /// message. Releases the handle, like `phaseo_call_complete`.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_call_complete_invalid(

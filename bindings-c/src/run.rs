@@ -68,7 +68,7 @@ where
         })
 }
 
-/// Cancels the run: it ends `cancelled` and returns its result (SPEC §3.4). Any thread.
+/// Cancels the run: it ends `cancelled` and returns its result (docs/behaviour.md §3.4). Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_run_cancel(run: *const PhaseoRun) {
     if let Some(run) = run.as_ref() {

@@ -1,4 +1,4 @@
-//! Run stores (SPEC §10) as `PhaseoStore` handles: in-memory, SQLite and PostgreSQL, with
+//! Run stores (docs/behaviour.md §10) as `PhaseoStore` handles: in-memory, SQLite and PostgreSQL, with
 //! the queries an application needs (load, list, delete, prune).
 
 use std::ffi::c_char;

@@ -72,7 +72,7 @@ pub unsafe extern "C" fn phaseo_tracing_shutdown(out_error: *mut *mut c_char) ->
     })
 }
 
-/// Not a SPEC §9 error (no run is involved): the code `tracing_export_failed`.
+/// Not a docs/behaviour.md §9 error (no run is involved): the code `tracing_export_failed`.
 fn export_error(message: String) -> CError {
     CError::raw(
         serde_json::json!({

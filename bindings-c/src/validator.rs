@@ -1,4 +1,4 @@
-//! The JSON Schema validator helper of SPEC §2 (`PhaseoSchema`): a schema compiled once by
+//! The JSON Schema validator helper of docs/behaviour.md §2 (`PhaseoSchema`): a schema compiled once by
 //! the core, for hosts that build their own validators on it.
 
 use std::ffi::c_char;

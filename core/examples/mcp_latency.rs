@@ -1,4 +1,4 @@
-//! Benchmark (SPEC §11): latency of a trivial MCP tool call over stdio through
+//! Benchmark (docs/behaviour.md §11): latency of a trivial MCP tool call over stdio through
 //! an agent run, beside the official Python `mcp` client calling the same server directly
 //! (benchmarks/mcp/python_client.py), and 100 concurrent calls with `toolConcurrency: 100`.
 //!

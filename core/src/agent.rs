@@ -64,7 +64,7 @@ impl Agent {
     }
 
     /// Continues the paused run `run_id` of the run store (agent or option `store`),
-    /// claiming its pause at most once (SPEC §10): a pause already continued elsewhere is
+    /// claiming its pause at most once (docs/behaviour.md §10): a pause already continued elsewhere is
     /// refused with `continue_invalid` (`Pause <pauseId> of run <runId> was already
     /// continued`).
     pub async fn continue_by_id(

@@ -1,4 +1,4 @@
-//! Request controls (SPEC §12): which tool the model must call (`toolChoice`), whether it
+//! Request controls (docs/behaviour.md §12): which tool the model must call (`toolChoice`), whether it
 //! may call several at once (`parallelToolCalls`), and the strict-compatibility check of a
 //! schema sent with `strict: true`.
 

@@ -14,7 +14,7 @@ use crate::turn::TurnValue;
 /// Default step limit.
 pub const DEFAULT_MAX_STEPS: usize = 12;
 
-/// What an agent is: id, model, instructions, tools and policies (SPEC §3).
+/// What an agent is: id, model, instructions, tools and policies (docs/behaviour.md §3).
 #[derive(Clone)]
 pub struct AgentDefinition {
     pub(crate) id: String,
@@ -70,7 +70,7 @@ impl AgentDefinition {
         }
     }
 
-    /// Adds an MCP server whose tools the agent offers (SPEC §11). Servers connect
+    /// Adds an MCP server whose tools the agent offers (docs/behaviour.md §11). Servers connect
     /// lazily, are shared by the agent's runs and closed with [`Agent::close`].
     #[cfg(feature = "mcp")]
     pub fn mcp_server(mut self, server: crate::mcp::McpServer) -> Self {
@@ -163,7 +163,7 @@ impl AgentDefinition {
     }
 
     /// Signs every state this agent produces and refuses to continue a state whose
-    /// `signature` is missing or wrong (SPEC §7).
+    /// `signature` is missing or wrong (docs/behaviour.md §7).
     pub fn state_secret(mut self, secret: impl Into<String>) -> Self {
         self.state_secrets = vec![secret.into()];
         self
@@ -176,7 +176,7 @@ impl AgentDefinition {
         self
     }
 
-    /// Which tool the model must call (SPEC §12): a [`ToolChoice`] as JSON (`"auto"`,
+    /// Which tool the model must call (docs/behaviour.md §12): a [`ToolChoice`] as JSON (`"auto"`,
     /// `"required"`, `"none"`, `{"toolId": id}`), fixed or per turn (a per-turn function
     /// may return null for unset).
     pub fn tool_choice(mut self, value: impl Into<TurnValue>) -> Self {
@@ -198,7 +198,7 @@ impl AgentDefinition {
         self
     }
 
-    /// Run store: every run of this agent is saved there (SPEC §10), and runs can be
+    /// Run store: every run of this agent is saved there (docs/behaviour.md §10), and runs can be
     /// continued by id and recovered from it.
     pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
         self.store = Some(store);

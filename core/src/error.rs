@@ -1,4 +1,4 @@
-//! Errors: one error type with a stable [`ErrorCode`] (SPEC §9), and the small error a host
+//! Errors: one error type with a stable [`ErrorCode`] (docs/behaviour.md §9), and the small error a host
 //! callback returns.
 
 use std::fmt;
@@ -43,12 +43,12 @@ pub enum ErrorCode {
     StoreFailed,
     /// Another worker took over the run's lease.
     LeaseLost,
-    /// An MCP server could not start, died, or broke the protocol (SPEC §11).
+    /// An MCP server could not start, died, or broke the protocol (docs/behaviour.md §11).
     McpFailed,
 }
 
 impl ErrorCode {
-    /// Every code, in the order of SPEC §9.
+    /// Every code, in the order of docs/behaviour.md §9.
     pub const ALL: [ErrorCode; 17] = [
         ErrorCode::ToolInputInvalid,
         ErrorCode::ToolOutputInvalid,
@@ -115,7 +115,7 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// Details of an HTTP failure of a model endpoint (SPEC §8).
+/// Details of an HTTP failure of a model endpoint (docs/behaviour.md §8).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayErrorInfo {
@@ -134,7 +134,7 @@ pub struct GatewayErrorInfo {
 
 /// The error of every fallible SDK operation.
 ///
-/// `code()` is stable across languages; `message()` is the SPEC §9 text. An error raised
+/// `code()` is stable across languages; `message()` is the docs/behaviour.md §9 text. An error raised
 /// because the run itself failed carries that run's final state in [`AgentError::result`].
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{message}")]

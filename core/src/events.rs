@@ -1,4 +1,4 @@
-//! Run events (SPEC §5) and the listener trait.
+//! Run events (docs/behaviour.md §5) and the listener trait.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::json::to_canonical_string;
 use crate::state::{Item, Pause, RunStatus, Usage};
 
-/// Event type names, exactly as in SPEC §5.
+/// Event type names, exactly as in docs/behaviour.md §5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EventType {
     /// `run.started`

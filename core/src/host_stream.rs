@@ -1,4 +1,4 @@
-//! Host model clients that stream (SPEC §8): the events a host client's `stream(request)`
+//! Host model clients that stream (docs/behaviour.md §8): the events a host client's `stream(request)`
 //! yields, and the bridge that hands them to the run live while the host's stream runs.
 //!
 //! A binding calls the host's `stream`, gives the host's drain loop a [`HostStreamSender`]

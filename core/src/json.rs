@@ -1,4 +1,4 @@
-//! Canonical JSON text (SPEC §7): compact, keys in insertion order, numbers written as
+//! Canonical JSON text (docs/behaviour.md §7): compact, keys in insertion order, numbers written as
 //! JavaScript writes them (`Number.prototype.toString`: shortest round-trip digits,
 //! integral values without a fraction, `1e-6` → `0.000001`, `1e21` → `1e+21`), so that
 //! every language produces the same text, and a state written by Node's `JSON.stringify`

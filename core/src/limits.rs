@@ -1,4 +1,4 @@
-//! The one rule for values entering the SDK (SPEC §7): a value the SDK accepts is a value
+//! The one rule for values entering the SDK (docs/behaviour.md §7): a value the SDK accepts is a value
 //! it can store and read back — JSON nested at most [`MAX_DEPTH`] levels, integers that fit
 //! 64 bits, no cycles.
 

@@ -1,4 +1,4 @@
-//! The model client contract (SPEC §8): requests, responses and the [`ModelClient`] trait.
+//! The model client contract (docs/behaviour.md §8): requests, responses and the [`ModelClient`] trait.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +22,7 @@ pub struct ToolSpec {
     pub description: String,
     /// Its JSON Schema.
     pub parameters: Value,
-    /// Whether the model is asked for schema-exact arguments (SPEC §12); `parameters` is
+    /// Whether the model is asked for schema-exact arguments (docs/behaviour.md §12); `parameters` is
     /// then strict-compatible. Absent from the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub strict: bool,
@@ -57,7 +57,7 @@ pub struct ModelRequest<'a> {
     pub stream: bool,
     /// The agent's output schema, when it is a JSON Schema (for structured output).
     pub output_schema: Option<&'a Value>,
-    /// Which tool the model must call (SPEC §12); `None` = unset (the client's default).
+    /// Which tool the model must call (docs/behaviour.md §12); `None` = unset (the client's default).
     pub tool_choice: Option<ToolChoice>,
     /// Whether the model may request several calls in one turn; `None` = unset.
     pub parallel_tool_calls: Option<bool>,
@@ -367,7 +367,7 @@ impl ModelError {
         }
     }
 
-    /// Whether `modelRetry` may try again after this error (SPEC §8): an HTTP error is
+    /// Whether `modelRetry` may try again after this error (docs/behaviour.md §8): an HTTP error is
     /// retryable when its status is 408, 409, 429 or 5xx ([`is_retryable_status`]); every
     /// other failure (a host client raising, a scripted failure, a connection error) is.
     pub fn retryable(&self) -> bool {

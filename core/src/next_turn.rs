@@ -1,4 +1,4 @@
-//! Next-turn parameters (SPEC §2.6): overrides a tool sets for the next model request.
+//! Next-turn parameters (docs/behaviour.md §2.6): overrides a tool sets for the next model request.
 
 use std::sync::Arc;
 
@@ -29,7 +29,7 @@ pub struct NextTurnParams {
     /// Nucleus sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
-    /// Tool ids to offer (also read from `activeTools`, its SPEC §12 name; one-shot like
+    /// Tool ids to offer (also read from `activeTools`, its docs/behaviour.md §12 name; one-shot like
     /// every key here).
     #[serde(
         default,
@@ -37,7 +37,7 @@ pub struct NextTurnParams {
         skip_serializing_if = "Option::is_none"
     )]
     pub tools: Option<Vec<String>>,
-    /// Which tool the model must call (SPEC §12).
+    /// Which tool the model must call (docs/behaviour.md §12).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
 }

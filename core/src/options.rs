@@ -14,7 +14,7 @@ use crate::stop::StopCondition;
 use crate::store::RunStore;
 use crate::tool::OnError;
 
-/// How automatic calls of a turn run (SPEC §2.8, §2.9). Unset fields fall back to the
+/// How automatic calls of a turn run (docs/behaviour.md §2.8, §2.9). Unset fields fall back to the
 /// agent's setting, then to the defaults (concurrency 1, `fail-run`, no output limit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ToolExecutionConfig {
@@ -115,7 +115,7 @@ pub struct RunOverrides {
     pub max_output_tokens: Option<u64>,
     /// Nucleus sampling.
     pub top_p: Option<f64>,
-    /// Which tool the model must call (over the agent's setting; SPEC §12).
+    /// Which tool the model must call (over the agent's setting; docs/behaviour.md §12).
     pub tool_choice: Option<ToolChoice>,
     /// Whether the model may request several calls in one turn.
     pub parallel_tool_calls: Option<bool>,

@@ -1,4 +1,4 @@
-//! Human review (SPEC §3.3): a hook called after every step that did not pause.
+//! Human review (docs/behaviour.md §3.3): a hook called after every step that did not pause.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! Signed state (SPEC §7): an agent with a `state_secret` signs every state it produces
+//! Signed state (docs/behaviour.md §7): an agent with a `state_secret` signs every state it produces
 //! and verifies the signature before continuing one, so that stored state cannot be edited.
 
 use hmac::{Hmac, KeyInit, Mac};

@@ -1,4 +1,4 @@
-//! The run result, which is also the whole resumable state (SPEC §7), and its canonical,
+//! The run result, which is also the whole resumable state (docs/behaviour.md §7), and its canonical,
 //! versioned JSON form.
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use crate::next_turn::NextTurnParams;
 /// The state format version this core writes. It reads every version up to this one.
 pub const STATE_VERSION: u64 = 1;
 
-/// Status of a run (SPEC §3.4).
+/// Status of a run (docs/behaviour.md §3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -159,7 +159,7 @@ impl Message {
     }
 }
 
-/// Token and cost usage (SPEC §7).
+/// Token and cost usage (docs/behaviour.md §7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Usage {
@@ -276,7 +276,7 @@ pub struct Pause {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunError {
-    /// The error code (SPEC §9).
+    /// The error code (docs/behaviour.md §9).
     pub code: ErrorCode,
     /// The message.
     pub message: String,
@@ -475,7 +475,7 @@ pub struct StepResult {
     pub finish_reason: Option<String>,
 }
 
-/// An item of the run's output stream (SPEC §6), derived from the steps (or streamed by a
+/// An item of the run's output stream (docs/behaviour.md §6), derived from the steps (or streamed by a
 /// host model client, which reads items with `Deserialize`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -774,7 +774,7 @@ impl RunResult {
         items
     }
 
-    /// The state's `signature` (SPEC §7): present on states produced by an agent with a
+    /// The state's `signature` (docs/behaviour.md §7): present on states produced by an agent with a
     /// `state_secret`.
     pub fn signature(&self) -> Option<&str> {
         self.signature.as_deref()

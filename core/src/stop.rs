@@ -1,4 +1,4 @@
-//! Stop conditions (SPEC §3.2): checked after every step that did not pause.
+//! Stop conditions (docs/behaviour.md §3.2): checked after every step that did not pause.
 
 use std::sync::Arc;
 

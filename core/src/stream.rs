@@ -1,4 +1,4 @@
-//! Streaming (SPEC §6): a run in the background with a replayable event history that any
+//! Streaming (docs/behaviour.md §6): a run in the background with a replayable event history that any
 //! number of consumers read from the start.
 
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,4 @@
-//! Tool definitions (SPEC §2) and the traits a host implements for them.
+//! Tool definitions (docs/behaviour.md §2) and the traits a host implements for them.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -70,7 +70,7 @@ pub trait ResponseReceivedHook: Send + Sync {
     ) -> Result<Value, ToolError>;
 }
 
-/// What happens when a call fails (SPEC §2.7).
+/// What happens when a call fails (docs/behaviour.md §2.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum OnError {
     /// The run fails and the error is raised (default).
@@ -557,7 +557,7 @@ impl Tool {
         self
     }
 
-    /// Asks the model for schema-exact arguments (SPEC §12, OpenAI `strict`). The
+    /// Asks the model for schema-exact arguments (docs/behaviour.md §12, OpenAI `strict`). The
     /// `parameters` must then be strict-compatible ([`crate::strict_problem`]), which is
     /// checked when the agent is defined.
     pub fn strict(mut self, strict: bool) -> Self {

@@ -1,4 +1,4 @@
-//! The runtime passed to executors, predicates and hooks (SPEC §2.1).
+//! The runtime passed to executors, predicates and hooks (docs/behaviour.md §2.1).
 
 use std::sync::{Arc, Mutex};
 
@@ -148,7 +148,7 @@ impl ToolRuntime {
     }
 
     /// The called tool's annotations (MCP `readOnlyHint`, `destructiveHint`, …), so an
-    /// agent-level approval predicate can decide from them (SPEC §11).
+    /// agent-level approval predicate can decide from them (docs/behaviour.md §11).
     pub fn tool_annotations(&self) -> Option<&Value> {
         self.inner.annotations.as_deref()
     }
@@ -230,7 +230,7 @@ impl ToolRuntime {
     }
 
     /// Replaces the whole application context for later turns (applied after the tool
-    /// phase, in call order). A value beyond the limits of SPEC §7 is refused (and the
+    /// phase, in call order). A value beyond the limits of docs/behaviour.md §7 is refused (and the
     /// context left as it was): bindings raise it as a host error in the tool.
     pub fn set_context(&self, value: Value) -> Result<(), ValueLimitError> {
         check_value(&value)?;

@@ -1,4 +1,4 @@
-//! Output truncation (SPEC §2.8), by Unicode scalar values.
+//! Output truncation (docs/behaviour.md §2.8), by Unicode scalar values.
 
 /// Truncates `content` to `max` characters around the notice `…[truncated N chars]…`.
 pub fn truncate_output(content: String, max: usize) -> String {

@@ -1,4 +1,4 @@
-//! Per-turn values (SPEC §3): a field that is either fixed or a function of the turn.
+//! Per-turn values (docs/behaviour.md §3): a field that is either fixed or a function of the turn.
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! Regression tests for hostile input: values beyond the limits of
-//! SPEC §7 are refused with the code of the place they enter, malformed state is
+//! docs/behaviour.md §7 are refused with the code of the place they enter, malformed state is
 //! `state_invalid` (never a panic or an overflow), an edited pending kind cannot stand in
 //! for an approval, and signed state cannot be edited.
 
@@ -398,7 +398,7 @@ fn malformed_state_is_state_invalid_never_a_panic() {
 #[test]
 fn a_large_integral_float_in_a_result_stores_and_reads_back() {
     // Canonical JSON writes 1.8350310382066395e20 as JavaScript does, all its digits and no
-    // exponent (SPEC §7): an integer literal beyond 64 bits that the state reader must read
+    // exponent (docs/behaviour.md §7): an integer literal beyond 64 bits that the state reader must read
     // back (found by the property tests).
     let client = scripted([
         call("c1", "t", r#"{"x":1.8350310382066395e+20}"#),

@@ -1,4 +1,4 @@
-//! MCP calls through their whole life (SPEC §11), against our Python test server over
+//! MCP calls through their whole life (docs/behaviour.md §11), against our Python test server over
 //! stdio: approval by annotations → pause → JSON → continue with a new agent (a new
 //! connection); timeouts and cancelled runs send `notifications/cancelled`; a crashed
 //! server is `mcp_failed` and restarts on the next call; no stdio child outlives the

@@ -1,4 +1,4 @@
-//! MCP tools and run stores together (SPEC §10, §11): a run paused on an approval-gated
+//! MCP tools and run stores together (docs/behaviour.md §10, §11): a run paused on an approval-gated
 //! MCP call is stored in SQLite and continued by id from another agent instance with its
 //! own store handle (as another process would), which calls the server; and MCP tools
 //! honour the agent's fixed `activeTools`/`toolChoice` like local tools.

@@ -1,4 +1,4 @@
-//! MCP servers' tools as agent tools (SPEC §11), against real servers: our Python test
+//! MCP servers' tools as agent tools (docs/behaviour.md §11), against real servers: our Python test
 //! server (official `mcp` package) over stdio.
 
 mod mcp_support;

@@ -1,4 +1,4 @@
-//! Request controls (SPEC §12): `toolChoice`, `parallelToolCalls`, `activeTools`, tool
+//! Request controls (docs/behaviour.md §12): `toolChoice`, `parallelToolCalls`, `activeTools`, tool
 //! `strict` and `inputExamples`, as host model clients receive them.
 
 mod common;

@@ -1,5 +1,5 @@
 //! The Phaseo gateway client: `POST {base}/responses` with a Responses-style body
-//! (SPEC §8; wire details in the research notes §13.2).
+//! (docs/behaviour.md §8).
 
 use std::future::Future;
 

@@ -368,7 +368,7 @@ fn parse_http_date(value: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339(&rfc3339).ok()
 }
 
-/// The failure of an HTTP status ≥ 400: a gateway error (SPEC §8).
+/// The failure of an HTTP status ≥ 400: a gateway error (docs/behaviour.md §8).
 fn http_failure(status: StatusCode, headers: &HeaderMap, body: &str) -> ModelFailure {
     let json: Option<Value> = serde_json::from_str(body).ok();
     let reason = match &json {

@@ -1,4 +1,4 @@
-//! The run loop's seam to a run store (SPEC §10): saves fenced by a lease, renewal while
+//! The run loop's seam to a run store (docs/behaviour.md §10): saves fenced by a lease, renewal while
 //! the loop works, the at-most-once claim of a continue, and recovery.
 
 use std::future::Future;
@@ -19,7 +19,7 @@ pub(crate) struct Durable {
     owner: String,
     lease: LeaseConfig,
     run_id: String,
-    /// The agent's signing secret: stored states are signed like returned ones (SPEC §7).
+    /// The agent's signing secret: stored states are signed like returned ones (docs/behaviour.md §7).
     secret: Option<String>,
     lost: AtomicBool,
 }
@@ -157,7 +157,7 @@ fn store_of(agent: &AgentInner, options: &ContinueOptions) -> Option<Arc<dyn Run
 }
 
 /// The state of a continue, and the hold on it: loads it by run id, refuses a pause
-/// already claimed (first of all checks), runs the SPEC §4 checks, then claims the pause.
+/// already claimed (first of all checks), runs the docs/behaviour.md §4 checks, then claims the pause.
 pub(crate) async fn prepare_continue(
     agent: &AgentInner,
     given: Option<&RunResult>,

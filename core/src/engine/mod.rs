@@ -137,7 +137,7 @@ fn user_content(input: &Value) -> String {
     }
 }
 
-/// The caller's own values must be storable (SPEC §7): refused with `state_invalid`, as
+/// The caller's own values must be storable (docs/behaviour.md §7): refused with `state_invalid`, as
 /// they would make a state that cannot be read back.
 fn check_run_values(options: &RunOptions) -> Result<(), AgentError> {
     let refuse = |what: &str, e: ValueLimitError| {
@@ -153,7 +153,7 @@ fn check_run_values(options: &RunOptions) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// The per-run tool set (the seam between the engine and MCP, SPEC §11): the agent
+/// The per-run tool set (the seam between the engine and MCP, docs/behaviour.md §11): the agent
 /// itself, or — when it declares MCP servers — an agent with the listed MCP tools added
 /// (listed now unless cached). `None`: cancelled while listing.
 async fn run_agent(
@@ -195,7 +195,7 @@ pub(crate) async fn run(
 ) -> Result<RunResult, AgentError> {
     check_run_values(&options)?;
     let host_traceparent = options.traceparent.clone();
-    // The run's tool set (with its MCP tools, SPEC §11) comes first: the overrides may name
+    // The run's tool set (with its MCP tools, docs/behaviour.md §11) comes first: the overrides may name
     // MCP tools, and the store's hold is on the agent that runs.
     let cancel = options.cancel.unwrap_or_default();
     let (agent, listing) = match run_agent(agent.clone(), &cancel).await {
@@ -317,7 +317,7 @@ pub(crate) async fn continue_run(
     options: ContinueOptions,
     stream: Option<Arc<StreamShared>>,
 ) -> Result<RunResult, AgentError> {
-    // MCP tools are listed before the SPEC §4 checks, so a paused MCP call is known there.
+    // MCP tools are listed before the docs/behaviour.md §4 checks, so a paused MCP call is known there.
     let agent = continue_agent(agent, &options).await?;
     check_overrides(&agent, &options.overrides)?;
     if let Some(context) = &options.context {
@@ -358,7 +358,7 @@ async fn unless_cancelled<T>(
 /// final state was not saved).
 const SAVE_AFTER_CANCEL: Duration = Duration::from_secs(5);
 
-/// Recovers a stored run whose lease expired (SPEC §10).
+/// Recovers a stored run whose lease expired (docs/behaviour.md §10).
 pub(crate) async fn recover(
     agent: Arc<AgentInner>,
     run_id: &str,
@@ -503,7 +503,7 @@ async fn drive_and_finish(
     }
 }
 
-/// Ends a run and saves its final state (SPEC §10): a completed or paused run was saved
+/// Ends a run and saves its final state (docs/behaviour.md §10): a completed or paused run was saved
 /// by its last checkpoint; after a failure of the store itself nothing more is written
 /// (the run stays recoverable). A final save that fails fails the run with
 /// `store_failed`, the result attached. The run span ends with what the caller gets.
@@ -648,7 +648,7 @@ fn conclude(
     }
 }
 
-/// Signs the state an agent with a `state_secret` produces (SPEC §7).
+/// Signs the state an agent with a `state_secret` produces (docs/behaviour.md §7).
 fn sign(ctx: &RunCtx, mut state: RunResult) -> RunResult {
     state.signature = None;
     if let Some(secret) = ctx.agent.def.state_secrets.first() {

@@ -1,4 +1,4 @@
-//! Continuing a paused run (SPEC §4): the refusal checks, in order, then the decided calls.
+//! Continuing a paused run (docs/behaviour.md §4): the refusal checks, in order, then the decided calls.
 
 use std::collections::{HashMap, HashSet};
 
@@ -29,7 +29,7 @@ pub(crate) struct ResumePlan {
     decisions: Vec<(PendingToolCall, Decision)>,
 }
 
-/// All refusal checks, in SPEC order; nothing runs unless every check passes.
+/// All refusal checks, in the order of docs/behaviour.md §4; nothing runs unless every check passes.
 fn check(
     agent: &AgentInner,
     state: &RunResult,

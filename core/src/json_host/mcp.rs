@@ -1,4 +1,4 @@
-//! An MCP server's host hooks (SPEC §11): the tool filter and the elicitation handler.
+//! An MCP server's host hooks (docs/behaviour.md §11): the tool filter and the elicitation handler.
 
 use async_trait::async_trait;
 

@@ -1,4 +1,4 @@
-//! How an MCP server is declared on an agent (SPEC §11): its transport and its options.
+//! How an MCP server is declared on an agent (docs/behaviour.md §11): its transport and its options.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

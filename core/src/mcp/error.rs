@@ -1,4 +1,4 @@
-//! `mcp_failed` (SPEC §9, §11): a server that cannot start, died, or broke the protocol.
+//! `mcp_failed` (docs/behaviour.md §9, §11): a server that cannot start, died, or broke the protocol.
 
 use crate::error::{AgentError, ErrorCode, ToolError};
 

@@ -1,4 +1,4 @@
-//! MCP servers' tools as agent tools (SPEC §11), on the official Rust SDK `rmcp`.
+//! MCP servers' tools as agent tools (docs/behaviour.md §11), on the official Rust SDK `rmcp`.
 //!
 //! Layout (one concept per file): [`config`] (how a server is declared), `process`
 //! (stdio children: never outliving the host, stderr drained), `connection` (the `rmcp`

@@ -1,4 +1,4 @@
-//! An MCP `CallToolResult` as a tool result (SPEC §11): `structuredContent` when present,
+//! An MCP `CallToolResult` as a tool result (docs/behaviour.md §11): `structuredContent` when present,
 //! else a single text item's text, else the content list as JSON; `isError: true` is a
 //! tool error whose message is the text content.
 

@@ -1,4 +1,4 @@
-//! MCP tools as agent tools (SPEC §11): listing with a per-agent cache, filters, prefix,
+//! MCP tools as agent tools (docs/behaviour.md §11): listing with a per-agent cache, filters, prefix,
 //! approval from annotations, and the per-run tool set (agent tools + listed MCP tools).
 
 use std::collections::HashMap;

@@ -1,9 +1,9 @@
 //! The canonical definition format: agent definitions, tools and run/continue options as
-//! JSON (camelCase keys, the SPEC's names), read into core values.
+//! JSON (camelCase keys, the names of docs/behaviour.md), read into core values.
 //!
 //! Every binding whose host values are not Rust (the C ABI, Node, Ruby, PHP) hands its
 //! definitions to this module in one format, so the reading — defaults, checks and error
-//! messages — is written once. Wherever the SPEC allows a host function, the JSON holds
+//! messages — is written once. Wherever docs/behaviour.md allows a host function, the JSON holds
 //! `{"$callback": <id>}`; the binding's [`HostCallbacks`] turns each id into the core trait
 //! object of that kind (an executor, a validator, a hook…).
 //!

@@ -1,6 +1,6 @@
 //! Run and continue options: `{"input", "messages"?, "context"?, …overrides}` and
 //! `{"approvals"?, "rejections"?, "toolOutputs"?, "humanInput"?, "context"?, …overrides}`,
-//! where the overrides are SPEC §3's (`model`, `maxSteps`, `stopWhen`, `modelRetry`,
+//! where the overrides are docs/behaviour.md §3's (`model`, `maxSteps`, `stopWhen`, `modelRetry`,
 //! `toolExecution`, `temperature`, `maxOutputTokens`, `topP`, `toolChoice`,
 //! `parallelToolCalls`, `activeTools`), plus `traceparent`.
 
@@ -17,7 +17,7 @@ use crate::{
     ToolOutput, Value,
 };
 
-/// The run overrides of SPEC §3 (shared by run and continue options).
+/// The run overrides of docs/behaviour.md §3 (shared by run and continue options).
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OverridesSpec {

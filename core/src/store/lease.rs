@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// Lease settings of a store-backed run: a worker holds a run for `duration` and renews
 /// every `renew_every` while it works; a run whose lease expired can be recovered by any
-/// worker (SPEC §10).
+/// worker (docs/behaviour.md §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeaseConfig {
     /// How long a claim or renewal holds the run (default 30 s).

@@ -1,4 +1,4 @@
-//! Durable runs (SPEC §10): the [`RunStore`] trait and its stores.
+//! Durable runs (docs/behaviour.md §10): the [`RunStore`] trait and its stores.
 //!
 //! A store keeps the canonical state JSON of each run plus the claim and lease columns
 //! that make a pause continue at most once across processes. The run loop saves through
@@ -37,7 +37,7 @@ use async_trait::async_trait;
 use crate::error::AgentError;
 use crate::state::RunStatus;
 
-/// Where runs are kept between processes (SPEC §10).
+/// Where runs are kept between processes (docs/behaviour.md §10).
 ///
 /// Every method is one atomic operation of the store. Contention (another worker won a
 /// compare-and-set) is reported as `Ok(false)`, never as an error; `Err` is a failure of

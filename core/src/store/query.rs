@@ -155,7 +155,7 @@ impl RunPage {
     }
 }
 
-/// The statuses named by `names` (the snake_case strings of SPEC §3.4), for bindings that
+/// The statuses named by `names` (the snake_case strings of docs/behaviour.md §3.4), for bindings that
 /// take statuses as strings; an unknown name is refused with `store_failed`, naming it.
 pub fn parse_statuses<S: AsRef<str>>(names: &[S]) -> Result<Vec<RunStatus>, AgentError> {
     names

@@ -1,4 +1,4 @@
-//! One suite of run-store tests, run against every store (SPEC §10).
+//! One suite of run-store tests, run against every store (docs/behaviour.md §10).
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -271,7 +271,7 @@ pub async fn continue_by_id_from_another_worker(b: &dyn Backend) {
     assert_eq!(row.status, "completed");
     assert_eq!(row.lease_owner, None);
     assert_eq!(row.state().unwrap(), done);
-    // Continuing again, by id or with the old state: the SPEC message, nothing changes.
+    // Continuing again, by id or with the old state: the documented message, nothing changes.
     let again = second
         .continue_by_id(paused.run.id.clone(), approve())
         .await
@@ -739,7 +739,7 @@ pub async fn list_pagination_inbox_and_prune(b: &dyn Backend) {
 }
 
 /// An agent with a `state_secret` stores signed states: continuing by id verifies them like
-/// a state handed in, so an edited row is refused (SPEC §7, §10).
+/// a state handed in, so an edited row is refused (docs/behaviour.md §7, §10).
 pub async fn signed_states_are_stored_signed_and_checked(b: &dyn Backend) {
     let spec = b.fresh().await;
     let store = b.open(&spec).await;
