@@ -10,6 +10,7 @@ use crate::definition::AgentDefinition;
 use crate::error::AgentError;
 use crate::model::ToolSpec;
 use crate::tool::Tool;
+use crate::tool_search::{search_tool, Catalog, TOOL_SEARCH};
 use crate::turn::TurnValue;
 
 /// Checks a list of offered tool ids against the agent's tools (`None`: not known yet,
@@ -77,8 +78,13 @@ pub(crate) fn check_fixed_controls(
 
 pub(crate) struct AgentInner {
     pub(crate) def: AgentDefinition,
+    /// Every tool by id (the built-in `tool_search` at [`SEARCH_INDEX`]).
     pub(crate) tool_index: HashMap<String, usize>,
+    /// What a request offers before any tool is loaded: the tools that are not deferred,
+    /// in definition order, then `tool_search` when some are (docs/behaviour.md §17).
     pub(crate) tool_specs: Arc<Vec<ToolSpec>>,
+    /// The built-in `tool_search`, when some tool is deferred.
+    pub(crate) search: Option<Tool>,
     /// The agent's MCP servers (shared by its runs and by the per-run agents built from
     /// it); `None` without any.
     #[cfg(feature = "mcp")]
@@ -117,19 +123,76 @@ impl AgentInner {
         #[cfg(not(feature = "mcp"))]
         let known = Some(&tool_index);
         check_fixed_controls(&def, known)?;
-        let tool_specs = Arc::new(def.tools.iter().map(tool_spec).collect());
+        #[cfg(feature = "mcp")]
+        let mcp_deferred = def.mcp_servers.iter().any(|m| m.defer_loading);
+        #[cfg(not(feature = "mcp"))]
+        let mcp_deferred = false;
+        if mcp_deferred && tool_index.contains_key(TOOL_SEARCH) {
+            return Err(reserved_search_id());
+        }
+        let mut agent = Self::assemble(def, tool_index)?;
+        #[cfg(feature = "mcp")]
+        {
+            agent.mcp = mcp;
+        }
+        Ok(agent)
+    }
+
+    /// The agent of `def`'s tools (indexed in `tool_index`): the offered specs and, when a
+    /// tool is deferred, the built-in `tool_search` over the deferred ones.
+    pub(crate) fn assemble(
+        def: AgentDefinition,
+        mut tool_index: HashMap<String, usize>,
+    ) -> Result<Self, AgentError> {
+        tool_index.retain(|_, i| *i != SEARCH_INDEX);
+        let search = Catalog::of(&def.tools).map(search_tool);
+        if search.is_some() {
+            if tool_index.contains_key(TOOL_SEARCH) {
+                return Err(reserved_search_id());
+            }
+            tool_index.insert(TOOL_SEARCH.to_owned(), SEARCH_INDEX);
+        }
+        let tool_specs = Arc::new(
+            def.tools
+                .iter()
+                .filter(|t| !t.defer_loading)
+                .chain(search.as_ref())
+                .map(tool_spec)
+                .collect(),
+        );
         Ok(Self {
             def,
             tool_index,
             tool_specs,
+            search,
             #[cfg(feature = "mcp")]
-            mcp,
+            mcp: None,
         })
     }
 
+    /// The tool named `name`, the built-in `tool_search` included.
     pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
-        self.tool_index.get(name).map(|&i| &self.def.tools[i])
+        match self.tool_index.get(name) {
+            Some(&SEARCH_INDEX) => self.search.as_ref(),
+            Some(&i) => self.def.tools.get(i),
+            None => None,
+        }
     }
+
+    /// Whether `name` is a deferred tool (offered only once loaded).
+    pub(crate) fn is_deferred(&self, name: &str) -> bool {
+        self.tool(name).is_some_and(|t| t.defer_loading)
+    }
+}
+
+/// Where the index points for the built-in `tool_search` (no definition slot).
+pub(crate) const SEARCH_INDEX: usize = usize::MAX;
+
+fn reserved_search_id() -> AgentError {
+    AgentError::definition_invalid(format!(
+        "Invalid agent definition: the tool id '{TOOL_SEARCH}' is the built-in tool search \
+         of an agent with deferred tools; choose another id"
+    ))
 }
 
 /// What the model is told about a tool (shared by the agent's own tools and MCP tools).

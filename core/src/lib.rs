@@ -62,6 +62,7 @@ pub mod telemetry;
 mod telemetry;
 pub mod tool;
 pub mod tool_runtime;
+pub mod tool_search;
 pub mod truncate;
 pub mod turn;
 

@@ -352,6 +352,10 @@ pub struct RunRecord {
     /// until a call is admitted, so states of runs without tool calls are unchanged.
     #[serde(default, skip_serializing_if = "ToolCallCounts::is_empty")]
     pub tool_call_counts: ToolCallCounts,
+    /// The deferred tools `tool_search` loaded, in load order: offered from then on
+    /// (docs/behaviour.md §17). Absent until a tool is loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loaded_tools: Vec<String>,
 }
 
 /// How many tool calls a run admitted: in all, and per tool id.

@@ -152,6 +152,8 @@ pub struct Tool {
     pub(crate) max_calls: Option<u32>,
     /// Attempts of a call that throws or times out.
     pub(crate) retry: Option<ToolRetry>,
+    /// Offered only once `tool_search` found it (docs/behaviour.md §17).
+    pub(crate) defer_loading: bool,
     pub(crate) problems: Vec<String>,
     /// Set on the tools listed from an MCP server (their spans say so).
     pub(crate) mcp: Option<Arc<McpOrigin>>,
@@ -323,6 +325,7 @@ impl Tool {
             input_examples: None,
             annotations: None,
             max_calls: None,
+            defer_loading: false,
             retry: None,
             problems: Vec::new(),
             mcp: None,
@@ -473,6 +476,18 @@ impl Tool {
             self.max_calls = Some(n);
         }
         self
+    }
+
+    /// Keeps this tool out of the model's offer until the built-in `tool_search` finds
+    /// it; from then on it is offered to the end of the run (docs/behaviour.md §17).
+    pub fn defer_loading(mut self, deferred: bool) -> Self {
+        self.defer_loading = deferred;
+        self
+    }
+
+    /// Whether this tool is offered only once found by `tool_search`.
+    pub fn is_deferred(&self) -> bool {
+        self.defer_loading
     }
 
     /// Retries a call whose executor throws or times out (docs/behaviour.md §15).

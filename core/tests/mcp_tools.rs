@@ -381,3 +381,50 @@ async fn an_http_server_that_is_not_there_is_mcp_failed() {
         err.message()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_servers_tools_are_offered_once_tool_search_finds_them() {
+    let dir = markers();
+    let Some(server) = test_server("deferred", &dir) else {
+        return;
+    };
+    let server = server.allow_tools(["echo", "add"]).defer_loading(true);
+    let agent = create_agent(
+        AgentDefinition::new("searcher")
+            .tool(Tool::new("local", "A local tool", Value::Null, |_, _| {
+                Ok(json!(1))
+            }))
+            .mcp_server(server),
+    )
+    .unwrap();
+    let client = Recording::new([
+        text_call("c1", "tool_search", r#"{"query":"echo"}"#),
+        text_call("c2", "echo", r#"{"text":"found"}"#),
+        text("done"),
+    ]);
+    let result = agent
+        .run(RunOptions::new("go", client.clone()))
+        .await
+        .unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    let offered = client.offered.lock().unwrap().clone();
+    assert_eq!(offered[0], ["local", "tool_search"]);
+    assert_eq!(offered[1], ["local", "tool_search", "echo"]);
+    let results = tool_results(&result);
+    assert!(
+        results[1]
+            .result
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("found"),
+        "{:?}",
+        results[1].result
+    );
+    assert_eq!(result.to_value()["run"]["loadedTools"], json!(["echo"]));
+    agent.close().await;
+}
+
+fn text_call(id: &str, name: &str, args: &str) -> phaseo_agent::ModelResponse {
+    phaseo_agent::ModelResponse::tool_calls([(id, name, args)])
+}

@@ -236,6 +236,7 @@ pub(crate) async fn run(
             max_steps: max_steps_override,
             traceparent: None,
             tool_call_counts: Default::default(),
+            loaded_tools: Vec::new(),
         },
         steps: Vec::new(),
         step_results: Vec::new(),

@@ -116,11 +116,12 @@ async fn resolve_turn(
         None if tool_choice.is_null() => None,
         None => Some(check_tool_choice(&tool_choice, known).map_err(bad_value)?),
     };
+    let available = available(ctx, state);
     let tools = match &s.active_tools {
-        Some(ids) => offer(ctx, ids),
-        None if active_tools.is_null() => ctx.agent.tool_specs.clone(),
+        Some(ids) => offer(&available, ids),
+        None if active_tools.is_null() => available.clone(),
         None => offer(
-            ctx,
+            &available,
             &check_tool_ids(&active_tools, known).map_err(bad_value)?,
         ),
     };
@@ -137,12 +138,12 @@ async fn resolve_turn(
         tool_choice,
     };
     if let Some(next) = state.run.next_turn_params.take() {
-        apply_next_turn(ctx, &mut resolved, next);
+        apply_next_turn(&available, &mut resolved, next);
     }
     Ok(resolved)
 }
 
-fn apply_next_turn(ctx: &RunCtx, r: &mut Resolved, next: NextTurnParams) {
+fn apply_next_turn(available: &Arc<Vec<ToolSpec>>, r: &mut Resolved, next: NextTurnParams) {
     if next.model.is_some() {
         r.model = next.model;
     }
@@ -159,18 +160,36 @@ fn apply_next_turn(ctx: &RunCtx, r: &mut Resolved, next: NextTurnParams) {
         r.top_p = next.top_p;
     }
     if let Some(ids) = next.tools {
-        r.tools = offer(ctx, &ids);
+        r.tools = offer(available, &ids);
     }
     if next.tool_choice.is_some() {
         r.tool_choice = next.tool_choice;
     }
 }
 
-/// The specs of the tools named by `ids`, in the agent's order (unknown ids are skipped).
-fn offer(ctx: &RunCtx, ids: &[String]) -> Arc<Vec<ToolSpec>> {
+/// What the run may offer now (docs/behaviour.md §17): the always-loaded tools in
+/// definition order, then the tools `tool_search` loaded, in load order — the list only
+/// grows at its end, so a provider's cache of its start stays valid.
+fn available(ctx: &RunCtx, state: &RunResult) -> Arc<Vec<ToolSpec>> {
+    let loaded = &state.run.loaded_tools;
+    if loaded.is_empty() {
+        return ctx.agent.tool_specs.clone();
+    }
+    let mut specs = Vec::with_capacity(ctx.agent.tool_specs.len() + loaded.len());
+    specs.extend(ctx.agent.tool_specs.iter().cloned());
+    specs.extend(
+        loaded
+            .iter()
+            .filter_map(|id| ctx.agent.tool(id).filter(|t| t.is_deferred()))
+            .map(crate::checked_agent::tool_spec),
+    );
+    Arc::new(specs)
+}
+
+/// The specs of `available` named by `ids`, in offered order (others are skipped).
+fn offer(available: &[ToolSpec], ids: &[String]) -> Arc<Vec<ToolSpec>> {
     Arc::new(
-        ctx.agent
-            .tool_specs
+        available
             .iter()
             .filter(|s| ids.contains(&s.id))
             .cloned()

@@ -20,6 +20,7 @@ use crate::state::{
 };
 use crate::tool::{Approval, OnError, Tool};
 use crate::tool_runtime::ToolRuntime;
+use crate::tool_search::{found_ids, TOOL_SEARCH};
 use crate::truncate::truncate_output;
 
 /// How one call ended (for calls that did not pause).
@@ -266,8 +267,10 @@ async fn classify(
     let known = ctx.agent.tool(&call.name);
     // Every tool is offered unless the turn narrowed the list (`activeTools`, next-turn
     // `tools`): then a call to a tool left out is as unknown as a made-up name.
-    let offered =
-        Arc::ptr_eq(offered, &ctx.agent.tool_specs) || offered.iter().any(|s| s.id == call.name);
+    // A deferred tool is offered only once loaded (docs/behaviour.md §17).
+    let offered = (Arc::ptr_eq(offered, &ctx.agent.tool_specs)
+        && !ctx.agent.is_deferred(&call.name))
+        || offered.iter().any(|s| s.id == call.name);
     let Some(tool) = known.filter(|_| offered) else {
         let message = if known.is_some() {
             format!("Unknown tool '{}' (not offered in this turn)", call.name)
@@ -698,6 +701,11 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usiz
                     EventData::Item { item }
                 });
         }
+        if let (Some(v), Some(_)) = (&tool_result.result, &ctx.agent.search) {
+            if tool_result.tool_name == TOOL_SEARCH {
+                load_found(ctx, &mut state.run.loaded_tools, v);
+            }
+        }
         step.tool_results.push(tool_result);
         if let Some(context) = r.context_update {
             state.run.context = context;
@@ -708,6 +716,16 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usiz
                 .next_turn_params
                 .get_or_insert_with(NextTurnParams::default)
                 .merge(*next);
+        }
+    }
+}
+
+/// Loads the deferred tools a `tool_search` result found, once each, in its order
+/// (docs/behaviour.md §17).
+fn load_found(ctx: &RunCtx, loaded: &mut Vec<String>, result: &Value) {
+    for id in found_ids(result) {
+        if ctx.agent.is_deferred(id) && !loaded.iter().any(|l| l == id) {
+            loaded.push(id.to_owned());
         }
     }
 }

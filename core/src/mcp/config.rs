@@ -136,6 +136,8 @@ pub struct McpServer {
     pub(crate) on_error: Option<OnError>,
     pub(crate) cache_ttl: Option<Duration>,
     pub(crate) optional: bool,
+    /// Its tools are offered only once found by `tool_search` (docs/behaviour.md §17).
+    pub(crate) defer_loading: bool,
     pub(crate) on_elicitation: Option<Arc<dyn McpElicitationHandler>>,
     pub(crate) problems: Vec<String>,
 }
@@ -169,6 +171,7 @@ impl McpServer {
             on_error: None,
             cache_ttl: None,
             optional: false,
+            defer_loading: false,
             on_elicitation: None,
             problems,
         }
@@ -322,6 +325,13 @@ impl McpServer {
     /// When the server cannot be listed, run without its tools instead of failing.
     pub fn optional(mut self, optional: bool) -> Self {
         self.optional = optional;
+        self
+    }
+
+    /// Defers every tool of this server: none is offered until `tool_search` finds it
+    /// (docs/behaviour.md §17).
+    pub fn defer_loading(mut self, deferred: bool) -> Self {
+        self.defer_loading = deferred;
         self
     }
 

@@ -125,7 +125,8 @@ impl ServerEntry {
             });
             let mut tool = Tool::with_executor(&id, &info.description, parameters, executor)
                 .approval_rule(approval(&s.approval, &info.annotations))
-                .annotations(info.annotations.clone());
+                .annotations(info.annotations.clone())
+                .defer_loading(s.defer_loading);
             if let Some(schema) = raw.get("outputSchema").filter(|v| v.is_object()) {
                 let validator = crate::schema::json_schema_validator(schema).map_err(|e| {
                     AgentError::definition_invalid(format!(
@@ -253,20 +254,9 @@ impl McpSet {
         }
         // The definition's fixed toolChoice/activeTools may name MCP tools: checked now.
         crate::checked_agent::check_fixed_controls(&def, Some(&tool_index))?;
-        let tool_specs = Arc::new(
-            def.tools
-                .iter()
-                .map(crate::checked_agent::tool_spec)
-                .collect(),
-        );
-        let agent = Arc::new(AgentInner {
-            def,
-            tool_index,
-            tool_specs,
-            // Not the set itself: it caches this agent, and a cycle would keep the
-            // servers running after the agent is dropped.
-            mcp: None,
-        });
+        // Not the set itself (`mcp: None`): it caches this agent, and a cycle would keep
+        // the servers running after the agent is dropped.
+        let agent = Arc::new(AgentInner::assemble(def, tool_index)?);
         if let Ok(mut derived) = self.derived.lock() {
             *derived = Some((lists, agent.clone()));
         }

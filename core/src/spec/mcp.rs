@@ -2,7 +2,7 @@
 //! "cwd"?}` (stdio) or `{"name", "url", "headers"?, "bearer"?}` (Streamable HTTP), with
 //! `allowTools`, `denyTools`, `filter` (a function), `toolPrefix`, `requireApproval`
 //! (`true`, `false`, `"destructive"` or a function), `timeoutMs`, `toolTimeoutsMs`,
-//! `onError`, `cacheTtlMs`, `optional` and `onElicitation` (a function).
+//! `onError`, `cacheTtlMs`, `optional`, `deferLoading` and `onElicitation` (a function).
 //!
 //! The product's spellings `bearerToken` (for `bearer`) and `toolTimeouts` (for
 //! `toolTimeoutsMs`) are read too. Every check of a declaration is here, each refusal
@@ -21,7 +21,7 @@ const STDIO_KEYS: [&str; 5] = ["name", "command", "args", "env", "cwd"];
 /// The keys of a Streamable HTTP server's transport.
 const HTTP_KEYS: [&str; 4] = ["name", "url", "headers", "bearer"];
 /// The keys of a server's options.
-const OPTION_KEYS: [&str; 11] = [
+const OPTION_KEYS: [&str; 12] = [
     "allowTools",
     "denyTools",
     "filter",
@@ -33,6 +33,7 @@ const OPTION_KEYS: [&str; 11] = [
     "cacheTtlMs",
     "optional",
     "onElicitation",
+    "deferLoading",
 ];
 
 /// The product's spellings of keys: `(alias, key)`.
@@ -250,6 +251,13 @@ pub fn mcp_server(host: &dyn HostCallbacks, value: Value) -> Result<McpServer, A
         None => {}
         Some(Value::Bool(o)) => server = server.optional(o),
         Some(other) => return Err(f.bad(format!("optional must be true or false, got {other}"))),
+    }
+    match f.take("deferLoading") {
+        None => {}
+        Some(Value::Bool(d)) => server = server.defer_loading(d),
+        Some(other) => {
+            return Err(f.bad(format!("deferLoading must be true or false, got {other}")))
+        }
     }
     if let Some(cb) = f.function("onElicitation")? {
         let handler = host

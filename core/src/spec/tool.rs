@@ -38,6 +38,7 @@ pub(crate) struct ToolSpec {
     input_examples: Option<Vec<Value>>,
     max_calls: Option<f64>,
     retry: Option<RetrySpec>,
+    defer_loading: Option<bool>,
 }
 
 /// `retry: {"maxAttempts", "backoffMs"?}` of a tool.
@@ -79,6 +80,9 @@ pub(crate) fn build(host: &dyn HostCallbacks, spec: ToolSpec) -> Result<Tool, Ag
     if let Some(n) = spec.max_calls {
         let n = at_least_one(n, "maxCalls").map_err(|e| bad(e.message().to_owned()))?;
         tool = tool.max_calls(n);
+    }
+    if let Some(deferred) = spec.defer_loading {
+        tool = tool.defer_loading(deferred);
     }
     if let Some(r) = spec.retry {
         let attempts = at_least_one(r.max_attempts, "retry.maxAttempts")

@@ -367,6 +367,7 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
             "inputExamples",
             "maxCalls",
             "retry",
+            "deferLoading",
         ],
         "tool",
     )?;
@@ -442,6 +443,9 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     }
     if let Some(p) = t.get("nextTurnParams").filter(|v| !v.is_null()) {
         tool = tool.next_turn_params(NextTurnParams::from_value(p.clone())?);
+    }
+    if let Some(deferred) = t.get("deferLoading").and_then(Value::as_bool) {
+        tool = tool.defer_loading(deferred);
     }
     if let Some(n) = t.get("maxCalls").filter(|v| !v.is_null()) {
         tool = tool.max_calls(n.as_u64().ok_or("maxCalls: a whole number is required")? as u32);
