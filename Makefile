@@ -36,7 +36,7 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 # Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
 # The packages are built in the `dist-test` profile: the release profile's fat LTO is for
 # `make dist` alone. `fresh-machine-check` comes last, once every suite has installed what it needs.
-TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests fresh-machine-check
+TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
 test:
 	MAKE="$(MAKE)" DIST_PROFILE=dist-test scripts/timed-make.sh $(TEST_TARGETS)
 
@@ -51,6 +51,21 @@ tools-page-check:
 .PHONY: system-deps fresh-machine-check
 system-deps:
 	scripts/system-deps.sh image all
+
+# The documentation site (mkdocs.yml; MkDocs with the Material theme, pinned): `make docs`
+# builds it strictly into target/site; `make docs-test` builds it and runs every example
+# it shows, in each language (scripts/docs-test.sh).
+DOCS_VENV := .venvs/docs
+DOCS_TOOLS := mkdocs==1.6.1 mkdocs-material==9.8.1 pymdown-extensions==13.1
+$(DOCS_VENV)/.tools: Makefile
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install -q $(DOCS_TOOLS)
+	touch $@
+.PHONY: docs docs-test
+docs: $(DOCS_VENV)/.tools
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build -q --strict
+docs-test: docs python node kotlin go-lib ruby php csharp
+	scripts/docs-test.sh
 
 # Fails when a package in use is neither in a fresh image nor installed by system-deps.sh.
 fresh-machine-check:
