@@ -48,6 +48,17 @@ impl RbToolRuntime {
         }
     }
 
+    /// Which attempt this is (1 for the first; a tool with `retry:` runs again with 2, 3…).
+    fn attempt(&self) -> u32 {
+        self.0.attempt()
+    }
+
+    /// `"<run_id>:<tool_call_id>"`: the same for every attempt, for a call approved on
+    /// continue and for one run again by `recover` (docs/behaviour.md §15).
+    fn idempotency_key(&self) -> String {
+        self.0.idempotency_key()
+    }
+
     fn is_cancelled(&self) -> bool {
         self.0.is_cancelled()
     }
@@ -139,6 +150,11 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     rt.define_method(
         "tool_annotations",
         method!(RbToolRuntime::tool_annotations, 0),
+    )?;
+    rt.define_method("attempt", method!(RbToolRuntime::attempt, 0))?;
+    rt.define_method(
+        "idempotency_key",
+        method!(RbToolRuntime::idempotency_key, 0),
     )?;
     rt.define_method("cancelled?", method!(RbToolRuntime::is_cancelled, 0))?;
     rt.define_method(

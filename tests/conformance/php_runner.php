@@ -24,6 +24,7 @@ use Phaseo\AgentSdk\Tool;
 use Phaseo\AgentSdk\ToolCall;
 use Phaseo\AgentSdk\ToolDecision;
 use Phaseo\AgentSdk\ToolOutput;
+use Phaseo\AgentSdk\ToolRetry;
 
 /** A difference or an unsupported feature of a case. */
 final class CaseError extends \Exception
@@ -36,21 +37,23 @@ const AGENT_KEYS = ['id', 'model', 'instructions', 'maxSteps', 'stopWhen', 'mode
     'parallelToolCalls', 'activeTools'];
 const TOOL_KEYS = ['id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs', 'onError',
     'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled', 'onResponseReceived', 'behavior', 'asGenerator', 'async',
-    'strict', 'inputExamples'];
+    'strict', 'inputExamples', 'maxCalls', 'retry'];
 const MODEL_ENTRY_KEYS = ['text', 'toolCalls', 'usage', 'cost', 'finishReason', 'fail'];
 const OVERRIDE_KEYS = ['model', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution', 'temperature', 'maxOutputTokens',
     'topP', 'toolChoice', 'parallelToolCalls', 'activeTools'];
 const RUN_KEYS = ['input', 'context', 'messages', 'cancelAfterMs', ...OVERRIDE_KEYS];
-const CONTINUE_KEYS = ['approvals', 'rejections', 'toolOutputs', 'humanInput', 'context', 'cancelAfterMs', ...OVERRIDE_KEYS];
+const CONTINUE_KEYS = ['approvals', 'rejections', 'toolOutputs', 'responses', 'humanInput', 'context', 'cancelAfterMs', ...OVERRIDE_KEYS];
 const EXPECT_KEYS = ['status', 'output', 'stopReason', 'pauseKind', 'context', 'error', 'pending', 'executed', 'cancelled',
     'maxConcurrent', 'modelRequests', 'events', 'toolEvents', 'preliminaryResults', 'usage', 'minWallMs', 'maxWallMs'];
 const REQUEST_KEYS = ['toolMessages', 'tools', 'context', 'temperature', 'model', 'instructions', 'lastUserMessage',
-    'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'toolSpecs'];
+    'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'toolSpecs', 'toolCalls'];
 const TOOL_SPEC_KEYS = ['id', 'strict', 'inputExamples'];
 const USAGE_KEYS = ['inputTokens', 'outputTokens', 'cachedTokens', 'totalTokens', 'cost'];
-const TERMINAL = ['return', 'returnInput', 'throw', 'returnContext', 'returnRuntime'];
-const ACTIONS = [...TERMINAL, 'progress', 'setContext', 'sleepMs', 'blockingSleepMs'];
-const TOOL_EVENT_TYPES = ['tool.started', 'tool.preliminary_result', 'tool.completed', 'tool.failed'];
+const TERMINAL = ['return', 'returnInput', 'throw', 'returnContext', 'returnRuntime', 'returnAttempt', 'returnIdempotencyKey'];
+const ACTIONS = [...TERMINAL, 'progress', 'setContext', 'sleepMs', 'blockingSleepMs', 'throwUntilAttempt'];
+/** Actions whose object has a second key, `message`. */
+const WITH_MESSAGE = ['throwUntilAttempt'];
+const TOOL_EVENT_TYPES = ['tool.started', 'tool.preliminary_result', 'tool.completed', 'tool.failed', 'tool.retrying'];
 const EXECUTOR_GRACE_MS = 1000;
 
 /** JSON text to PHP, keeping objects distinct: non-empty objects as arrays, `{}` as stdClass. */
@@ -158,6 +161,32 @@ function single_entry(mixed $action, string $what): array
     return [array_key_first($action), $action[array_key_first($action)]];
 }
 
+/**
+ * A behavior action: its key, its value and its `message` (`throwUntilAttempt` has one,
+ * every other action has none).
+ *
+ * @return array{0: string, 1: mixed, 2: mixed}
+ */
+function behavior_action(mixed $action): array
+{
+    if (!is_array($action) || array_is_list($action)) {
+        throw new CaseError('behavior action must be an object: ' . show($action));
+    }
+    $key = null;
+    foreach (array_keys($action) as $k) {
+        if ($k !== 'message') {
+            $key = (string) $k;
+            break;
+        }
+    }
+    $wanted = in_array($key, WITH_MESSAGE, true) ? 2 : 1;
+    if ($key === null || !in_array($key, ACTIONS, true) || count($action) !== $wanted
+        || ($wanted === 2 && !array_key_exists('message', $action))) {
+        throw new CaseError('unsupported behavior action ' . show($action));
+    }
+    return [$key, $action[$key], $action['message'] ?? null];
+}
+
 function deep_copy(mixed $v): mixed
 {
     return $v === null ? null : decode_json(encode_json($v));
@@ -219,15 +248,28 @@ function terminal(string $key, mixed $arg, mixed $input, RuntimeContext $rt): mi
         'returnInput' => $input,
         'throw' => throw new \RuntimeException(text($arg)),
         'returnContext' => $rt->context,
+        'returnAttempt' => $rt->attempt,
+        'returnIdempotencyKey' => idempotency_key($rt),
         default => runtime_value($rt),
     };
+}
+
+/** The runtime's idempotency key with its run id (checked to be its start) written `<run>`. */
+function idempotency_key(RuntimeContext $rt): string
+{
+    $prefix = $rt->runId . ':';
+    if ($rt->runId === '' || !str_starts_with($rt->idempotencyKey, $prefix)) {
+        throw new \RuntimeException('idempotency key ' . encode_json($rt->idempotencyKey)
+            . ' does not start with the run id ' . encode_json($rt->runId));
+    }
+    return '<run>:' . substr($rt->idempotencyKey, strlen($prefix));
 }
 
 /** The behaviour's actions up to a terminal one; yields progress values when `$yield`. */
 function perform(array $actions, mixed $input, RuntimeContext $rt, Observations $obs, bool $yield): \Generator
 {
     $callId = (string) ($rt->toolCall['id'] ?? '');
-    foreach ($actions as [$key, $arg]) {
+    foreach ($actions as [$key, $arg, $message]) {
         if (in_array($key, TERMINAL, true)) {
             return terminal($key, $arg, $input, $rt);
         }
@@ -251,6 +293,11 @@ function perform(array $actions, mixed $input, RuntimeContext $rt, Observations 
             case 'blockingSleepMs':
                 usleep((int) ((float) $arg * 1000));
                 break;
+            case 'throwUntilAttempt':
+                if ($rt->attempt < (int) $arg) {
+                    throw new \RuntimeException(text($message));
+                }
+                break;
         }
     }
     return null;
@@ -258,11 +305,10 @@ function perform(array $actions, mixed $input, RuntimeContext $rt, Observations 
 
 function executor(array $spec, Observations $obs): \Closure
 {
-    $actions = array_map(static fn ($a) => single_entry($a, 'behavior action'), $spec['behavior'] ?? []);
-    foreach ($actions as [$key]) {
-        if (!in_array($key, ACTIONS, true)) {
-            throw new CaseError('tool ' . encode_json($spec['id']) . ': unsupported behavior action ' . encode_json($key));
-        }
+    try {
+        $actions = array_map(static fn ($a) => behavior_action($a), $spec['behavior'] ?? []);
+    } catch (CaseError $e) {
+        throw new CaseError('tool ' . encode_json($spec['id']) . ': ' . $e->getMessage());
     }
     if (($spec['asGenerator'] ?? false) === true) {
         return static function (mixed $input, RuntimeContext $rt) use ($actions, $obs): \Generator {
@@ -394,7 +440,7 @@ function tool_execution(mixed $value): ?array
     if ($value instanceof \stdClass) {
         return [];
     }
-    check_keys($value, ['toolConcurrency', 'onError', 'maxOutputChars'], 'toolExecution');
+    check_keys($value, ['toolConcurrency', 'onError', 'maxOutputChars', 'maxToolCalls'], 'toolExecution');
     return $value;
 }
 
@@ -433,7 +479,19 @@ function build_tool(array $spec, Observations $obs): Tool
         onError: $spec['onError'] ?? null,
         strict: ($spec['strict'] ?? null) === true ? true : null,
         inputExamples: isset($spec['inputExamples']) ? deep_copy($spec['inputExamples']) : null,
+        maxCalls: $spec['maxCalls'] ?? null,
+        retry: tool_retry($spec['retry'] ?? null),
     ));
+}
+
+function tool_retry(mixed $value): ?ToolRetry
+{
+    if ($value === null) {
+        return null;
+    }
+    $value = $value instanceof \stdClass ? [] : $value;
+    check_keys($value, ['maxAttempts', 'backoffMs'], 'retry');
+    return new ToolRetry(maxAttempts: $value['maxAttempts'] ?? 1, backoffMs: $value['backoffMs'] ?? 0);
 }
 
 /** A JSON Schema as the PHP API takes it (an array; `{}` as []). */
@@ -500,7 +558,21 @@ function request_summary(array $request): array
         'parallelToolCalls' => $request['parallelToolCalls'] ?? null,
         'toolSpecs' => array_map(static fn ($t) => ['id' => $t['id'] ?? null, 'strict' => $t['strict'] ?? false,
             'inputExamples' => $t['inputExamples'] ?? null], $tools),
+        'toolCalls' => last_tool_calls($messages),
     ];
+}
+
+/** The last assistant message's tool calls (`[{id, name, arguments}]`), as the model reads them. */
+function last_tool_calls(array $messages): array
+{
+    foreach (array_reverse($messages) as $m) {
+        $calls = $m['toolCalls'] ?? [];
+        if ($calls !== []) {
+            return array_map(static fn ($c) => ['id' => $c['id'] ?? null, 'name' => $c['name'] ?? null,
+                'arguments' => $c['input'] ?? $c['arguments'] ?? null], $calls);
+        }
+    }
+    return [];
 }
 
 /** The case's model: a PHP client (an object with `generate`) recording every request. */
@@ -547,26 +619,28 @@ function overrides(array $spec): array
     ], static fn ($x) => $x !== null);
 }
 
-function decisions(?array $items): array
+/** Approvals (`$edits`: an entry may carry `editedInput`) or rejections. */
+function decisions(?array $items, bool $edits = false): array
 {
-    return array_map(static function ($d) {
+    return array_map(static function ($d) use ($edits) {
         if (is_string($d)) {
             return $d;
         }
         if (!is_array($d) || !is_string($d['toolCallId'] ?? null)) {
             throw new CaseError('unsupported decision ' . show($d));
         }
-        check_keys($d, ['toolCallId', 'reason'], 'decision');
-        return new ToolDecision($d['toolCallId'], $d['reason'] ?? null);
+        check_keys($d, $edits ? ['toolCallId', 'reason', 'editedInput'] : ['toolCallId', 'reason'], $edits ? 'approval' : 'rejection');
+        return new ToolDecision($d['toolCallId'], $d['reason'] ?? null, deep_copy($d['editedInput'] ?? null));
     }, $items ?? []);
 }
 
-function tool_outputs(?array $items): array
+/** Tool outputs or responses (both `{toolCallId, output}`). */
+function tool_outputs(?array $items, string $what = 'toolOutput'): array
 {
-    return array_map(static function ($o) {
-        check_keys($o, ['toolCallId', 'output'], 'toolOutput');
+    return array_map(static function ($o) use ($what) {
+        check_keys($o, ['toolCallId', 'output'], $what);
         if (!is_array($o) || !is_string($o['toolCallId'] ?? null)) {
-            throw new CaseError('toolOutput without toolCallId: ' . show($o));
+            throw new CaseError("{$what} without toolCallId: " . show($o));
         }
         return new ToolOutput($o['toolCallId'], deep_copy($o['output'] ?? null));
     }, $items ?? []);
@@ -615,9 +689,10 @@ final class CaseRun
                 'client' => $this->model,
                 'humanInput' => $spec['humanInput'] ?? null,
                 'context' => deep_copy($spec['context'] ?? null),
-                'approvals' => decisions($spec['approvals'] ?? null),
+                'approvals' => decisions($spec['approvals'] ?? null, edits: true),
                 'rejections' => decisions($spec['rejections'] ?? null),
                 'toolOutputs' => tool_outputs($spec['toolOutputs'] ?? null),
+                'responses' => tool_outputs($spec['responses'] ?? null, 'response'),
                 'onEvent' => $onEvent,
                 'cancel' => $token,
             ] + overrides($spec);
@@ -699,6 +774,18 @@ function check_request(int $i, array $expected, array $actual): void
             if (!$ok) {
                 throw new CaseError("modelRequests[{$i}].toolMessages: expected " . show($w) . ', got ' . show($g));
             }
+        } elseif ($key === 'toolCalls') {
+            $w = $want ?? [];
+            $g = $got ?? [];
+            $ok = count($w) === count($g);
+            foreach ($w as $j => $x) {
+                $y = $g[$j] ?? [];
+                $ok = $ok && json_eq($x['id'] ?? null, $y['id'] ?? null) && json_eq($x['name'] ?? null, $y['name'] ?? null)
+                    && json_eq(as_json($x['arguments'] ?? null), as_json($y['arguments'] ?? null));
+            }
+            if (!$ok) {
+                throw new CaseError("modelRequests[{$i}].toolCalls: expected " . show($w) . ', got ' . show($g));
+            }
         } elseif ($key === 'toolSpecs') {
             $w = $want ?? [];
             $g = $got ?? [];
@@ -714,6 +801,19 @@ function check_request(int $i, array $expected, array $actual): void
         } else {
             diff("modelRequests[{$i}].{$key}", $want, $got);
         }
+    }
+}
+
+/** Tool call arguments compared as JSON: a string holding JSON stands for that JSON. */
+function as_json(mixed $v): mixed
+{
+    if (!is_string($v)) {
+        return $v;
+    }
+    try {
+        return decode_json($v);
+    } catch (\JsonException) {
+        return $v;
     }
 }
 
@@ -870,6 +970,9 @@ function check_case(array $c): void
             check_keys($request, REQUEST_KEYS, "step {$i}: expect.modelRequests");
             foreach ((is_array($request) ? ($request['toolMessages'] ?? []) : []) as $m) {
                 check_keys($m, ['toolCallId', 'content', 'contentContains', 'isError'], "step {$i}: expect.modelRequests.toolMessages");
+            }
+            foreach ((is_array($request) ? ($request['toolCalls'] ?? []) : []) as $tc) {
+                check_keys($tc, ['id', 'name', 'arguments'], "step {$i}: expect.modelRequests.toolCalls");
             }
         }
     }

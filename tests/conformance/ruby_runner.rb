@@ -20,21 +20,24 @@ CASE_KEYS = %w[name description agent tools model steps expectDefinitionError].f
 AGENT_KEYS = %w[id model instructions maxSteps stopWhen modelRetry toolExecution temperature maxOutputTokens
                 topP outputSchema requireApproval humanReview stateSecret toolChoice parallelToolCalls activeTools].freeze
 TOOL_KEYS = %w[id description parameters inputSchema outputSchema eventSchema timeoutMs onError requireApproval
-               nextTurnParams manual onToolCalled onResponseReceived behavior asGenerator async strict inputExamples].freeze
+               nextTurnParams manual onToolCalled onResponseReceived behavior asGenerator async strict inputExamples
+               maxCalls retry].freeze
 MODEL_ENTRY_KEYS = %w[text toolCalls usage cost finishReason fail].freeze
 OVERRIDE_KEYS = %w[model maxSteps stopWhen modelRetry toolExecution temperature maxOutputTokens topP toolChoice
                    parallelToolCalls activeTools].freeze
 RUN_KEYS = (%w[input context messages cancelAfterMs] + OVERRIDE_KEYS).freeze
-CONTINUE_KEYS = (%w[approvals rejections toolOutputs humanInput context cancelAfterMs] + OVERRIDE_KEYS).freeze
+CONTINUE_KEYS = (%w[approvals rejections toolOutputs responses humanInput context cancelAfterMs] + OVERRIDE_KEYS).freeze
 EXPECT_KEYS = %w[status output stopReason pauseKind context error pending executed cancelled maxConcurrent
                  modelRequests events toolEvents preliminaryResults usage minWallMs maxWallMs].freeze
 REQUEST_KEYS = %w[toolMessages tools context temperature model instructions lastUserMessage maxOutputTokens topP
-                  toolChoice parallelToolCalls toolSpecs].freeze
+                  toolChoice parallelToolCalls toolSpecs toolCalls].freeze
 TOOL_SPEC_KEYS = %w[id strict inputExamples].freeze
 USAGE_KEYS = %w[inputTokens outputTokens cachedTokens totalTokens cost].freeze
-TERMINAL = %w[return returnInput throw returnContext returnRuntime].freeze
-ACTIONS = (TERMINAL + %w[progress setContext sleepMs blockingSleepMs]).freeze
-TOOL_EVENT_TYPES = %w[tool.started tool.preliminary_result tool.completed tool.failed].freeze
+TERMINAL = %w[return returnInput throw returnContext returnRuntime returnAttempt returnIdempotencyKey].freeze
+ACTIONS = (TERMINAL + %w[progress setContext sleepMs blockingSleepMs throwUntilAttempt]).freeze
+# Actions whose object has a second key, `message`.
+WITH_MESSAGE = %w[throwUntilAttempt].freeze
+TOOL_EVENT_TYPES = %w[tool.started tool.preliminary_result tool.completed tool.failed tool.retrying].freeze
 STOP = {
   "stepCountIs" => ->(v) { PhaseoAgentSdk.step_count_is(Integer(v)) },
   "maxTokensUsed" => ->(v) { PhaseoAgentSdk.max_tokens_used(Integer(v)) },
@@ -75,6 +78,20 @@ def single_entry(action, what)
   raise CaseError, "#{what} must be an object with one key: #{show(action)}" unless action.is_a?(Hash) && action.size == 1
 
   action.first
+end
+
+# A behavior action: its key, its value and its `message` (`throwUntilAttempt` has one,
+# every other action has none).
+def behavior_action(action)
+  raise CaseError, "behavior action must be an object: #{show(action)}" unless action.is_a?(Hash)
+
+  key, arg = action.find { |k, _| k != "message" }
+  wanted = WITH_MESSAGE.include?(key) ? 2 : 1
+  unless key && ACTIONS.include?(key) && action.size == wanted && (wanted == 1 || action.key?("message"))
+    raise CaseError, "unsupported behavior action #{show(action)}"
+  end
+
+  [key, arg, action["message"]]
 end
 
 def deep_copy(v) = v.nil? ? nil : JSON.parse(JSON.generate(v, quirks_mode: true), quirks_mode: true)
@@ -132,8 +149,20 @@ def terminal(key, arg, input, runtime)
   when "returnInput" then input
   when "throw" then raise text(arg)
   when "returnContext" then runtime.context
+  when "returnAttempt" then runtime.attempt
+  when "returnIdempotencyKey" then idempotency_key(runtime)
   else runtime_value(runtime)
   end
+end
+
+# The runtime's idempotency key with its run id (checked to be its start) written `<run>`.
+def idempotency_key(runtime)
+  key = runtime.idempotency_key
+  run_id = runtime.run_id
+  prefix = "#{run_id}:"
+  raise "idempotency key #{key.inspect} does not start with the run id #{run_id.inspect}" if run_id.empty? || !key.start_with?(prefix)
+
+  "<run>:#{key.delete_prefix(prefix)}"
 end
 
 def cooperative_sleep(ms, runtime, call_id, obs)
@@ -151,15 +180,16 @@ rescue Timeout::Error
 end
 
 def executor(spec, obs)
-  actions = (spec["behavior"] || []).map { |a| single_entry(a, "behavior action") }
-  actions.each do |key, _|
-    raise CaseError, "tool #{spec['id'].to_json}: unsupported behavior action #{key.to_json}" unless ACTIONS.include?(key)
+  actions = (spec["behavior"] || []).map do |a|
+    behavior_action(a)
+  rescue CaseError => e
+    raise CaseError, "tool #{spec['id'].to_json}: #{e.message}"
   end
   lambda do |input, runtime|
     call_id = runtime.tool_call["id"]
     obs.executing(call_id) do
       result = nil
-      actions.each do |key, arg|
+      actions.each do |key, arg, message|
         if TERMINAL.include?(key)
           result = terminal(key, arg, input, runtime)
           break
@@ -169,6 +199,7 @@ def executor(spec, obs)
         when "setContext" then runtime.set_context.call(deep_copy(arg))
         when "sleepMs" then cooperative_sleep(arg, runtime, call_id, obs)
         when "blockingSleepMs" then sleep(Float(arg) / 1000)
+        when "throwUntilAttempt" then raise text(message) if runtime.attempt < Integer(arg)
         end
       end
       result
@@ -245,8 +276,9 @@ end
 def tool_execution(value)
   return nil if value.nil?
 
-  check_keys(value, %w[toolConcurrency onError maxOutputChars], "toolExecution")
-  { tool_concurrency: value["toolConcurrency"], on_error: value["onError"], max_output_chars: value["maxOutputChars"] }.compact
+  check_keys(value, %w[toolConcurrency onError maxOutputChars maxToolCalls], "toolExecution")
+  { tool_concurrency: value["toolConcurrency"], on_error: value["onError"], max_output_chars: value["maxOutputChars"],
+    max_tool_calls: value["maxToolCalls"] }.compact
 end
 
 def model_retry(value)
@@ -271,8 +303,15 @@ def build_tool(spec, obs)
     event_schema: validator.call("eventSchema"), on_tool_called: on_tool_called(spec["onToolCalled"]),
     on_response_received: on_response_received(spec["onResponseReceived"]),
     next_turn_params: deep_copy(spec["nextTurnParams"]), strict: spec["strict"] == true ? true : nil,
-    input_examples: deep_copy(spec["inputExamples"])
+    input_examples: deep_copy(spec["inputExamples"]), max_calls: spec["maxCalls"], retry: tool_retry(spec["retry"])
   ))
+end
+
+def tool_retry(value)
+  return nil if value.nil?
+
+  check_keys(value, %w[maxAttempts backoffMs], "retry")
+  PhaseoAgentSdk::ToolRetry.new(max_attempts: value["maxAttempts"], backoff_ms: value["backoffMs"])
 end
 
 def build_agent(c, obs)
@@ -316,8 +355,15 @@ def request_summary(request)
     "model" => request.model, "instructions" => request.instructions,
     "lastUserMessage" => users.empty? ? nil : users.last.content, "maxOutputTokens" => request.max_output_tokens,
     "topP" => request.top_p, "toolChoice" => choice, "parallelToolCalls" => request.parallel_tool_calls,
-    "toolSpecs" => tools.map { |t| { "id" => t.id, "strict" => t.strict || false, "inputExamples" => t.input_examples } }
+    "toolSpecs" => tools.map { |t| { "id" => t.id, "strict" => t.strict || false, "inputExamples" => t.input_examples } },
+    "toolCalls" => last_tool_calls(messages)
   }
+end
+
+# The last assistant message's tool calls (`[{id, name, arguments}]`), as the model reads them.
+def last_tool_calls(messages)
+  calls = messages.reverse.map(&:tool_calls).find { |c| c && !c.empty? } || []
+  calls.map { |c| { "id" => c.id, "name" => c.name, "arguments" => c.input } }
 end
 
 # The case's model: a host client (an object with `generate`) recording every request.
@@ -365,22 +411,26 @@ def override_kwargs(spec)
   }.compact
 end
 
-def decisions(items)
+# Approvals (`edits`: an entry may carry `editedInput`) or rejections.
+def decisions(items, edits: false)
   return [] if items.nil?
 
   items.map do |d|
     next d if d.is_a?(String)
     raise CaseError, "unsupported decision #{show(d)}" unless d.is_a?(Hash) && d["toolCallId"].is_a?(String)
 
-    check_keys(d, %w[toolCallId reason], "decision")
-    { tool_call_id: d["toolCallId"], reason: d["reason"] }
+    check_keys(d, edits ? %w[toolCallId reason editedInput] : %w[toolCallId reason], edits ? "approval" : "rejection")
+    decision = { tool_call_id: d["toolCallId"], reason: d["reason"] }
+    decision[:edited_input] = deep_copy(d["editedInput"]) if d.key?("editedInput")
+    decision
   end
 end
 
-def tool_outputs(items)
+# Tool outputs or responses (both `{toolCallId, output}`).
+def tool_outputs(items, what = "toolOutput")
   (items || []).map do |o|
-    check_keys(o, %w[toolCallId output], "toolOutput")
-    raise CaseError, "toolOutput without toolCallId: #{show(o)}" unless o.is_a?(Hash) && o["toolCallId"].is_a?(String)
+    check_keys(o, %w[toolCallId output], what)
+    raise CaseError, "#{what} without toolCallId: #{show(o)}" unless o.is_a?(Hash) && o["toolCallId"].is_a?(String)
 
     { tool_call_id: o["toolCallId"], output: deep_copy(o["output"]) }
   end
@@ -412,9 +462,10 @@ class CaseRun
       spec = step["continue"]
       raise CaseError, "continue without a state" if @state.nil?
 
-      args = override_kwargs(spec).merge(state: @state, approvals: decisions(spec["approvals"]),
+      args = override_kwargs(spec).merge(state: @state, approvals: decisions(spec["approvals"], edits: true),
                                          rejections: decisions(spec["rejections"]),
                                          tool_outputs: tool_outputs(spec["toolOutputs"]),
+                                         responses: tool_outputs(spec["responses"], "response"),
                                          human_input: spec["humanInput"], context: deep_copy(spec["context"]))
       method = :continue_run
     else
@@ -476,6 +527,13 @@ def check_request(i, expected, actual)
       unless w.size == g.size && w.zip(g).all? { |x, y| tool_message_matches(x, y) }
         raise CaseError, "modelRequests[#{i}].toolMessages: expected #{show(w)}, got #{show(g)}"
       end
+    when "toolCalls"
+      w = want || []
+      g = got || []
+      same = w.size == g.size && w.zip(g).all? do |x, y|
+        x["id"] == y["id"] && x["name"] == y["name"] && json_eq(as_json(x["arguments"]), as_json(y["arguments"]))
+      end
+      raise CaseError, "modelRequests[#{i}].toolCalls: expected #{show(w)}, got #{show(g)}" unless same
     when "toolSpecs"
       w = want || []
       g = got || []
@@ -485,6 +543,15 @@ def check_request(i, expected, actual)
     else diff("modelRequests[#{i}].#{key}", want, got)
     end
   end
+end
+
+# Tool call arguments compared as JSON: a String holding JSON stands for that JSON.
+def as_json(value)
+  return value unless value.is_a?(String)
+
+  JSON.parse(value, quirks_mode: true)
+rescue JSON::ParserError
+  value
 end
 
 def check_definition_error(want, built)
@@ -583,6 +650,9 @@ def check_case(c)
       check_keys(request, REQUEST_KEYS, "step #{i}: expect.modelRequests")
       ((request.is_a?(Hash) && request["toolMessages"]) || []).each do |m|
         check_keys(m, %w[toolCallId content contentContains isError], "step #{i}: expect.modelRequests.toolMessages")
+      end
+      ((request.is_a?(Hash) && request["toolCalls"]) || []).each do |tc|
+        check_keys(tc, %w[id name arguments], "step #{i}: expect.modelRequests.toolCalls")
       end
     end
   end

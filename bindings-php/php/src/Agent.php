@@ -16,7 +16,8 @@ use Phaseo\AgentSdk\Internal\Spec;
  * runs every PHP function of the run here (tools in Fibers: see the README).
  *
  * Run overrides (SPEC §3), as named arguments: `model`, `maxSteps`, `stopWhen`,
- * `modelRetry`, `toolExecution`, `temperature`, `maxOutputTokens`, `topP`, `toolChoice`,
+ * `modelRetry`, `toolExecution` (`['maxToolCalls' => n]` bounds the run's tool calls,
+ * docs/behaviour.md §15), `temperature`, `maxOutputTokens`, `topP`, `toolChoice`,
  * `parallelToolCalls`, `activeTools`, `traceparent` (a W3C traceparent: the run span becomes
  * its child when tracing is on). `store:` takes a RunStore or the product's
  * StateAccessor (also accepted under the product's name `state:`).
@@ -79,8 +80,11 @@ final class Agent
     /**
      * Continues a paused run from its state (a RunResult, its JSON text or its decoded array,
      * see RunResult::fromArray) with decisions:
-     * approvals / rejections (call ids, ToolDecision or `['toolCallId' => ..., 'reason' => ...]`),
-     * toolOutputs (ToolOutput or `['toolCallId' => ..., 'output' => ...]`), humanInput.
+     * approvals / rejections (call ids, ToolDecision or `['toolCallId' => ..., 'reason' => ...]`;
+     * an approval may carry `editedInput`, the person's corrected arguments, which the tool
+     * then runs with), toolOutputs (ToolOutput or `['toolCallId' => ..., 'output' => ...]`),
+     * responses (the same shape: a person's answer to an approval-gated call, which then never
+     * runs; docs/behaviour.md §14), humanInput.
      * A refused continue throws ContinueError / StateError and changes nothing.
      */
     public function continueRun(
@@ -91,12 +95,13 @@ final class Agent
         array $approvals = [],
         array $rejections = [],
         array $toolOutputs = [],
+        array $responses = [],
         ?callable $onEvent = null,
         ?CancelToken $cancel = null,
         RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): RunResult {
-        $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
+        $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs, $responses);
         $state = self::stateText($run);
         return $this->finish($this->start('continue', $options, $overrides, $state, null, $client, $onEvent, $cancel, $store));
     }
@@ -110,12 +115,13 @@ final class Agent
         array $approvals = [],
         array $rejections = [],
         array $toolOutputs = [],
+        array $responses = [],
         ?callable $onEvent = null,
         ?CancelToken $cancel = null,
         RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): RunResult {
-        $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
+        $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs, $responses);
         return $this->finish($this->start('continue', $options, $overrides, null, $runId, $client, $onEvent, $cancel, $store));
     }
 
@@ -155,11 +161,12 @@ final class Agent
         array $approvals = [],
         array $rejections = [],
         array $toolOutputs = [],
+        array $responses = [],
         ?CancelToken $cancel = null,
         RunStore|StateAccessor|null $store = null,
         mixed ...$overrides,
     ): AgentStreamResult {
-        $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs);
+        $options = self::decisions($humanInput, $context, $approvals, $rejections, $toolOutputs, $responses);
         $state = self::stateText($run);
         [$h, $done] = $this->start('continueStream', $options, $overrides, $state, null, $client, null, $cancel, $store);
         return new AgentStreamResult($h, fn () => $this->finish([$h, $done]));
@@ -175,12 +182,19 @@ final class Agent
         };
     }
 
-    private static function decisions(?string $humanInput, mixed $context, array $approvals, array $rejections, array $toolOutputs): array
-    {
+    private static function decisions(
+        ?string $humanInput,
+        mixed $context,
+        array $approvals,
+        array $rejections,
+        array $toolOutputs,
+        array $responses,
+    ): array {
         return [
             'approvals' => Spec::decisions($approvals),
             'rejections' => Spec::decisions($rejections),
             'toolOutputs' => Spec::outputs($toolOutputs),
+            'responses' => Spec::outputs($responses, 'a response'),
             'humanInput' => $humanInput,
             'context' => $context,
         ];

@@ -10,6 +10,8 @@ namespace Phaseo\AgentSdk;
  * $toolCall, RuntimeContext $rt) => ...)`. `model`, `instructions`, `temperature`,
  * `maxOutputTokens`, `topP`, `toolChoice` and `activeTools` are values or `fn (array $turn)`.
  * `stopWhen` takes `AgentSdk::stepCountIs(3)`-style conditions or `fn (array $state)`.
+ * `toolExecution: ['maxToolCalls' => 10]` bounds all tool calls of a run (a call beyond it
+ * gets an error tool message; docs/behaviour.md §15); a run or continue may set its own.
  *
  * As with Tool, an argument of the wrong PHP type is PHP's TypeError naming the parameter;
  * what the types let through and is still wrong (a `tools` entry that is not a Tool, a hook

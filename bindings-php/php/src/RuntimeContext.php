@@ -11,7 +11,7 @@ use Phaseo\AgentSdk\Internal\Scheduler;
 /**
  * What a tool call sees: `runId`, `agentId`, `stepIndex`, `context`, `toolCall` (a
  * ToolCall, which also reads as `['id' => ..., 'name' => ..., 'input' => ...]`; null where
- * no call is concerned), `($runtime->emitProgress)($value)`,
+ * no call is concerned), `attempt`, `idempotencyKey`, `($runtime->emitProgress)($value)`,
  * `($runtime->setContext)($value)`, `cancelled()` and a cooperative `sleep($ms)`.
  */
 final class RuntimeContext
@@ -21,6 +21,14 @@ final class RuntimeContext
     public readonly int $stepIndex;
     public readonly mixed $context;
     public readonly ?ToolCall $toolCall;
+    /** Which attempt of the call this is: 1, then 2, 3… when the tool has a `retry`. */
+    public readonly int $attempt;
+    /**
+     * `"<runId>:<toolCallId>"`: the same for every attempt, for a call approved on continue
+     * and for one run again by `recover`. Hand it to a side-effecting service (a payment
+     * API's idempotency header, a unique key) so that the effect happens at most once.
+     */
+    public readonly string $idempotencyKey;
     /** Publishes a progress value (`tool.preliminary_result`), checked by `eventSchema`. */
     public readonly \Closure $emitProgress;
     /** Replaces the application context (applied after the tool phase, in call order). */
@@ -34,6 +42,8 @@ final class RuntimeContext
         $this->stepIndex = (int) ($runtime['stepIndex'] ?? 0);
         $this->context = $runtime['context'] ?? null;
         $this->toolCall = is_array($runtime['toolCall'] ?? null) ? ToolCall::fromArray($runtime['toolCall']) : null;
+        $this->attempt = (int) ($runtime['attempt'] ?? 1);
+        $this->idempotencyKey = (string) ($runtime['idempotencyKey'] ?? '');
         $call = $callId;
         $this->emitProgress = static function (mixed $value) use ($call): void {
             try {

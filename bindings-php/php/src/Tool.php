@@ -19,7 +19,11 @@ namespace Phaseo\AgentSdk;
  * an `execute` or hook that is not callable (here), and when the tool is defined
  * (`AgentSdk::defineTool`, `createAgent`) a value JSON cannot hold (a cycle, more than 64
  * levels, NaN, text that is not UTF-8), an invalid JSON Schema, a negative `timeoutMs`, an
- * unknown `onError`, a duplicate id.
+ * unknown `onError`, a duplicate id, a `maxCalls` below 1.
+ *
+ * `maxCalls` bounds how many of this tool's calls a run admits (a later call gets an error
+ * tool message and the run goes on); `retry` (a ToolRetry) runs a call that throws or times
+ * out again (docs/behaviour.md §15).
  */
 final class Tool
 {
@@ -44,6 +48,8 @@ final class Tool
         public readonly ?string $onError = null,
         public readonly ?bool $strict = null,
         public readonly ?array $inputExamples = null,
+        public readonly ?int $maxCalls = null,
+        public readonly ?ToolRetry $retry = null,
     ) {
         if ($execute !== null && !is_callable($execute)) {
             throw new DefinitionError(

@@ -4,15 +4,27 @@ declare(strict_types=1);
 
 namespace Phaseo\AgentSdk;
 
-/** An approval or rejection on continue (a plain call id string works too). */
+/**
+ * An approval or rejection on continue (a plain call id string works too). An approval may
+ * carry the person's corrected arguments, `editedInput` (null: none): the core checks them
+ * as it checks the model's (`parameters`, `inputSchema`) before anything runs, refuses the
+ * continue with a ContinueError when they are invalid, and runs the tool with them
+ * (docs/behaviour.md §14): `new ToolDecision('c1', editedInput: ['environment' => 'staging'])`.
+ */
 final class ToolDecision
 {
-    public function __construct(public readonly string $toolCallId, public readonly ?string $reason = null)
-    {
+    public function __construct(
+        public readonly string $toolCallId,
+        public readonly ?string $reason = null,
+        public readonly mixed $editedInput = null,
+    ) {
     }
 }
 
-/** The output of a manual or paused call, supplied on continue. */
+/**
+ * The output of a manual or paused call, supplied on continue (`toolOutputs`); the same
+ * shape answers an approval-gated call in the tool's place (`responses`: the tool never runs).
+ */
 final class ToolOutput
 {
     public function __construct(public readonly string $toolCallId, public readonly mixed $output)

@@ -41,14 +41,17 @@ module PhaseoAgentSdk
     end
 
     # Continues a paused run from its state (a RunResult, its JSON text or Hash) with the
-    # decisions: approvals/rejections (ids or `{tool_call_id:, reason:}`), tool_outputs
-    # (`{tool_call_id:, output:}`), human_input.
+    # decisions: approvals (ids, ToolDecision or `{tool_call_id:, reason:, edited_input:}`),
+    # rejections (ids or `{tool_call_id:, reason:}`), tool_outputs (`{tool_call_id:, output:}`),
+    # responses (`{tool_call_id:, output:}`: a person's answer to an approval-gated call, which
+    # then never runs), human_input.
     def continue_run(client:, state: nil, run: nil, run_id: nil, approvals: [], rejections: [], tool_outputs: [],
-                     human_input: nil, context: nil, on_event: nil, cancel: nil, **overrides)
+                     responses: [], human_input: nil, context: nil, on_event: nil, cancel: nil, **overrides)
       state = run if state.nil?
       raise ArgumentError, "continue_run needs state: (a RunResult or its JSON) or run_id:" if state.nil? && run_id.nil?
 
-      call(client, on_event, cancel, overrides, decided(approvals, rejections, tool_outputs, human_input, context),
+      call(client, on_event, cancel, overrides,
+           decided(approvals, rejections, tool_outputs, responses, human_input, context),
            { "run_id" => run_id && Internal.name(run_id, "run_id") }, state_arg(state))
     end
 
@@ -73,12 +76,12 @@ module PhaseoAgentSdk
 
     # Streams a continue from a state (as `continue_run` with a state; returns a
     # StreamResult, or with a block yields the events and returns the result).
-    def continue_stream(client:, state:, approvals: [], rejections: [], tool_outputs: [], human_input: nil,
-                        context: nil, cancel: nil, **overrides, &block)
+    def continue_stream(client:, state:, approvals: [], rejections: [], tool_outputs: [], responses: [],
+                        human_input: nil, context: nil, cancel: nil, **overrides, &block)
       raise ArgumentError, "continue_stream needs state: (a RunResult, its JSON text or a Hash)" if state.nil?
 
-      streamed(client, cancel, overrides, block, decided(approvals, rejections, tool_outputs, human_input, context),
-               {}, state_arg(state))
+      streamed(client, cancel, overrides, block,
+               decided(approvals, rejections, tool_outputs, responses, human_input, context), {}, state_arg(state))
     end
 
     private
@@ -202,8 +205,18 @@ module PhaseoAgentSdk
         "onToolCalled" => tool.on_tool_called && fn(tool.on_tool_called),
         "onResponseReceived" => tool.on_response_received && fn(tool.on_response_received),
         "nextTurnParams" => ntp.respond_to?(:call) ? fn(ntp) : Internal.stringify(ntp, "next_turn_params"),
-        "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples, "input_examples")
+        "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples, "input_examples"),
+        "maxCalls" => tool.max_calls, "retry" => retry_spec(tool.retry)
       }.compact
+    end
+
+    # A tool's `retry:` (a ToolRetry or a Hash of its keywords) in the core's format; the
+    # core checks the values (`retry.maxAttempts must be …`).
+    def retry_spec(value)
+      return nil if value.nil?
+      return settings(value.to_h.compact) if value.is_a?(ToolRetry) || value.is_a?(Hash)
+
+      raise ArgumentError, "retry must be a PhaseoAgentSdk::ToolRetry or {max_attempts:, backoff_ms:}, got #{value.class}"
     end
 
     def agent_spec(d)
@@ -261,9 +274,10 @@ module PhaseoAgentSdk
     end
 
     # A continue's own options (canonical names).
-    def decided(approvals, rejections, tool_outputs, human_input, context)
+    def decided(approvals, rejections, tool_outputs, responses, human_input, context)
       { "approvals" => decisions(approvals), "rejections" => decisions(rejections),
-        "toolOutputs" => outputs(tool_outputs), "humanInput" => human_input, "context" => context }
+        "toolOutputs" => outputs(tool_outputs), "responses" => outputs(responses, "a response"),
+        "humanInput" => human_input, "context" => context }
     end
 
     # A RunResult as its JSON text; any other state as it is (the native side reads a
@@ -272,22 +286,26 @@ module PhaseoAgentSdk
       state.is_a?(RunResult) ? state.to_json : state
     end
 
+    # Approvals or rejections: ids, ToolDecision or Hashes; an `edited_input` (nil: none) is
+    # handed to the core, which checks it against the tool and the pending call.
     def decisions(list)
       Array(list).map do |d|
         case d
         when String, Symbol then d.to_s
         when Hash, ToolDecision
           d = Internal.string_keys(d)
-          { "toolCallId" => d["tool_call_id"], "reason" => d["reason"] }.compact
-        else raise ArgumentError, "a decision is a tool call id or {tool_call_id:, reason:}, got #{d.class}"
+          decision = { "toolCallId" => d["tool_call_id"], "reason" => d["reason"] }.compact
+          decision["editedInput"] = Internal.stringify(d["edited_input"], "edited_input") unless d["edited_input"].nil?
+          decision
+        else raise ArgumentError, "a decision is a tool call id or {tool_call_id:, reason:, edited_input:}, got #{d.class}"
         end
       end
     end
 
-    def outputs(list)
+    def outputs(list, what = "a tool output")
       Array(list).map do |o|
         o = Internal.string_keys(o)
-        raise ArgumentError, "a tool output is {tool_call_id:, output:}" unless o.key?("tool_call_id")
+        raise ArgumentError, "#{what} is {tool_call_id:, output:}" unless o.key?("tool_call_id")
 
         { "toolCallId" => Internal.name(o["tool_call_id"], "tool_call_id"), "output" => o["output"] }
       end

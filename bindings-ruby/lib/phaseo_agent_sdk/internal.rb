@@ -227,13 +227,17 @@ module PhaseoAgentSdk
     end
   end
 
-  # What a tool sees of its run (the native class; `emit_progress` and `set_context` are
-  # procs, as in the product: `runtime.emit_progress.call(stage: "fetch")`).
+  # What a tool sees of its run (the native class): `run_id`, `agent_id`, `step_index`,
+  # `context`, `tool_call`, `tool_annotations`, `attempt` (1-based; see `Tool#retry`),
+  # `idempotency_key` (`"<run_id>:<tool_call_id>"`, the same on every attempt and across
+  # continue and recover: hand it to a side-effecting service), `cancelled?`.
+  # `emit_progress` and `set_context` are procs, as in the product:
+  # `runtime.emit_progress.call(stage: "fetch")`.
   class ToolRuntime
     alias native_tool_call tool_call
     private :native_tool_call
 
-    # The call being run, a `ToolCall` (`id` is the idempotency key): `runtime.tool_call.id`
+    # The call being run, a `ToolCall`: `runtime.tool_call.id`
     # (or `runtime.tool_call["id"]`).
     def tool_call = Internal.tool_call(native_tool_call)
 

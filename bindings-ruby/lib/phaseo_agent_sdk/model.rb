@@ -3,11 +3,15 @@
 module PhaseoAgentSdk
   # A decision on a pending call, as in the product: `continue_run(approvals: [ToolDecision.new(
   # tool_call_id: "c1")], rejections: [ToolDecision.new(tool_call_id: "c2", reason: "no")])`
-  # (a plain id or `{tool_call_id:, reason:}` works too).
-  ToolDecision = Struct.new(:tool_call_id, :reason, keyword_init: true)
+  # (a plain id or `{tool_call_id:, reason:}` works too). An approval may carry the person's
+  # corrected arguments, `edited_input:` (`{tool_call_id:, edited_input:}` too): they are
+  # checked as the model's would be, before anything runs, and the tool runs with them
+  # (docs/behaviour.md §14).
+  ToolDecision = Struct.new(:tool_call_id, :reason, :edited_input, keyword_init: true)
 
   # An output supplied for a manual call: `continue_run(tool_outputs: [ToolOutput.new(
-  # tool_call_id: "c1", output: {...})])` (or `{tool_call_id:, output:}`).
+  # tool_call_id: "c1", output: {...})])` (or `{tool_call_id:, output:}`); the same shape
+  # answers an approval-gated call in the tool's place (`continue_run(responses: [...])`).
   ToolOutput = Struct.new(:tool_call_id, :output, keyword_init: true)
 
   # A call the model requested (`id` is the idempotency key), as in the product.

@@ -6,11 +6,20 @@ module PhaseoAgentSdk
   # `output_schema`, `event_schema`: a JSON Schema Hash (checked by the core) or a callable
   # `->(value) { value }` that raises when the value is invalid. `require_approval`: true,
   # false or `->(input, runtime) { bool }`. `next_turn_params`: a Hash or
-  # `->(input, runtime) { Hash }`.
+  # `->(input, runtime) { Hash }`. `max_calls`: how many of this tool's calls a run admits
+  # (later calls get an error tool message). `retry`: a `ToolRetry` (or
+  # `{max_attempts:, backoff_ms:}`) running a call that raises or times out again; the tool
+  # reads `runtime.attempt` and `runtime.idempotency_key` (docs/behaviour.md §15).
   Tool = Struct.new(:id, :execute, :description, :parameters, :timeout_ms, :input_schema,
                     :output_schema, :event_schema, :require_approval, :on_tool_called,
                     :on_response_received, :next_turn_params, :on_error, :strict,
-                    :input_examples, keyword_init: true)
+                    :input_examples, :max_calls, :retry, keyword_init: true)
+
+  # How a tool's failed call is tried again: `ToolRetry.new(max_attempts: 3, backoff_ms: 100)`.
+  # `max_attempts` counts every attempt (the first included); the n-th retry waits
+  # `backoff_ms * n` milliseconds (`backoff_ms` defaults to 0). Each retry is announced by a
+  # `tool.retrying` event (`"toolCallId"`, `"toolName"`, `"attempt"`, `"error"`).
+  ToolRetry = Struct.new(:max_attempts, :backoff_ms, keyword_init: true)
 
   # Returns the tool (the product's identity function; checks the type).
   def self.define_tool(tool)

@@ -122,6 +122,8 @@ final class Spec
                 : ($ntp === null ? null : self::nextTurnKeys(self::field($owner, 'nextTurnParams', $ntp))),
             'strict' => $t->strict,
             'inputExamples' => $t->inputExamples === null ? null : self::field($owner, 'inputExamples', $t->inputExamples),
+            'maxCalls' => $t->maxCalls,
+            'retry' => $t->retry?->spec(),
         ], static fn ($x) => $x !== null);
     }
 
@@ -196,24 +198,36 @@ final class Spec
         return array_filter($o, static fn ($x) => $x !== null);
     }
 
-    /** @param list<string|ToolDecision|array> $list */
+    /**
+     * Approvals or rejections; an `editedInput` (null: none) goes to the core, which checks
+     * it against the tool and the pending call.
+     *
+     * @param list<string|ToolDecision|array> $list
+     */
     public static function decisions(array $list): array
     {
         return array_map(static fn ($d) => match (true) {
             is_string($d) => $d,
-            $d instanceof ToolDecision => array_filter(['toolCallId' => $d->toolCallId, 'reason' => $d->reason], static fn ($x) => $x !== null),
+            $d instanceof ToolDecision => array_filter(
+                ['toolCallId' => $d->toolCallId, 'reason' => $d->reason, 'editedInput' => $d->editedInput],
+                static fn ($x) => $x !== null,
+            ),
             is_array($d) && isset($d['toolCallId']) => $d,
-            default => throw new \InvalidArgumentException('a decision is a call id, a ToolDecision or [\'toolCallId\' => ..., \'reason\' => ...], got ' . get_debug_type($d)),
+            default => throw new \InvalidArgumentException('a decision is a call id, a ToolDecision or [\'toolCallId\' => ..., \'reason\' => ..., \'editedInput\' => ...], got ' . get_debug_type($d)),
         }, array_values($list));
     }
 
-    /** @param list<ToolOutput|array> $list */
-    public static function outputs(array $list): array
+    /**
+     * Tool outputs or responses (`$what` names which in the error).
+     *
+     * @param list<ToolOutput|array> $list
+     */
+    public static function outputs(array $list, string $what = 'a tool output'): array
     {
         return array_map(static fn ($o) => match (true) {
             $o instanceof ToolOutput => ['toolCallId' => $o->toolCallId, 'output' => $o->output],
             is_array($o) && isset($o['toolCallId']) => ['toolCallId' => $o['toolCallId'], 'output' => $o['output'] ?? null],
-            default => throw new \InvalidArgumentException('a tool output is a ToolOutput or [\'toolCallId\' => ..., \'output\' => ...], got ' . get_debug_type($o)),
+            default => throw new \InvalidArgumentException($what . ' is a ToolOutput or [\'toolCallId\' => ..., \'output\' => ...], got ' . get_debug_type($o)),
         }, array_values($list));
     }
 }
