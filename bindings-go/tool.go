@@ -109,8 +109,8 @@ type Tool struct {
 	// concurrency limit, and blocking is fine. A returned error (or a panic) is the call's
 	// error, handled by OnError.
 	Execute func(input any, runtime RuntimeContext) (any, error)
-	// Timeout limits each call (0 = none): the call fails with tool_timeout and
-	// runtime.Ctx is cancelled.
+	// Timeout limits each call, each attempt of a retried one (0 = none): the call fails
+	// with tool_timeout and runtime.Ctx is cancelled.
 	Timeout time.Duration
 	// InputSchema validates (and may transform) the arguments, after Parameters.
 	InputSchema Validator

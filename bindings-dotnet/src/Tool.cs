@@ -116,8 +116,8 @@ namespace PhaseoAgentSdk
         /// <summary>JSON Schema of the arguments, sent to the model and checked by the core on
         /// every call (default: any object).</summary>
         public Dictionary<string, object> Parameters { get; set; }
-        /// <summary>Limits each call: it fails with <c>tool_timeout</c> and the runtime's
-        /// CancellationToken is cancelled.</summary>
+        /// <summary>Limits each call, each attempt of a retried one: it fails with
+        /// <c>tool_timeout</c> and the runtime's CancellationToken is cancelled.</summary>
         public TimeSpan? Timeout { get; set; }
         /// <summary>Validates (and may transform) the arguments after Parameters: return the
         /// value, or throw to refuse it. <see cref="AgentSdk.JsonSchema"/> builds one.</summary>
