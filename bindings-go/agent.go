@@ -360,5 +360,11 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	if t.InputExamples != nil {
 		m["inputExamples"] = t.InputExamples
 	}
+	if t.MaxCalls != nil {
+		m["maxCalls"] = *t.MaxCalls
+	}
+	if t.Retry != nil {
+		m["retry"] = t.Retry.toJSON()
+	}
 	return m
 }

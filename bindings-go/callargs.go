@@ -8,13 +8,15 @@ import "C"
 import "bytes"
 
 // runtimeArgs is the runtime argument of a tool-side call ({runId, agentId, stepIndex,
-// context, toolCall}), read straight into fields: building maps for it (and for its
+// context, toolCall, attempt, idempotencyKey}), read straight into fields: building maps for it (and for its
 // toolCall) was most of a trivial call's allocations.
 type runtimeArgs struct {
 	runID, agentID string
 	stepIndex      int
 	context        any
 	call           ToolCall
+	attempt        int
+	idempotencyKey string
 }
 
 // hasRuntime reports whether a call of this kind gets [value, runtime] arguments.
@@ -67,6 +69,10 @@ func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, ord
 			return d.integer(&rt.stepIndex)
 		case "context":
 			return d.any(&rt.context)
+		case "attempt":
+			return d.integer(&rt.attempt)
+		case "idempotencyKey":
+			return d.text(&rt.idempotencyKey)
 		case "toolCall":
 			return d.object(func(key string) error {
 				switch key {

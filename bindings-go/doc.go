@@ -25,6 +25,18 @@
 // your own types. Errors are *Error values with the SPEC's codes (errors.As, errors.Is
 // with the Err* sentinels).
 //
+// Decisions and limits (docs/behaviour.md §14, §15): an approval may carry the person's
+// corrected arguments (ToolDecision.EditedInput), ContinueOptions.Responses answers an
+// approval-gated call in the tool's place, Tool.MaxCalls and ToolExecutionConfig.MaxToolCalls
+// bound a run's calls, Tool.Retry runs failed attempts again, and RuntimeContext.Attempt
+// and RuntimeContext.IdempotencyKey let a side-effecting tool act at most once:
+//
+//	pay := phaseoagent.Tool{ID: "pay", MaxCalls: phaseoagent.Ptr(1),
+//		Retry: &phaseoagent.ToolRetry{MaxAttempts: 3, Backoff: 100 * time.Millisecond},
+//		Execute: func(input any, rt phaseoagent.RuntimeContext) (any, error) {
+//			return payments.Charge(rt.Ctx, input, rt.IdempotencyKey)
+//		}}
+//
 // Beyond tools: durable runs (RunStore: memory, SQLite, PostgreSQL, or the application's
 // own StateAccessor; Continue by RunID, Recover after a crash), MCP servers (MCPServer,
 // with Filter and OnElicitation), OpenTelemetry tracing (EnableTracing; defer

@@ -348,6 +348,7 @@ func (c *hostCall) runtime(ctx context.Context) RuntimeContext {
 	rt := RuntimeContext{Ctx: ctx}
 	if a := c.rt; a != nil {
 		rt.RunID, rt.AgentID, rt.StepIndex, rt.Context, rt.ToolCall = a.runID, a.agentID, a.stepIndex, a.context, a.call
+		rt.Attempt, rt.IdempotencyKey = a.attempt, a.idempotencyKey
 	}
 	executor := c.kind == C.PHASEO_CALL_KIND_EXECUTE
 	rt.EmitProgress = func(value any) error {

@@ -59,6 +59,11 @@ type StopState struct {
 type ToolDecision struct {
 	ToolCallID string // the pending call
 	Reason     string // optional reason (a rejection's tool message)
+	// EditedInput, on an approval, is the person's corrected arguments (nil = the model's
+	// run). They are checked as the model's would be before anything runs (an invalid one
+	// refuses the continue, continue_invalid, and the state stays usable); the tool runs
+	// with them and the conversation shows them (docs/behaviour.md §14).
+	EditedInput any
 }
 
 // ToolOutput supplies the output of a pending manual or interactive call.
@@ -160,6 +165,10 @@ type ContinueOptions struct {
 	Rejections []ToolDecision // rejected calls (never run)
 	// ToolOutputs answer manual and interactive calls.
 	ToolOutputs []ToolOutput
+	// Responses answer approval-gated calls in the tool's place: the tool never runs, the
+	// output (checked by OutputSchema) is the call's result, and its tool.completed event
+	// has respondedByHuman true (docs/behaviour.md §14).
+	Responses []ToolOutput
 	// Store is the run store (overrides the agent's).
 	Store *RunStore
 	// OnEvent receives the events, as RunOptions.OnEvent.
@@ -251,14 +260,25 @@ func stopJSON(conds []StopCondition, cbs *callbacks) []any {
 	return out
 }
 
-func decisionsJSON(list []ToolDecision) []any {
+func decisionsJSON(list []ToolDecision) ([]any, error) {
 	out := make([]any, 0, len(list))
 	for _, d := range list {
-		if d.Reason == "" {
+		if d.Reason == "" && d.EditedInput == nil {
 			out = append(out, d.ToolCallID)
-		} else {
-			out = append(out, map[string]any{"toolCallId": d.ToolCallID, "reason": d.Reason})
+			continue
 		}
+		m := map[string]any{"toolCallId": d.ToolCallID}
+		if d.Reason != "" {
+			m["reason"] = d.Reason
+		}
+		if d.EditedInput != nil {
+			edited, err := callerValue("edited input for "+cleanText(d.ToolCallID), d.EditedInput, maxValueDepth)
+			if err != nil {
+				return nil, err
+			}
+			m["editedInput"] = edited
+		}
+		out = append(out, m)
 	}
-	return out
+	return out, nil
 }

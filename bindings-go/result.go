@@ -200,7 +200,10 @@ func (r RunResult) Pending() []PendingToolCall {
 
 // AgentEvent is one run event (SPEC §6): Type such as "tool.started", the run and agent
 // ids, the time, the run status and the step index where they apply, and every other
-// field of the event in Details (camelCase keys, e.g. "toolCallId", "result").
+// field of the event in Details (camelCase keys, e.g. "toolCallId", "result"). A retried
+// call's "tool.retrying" event has toolCallId, toolName, attempt (the attempt about to
+// start) and error; "tool.started" has inputEdited true for an approval's edited input, and
+// "tool.completed" has respondedByHuman true for a response (docs/behaviour.md §14, §15).
 type AgentEvent struct {
 	Type      string         // the event type, e.g. "tool.started"
 	RunID     string         // the run id

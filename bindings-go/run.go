@@ -250,22 +250,31 @@ func jsonDepth(text string) int {
 
 func continueJSON(o *ContinueOptions) (map[string]any, error) {
 	m := map[string]any{}
-	if o.Approvals != nil {
-		m["approvals"] = decisionsJSON(o.Approvals)
-	}
-	if o.Rejections != nil {
-		m["rejections"] = decisionsJSON(o.Rejections)
-	}
-	if o.ToolOutputs != nil {
-		outs := make([]any, 0, len(o.ToolOutputs))
-		for _, t := range o.ToolOutputs {
-			out, err := callerValue("tool output for "+cleanText(t.ToolCallID), t.Output, maxValueDepth)
-			if err != nil {
-				return nil, err
-			}
-			outs = append(outs, map[string]any{"toolCallId": t.ToolCallID, "output": out})
+	for _, d := range []struct {
+		key  string
+		list []ToolDecision
+	}{{"approvals", o.Approvals}, {"rejections", o.Rejections}} {
+		if d.list == nil {
+			continue
 		}
-		m["toolOutputs"] = outs
+		list, err := decisionsJSON(d.list)
+		if err != nil {
+			return nil, err
+		}
+		m[d.key] = list
+	}
+	for _, outs := range []struct {
+		key  string
+		list []ToolOutput
+	}{{"toolOutputs", o.ToolOutputs}, {"responses", o.Responses}} {
+		if outs.list == nil {
+			continue
+		}
+		list, err := outputsJSON(outs.list)
+		if err != nil {
+			return nil, err
+		}
+		m[outs.key] = list
 	}
 	if o.HumanInput != "" {
 		m["humanInput"] = o.HumanInput
@@ -282,6 +291,19 @@ func continueJSON(o *ContinueOptions) (map[string]any, error) {
 	}
 	putToolExecution(m, o.ToolExecution)
 	return m, nil
+}
+
+// outputsJSON is a continue's toolOutputs or responses list.
+func outputsJSON(list []ToolOutput) ([]any, error) {
+	outs := make([]any, 0, len(list))
+	for _, t := range list {
+		out, err := callerValue("tool output for "+cleanText(t.ToolCallID), t.Output, maxValueDepth)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, map[string]any{"toolCallId": t.ToolCallID, "output": out})
+	}
+	return outs, nil
 }
 
 // stateArgs are the state text (or NULL) and run id (or NULL) of a continue.

@@ -30,8 +30,15 @@ type RuntimeContext struct {
 	StepIndex int
 	// Context is the application context as it was when the tool phase began.
 	Context any
-	// ToolCall is the call: its ID is unique in the run (an idempotency key).
+	// ToolCall is the call: its ID is unique in the run.
 	ToolCall ToolCall
+	// Attempt is the number of this attempt at the call, from 1 (more than 1 only for a
+	// tool with Retry; docs/behaviour.md §15).
+	Attempt int
+	// IdempotencyKey is "<runId>:<toolCallId>": the same for every attempt, for a call
+	// approved on continue in another process or language, and for a call run again by
+	// Recover. Hand it to a side-effecting service so the effect happens at most once.
+	IdempotencyKey string
 	// EmitProgress publishes a preliminary result (checked by EventSchema, emitted as a
 	// tool.preliminary_result event). Only an executor has progress.
 	EmitProgress func(value any) error
@@ -102,8 +109,8 @@ type Tool struct {
 	// concurrency limit, and blocking is fine. A returned error (or a panic) is the call's
 	// error, handled by OnError.
 	Execute func(input any, runtime RuntimeContext) (any, error)
-	// Timeout limits each call (0 = none): the call fails with tool_timeout and
-	// runtime.Ctx is cancelled.
+	// Timeout limits each call, each attempt of a retried one (0 = none): the call fails
+	// with tool_timeout and runtime.Ctx is cancelled.
 	Timeout time.Duration
 	// InputSchema validates (and may transform) the arguments, after Parameters.
 	InputSchema Validator
@@ -131,6 +138,25 @@ type Tool struct {
 	Strict bool
 	// InputExamples are example argument objects sent with the tool.
 	InputExamples []any
+	// MaxCalls bounds how many calls of this tool a run admits (nil = no limit; the core
+	// refuses a value below 1 with definition_invalid). A call beyond it is not run: its
+	// tool message is an error and the model goes on without it (docs/behaviour.md §15).
+	MaxCalls *int
+	// Retry runs a call again when an attempt fails or times out (nil = one attempt).
+	Retry *ToolRetry
+}
+
+// ToolRetry retries a tool's failed attempts (docs/behaviour.md §15): MaxAttempts counts
+// every attempt (at least 1, checked by the core); the wait before the n-th retry is
+// Backoff × n. Input validation, approval and an output that fails OutputSchema are never
+// retried; Timeout applies to each attempt; the last error follows OnError.
+type ToolRetry struct {
+	MaxAttempts int           // attempts in all, the first included
+	Backoff     time.Duration // wait unit between attempts (0 = none)
+}
+
+func (r *ToolRetry) toJSON() map[string]any {
+	return map[string]any{"maxAttempts": r.MaxAttempts, "backoffMs": durationMs(r.Backoff)}
 }
 
 // DefineTool returns the tool (as the product's Go SDK); definitions are checked when the
@@ -145,6 +171,9 @@ type ToolExecutionConfig struct {
 	OnError string
 	// MaxOutputChars truncates longer tool messages (0 = no limit).
 	MaxOutputChars int
+	// MaxToolCalls bounds all the tool calls of a run (nil = no limit; the core refuses a
+	// value below 1). Calls beyond it are not run (docs/behaviour.md §15).
+	MaxToolCalls *int
 }
 
 func (c *ToolExecutionConfig) toJSON() map[string]any {
@@ -157,6 +186,9 @@ func (c *ToolExecutionConfig) toJSON() map[string]any {
 	}
 	if c.MaxOutputChars > 0 {
 		m["maxOutputChars"] = c.MaxOutputChars
+	}
+	if c.MaxToolCalls != nil {
+		m["maxToolCalls"] = *c.MaxToolCalls
 	}
 	return m
 }

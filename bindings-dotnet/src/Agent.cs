@@ -298,6 +298,11 @@ namespace PhaseoAgentSdk
         public IReadOnlyList<ToolDecision> Rejections { get; set; }
         /// <summary>Outputs of manual and hitl calls.</summary>
         public IReadOnlyList<ToolOutput> ToolOutputs { get; set; }
+        /// <summary>Answers approval-gated calls in the tool's place: the tool never runs, the
+        /// output (checked by OutputSchema) is the call's result, and its
+        /// <c>tool.completed</c> event has <c>respondedByHuman: true</c>
+        /// (docs/behaviour.md §14).</summary>
+        public IReadOnlyList<ToolOutput> Responses { get; set; }
         /// <summary>The W3C traceparent of the caller's span (tracing on): the continue's
         /// spans join it instead of the trace recorded in the state.</summary>
         public string Traceparent { get; set; }
@@ -311,20 +316,25 @@ namespace PhaseoAgentSdk
             var m = new Dictionary<string, object>();
             if (Approvals != null) m["approvals"] = Decisions(Approvals, "approvals");
             if (Rejections != null) m["rejections"] = Decisions(Rejections, "rejections");
-            if (ToolOutputs != null)
-            {
-                var l = new List<object>();
-                foreach (var o in ToolOutputs)
-                {
-                    if (o == null) throw new ArgumentException("toolOutputs[" + l.Count + "] is null");
-                    l.Add(new Dictionary<string, object> { { "toolCallId", o.ToolCallId }, { "output", Agent.CallerValue("tool output for " + o.ToolCallId, o.Output) } });
-                }
-                m["toolOutputs"] = l;
-            }
+            if (ToolOutputs != null) m["toolOutputs"] = Outputs(ToolOutputs, "toolOutputs");
+            if (Responses != null) m["responses"] = Outputs(Responses, "responses");
             if (HumanInput != null) m["humanInput"] = HumanInput;
             if (Context != null) m["context"] = Agent.CallerValue("continue context", Context);
             if (Traceparent != null) m["traceparent"] = Traceparent;
             return m;
+        }
+
+        /// <summary>Tool outputs or responses as JSON; a null element is an
+        /// <see cref="ArgumentException"/> naming it.</summary>
+        static List<object> Outputs(IReadOnlyList<ToolOutput> list, string what)
+        {
+            var l = new List<object>();
+            foreach (var o in list)
+            {
+                if (o == null) throw new ArgumentException(what + "[" + l.Count + "] is null");
+                l.Add(new Dictionary<string, object> { { "toolCallId", o.ToolCallId }, { "output", Agent.CallerValue("tool output for " + o.ToolCallId, o.Output) } });
+            }
+            return l;
         }
 
         /// <summary>Approvals or rejections as JSON; a null element is an

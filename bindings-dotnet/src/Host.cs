@@ -394,7 +394,8 @@ namespace PhaseoAgentSdk
                 SetContextValue(v);
             };
             return new RuntimeContext(V.Str(m, "runId"), V.Str(m, "agentId"), (int)V.Long(m, "stepIndex"), V.Get(m, "context"),
-                token, ToolCall.From(V.Get(m, "toolCall")), emit, setContext);
+                token, ToolCall.From(V.Get(m, "toolCall")), emit, setContext,
+                V.Get(m, "attempt") == null ? 1 : (int)V.Long(m, "attempt"), V.Str(m, "idempotencyKey"));
         }
 
         void Progress(object value)

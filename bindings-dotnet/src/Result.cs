@@ -227,7 +227,11 @@ namespace PhaseoAgentSdk
     }
 
     /// <summary>An event of a run (SPEC §6): <see cref="Details"/> holds the type's other
-    /// fields (camelCase, as in every language's JSON).</summary>
+    /// fields (camelCase, as in every language's JSON). A retried call's
+    /// <c>tool.retrying</c> has <c>toolCallId</c>, <c>toolName</c>, <c>attempt</c> (the attempt
+    /// about to start) and <c>error</c>; <c>tool.started</c> has <c>inputEdited: true</c> for an
+    /// approval's edited input and <c>tool.completed</c> has <c>respondedByHuman: true</c> for a
+    /// response (docs/behaviour.md §14, §15).</summary>
     public sealed class AgentEvent
     {
         /// <summary>The event type, e.g. <c>tool.completed</c>.</summary>

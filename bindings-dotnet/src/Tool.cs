@@ -20,8 +20,16 @@ namespace PhaseoAgentSdk
         /// run was cancelled, or a sibling call failed the run. A tool that ignores it keeps
         /// running, but its late result is discarded and the run does not wait for it.</summary>
         public CancellationToken CancellationToken { get; }
-        /// <summary>The call (its id is an idempotency key).</summary>
+        /// <summary>The call (its id is unique in the run).</summary>
         public ToolCall ToolCall { get; }
+        /// <summary>The number of this attempt at the call, from 1 (above 1 only for a tool
+        /// with <see cref="Tool.Retry"/>; docs/behaviour.md §15).</summary>
+        public int Attempt { get; }
+        /// <summary><c>"&lt;runId&gt;:&lt;toolCallId&gt;"</c>: the same for every attempt, for a
+        /// call approved on continue in another process or language, and for a call run again
+        /// by recovery. Hand it to a side-effecting service so the effect happens at most
+        /// once.</summary>
+        public string IdempotencyKey { get; }
         /// <summary>Publishes a preliminary result (checked by EventSchema, emitted as a
         /// <c>tool.preliminary_result</c> event). Only an executor has progress. A value
         /// without JSON form (see <see cref="Json.Write"/>) throws an
@@ -35,11 +43,13 @@ namespace PhaseoAgentSdk
         /// <summary>A runtime (the SDK makes these; public for tests of tools).</summary>
         public RuntimeContext(string RunId, string AgentId, int StepIndex, object Context = null,
             CancellationToken CancellationToken = default(CancellationToken), ToolCall ToolCall = null,
-            Func<object, Task> EmitProgress = null, Action<object> SetContext = null)
+            Func<object, Task> EmitProgress = null, Action<object> SetContext = null, int Attempt = 1,
+            string IdempotencyKey = null)
         {
             this.RunId = RunId; this.AgentId = AgentId; this.StepIndex = StepIndex; this.Context = Context;
             this.CancellationToken = CancellationToken; this.ToolCall = ToolCall;
             this.EmitProgress = EmitProgress; this.SetContext = SetContext;
+            this.Attempt = Attempt; this.IdempotencyKey = IdempotencyKey;
         }
     }
 
@@ -106,8 +116,8 @@ namespace PhaseoAgentSdk
         /// <summary>JSON Schema of the arguments, sent to the model and checked by the core on
         /// every call (default: any object).</summary>
         public Dictionary<string, object> Parameters { get; set; }
-        /// <summary>Limits each call: it fails with <c>tool_timeout</c> and the runtime's
-        /// CancellationToken is cancelled.</summary>
+        /// <summary>Limits each call, each attempt of a retried one: it fails with
+        /// <c>tool_timeout</c> and the runtime's CancellationToken is cancelled.</summary>
         public TimeSpan? Timeout { get; set; }
         /// <summary>Validates (and may transform) the arguments after Parameters: return the
         /// value, or throw to refuse it. <see cref="AgentSdk.JsonSchema"/> builds one.</summary>
@@ -136,6 +146,13 @@ namespace PhaseoAgentSdk
         public bool Strict { get; set; }
         /// <summary>Example argument objects sent with the tool.</summary>
         public IReadOnlyList<object> InputExamples { get; set; }
+        /// <summary>How many calls of this tool a run admits (null = no limit; below 1 is
+        /// refused with <c>definition_invalid</c>). A call beyond it is not run: its tool
+        /// message is an error and the model goes on without it (docs/behaviour.md §15).</summary>
+        public int? MaxCalls { get; set; }
+        /// <summary>Runs a call again when an attempt throws or times out (null = one
+        /// attempt).</summary>
+        public ToolRetry Retry { get; set; }
 
         /// <summary>A tool; the rest by object initializer.</summary>
         public Tool(string Id, Func<object, RuntimeContext, Task<object>> Execute = null, string Description = null,
@@ -189,6 +206,8 @@ namespace PhaseoAgentSdk
             else if (NextTurnParams != null) m["nextTurnParams"] = NextTurnParams.ToJson();
             if (Strict) m["strict"] = true;
             if (InputExamples != null) m["inputExamples"] = InputExamples;
+            if (MaxCalls != null) m["maxCalls"] = (long)MaxCalls.Value;
+            if (Retry != null) m["retry"] = Retry.ToJson();
             return m;
         }
     }
@@ -202,11 +221,15 @@ namespace PhaseoAgentSdk
         public string OnError { get; set; }
         /// <summary>Truncates longer tool messages (0 = no limit).</summary>
         public int MaxOutputChars { get; set; }
+        /// <summary>How many tool calls a run admits in all (null = no limit; below 1 is
+        /// refused). Calls beyond it are not run (docs/behaviour.md §15).</summary>
+        public int? MaxToolCalls { get; set; }
 
         /// <summary>A configuration.</summary>
-        public ToolExecutionConfig(int Concurrency = 1, string OnError = null, int MaxOutputChars = 0)
+        public ToolExecutionConfig(int Concurrency = 1, string OnError = null, int MaxOutputChars = 0, int? MaxToolCalls = null)
         {
             this.Concurrency = Concurrency; this.OnError = OnError; this.MaxOutputChars = MaxOutputChars;
+            this.MaxToolCalls = MaxToolCalls;
         }
 
         internal Dictionary<string, object> ToJson()
@@ -215,6 +238,29 @@ namespace PhaseoAgentSdk
             if (Concurrency > 0) m["toolConcurrency"] = (long)Concurrency;
             if (OnError != null) m["onError"] = OnError;
             if (MaxOutputChars > 0) m["maxOutputChars"] = (long)MaxOutputChars;
+            if (MaxToolCalls != null) m["maxToolCalls"] = (long)MaxToolCalls.Value;
+            return m;
+        }
+    }
+
+    /// <summary>Retries a tool's failed attempts (docs/behaviour.md §15): MaxAttempts counts
+    /// every attempt (at least 1, checked by the core); the wait before the n-th retry is
+    /// Backoff × n. Input validation, approval and an output that fails OutputSchema are
+    /// never retried; Timeout applies to each attempt; the last error follows OnError.</summary>
+    public sealed class ToolRetry
+    {
+        /// <summary>Attempts in all, the first included.</summary>
+        public int MaxAttempts { get; set; }
+        /// <summary>The wait unit between attempts (null = none).</summary>
+        public TimeSpan? Backoff { get; set; }
+
+        /// <summary>A retry policy.</summary>
+        public ToolRetry(int MaxAttempts, TimeSpan? Backoff = null) { this.MaxAttempts = MaxAttempts; this.Backoff = Backoff; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var m = new Dictionary<string, object> { { "maxAttempts", (long)MaxAttempts } };
+            if (Backoff != null) m["backoffMs"] = Backoff.Value.TotalMilliseconds;
             return m;
         }
     }
@@ -294,22 +340,37 @@ namespace PhaseoAgentSdk
     }
 
     /// <summary>A decision on a pending call (approval or rejection, with an optional
-    /// reason).</summary>
+    /// reason; an approval may carry an edited input).</summary>
     public sealed class ToolDecision
     {
         /// <summary>The call id.</summary>
         public string ToolCallId { get; }
         /// <summary>Why (may be null).</summary>
         public string Reason { get; }
+        /// <summary>On an approval, the person's corrected arguments (null = the model's run).
+        /// They are checked as the model's would be before anything runs (an invalid one
+        /// refuses the continue with <c>continue_invalid</c> and the state stays usable); the
+        /// tool runs with them and the conversation shows them (docs/behaviour.md §14).</summary>
+        public object EditedInput { get; }
         /// <summary>A decision.</summary>
-        public ToolDecision(string ToolCallId, string Reason = null) { this.ToolCallId = ToolCallId; this.Reason = Reason; }
+        public ToolDecision(string ToolCallId, string Reason = null, object EditedInput = null)
+        {
+            this.ToolCallId = ToolCallId; this.Reason = Reason; this.EditedInput = EditedInput;
+        }
         /// <summary>A decision without reason.</summary>
         public static implicit operator ToolDecision(string toolCallId) => new ToolDecision(toolCallId);
-        internal object ToJson() => Reason == null ? (object)ToolCallId
-            : new Dictionary<string, object> { { "toolCallId", ToolCallId }, { "reason", Reason } };
+        internal object ToJson()
+        {
+            if (Reason == null && EditedInput == null) return ToolCallId;
+            var m = new Dictionary<string, object> { { "toolCallId", ToolCallId } };
+            if (Reason != null) m["reason"] = Reason;
+            if (EditedInput != null) m["editedInput"] = Agent.CallerValue("edited input for " + ToolCallId, EditedInput);
+            return m;
+        }
     }
 
-    /// <summary>The output of a manual or hitl call, supplied on continue.</summary>
+    /// <summary>The output of a manual or hitl call, or a response in an approval-gated
+    /// call's place, supplied on continue.</summary>
     public sealed class ToolOutput
     {
         /// <summary>The call id.</summary>

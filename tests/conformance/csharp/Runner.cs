@@ -113,10 +113,11 @@ namespace PhaseoConformance
     sealed class Observations
     {
         readonly object gate = new object();
-        HashSet<string> executed = new HashSet<string>(), cancelled = new HashSet<string>();
+        List<string> executed = new List<string>(); // every start: a retried call once per attempt
+        HashSet<string> cancelled = new HashSet<string>();
         int active, maxConcurrent;
 
-        public void Reset() { lock (gate) { executed = new HashSet<string>(); cancelled = new HashSet<string>(); active = 0; maxConcurrent = 0; } }
+        public void Reset() { lock (gate) { executed = new List<string>(); cancelled = new HashSet<string>(); active = 0; maxConcurrent = 0; } }
         public void Start(string id) { lock (gate) { executed.Add(id); active++; if (active > maxConcurrent) maxConcurrent = active; } }
         public void End() { lock (gate) active--; }
         public void Cancel(string id) { lock (gate) cancelled.Add(id); }
@@ -146,7 +147,13 @@ namespace PhaseoConformance
             for (int i = start; i < msgs.Count; i++)
                 toolMessages.Add(new Obj { { "toolCallId", msgs[i].ToolCallId }, { "content", msgs[i].Content }, { "isError", msgs[i].IsError } });
             object lastUser = null;
-            foreach (var m in msgs) if (m.Role == "user") lastUser = m.Content;
+            var toolCalls = new List<object>(); // of the last assistant message with tool calls
+            foreach (var m in msgs)
+            {
+                if (m.Role == "user") lastUser = m.Content;
+                if (m.ToolCalls != null && m.ToolCalls.Count > 0)
+                    toolCalls = m.ToolCalls.Select(c => (object)new Obj { { "id", c.Id }, { "name", c.Name }, { "arguments", U.Clone(c.Input) } }).ToList();
+            }
             var tools = new List<object>();
             var specs = new List<object>();
             foreach (var t in r.Tools)
@@ -160,6 +167,7 @@ namespace PhaseoConformance
                 { "temperature", r.Temperature }, { "model", r.Model }, { "instructions", r.Instructions },
                 { "lastUserMessage", lastUser }, { "maxOutputTokens", r.MaxOutputTokens == null ? null : (object)(long)r.MaxOutputTokens.Value },
                 { "topP", r.TopP }, { "toolChoice", U.Clone(r.ToolChoice) }, { "parallelToolCalls", r.ParallelToolCalls }, { "toolSpecs", specs },
+                { "toolCalls", toolCalls },
             };
         }
 
@@ -207,27 +215,31 @@ namespace PhaseoConformance
             "parallelToolCalls", "activeTools");
         static readonly HashSet<string> ToolKeys = U.Set("id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema",
             "timeoutMs", "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled", "onResponseReceived", "behavior",
-            "asGenerator", "async", "strict", "inputExamples");
+            "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry");
         static readonly HashSet<string> ModelEntryKeys = U.Set("text", "toolCalls", "usage", "cost", "finishReason", "fail");
         static readonly HashSet<string> RunKeys = new HashSet<string>(new[] { "input", "context", "messages", "cancelAfterMs" }.Concat(OverrideKeys));
-        static readonly HashSet<string> ContinueKeys = new HashSet<string>(new[] { "approvals", "rejections", "toolOutputs", "humanInput", "context", "cancelAfterMs" }.Concat(OverrideKeys));
+        static readonly HashSet<string> ContinueKeys = new HashSet<string>(new[] { "approvals", "rejections", "toolOutputs", "responses", "humanInput", "context", "cancelAfterMs" }.Concat(OverrideKeys));
         static readonly HashSet<string> StepKeys = U.Set("run", "continue", "expect");
         static readonly HashSet<string> ExpectKeys = U.Set("status", "output", "stopReason", "pauseKind", "context", "error", "pending", "executed",
             "cancelled", "maxConcurrent", "modelRequests", "events", "toolEvents", "preliminaryResults", "usage", "minWallMs", "maxWallMs");
         static readonly HashSet<string> ErrorKeys = U.Set("code", "messageContains");
         static readonly HashSet<string> RequestKeys = U.Set("toolMessages", "tools", "context", "temperature", "model", "instructions",
-            "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs");
+            "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs", "toolCalls");
         static readonly HashSet<string> ToolSpecKeys = U.Set("id", "strict", "inputExamples");
         static readonly HashSet<string> ToolMessageKeys = U.Set("toolCallId", "content", "contentContains", "isError");
         static readonly HashSet<string> UsageKeys = U.Set("inputTokens", "outputTokens", "cachedTokens", "totalTokens", "cost");
-        static readonly HashSet<string> ToolExecKeys = U.Set("toolConcurrency", "onError", "maxOutputChars");
+        static readonly HashSet<string> ToolExecKeys = U.Set("toolConcurrency", "onError", "maxOutputChars", "maxToolCalls");
         static readonly HashSet<string> ModelRetryKeys = U.Set("maxRetries", "backoffMs");
         static readonly HashSet<string> DecisionKeys = U.Set("toolCallId", "reason");
+        static readonly HashSet<string> ApprovalKeys = U.Set("toolCallId", "reason", "editedInput");
+        static readonly HashSet<string> ToolRetryKeys = U.Set("maxAttempts", "backoffMs");
+        static readonly HashSet<string> RequestCallKeys = U.Set("id", "name", "arguments");
         static readonly HashSet<string> ToolOutputKeys = U.Set("toolCallId", "output");
         static readonly HashSet<string> NextTurnKeys = U.Set("model", "instructions", "temperature", "maxOutputTokens", "topP", "tools", "toolChoice");
         static readonly HashSet<string> Actions = U.Set("return", "returnInput", "throw", "returnContext", "returnRuntime", "progress",
-            "setContext", "sleepMs", "blockingSleepMs");
-        static readonly HashSet<string> ToolEventTypes = U.Set("tool.started", "tool.preliminary_result", "tool.completed", "tool.failed");
+            "setContext", "sleepMs", "blockingSleepMs", "throwUntilAttempt", "returnAttempt", "returnIdempotencyKey");
+        static readonly HashSet<string> ToolEventTypes = U.Set("tool.started", "tool.preliminary_result", "tool.completed", "tool.failed",
+            "tool.retrying");
 
         // ---------------------------------------------------------------------------------
         // The executor: a real C# delegate performing the case's actions
@@ -237,13 +249,44 @@ namespace PhaseoConformance
             var acts = new List<KeyValuePair<string, object>>();
             foreach (var a in U.AsList(U.Get(spec, "behavior")))
             {
-                var kv = U.Single(a, "behavior action");
+                var kv = BehaviorAction(a);
                 if (!Actions.Contains(kv.Key)) throw U.Fail("tool \"" + U.Get(spec, "id") + "\": unsupported behavior action \"" + kv.Key + "\"");
                 acts.Add(kv);
             }
             if (U.Get(spec, "async") is bool b && !b)
                 return (input, rt) => Task.FromResult(RunSync(acts, input, rt, o));
             return (input, rt) => RunAsync(acts, input, rt, o);
+        }
+
+        /// <summary>One action: a single key, or throwUntilAttempt with its message (its value
+        /// is then the whole action).</summary>
+        static KeyValuePair<string, object> BehaviorAction(object a)
+        {
+            var m = U.O(a);
+            if (m != null && m.Count == 2 && U.Has(m, "throwUntilAttempt"))
+            {
+                if (!(U.Get(m, "message") is string)) throw U.Fail("throwUntilAttempt needs a message: " + U.Show(a));
+                return new KeyValuePair<string, object>("throwUntilAttempt", m);
+            }
+            var kv = U.Single(a, "behavior action");
+            if (kv.Key == "throwUntilAttempt") throw U.Fail("throwUntilAttempt needs a message: " + U.Show(a));
+            return kv;
+        }
+
+        /// <summary>Throws the action's message while the attempt is below its number.</summary>
+        static void ThrowUntilAttempt(object action, RuntimeContext rt)
+        {
+            var m = U.O(action);
+            if (rt.Attempt < U.Num(m["throwUntilAttempt"], "throwUntilAttempt")) throw new InvalidOperationException((string)m["message"]);
+        }
+
+        /// <summary>The runtime's idempotency key with its run id (checked) written as <c>&lt;run&gt;</c>.</summary>
+        static object IdempotencyKey(RuntimeContext rt)
+        {
+            var key = rt.IdempotencyKey ?? "";
+            if (string.IsNullOrEmpty(rt.RunId) || !key.StartsWith(rt.RunId + ":", StringComparison.Ordinal))
+                throw new InvalidOperationException("idempotency key \"" + key + "\" does not start with the run id \"" + rt.RunId + "\"");
+            return "<run>:" + key.Substring(rt.RunId.Length + 1);
         }
 
         static object Runtime(RuntimeContext rt, string id)
@@ -274,6 +317,9 @@ namespace PhaseoConformance
                             catch (OperationCanceledException) { o.Cancel(id); throw; }
                             break;
                         case "blockingSleepMs": Thread.Sleep(TimeSpan.FromMilliseconds(U.Num(a.Value, "blockingSleepMs"))); break;
+                        case "throwUntilAttempt": ThrowUntilAttempt(a.Value, rt); break;
+                        case "returnAttempt": return (long)rt.Attempt;
+                        case "returnIdempotencyKey": return IdempotencyKey(rt);
                     }
                 }
                 return null;
@@ -306,6 +352,9 @@ namespace PhaseoConformance
                             }
                             break;
                         case "blockingSleepMs": Thread.Sleep(TimeSpan.FromMilliseconds(U.Num(a.Value, "blockingSleepMs"))); break;
+                        case "throwUntilAttempt": ThrowUntilAttempt(a.Value, rt); break;
+                        case "returnAttempt": return (long)rt.Attempt;
+                        case "returnIdempotencyKey": return IdempotencyKey(rt);
                     }
                 }
                 return null;
@@ -422,6 +471,7 @@ namespace PhaseoConformance
             if (U.Has(m, "toolConcurrency")) c.Concurrency = (int)U.Num(m["toolConcurrency"], "toolConcurrency");
             if (U.Has(m, "onError")) c.OnError = U.Text(m["onError"]);
             if (U.Has(m, "maxOutputChars")) c.MaxOutputChars = (int)U.Num(m["maxOutputChars"], "maxOutputChars");
+            if (U.Has(m, "maxToolCalls")) c.MaxToolCalls = (int)U.Num(m["maxToolCalls"], "maxToolCalls");
             return c;
         }
 
@@ -470,6 +520,14 @@ namespace PhaseoConformance
             t.NextTurnParams = NextTurn(U.Get(spec, "nextTurnParams"));
             if (U.Get(spec, "strict") is bool strict) t.Strict = strict;
             if (U.Get(spec, "inputExamples") is List<object> ex) t.InputExamples = ex;
+            if (U.Get(spec, "maxCalls") != null) t.MaxCalls = (int)U.Num(spec["maxCalls"], "maxCalls");
+            if (U.Get(spec, "retry") != null)
+            {
+                U.CheckKeys(spec["retry"], ToolRetryKeys, "retry");
+                var r = U.O(spec["retry"]);
+                t.Retry = new ToolRetry(U.Has(r, "maxAttempts") ? (int)U.Num(r["maxAttempts"], "retry.maxAttempts") : 1);
+                if (U.Has(r, "backoffMs")) t.Retry.Backoff = TimeSpan.FromMilliseconds(U.Num(r["backoffMs"], "retry.backoffMs"));
+            }
             return AgentSdk.DefineTool(t);
         }
 
@@ -528,7 +586,7 @@ namespace PhaseoConformance
             if (U.Get(spec, "activeTools") is List<object> ids) o.ActiveTools = ids.Select(U.Text).ToList();
         }
 
-        static List<ToolDecision> Decisions(object v, string what)
+        static List<ToolDecision> Decisions(object v, string what, HashSet<string> allowed)
         {
             if (v == null) return null;
             var items = U.L(v) ?? throw U.Fail(what + ": expected a list, got " + U.Show(v));
@@ -537,18 +595,18 @@ namespace PhaseoConformance
             {
                 if (d is string s) { list.Add(new ToolDecision(s)); continue; }
                 var m = U.O(d);
-                U.CheckKeys(m, DecisionKeys, what);
+                U.CheckKeys(m, allowed, what);
                 var id = U.Get(m, "toolCallId") as string;
                 if (m == null || id == null) throw U.Fail(what + ": unsupported decision " + U.Show(d));
-                list.Add(new ToolDecision(id, U.Get(m, "reason") as string));
+                list.Add(new ToolDecision(id, U.Get(m, "reason") as string, U.Clone(U.Get(m, "editedInput"))));
             }
             return list;
         }
 
-        static List<ToolOutput> ToolOutputs(object v)
+        static List<ToolOutput> ToolOutputs(object v, string what)
         {
             if (v == null) return null;
-            var items = U.L(v) ?? throw U.Fail("toolOutputs: expected a list, got " + U.Show(v));
+            var items = U.L(v) ?? throw U.Fail(what + ": expected a list, got " + U.Show(v));
             var list = new List<ToolOutput>();
             foreach (var item in items)
             {
@@ -604,9 +662,10 @@ namespace PhaseoConformance
                         if (State == null) throw U.Fail("continue without a state");
                         var opts = new ContinueOptions { StateJson = State, Client = Model, OnEvent = onEvent, CancellationToken = cts.Token };
                         Overrides(spec, opts);
-                        opts.Approvals = Decisions(U.Get(spec, "approvals"), "approvals");
-                        opts.Rejections = Decisions(U.Get(spec, "rejections"), "rejections");
-                        opts.ToolOutputs = ToolOutputs(U.Get(spec, "toolOutputs"));
+                        opts.Approvals = Decisions(U.Get(spec, "approvals"), "approvals", ApprovalKeys);
+                        opts.Rejections = Decisions(U.Get(spec, "rejections"), "rejections", DecisionKeys);
+                        opts.ToolOutputs = ToolOutputs(U.Get(spec, "toolOutputs"), "toolOutputs");
+                        opts.Responses = ToolOutputs(U.Get(spec, "responses"), "responses");
                         opts.HumanInput = U.Get(spec, "humanInput") as string;
                         if (U.Has(spec, "context")) opts.Context = U.Clone(spec["context"]);
                         Arm(U.Get(spec, "cancelAfterMs"), cts);
@@ -689,8 +748,29 @@ namespace PhaseoConformance
                     }
                     if (!same) throw U.Fail("modelRequests[" + i + "]." + key + ": expected " + U.Show(wl) + ", got " + U.Show(gl));
                 }
+                else if (key == "toolCalls")
+                {
+                    var wl = U.AsList(w);
+                    var gl = U.AsList(g);
+                    bool same = wl.Count == gl.Count;
+                    for (int j = 0; same && j < wl.Count; j++)
+                    {
+                        var wm = U.O(wl[j]);
+                        var gm = U.O(gl[j]);
+                        same = U.JsonEq(U.Get(wm, "id"), U.Get(gm, "id")) && U.JsonEq(U.Get(wm, "name"), U.Get(gm, "name"))
+                            && U.JsonEq(AsJson(U.Get(wm, "arguments")), AsJson(U.Get(gm, "arguments")));
+                    }
+                    if (!same) throw U.Fail("modelRequests[" + i + "].toolCalls: expected " + U.Show(wl) + ", got " + U.Show(gl));
+                }
                 else U.Diff("modelRequests[" + i + "]." + key, w, g);
             }
+        }
+
+        /// <summary>A text holding JSON read as that JSON (tool call arguments compare as JSON).</summary>
+        static object AsJson(object v)
+        {
+            if (!(v is string s)) return v;
+            try { return Json.Parse(s); } catch (FormatException) { return v; }
         }
 
         static void CheckError(Obj want, Outcome o)
@@ -824,6 +904,7 @@ namespace PhaseoConformance
                 {
                     U.CheckKeys(r, RequestKeys, at + ": expect.modelRequests");
                     foreach (var m in U.AsList(U.Get(U.O(r), "toolMessages"))) U.CheckKeys(m, ToolMessageKeys, at + ": expect.modelRequests.toolMessages");
+                    foreach (var tc in U.AsList(U.Get(U.O(r), "toolCalls"))) U.CheckKeys(tc, RequestCallKeys, at + ": expect.modelRequests.toolCalls");
                 }
             }
         }

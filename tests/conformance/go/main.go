@@ -50,25 +50,29 @@ var (
 		"stateSecret", "toolChoice", "parallelToolCalls", "activeTools")
 	toolKeys = set("id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
 		"onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
-		"onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples")
-	modelEntryKeys   = set("text", "toolCalls", "usage", "cost", "finishReason", "fail")
-	runKeys          = set(append([]string{"input", "context", "messages", "cancelAfterMs"}, overrideKeys...)...)
-	continueKeys     = set(append([]string{"approvals", "rejections", "toolOutputs", "humanInput", "context", "cancelAfterMs"}, overrideKeys...)...)
-	stepKeys         = set("run", "continue", "expect")
-	expectKeys       = set("status", "output", "stopReason", "pauseKind", "context", "error", "pending", "executed", "cancelled", "maxConcurrent", "modelRequests", "events", "toolEvents", "preliminaryResults", "usage", "minWallMs", "maxWallMs")
-	errorKeys        = set("code", "messageContains")
-	requestKeys      = set("toolMessages", "tools", "context", "temperature", "model", "instructions", "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs")
-	toolSpecKeys     = set("id", "strict", "inputExamples")
-	toolMessageKeys  = set("toolCallId", "content", "contentContains", "isError")
-	usageKeys        = set("inputTokens", "outputTokens", "cachedTokens", "totalTokens", "cost")
-	toolExecKeys     = set("toolConcurrency", "onError", "maxOutputChars")
-	modelRetryKeys   = set("maxRetries", "backoffMs")
-	decisionKeys     = set("toolCallId", "reason")
-	toolOutputKeys   = set("toolCallId", "output")
-	nextTurnKeys     = set("model", "instructions", "temperature", "maxOutputTokens", "topP", "tools", "toolChoice")
-	terminalActions  = set("return", "returnInput", "throw", "returnContext", "returnRuntime")
-	actions          = set("return", "returnInput", "throw", "returnContext", "returnRuntime", "progress", "setContext", "sleepMs", "blockingSleepMs")
-	toolEventTypes   = set("tool.started", "tool.preliminary_result", "tool.completed", "tool.failed")
+		"onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry")
+	modelEntryKeys  = set("text", "toolCalls", "usage", "cost", "finishReason", "fail")
+	runKeys         = set(append([]string{"input", "context", "messages", "cancelAfterMs"}, overrideKeys...)...)
+	continueKeys    = set(append([]string{"approvals", "rejections", "toolOutputs", "responses", "humanInput", "context", "cancelAfterMs"}, overrideKeys...)...)
+	stepKeys        = set("run", "continue", "expect")
+	expectKeys      = set("status", "output", "stopReason", "pauseKind", "context", "error", "pending", "executed", "cancelled", "maxConcurrent", "modelRequests", "events", "toolEvents", "preliminaryResults", "usage", "minWallMs", "maxWallMs")
+	errorKeys       = set("code", "messageContains")
+	requestKeys     = set("toolMessages", "tools", "context", "temperature", "model", "instructions", "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs", "toolCalls")
+	toolSpecKeys    = set("id", "strict", "inputExamples")
+	toolMessageKeys = set("toolCallId", "content", "contentContains", "isError")
+	usageKeys       = set("inputTokens", "outputTokens", "cachedTokens", "totalTokens", "cost")
+	toolExecKeys    = set("toolConcurrency", "onError", "maxOutputChars", "maxToolCalls")
+	modelRetryKeys  = set("maxRetries", "backoffMs")
+	decisionKeys    = set("toolCallId", "reason")
+	approvalKeys    = set("toolCallId", "reason", "editedInput")
+	toolRetryKeys   = set("maxAttempts", "backoffMs")
+	requestCallKeys = set("id", "name", "arguments")
+	toolOutputKeys  = set("toolCallId", "output")
+	nextTurnKeys    = set("model", "instructions", "temperature", "maxOutputTokens", "topP", "tools", "toolChoice")
+	terminalActions = set("return", "returnInput", "throw", "returnContext", "returnRuntime")
+	actions         = set("return", "returnInput", "throw", "returnContext", "returnRuntime", "progress", "setContext", "sleepMs", "blockingSleepMs",
+		"throwUntilAttempt", "returnAttempt", "returnIdempotencyKey")
+	toolEventTypes   = set("tool.started", "tool.preliminary_result", "tool.completed", "tool.failed", "tool.retrying")
 	executorGraceDur = time.Second
 )
 
@@ -214,7 +218,7 @@ func num(v any, what string) float64 {
 
 type observations struct {
 	mu            sync.Mutex
-	executed      map[string]bool
+	executed      []string // every start, a retried call once per attempt
 	cancelled     map[string]bool
 	active        int
 	maxConcurrent int
@@ -229,13 +233,13 @@ func newObservations() *observations {
 func (o *observations) reset() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.executed, o.cancelled, o.active, o.maxConcurrent = map[string]bool{}, map[string]bool{}, 0, 0
+	o.executed, o.cancelled, o.active, o.maxConcurrent = nil, map[string]bool{}, 0, 0
 }
 
 func (o *observations) start(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.executed[id] = true
+	o.executed = append(o.executed, id)
 	o.active++
 	if o.active > o.maxConcurrent {
 		o.maxConcurrent = o.active
@@ -258,6 +262,17 @@ func (o *observations) activeCount() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.active
+}
+
+// sortedList is a sorted copy of list, repeats kept.
+func sortedList(list []string) []any {
+	sorted := append([]string{}, list...)
+	sort.Strings(sorted)
+	out := make([]any, len(sorted))
+	for i, k := range sorted {
+		out[i] = k
+	}
+	return out
 }
 
 func sortedKeys(m map[string]bool) []any {
@@ -298,9 +313,26 @@ func readRawBehaviors(data []byte) {
 
 // action is one behavior action; value is its argument, as written (raw JSON) when known.
 type action struct {
-	key string
-	arg any
-	raw json.RawMessage
+	key     string
+	arg     any
+	raw     json.RawMessage
+	message string // throwUntilAttempt's error message
+}
+
+// behaviorAction reads one action: a single key, or throwUntilAttempt with its message.
+func behaviorAction(a any) (key string, arg any, message string) {
+	if m, ok := a.(obj); ok && len(m) == 2 && m["throwUntilAttempt"] != nil {
+		msg, ok := m["message"].(string)
+		if !ok {
+			fail("throwUntilAttempt needs a message: %s", show(a))
+		}
+		return "throwUntilAttempt", m["throwUntilAttempt"], msg
+	}
+	key, arg = singleEntry(a, "behavior action")
+	if key == "throwUntilAttempt" {
+		fail("throwUntilAttempt needs a message: %s", show(a))
+	}
+	return key, arg, ""
 }
 
 func (a action) value() any {
@@ -316,7 +348,7 @@ func executor(spec obj, o *observations) func(any, pa.RuntimeContext) (any, erro
 	raws := rawBehaviors[id]
 	acts := make([]action, 0, len(list))
 	for i, a := range list {
-		k, v := singleEntry(a, "behavior action")
+		k, v, message := behaviorAction(a)
 		if !actions[k] {
 			fail("tool %q: unsupported behavior action %q", spec["id"], k)
 		}
@@ -324,7 +356,7 @@ func executor(spec obj, o *observations) func(any, pa.RuntimeContext) (any, erro
 		if i < len(raws) {
 			raw = raws[i][k]
 		}
-		acts = append(acts, action{k, v, raw})
+		acts = append(acts, action{k, v, raw, message})
 	}
 	return func(input any, rt pa.RuntimeContext) (any, error) {
 		id := rt.ToolCall.ID
@@ -362,6 +394,18 @@ func executor(spec obj, o *observations) func(any, pa.RuntimeContext) (any, erro
 				}
 			case "blockingSleepMs":
 				time.Sleep(time.Duration(num(a.arg, "blockingSleepMs") * float64(time.Millisecond)))
+			case "throwUntilAttempt":
+				if float64(rt.Attempt) < num(a.arg, "throwUntilAttempt") {
+					return nil, errors.New(a.message)
+				}
+			case "returnAttempt":
+				return rt.Attempt, nil
+			case "returnIdempotencyKey":
+				rest, ok := strings.CutPrefix(rt.IdempotencyKey, rt.RunID+":")
+				if !ok || rt.RunID == "" {
+					return nil, fmt.Errorf("idempotency key %q does not start with the run id %q", rt.IdempotencyKey, rt.RunID)
+				}
+				return "<run>:" + rest, nil
 			}
 		}
 		return nil, nil
@@ -537,6 +581,9 @@ func toolExecution(v any) *pa.ToolExecutionConfig {
 	if n, ok := m["maxOutputChars"]; ok {
 		c.MaxOutputChars = int(num(n, "maxOutputChars"))
 	}
+	if n, ok := m["maxToolCalls"]; ok {
+		c.MaxToolCalls = pa.Ptr(int(num(n, "maxToolCalls")))
+	}
 	return c
 }
 
@@ -634,6 +681,20 @@ func buildTool(spec obj, o *observations) pa.Tool {
 	}
 	if ex, ok := spec["inputExamples"].([]any); ok {
 		t.InputExamples = ex
+	}
+	if n, ok := spec["maxCalls"]; ok && n != nil {
+		t.MaxCalls = pa.Ptr(int(num(n, "maxCalls")))
+	}
+	if r, ok := spec["retry"]; ok && r != nil {
+		checkKeys(r, toolRetryKeys, "retry")
+		rm, _ := r.(obj)
+		t.Retry = &pa.ToolRetry{MaxAttempts: 1}
+		if n, ok := rm["maxAttempts"]; ok {
+			t.Retry.MaxAttempts = int(num(n, "retry.maxAttempts"))
+		}
+		if n, ok := rm["backoffMs"]; ok {
+			t.Retry.Backoff = time.Duration(num(n, "retry.backoffMs") * float64(time.Millisecond))
+		}
 	}
 	return pa.DefineTool(t)
 }
@@ -738,9 +799,16 @@ func requestSummary(r pa.ModelRequest) obj {
 		toolMessages = append(toolMessages, obj{"toolCallId": m.ToolCallID, "content": m.Content, "isError": m.IsError})
 	}
 	var lastUser any
+	toolCalls := []any{} // of the last assistant message with tool calls
 	for _, m := range msgs {
 		if m.Role == "user" {
 			lastUser = m.Content
+		}
+		if len(m.ToolCalls) > 0 {
+			toolCalls = []any{}
+			for _, c := range m.ToolCalls {
+				toolCalls = append(toolCalls, obj{"id": c.ID, "name": c.Name, "arguments": c.Input})
+			}
 		}
 	}
 	tools, specs := []any{}, []any{}
@@ -756,7 +824,7 @@ func requestSummary(r pa.ModelRequest) obj {
 		"toolMessages": toolMessages, "tools": tools, "context": r.Context, "temperature": r.Temperature,
 		"model": r.Model, "instructions": r.Instructions, "lastUserMessage": lastUser,
 		"maxOutputTokens": r.MaxOutputTokens, "topP": r.TopP, "toolChoice": r.ToolChoice,
-		"parallelToolCalls": r.ParallelToolCalls, "toolSpecs": specs,
+		"parallelToolCalls": r.ParallelToolCalls, "toolSpecs": specs, "toolCalls": toolCalls,
 	}).(obj)
 }
 
@@ -818,7 +886,7 @@ func overrides(spec obj) pa.RunOverrides {
 	return o
 }
 
-func decisions(v any, what string) []pa.ToolDecision {
+func decisions(v any, what string, allowed map[string]bool) []pa.ToolDecision {
 	if v == nil {
 		return nil
 	}
@@ -832,13 +900,13 @@ func decisions(v any, what string) []pa.ToolDecision {
 		case string:
 			out = append(out, pa.ToolDecision{ToolCallID: x})
 		case obj:
-			checkKeys(x, decisionKeys, what)
+			checkKeys(x, allowed, what)
 			id, ok := x["toolCallId"].(string)
 			if !ok {
 				fail("%s: unsupported decision %s", what, show(d))
 			}
 			reason, _ := x["reason"].(string)
-			out = append(out, pa.ToolDecision{ToolCallID: id, Reason: reason})
+			out = append(out, pa.ToolDecision{ToolCallID: id, Reason: reason, EditedInput: clone(x["editedInput"])})
 		default:
 			fail("%s: unsupported decision %s", what, show(d))
 		}
@@ -846,13 +914,13 @@ func decisions(v any, what string) []pa.ToolDecision {
 	return out
 }
 
-func toolOutputs(v any) []pa.ToolOutput {
+func toolOutputs(v any, what string) []pa.ToolOutput {
 	if v == nil {
 		return nil
 	}
 	items, ok := v.([]any)
 	if !ok {
-		fail("toolOutputs: expected a list, got %s", show(v))
+		fail("%s: expected a list, got %s", what, show(v))
 	}
 	out := []pa.ToolOutput{}
 	for _, item := range items {
@@ -957,9 +1025,10 @@ func (r *caseRun) step(step obj) outcome {
 		cancelAfter = spec["cancelAfterMs"]
 		opts := pa.ContinueOptions{StateJSON: r.state, Client: r.model, OnEvent: onEvent,
 			ToolExecution: toolExecution(spec["toolExecution"]), RunOverrides: overrides(spec)}
-		opts.Approvals = decisions(spec["approvals"], "approvals")
-		opts.Rejections = decisions(spec["rejections"], "rejections")
-		opts.ToolOutputs = toolOutputs(spec["toolOutputs"])
+		opts.Approvals = decisions(spec["approvals"], "approvals", approvalKeys)
+		opts.Rejections = decisions(spec["rejections"], "rejections", decisionKeys)
+		opts.ToolOutputs = toolOutputs(spec["toolOutputs"], "toolOutputs")
+		opts.Responses = toolOutputs(spec["responses"], "responses")
 		if h, ok := spec["humanInput"].(string); ok {
 			opts.HumanInput = h
 		}
@@ -1014,7 +1083,7 @@ func (r *caseRun) step(step obj) outcome {
 		state, _ = generic.(obj)
 	}
 	r.obs.mu.Lock()
-	executed, cancelled, maxC := sortedKeys(r.obs.executed), sortedKeys(r.obs.cancelled), r.obs.maxConcurrent
+	executed, cancelled, maxC := sortedList(r.obs.executed), sortedKeys(r.obs.cancelled), r.obs.maxConcurrent
 	r.obs.mu.Unlock()
 	evMu.Lock()
 	evs := append([]pa.AgentEvent{}, events...)
@@ -1098,10 +1167,33 @@ func checkRequest(i int, want, got obj) {
 			if !same {
 				fail("modelRequests[%d].toolSpecs: expected %s, got %s", i, show(wl), show(gl))
 			}
+		case "toolCalls":
+			wl, gl := asList(w), asList(g)
+			same := len(wl) == len(gl)
+			for j := 0; same && j < len(wl); j++ {
+				wm, _ := wl[j].(obj)
+				gm, _ := gl[j].(obj)
+				same = jsonEq(wm["id"], gm["id"]) && jsonEq(wm["name"], gm["name"]) &&
+					jsonEq(asJSONValue(wm["arguments"]), asJSONValue(gm["arguments"]))
+			}
+			if !same {
+				fail("modelRequests[%d].toolCalls: expected %s, got %s", i, show(wl), show(gl))
+			}
 		default:
 			diff(fmt.Sprintf("modelRequests[%d].%s", i, key), w, g)
 		}
 	}
+}
+
+// asJSONValue reads a text holding JSON as that JSON (tool call arguments compare as JSON).
+func asJSONValue(v any) any {
+	if s, ok := v.(string); ok {
+		var parsed any
+		if json.Unmarshal([]byte(s), &parsed) == nil {
+			return parsed
+		}
+	}
+	return v
 }
 
 func checkError(want obj, o outcome) {
@@ -1280,6 +1372,9 @@ func checkCase(c obj) {
 			rm, _ := r.(obj)
 			for _, m := range asList(rm["toolMessages"]) {
 				checkKeys(m, toolMessageKeys, fmt.Sprintf("step %d: expect.modelRequests.toolMessages", i))
+			}
+			for _, c := range asList(rm["toolCalls"]) {
+				checkKeys(c, requestCallKeys, fmt.Sprintf("step %d: expect.modelRequests.toolCalls", i))
 			}
 		}
 	}
