@@ -38,6 +38,13 @@ export interface ToolContext<TContext = unknown, TInput = unknown> {
   context: TContext;
   /** `{id, name, input}`; `id` is unique in the run (an idempotency key). */
   toolCall: ToolCall<TInput>;
+  /** The number of this attempt at the call, from 1: a tool with `retry` runs again after
+   * an attempt that threw or timed out (docs/behaviour.md §15). */
+  attempt: number;
+  /** `"<runId>:<toolCallId>"`: the same for every attempt, for a call approved on continue
+   * in another process and for a call run again by `recover`; pass it to a side-effecting
+   * service so that the effect happens at most once. */
+  idempotencyKey: string;
   /** An MCP tool's annotations (`readOnlyHint`, `destructiveHint`, …; `{}` when the server
    * gave none), in approval predicates; absent for other tools. */
   toolAnnotations?: McpToolAnnotations;
@@ -99,6 +106,19 @@ export interface ToolDefinition<TInput = any, TOutput = unknown, TContext = any>
   strict?: boolean;
   /** Example argument objects, sent with the tool where the client supports them. */
   inputExamples?: Record<string, unknown>[];
+  /** At most this many calls of the tool in a run (a whole number ≥ 1); a call beyond is
+   * refused with an error the model sees, and the run goes on. */
+  maxCalls?: number;
+  /** Retries of a call whose executor throws or times out. */
+  retry?: ToolRetry;
+}
+
+/** A tool's retries (docs/behaviour.md §15): `maxAttempts` attempts in all (the first
+ * counts; 1 means no retry), the n-th retry after `backoffMs × n` ms (default 0). The last
+ * error then follows `onError`. */
+export interface ToolRetry {
+  maxAttempts: number;
+  backoffMs?: number;
 }
 
 /** A checked tool (what `defineTool` returns). */
@@ -388,10 +408,23 @@ export interface AgentEvent {
   [key: string]: unknown;
 }
 
+/** `tool.retrying`, before each new attempt of a tool with `retry`: `attempt` is the number
+ * of the attempt about to start, `error` the message of the one that failed. */
+export interface ToolRetryingEvent extends AgentEvent {
+  type: 'tool.retrying';
+  toolCallId: string;
+  toolName: string;
+  attempt: number;
+  error: string;
+}
+
 export interface ToolExecutionConfig {
   toolConcurrency?: number;
   onError?: OnError;
   maxOutputChars?: number;
+  /** The most tool calls a whole run admits (≥ 1); a call beyond is refused with an error
+   * the model sees. */
+  maxToolCalls?: number;
 }
 
 export interface ModelRetry {
@@ -635,7 +668,10 @@ export interface RunOptions<TContext = unknown> extends RunOverrides {
   state?: StateAccessor;
 }
 
-export type ToolDecision = string | { toolCallId: string; reason?: string };
+/** A call id, or `{toolCallId, reason?, editedInput?}`. An approval's `editedInput` replaces
+ * the model's arguments: validated like them before anything runs (an invalid one refuses
+ * the continue and leaves the state usable), and the tool runs with it. */
+export type ToolDecision = string | { toolCallId: string; reason?: string; editedInput?: unknown };
 
 export interface ContinueOptions<TContext = unknown> extends RunOverrides {
   /** A result, its JSON text, or what `JSON.stringify(result)` gives (for a state holding
@@ -656,6 +692,9 @@ export interface ContinueOptions<TContext = unknown> extends RunOverrides {
   approveToolCalls?: ToolDecision[];
   rejectToolCalls?: ToolDecision[];
   toolOutputs?: { toolCallId: string; output: unknown }[];
+  /** A person's answers in place of approval-gated calls: the tool never runs, the answer
+   * (checked by its `outputSchema`) is its result (docs/behaviour.md §14). */
+  responses?: { toolCallId: string; output: unknown }[];
   humanInput?: string;
   context?: TContext;
   signal?: AbortSignal;

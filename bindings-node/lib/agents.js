@@ -57,9 +57,21 @@ function cancelToken(signal) {
   return { token, detach: () => signal.removeEventListener('abort', onAbort) };
 }
 
+/** Approvals or rejections in the core's format; an approval's `editedInput` is checked
+ * here like any argument and validated by the core like the model's arguments. */
 function decisionSpecs(list) {
   if (!list) return undefined;
-  return list.map((d) => (typeof d === 'string' ? d : { toolCallId: d.toolCallId, reason: d.reason ?? undefined }));
+  return list.map((d) => (typeof d === 'string' ? d : {
+    toolCallId: d.toolCallId,
+    reason: d.reason ?? undefined,
+    editedInput: d.editedInput === undefined ? undefined : storable(d.editedInput, `editedInput of tool call ${d.toolCallId}`),
+  }));
+}
+
+/** `toolOutputs` or `responses` (named `what`): each output as checked JSON text. */
+function outputSpecs(list, what) {
+  if (!list) return undefined;
+  return list.map((o) => ({ toolCallId: o.toolCallId, output: argumentJson(o.output ?? null, `${what}: output of tool call ${o.toolCallId}`) }));
 }
 
 function prepare(options) {
@@ -188,9 +200,8 @@ class Agent {
 
   _continueSpec(options, p) {
     return {
-      toolOutputs: options.toolOutputs
-        ? options.toolOutputs.map((o) => ({ toolCallId: o.toolCallId, output: argumentJson(o.output ?? null, `toolOutputs: output of tool call ${o.toolCallId}`) }))
-        : undefined,
+      toolOutputs: outputSpecs(options.toolOutputs, 'toolOutputs'),
+      responses: outputSpecs(options.responses, 'responses'),
       context: options.context === undefined || options.context === null ? undefined : argumentJson(options.context, 'context'),
       options: {
         ...p.overrides,

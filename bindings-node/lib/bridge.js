@@ -258,7 +258,7 @@ const noop = () => {};
 /** The `context` argument of executors and hooks. Its AbortSignal is created on first
  * use: most tools never look at it, and an AbortController per call is costly. */
 class ToolContext {
-  constructor(requestId, runId, agentId, stepIndex, context, toolCall) {
+  constructor(requestId, runId, agentId, stepIndex, context, toolCall, attempt, idempotencyKey) {
     this._requestId = requestId;
     this._controller = null;
     this._aborted = false;
@@ -267,11 +267,17 @@ class ToolContext {
     this.stepIndex = stepIndex;
     this.context = context;
     this.toolCall = toolCall;
+    // docs/behaviour.md §15: the attempt (from 1) and the key that is the same for every
+    // attempt, both from the core.
+    this.attempt = attempt;
+    this.idempotencyKey = idempotencyKey;
   }
 
-  /** A context from runtime data `{runId, agentId, stepIndex, context, toolCall}`. */
+  /** A context from runtime data `{runId, agentId, stepIndex, context, toolCall, attempt,
+   * idempotencyKey}`. */
   static of(requestId, runtime) {
-    const context = new ToolContext(requestId, runtime.runId, runtime.agentId, runtime.stepIndex, runtime.context, runtime.toolCall);
+    const context = new ToolContext(requestId, runtime.runId, runtime.agentId, runtime.stepIndex, runtime.context,
+      runtime.toolCall, runtime.attempt, runtime.idempotencyKey);
     // An MCP tool's annotations (readOnlyHint, destructiveHint, …), for approval predicates.
     if (runtime.toolAnnotations !== undefined) context.toolAnnotations = runtime.toolAnnotations;
     return context;
@@ -365,7 +371,8 @@ function drain() {
 // away and compiles it again on the next calls. Keeping the last context alive keeps it.
 let lastContext = null;
 
-/** `[OP_EXECUTE, callable, request, input, callId, toolName, toolCallInput]`. */
+/** `[OP_EXECUTE, callable, request, input, callId, toolName, toolCallInput, attempt,
+ * idempotencyKey]`. */
 function execute(call, phase) {
   const requestId = call[2];
   const entry = callables.get(call[1]);
@@ -374,7 +381,7 @@ function execute(call, phase) {
   const shared = phase.contextText === undefined ? phase.context
     : phase.contextBig ? parseExact(phase.contextText) : JSON.parse(phase.contextText);
   const context = new ToolContext(requestId, phase.runId, phase.agentId, phase.stepIndex, shared,
-    { id: call[4], name: call[5], input: call[6] });
+    { id: call[4], name: call[5], input: call[6] }, call[7], call[8]);
   lastContext = context;
   let value;
   try {

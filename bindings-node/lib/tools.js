@@ -49,6 +49,9 @@ function defineTool(definition) {
         ? undefined : storable(nextTurnTools(d.nextTurnParams), 'nextTurnParams'),
     strict: checkedBoolean(d.strict, `Invalid definition of tool '${d.id}': strict`),
     inputExamples: checkedList(d.inputExamples, `Invalid definition of tool '${d.id}': inputExamples`),
+    // Read and checked by the core (docs/behaviour.md §15).
+    maxCalls: d.maxCalls ?? undefined,
+    retry: d.retry === undefined || d.retry === null ? undefined : storable(d.retry, `Invalid definition of tool '${d.id}': retry`),
   };
   if (d.nextTurnParams !== null && typeof d.nextTurnParams === 'object') {
     const fn = Object.keys(d.nextTurnParams).find((k) => typeof d.nextTurnParams[k] === 'function');

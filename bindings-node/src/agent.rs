@@ -204,6 +204,8 @@ pub struct OutputSpec {
 #[napi(object)]
 pub struct ContinueSpec {
     pub tool_outputs: Option<Vec<OutputSpec>>,
+    /// People's answers in place of approval-gated calls (docs/behaviour.md §14).
+    pub responses: Option<Vec<OutputSpec>>,
     /// JSON text.
     pub context: Option<String>,
     /// Decisions, `humanInput` and the overrides (canonical format).
@@ -415,15 +417,20 @@ impl NativeAgent {
         if let Some(c) = spec.context {
             obj.insert("context".into(), argument(&c, "context")?);
         }
-        if let Some(outputs) = spec.tool_outputs {
-            let outputs = outputs
-                .into_iter()
-                .map(|o| {
-                    let output = argument(&o.output, "toolOutputs")?;
-                    Ok(serde_json::json!({"toolCallId": o.tool_call_id, "output": output}))
-                })
-                .collect::<napi::Result<Vec<_>>>()?;
-            obj.insert("toolOutputs".into(), Value::Array(outputs));
+        for (key, outputs) in [
+            ("toolOutputs", spec.tool_outputs),
+            ("responses", spec.responses),
+        ] {
+            if let Some(outputs) = outputs {
+                let outputs = outputs
+                    .into_iter()
+                    .map(|o| {
+                        let output = argument(&o.output, key)?;
+                        Ok(serde_json::json!({"toolCallId": o.tool_call_id, "output": output}))
+                    })
+                    .collect::<napi::Result<Vec<_>>>()?;
+                obj.insert(key.into(), Value::Array(outputs));
+            }
         }
         let mut options = phaseo_agent::spec::continue_options(&JsCallbacks, Value::Object(obj))
             .map_err(to_napi)?

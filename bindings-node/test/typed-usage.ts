@@ -16,6 +16,8 @@ import {
   type RunResult,
   type ToolChoice,
   type ToolContext,
+  type ToolRetry,
+  type ToolRetryingEvent,
 } from '@phaseo/agent-sdk';
 
 interface Ticket { ticketId: string }
@@ -26,8 +28,12 @@ const lookup = defineTool<Ticket, { status: string }, AppContext>({
   description: 'Load a ticket',
   parameters: { type: 'object', properties: { ticketId: { type: 'string' } }, required: ['ticketId'] },
   timeoutMs: 1000,
+  maxCalls: 3,
+  retry: { maxAttempts: 2, backoffMs: 100 } satisfies ToolRetry,
   async execute(input: Ticket, context: ToolContext<AppContext, Ticket>) {
-    context.emitProgress({ phase: 'lookup' });
+    const attempt: number = context.attempt;
+    const key: string = context.idempotencyKey;
+    context.emitProgress({ phase: 'lookup', attempt, key });
     if (context.signal.aborted) throw new Error('cancelled');
     return { status: `${input.ticketId} for ${context.context.user}` };
   },
@@ -50,9 +56,16 @@ const agent = createAgent<AppContext, string>({
   instructions: (turn) => `turn ${turn.numberOfTurns}`,
   tools: [lookup, refund, manual],
   stopWhen: [stepCountIs(5), (state) => state.usage.totalTokens > 1000],
-  toolExecution: { toolConcurrency: 2, onError: 'return-to-model', maxOutputChars: 2000 },
+  toolExecution: { toolConcurrency: 2, onError: 'return-to-model', maxOutputChars: 2000, maxToolCalls: 20 },
   modelRetry: { maxRetries: 1, backoffMs: 10 },
 });
+
+/** The typed form of a `tool.retrying` event. */
+export function retryingAttempt(event: AgentEvent): number | null {
+  if (event.type !== 'tool.retrying') return null;
+  const retrying = event as ToolRetryingEvent;
+  return retrying.attempt;
+}
 
 const host = {
   async generate(request: ModelRequest) {
@@ -67,6 +80,7 @@ export async function main(): Promise<string> {
   const text: string = JSON.stringify(result);
   try {
     await agent.continueRun({ state: text, client: createScriptedClient([{ text: 'ok' }]), approvals: ['c1', { toolCallId: 'c2', reason: 'fine' }], toolOutputs: [{ toolCallId: 'c3', output: 1 }] });
+    await agent.continueRun({ state: text, client: createScriptedClient([{ text: 'ok' }]), approvals: [{ toolCallId: 'c4', editedInput: { ticketId: 'T-2' } }], responses: [{ toolCallId: 'c5', output: { status: 'done' } }], toolExecution: { maxToolCalls: 5 } });
   } catch (error) {
     if (error instanceof AgentContinueError) return error.code;
     if (error instanceof AgentError && error.result) return error.result.run.status;

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use phaseo_agent::spec;
 use phaseo_agent::store::LeaseConfig;
 use phaseo_agent::{
     create_agent, Agent, AgentDefinition, AgentError, CancellationToken, ContinueOptions, Message,
@@ -83,7 +84,13 @@ fn tool_execution(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<ToolExecutio
         max_output_chars: get("max_output_chars")?
             .map(|v| v.extract::<usize>())
             .transpose()?,
-        max_tool_calls: None,
+        max_tool_calls: get("max_tool_calls")?
+            .map(|v| v.extract::<f64>())
+            .transpose()?
+            .map(|n| spec::at_least_one(n, "toolExecution.maxToolCalls"))
+            .transpose()
+            .map_err(|e| to_pyerr(py, e))?
+            .map(|n| n as usize),
     })
 }
 
@@ -151,12 +158,34 @@ fn decisions(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<ToolDecision>> {
         return Ok(out);
     };
     for item in v.try_iter()? {
-        let (id, reason): (String, Option<String>) = item?.extract()?;
+        let (id, reason, edited): (String, Option<String>, Option<Bound<'_, PyAny>>) =
+            item?.extract()?;
+        let edited_input = edited
+            .filter(|e| !e.is_none())
+            .map(|e| arg_value(&e, &format!("edited_input of tool call {id}")))
+            .transpose()?;
         out.push(ToolDecision {
             tool_call_id: id,
             reason,
-            edited_input: None,
+            edited_input,
         });
+    }
+    Ok(out)
+}
+
+/// `(tool_call_id, output)` pairs of `tool_outputs` or `responses` (named `what`).
+fn outputs(items: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Vec<ToolOutput>> {
+    let mut out = Vec::new();
+    for item in items
+        .filter(|v| !v.is_none())
+        .map(|v| v.try_iter())
+        .transpose()?
+        .into_iter()
+        .flatten()
+    {
+        let (id, output): (String, Bound<'_, PyAny>) = item?.extract()?;
+        let output = arg_value(&output, &format!("{what}: output of tool call {id}"))?;
+        out.push(ToolOutput::new(id, output));
     }
     Ok(out)
 }
@@ -259,6 +288,7 @@ impl PyAgent {
         approvals: Option<&Bound<'_, PyAny>>,
         rejections: Option<&Bound<'_, PyAny>>,
         tool_outputs: Option<&Bound<'_, PyAny>>,
+        responses: Option<&Bound<'_, PyAny>>,
         human_input: Option<String>,
         context: Option<&Bound<'_, PyAny>>,
         overrides: Option<&Bound<'_, PyDict>>,
@@ -272,6 +302,7 @@ impl PyAgent {
             approvals,
             rejections,
             tool_outputs,
+            responses,
             human_input,
             context,
         )?;
@@ -305,7 +336,7 @@ impl PyAgent {
         store: Option<&Bound<'_, PyRunStore>>,
     ) -> PyResult<Job> {
         let p = self.prepare(py, client, overrides, on_event, cancel)?;
-        let mut options = Self::continue_options(&p, None, None, None, None, context)?;
+        let mut options = Self::continue_options(&p, None, None, None, None, None, context)?;
         if let Some(s) = store {
             options = options.store(s.get().store.clone());
         }
@@ -318,6 +349,7 @@ impl PyAgent {
         approvals: Option<&Bound<'_, PyAny>>,
         rejections: Option<&Bound<'_, PyAny>>,
         tool_outputs: Option<&Bound<'_, PyAny>>,
+        responses: Option<&Bound<'_, PyAny>>,
         human_input: Option<String>,
         context: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ContinueOptions> {
@@ -327,19 +359,8 @@ impl PyAgent {
         options.traceparent = p.traceparent.clone();
         options.approvals = decisions(approvals)?;
         options.rejections = decisions(rejections)?;
-        for item in tool_outputs
-            .filter(|v| !v.is_none())
-            .map(|v| v.try_iter())
-            .transpose()?
-            .into_iter()
-            .flatten()
-        {
-            let (id, output): (String, Bound<'_, PyAny>) = item?.extract()?;
-            options.tool_outputs.push(ToolOutput::new(
-                id.clone(),
-                arg_value(&output, &format!("tool_outputs: output of tool call {id}"))?,
-            ));
-        }
+        options.tool_outputs = outputs(tool_outputs, "tool_outputs")?;
+        options.responses = outputs(responses, "responses")?;
         options.human_input = human_input;
         options.context = context
             .filter(|c| !c.is_none())
@@ -695,7 +716,7 @@ impl PyAgent {
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None))]
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None, responses=None))]
     #[allow(clippy::too_many_arguments)]
     fn continue_run<'py>(
         &self,
@@ -712,6 +733,7 @@ impl PyAgent {
         cancel: Option<&Bound<'py, PyCancelToken>>,
         run_id: Option<String>,
         store: Option<&Bound<'py, PyRunStore>>,
+        responses: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.continue_job(
@@ -721,6 +743,7 @@ impl PyAgent {
                 approvals,
                 rejections,
                 tool_outputs,
+                responses,
                 human_input,
                 context,
                 overrides,
@@ -732,7 +755,7 @@ impl PyAgent {
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None))]
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None, responses=None))]
     #[allow(clippy::too_many_arguments)]
     fn continue_run_async<'py>(
         &self,
@@ -749,6 +772,7 @@ impl PyAgent {
         cancel: Option<&Bound<'py, PyCancelToken>>,
         run_id: Option<String>,
         store: Option<&Bound<'py, PyRunStore>>,
+        responses: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.continue_job(
@@ -758,6 +782,7 @@ impl PyAgent {
                 approvals,
                 rejections,
                 tool_outputs,
+                responses,
                 human_input,
                 context,
                 overrides,
@@ -769,7 +794,7 @@ impl PyAgent {
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None))]
+    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None, responses=None))]
     #[allow(clippy::too_many_arguments)]
     fn continue_stream<'py>(
         &self,
@@ -786,6 +811,7 @@ impl PyAgent {
         cancel: Option<&Bound<'py, PyCancelToken>>,
         run_id: Option<String>,
         store: Option<&Bound<'py, PyRunStore>>,
+        responses: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
             let job = self.continue_job(
@@ -795,6 +821,7 @@ impl PyAgent {
                 approvals,
                 rejections,
                 tool_outputs,
+                responses,
                 human_input,
                 context,
                 overrides,

@@ -103,6 +103,21 @@ impl PyToolRuntime {
         }
     }
 
+    /// The number of this attempt at the call, from 1: a tool with `retry` runs again
+    /// after an attempt that raised or timed out (docs/behaviour.md §15).
+    #[getter]
+    fn attempt(&self) -> u32 {
+        self.runtime.attempt()
+    }
+
+    /// `"<run_id>:<tool_call_id>"`: the same for every attempt, for a call approved on
+    /// continue in another process and for a call run again by `recover`; pass it to a
+    /// side-effecting service so that the effect happens at most once.
+    #[getter]
+    fn idempotency_key(&self) -> String {
+        self.runtime.idempotency_key()
+    }
+
     /// The call's cancellation flag.
     #[getter]
     fn cancelled(&self) -> PyCancelledFlag {

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use phaseo_agent::spec;
+use phaseo_agent::AgentError;
 use phaseo_agent::{
     async_trait, ApprovalPredicate, JsonSchema, NextTurnParams, NextTurnParamsProvider, OnError,
     ResponseReceivedHook, Tool, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, Validator,
@@ -213,6 +215,34 @@ impl NextTurnParamsProvider for PyNextTurn {
     }
 }
 
+/// A tool's `max_calls` and `retry` (`(max_attempts, backoff_ms)`), checked by the core's
+/// readers of the canonical keys (docs/behaviour.md §15), whose refusals name the keys as
+/// every binding's do (`maxCalls`, `retry.maxAttempts`).
+fn call_limits(
+    py: Python<'_>,
+    mut tool: Tool,
+    max_calls: Option<f64>,
+    retry: Option<(f64, Option<f64>)>,
+) -> PyResult<Tool> {
+    let id = tool.id().to_owned();
+    let refused = |e: AgentError| {
+        let e = AgentError::definition_invalid(format!(
+            "Invalid definition of tool '{id}': {}",
+            e.message()
+        ));
+        to_pyerr(py, e)
+    };
+    if let Some(n) = max_calls {
+        let n = spec::at_least_one(n, "maxCalls").map_err(refused)?;
+        tool = tool.max_calls(n);
+    }
+    if let Some((max_attempts, backoff_ms)) = retry {
+        let retry = spec::tool_retry(max_attempts, backoff_ms).map_err(refused)?;
+        tool = tool.retry(retry);
+    }
+    Ok(tool)
+}
+
 /// A tool defined from Python (`define_tool(AgentTool(...))`).
 #[pyclass(name = "Tool", module = "phaseo_agent", frozen)]
 pub struct PyTool {
@@ -222,7 +252,7 @@ pub struct PyTool {
 #[pymethods]
 impl PyTool {
     #[new]
-    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None))]
+    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None, max_calls=None, retry=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -243,6 +273,8 @@ impl PyTool {
         next_turn_params: Option<&Bound<'_, PyAny>>,
         strict: bool,
         input_examples: Option<&Bound<'_, PyAny>>,
+        max_calls: Option<f64>,
+        retry: Option<(f64, Option<f64>)>,
     ) -> PyResult<Self> {
         let parameters = match parameters {
             Some(p) if !p.is_none() => arg_value(p, "parameters")?,
@@ -351,6 +383,7 @@ impl PyTool {
             };
             tool = tool.input_examples(examples);
         }
+        tool = call_limits(py, tool, max_calls, retry)?;
         no_panic_in_definition(py, || tool.check().map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { tool })
     }

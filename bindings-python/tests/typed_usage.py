@@ -32,6 +32,7 @@ from phaseo_agent import (
     PendingToolCall,
     RunResult,
     ScriptedClient,
+    ToolRetry,
     ToolRuntime,
     Usage,
     create_agent,
@@ -46,7 +47,9 @@ def lookup(tool_input: Dict[str, Any], runtime: ToolRuntime) -> Dict[str, Any]:
     runtime.emit_progress({"phase": "lookup"})
     if runtime.cancelled.is_set():
         raise RuntimeError("cancelled")
-    return {"id": tool_input["id"], "run": runtime.run_id, "step": runtime.step_index}
+    attempt: int = runtime.attempt
+    key: str = runtime.idempotency_key
+    return {"id": tool_input["id"], "run": runtime.run_id, "step": runtime.step_index, "attempt": attempt, "key": key}
 
 
 async def slow(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
@@ -56,13 +59,14 @@ async def slow(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
 
 def main() -> Optional[str]:
     tools = [
-        define_tool(AgentTool(id="lookup", execute=lookup, timeout_ms=1000)),
+        define_tool(AgentTool(id="lookup", execute=lookup, timeout_ms=1000, max_calls=3,
+                              retry=ToolRetry(max_attempts=2, backoff_ms=100))),
         define_tool(AgentTool(id="slow", execute=slow, require_approval=True)),
         define_tool(AgentTool(id="manual", parameters={"type": "object"})),
         define_tool(AgentTool(id="manual_too", execute=False)),
     ]
     agent = create_agent({"id": "typed", "tools": tools, "stop_when": [step_count_is(5)],
-                          "tool_execution": AgentToolExecutionConfig(tool_concurrency=2)})
+                          "tool_execution": AgentToolExecutionConfig(tool_concurrency=2, max_tool_calls=10)})
     client = ScriptedClient([{"tool_calls": [{"id": "c1", "name": "lookup", "arguments": '{"id": 1}'}]}, {"text": "ok"}])
     try:
         result: RunResult = agent.run(input="hi", client=client, context={"user": "ana"})
@@ -78,6 +82,9 @@ def main() -> Optional[str]:
         restored = agent.continue_run(state=restored, client=client,
                                       approvals=[AgentToolDecision(p.tool_call_id) for p in pending],
                                       tool_outputs=[AgentToolOutput("c2", {"done": True})])
+        restored = agent.continue_run(state=restored, client=client,
+                                      approvals=[AgentToolDecision("c3", edited_input={"id": 2})],
+                                      responses=[AgentToolOutput("c4", {"id": 4})])
     stream = agent.stream(input="again", client=client)
     for event in stream.events():
         kind: str = event["type"]

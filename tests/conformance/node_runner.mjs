@@ -36,6 +36,7 @@ const TOOL_KEYS = new Set([
   'id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs',
   'onError', 'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled',
   'onResponseReceived', 'behavior', 'asGenerator', 'async', 'strict', 'inputExamples',
+  'maxCalls', 'retry',
 ]);
 const MODEL_ENTRY_KEYS = new Set(['text', 'toolCalls', 'usage', 'cost', 'finishReason', 'fail']);
 const OVERRIDE_KEYS = [
@@ -44,7 +45,7 @@ const OVERRIDE_KEYS = [
 ];
 const RUN_KEYS = new Set(['input', 'context', 'messages', 'cancelAfterMs', ...OVERRIDE_KEYS]);
 const CONTINUE_KEYS = new Set([
-  'approvals', 'rejections', 'toolOutputs', 'humanInput', 'context', 'cancelAfterMs',
+  'approvals', 'rejections', 'toolOutputs', 'responses', 'humanInput', 'context', 'cancelAfterMs',
   ...OVERRIDE_KEYS,
 ]);
 const STEP_KEYS = new Set(['run', 'continue', 'expect']);
@@ -57,17 +58,23 @@ const ERROR_KEYS = new Set(['code', 'messageContains']);
 const REQUEST_KEYS = new Set([
   'toolMessages', 'tools', 'context', 'temperature', 'model', 'instructions',
   'lastUserMessage', 'maxOutputTokens', 'topP', 'toolChoice', 'parallelToolCalls', 'toolSpecs',
+  'toolCalls',
 ]);
 const TOOL_SPEC_KEYS = new Set(['id', 'strict', 'inputExamples']);
 const TOOL_MESSAGE_KEYS = new Set(['toolCallId', 'content', 'contentContains', 'isError']);
 const USAGE_KEYS = new Set(['inputTokens', 'outputTokens', 'cachedTokens', 'totalTokens', 'cost']);
-const TOOL_EXECUTION_KEYS = new Set(['toolConcurrency', 'onError', 'maxOutputChars']);
+const TOOL_EXECUTION_KEYS = new Set(['toolConcurrency', 'onError', 'maxOutputChars', 'maxToolCalls']);
+const RETRY_KEYS = new Set(['maxAttempts', 'backoffMs']);
+const TOOL_CALL_KEYS = new Set(['id', 'name', 'arguments']);
 const MODEL_RETRY_KEYS = new Set(['maxRetries', 'backoffMs']);
 const DECISION_KEYS = new Set(['toolCallId', 'reason']);
+const APPROVAL_KEYS = new Set(['toolCallId', 'reason', 'editedInput']);
 const TOOL_OUTPUT_KEYS = new Set(['toolCallId', 'output']);
-const TERMINAL_ACTIONS = new Set(['return', 'returnInput', 'throw', 'returnContext', 'returnRuntime']);
-const ACTIONS = new Set([...TERMINAL_ACTIONS, 'progress', 'setContext', 'sleepMs', 'blockingSleepMs']);
-const TOOL_EVENT_TYPES = new Set(['tool.started', 'tool.preliminary_result', 'tool.completed', 'tool.failed']);
+const TERMINAL_ACTIONS = new Set([
+  'return', 'returnInput', 'throw', 'returnContext', 'returnRuntime', 'returnAttempt', 'returnIdempotencyKey',
+]);
+const ACTIONS = new Set([...TERMINAL_ACTIONS, 'progress', 'setContext', 'sleepMs', 'blockingSleepMs', 'throwUntilAttempt']);
+const TOOL_EVENT_TYPES = new Set(['tool.started', 'tool.preliminary_result', 'tool.completed', 'tool.failed', 'tool.retrying']);
 const EXECUTOR_GRACE_MS = 1000;
 
 /** The first difference, or a feature of the case this runner cannot express. */
@@ -126,6 +133,19 @@ function singleEntry(action, what) {
     throw new CaseError(`${what} must be an object with one key: ${show(action)}`);
   }
   return Object.entries(action)[0];
+}
+
+/** A behaviour action as `[key, argument]`; `throwUntilAttempt` alone has a second key,
+ * `message`, and takes `[n, message]` as its argument. */
+function behaviorAction(action) {
+  if (isObject(action) && 'throwUntilAttempt' in action) {
+    const keys = Object.keys(action).sort();
+    if (keys.length !== 2 || keys[0] !== 'message' || keys[1] !== 'throwUntilAttempt') {
+      throw new CaseError(`behavior action throwUntilAttempt needs exactly a message: ${show(action)}`);
+    }
+    return ['throwUntilAttempt', [action.throwUntilAttempt, action.message]];
+  }
+  return singleEntry(action, 'behavior action');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -189,9 +209,21 @@ function runtimeValue(context) {
   };
 }
 
+/** The context's idempotency key, checked to start with the real run id and `:`, with that
+ * run id written as `<run>`. */
+function idempotencyKey(context) {
+  const { idempotencyKey: key, runId } = context;
+  if (typeof runId !== 'string' || runId === '' || typeof key !== 'string' || !key.startsWith(`${runId}:`)) {
+    throw new Error(`idempotency key ${show(key)} does not start with the run id ${show(runId)}`);
+  }
+  return `<run>${key.slice(runId.length)}`;
+}
+
 /** The value a terminal action returns (or the error it throws). */
 function terminal(key, arg, input, context) {
   switch (key) {
+    case 'returnAttempt': return context.attempt;
+    case 'returnIdempotencyKey': return idempotencyKey(context);
     case 'return': return clone(arg);
     case 'returnInput': return input;
     case 'throw': throw new Error(text(arg));
@@ -228,7 +260,10 @@ function cooperativeSleep(ms, context, obs) {
 /** The side-effect actions every executor form performs alike; false for the others. */
 function sideEffect(key, arg, context) {
   if (key === 'setContext') context.setContext(clone(arg));
-  else if (key === 'blockingSleepMs') blockingSleep(arg);
+  else if (key === 'throwUntilAttempt') {
+    const [until, message] = arg;
+    if (context.attempt < until) throw new Error(text(message));
+  } else if (key === 'blockingSleepMs') blockingSleep(arg);
   else return false;
   return true;
 }
@@ -301,7 +336,7 @@ function syncGeneratorExecutor(actions, obs) {
 
 /** The executor form the tool's flags ask for. */
 function executor(spec, obs) {
-  const actions = (spec.behavior ?? []).map((a) => singleEntry(a, 'behavior action'));
+  const actions = (spec.behavior ?? []).map(behaviorAction);
   const sync = spec.async === false;
   const generator = spec.asGenerator === true;
   for (const [key] of actions) {
@@ -411,6 +446,12 @@ function toolExecution(value) {
   return clone(value);
 }
 
+function toolRetry(value) {
+  if (value === undefined || value === null) return undefined;
+  checkKeys(value, RETRY_KEYS, 'retry');
+  return clone(value);
+}
+
 function modelRetry(value) {
   if (value === undefined || value === null) return undefined;
   checkKeys(value, MODEL_RETRY_KEYS, 'modelRetry');
@@ -443,6 +484,8 @@ function buildTool(spec, obs) {
     nextTurnParams: clone(spec.nextTurnParams ?? undefined),
     strict: spec.strict ?? undefined,
     inputExamples: clone(spec.inputExamples ?? undefined),
+    maxCalls: spec.maxCalls ?? undefined,
+    retry: toolRetry(spec.retry),
   };
   for (const k of Object.keys(definition)) if (definition[k] === undefined) delete definition[k];
   return sdk.defineTool(definition);
@@ -509,7 +552,12 @@ function requestSummary(request) {
   let start = messages.length;
   while (start > 0 && messages[start - 1].role === 'tool') start -= 1;
   const users = messages.filter((m) => m.role === 'user');
+  // The last assistant message with tool calls, as the model will read it.
+  const withCalls = messages.filter((m) => Array.isArray(m.toolCalls) && m.toolCalls.length > 0);
+  const calls = withCalls.length ? withCalls[withCalls.length - 1].toolCalls : [];
   return {
+    // Not cloned: arguments may hold BigInts, which JSON.stringify refuses.
+    toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.input ?? null })),
     toolMessages: messages.slice(start).map((m) => ({
       toolCallId: m.toolCallId ?? null,
       content: m.content,
@@ -580,22 +628,27 @@ function overrideOptions(spec) {
   return options;
 }
 
-function decisions(items, what) {
+/** Approvals (`keys` with `editedInput`) or rejections. */
+function decisions(items, what, keys) {
   if (items === undefined || items === null) return undefined;
   if (!Array.isArray(items)) throw new CaseError(`${what}: expected a list, got ${show(items)}`);
   return items.map((d) => {
     if (typeof d === 'string') return d;
     if (isObject(d) && typeof d.toolCallId === 'string') {
-      checkKeys(d, DECISION_KEYS, what);
-      return d.reason === undefined ? { toolCallId: d.toolCallId } : { toolCallId: d.toolCallId, reason: d.reason };
+      checkKeys(d, keys, what);
+      const decision = { toolCallId: d.toolCallId };
+      if (d.reason !== undefined) decision.reason = d.reason;
+      if (d.editedInput !== undefined) decision.editedInput = clone(d.editedInput);
+      return decision;
     }
     throw new CaseError(`${what}: unsupported decision ${show(d)}`);
   });
 }
 
-function toolOutputs(items) {
+/** `toolOutputs` or `responses` (named `what`). */
+function toolOutputs(items, what = 'toolOutputs') {
   if (items === undefined || items === null) return undefined;
-  if (!Array.isArray(items)) throw new CaseError(`toolOutputs: expected a list, got ${show(items)}`);
+  if (!Array.isArray(items)) throw new CaseError(`${what}: expected a list, got ${show(items)}`);
   return items.map((o) => {
     checkKeys(o, TOOL_OUTPUT_KEYS, 'toolOutput');
     if (!isObject(o) || typeof o.toolCallId !== 'string') throw new CaseError(`toolOutput without toolCallId: ${show(o)}`);
@@ -641,12 +694,14 @@ class CaseRun {
       if (!isObject(spec)) throw new CaseError('continue: expected an object');
       if (this.state === null) throw new CaseError('continue without a state');
       const options = { ...overrideOptions(spec), state: this.state, ...common };
-      const approvals = decisions(spec.approvals, 'approvals');
-      const rejections = decisions(spec.rejections, 'rejections');
+      const approvals = decisions(spec.approvals, 'approvals', APPROVAL_KEYS);
+      const rejections = decisions(spec.rejections, 'rejections', DECISION_KEYS);
       const outputs = toolOutputs(spec.toolOutputs);
+      const responses = toolOutputs(spec.responses, 'responses');
       if (approvals !== undefined) options.approvals = approvals;
       if (rejections !== undefined) options.rejections = rejections;
       if (outputs !== undefined) options.toolOutputs = outputs;
+      if (responses !== undefined) options.responses = responses;
       if (spec.humanInput !== undefined && spec.humanInput !== null) options.humanInput = spec.humanInput;
       if (spec.context !== undefined) options.context = clone(spec.context);
       return { promise: this.call('continueRun', 'continueStream', options), cancelAfter: spec.cancelAfterMs };
@@ -741,9 +796,27 @@ function checkRequest(i, expected, actual) {
       const same = wantList.length === gotList.length && wantList.every((w, j) =>
         Object.entries(w).every(([k, v]) => TOOL_SPEC_KEYS.has(k) && jsonEq(v, gotList[j][k] ?? null)));
       if (!same) throw new CaseError(`modelRequests[${i}].toolSpecs: expected ${show(wantList)}, got ${show(gotList)}`);
+    } else if (key === 'toolCalls') {
+      const wantList = want ?? [];
+      const gotList = got ?? [];
+      const same = wantList.length === gotList.length && wantList.every((w, j) =>
+        Object.keys(w).every((k) => TOOL_CALL_KEYS.has(k))
+        && jsonEq(w.id, gotList[j].id) && jsonEq(w.name, gotList[j].name)
+        && jsonEq(asJson(w.arguments), asJson(gotList[j].arguments)));
+      if (!same) throw new CaseError(`modelRequests[${i}].toolCalls: expected ${show(wantList)}, got ${show(gotList)}`);
     } else {
       diff(`modelRequests[${i}].${key}`, want, got);
     }
+  }
+}
+
+/** Arguments compared as JSON: a string holding JSON stands for that JSON. */
+function asJson(value) {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
   }
 }
 

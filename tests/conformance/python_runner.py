@@ -37,6 +37,7 @@ try:
         AgentToolOutput,
         CancelToken,
         RunResult,
+        ToolRetry,
         ToolReturn,
         create_agent,
         define_tool,
@@ -69,6 +70,7 @@ TOOL_KEYS = {
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
     "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
+    "maxCalls", "retry",
 }
 MODEL_ENTRY_KEYS = {"text", "toolCalls", "usage", "cost", "finishReason", "fail"}
 OVERRIDE_KEYS = {
@@ -77,7 +79,7 @@ OVERRIDE_KEYS = {
 }
 RUN_KEYS = {"input", "context", "messages", "cancelAfterMs"} | OVERRIDE_KEYS
 CONTINUE_KEYS = {
-    "approvals", "rejections", "toolOutputs", "humanInput", "context", "cancelAfterMs",
+    "approvals", "rejections", "toolOutputs", "responses", "humanInput", "context", "cancelAfterMs",
 } | OVERRIDE_KEYS
 STEP_KEYS = {"run", "continue", "expect"}
 EXPECT_KEYS = {
@@ -88,15 +90,18 @@ EXPECT_KEYS = {
 REQUEST_KEYS = {
     "toolMessages", "tools", "context", "temperature", "model", "instructions",
     "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs",
+    "toolCalls",
 }
 TOOL_SPEC_KEYS = {"id", "strict", "inputExamples"}
 USAGE_KEYS = {
     "inputTokens": "input_tokens", "outputTokens": "output_tokens",
     "cachedTokens": "cached_tokens", "totalTokens": "total_tokens", "cost": "cost",
 }
-TERMINAL_ACTIONS = {"return", "returnInput", "throw", "returnContext", "returnRuntime"}
-ACTIONS = TERMINAL_ACTIONS | {"progress", "setContext", "sleepMs", "blockingSleepMs"}
-TOOL_EVENT_TYPES = {"tool.started", "tool.preliminary_result", "tool.completed", "tool.failed"}
+TERMINAL_ACTIONS = {
+    "return", "returnInput", "throw", "returnContext", "returnRuntime", "returnAttempt", "returnIdempotencyKey",
+}
+ACTIONS = TERMINAL_ACTIONS | {"progress", "setContext", "sleepMs", "blockingSleepMs", "throwUntilAttempt"}
+TOOL_EVENT_TYPES = {"tool.started", "tool.preliminary_result", "tool.completed", "tool.failed", "tool.retrying"}
 STOP_CONDITIONS: Dict[str, Callable[[Any], Any]] = {
     "stepCountIs": lambda v: step_count_is(int(v)),
     "maxTokensUsed": lambda v: max_tokens_used(int(v)),
@@ -161,6 +166,16 @@ def single_entry(action: Json, what: str) -> Tuple[str, Json]:
     return next(iter(action.items()))
 
 
+def behavior_action(action: Json) -> Tuple[str, Json]:
+    """A behaviour action as ``(key, argument)``; ``throwUntilAttempt`` alone has a second
+    key, ``message``, and takes ``(n, message)`` as its argument."""
+    if isinstance(action, dict) and "throwUntilAttempt" in action:
+        if set(action) != {"throwUntilAttempt", "message"}:
+            raise CaseError(f"behavior action throwUntilAttempt needs exactly a message: {show(action)}")
+        return "throwUntilAttempt", (action["throwUntilAttempt"], action["message"])
+    return single_entry(action, "behavior action")
+
+
 # ---------------------------------------------------------------------------------------
 # What executors record during one step (thread-safe: sync tools run on worker threads)
 
@@ -222,8 +237,21 @@ def runtime_value(runtime: Any) -> Dict[str, Any]:
     }
 
 
+def idempotency_key(runtime: Any) -> str:
+    """The runtime's idempotency key, checked to start with the real run id and ``:``,
+    with that run id written as ``<run>``."""
+    key, run_id = runtime.idempotency_key, runtime.run_id
+    if not run_id or not isinstance(key, str) or not key.startswith(f"{run_id}:"):
+        raise RuntimeError(f"idempotency key {key!r} does not start with the run id {run_id!r}")
+    return "<run>" + key[len(run_id):]
+
+
 def terminal(key: str, arg: Json, tool_input: Json, runtime: Any) -> Json:
     """The value a terminal action returns (or the error it raises)."""
+    if key == "returnAttempt":
+        return runtime.attempt
+    if key == "returnIdempotencyKey":
+        return idempotency_key(runtime)
     if key == "return":
         return copy.deepcopy(arg)
     if key == "returnInput":
@@ -239,6 +267,10 @@ def side_effect(key: str, arg: Json, runtime: Any) -> bool:
     """Runs the actions every executor form performs alike; False for the others."""
     if key == "setContext":
         runtime.set_context(copy.deepcopy(arg))
+    elif key == "throwUntilAttempt":
+        until, message = arg
+        if runtime.attempt < until:
+            raise RuntimeError(text(message))
     elif key == "blockingSleepMs":
         time.sleep(float(arg) / 1000)
     else:
@@ -336,7 +368,7 @@ def sync_generator_executor(actions: List[Tuple[str, Json]], obs: Observations) 
 
 def executor(spec: Dict[str, Any], obs: Observations) -> Callable[..., Any]:
     """The executor form the tool's flags ask for."""
-    actions = [single_entry(a, "behavior action") for a in spec.get("behavior") or []]
+    actions = [behavior_action(a) for a in spec.get("behavior") or []]
     for key, _ in actions:
         if key not in ACTIONS:
             raise CaseError(f"tool {json.dumps(spec.get('id'))}: unsupported behavior action {json.dumps(key)}")
@@ -437,12 +469,20 @@ def stop_conditions(value: Json) -> Optional[List[Any]]:
 def tool_execution(value: Json) -> Optional[AgentToolExecutionConfig]:
     if value is None:
         return None
-    check_keys(value, {"toolConcurrency", "onError", "maxOutputChars"}, "toolExecution")
+    check_keys(value, {"toolConcurrency", "onError", "maxOutputChars", "maxToolCalls"}, "toolExecution")
     return AgentToolExecutionConfig(
         tool_concurrency=value.get("toolConcurrency"),
         on_error=value.get("onError"),
         max_output_chars=value.get("maxOutputChars"),
+        max_tool_calls=value.get("maxToolCalls"),
     )
+
+
+def tool_retry(value: Json) -> Optional[ToolRetry]:
+    if value is None:
+        return None
+    check_keys(value, {"maxAttempts", "backoffMs"}, "retry")
+    return ToolRetry(max_attempts=value.get("maxAttempts"), backoff_ms=value.get("backoffMs", 0))
 
 
 def model_retry(value: Json) -> Optional[AgentModelRetry]:
@@ -480,6 +520,8 @@ def build_tool(spec: Dict[str, Any], obs: Observations) -> Any:
         next_turn_params=copy.deepcopy(spec.get("nextTurnParams")),
         strict=spec.get("strict") is True,
         input_examples=copy.deepcopy(spec.get("inputExamples")),
+        max_calls=spec.get("maxCalls"),
+        retry=tool_retry(spec.get("retry")),
     ))
 
 
@@ -548,7 +590,10 @@ def request_summary(request: Dict[str, Any]) -> Dict[str, Json]:
             break
         tail.insert(0, m)
     users = [m for m in messages if m.get("role") == "user"]
+    # The last assistant message with tool calls, as the model will read it.
+    calls = next((m["tool_calls"] for m in reversed(messages) if m.get("tool_calls")), [])
     return {
+        "toolCalls": [{"id": c.get("id"), "name": c.get("name"), "arguments": copy.deepcopy(c.get("input"))} for c in calls],
         "toolMessages": [
             {"toolCallId": m.get("tool_call_id"), "content": m.get("content"), "isError": bool(m.get("is_error"))}
             for m in tail
@@ -628,7 +673,8 @@ def override_kwargs(spec: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in kwargs.items() if v is not None}
 
 
-def decisions(items: Optional[Sequence[Json]]) -> Optional[List[Any]]:
+def decisions(items: Optional[Sequence[Json]], keys: set) -> Optional[List[Any]]:
+    """Approvals (``keys`` with ``editedInput``) or rejections."""
     if items is None:
         return None
     out: List[Any] = []
@@ -636,14 +682,15 @@ def decisions(items: Optional[Sequence[Json]]) -> Optional[List[Any]]:
         if isinstance(d, str):
             out.append(d)
         elif isinstance(d, dict) and isinstance(d.get("toolCallId"), str):
-            check_keys(d, {"toolCallId", "reason"}, "decision")
-            out.append(AgentToolDecision(d["toolCallId"], d.get("reason")))
+            check_keys(d, keys, "decision")
+            out.append(AgentToolDecision(d["toolCallId"], d.get("reason"), copy.deepcopy(d.get("editedInput"))))
         else:
             raise CaseError(f"unsupported decision {show(d)}")
     return out
 
 
 def tool_outputs(items: Optional[Sequence[Json]]) -> Optional[List[AgentToolOutput]]:
+    """``toolOutputs`` or ``responses``."""
     if items is None:
         return None
     out = []
@@ -667,9 +714,10 @@ def run_kwargs(spec: Dict[str, Any]) -> Dict[str, Any]:
 def continue_kwargs(spec: Dict[str, Any], state: RunResult) -> Dict[str, Any]:
     kwargs = override_kwargs(spec)
     kwargs["state"] = state
-    kwargs["approvals"] = decisions(spec.get("approvals"))
-    kwargs["rejections"] = decisions(spec.get("rejections"))
+    kwargs["approvals"] = decisions(spec.get("approvals"), {"toolCallId", "reason", "editedInput"})
+    kwargs["rejections"] = decisions(spec.get("rejections"), {"toolCallId", "reason"})
     kwargs["tool_outputs"] = tool_outputs(spec.get("toolOutputs"))
+    kwargs["responses"] = tool_outputs(spec.get("responses"))
     kwargs["human_input"] = spec.get("humanInput")
     kwargs["context"] = copy.deepcopy(spec.get("context"))
     return kwargs
@@ -817,8 +865,26 @@ def check_request(i: int, expected: Dict[str, Json], actual: Dict[str, Json]) ->
                     all(k in TOOL_SPEC_KEYS and json_eq(v, g.get(k)) for k, v in w.items())
                     for w, g in zip(want_list, got_list)):
                 raise CaseError(f"modelRequests[{i}].toolSpecs: expected {show(want_list)}, got {show(got_list)}")
+        elif key == "toolCalls":
+            want_list, got_list = want or [], got or []
+            if len(want_list) != len(got_list) or not all(
+                    all(k in {"id", "name", "arguments"} for k in w)
+                    and json_eq(w.get("id"), g.get("id")) and json_eq(w.get("name"), g.get("name"))
+                    and json_eq(as_json(w.get("arguments")), as_json(g.get("arguments")))
+                    for w, g in zip(want_list, got_list)):
+                raise CaseError(f"modelRequests[{i}].toolCalls: expected {show(want_list)}, got {show(got_list)}")
         else:
             diff(f"modelRequests[{i}].{key}", want, got)
+
+
+def as_json(value: Json) -> Json:
+    """Arguments compared as JSON: a string holding JSON stands for that JSON."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def check_definition_error(want: Dict[str, Json], built: Any) -> None:

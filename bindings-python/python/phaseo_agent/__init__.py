@@ -49,7 +49,7 @@ from ._client import create_gateway_agent_client, create_openai_compatible_clien
 from ._mcp import McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
 from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
-from ._tools import AgentTool, ToolReturn, define_tool, json_schema_validator, tool
+from ._tools import AgentTool, ToolRetry, ToolReturn, define_tool, json_schema_validator, tool
 from ._tracing import enable_tracing, flush_tracing, shutdown_tracing
 
 #: The product's name of :class:`ToolRuntime` (what a tool call sees).
@@ -130,6 +130,7 @@ __all__ = [
     "StoredRun",
     "TestClient",
     "Tool",
+    "ToolRetry",
     "ToolReturn",
     "ToolRuntime",
     "Usage",

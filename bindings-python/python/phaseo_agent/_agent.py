@@ -86,12 +86,14 @@ def _overrides(entry: str, given: Mapping[str, Any]) -> Tuple[Dict[str, Any], An
 @dataclass
 class AgentToolExecutionConfig:
     """How the automatic calls of one model turn run: at most ``tool_concurrency`` at once
-    (default 1), the default ``on_error`` policy (``"fail-run"`` or ``"return-to-model"``)
-    and the tool message limit ``max_output_chars``."""
+    (default 1), the default ``on_error`` policy (``"fail-run"`` or ``"return-to-model"``),
+    the tool message limit ``max_output_chars`` and ``max_tool_calls``, the most tool calls
+    a whole run admits (a call beyond it is refused with an error the model sees)."""
 
     tool_concurrency: Optional[int] = None
     on_error: Optional[str] = None
     max_output_chars: Optional[int] = None
+    max_tool_calls: Optional[int] = None
 
 
 @dataclass
@@ -119,15 +121,20 @@ class AgentLease:
 
 @dataclass
 class AgentToolDecision:
-    """An approval or rejection of a pending call (a rejection's reason goes to the model)."""
+    """An approval or rejection of a pending call (a rejection's reason goes to the model).
+    An approval's ``edited_input`` replaces the model's arguments: it is validated like
+    them before anything runs, and the tool runs with it (an invalid one refuses the
+    continue and leaves the state usable)."""
 
     tool_call_id: str
     reason: Optional[str] = None
+    edited_input: Any = None
 
 
 @dataclass
 class AgentToolOutput:
-    """The output of a manual or interactive pending call."""
+    """The output of a manual or interactive pending call; in ``responses=``, a person's
+    answer in place of an approval-gated call, which then never runs."""
 
     tool_call_id: str
     output: Any
@@ -173,23 +180,26 @@ def _stop_list(stop_when: StopWhen) -> Optional[List[StopCondition]]:
     return [c if isinstance(c, StopCondition) else _custom_condition(c) for c in items]
 
 
-def _decisions(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Optional[str]]]]:
+def _decisions(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Optional[str], Any]]]:
+    """``(tool_call_id, reason, edited_input)`` of each decision."""
     if items is None:
         return None
-    out: List[Tuple[str, Optional[str]]] = []
+    out: List[Tuple[str, Optional[str], Any]] = []
     for d in items:
         if isinstance(d, str):
-            out.append((d, None))
+            out.append((d, None, None))
         elif isinstance(d, AgentToolDecision):
-            out.append((d.tool_call_id, d.reason))
+            out.append((d.tool_call_id, d.reason, d.edited_input))
         elif isinstance(d, Mapping):
-            out.append((str(d.get("tool_call_id") or d.get("toolCallId")), d.get("reason")))
+            edited = d.get("edited_input", d.get("editedInput"))
+            out.append((str(d.get("tool_call_id") or d.get("toolCallId")), d.get("reason"), edited))
         else:
             raise TypeError(f"a decision must be a call id, AgentToolDecision or dict, got {d!r}")
     return out
 
 
 def _outputs(items: Optional[Iterable[Any]]) -> Optional[List[Tuple[str, Any]]]:
+    """``(tool_call_id, output)`` of each ``tool_outputs`` or ``responses`` entry."""
     if items is None:
         return None
     out: List[Tuple[str, Any]] = []
@@ -322,7 +332,7 @@ class Agent:
                      run_id: Optional[str] = None, store: Any = None,
                      client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                      tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
-                     **overrides: Unpack[RunOverrides]) -> RunResult:
+                     responses: Optional[Iterable[Any]] = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Continues a paused run (``state`` or ``run``: a RunResult, its JSON text or dict).
         The state is not changed; a refused continue raises
         :class:`~phaseo_agent.errors.AgentContinueError` and leaves it usable.
@@ -330,24 +340,30 @@ class Agent:
         With ``run_id`` instead, continues the stored run of ``store`` (or of a ``state=``
         accessor, or of the agent's store), claiming its pause at most once: a pause
         already continued elsewhere raises ``AgentContinueError`` (``Pause <pauseId> of
-        run <runId> was already continued``). Given both, they must agree."""
+        run <runId> was already continued``). Given both, they must agree.
+
+        ``approvals`` may carry an ``edited_input`` (:class:`AgentToolDecision`): the tool
+        runs with it instead of the model's arguments. ``responses`` answer approval-gated
+        calls in the tool's place (``AgentToolOutput``, a dict or a pair): the tool never
+        runs and the answer is its result."""
         native_overrides, on_event, cancel = _overrides("continue_run", overrides)
         target, by_id, native = _continue_target(state, run, run_id, store)
         return self._native.continue_run(target, client, _decisions(approvals), _decisions(rejections),
                                          _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel,
-                                         by_id, native)
+                                         by_id, native, _outputs(responses))
 
     async def continue_run_async(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                                  run_id: Optional[str] = None, store: Any = None,
                                  client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                                  tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
-                                 **overrides: Unpack[RunOverrides]) -> RunResult:
+                                 responses: Optional[Iterable[Any]] = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`continue_run`, awaitable."""
         native_overrides, on_event, cancel = _overrides("continue_run_async", overrides)
         target, by_id, native = _continue_target(state, run, run_id, store)
         result: RunResult = await self._native.continue_run_async(
             target, client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native)
+            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native,
+            _outputs(responses))
         return result
 
     def stream(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
@@ -362,13 +378,14 @@ class Agent:
                         run_id: Optional[str] = None, store: Any = None,
                         client: Any, approvals: Optional[Iterable[Any]] = None, rejections: Optional[Iterable[Any]] = None,
                         tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
-                        **overrides: Unpack[RunOverrides]) -> "AgentStream":
+                        responses: Optional[Iterable[Any]] = None, **overrides: Unpack[RunOverrides]) -> "AgentStream":
         """Continues a paused run in the background, as a stream."""
         native_overrides, on_event, cancel = _overrides("continue_stream", overrides)
         target, by_id, native = _continue_target(state, run, run_id, store)
         return AgentStream(self._native.continue_stream(
             target, client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native))
+            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native,
+            _outputs(responses)))
 
     def recover(self, run_id: str, *, client: Any, context: Any = None, store: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Recovers the stored run ``run_id`` whose worker died (its lease expired): goes on

@@ -12,7 +12,7 @@ from . import _native
 from ._native import JsonSchemaValidator, Tool, ToolRuntime
 from .errors import AgentDefinitionError
 
-__all__ = ["AgentTool", "ToolReturn", "define_tool", "json_schema_validator", "tool", "Validator"]
+__all__ = ["AgentTool", "ToolRetry", "ToolReturn", "define_tool", "json_schema_validator", "tool", "Validator"]
 
 #: What can validate a value: a callable returning the (possibly transformed) value or
 #: raising, a Pydantic model class, an object with ``parse``/``safe_parse``, a JSON Schema
@@ -28,6 +28,34 @@ class ToolReturn:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+@dataclass
+class ToolRetry:
+    """A tool's retries (docs/behaviour.md §15): ``max_attempts`` attempts in all (the first
+    counts; 1 means no retry), the n-th retry after ``backoff_ms * n`` milliseconds. Only
+    an attempt that raises or times out is retried; the last error then follows
+    ``on_error``. The runtime's ``attempt`` numbers the attempts."""
+
+    max_attempts: int
+    backoff_ms: float = 0
+
+
+def _retry(tool_id: str, retry: Union[ToolRetry, Mapping[str, Any], None]) -> Optional[Tuple[float, Optional[float]]]:
+    """``(max_attempts, backoff_ms)`` of ``retry`` (a :class:`ToolRetry` or a dict of its
+    fields), for the core to check."""
+    if retry is None:
+        return None
+    if isinstance(retry, ToolRetry):
+        return (retry.max_attempts, retry.backoff_ms)
+    if isinstance(retry, Mapping):
+        unknown = set(retry) - {"max_attempts", "backoff_ms"}
+        if unknown or "max_attempts" not in retry:
+            raise AgentDefinitionError(
+                f"Invalid definition of tool '{tool_id}': retry needs max_attempts (and optionally backoff_ms), "
+                f"got keys {sorted(retry)}", code="definition_invalid")
+        return (retry["max_attempts"], retry.get("backoff_ms"))
+    raise TypeError(f"retry must be ToolRetry or a dict, got {retry!r}")
 
 
 @dataclass
@@ -62,6 +90,11 @@ class AgentTool:
     strict-compatible, checked when the tool is defined."""
     input_examples: Optional[List[Dict[str, Any]]] = None
     """Example argument objects, sent with the tool where the client supports them."""
+    max_calls: Optional[int] = None
+    """At most this many calls of the tool in a run (a whole number ≥ 1); a call beyond is
+    refused with an error the model sees, and the run goes on."""
+    retry: Union[ToolRetry, Dict[str, Any], None] = None
+    """Retries of a call whose executor raises or times out (:class:`ToolRetry`)."""
 
 
 def json_schema_validator(schema: Dict[str, Any]) -> JsonSchemaValidator:
@@ -189,7 +222,7 @@ def _with_model_input(fn: Callable[..., Any], model: Any, is_async: bool) -> Cal
 def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
     """Checks a tool definition and returns the tool (``define_tool(AgentTool(...))`` or
     ``define_tool(id=..., ...)``). An invalid definition (bad schema, negative timeout,
-    unknown ``on_error``) raises :class:`~phaseo_agent.errors.AgentDefinitionError`."""
+    unknown ``on_error``, ``max_calls`` or ``retry.max_attempts`` below 1) raises :class:`~phaseo_agent.errors.AgentDefinitionError`."""
     if tool is None:
         tool = AgentTool(**fields)
     elif fields:
@@ -221,6 +254,8 @@ def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
         _next_turn_params(tool.next_turn_params),
         strict=bool(tool.strict),
         input_examples=tool.input_examples,
+        max_calls=tool.max_calls,
+        retry=_retry(tool.id, tool.retry),
     )
 
 
