@@ -26,7 +26,7 @@ class ToolLimitsTest < Minitest::Test
       PhaseoAgentSdk.create_agent(id: "bad", tools: [tool("t", max_calls: 0, execute: ->(_i, _r) { 1 })])
     end
     assert_equal "definition_invalid", error.code
-    assert_includes error.message, "maxCalls must be a whole number of at least 1, got 0"
+    assert_includes error.message, "max_calls must be a whole number of at least 1, got 0"
   end
 
   def test_a_retry_that_is_not_a_retry_setting_is_refused
@@ -37,7 +37,7 @@ class ToolLimitsTest < Minitest::Test
     error = assert_raises(PhaseoAgentSdk::DefinitionError) do
       PhaseoAgentSdk.create_agent(id: "bad", tools: [tool("t", retry: { max_attempts: 0 }, execute: ->(_i, _r) { 1 })])
     end
-    assert_includes error.message, "retry.maxAttempts must be a whole number of at least 1, got 0"
+    assert_includes error.message, "retry.max_attempts must be a whole number of at least 1, got 0"
   end
 
   def test_a_retried_call_sees_its_attempts_and_one_idempotency_key

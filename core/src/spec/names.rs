@@ -6,7 +6,7 @@ use crate::{AgentError, ErrorCode};
 
 /// The format's keys a binding may spell differently (its multi-word camelCase keys, and
 /// `bearer`), as a definition error may name them.
-pub const KEYS: [&str; 59] = [
+pub const KEYS: [&str; 64] = [
     "timeoutMs",
     "requireApproval",
     "onError",
@@ -66,6 +66,11 @@ pub const KEYS: [&str; 59] = [
     "webSearchOptions",
     "providerOptions",
     "promptCacheKey",
+    "maxCalls",
+    "maxAttempts",
+    "maxToolCalls",
+    "deferLoading",
+    "editedInput",
 ];
 
 /// `toolCallId` → `tool_call_id`.
