@@ -117,12 +117,14 @@ impl AgentInner {
             Some(Arc::new(crate::mcp::McpSet::new(&def.mcp_servers)?))
         };
         // MCP tools are known only once listed: then the ids are checked when a run lists
-        // them (`check_fixed_controls` on the run's agent), here only the values' shapes.
+        // them (`assemble` for the run's agent), here only the values' shapes.
         #[cfg(feature = "mcp")]
-        let known = mcp.is_none().then_some(&tool_index);
+        let all_known = mcp.is_none();
         #[cfg(not(feature = "mcp"))]
-        let known = Some(&tool_index);
-        check_fixed_controls(&def, known)?;
+        let all_known = true;
+        if !all_known {
+            check_fixed_controls(&def, None)?;
+        }
         #[cfg(feature = "mcp")]
         let mcp_deferred = def.mcp_servers.iter().any(|m| m.defer_loading);
         #[cfg(not(feature = "mcp"))]
@@ -130,7 +132,7 @@ impl AgentInner {
         if mcp_deferred && tool_index.contains_key(TOOL_SEARCH) {
             return Err(reserved_search_id());
         }
-        let mut agent = Self::assemble(def, tool_index)?;
+        let mut agent = Self::assemble(def, tool_index, all_known)?;
         #[cfg(feature = "mcp")]
         {
             agent.mcp = mcp;
@@ -139,10 +141,13 @@ impl AgentInner {
     }
 
     /// The agent of `def`'s tools (indexed in `tool_index`): the offered specs and, when a
-    /// tool is deferred, the built-in `tool_search` over the deferred ones.
+    /// tool is deferred, the built-in `tool_search` over the deferred ones. With
+    /// `check_controls` (every tool is known), the fixed `toolChoice` and `activeTools` are
+    /// checked against the tools, `tool_search` included.
     pub(crate) fn assemble(
         def: AgentDefinition,
         mut tool_index: HashMap<String, usize>,
+        check_controls: bool,
     ) -> Result<Self, AgentError> {
         tool_index.retain(|_, i| *i != SEARCH_INDEX);
         let search = Catalog::of(&def.tools).map(search_tool);
@@ -151,6 +156,9 @@ impl AgentInner {
                 return Err(reserved_search_id());
             }
             tool_index.insert(TOOL_SEARCH.to_owned(), SEARCH_INDEX);
+        }
+        if check_controls {
+            check_fixed_controls(&def, Some(&tool_index))?;
         }
         let tool_specs = Arc::new(
             def.tools

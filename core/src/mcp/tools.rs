@@ -252,11 +252,11 @@ impl McpSet {
                 def.tools.push(tool.clone());
             }
         }
-        // The definition's fixed toolChoice/activeTools may name MCP tools: checked now.
-        crate::checked_agent::check_fixed_controls(&def, Some(&tool_index))?;
+        // The definition's fixed toolChoice/activeTools may name MCP tools: checked now
+        // (by `assemble`, with `tool_search` when some tool is deferred).
         // Not the set itself (`mcp: None`): it caches this agent, and a cycle would keep
         // the servers running after the agent is dropped.
-        let agent = Arc::new(AgentInner::assemble(def, tool_index)?);
+        let agent = Arc::new(AgentInner::assemble(def, tool_index, true)?);
         if let Ok(mut derived) = self.derived.lock() {
             *derived = Some((lists, agent.clone()));
         }
