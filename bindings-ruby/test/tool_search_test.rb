@@ -63,7 +63,7 @@ class ToolSearchTest < Minitest::Test
     gate = tool("gate", require_approval: true, execute: ->(_input, _rt) { "opened" })
     tools = [gate, weather_tool(ran)]
     model, requests = recording_model([
-                                        { tool_calls: [call("c1", "tool_search", query: "weather"), call("c2", "gate")] },
+                                        { tool_calls: [call("c1", "tool_search", query: "weather"), call("c2", "gate", env: "prod")] },
                                         { tool_calls: [call("c3", "get_weather", city: "Rome")] },
                                         { text: "done" }
                                       ])
@@ -94,5 +94,10 @@ class ToolSearchTest < Minitest::Test
       PhaseoAgentSdk.create_agent(id: "bad", tools: [tool("later", defer_loading: "yes", execute: ->(_i, _r) { 2 })])
     end
     assert_equal "definition_invalid", error.code
+    assert_includes error.message, "defer_loading"
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.create_agent(id: "bad", mcp_servers: [PhaseoAgentSdk.mcp_stdio_server("s", "cmd", defer_loading: 1)])
+    end
+    assert_includes error.message, "defer_loading must be true or false, got 1"
   end
 end
