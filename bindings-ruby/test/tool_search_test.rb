@@ -62,11 +62,10 @@ class ToolSearchTest < Minitest::Test
     ran = []
     gate = tool("gate", require_approval: true, execute: ->(_input, _rt) { "opened" })
     tools = [gate, weather_tool(ran)]
-    model, requests = recording_model([
-                                        { tool_calls: [call("c1", "tool_search", query: "weather"), call("c2", "gate", env: "prod")] },
-                                        { tool_calls: [call("c3", "get_weather", city: "Rome")] },
-                                        { text: "done" }
-                                      ])
+    search_and_gate = [call("c1", "tool_search", query: "weather"), call("c2", "gate", env: "prod")]
+    model, requests = recording_model([{ tool_calls: search_and_gate },
+                                       { tool_calls: [call("c3", "get_weather", city: "Rome")] },
+                                       { text: "done" }])
     paused = PhaseoAgentSdk.create_agent(id: "deferred", tools: tools).run(input: "go", client: model)
     assert_equal "waiting_for_human", paused.status
     stored = paused.to_json
@@ -96,7 +95,8 @@ class ToolSearchTest < Minitest::Test
     assert_equal "definition_invalid", error.code
     assert_includes error.message, "defer_loading"
     error = assert_raises(PhaseoAgentSdk::DefinitionError) do
-      PhaseoAgentSdk.create_agent(id: "bad", mcp_servers: [PhaseoAgentSdk.mcp_stdio_server("s", "cmd", defer_loading: 1)])
+      server = PhaseoAgentSdk.mcp_stdio_server("s", "cmd", defer_loading: 1)
+      PhaseoAgentSdk.create_agent(id: "bad", mcp_servers: [server])
     end
     assert_includes error.message, "defer_loading must be true or false, got 1"
   end
