@@ -108,6 +108,24 @@ class McpTest < Minitest::Test
     agent&.close
   end
 
+  def test_a_deferred_server_offers_its_tools_only_once_tool_search_finds_them
+    agent = PhaseoAgentSdk.create_agent(id: "deferred", mcp_servers: [mcp_test_server("t", defer_loading: true)])
+    requests = []
+    model = Object.new
+    replies = [{ tool_calls: [call("c1", "tool_search", query: "echo", limit: 1)] },
+               { tool_calls: [call("c2", "echo", text: "found me")] }, { text: "done" }]
+    model.define_singleton_method(:generate) { |request| requests << request; replies.shift }
+    done = agent.run(input: "go", client: model)
+    assert_equal "completed", done.status
+    assert_equal [["tool_search"], %w[tool_search echo], %w[tool_search echo]], requests.map { |r| r.tools.map(&:id) }
+    found = JSON.parse(tool_messages(done).first["content"])
+    assert_equal ["echo"], found["tools"].map { |t| t["id"] }
+    assert_equal "found me", tool_messages(done).last["content"]
+    assert_equal ["echo"], JSON.parse(done.to_json)["run"]["loadedTools"]
+  ensure
+    agent&.close
+  end
+
   def test_a_timeout_returns_on_time_and_the_server_sees_the_cancellation
     # The deadline is 1.5 s away so that the server has begun the call (a loaded machine may
     # take several hundred ms to hand it over) before the cancellation reaches it.

@@ -37,7 +37,7 @@ const AGENT_KEYS = ['id', 'model', 'instructions', 'maxSteps', 'stopWhen', 'mode
     'parallelToolCalls', 'activeTools'];
 const TOOL_KEYS = ['id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs', 'onError',
     'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled', 'onResponseReceived', 'behavior', 'asGenerator', 'async',
-    'strict', 'inputExamples', 'maxCalls', 'retry'];
+    'strict', 'inputExamples', 'maxCalls', 'retry', 'deferLoading'];
 const MODEL_ENTRY_KEYS = ['text', 'toolCalls', 'usage', 'cost', 'finishReason', 'fail'];
 const OVERRIDE_KEYS = ['model', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution', 'temperature', 'maxOutputTokens',
     'topP', 'toolChoice', 'parallelToolCalls', 'activeTools'];
@@ -481,6 +481,7 @@ function build_tool(array $spec, Observations $obs): Tool
         inputExamples: isset($spec['inputExamples']) ? deep_copy($spec['inputExamples']) : null,
         maxCalls: $spec['maxCalls'] ?? null,
         retry: tool_retry($spec['retry'] ?? null),
+        deferLoading: $spec['deferLoading'] ?? null,
     ));
 }
 

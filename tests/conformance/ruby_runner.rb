@@ -21,7 +21,7 @@ AGENT_KEYS = %w[id model instructions maxSteps stopWhen modelRetry toolExecution
                 topP outputSchema requireApproval humanReview stateSecret toolChoice parallelToolCalls activeTools].freeze
 TOOL_KEYS = %w[id description parameters inputSchema outputSchema eventSchema timeoutMs onError requireApproval
                nextTurnParams manual onToolCalled onResponseReceived behavior asGenerator async strict inputExamples
-               maxCalls retry].freeze
+               maxCalls retry deferLoading].freeze
 MODEL_ENTRY_KEYS = %w[text toolCalls usage cost finishReason fail].freeze
 OVERRIDE_KEYS = %w[model maxSteps stopWhen modelRetry toolExecution temperature maxOutputTokens topP toolChoice
                    parallelToolCalls activeTools].freeze
@@ -303,7 +303,8 @@ def build_tool(spec, obs)
     event_schema: validator.call("eventSchema"), on_tool_called: on_tool_called(spec["onToolCalled"]),
     on_response_received: on_response_received(spec["onResponseReceived"]),
     next_turn_params: deep_copy(spec["nextTurnParams"]), strict: spec["strict"] == true ? true : nil,
-    input_examples: deep_copy(spec["inputExamples"]), max_calls: spec["maxCalls"], retry: tool_retry(spec["retry"])
+    input_examples: deep_copy(spec["inputExamples"]), max_calls: spec["maxCalls"], retry: tool_retry(spec["retry"]),
+    defer_loading: spec["deferLoading"]
   ))
 end
 

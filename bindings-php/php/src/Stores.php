@@ -141,6 +141,8 @@ class RunStore
  * command:, args:)` or `McpServer::http(name:, url:, headers:, bearer:)`, with `allowTools`,
  * `denyTools`, `toolPrefix`, `requireApproval` (true, false, `'destructive'` or
  * `fn ($input, $runtime)`), `timeoutMs`, `toolTimeoutsMs`, `onError`, `cacheTtlMs`, `optional`,
+ * `deferLoading: true` (every tool of the server is offered only once the built-in
+ * `tool_search` finds it, docs/behaviour.md §17),
  * `filter: fn (array $tool): bool` (`$tool`: `name`, `description`, `annotations`; called when
  * the tools are listed) and `onElicitation: fn (array $request, array $info): array` (the
  * server's `elicitation/create` params and `['server' => name]`, answering an MCP

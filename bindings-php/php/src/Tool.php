@@ -24,6 +24,11 @@ namespace Phaseo\AgentSdk;
  * `maxCalls` bounds how many of this tool's calls a run admits (a later call gets an error
  * tool message and the run goes on); `retry` (a ToolRetry) runs a call that throws or times
  * out again (docs/behaviour.md §15).
+ *
+ * `deferLoading: true` keeps the tool from the model until the built-in `tool_search` (which
+ * the core then offers after the other tools) finds it; from the next model request on it is
+ * offered to the end of the run, and the state keeps it loaded (`run.loadedTools`) across a
+ * pause and continue (docs/behaviour.md §17).
  */
 final class Tool
 {
@@ -50,6 +55,7 @@ final class Tool
         public readonly ?array $inputExamples = null,
         public readonly ?int $maxCalls = null,
         public readonly ?ToolRetry $retry = null,
+        public readonly ?bool $deferLoading = null,
     ) {
         if ($execute !== null && !is_callable($execute)) {
             throw new DefinitionError(

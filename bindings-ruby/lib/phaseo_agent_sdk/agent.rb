@@ -206,7 +206,8 @@ module PhaseoAgentSdk
         "onResponseReceived" => tool.on_response_received && fn(tool.on_response_received),
         "nextTurnParams" => ntp.respond_to?(:call) ? fn(ntp) : Internal.stringify(ntp, "next_turn_params"),
         "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples, "input_examples"),
-        "maxCalls" => tool.max_calls, "retry" => retry_spec(tool.retry)
+        "maxCalls" => tool.max_calls, "retry" => retry_spec(tool.retry),
+        "deferLoading" => tool.defer_loading
       }.compact
     end
 

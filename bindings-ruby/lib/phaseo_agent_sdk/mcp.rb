@@ -7,7 +7,7 @@ module PhaseoAgentSdk
   McpServer = Struct.new(:spec, :callables, keyword_init: true)
 
   MCP_OPTIONS = %i[allow_tools deny_tools filter tool_prefix require_approval timeout_ms tool_timeouts on_error
-                   cache_ttl_ms optional on_elicitation].freeze
+                   cache_ttl_ms optional defer_loading on_elicitation].freeze
   private_constant :MCP_OPTIONS
 
   # An MCP server started as a child process (`command` with `args`; `env` added to the
@@ -15,6 +15,8 @@ module PhaseoAgentSdk
   # `deny_tools:`, `filter: ->(info) { bool }`, `tool_prefix:`, `require_approval:` (true,
   # false, "destructive" or `->(tool_call, runtime) { bool }`), `timeout_ms:`,
   # `tool_timeouts: { name => ms }`, `on_error:`, `cache_ttl_ms:`, `optional:`,
+  # `defer_loading: true` (every tool of the server is deferred: offered only once the
+  # built-in `tool_search` finds it, docs/behaviour.md §17),
   # `on_elicitation: ->(request, info) { answer }`.
   def self.mcp_stdio_server(name, command, args = [], env: nil, cwd: nil, **options)
     raise TypeError, "env must be a Hash, got #{env.class}" unless env.nil? || env.is_a?(Hash)

@@ -124,6 +124,7 @@ final class Spec
             'inputExamples' => $t->inputExamples === null ? null : self::field($owner, 'inputExamples', $t->inputExamples),
             'maxCalls' => $t->maxCalls,
             'retry' => $t->retry?->spec(),
+            'deferLoading' => $t->deferLoading,
         ], static fn ($x) => $x !== null);
     }
 
