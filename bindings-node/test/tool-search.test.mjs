@@ -6,8 +6,8 @@ import { AgentDefinitionError, createAgent, defineTool } from '../index.mjs';
 import { call, calls, RecordingClient } from './helpers.mjs';
 
 const offered = (request) => request.tools.map((t) => t.id);
-const toolMessages = (request) => request.messages.filter((m) => m.role === 'tool')
-  .map((m) => [m.toolCallId, JSON.parse(m.content)]);
+/** The request's tool message answering `callId`, its content parsed. */
+const toolMessage = (request, callId) => JSON.parse(request.messages.find((m) => m.role === 'tool' && m.toolCallId === callId).content);
 
 /** An always-loaded tool, one needing approval, and two deferred tools. */
 function weatherTools(ran) {
@@ -42,8 +42,8 @@ test('a deferred tool is offered only after tool_search finds it, then it runs',
   // tool_search follows the always-loaded tools; a loaded tool joins at the end.
   assert.deepEqual(offered(client.requests[0]), ['clock', 'gate', 'tool_search']);
   assert.deepEqual(offered(client.requests[1]), ['clock', 'gate', 'tool_search', 'get_weather']);
-  assert.deepEqual(toolMessages(client.requests[1]),
-    [['c1', { tools: [{ id: 'get_weather', description: 'Current weather of a city' }] }]]);
+  assert.deepEqual(toolMessage(client.requests[1], 'c1'),
+    { tools: [{ id: 'get_weather', description: 'Current weather of a city' }] });
   assert.deepEqual(offered(client.requests[2]), ['clock', 'gate', 'tool_search', 'get_weather']);
   assert.deepEqual(JSON.parse(JSON.stringify(done)).run.loadedTools, ['get_weather']);
 });
@@ -70,7 +70,7 @@ test('loaded tools are in the state JSON and a continue keeps offering them', as
   assert.equal(done.output, '42.');
   assert.deepEqual(ran, ['gate']);
   assert.deepEqual(offered(client.requests[1]), ['clock', 'gate', 'tool_search', 'stock_price']);
-  assert.deepEqual(toolMessages(client.requests[2]), [['c3', 42]]);
+  assert.equal(toolMessage(client.requests[2], 'c3'), 42);
 });
 
 test('an agent with deferred tools cannot define its own tool_search', () => {

@@ -17,8 +17,10 @@ def offered(request: Dict[str, Any]) -> List[str]:
     return [t["id"] for t in request["tools"]]
 
 
-def tool_messages(request: Dict[str, Any]) -> List[Any]:
-    return [(m["tool_call_id"], json.loads(m["content"])) for m in request["messages"] if m["role"] == "tool"]
+def tool_message(request: Dict[str, Any], call_id: str) -> Any:
+    """The request's tool message answering ``call_id``, its content parsed."""
+    return json.loads(next(m["content"] for m in request["messages"]
+                           if m["role"] == "tool" and m["tool_call_id"] == call_id))
 
 
 def weather_tools(ran: List[str]) -> List[Any]:
@@ -56,8 +58,8 @@ def test_a_deferred_tool_is_offered_only_after_tool_search_finds_it() -> None:
     # tool_search follows the always-loaded tools; a loaded tool joins at the end.
     assert offered(client.requests[0]) == ["clock", "gate", "tool_search"]
     assert offered(client.requests[1]) == ["clock", "gate", "tool_search", "get_weather"]
-    assert tool_messages(client.requests[1]) == [
-        ("c1", {"tools": [{"id": "get_weather", "description": "Current weather of a city"}]})]
+    assert tool_message(client.requests[1], "c1") == {
+        "tools": [{"id": "get_weather", "description": "Current weather of a city"}]}
     assert offered(client.requests[2]) == ["clock", "gate", "tool_search", "get_weather"]
     assert json.loads(done.to_json())["run"]["loadedTools"] == ["get_weather"]
 
@@ -83,7 +85,7 @@ def test_loaded_tools_are_in_the_state_and_a_continue_keeps_offering_them() -> N
     assert done.status == "completed" and done.output == "42."
     assert ran == ["gate"]
     assert offered(client.requests[1]) == ["clock", "gate", "tool_search", "stock_price"]
-    assert tool_messages(client.requests[2]) == [("c3", 42)]
+    assert tool_message(client.requests[2], "c3") == 42
 
 
 def test_the_async_api_loads_deferred_tools_too() -> None:
