@@ -30,9 +30,13 @@ def weather_tools(ran: List[str]) -> List[Any]:
         ran.append(f"get_weather:{tool_input['city']}")
         return "sunny"
 
+    def open_gate(tool_input: Dict[str, Any], runtime: Any) -> str:
+        ran.append("gate")
+        return "opened"
+
     return [
         define_tool(AgentTool(id="clock", execute=lambda i, rt: "noon", description="The time")),
-        define_tool(AgentTool(id="gate", execute=lambda i, rt: ran.append("gate") or "opened",
+        define_tool(AgentTool(id="gate", execute=open_gate,
                               description="Opens the gate", require_approval=True)),
         define_tool(AgentTool(id="get_weather", execute=get_weather, description="Current weather of a city",
                               parameters={"type": "object", "properties": {"city": {"type": "string"}}},
