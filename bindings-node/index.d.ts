@@ -111,6 +111,10 @@ export interface ToolDefinition<TInput = any, TOutput = unknown, TContext = any>
   maxCalls?: number;
   /** Retries of a call whose executor throws or times out. */
   retry?: ToolRetry;
+  /** Not offered to the model at first: the built-in `tool_search` finds and loads it,
+   * and it is offered from the next model request to the end of the run (loaded tools
+   * are kept in the state as `run.loadedTools`, so a continued run keeps them). */
+  deferLoading?: boolean;
 }
 
 /** A tool's retries (docs/behaviour.md §15): `maxAttempts` attempts in all (the first
@@ -561,6 +565,9 @@ export interface McpServerOptions<TContext = any> {
   cacheTtlMs?: number;
   /** Runs without this server's tools when it cannot be listed, instead of failing. */
   optional?: boolean;
+  /** Defers every tool of this server: none is offered until the built-in `tool_search`
+   * finds and loads it (as a tool's own `deferLoading`). */
+  deferLoading?: boolean;
   /** Answers the server's elicitation requests (declined without one). */
   onElicitation?: (request: { message: string; requestedSchema?: unknown; [key: string]: unknown }, context: { server: string })
     => McpElicitationAnswer | Promise<McpElicitationAnswer>;

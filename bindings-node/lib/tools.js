@@ -52,6 +52,8 @@ function defineTool(definition) {
     // Read and checked by the core (docs/behaviour.md §15).
     maxCalls: d.maxCalls ?? undefined,
     retry: d.retry === undefined || d.retry === null ? undefined : storable(d.retry, `Invalid definition of tool '${d.id}': retry`),
+    // Offered only once the core's built-in tool_search finds it (docs/behaviour.md §17).
+    deferLoading: checkedBoolean(d.deferLoading, `Invalid definition of tool '${d.id}': deferLoading`),
   };
   if (d.nextTurnParams !== null && typeof d.nextTurnParams === 'object') {
     const fn = Object.keys(d.nextTurnParams).find((k) => typeof d.nextTurnParams[k] === 'function');

@@ -276,6 +276,24 @@ test('an optional server that cannot start is skipped; a required one fails the 
   await required.close();
 });
 
+test('a deferred server offers its tools only once tool_search loads them', async (t) => {
+  if (!havePython(t)) return;
+  const server = testServer('t', markers(), { allowTools: ['echo', 'add'], deferLoading: true });
+  const agent = createAgent({ id: 'deferred', mcpServers: [server] });
+  const client = new RecordingClient([
+    calls(call('c1', 'tool_search', { query: 'echo text', limit: 1 })),
+    calls(call('c2', 'echo', { text: 'hello' })),
+    text('done'),
+  ]);
+  const result = await agent.run({ input: 'go', client });
+  await agent.close();
+  assert.equal(result.run.status, 'completed');
+  assert.deepEqual(client.requests.map((r) => r.tools.map((tool) => tool.id)),
+    [['tool_search'], ['tool_search', 'echo'], ['tool_search', 'echo']]);
+  assert.equal(toolResults(result).at(-1).result, 'hello');
+  assert.deepEqual(JSON.parse(JSON.stringify(result)).run.loadedTools, ['echo']);
+});
+
 test('progress notifications become tool.preliminary_result events in a stream', async (t) => {
   if (!havePython(t)) return;
   const agent = disposeAfter(t, createAgent({ id: 'p', mcpServers: [testServer('t', markers())] }));

@@ -30,6 +30,7 @@ const lookup = defineTool<Ticket, { status: string }, AppContext>({
   timeoutMs: 1000,
   maxCalls: 3,
   retry: { maxAttempts: 2, backoffMs: 100 } satisfies ToolRetry,
+  deferLoading: false,
   async execute(input: Ticket, context: ToolContext<AppContext, Ticket>) {
     const attempt: number = context.attempt;
     const key: string = context.idempotencyKey;
@@ -238,7 +239,7 @@ export async function mcp(): Promise<string> {
   const keep = (tool: McpToolInfo): boolean => tool.annotations.readOnlyHint === true || tool.name === 'delete_file';
   const files: McpServer = createMcpServer({ name: 'files', command: 'python3', args: ['server.py'], env: { LOG: '0' }, cwd: '/tmp' }, {
     toolPrefix: 'fs', denyTools: ['crash'], filter: keep, requireApproval: 'destructive', timeoutMs: 5000,
-    toolTimeouts: { slow: 300 }, onError: 'return-to-model', cacheTtlMs: 60_000, optional: true,
+    toolTimeouts: { slow: 300 }, onError: 'return-to-model', cacheTtlMs: 60_000, optional: true, deferLoading: true,
     onElicitation: async (request, context) => (request.message && context.server ? { action: 'decline' } : { action: 'cancel' }),
   });
   const remote = createMcpServer({ name: 'remote', url: 'http://127.0.0.1:3001/mcp', headers: { 'X-Team': 'a' }, bearerToken: 't' }, {

@@ -105,7 +105,7 @@ fn ms(py: Python<'_>, name: &str, what: &str, v: f64) -> PyResult<u64> {
 #[pymethods]
 impl PyMcpServer {
     #[new]
-    #[pyo3(signature = (name, command=None, args=None, env=None, cwd=None, url=None, headers=None, bearer_token=None, allow_tools=None, deny_tools=None, filter=None, tool_prefix=None, require_approval=None, timeout_ms=None, tool_timeouts=None, on_error=None, cache_ttl_ms=None, optional=false, on_elicitation=None))]
+    #[pyo3(signature = (name, command=None, args=None, env=None, cwd=None, url=None, headers=None, bearer_token=None, allow_tools=None, deny_tools=None, filter=None, tool_prefix=None, require_approval=None, timeout_ms=None, tool_timeouts=None, on_error=None, cache_ttl_ms=None, optional=false, on_elicitation=None, defer_loading=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -128,6 +128,7 @@ impl PyMcpServer {
         cache_ttl_ms: Option<f64>,
         optional: bool,
         on_elicitation: Option<Bound<'_, PyAny>>,
+        defer_loading: bool,
     ) -> PyResult<Self> {
         let mut server = match (command, url) {
             (Some(command), None) => {
@@ -214,6 +215,8 @@ impl PyMcpServer {
             server = server.cache_ttl_ms(ms(py, &name, "cache_ttl_ms", t)?);
         }
         server = server.optional(optional);
+        // Every tool of the server waits for the built-in tool_search (docs/behaviour.md §17).
+        server = server.defer_loading(defer_loading);
         if let Some(f) = on_elicitation.filter(|f| !f.is_none()) {
             server = server.on_elicitation(Arc::new(PyElicitation(HostFn::new(f.unbind(), false))));
         }

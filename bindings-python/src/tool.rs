@@ -252,7 +252,7 @@ pub struct PyTool {
 #[pymethods]
 impl PyTool {
     #[new]
-    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None, max_calls=None, retry=None))]
+    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None, max_calls=None, retry=None, defer_loading=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -275,6 +275,7 @@ impl PyTool {
         input_examples: Option<&Bound<'_, PyAny>>,
         max_calls: Option<f64>,
         retry: Option<(f64, Option<f64>)>,
+        defer_loading: bool,
     ) -> PyResult<Self> {
         let parameters = match parameters {
             Some(p) if !p.is_none() => arg_value(p, "parameters")?,
@@ -384,6 +385,8 @@ impl PyTool {
             tool = tool.input_examples(examples);
         }
         tool = call_limits(py, tool, max_calls, retry)?;
+        // Offered only once the core's built-in tool_search finds it (docs/behaviour.md §17).
+        tool = tool.defer_loading(defer_loading);
         no_panic_in_definition(py, || tool.check().map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { tool })
     }

@@ -296,6 +296,22 @@ def test_an_optional_server_that_cannot_start_is_skipped(markers: Path) -> None:
     assert str(e.value).startswith("MCP server 'broken' could not start: ")
 
 
+def test_a_deferred_server_offers_its_tools_only_once_tool_search_loads_them(markers: Path) -> None:
+    server = test_server("t", markers, allow_tools=["echo", "add"], defer_loading=True)
+    with create_agent(id="deferred", mcp_servers=[server]) as agent:
+        client = RecordingClient([
+            calls(call("c1", "tool_search", query="echo text", limit=1)),
+            calls(call("c2", "echo", text="hello")),
+            {"text": "done"},
+        ])
+        result = agent.run(input="go", client=client)
+    assert result.status == "completed"
+    assert [[t["id"] for t in r["tools"]] for r in client.requests] == [
+        ["tool_search"], ["tool_search", "echo"], ["tool_search", "echo"]]
+    assert tool_results(result)[-1]["result"] == "hello"
+    assert json.loads(result.to_json())["run"]["loadedTools"] == ["echo"]
+
+
 def test_progress_becomes_preliminary_results_in_a_stream(markers: Path) -> None:
     with create_agent(id="p", mcp_servers=[test_server("t", markers)]) as agent:
         stream = agent.stream(input="go", client=ScriptedClient([calls(call("c1", "count_up", steps=3)),

@@ -64,6 +64,7 @@ def main() -> Optional[str]:
         define_tool(AgentTool(id="slow", execute=slow, require_approval=True)),
         define_tool(AgentTool(id="manual", parameters={"type": "object"})),
         define_tool(AgentTool(id="manual_too", execute=False)),
+        define_tool(AgentTool(id="later", execute=lookup, defer_loading=True)),
     ]
     agent = create_agent({"id": "typed", "tools": tools, "stop_when": [step_count_is(5)],
                           "tool_execution": AgentToolExecutionConfig(tool_concurrency=2, max_tool_calls=10)})
@@ -192,7 +193,8 @@ def mcp_servers() -> str:
                                         tool_prefix="fs", deny_tools=["crash"], filter=keep,
                                         require_approval="destructive", timeout_ms=5_000,
                                         tool_timeouts={"slow": 300}, on_error="return-to-model",
-                                        cache_ttl_ms=60_000, optional=True, on_elicitation=elicit)
+                                        cache_ttl_ms=60_000, optional=True, on_elicitation=elicit,
+                                        defer_loading=True)
     remote = mcp_http_server("remote", "http://127.0.0.1:3001/mcp", {"X-Team": "a"}, bearer_token="t",
                              allow_tools=["search"], require_approval=gate)
     with create_agent(id="mcp", mcp_servers=[files, remote]) as agent:

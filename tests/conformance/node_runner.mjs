@@ -36,7 +36,7 @@ const TOOL_KEYS = new Set([
   'id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs',
   'onError', 'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled',
   'onResponseReceived', 'behavior', 'asGenerator', 'async', 'strict', 'inputExamples',
-  'maxCalls', 'retry',
+  'maxCalls', 'retry', 'deferLoading',
 ]);
 const MODEL_ENTRY_KEYS = new Set(['text', 'toolCalls', 'usage', 'cost', 'finishReason', 'fail']);
 const OVERRIDE_KEYS = [
@@ -486,6 +486,7 @@ function buildTool(spec, obs) {
     inputExamples: clone(spec.inputExamples ?? undefined),
     maxCalls: spec.maxCalls ?? undefined,
     retry: toolRetry(spec.retry),
+    deferLoading: spec.deferLoading ?? undefined,
   };
   for (const k of Object.keys(definition)) if (definition[k] === undefined) delete definition[k];
   return sdk.defineTool(definition);

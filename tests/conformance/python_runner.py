@@ -70,7 +70,7 @@ TOOL_KEYS = {
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
     "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
-    "maxCalls", "retry",
+    "maxCalls", "retry", "deferLoading",
 }
 MODEL_ENTRY_KEYS = {"text", "toolCalls", "usage", "cost", "finishReason", "fail"}
 OVERRIDE_KEYS = {
@@ -522,6 +522,7 @@ def build_tool(spec: Dict[str, Any], obs: Observations) -> Any:
         input_examples=copy.deepcopy(spec.get("inputExamples")),
         max_calls=spec.get("maxCalls"),
         retry=tool_retry(spec.get("retry")),
+        defer_loading=spec.get("deferLoading", False),
     ))
 
 

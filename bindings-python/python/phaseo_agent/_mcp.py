@@ -33,7 +33,7 @@ class McpToolInfo(Record):
 
 _OPTIONS = {
     "allow_tools", "deny_tools", "filter", "tool_prefix", "require_approval", "timeout_ms",
-    "tool_timeouts", "on_error", "cache_ttl_ms", "optional", "on_elicitation",
+    "tool_timeouts", "on_error", "cache_ttl_ms", "optional", "on_elicitation", "defer_loading",
 }
 
 
@@ -99,6 +99,9 @@ def _options(name: str, options: Mapping[str, Any]) -> Dict[str, Any]:
     optional = options.get("optional", False)
     if not isinstance(optional, bool):
         raise _invalid(name, f"optional must be True or False, got {optional!r}")
+    defer_loading = options.get("defer_loading", False)
+    if not isinstance(defer_loading, bool):
+        raise _invalid(name, f"defer_loading must be True or False, got {defer_loading!r}")
     return {
         "allow_tools": _names(name, "allow_tools", options.get("allow_tools")),
         "deny_tools": _names(name, "deny_tools", options.get("deny_tools")),
@@ -111,6 +114,7 @@ def _options(name: str, options: Mapping[str, Any]) -> Dict[str, Any]:
         "cache_ttl_ms": options.get("cache_ttl_ms"),
         "optional": optional,
         "on_elicitation": _elicitation(options.get("on_elicitation")),
+        "defer_loading": defer_loading,
     }
 
 
@@ -122,7 +126,7 @@ def mcp_stdio_server(name: str, command: str, args: Optional[Sequence[str]] = No
                      timeout_ms: Optional[float] = None, tool_timeouts: Optional[Mapping[str, float]] = None,
                      on_error: Optional[str] = None, cache_ttl_ms: Optional[float] = None, optional: bool = False,
                      on_elicitation: Optional[Callable[[Dict[str, Any], Record], Any]] = None,
-                     **unknown: Any) -> McpServer:
+                     defer_loading: bool = False, **unknown: Any) -> McpServer:
     """An MCP server started as a child process (``command`` with ``args``; ``env`` is
     added to the inherited environment; ``cwd`` its working directory) and spoken to over
     stdio. It starts when a run first needs its tools, is shared by the agent's runs, and
@@ -135,7 +139,9 @@ def mcp_stdio_server(name: str, command: str, args: Optional[Sequence[str]] = No
     (``{tool: ms}``), ``on_error`` (``"fail-run"``/``"return-to-model"``),
     ``cache_ttl_ms``, ``optional`` (run without its tools when it cannot be listed) and
     ``on_elicitation`` (``(request, context) -> {"action": ..., "content": ...}``;
-    requests are declined without one). An unknown option raises
+    requests are declined without one), ``defer_loading`` (none of its tools is offered
+    until the built-in ``tool_search`` finds and loads it, as a tool's own
+    ``defer_loading``). An unknown option raises
     :class:`~phaseo_agent.errors.AgentDefinitionError` naming it."""
     if not isinstance(command, str):
         raise _invalid(name, f"command must be a string, got {type(command).__name__}")
@@ -144,7 +150,8 @@ def mcp_stdio_server(name: str, command: str, args: Optional[Sequence[str]] = No
     options = _options(name, dict(unknown, allow_tools=allow_tools, deny_tools=deny_tools, filter=filter,
                                   tool_prefix=tool_prefix, require_approval=require_approval, timeout_ms=timeout_ms,
                                   tool_timeouts=tool_timeouts, on_error=on_error, cache_ttl_ms=cache_ttl_ms,
-                                  optional=optional, on_elicitation=on_elicitation))
+                                  optional=optional, on_elicitation=on_elicitation,
+                                  defer_loading=defer_loading))
     return _native.NativeMcpServer(name, command=command, args=list(args) if args is not None else None,
                                    env=_strings(name, "env", env), cwd=os.fspath(cwd) if cwd is not None else None,
                                    **options)
@@ -158,7 +165,7 @@ def mcp_http_server(name: str, url: str, headers: Optional[Mapping[str, str]] = 
                     timeout_ms: Optional[float] = None, tool_timeouts: Optional[Mapping[str, float]] = None,
                     on_error: Optional[str] = None, cache_ttl_ms: Optional[float] = None, optional: bool = False,
                     on_elicitation: Optional[Callable[[Dict[str, Any], Record], Any]] = None,
-                    **unknown: Any) -> McpServer:
+                    defer_loading: bool = False, **unknown: Any) -> McpServer:
     """An MCP server reached over Streamable HTTP at ``url``, with ``headers`` on every
     request and ``bearer_token`` as ``Authorization: Bearer <token>``. Options as
     :func:`mcp_stdio_server`."""
@@ -167,6 +174,7 @@ def mcp_http_server(name: str, url: str, headers: Optional[Mapping[str, str]] = 
     options = _options(name, dict(unknown, allow_tools=allow_tools, deny_tools=deny_tools, filter=filter,
                                   tool_prefix=tool_prefix, require_approval=require_approval, timeout_ms=timeout_ms,
                                   tool_timeouts=tool_timeouts, on_error=on_error, cache_ttl_ms=cache_ttl_ms,
-                                  optional=optional, on_elicitation=on_elicitation))
+                                  optional=optional, on_elicitation=on_elicitation,
+                                  defer_loading=defer_loading))
     return _native.NativeMcpServer(name, url=url, headers=_strings(name, "headers", headers),
                                    bearer_token=bearer_token, **options)

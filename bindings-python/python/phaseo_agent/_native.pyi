@@ -153,6 +153,7 @@ class Tool:
         input_examples: Optional[List[Dict[str, Any]]] = None,
         max_calls: Optional[float] = None,
         retry: Optional[Tuple[float, Optional[float]]] = None,
+        defer_loading: bool = False,
     ) -> None: ...
     @property
     def id(self) -> str: ...
@@ -266,6 +267,7 @@ class NativeMcpServer:
         cache_ttl_ms: Optional[float] = None,
         optional: bool = False,
         on_elicitation: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Any]] = None,
+        defer_loading: bool = False,
     ) -> None: ...
     @property
     def name(self) -> str: ...

@@ -95,6 +95,10 @@ class AgentTool:
     refused with an error the model sees, and the run goes on."""
     retry: Union[ToolRetry, Dict[str, Any], None] = None
     """Retries of a call whose executor raises or times out (:class:`ToolRetry`)."""
+    defer_loading: bool = False
+    """Not offered to the model at first: the built-in ``tool_search`` finds and loads it,
+    and it is offered from the next model request to the end of the run (loaded tools are
+    kept in the state as ``run.loadedTools``, so a continued run keeps them)."""
 
 
 def json_schema_validator(schema: Dict[str, Any]) -> JsonSchemaValidator:
@@ -219,6 +223,16 @@ def _with_model_input(fn: Callable[..., Any], model: Any, is_async: bool) -> Cal
     return run
 
 
+def _defer_loading(tool_id: str, deferred: Any) -> bool:
+    """``defer_loading`` as a bool; anything else is a definition error naming the tool
+    (not the ``TypeError`` the native constructor would raise)."""
+    if not isinstance(deferred, bool):
+        raise AgentDefinitionError(
+            f"Invalid definition of tool '{tool_id}': defer_loading must be True or False, got {deferred!r}",
+            code="definition_invalid")
+    return deferred
+
+
 def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
     """Checks a tool definition and returns the tool (``define_tool(AgentTool(...))`` or
     ``define_tool(id=..., ...)``). An invalid definition (bad schema, negative timeout,
@@ -256,6 +270,7 @@ def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
         input_examples=tool.input_examples,
         max_calls=tool.max_calls,
         retry=_retry(tool.id, tool.retry),
+        defer_loading=_defer_loading(tool.id, tool.defer_loading),
     )
 
 
