@@ -47,6 +47,7 @@ pub use names::{respell_keys, snake_case, KEYS};
 pub use options::{
     continue_options, decisions, overrides, run_options, tool_outputs, ContinueSpec, RunSpec,
 };
+pub use settings::{at_least_one, tool_retry};
 pub use stop::stop_conditions;
 pub use text::{agent_definition_text, continue_options_text, run_options_text};
 pub use tool::tool;

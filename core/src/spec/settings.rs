@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::forms::count;
 use super::invalid;
 use crate::store::LeaseConfig;
-use crate::{AgentError, ModelRetry, OnError, ToolExecutionConfig};
+use crate::{AgentError, ModelRetry, OnError, ToolExecutionConfig, ToolRetry};
 
 /// `{"toolConcurrency"?, "onError"?, "maxOutputChars"?, "maxToolCalls"?}`.
 #[derive(Deserialize)]
@@ -39,8 +39,9 @@ impl ToolExecutionSpec {
     }
 }
 
-/// A whole number ≥ 1 (a call budget), else `definition_invalid` naming `what`.
-pub(crate) fn at_least_one(n: f64, what: &str) -> Result<u32, AgentError> {
+/// A whole number ≥ 1 (a call budget, `retry.maxAttempts`), else `definition_invalid`
+/// naming `what`. Public so that bindings with typed options check their numbers the same way.
+pub fn at_least_one(n: f64, what: &str) -> Result<u32, AgentError> {
     if n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&n) {
         Ok(n as u32)
     } else {
@@ -48,6 +49,23 @@ pub(crate) fn at_least_one(n: f64, what: &str) -> Result<u32, AgentError> {
             "{what} must be a whole number of at least 1, got {n}"
         )))
     }
+}
+
+/// A tool's `retry: {maxAttempts, backoffMs?}` (docs/behaviour.md §15): `maxAttempts` a whole
+/// number ≥ 1, `backoffMs` a non-negative number of milliseconds (default 0), else
+/// `definition_invalid` with the message that names the key.
+pub fn tool_retry(max_attempts: f64, backoff_ms: Option<f64>) -> Result<ToolRetry, AgentError> {
+    let attempts = at_least_one(max_attempts, "retry.maxAttempts")?;
+    let backoff = match backoff_ms {
+        None => 0,
+        Some(ms) if ms.is_finite() && ms >= 0.0 => ms.ceil() as u64,
+        Some(ms) => {
+            return Err(invalid(format!(
+                "retry.backoffMs must be a non-negative number of milliseconds, got {ms}"
+            )))
+        }
+    };
+    Ok(ToolRetry::new(attempts, backoff))
 }
 
 /// `{"maxRetries"?, "backoffMs"?}` (defaults: [`ModelRetry::default`]).

@@ -3,9 +3,9 @@
 use serde::Deserialize;
 
 use super::forms::{Callback, ValidatorSpec, ValueOrCallback};
-use super::settings::at_least_one;
+use super::settings::{at_least_one, tool_retry};
 use super::{invalid, read, HostCallbacks};
-use crate::{AgentError, Approval, NextTurnParams, OnError, Tool, ToolRetry, Value};
+use crate::{AgentError, Approval, NextTurnParams, OnError, Tool, Value};
 
 /// `requireApproval` of a tool: `true`/`false` or a predicate.
 #[derive(Deserialize)]
@@ -81,18 +81,9 @@ pub(crate) fn build(host: &dyn HostCallbacks, spec: ToolSpec) -> Result<Tool, Ag
         tool = tool.max_calls(n);
     }
     if let Some(r) = spec.retry {
-        let attempts = at_least_one(r.max_attempts, "retry.maxAttempts")
-            .map_err(|e| bad(e.message().to_owned()))?;
-        let backoff = match r.backoff_ms {
-            None => 0,
-            Some(ms) if ms.is_finite() && ms >= 0.0 => ms.ceil() as u64,
-            Some(ms) => {
-                return Err(bad(format!(
-                    "retry.backoffMs must be a non-negative number of milliseconds, got {ms}"
-                )))
-            }
-        };
-        tool = tool.retry(ToolRetry::new(attempts, backoff));
+        let retry =
+            tool_retry(r.max_attempts, r.backoff_ms).map_err(|e| bad(e.message().to_owned()))?;
+        tool = tool.retry(retry);
     }
     if let Some(v) = spec.input_schema {
         tool = tool.input_schema(v.build(host, "inputSchema")?);
