@@ -152,9 +152,22 @@ impl ToolRuntime {
         pa::json::to_canonical_string(self.inner.tool_call())
     }
 
-    /// The call id (unique in the run: an idempotency key).
+    /// The call id (unique in the run).
     pub fn tool_call_id(&self) -> String {
         self.inner.tool_call().id.clone()
+    }
+
+    /// The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again
+    /// (docs/behaviour.md §15).
+    pub fn attempt(&self) -> i64 {
+        i64::from(self.inner.attempt())
+    }
+
+    /// `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call approved
+    /// on continue elsewhere and for a call run again by `recover`; hand it to a service so
+    /// that a side effect happens at most once (docs/behaviour.md §15).
+    pub fn idempotency_key(&self) -> String {
+        self.inner.idempotency_key()
     }
 
     /// The tool id.

@@ -119,6 +119,24 @@ pub struct ToolDefinition {
     /// client supports them.
     #[uniffi(default)]
     pub input_examples_json: Option<String>,
+    /// At most this many calls of the tool in a run (a whole number ≥ 1); a call beyond is
+    /// refused with an error the model sees (docs/behaviour.md §15).
+    #[uniffi(default)]
+    pub max_calls: Option<i64>,
+    /// Runs a call again when an attempt throws or times out (docs/behaviour.md §15).
+    #[uniffi(default)]
+    pub retry: Option<ToolRetry>,
+}
+
+/// A tool's retries (docs/behaviour.md §15): `max_attempts` attempts in all (1: no retry),
+/// waiting `backoff_ms × n` ms before the n-th retry.
+#[derive(Clone, Copy, Debug, uniffi::Record)]
+pub struct ToolRetry {
+    /// Every attempt counts, the first too (a whole number ≥ 1).
+    pub max_attempts: i64,
+    /// The base delay between attempts in milliseconds (default 0).
+    #[uniffi(default = 0)]
+    pub backoff_ms: i64,
 }
 
 /// Which tool the model must call (SPEC §12).
@@ -216,6 +234,16 @@ pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
                 }
             };
         tool = tool.input_examples(examples);
+    }
+    if let Some(n) = def.max_calls {
+        let n = pa::spec::at_least_one(n as f64, "maxCalls")
+            .map_err(|e| invalid(e.message().to_owned()))?;
+        tool = tool.max_calls(n);
+    }
+    if let Some(r) = def.retry {
+        let retry = pa::spec::tool_retry(r.max_attempts as f64, Some(r.backoff_ms as f64))
+            .map_err(|e| invalid(e.message().to_owned()))?;
+        tool = tool.retry(retry);
     }
     tool.check()?;
     Ok(tool)
@@ -315,16 +343,26 @@ pub struct ToolExecution {
     /// Tool message content limit, in characters.
     #[uniffi(default)]
     pub max_output_chars: Option<i64>,
+    /// How many tool calls a run admits in all (a whole number ≥ 1; docs/behaviour.md §15).
+    #[uniffi(default)]
+    pub max_tool_calls: Option<i64>,
 }
 
-impl From<ToolExecution> for pa::ToolExecutionConfig {
-    fn from(t: ToolExecution) -> Self {
-        pa::ToolExecutionConfig {
+impl TryFrom<ToolExecution> for pa::ToolExecutionConfig {
+    type Error = PhaseoError;
+
+    fn try_from(t: ToolExecution) -> Result<Self, PhaseoError> {
+        let max_tool_calls = t
+            .max_tool_calls
+            .map(|n| pa::spec::at_least_one(n as f64, "toolExecution.maxToolCalls"))
+            .transpose()?
+            .map(|n| n as usize);
+        Ok(pa::ToolExecutionConfig {
             tool_concurrency: t.tool_concurrency.map(count),
             on_error: t.on_error.map(Into::into),
             max_output_chars: t.max_output_chars.map(count),
-            max_tool_calls: None,
-        }
+            max_tool_calls,
+        })
     }
 }
 
@@ -471,7 +509,7 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
         out = out.model_retry(r.into());
     }
     if let Some(t) = def.tool_execution {
-        out = out.tool_execution(t.into());
+        out = out.tool_execution(t.try_into()?);
     }
     if let Some(v) = def.output_schema {
         out = out.output_schema(Arc::new(HostValidator(v)));
@@ -554,23 +592,23 @@ pub struct RunOverrides {
     pub active_tools: Option<Vec<String>>,
 }
 
-fn core_overrides(o: Option<RunOverrides>) -> pa::RunOverrides {
+fn core_overrides(o: Option<RunOverrides>) -> Result<pa::RunOverrides, PhaseoError> {
     let Some(o) = o else {
-        return pa::RunOverrides::default();
+        return Ok(pa::RunOverrides::default());
     };
-    pa::RunOverrides {
+    Ok(pa::RunOverrides {
         model: o.model,
         max_steps: o.max_steps.map(count),
         stop_when: o.stop_when.map(stop_conditions),
         model_retry: o.model_retry.map(Into::into),
-        tool_execution: o.tool_execution.map(Into::into),
+        tool_execution: o.tool_execution.map(TryInto::try_into).transpose()?,
         temperature: o.temperature,
         max_output_tokens: o.max_output_tokens.map(|n| n.max(0) as u64),
         top_p: o.top_p,
         tool_choice: o.tool_choice.map(Into::into),
         parallel_tool_calls: o.parallel_tool_calls,
         active_tools: o.active_tools,
-    }
+    })
 }
 
 /// Settings of an HTTP model client; unset fields come from the environment (`PHASEO_*`
@@ -683,6 +721,10 @@ pub struct Decision {
     /// Reason (a rejection's reason is sent to the model).
     #[uniffi(default)]
     pub reason: Option<String>,
+    /// An approval only: the person's corrected arguments (JSON), checked like the model's
+    /// before the tool runs with them (docs/behaviour.md §14).
+    #[uniffi(default)]
+    pub edited_input_json: Option<String>,
 }
 
 /// An output supplied for a manual or hitl call.
@@ -708,6 +750,10 @@ pub struct ContinueOptions {
     /// Outputs of manual/hitl calls.
     #[uniffi(default)]
     pub tool_outputs: Vec<ToolOutput>,
+    /// Answers given in the place of approval-gated calls: the tool never runs
+    /// (docs/behaviour.md §14).
+    #[uniffi(default)]
+    pub responses: Vec<ToolOutput>,
     /// Human input, appended as a user message after the tool messages.
     #[uniffi(default)]
     pub human_input: Option<String>,
@@ -745,7 +791,7 @@ pub(crate) fn core_run_options(
         parse_value_option(&o.input_json, "input")?,
         core_client(o.client),
     )
-    .overrides(core_overrides(o.overrides))
+    .overrides(core_overrides(o.overrides)?)
     .cancel(token.clone());
     options.traceparent = o.traceparent;
     if let Some(text) = o.context_json {
@@ -765,13 +811,21 @@ pub(crate) fn core_run_options(
     Ok((options, token))
 }
 
-fn decisions(items: Vec<Decision>) -> Vec<pa::ToolDecision> {
+fn decisions(items: Vec<Decision>) -> Result<Vec<pa::ToolDecision>, PhaseoError> {
     items
         .into_iter()
-        .map(|d| pa::ToolDecision {
-            tool_call_id: d.tool_call_id,
-            reason: d.reason,
-            edited_input: None,
+        .map(|d| {
+            let edited_input = d
+                .edited_input_json
+                .map(|text| {
+                    parse_value_option(&text, &format!("edited input for {}", d.tool_call_id))
+                })
+                .transpose()?;
+            Ok(pa::ToolDecision {
+                tool_call_id: d.tool_call_id,
+                reason: d.reason,
+                edited_input,
+            })
         })
         .collect()
 }
@@ -781,16 +835,23 @@ pub(crate) fn core_continue_options(
 ) -> Result<(pa::ContinueOptions, pa::CancellationToken), PhaseoError> {
     let token = run_token(o.cancel);
     let mut options = pa::ContinueOptions::new(core_client(o.client))
-        .overrides(core_overrides(o.overrides))
+        .overrides(core_overrides(o.overrides)?)
         .cancel(token.clone());
-    options.approvals = decisions(o.approvals);
-    options.rejections = decisions(o.rejections);
+    options.approvals = decisions(o.approvals)?;
+    options.rejections = decisions(o.rejections)?;
     for out in o.tool_outputs {
         let value = parse_value_option(
             &out.output_json,
             &format!("tool output for {}", out.tool_call_id),
         )?;
         options = options.output(out.tool_call_id, value);
+    }
+    for answer in o.responses {
+        let value = parse_value_option(
+            &answer.output_json,
+            &format!("response for {}", answer.tool_call_id),
+        )?;
+        options = options.respond(answer.tool_call_id, value);
     }
     options.human_input = o.human_input;
     options.traceparent = o.traceparent;

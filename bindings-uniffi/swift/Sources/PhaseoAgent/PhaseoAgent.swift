@@ -6041,6 +6041,12 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
     func agentId()  -> String
     
     /**
+     * The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again
+     * (docs/behaviour.md §15).
+     */
+    func attempt()  -> Int64
+    
+    /**
      * The application context (JSON) as it was when the tool phase began.
      */
     func contextJson()  -> String
@@ -6050,6 +6056,13 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
      * `tool.preliminary_result`.
      */
     func emitProgress(valueJson: String) throws 
+    
+    /**
+     * `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call approved
+     * on continue elsewhere and for a call run again by `recover`; hand it to a service so
+     * that a side effect happens at most once (docs/behaviour.md §15).
+     */
+    func idempotencyKey()  -> String
     
     /**
      * Whether the call was cancelled (timeout or run cancellation).
@@ -6086,7 +6099,7 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
     func toolAnnotationsJson()  -> String?
     
     /**
-     * The call id (unique in the run: an idempotency key).
+     * The call id (unique in the run).
      */
     func toolCallId()  -> String
     
@@ -6171,6 +6184,19 @@ open func agentId() -> String  {
 }
     
     /**
+     * The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again
+     * (docs/behaviour.md §15).
+     */
+open func attempt() -> Int64  {
+    return try!  FfiConverterInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_toolruntime_attempt(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * The application context (JSON) as it was when the tool phase began.
      */
 open func contextJson() -> String  {
@@ -6193,6 +6219,20 @@ open func emitProgress(valueJson: String)throws   {try rustCallWithError(FfiConv
         FfiConverterString.lower(valueJson),uniffiCallStatus
     )
 }
+}
+    
+    /**
+     * `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call approved
+     * on continue elsewhere and for a call run again by `recover`; hand it to a service so
+     * that a side effect happens at most once (docs/behaviour.md §15).
+     */
+open func idempotencyKey() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_toolruntime_idempotency_key(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
 }
     
     /**
@@ -6271,7 +6311,7 @@ open func toolAnnotationsJson() -> String?  {
 }
     
     /**
-     * The call id (unique in the run: an idempotency key).
+     * The call id (unique in the run).
      */
 open func toolCallId() -> String  {
     return try!  FfiConverterString.lift(try! rustCall() {
@@ -7202,6 +7242,11 @@ public struct ContinueOptions {
      */
     public var toolOutputs: [ToolOutput]
     /**
+     * Answers given in the place of approval-gated calls: the tool never runs
+     * (docs/behaviour.md §14).
+     */
+    public var responses: [ToolOutput]
+    /**
      * Human input, appended as a user message after the tool messages.
      */
     public var humanInput: String?
@@ -7247,6 +7292,10 @@ public struct ContinueOptions {
          * Outputs of manual/hitl calls.
          */toolOutputs: [ToolOutput] = [], 
         /**
+         * Answers given in the place of approval-gated calls: the tool never runs
+         * (docs/behaviour.md §14).
+         */responses: [ToolOutput] = [], 
+        /**
          * Human input, appended as a user message after the tool messages.
          */humanInput: String? = nil, 
         /**
@@ -7272,6 +7321,7 @@ public struct ContinueOptions {
         self.approvals = approvals
         self.rejections = rejections
         self.toolOutputs = toolOutputs
+        self.responses = responses
         self.humanInput = humanInput
         self.contextJson = contextJson
         self.overrides = overrides
@@ -7301,6 +7351,7 @@ public struct FfiConverterTypeContinueOptions: FfiConverterRustBuffer {
                 approvals: FfiConverterSequenceTypeDecision.read(from: &buf), 
                 rejections: FfiConverterSequenceTypeDecision.read(from: &buf), 
                 toolOutputs: FfiConverterSequenceTypeToolOutput.read(from: &buf), 
+                responses: FfiConverterSequenceTypeToolOutput.read(from: &buf), 
                 humanInput: FfiConverterOptionString.read(from: &buf), 
                 contextJson: FfiConverterOptionString.read(from: &buf), 
                 overrides: FfiConverterOptionTypeRunOverrides.read(from: &buf), 
@@ -7316,6 +7367,7 @@ public struct FfiConverterTypeContinueOptions: FfiConverterRustBuffer {
         FfiConverterSequenceTypeDecision.write(value.approvals, into: &buf)
         FfiConverterSequenceTypeDecision.write(value.rejections, into: &buf)
         FfiConverterSequenceTypeToolOutput.write(value.toolOutputs, into: &buf)
+        FfiConverterSequenceTypeToolOutput.write(value.responses, into: &buf)
         FfiConverterOptionString.write(value.humanInput, into: &buf)
         FfiConverterOptionString.write(value.contextJson, into: &buf)
         FfiConverterOptionTypeRunOverrides.write(value.overrides, into: &buf)
@@ -7354,6 +7406,11 @@ public struct Decision: Equatable, Hashable {
      * Reason (a rejection's reason is sent to the model).
      */
     public var reason: String?
+    /**
+     * An approval only: the person's corrected arguments (JSON), checked like the model's
+     * before the tool runs with them (docs/behaviour.md §14).
+     */
+    public var editedInputJson: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -7363,9 +7420,14 @@ public struct Decision: Equatable, Hashable {
          */toolCallId: String, 
         /**
          * Reason (a rejection's reason is sent to the model).
-         */reason: String? = nil) {
+         */reason: String? = nil, 
+        /**
+         * An approval only: the person's corrected arguments (JSON), checked like the model's
+         * before the tool runs with them (docs/behaviour.md §14).
+         */editedInputJson: String? = nil) {
         self.toolCallId = toolCallId
         self.reason = reason
+        self.editedInputJson = editedInputJson
     }
 
     
@@ -7385,13 +7447,15 @@ public struct FfiConverterTypeDecision: FfiConverterRustBuffer {
         return
             try Decision(
                 toolCallId: FfiConverterString.read(from: &buf), 
-                reason: FfiConverterOptionString.read(from: &buf)
+                reason: FfiConverterOptionString.read(from: &buf), 
+                editedInputJson: FfiConverterOptionString.read(from: &buf)
         )
     }
 
     public static func write(_ value: Decision, into buf: inout [UInt8]) {
         FfiConverterString.write(value.toolCallId, into: &buf)
         FfiConverterOptionString.write(value.reason, into: &buf)
+        FfiConverterOptionString.write(value.editedInputJson, into: &buf)
     }
 }
 
@@ -8524,6 +8588,15 @@ public struct ToolDefinition {
      * client supports them.
      */
     public var inputExamplesJson: String?
+    /**
+     * At most this many calls of the tool in a run (a whole number ≥ 1); a call beyond is
+     * refused with an error the model sees (docs/behaviour.md §15).
+     */
+    public var maxCalls: Int64?
+    /**
+     * Runs a call again when an attempt throws or times out (docs/behaviour.md §15).
+     */
+    public var retry: ToolRetry?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -8585,7 +8658,14 @@ public struct ToolDefinition {
         /**
          * Example argument objects (a JSON array of objects), sent with the tool where the
          * client supports them.
-         */inputExamplesJson: String? = nil) {
+         */inputExamplesJson: String? = nil, 
+        /**
+         * At most this many calls of the tool in a run (a whole number ≥ 1); a call beyond is
+         * refused with an error the model sees (docs/behaviour.md §15).
+         */maxCalls: Int64? = nil, 
+        /**
+         * Runs a call again when an attempt throws or times out (docs/behaviour.md §15).
+         */retry: ToolRetry? = nil) {
         self.id = id
         self.description = description
         self.parametersJson = parametersJson
@@ -8604,6 +8684,8 @@ public struct ToolDefinition {
         self.nextTurnParams = nextTurnParams
         self.strict = strict
         self.inputExamplesJson = inputExamplesJson
+        self.maxCalls = maxCalls
+        self.retry = retry
     }
 
     
@@ -8639,7 +8721,9 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
                 nextTurnParamsJson: FfiConverterOptionString.read(from: &buf), 
                 nextTurnParams: FfiConverterOptionTypeNextTurnParamsProvider.read(from: &buf), 
                 strict: FfiConverterBool.read(from: &buf), 
-                inputExamplesJson: FfiConverterOptionString.read(from: &buf)
+                inputExamplesJson: FfiConverterOptionString.read(from: &buf), 
+                maxCalls: FfiConverterOptionInt64.read(from: &buf), 
+                retry: FfiConverterOptionTypeToolRetry.read(from: &buf)
         )
     }
 
@@ -8662,6 +8746,8 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
         FfiConverterOptionTypeNextTurnParamsProvider.write(value.nextTurnParams, into: &buf)
         FfiConverterBool.write(value.strict, into: &buf)
         FfiConverterOptionString.write(value.inputExamplesJson, into: &buf)
+        FfiConverterOptionInt64.write(value.maxCalls, into: &buf)
+        FfiConverterOptionTypeToolRetry.write(value.retry, into: &buf)
     }
 }
 
@@ -8697,6 +8783,10 @@ public struct ToolExecution: Equatable, Hashable {
      * Tool message content limit, in characters.
      */
     public var maxOutputChars: Int64?
+    /**
+     * How many tool calls a run admits in all (a whole number ≥ 1; docs/behaviour.md §15).
+     */
+    public var maxToolCalls: Int64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -8709,10 +8799,14 @@ public struct ToolExecution: Equatable, Hashable {
          */onError: OnError? = nil, 
         /**
          * Tool message content limit, in characters.
-         */maxOutputChars: Int64? = nil) {
+         */maxOutputChars: Int64? = nil, 
+        /**
+         * How many tool calls a run admits in all (a whole number ≥ 1; docs/behaviour.md §15).
+         */maxToolCalls: Int64? = nil) {
         self.toolConcurrency = toolConcurrency
         self.onError = onError
         self.maxOutputChars = maxOutputChars
+        self.maxToolCalls = maxToolCalls
     }
 
     
@@ -8733,7 +8827,8 @@ public struct FfiConverterTypeToolExecution: FfiConverterRustBuffer {
             try ToolExecution(
                 toolConcurrency: FfiConverterOptionInt64.read(from: &buf), 
                 onError: FfiConverterOptionTypeOnError.read(from: &buf), 
-                maxOutputChars: FfiConverterOptionInt64.read(from: &buf)
+                maxOutputChars: FfiConverterOptionInt64.read(from: &buf), 
+                maxToolCalls: FfiConverterOptionInt64.read(from: &buf)
         )
     }
 
@@ -8741,6 +8836,7 @@ public struct FfiConverterTypeToolExecution: FfiConverterRustBuffer {
         FfiConverterOptionInt64.write(value.toolConcurrency, into: &buf)
         FfiConverterOptionTypeOnError.write(value.onError, into: &buf)
         FfiConverterOptionInt64.write(value.maxOutputChars, into: &buf)
+        FfiConverterOptionInt64.write(value.maxToolCalls, into: &buf)
     }
 }
 
@@ -8826,6 +8922,76 @@ public func FfiConverterTypeToolOutput_lift(_ buf: RustBuffer) throws -> ToolOut
 #endif
 public func FfiConverterTypeToolOutput_lower(_ value: ToolOutput) -> RustBuffer {
     return FfiConverterTypeToolOutput.lower(value)
+}
+
+
+/**
+ * A tool's retries (docs/behaviour.md §15): `max_attempts` attempts in all (1: no retry),
+ * waiting `backoff_ms × n` ms before the n-th retry.
+ */
+public struct ToolRetry: Equatable, Hashable {
+    /**
+     * Every attempt counts, the first too (a whole number ≥ 1).
+     */
+    public var maxAttempts: Int64
+    /**
+     * The base delay between attempts in milliseconds (default 0).
+     */
+    public var backoffMs: Int64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Every attempt counts, the first too (a whole number ≥ 1).
+         */maxAttempts: Int64, 
+        /**
+         * The base delay between attempts in milliseconds (default 0).
+         */backoffMs: Int64 = Int64(0)) {
+        self.maxAttempts = maxAttempts
+        self.backoffMs = backoffMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ToolRetry: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeToolRetry: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ToolRetry {
+        return
+            try ToolRetry(
+                maxAttempts: FfiConverterInt64.read(from: &buf), 
+                backoffMs: FfiConverterInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ToolRetry, into buf: inout [UInt8]) {
+        FfiConverterInt64.write(value.maxAttempts, into: &buf)
+        FfiConverterInt64.write(value.backoffMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeToolRetry_lift(_ buf: RustBuffer) throws -> ToolRetry {
+    return try FfiConverterTypeToolRetry.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeToolRetry_lower(_ value: ToolRetry) -> RustBuffer {
+    return FfiConverterTypeToolRetry.lower(value)
 }
 
 
@@ -10515,6 +10681,30 @@ fileprivate struct FfiConverterOptionTypeToolExecution: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeToolRetry: FfiConverterRustBuffer {
+    typealias SwiftType = ToolRetry?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeToolRetry.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeToolRetry.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeMcpApproval: FfiConverterRustBuffer {
     typealias SwiftType = McpApproval?
 
@@ -11230,10 +11420,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_agent_id() != 31099) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_attempt() != 10426) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_context_json() != 12992) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_emit_progress() != 53612) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_idempotency_key() != 47707) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_is_cancelled() != 56352) {
@@ -11254,7 +11450,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_annotations_json() != 50085) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_id() != 62838) {
+    if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_id() != 38411) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_toolruntime_tool_call_json() != 12123) {

@@ -150,18 +150,46 @@ class AgentSdk private constructor() {
     @JvmRecord
     data class HumanReviewRequest(val reason: String, val payload: Any?)
 
-    /** Approves a call, or rejects it with a reason the model sees. */
+    /**
+     * Approves a call, or rejects it with a reason the model sees. An approval may carry
+     * [editedInput], the person's corrected arguments (any JSON-able value; `null`: the
+     * model's arguments run): checked like the model's before the tool runs with them, and
+     * an invalid one refuses the continue (docs/behaviour.md §14).
+     */
     @JvmSuppressWildcards
     @JvmRecord
-    data class ToolDecision(val toolCallId: String, val reason: String?) {
+    data class ToolDecision(val toolCallId: String, val reason: String?, val editedInput: Any?) {
         /** A decision without a reason. */
-        constructor(toolCallId: String) : this(toolCallId, null)
+        constructor(toolCallId: String) : this(toolCallId, null, null)
+
+        /** A decision with a reason (a rejection's reason is sent to the model). */
+        constructor(toolCallId: String, reason: String?) : this(toolCallId, reason, null)
+
+        companion object {
+            /** An approval of [toolCallId] that runs the tool with [editedInput] instead. */
+            @JvmStatic
+            fun edited(toolCallId: String, editedInput: Any?) = ToolDecision(toolCallId, null, editedInput)
+        }
     }
 
     /** The output of a pending (manual or `hitl`) call, supplied on continue. */
     @JvmSuppressWildcards
     @JvmRecord
     data class ToolOutput(val toolCallId: String, val output: Any?)
+
+    /**
+     * A tool's retries (docs/behaviour.md §15): [maxAttempts] attempts in all, the first too
+     * (at least 1); `backoff × n` before the n-th retry. An attempt that throws or times out
+     * is retried; the runtime's `attempt()` tells which one runs.
+     */
+    @JvmSuppressWildcards
+    @JvmRecord
+    data class ToolRetryConfig(val maxAttempts: Int, val backoff: Duration) {
+        /** [maxAttempts] attempts with no wait between them. */
+        constructor(maxAttempts: Int) : this(maxAttempts, Duration.ZERO)
+
+        internal fun native() = toolRetry(maxAttempts, backoff.toMillis())
+    }
 
     /** Model retries: [maxRetries] extra attempts, sleeping `backoff × attempt` between them. */
     @JvmSuppressWildcards
@@ -208,19 +236,21 @@ class AgentSdk private constructor() {
     /**
      * How the automatic calls of a turn run: at most [concurrency] at once (values below 1
      * are raised to 1), and the default error policy of tools without their own
-     * (`"fail-run"` or `"return-to-model"`, `null`: the core's default).
+     * (`"fail-run"` or `"return-to-model"`, `null`: the core's default); [maxToolCalls]
+     * bounds all tool calls of a run (docs/behaviour.md §15).
      */
     @JvmSuppressWildcards
     class ToolExecutionConfig private constructor(
         private val requested: Int?,
         private val onError: String?,
         private val maxOutputChars: Int?,
+        private val maxToolCalls: Int?,
         @Suppress("UNUSED_PARAMETER") marker: Unit,
     ) {
         /** At most [concurrency] calls at once, with the default error policy [onError] and output limit [maxOutputChars]. */
         @JvmOverloads
         constructor(concurrency: Int, onError: String? = null, maxOutputChars: Int? = null) :
-            this(concurrency, onError, maxOutputChars, Unit)
+            this(concurrency, onError, maxOutputChars, null, Unit)
 
         private val concurrency = maxOf(1, requested ?: 1)
 
@@ -233,10 +263,20 @@ class AgentSdk private constructor() {
         /** How many characters of a tool's output the model sees, or `null` (no limit). */
         fun maxOutputChars(): Int? = maxOutputChars
 
+        /** How many tool calls a run admits in all, or `null` (no limit). */
+        fun maxToolCalls(): Int? = maxToolCalls
+
+        /**
+         * This config admitting at most [maxToolCalls] tool calls in a run (a whole number ≥ 1;
+         * a call beyond is refused with an error the model sees and the run goes on).
+         */
+        fun withMaxToolCalls(maxToolCalls: Int?) = ToolExecutionConfig(requested, onError, maxOutputChars, maxToolCalls, Unit)
+
         internal fun native() = toolExecution(
             toolConcurrency = requested?.let { concurrency },
             onError = onError?.let(::onErrorPolicy),
             maxOutputChars = maxOutputChars,
+            maxToolCalls = maxToolCalls,
         )
 
         companion object {
@@ -246,20 +286,30 @@ class AgentSdk private constructor() {
              */
             @JvmStatic
             fun of(concurrency: Int?, onError: String?, maxOutputChars: Int?) =
-                ToolExecutionConfig(concurrency, onError, maxOutputChars, Unit)
+                ToolExecutionConfig(concurrency, onError, maxOutputChars, null, Unit)
+
+            /** [of] with a run's tool call budget [maxToolCalls] too (`null`: unset). */
+            @JvmStatic
+            fun of(concurrency: Int?, onError: String?, maxOutputChars: Int?, maxToolCalls: Int?) =
+                ToolExecutionConfig(concurrency, onError, maxOutputChars, maxToolCalls, Unit)
         }
 
         override fun equals(other: Any?) = other is ToolExecutionConfig && other.requested == requested &&
-            other.onError == onError && other.maxOutputChars == maxOutputChars
-        override fun hashCode() = (concurrency * 31 + (onError?.hashCode() ?: 0)) * 31 + (maxOutputChars ?: 0)
-        override fun toString() = "ToolExecutionConfig[concurrency=$concurrency, onError=$onError, maxOutputChars=$maxOutputChars]"
+            other.onError == onError && other.maxOutputChars == maxOutputChars && other.maxToolCalls == maxToolCalls
+        override fun hashCode() =
+            ((concurrency * 31 + (onError?.hashCode() ?: 0)) * 31 + (maxOutputChars ?: 0)) * 31 + (maxToolCalls ?: 0)
+        override fun toString() =
+            "ToolExecutionConfig[concurrency=$concurrency, onError=$onError, maxOutputChars=$maxOutputChars, maxToolCalls=$maxToolCalls]"
     }
 
     /**
      * A tool (SPEC §2). [execute] `null` makes a manual tool (each call pauses until its
      * output is supplied). [timeout] bounds each call (the executor's thread is interrupted
      * and the call fails `tool_timeout`). [onError] is `"fail-run"` (the default) or
-     * `"return-to-model"`. Pass it to [defineTool], which checks it.
+     * `"return-to-model"`. [maxCalls] bounds how many of its calls a run admits and [retry]
+     * runs a call again when an attempt throws or times out (docs/behaviour.md §15; both
+     * checked when the tool is built: `maxCalls` 0 is `definition_invalid`). Pass it to
+     * [defineTool], which checks it.
      */
     @JvmSuppressWildcards
     @JvmRecord
@@ -280,7 +330,32 @@ class AgentSdk private constructor() {
         val nextTurnParams: NextTurnParams?,
         val strict: Boolean,
         val inputExamples: List<Map<String, Any?>>?,
+        val maxCalls: Int?,
+        val retry: ToolRetryConfig?,
     ) {
+        /** Every option but the call budget and retries of docs/behaviour.md §15. */
+        constructor(
+            id: String,
+            execute: ToolExecutor?,
+            description: String?,
+            parameters: Map<String, Any?>?,
+            timeout: Duration?,
+            inputSchema: Validator?,
+            outputSchema: Validator?,
+            eventSchema: Validator?,
+            requireApproval: Boolean,
+            approval: Approval?,
+            onToolCalled: ToolCalled?,
+            onResponseReceived: ToolResponse?,
+            onError: String?,
+            nextTurnParams: NextTurnParams?,
+            strict: Boolean,
+            inputExamples: List<Map<String, Any?>>?,
+        ) : this(
+            id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema, requireApproval,
+            approval, onToolCalled, onResponseReceived, onError, nextTurnParams, strict, inputExamples, null, null,
+        )
+
         /** The product's full form (every option of the product's Java SDK). */
         constructor(
             id: String,
@@ -339,6 +414,12 @@ class AgentSdk private constructor() {
         /** This tool with example inputs sent to the model (SPEC §12). */
         fun withInputExamples(examples: List<Map<String, Any?>>?) = copy(inputExamples = examples)
 
+        /** This tool admitting at most [maxCalls] of its calls in a run (a whole number ≥ 1). */
+        fun withMaxCalls(maxCalls: Int?) = copy(maxCalls = maxCalls)
+
+        /** This tool retrying a call whose attempt throws or times out. */
+        fun withRetry(retry: ToolRetryConfig?) = copy(retry = retry)
+
         internal fun native(): NativeTool = javaCall {
             val run = execute
             val called = onToolCalled
@@ -367,6 +448,8 @@ class AgentSdk private constructor() {
                 nextTurnParams = nextTurnParams?.json(),
                 strict = strict,
                 inputExamples = inputExamples?.map { toJsonElement(it).jsonObject },
+                maxCalls = maxCalls,
+                retry = retry?.native(),
                 // Run on a thread of JvmDispatch, which the body may block (a timeout or a
                 // cancelled run interrupts it).
                 blockingExecute = run?.let {
@@ -710,17 +793,55 @@ class AgentSdk private constructor() {
         val store: RunStore?,
         val overrides: Overrides?,
         val cancel: CancelToken?,
+        val responses: List<ToolOutput>?,
     ) {
-        /** Continues [run] with [client]; add decisions with [approve], [reject], [output]. */
+        /** Every option but [responses]. */
+        constructor(
+            run: RunResult?,
+            client: ModelClient,
+            context: Any?,
+            model: String?,
+            preset: String?,
+            maxSteps: Int?,
+            humanInput: String?,
+            modelRetry: ModelRetryConfig?,
+            toolExecution: ToolExecutionConfig?,
+            onEvent: Consumer<AgentEvent>?,
+            approvals: List<ToolDecision>?,
+            rejections: List<ToolDecision>?,
+            toolOutputs: List<ToolOutput>?,
+            runId: String?,
+            store: RunStore?,
+            overrides: Overrides?,
+            cancel: CancelToken?,
+        ) : this(
+            run, client, context, model, preset, maxSteps, humanInput, modelRetry, toolExecution, onEvent, approvals,
+            rejections, toolOutputs, runId, store, overrides, cancel, null,
+        )
+
+        /** Continues [run] with [client]; add decisions with [approve], [reject], [output], [respond]. */
         constructor(run: RunResult, client: ModelClient) :
-            this(run, client, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
+            this(run, client, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
 
         /** Continues the stored run [runId] (of the agent's store, or [withStore]'s). */
         constructor(runId: String, client: ModelClient) :
-            this(null, client, null, null, null, null, null, null, null, null, null, null, null, runId, null, null, null)
+            this(null, client, null, null, null, null, null, null, null, null, null, null, null, runId, null, null, null, null)
 
         /** These options approving the calls [toolCallIds]. */
         fun approve(vararg toolCallIds: String) = copy(approvals = approvals.orEmpty() + toolCallIds.map { ToolDecision(it) })
+
+        /**
+         * These options approving the call [toolCallId] with [editedInput], the person's
+         * corrected arguments, which the tool then runs with (docs/behaviour.md §14).
+         */
+        fun approveEdited(toolCallId: String, editedInput: Any?) =
+            copy(approvals = approvals.orEmpty() + ToolDecision.edited(toolCallId, editedInput))
+
+        /**
+         * These options answering the approval-gated call [toolCallId] with [output] in the
+         * tool's place: the tool never runs (docs/behaviour.md §14).
+         */
+        fun respond(toolCallId: String, output: Any?) = copy(responses = responses.orEmpty() + ToolOutput(toolCallId, output))
 
         /** These options rejecting the call [toolCallId] with [reason] (the model sees it). */
         fun reject(toolCallId: String, reason: String?) = copy(rejections = rejections.orEmpty() + ToolDecision(toolCallId, reason))
@@ -901,6 +1022,16 @@ class AgentSdk private constructor() {
         /** Whether the call was cancelled (timeout or run cancellation). */
         fun isCancelled(): Boolean = native.isCancelled
 
+        /** The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again. */
+        fun attempt(): Int = native.attempt
+
+        /**
+         * `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call approved
+         * on continue in another process and for a call run again by `recover`. Hand it to the
+         * service a side-effecting tool calls, so that the effect happens at most once.
+         */
+        fun idempotencyKey(): String = native.idempotencyKey
+
         /**
          * Publishes a progress value (checked by the tool's `eventSchema`); returns it. A value
          * with no JSON form throws `IllegalArgumentException` naming why; one beyond the
@@ -974,7 +1105,7 @@ class AgentSdk private constructor() {
                     state.native, nativeClient(options.client), decisions(options.approvals), decisions(options.rejections),
                     outputs(options.toolOutputs), options.humanInput, options.context?.let { runValue("context", it) },
                     overrides(options.model, options.preset, options.maxSteps, options.modelRetry, options.toolExecution, options.overrides),
-                    listener(options.onEvent), options.cancel,
+                    listener(options.onEvent), options.cancel, responses = responses(options.responses),
                 ),
             )
         }
@@ -1001,11 +1132,12 @@ class AgentSdk private constructor() {
                 when {
                     state != null -> native.continueRun(
                         state.native, client, decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs),
-                        o.humanInput, context, over, listener(o.onEvent), o.cancel,
+                        o.humanInput, context, over, listener(o.onEvent), o.cancel, responses = responses(o.responses),
                     )
                     id != null -> native.continueRun(
                         id, client, decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs),
                         o.humanInput, context, over, listener(o.onEvent), o.cancel, store = o.store,
+                        responses = responses(o.responses),
                     )
                     else -> throw KotlinAgentException("continue_invalid", "A run or a runId is required to continue")
                 },
@@ -1490,10 +1622,15 @@ private fun turnContext(turn: JsonObject): AgentSdk.TurnContext {
     )
 }
 
-private fun decisions(list: List<AgentSdk.ToolDecision>?): List<Decision> = list.orEmpty().map { decision(it.toolCallId, it.reason) }
+private fun decisions(list: List<AgentSdk.ToolDecision>?): List<Decision> = list.orEmpty().map {
+    decision(it.toolCallId, it.reason, it.editedInput?.let { input -> runValue("edited input for ${it.toolCallId}", input) })
+}
 
 private fun outputs(list: List<AgentSdk.ToolOutput>?): Map<String, JsonElement> =
     list.orEmpty().associate { it.toolCallId to runValue("tool output for ${it.toolCallId}", it.output) }
+
+private fun responses(list: List<AgentSdk.ToolOutput>?): Map<String, JsonElement> =
+    list.orEmpty().associate { it.toolCallId to runValue("response for ${it.toolCallId}", it.output) }
 
 /**
  * A value a caller hands to a run as JSON; one with no JSON form is refused before the run

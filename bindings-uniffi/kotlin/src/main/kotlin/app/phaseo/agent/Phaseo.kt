@@ -299,6 +299,16 @@ class ToolContext(val native: ToolRuntime) {
     /** Whether the call was cancelled (timeout or run cancellation). */
     val isCancelled: Boolean get() = native.isCancelled()
 
+    /** The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again. */
+    val attempt: Int by lazy { native.attempt().toInt() }
+
+    /**
+     * `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call approved on
+     * continue in another process and for a call run again by `recover`. Hand it to the
+     * service a side-effecting tool calls, so that the effect happens at most once.
+     */
+    val idempotencyKey: String by lazy { native.idempotencyKey() }
+
     /** Publishes a progress value (`tool.preliminary_result`, checked by `eventSchema`). */
     fun emitProgress(value: JsonElement) = native.emitProgress(value.toString())
 
@@ -387,8 +397,11 @@ fun generator(fn: suspend ProgressScope.(input: JsonElement, runtime: ToolContex
 
 /**
  * Defines a tool (SPEC §2). [execute] is a suspend function (see [blocking] and
- * [generator] for other forms); without it the tool is manual. An invalid definition
- * throws [AgentException] `definition_invalid`.
+ * [generator] for other forms); without it the tool is manual. [maxCalls] bounds how many
+ * of its calls a run admits and [retry] ([toolRetry]) runs a call again when an attempt
+ * throws or times out (docs/behaviour.md §15; the body sees `runtime.attempt` and
+ * `runtime.idempotencyKey`). An invalid definition (`maxCalls = 0`, …) throws
+ * [AgentException] `definition_invalid`.
  */
 fun defineTool(
     id: String,
@@ -407,11 +420,13 @@ fun defineTool(
     nextTurnParamsFn: ToolHook<JsonObject>? = null,
     strict: Boolean = false,
     inputExamples: List<JsonObject>? = null,
+    maxCalls: Int? = null,
+    retry: ToolRetry? = null,
     execute: ToolFunction? = null,
 ): Tool = newTool(
     id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
     eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-    execute?.let(::KotlinExecutor), null,
+    maxCalls, retry, execute?.let(::KotlinExecutor), null,
 )
 
 /** A blocking tool body: runs on the calling thread, which it may block. */
@@ -439,6 +454,8 @@ internal fun newTool(
     nextTurnParamsFn: ToolHook<JsonObject>? = null,
     strict: Boolean = false,
     inputExamples: List<JsonObject>? = null,
+    maxCalls: Int? = null,
+    retry: ToolRetry? = null,
     execute: ToolExecutor? = null,
     blockingExecute: BlockingToolFunction? = null,
     interruptible: Boolean = true,
@@ -448,7 +465,7 @@ internal fun newTool(
         return defineNative(
             id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
             eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-            execute, blocking,
+            maxCalls, retry, execute, blocking,
         )
     } catch (e: Throwable) {
         blocking?.let(JvmDispatch::unregister)
@@ -473,6 +490,8 @@ private fun defineNative(
     nextTurnParamsFn: ToolHook<JsonObject>?,
     strict: Boolean,
     inputExamples: List<JsonObject>?,
+    maxCalls: Int?,
+    retry: ToolRetry?,
     execute: ToolExecutor?,
     blockingTool: Long?,
 ): Tool = sdk {
@@ -496,6 +515,8 @@ private fun defineNative(
             nextTurnParams = nextTurnParamsFn?.let(::KotlinNextTurn),
             strict = strict,
             inputExamplesJson = inputExamples?.let { JsonArray(it).toString() },
+            maxCalls = maxCalls?.toLong(),
+            retry = retry,
         ),
     )
 }
@@ -633,9 +654,22 @@ fun createAgent(
     )
 }
 
-/** Tool execution settings (SPEC §2.8, §2.9). */
-fun toolExecution(toolConcurrency: Int? = null, onError: OnError? = null, maxOutputChars: Int? = null) =
-    ToolExecution(toolConcurrency?.toLong(), onError, maxOutputChars?.toLong())
+/**
+ * Tool execution settings (SPEC §2.8, §2.9); [maxToolCalls] bounds all tool calls of a run
+ * (docs/behaviour.md §15), as an agent setting or a run/continue override.
+ */
+fun toolExecution(
+    toolConcurrency: Int? = null,
+    onError: OnError? = null,
+    maxOutputChars: Int? = null,
+    maxToolCalls: Int? = null,
+) = ToolExecution(toolConcurrency?.toLong(), onError, maxOutputChars?.toLong(), maxToolCalls?.toLong())
+
+/**
+ * A tool's retries (docs/behaviour.md §15): [maxAttempts] attempts in all, the first too;
+ * [backoffMs] × n milliseconds before the n-th retry.
+ */
+fun toolRetry(maxAttempts: Int, backoffMs: Long = 0): ToolRetry = ToolRetry(maxAttempts.toLong(), backoffMs)
 
 // ---------------------------------------------------------------------------------------
 // Model clients
@@ -740,8 +774,13 @@ internal class KotlinListener(
     }
 }
 
-/** Approves a call (or rejects it, with the reason sent to the model). */
-fun decision(toolCallId: String, reason: String? = null) = Decision(toolCallId, reason)
+/**
+ * Approves a call (or rejects it, with the reason sent to the model). An approval may carry
+ * [editedInput], the person's corrected arguments: checked like the model's before the tool
+ * runs with them, and an invalid one refuses the continue (docs/behaviour.md §14).
+ */
+fun decision(toolCallId: String, reason: String? = null, editedInput: JsonElement? = null) =
+    Decision(toolCallId, reason, editedInput?.toString())
 
 /**
  * Runs the agent until it completes, stops, pauses, fails or is cancelled (SPEC §3).
@@ -792,11 +831,13 @@ internal fun continueOptions(
     traceparent: String? = null,
     job: Job? = null,
     listener: KotlinListener? = onEvent?.let { KotlinListener(it, cancel, job) },
+    responses: Map<String, JsonElement> = emptyMap(),
 ) = ContinueOptions(
     client = client,
     approvals = approvals,
     rejections = rejections,
     toolOutputs = toolOutputs.map { (id, v) -> ToolOutput(id, v.toString()) },
+    responses = responses.map { (id, v) -> ToolOutput(id, v.toString()) },
     humanInput = humanInput,
     contextJson = context?.toString(),
     overrides = overrides,
@@ -808,8 +849,10 @@ internal fun continueOptions(
 
 /**
  * Continues a paused run (SPEC §4): every pending call must be decided ([approvals],
- * [rejections]) or given an output ([toolOutputs], call id → output). [state] is not
- * changed: a refused continue throws `continue_invalid` and the state stays usable.
+ * [rejections]), given an output ([toolOutputs], call id → output) or, for an approval-gated
+ * call, answered in the tool's place ([responses], call id → output: the tool never runs;
+ * docs/behaviour.md §14). [state] is not changed: a refused continue throws
+ * `continue_invalid` and the state stays usable.
  */
 suspend fun Agent.continueRun(
     state: RunResult,
@@ -823,12 +866,16 @@ suspend fun Agent.continueRun(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     traceparent: String? = null,
+    responses: Map<String, JsonElement> = emptyMap(),
 ): RunResult {
     val job = currentCoroutineContext()[Job]
     return sdk {
         continueRun(
             state,
-            continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, traceparent = traceparent, job = job),
+            continueOptions(
+                client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel,
+                traceparent = traceparent, job = job, responses = responses,
+            ),
         )
     }
 }
@@ -859,7 +906,7 @@ fun Agent.stream(
     cancel: CancelToken? = null,
 ): RunStream = stream(JsonPrimitive(input), client, context, messages, overrides, onEvent, cancel)
 
-/** Continues a paused run as a stream. */
+/** Continues a paused run as a stream (the decisions as in [continueRun]). */
 fun Agent.continueStream(
     state: RunResult,
     client: Client,
@@ -871,9 +918,18 @@ fun Agent.continueStream(
     overrides: RunOverrides? = null,
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
+    responses: Map<String, JsonElement> = emptyMap(),
 ): RunStream = sdk {
     val listener = onEvent?.let { KotlinListener(it, cancel) }
-    RunStream(continueStream(state, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, listener = listener)))
+    RunStream(
+        continueStream(
+            state,
+            continueOptions(
+                client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel,
+                listener = listener, responses = responses,
+            ),
+        ),
+    )
         .also { it.listener = listener }
 }
 

@@ -16,7 +16,12 @@ fun interface JsonToolFunction {
 
 /** The SDK from Java: `PhaseoJava.tool(...)`, `PhaseoJava.agent(...)`, `PhaseoJava.run(...)`. */
 object PhaseoJava {
-    /** A tool whose body is a blocking Java function (JSON text in and out). */
+    /**
+     * A tool whose body is a blocking Java function (JSON text in and out). [maxCalls] bounds
+     * how many of its calls a run admits and [retry] (`new ToolRetry(maxAttempts, backoffMs)`)
+     * runs a call again when an attempt throws or times out (docs/behaviour.md §15; the body
+     * reads `runtime.getAttempt()` and `runtime.getIdempotencyKey()`).
+     */
     @JvmStatic
     @JvmOverloads
     fun tool(
@@ -26,12 +31,16 @@ object PhaseoJava {
         execute: JsonToolFunction,
         timeoutMs: Long? = null,
         requireApproval: Boolean = false,
+        maxCalls: Int? = null,
+        retry: ToolRetry? = null,
     ): Tool = newTool(
         id,
         description,
         parametersJson?.let(::parseJson),
         timeoutMs = timeoutMs,
         requireApproval = requireApproval,
+        maxCalls = maxCalls,
+        retry = retry,
         // Run on a thread of JvmDispatch; a timeout does not interrupt it (it keeps its
         // thread; the core drops its late result).
         blockingExecute = { input, runtime -> parseJson(execute.apply(input.toString(), runtime)) },
@@ -69,8 +78,13 @@ object PhaseoJava {
     fun runAsync(agent: Agent, input: String, client: Client): CompletableFuture<RunResult> =
         GlobalScope.future { agent.run(input, client) }
 
-    /** Continues a paused run, approving [approvals] and supplying [toolOutputsJson] (call id →
-     * output JSON text); blocks the calling thread. */
+    /**
+     * Continues a paused run, approving [approvals] and supplying [toolOutputsJson] (call id →
+     * output JSON text); blocks the calling thread. [editedInputsJson] (call id → input JSON
+     * text) approves those calls with the person's corrected arguments, and [responsesJson]
+     * (call id → output JSON text) answers approval-gated calls in the tool's place, which
+     * then never runs (docs/behaviour.md §14).
+     */
     @JvmStatic
     @JvmOverloads
     @Throws(AgentException::class)
@@ -80,12 +94,16 @@ object PhaseoJava {
         client: Client,
         approvals: List<String> = emptyList(),
         toolOutputsJson: Map<String, String> = emptyMap(),
+        editedInputsJson: Map<String, String> = emptyMap(),
+        responsesJson: Map<String, String> = emptyMap(),
     ): RunResult = runBlocking {
         agent.continueRun(
             state,
             client,
-            approvals = approvals.map { decision(it) },
+            approvals = approvals.map { decision(it) } +
+                editedInputsJson.map { (id, input) -> decision(id, editedInput = parseJson(input)) },
             toolOutputs = toolOutputsJson.mapValues { parseJson(it.value) },
+            responses = responsesJson.mapValues { parseJson(it.value) },
         )
     }
 

@@ -51,7 +51,9 @@ val StoredRun.pending: List<JsonObject>
 /**
  * Continues the paused run [runId] of the run store ([store], or the agent's), claiming
  * its pause at most once: a pause already continued elsewhere throws [AgentException]
- * `continue_invalid` (`Pause <pauseId> of run <runId> was already continued`).
+ * `continue_invalid` (`Pause <pauseId> of run <runId> was already continued`). The decisions
+ * are those of the state form of `continueRun`; the claim stores them, edited inputs and
+ * [responses] too, so a recovering worker applies exactly them.
  */
 suspend fun Agent.continueRun(
     runId: String,
@@ -65,9 +67,18 @@ suspend fun Agent.continueRun(
     onEvent: ((event: JsonObject) -> Unit)? = null,
     cancel: CancelToken? = null,
     store: RunStore? = null,
+    responses: Map<String, JsonElement> = emptyMap(),
 ): RunResult {
     val job = currentCoroutineContext()[Job]
-    return sdk { continueById(runId, continueOptions(client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store, job = job)) }
+    return sdk {
+        continueById(
+            runId,
+            continueOptions(
+                client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store,
+                job = job, responses = responses,
+            ),
+        )
+    }
 }
 
 /**

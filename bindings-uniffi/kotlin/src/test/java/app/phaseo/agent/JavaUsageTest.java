@@ -64,4 +64,37 @@ class JavaUsageTest {
         RunResult done = PhaseoJava.continueRun(rotated, PhaseoJava.parseState(stored), client, List.of("c1"));
         assertEquals(RunStatus.COMPLETED, done.status());
     }
+
+    @Test
+    void editedApprovalsResponsesAndRetriesFromJava() throws Exception {
+        List<String> ran = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        Tool deploy = PhaseoJava.tool("deploy", "Deploys", null, (inputJson, runtime) -> {
+            ran.add(inputJson);
+            return inputJson;
+        }, null, true);
+        Agent agent = PhaseoJava.agent("java-agent", List.of(deploy));
+        String script = "[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"deploy\",\"arguments\":\"{\\\"env\\\":\\\"prod\\\"}\"},"
+            + "{\"id\":\"c2\",\"name\":\"deploy\",\"arguments\":\"{}\"}]},{\"text\":\"done\"}]";
+        RunResult paused = PhaseoJava.run(agent, "go", PhaseoJava.scriptedClient(script));
+        RunResult done = PhaseoJava.continueRun(agent, paused, PhaseoJava.scriptedClient("[{\"text\":\"done\"}]"), List.of(), Map.of(),
+            Map.of("c1", "{\"env\":\"staging\"}"), Map.of("c2", "\"skipped by hand\""));
+        assertEquals(RunStatus.COMPLETED, done.status());
+        assertEquals(List.of("{\"env\":\"staging\"}"), ran);
+
+        List<Long> attempts = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        List<String> keys = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        Tool flaky = PhaseoJava.tool("flaky", "Fails twice", null, (inputJson, runtime) -> {
+            attempts.add((long) runtime.getAttempt());
+            keys.add(runtime.getIdempotencyKey().replace(runtime.getRunId(), "<run>"));
+            if (runtime.getAttempt() < 3) {
+                throw new IllegalStateException("busy");
+            }
+            return "\"ok\"";
+        }, null, false, 1, new ToolRetry(3, 0));
+        RunResult retried = PhaseoJava.run(PhaseoJava.agent("java-agent", List.of(flaky)), "go",
+            PhaseoJava.scriptedClient("[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"flaky\",\"arguments\":\"{}\"}]},{\"text\":\"ok\"}]"));
+        assertEquals(RunStatus.COMPLETED, retried.status());
+        assertEquals(List.of(1L, 2L, 3L), attempts);
+        assertEquals(List.of("<run>:c1", "<run>:c1", "<run>:c1"), keys);
+    }
 }

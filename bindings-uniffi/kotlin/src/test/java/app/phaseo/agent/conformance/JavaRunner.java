@@ -164,6 +164,30 @@ public final class JavaRunner implements Driver {
         return out;
     }
 
+    /** The idempotency key with the real run id (checked to be its prefix) written as {@code <run>}. */
+    private static String idempotencyKeyValue(AgentSdk.RuntimeContext ctx) {
+        String key = ctx.idempotencyKey();
+        String prefix = ctx.runId() + ":";
+        if (ctx.runId().isEmpty() || !key.startsWith(prefix)) {
+            throw new IllegalStateException("idempotency key \"" + key + "\" does not start with the run id \"" + ctx.runId() + "\"");
+        }
+        return "<run>:" + key.substring(prefix.length());
+    }
+
+    /**
+     * A behaviour action: one key, except {@code {"throwUntilAttempt": n, "message": "..."}},
+     * whose argument is then the whole action.
+     */
+    private static Map.Entry<String, Object> behaviorAction(Object value) throws CaseError {
+        if (value instanceof Map && ((Map<?, ?>) value).containsKey("throwUntilAttempt")) {
+            if (!((Map<?, ?>) value).keySet().equals(Set.of("throwUntilAttempt", "message"))) {
+                throw new CaseError("behavior action throwUntilAttempt needs exactly a message: " + text(value));
+            }
+            return Map.entry("throwUntilAttempt", value);
+        }
+        return single(value, "behavior action");
+    }
+
     /** Sleeps [ms]; an interrupt (timeout, cancellation) records the call cancelled and fails it. */
     private static void interruptibleSleep(long ms, AgentSdk.RuntimeContext ctx, Observations obs) throws InterruptedException {
         try {
@@ -179,7 +203,7 @@ public final class JavaRunner implements Driver {
         List<Map.Entry<String, Object>> actions = new ArrayList<>();
         Object behavior = spec.get("behavior");
         for (Object a : behavior == null ? List.of() : list(behavior, "behavior")) {
-            Map.Entry<String, Object> action = single(a, "behavior action");
+            Map.Entry<String, Object> action = behaviorAction(a);
             if (!KotlinRunnerKt.getACTIONS().contains(action.getKey())) {
                 throw new CaseError("tool \"" + id + "\": unsupported behavior action \"" + action.getKey() + "\"");
             }
@@ -201,6 +225,17 @@ public final class JavaRunner implements Driver {
                             return ctx.context();
                         case "returnRuntime":
                             return runtimeValue(ctx);
+                        case "returnAttempt":
+                            return ctx.attempt();
+                        case "returnIdempotencyKey":
+                            return idempotencyKeyValue(ctx);
+                        case "throwUntilAttempt": {
+                            Map<?, ?> m = (Map<?, ?>) arg;
+                            if (ctx.attempt() < num(m.get("throwUntilAttempt"), "throwUntilAttempt").doubleValue()) {
+                                throw new RuntimeException(text(m.get("message")));
+                            }
+                            break;
+                        }
                         case "progress":
                             ctx.emitProgress().receive(arg, ctx);
                             break;
@@ -310,6 +345,15 @@ public final class JavaRunner implements Driver {
             }
         }
         Object params = spec.get("parameters");
+        Object retry = spec.get("retry");
+        AgentSdk.ToolRetryConfig retryConfig = null;
+        if (retry != null) {
+            Map<String, Object> r = map(retry, "retry");
+            KotlinRunnerKt.checkKeys(json(r), KotlinRunnerKt.getTOOL_RETRY_KEYS(), "retry");
+            Object backoff = r.get("backoffMs");
+            retryConfig = new AgentSdk.ToolRetryConfig(num(r.get("maxAttempts"), "retry.maxAttempts").intValue(),
+                Duration.ofMillis(backoff == null ? 0 : num(backoff, "retry.backoffMs").longValue()));
+        }
         return new Tool(id,
             Boolean.TRUE.equals(spec.get("manual")) ? null : executor(spec, obs),
             spec.get("description") instanceof String ? (String) spec.get("description") : "",
@@ -319,7 +363,7 @@ public final class JavaRunner implements Driver {
             requireApproval, approval, onToolCalled, onResponse,
             spec.get("onError") == null ? null : onError(spec.get("onError")),
             nextTurn(spec.get("nextTurnParams")),
-            Boolean.TRUE.equals(spec.get("strict")), examples);
+            Boolean.TRUE.equals(spec.get("strict")), examples, optInt(spec, "maxCalls"), retryConfig);
     }
 
     // -----------------------------------------------------------------------------------
@@ -367,7 +411,7 @@ public final class JavaRunner implements Driver {
         Map<String, Object> m = map(value, "toolExecution");
         KotlinRunnerKt.checkKeys(json(m), KotlinRunnerKt.getTOOL_EXECUTION_KEYS(), "toolExecution");
         return AgentSdk.ToolExecutionConfig.of(optInt(m, "toolConcurrency"),
-            m.get("onError") == null ? null : onError(m.get("onError")), optInt(m, "maxOutputChars"));
+            m.get("onError") == null ? null : onError(m.get("onError")), optInt(m, "maxOutputChars"), optInt(m, "maxToolCalls"));
     }
 
     private static AgentSdk.ModelRetryConfig modelRetry(Object value) throws CaseError {
@@ -519,14 +563,15 @@ public final class JavaRunner implements Driver {
         private static List<ToolDecision> decisions(JsonElement items, String what) throws CaseError {
             List<ToolDecision> out = new ArrayList<>();
             for (Decision d : KotlinRunnerKt.decisions(items, what)) {
-                out.add(new ToolDecision(d.getToolCallId(), d.getReason()));
+                String edited = d.getEditedInputJson();
+                out.add(new ToolDecision(d.getToolCallId(), d.getReason(), edited == null ? null : java(PhaseoKt.parseJson(edited))));
             }
             return out;
         }
 
-        private static List<ToolOutput> outputs(JsonElement items) throws CaseError {
+        private static List<ToolOutput> outputs(JsonElement items, String what) throws CaseError {
             List<ToolOutput> out = new ArrayList<>();
-            for (Map.Entry<String, JsonElement> e : KotlinRunnerKt.toolOutputsOf(items).entrySet()) {
+            for (Map.Entry<String, JsonElement> e : KotlinRunnerKt.toolOutputsOf(items, what).entrySet()) {
                 out.add(new ToolOutput(e.getKey(), java(e.getValue())));
             }
             return out;
@@ -582,11 +627,15 @@ public final class JavaRunner implements Driver {
                 }
                 cancelAfter = spec.get("cancelAfterMs") == null ? null : num(spec.get("cancelAfterMs"), "cancelAfterMs").longValue();
                 Object humanInput = spec.get("humanInput");
-                ContinueOptions options = new ContinueOptions(current, client, spec.get("context"), (String) spec.get("model"), null,
+                ContinueOptions base = new ContinueOptions(current, client, spec.get("context"), (String) spec.get("model"), null,
                     optInt(spec, "maxSteps"), humanInput == null ? null : text(humanInput), modelRetry(spec.get("modelRetry")),
                     toolExecution(spec.get("toolExecution")), null, decisions(specJson.get("approvals"), "approvals"),
-                    decisions(specJson.get("rejections"), "rejections"), outputs(specJson.get("toolOutputs")), null, null,
+                    decisions(specJson.get("rejections"), "rejections"), outputs(specJson.get("toolOutputs"), "toolOutputs"), null, null,
                     overrides(spec), null);
+                for (ToolOutput answer : outputs(specJson.get("responses"), "responses")) {
+                    base = base.respond(answer.toolCallId(), answer.output());
+                }
+                ContinueOptions options = base;
                 AgentSdk.AgentException refusal = refused;
                 startStream = () -> {
                     if (refusal != null) {

@@ -45,6 +45,7 @@ val TOOL_KEYS = setOf(
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
     "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
+    "maxCalls", "retry",
 )
 val MODEL_ENTRY_KEYS = setOf("text", "toolCalls", "usage", "cost", "finishReason", "fail")
 val OVERRIDE_KEYS = listOf(
@@ -53,7 +54,7 @@ val OVERRIDE_KEYS = listOf(
 )
 val RUN_KEYS = setOf("input", "context", "messages", "cancelAfterMs") + OVERRIDE_KEYS
 val CONTINUE_KEYS = setOf(
-    "approvals", "rejections", "toolOutputs", "humanInput", "context", "cancelAfterMs",
+    "approvals", "rejections", "toolOutputs", "responses", "humanInput", "context", "cancelAfterMs",
 ) + OVERRIDE_KEYS
 val STEP_KEYS = setOf("run", "continue", "expect")
 val EXPECT_KEYS = setOf(
@@ -65,17 +66,23 @@ val ERROR_KEYS = setOf("code", "messageContains")
 val REQUEST_KEYS = setOf(
     "toolMessages", "tools", "context", "temperature", "model", "instructions",
     "lastUserMessage", "maxOutputTokens", "topP", "toolChoice", "parallelToolCalls", "toolSpecs",
+    "toolCalls",
 )
+val REQUEST_TOOL_CALL_KEYS = setOf("id", "name", "arguments")
 val TOOL_SPEC_KEYS = setOf("id", "strict", "inputExamples")
 val TOOL_MESSAGE_KEYS = setOf("toolCallId", "content", "contentContains", "isError")
 val USAGE_KEYS = setOf("inputTokens", "outputTokens", "cachedTokens", "totalTokens", "cost")
-val TOOL_EXECUTION_KEYS = setOf("toolConcurrency", "onError", "maxOutputChars")
+val TOOL_EXECUTION_KEYS = setOf("toolConcurrency", "onError", "maxOutputChars", "maxToolCalls")
+val TOOL_RETRY_KEYS = setOf("maxAttempts", "backoffMs")
 val MODEL_RETRY_KEYS = setOf("maxRetries", "backoffMs")
 val DECISION_KEYS = setOf("toolCallId", "reason")
+val APPROVAL_KEYS = DECISION_KEYS + "editedInput"
 val TOOL_OUTPUT_KEYS = setOf("toolCallId", "output")
-val TERMINAL_ACTIONS = setOf("return", "returnInput", "throw", "returnContext", "returnRuntime")
-val ACTIONS = TERMINAL_ACTIONS + setOf("progress", "setContext", "sleepMs", "blockingSleepMs")
-val TOOL_EVENT_TYPES = setOf("tool.started", "tool.preliminary_result", "tool.completed", "tool.failed")
+val TERMINAL_ACTIONS = setOf(
+    "return", "returnInput", "throw", "returnContext", "returnRuntime", "returnAttempt", "returnIdempotencyKey",
+)
+val ACTIONS = TERMINAL_ACTIONS + setOf("progress", "setContext", "sleepMs", "blockingSleepMs", "throwUntilAttempt")
+val TOOL_EVENT_TYPES = setOf("tool.started", "tool.preliminary_result", "tool.completed", "tool.failed", "tool.retrying")
 const val EXECUTOR_GRACE_MS = 1000L
 
 /** The first difference, or a feature of the case this runner cannot express. */
@@ -159,6 +166,21 @@ fun singleEntry(action: JsonElement, what: String): Pair<String, JsonElement> {
     return obj.entries.first().toPair()
 }
 
+/**
+ * A behaviour action: one key, except `{"throwUntilAttempt": n, "message": "..."}`, whose
+ * argument is then the whole action (the executor needs both).
+ */
+fun behaviorAction(action: JsonElement): Pair<String, JsonElement> {
+    val obj = action.obj
+    if (obj != null && obj.containsKey("throwUntilAttempt")) {
+        if (obj.keys != setOf("throwUntilAttempt", "message")) {
+            throw CaseError("behavior action throwUntilAttempt needs exactly a message: ${show(action)}")
+        }
+        return "throwUntilAttempt" to obj
+    }
+    return singleEntry(action, "behavior action")
+}
+
 fun strings(values: Collection<String>) = JsonArray(values.map(::JsonPrimitive))
 
 // ---------------------------------------------------------------------------------------
@@ -221,7 +243,24 @@ fun terminal(key: String, arg: JsonElement, input: JsonElement, rt: ToolContext)
     "returnInput" -> input
     "throw" -> throw RuntimeException(text(arg))
     "returnContext" -> rt.context
+    "returnAttempt" -> JsonPrimitive(rt.attempt)
+    "returnIdempotencyKey" -> idempotencyKeyValue(rt.idempotencyKey, rt.runId)
     else -> runtimeValue(rt)
+}
+
+/** The idempotency key with the real run id (checked to be its prefix) written as `<run>`. */
+fun idempotencyKeyValue(key: String, runId: String): JsonElement {
+    if (runId.isEmpty() || !key.startsWith("$runId:")) {
+        throw IllegalStateException("idempotency key ${JsonPrimitive(key)} does not start with the run id ${JsonPrimitive(runId)}")
+    }
+    return JsonPrimitive("<run>:" + key.removePrefix("$runId:"))
+}
+
+/** `{"throwUntilAttempt": n, "message"}`: throws the message while the attempt is below n. */
+fun throwUntilAttempt(action: JsonElement, attempt: Int) {
+    val until = action.obj?.get("throwUntilAttempt")?.num
+        ?: throw CaseError("throwUntilAttempt: a number is required, got ${show(action)}")
+    if (attempt < until) throw RuntimeException(text(action.obj!!["message"]))
 }
 
 fun millis(arg: JsonElement): Long = arg.num?.toLong() ?: throw CaseError("expected a number of milliseconds, got ${show(arg)}")
@@ -265,7 +304,7 @@ fun pollingSleep(ms: Long, rt: ToolContext, obs: Observations) {
 
 fun executor(spec: JsonObject, obs: Observations): ToolFunction {
     val id = spec["id"]?.str ?: ""
-    val actions = (spec["behavior"] as? JsonArray ?: JsonArray(emptyList())).map { singleEntry(it, "behavior action") }
+    val actions = (spec["behavior"] as? JsonArray ?: JsonArray(emptyList())).map(::behaviorAction)
     for ((key, _) in actions) {
         if (key !in ACTIONS) throw CaseError("tool ${JsonPrimitive(id)}: unsupported behavior action ${JsonPrimitive(key)}")
     }
@@ -282,6 +321,7 @@ fun executor(spec: JsonObject, obs: Observations): ToolFunction {
                         "setContext" -> rt.setContext(arg)
                         "sleepMs" -> pollingSleep(millis(arg), rt, obs)
                         "blockingSleepMs" -> blockingSleep(millis(arg))
+                        "throwUntilAttempt" -> throwUntilAttempt(arg, rt.attempt)
                     }
                 }
                 JsonNull
@@ -301,6 +341,7 @@ fun executor(spec: JsonObject, obs: Observations): ToolFunction {
                         "setContext" -> rt.setContext(arg)
                         "sleepMs" -> cooperativeSleep(millis(arg), rt, obs)
                         "blockingSleepMs" -> blockingSleep(millis(arg))
+                        "throwUntilAttempt" -> throwUntilAttempt(arg, rt.attempt)
                     }
                 }
                 JsonNull
@@ -323,6 +364,7 @@ fun executor(spec: JsonObject, obs: Observations): ToolFunction {
                     "setContext" -> rt.setContext(arg)
                     "sleepMs" -> cooperativeSleep(millis(arg), rt, obs)
                     "blockingSleepMs" -> blockingSleep(millis(arg))
+                    "throwUntilAttempt" -> throwUntilAttempt(arg, rt.attempt)
                 }
             }
             result
@@ -389,6 +431,7 @@ fun buildTool(spec: JsonObject, obs: Observations): Tool {
         (list as? JsonArray)?.map { it.obj ?: throw CaseError("inputExamples: objects are required") }
             ?: throw CaseError("inputExamples: a list is required, got ${show(list)}")
     }
+    val maxCalls = spec.present("maxCalls")?.let { it.num?.toInt() ?: throw CaseError("maxCalls: a number is required") }
     return defineTool(
             id = id,
             description = spec["description"]?.str ?: "",
@@ -405,8 +448,19 @@ fun buildTool(spec: JsonObject, obs: Observations): Tool {
             nextTurnParams = nextTurn,
             strict = spec["strict"] == JsonPrimitive(true),
             inputExamples = examples,
+            maxCalls = maxCalls,
+            retry = toolRetryOf(spec["retry"]),
             execute = if (spec["manual"] == JsonPrimitive(true)) null else executor(spec, obs),
         )
+}
+
+/** A tool's `retry: {maxAttempts, backoffMs?}`. */
+fun toolRetryOf(value: JsonElement?): ToolRetry? {
+    if (value == null || value is JsonNull) return null
+    checkKeys(value, TOOL_RETRY_KEYS, "retry")
+    val obj = value.obj ?: throw CaseError("retry: expected an object")
+    val attempts = obj.present("maxAttempts")?.num ?: throw CaseError("retry: maxAttempts is required")
+    return toolRetry(attempts.toInt(), obj.present("backoffMs")?.num?.toLong() ?: 0)
 }
 
 /** A case's toolChoice (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`) as the Kotlin type. */
@@ -461,6 +515,7 @@ fun toolExecutionOf(value: JsonElement?): ToolExecution? {
         toolConcurrency = obj.present("toolConcurrency")?.num?.toInt(),
         onError = obj.present("onError")?.let(::onErrorOf),
         maxOutputChars = obj.present("maxOutputChars")?.num?.toInt(),
+        maxToolCalls = obj.present("maxToolCalls")?.num?.toInt(),
     )
 }
 
@@ -561,6 +616,17 @@ fun requestSummary(request: JsonObject): JsonObject {
                 put("inputExamples", t.obj?.get("inputExamples").orNull)
             }
         }))
+        // The last assistant message with tool calls, as the model will read it.
+        val calls = messages.asReversed().firstNotNullOfOrNull { m ->
+            (m.obj?.get("toolCalls") as? JsonArray)?.takeIf { it.isNotEmpty() }
+        } ?: JsonArray(emptyList())
+        put("toolCalls", JsonArray(calls.map { c ->
+            buildJsonObject {
+                put("id", c.obj?.get("id").orNull)
+                put("name", c.obj?.get("name").orNull)
+                put("arguments", c.obj?.get("input").orNull)
+            }
+        }))
     }
 }
 
@@ -608,6 +674,7 @@ fun overridesOf(spec: JsonObject): RunOverrides = RunOverrides(
     activeTools = spec.present("activeTools")?.let(::toolIdsOf),
 )
 
+/** Approvals (which may carry `editedInput`) or rejections. */
 fun decisions(items: JsonElement?, what: String): List<Decision> {
     if (items == null || items is JsonNull) return emptyList()
     val list = items as? JsonArray ?: throw CaseError("$what: expected a list, got ${show(items)}")
@@ -615,18 +682,19 @@ fun decisions(items: JsonElement?, what: String): List<Decision> {
         d.str?.let { return@map decision(it) }
         val o = d.obj
         val id = o?.get("toolCallId")?.str ?: throw CaseError("$what: unsupported decision ${show(d)}")
-        checkKeys(o, DECISION_KEYS, what)
-        decision(id, o["reason"]?.str)
+        checkKeys(o, if (what == "approvals") APPROVAL_KEYS else DECISION_KEYS, what)
+        decision(id, o["reason"]?.str, if (o.containsKey("editedInput")) o["editedInput"].orNull else null)
     }
 }
 
-fun toolOutputsOf(items: JsonElement?): Map<String, JsonElement> {
+/** `toolOutputs` or `responses`: call id → output. */
+fun toolOutputsOf(items: JsonElement?, what: String = "toolOutputs"): Map<String, JsonElement> {
     if (items == null || items is JsonNull) return emptyMap()
-    val list = items as? JsonArray ?: throw CaseError("toolOutputs: expected a list, got ${show(items)}")
+    val list = items as? JsonArray ?: throw CaseError("$what: expected a list, got ${show(items)}")
     val out = LinkedHashMap<String, JsonElement>()
     for (o in list) {
-        checkKeys(o, TOOL_OUTPUT_KEYS, "toolOutput")
-        val id = o.obj?.get("toolCallId")?.str ?: throw CaseError("toolOutput without toolCallId: ${show(o)}")
+        checkKeys(o, TOOL_OUTPUT_KEYS, what)
+        val id = o.obj?.get("toolCallId")?.str ?: throw CaseError("$what entry without toolCallId: ${show(o)}")
         out[id] = o.obj!!["output"].orNull
     }
     return out
@@ -732,16 +800,23 @@ class CaseRun(
                 val approvals = decisions(spec["approvals"], "approvals")
                 val rejections = decisions(spec["rejections"], "rejections")
                 val outputs = toolOutputsOf(spec["toolOutputs"])
+                val responses = toolOutputsOf(spec["responses"], "responses")
                 val humanInput = spec.present("humanInput")?.let(::text)
                 val context = spec["context"]
                 val overrides = overridesOf(spec)
                 startStream = {
                     if (refused != null) throw refused
-                    agent.continueStream(current, model.client, approvals, rejections, outputs, humanInput, context, overrides)
+                    agent.continueStream(
+                        current, model.client, approvals, rejections, outputs, humanInput, context, overrides,
+                        responses = responses,
+                    )
                 }
                 call = {
                     if (refused != null) throw refused
-                    agent.continueRun(current, model.client, approvals, rejections, outputs, humanInput, context, overrides, onEvent, token)
+                    agent.continueRun(
+                        current, model.client, approvals, rejections, outputs, humanInput, context, overrides, onEvent, token,
+                        responses = responses,
+                    )
                 }
             }
             else -> throw CaseError("a step is neither run nor continue")
@@ -833,11 +908,24 @@ fun checkRequest(i: Int, expected: JsonObject, actual: JsonObject) {
                 w.all { (k, v) -> k in TOOL_SPEC_KEYS && jsonEq(v, gotList[j].obj?.get(k).orNull) }
             }
             if (!same) throw CaseError("modelRequests[$i].toolSpecs: expected ${show(wantList)}, got ${show(gotList)}")
+        } else if (key == "toolCalls") {
+            val wantList = want as? JsonArray ?: JsonArray(emptyList())
+            val gotList = got as? JsonArray ?: JsonArray(emptyList())
+            val same = wantList.size == gotList.size && wantList.indices.all { j ->
+                val w = wantList[j].obj ?: return@all false
+                val g = gotList[j].obj ?: return@all false
+                jsonEq(w["id"], g["id"]) && jsonEq(w["name"], g["name"]) &&
+                    jsonEq(argumentsJson(w["arguments"]), argumentsJson(g["arguments"]))
+            }
+            if (!same) throw CaseError("modelRequests[$i].toolCalls: expected ${show(wantList)}, got ${show(gotList)}")
         } else {
             diff("modelRequests[$i].$key", want, got)
         }
     }
 }
+
+/** Tool call arguments compared as JSON: a text holding JSON stands for that JSON. */
+fun argumentsJson(value: JsonElement?): JsonElement? = value?.str?.let(::strictJson) ?: value
 
 fun checkDefinitionError(want: JsonObject, built: Any) {
     val e = built as? AgentException
@@ -1048,6 +1136,9 @@ fun checkCase(case: JsonObject) {
             checkKeys(request, REQUEST_KEYS, "step $i: expect.modelRequests")
             for (m in request.obj?.get("toolMessages") as? JsonArray ?: JsonArray(emptyList())) {
                 checkKeys(m, TOOL_MESSAGE_KEYS, "step $i: expect.modelRequests.toolMessages")
+            }
+            for (c in request.obj?.get("toolCalls") as? JsonArray ?: JsonArray(emptyList())) {
+                checkKeys(c, REQUEST_TOOL_CALL_KEYS, "step $i: expect.modelRequests.toolCalls")
             }
         }
     }
