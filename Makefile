@@ -85,7 +85,7 @@ rust-checks: ruby-deps php-deps
 rust-tests: mcp-servers ruby-deps php-deps
 	scripts/with-test-postgres.sh $(CARGO) test --workspace
 
-# The MCP servers the tests start (SPEC §11), pinned: the reference server
+# The MCP servers the tests start (docs/behaviour.md §11), pinned: the reference server
 # `@modelcontextprotocol/server-everything` (npm, tests/mcp/package.json) and the official
 # Python `mcp` package in the dev venv (our small server tests/mcp/test_server.py).
 MCP_PY := mcp==2.3.0

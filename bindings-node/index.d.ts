@@ -2,7 +2,7 @@
 // Type definitions of @phaseo/agent-sdk (hand-written; checked by `tsc --noEmit --strict`
 // over test/typed-usage.ts in `make test`).
 
-/** A value the SDK stores (SPEC §7): nested at most 64 levels deep, no cycles, integers
+/** A value the SDK stores (docs/behaviour.md §7): nested at most 64 levels deep, no cycles, integers
  * within 64 bits. Integers beyond ±(2^53 − 1) are `bigint` wherever the SDK hands values
  * to JavaScript, and a `bigint` is written as an integer. */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
@@ -29,7 +29,7 @@ export interface ToolCall<TInput = unknown> {
   input: TInput;
 }
 
-/** What an executor, predicate or hook sees of its run (SPEC §2.1). */
+/** What an executor, predicate or hook sees of its run (docs/behaviour.md §2.1). */
 export interface ToolContext<TContext = unknown, TInput = unknown> {
   runId: string;
   agentId: string;
@@ -72,7 +72,7 @@ export interface NextTurnParams {
   toolChoice?: ToolChoice;
 }
 
-/** Which tool the model must call (SPEC §12). */
+/** Which tool the model must call (docs/behaviour.md §12). */
 export type ToolChoice = 'auto' | 'required' | 'none' | { toolId: string };
 
 export type OnError = 'fail-run' | 'return-to-model';
@@ -483,18 +483,18 @@ export interface AgentDefinition<TContext = any> {
    * to continue a state whose signature is missing or wrong. A list rotates secrets: the
    * first signs, any verifies. */
   stateSecret?: string | string[];
-  /** Which tool the model must call, fixed or per turn (SPEC §12). */
+  /** Which tool the model must call, fixed or per turn (docs/behaviour.md §12). */
   toolChoice?: Dynamic<ToolChoice | null>;
   /** Whether the model may request several calls in one turn. */
   parallelToolCalls?: boolean;
   /** The tool ids offered, fixed or per turn; calls to tools not offered are `unknown_tool`. */
   activeTools?: Dynamic<string[] | null>;
-  /** Saves every run of this agent there (SPEC §10): continue by `runId`, `recover`. */
+  /** Saves every run of this agent there (docs/behaviour.md §10): continue by `runId`, `recover`. */
   store?: RunStore | StateAccessor;
   /** How long a worker holds a store-backed run (default 30 s) and how often it renews the
    * hold while working (default 10 s). */
   lease?: { durationMs?: number; renewEveryMs?: number };
-  /** MCP servers (SPEC §11) whose tools the agent offers too (`createMcpServer`). They
+  /** MCP servers (docs/behaviour.md §11) whose tools the agent offers too (`createMcpServer`). They
    * start when a run first needs them and stop with `agent.close()` / `await using`. */
   mcpServers?: McpServer[];
 }
@@ -541,7 +541,7 @@ export interface McpElicitationAnswer {
   content?: Record<string, unknown>;
 }
 
-/** Options of an MCP server (SPEC §11). */
+/** Options of an MCP server (docs/behaviour.md §11). */
 export interface McpServerOptions<TContext = any> {
   /** Offers only these tools (MCP names). */
   allowTools?: string[];
@@ -622,7 +622,7 @@ export interface ListRunsOptions {
   cursor?: string | null;
 }
 
-/** Where runs are kept between processes (SPEC §10). */
+/** Where runs are kept between processes (docs/behaviour.md §10). */
 export declare class RunStore {
   private constructor();
   readonly kind: 'sqlite' | 'postgres' | 'memory';
@@ -708,7 +708,7 @@ export interface ContinueOptions<TContext = unknown> extends RunOverrides {
   onEvent?: (event: AgentEvent) => void | Promise<void>;
 }
 
-/** A streamed run (SPEC §6): awaitable; every iterator replays the history from the start. */
+/** A streamed run (docs/behaviour.md §6): awaitable; every iterator replays the history from the start. */
 export declare class AgentStreamResult<TOutput = unknown> implements PromiseLike<RunResult<TOutput>> {
   private constructor();
   getResult(): Promise<RunResult<TOutput>>;
@@ -802,7 +802,7 @@ export declare class AgentStoreError extends AgentError {}
 export declare class AgentLeaseLostError extends AgentError {}
 /** An MCP server could not start, died, or broke the protocol (code `mcp_failed`). */
 export declare class AgentMcpError extends AgentError {}
-/** The error class of a SPEC §9 code (`AgentError` for a code this version does not know). */
+/** The error class of a docs/behaviour.md §9 code (`AgentError` for a code this version does not know). */
 export declare function errorClass(code: string): typeof AgentError;
 export declare function isAgentGatewayError(error: unknown): error is AgentGatewayError;
 

@@ -1,5 +1,5 @@
 'use strict';
-// Values crossing between JavaScript and the core, as JSON text (SPEC §7): what JS writes
+// Values crossing between JavaScript and the core, as JSON text (docs/behaviour.md §7): what JS writes
 // is nested at most 64 levels deep (the core checks the depth where it parses), has no
 // cycle, and its integers fit 64 bits (`BigInt` is written as an integer); what JS reads
 // has integers beyond ±(2^53 − 1) as `BigInt`. Nothing here lets a host value throw

@@ -538,7 +538,7 @@ impl NativeAgent {
                 options = options.store(s.store.clone());
             }
             let agent = self.agent.clone();
-            // Given both, the core checks that they agree (SPEC §10).
+            // Given both, the core checks that they agree (docs/behaviour.md §10).
             match (state, run_id) {
                 (Some(state), run_id) => {
                     if let Some(id) = run_id {

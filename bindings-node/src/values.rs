@@ -1,5 +1,5 @@
 //! Values from JavaScript, as JSON text: parsed, and checked against the limits every
-//! value the SDK accepts keeps (SPEC §7: nested at most 64 levels deep).
+//! value the SDK accepts keeps (docs/behaviour.md §7: nested at most 64 levels deep).
 //!
 //! The JS layer writes values (its serializer refuses cycles, integers beyond 64 bits and
 //! values it cannot read); the depth is checked here, where the text is parsed anyway, so

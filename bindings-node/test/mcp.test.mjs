@@ -1,4 +1,4 @@
-// MCP servers (SPEC §11) through the Node binding, against real servers started here: our
+// MCP servers (docs/behaviour.md §11) through the Node binding, against real servers started here: our
 // test server on the official Python `mcp` package (tests/mcp/test_server.py) and
 // `@modelcontextprotocol/server-everything` over stdio and Streamable HTTP (installed by
 // `make mcp-servers`). A missing server fails the test under CI=true.

@@ -1,4 +1,4 @@
-// Host model clients (SPEC §8): a function, an object with generate(request), and one
+// Host model clients (docs/behaviour.md §8): a function, an object with generate(request), and one
 // with stream(request) whose deltas and items a streamed run shows live, in order.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Request controls (SPEC §12) from Node: toolChoice, parallelToolCalls, activeTools, tool
+// Request controls (docs/behaviour.md §12) from Node: toolChoice, parallelToolCalls, activeTools, tool
 // strict and inputExamples as host clients receive them; and hook signals that abort.
 import test from 'node:test';
 import assert from 'node:assert/strict';

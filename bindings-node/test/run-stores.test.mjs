@@ -1,4 +1,4 @@
-// Run stores (SPEC §10) from Node, against SQLite and a real PostgreSQL: round trip,
+// Run stores (docs/behaviour.md §10) from Node, against SQLite and a real PostgreSQL: round trip,
 // continue by id (here and from another process), at most once across 8 racing processes,
 // recovery after a SIGKILLed worker, the approval inbox listing, prune, the product's
 // {load, save} accessor, and the error classes.

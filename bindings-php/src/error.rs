@@ -5,7 +5,7 @@
 use ext_php_rs::exception::PhpException;
 use phaseo_agent::{AgentError, ErrorCode, Value};
 
-/// An error: a SPEC §9 code (or `invalid_argument` for a misuse of the low-level API), its
+/// An error: a docs/behaviour.md §9 code (or `invalid_argument` for a misuse of the low-level API), its
 /// message, for a failed run the failed state's canonical JSON text, and the details some
 /// codes carry (gateway HTTP details, the validation target).
 #[derive(Debug)]

@@ -17,7 +17,7 @@ pub struct Start<'a> {
     pub mode: &'a str,
     /// The agent handle.
     pub agent: i64,
-    /// The options' JSON text (SPEC names).
+    /// The options' JSON text (the names of docs/behaviour.md).
     pub options: Option<&'a str>,
     /// A state to continue (canonical JSON text), or why its text is no state.
     pub state: Option<Result<String, AgentError>>,

@@ -1,4 +1,4 @@
-//! Run stores (SPEC §10): in-memory, SQLite and PostgreSQL, with load, list and delete.
+//! Run stores (docs/behaviour.md §10): in-memory, SQLite and PostgreSQL, with load, list and delete.
 
 use std::sync::Arc;
 

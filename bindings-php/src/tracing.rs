@@ -1,4 +1,4 @@
-//! Tracing from PHP (SPEC tracing): `AgentSdk::enableTracing`, `flushTracing`,
+//! Tracing from PHP (docs/behaviour.md, tracing): `AgentSdk::enableTracing`, `flushTracing`,
 //! `shutdownTracing`. The spans are the core's (`telemetry`, feature `otel`); this module
 //! only reads the options; `lib.rs` waits for exports on the calling PHP thread (a PHP
 //! process has no other thread to keep serving while it waits).

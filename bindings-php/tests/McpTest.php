@@ -12,7 +12,7 @@ use Phaseo\AgentSdk\McpServer;
 use PHPUnit\Framework\TestCase;
 
 /**
- * MCP servers (SPEC §11) through the PHP binding, against @modelcontextprotocol/server-everything
+ * MCP servers (docs/behaviour.md §11) through the PHP binding, against @modelcontextprotocol/server-everything
  * over stdio (installed by `make php-tests`: tests/mcp/node_modules).
  */
 final class McpTest extends TestCase

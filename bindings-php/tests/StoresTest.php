@@ -14,7 +14,7 @@ use Phaseo\AgentSdk\StateAccessor;
 use Phaseo\AgentSdk\Tool;
 use PHPUnit\Framework\TestCase;
 
-/** Durable runs (SPEC §10): in-memory, SQLite and PostgreSQL stores through the PHP API. */
+/** Durable runs (docs/behaviour.md §10): in-memory, SQLite and PostgreSQL stores through the PHP API. */
 final class StoresTest extends TestCase
 {
     use Helpers;

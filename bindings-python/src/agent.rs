@@ -309,7 +309,7 @@ impl PyAgent {
         if let Some(s) = by_id.store {
             options = options.store(s.get().store.clone());
         }
-        // Given both, the core checks that they agree (SPEC §10).
+        // Given both, the core checks that they agree (docs/behaviour.md §10).
         if let Some(run_id) = by_id.run_id {
             options = options.run_id(run_id);
         } else if state.is_none() {

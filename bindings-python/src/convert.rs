@@ -40,7 +40,7 @@ pub fn returned(
     })
 }
 
-/// Deepest value handed to Python: values in the SDK are bounded (SPEC §7 plus the state's
+/// Deepest value handed to Python: values in the SDK are bounded (docs/behaviour.md §7 plus the state's
 /// own nesting); this only keeps a corrupt one from exhausting the stack.
 const MAX_PY_DEPTH: usize = 512;
 

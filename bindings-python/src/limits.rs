@@ -1,4 +1,4 @@
-//! The value limits of SPEC §7 as the binding applies them while converting host values
+//! The value limits of docs/behaviour.md §7 as the binding applies them while converting host values
 //! (64 levels, no cycle, 64-bit integers; texts from the core's [`ValueLimitError`]), and
 //! where a refused value goes: a tool result becomes an invalid output, a progress value
 //! an invalid event.

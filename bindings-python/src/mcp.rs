@@ -1,4 +1,4 @@
-//! MCP servers declared from Python (SPEC §11): the core's `McpServer` with the host's
+//! MCP servers declared from Python (docs/behaviour.md §11): the core's `McpServer` with the host's
 //! filter, approval predicate and elicitation hook adapted. The `phaseo_agent` package
 //! checks the option names and spellings first (`mcp_stdio_server`, `mcp_http_server`).
 

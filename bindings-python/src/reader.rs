@@ -1,4 +1,4 @@
-//! Reading a Python object as a JSON value within the limits of SPEC §7: at most `limit`
+//! Reading a Python object as a JSON value within the limits of docs/behaviour.md §7: at most `limit`
 //! levels of nesting (a scalar is depth 0, `{"a": 1}` depth 1), no cycle, integers that fit
 //! 64 bits. The reader counts its depth and keeps the containers of the current path, so
 //! it never recurses more than `limit` frames whatever the object (deep, cyclic,

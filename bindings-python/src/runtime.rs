@@ -48,7 +48,7 @@ impl PyCancelledFlag {
     }
 }
 
-/// What a tool call sees of its run (SPEC §2.1).
+/// What a tool call sees of its run (docs/behaviour.md §2.1).
 #[pyclass(name = "ToolRuntime", module = "phaseo_agent", frozen)]
 pub struct PyToolRuntime {
     runtime: ToolRuntime,

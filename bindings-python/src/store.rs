@@ -1,4 +1,4 @@
-//! Run stores from Python (SPEC §10): SQLite, PostgreSQL, in memory, or the application's
+//! Run stores from Python (docs/behaviour.md §10): SQLite, PostgreSQL, in memory, or the application's
 //! own `load`/`save` accessor. The public classes are in `phaseo_agent/_store.py`.
 
 use std::future::Future;

@@ -15,7 +15,7 @@
 //! A call whose waiter went away (timed out, cancelled) is *abandoned*: if it had not
 //! started it never runs, and if it is running (a `def` that ignores `runtime.cancelled`
 //! and blocks) its thread no longer counts against the limit, so a new call starts at
-//! once instead of queueing behind threads that nobody waits for (SPEC §2.2). Interpreter
+//! once instead of queueing behind threads that nobody waits for (docs/behaviour.md §2.2). Interpreter
 //! exit waits for no executor. When such a thread comes back, it keeps working only if the
 //! pool is below its limit again.
 

@@ -1,5 +1,5 @@
 """Timed-out synchronous executors that ignore cancellation never starve the worker pool,
-and interpreter exit does not wait for them (SPEC §2.2)."""
+and interpreter exit does not wait for them (docs/behaviour.md §2.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Numbers in the SDK's JSON text are written as JavaScript writes them (SPEC §7), also
+"""Numbers in the SDK's JSON text are written as JavaScript writes them (docs/behaviour.md §7), also
 where the Python binding hands out text of its own (a stream's ``text()``)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hostile host values and exceptions: deep, cyclic and huge values are refused
-with the error of the place they enter (SPEC §7), odd exceptions become clear errors, and
+with the error of the place they enter (docs/behaviour.md §7), odd exceptions become clear errors, and
 the process survives. Inputs that used to crash the interpreter run in a subprocess, so a
 regression fails one test instead of killing pytest."""
 

@@ -1,4 +1,4 @@
-"""MCP servers (SPEC §11) through the Python binding, against real servers started here:
+"""MCP servers (docs/behaviour.md §11) through the Python binding, against real servers started here:
 our test server on the official Python `mcp` package (tests/mcp/test_server.py) and
 `@modelcontextprotocol/server-everything` over stdio and Streamable HTTP (both installed by
 `make mcp-servers`). A missing server fails the test under CI=true."""

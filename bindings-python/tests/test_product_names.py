@@ -157,7 +157,7 @@ def test_next_turn_params_may_list_tool_objects() -> None:
     search = define_tool(AgentTool("search", lambda i, rt: "found"))
     other = AgentTool("other", lambda i, rt: "x")
     requests: List[Dict[str, Any]] = []
-    # "dyn" is offered next turn: a call to a tool not offered is unknown_tool (SPEC §12).
+    # "dyn" is offered next turn: a call to a tool not offered is unknown_tool (docs/behaviour.md §12).
     picker = define_tool(AgentTool("pick", lambda i, rt: "picked", next_turn_params={"tools": [search, other, "pick", "dyn"]}))
     dynamic = define_tool(AgentTool("dyn", lambda i, rt: "d", next_turn_params=lambda i, rt: {"tools": [search]}))
     agent = create_agent({"id": "n", "tools": [search, define_tool(other), picker, dynamic]})

@@ -2,7 +2,7 @@
 deep, cyclic, huge numbers, text that is not Unicode, types that are not JSON — through
 tools, progress, context, validators and model clients; generated odd exceptions and
 awaitables through every kind of callback; generated and mutated states through
-continue_run. Each value is judged by a small reference model of SPEC §7 written here:
+continue_run. Each value is judged by a small reference model of docs/behaviour.md §7 written here:
 accepted values must come back exactly (and survive a state round trip), refused ones
 with the error of the place they entered. `make fuzz-python` runs many more inputs."""
 

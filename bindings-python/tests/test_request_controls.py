@@ -1,4 +1,4 @@
-"""Request controls (SPEC §12) from Python: tool_choice, parallel_tool_calls, active_tools,
+"""Request controls (docs/behaviour.md §12) from Python: tool_choice, parallel_tool_calls, active_tools,
 AgentTool(strict=..., input_examples=...), as host model clients receive them; and the
 timeout of an interactive hook."""
 

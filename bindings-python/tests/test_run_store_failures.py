@@ -1,4 +1,4 @@
-"""Run stores (SPEC §10) when the database misbehaves, from Python: a PostgreSQL stopped
+"""Run stores (docs/behaviour.md §10) when the database misbehaves, from Python: a PostgreSQL stopped
 mid-run fails the run with ``store_failed`` (its result attached) and the run is recovered
 once the server is back; a corrupted row and a schema newer than the SDK are clear errors
 naming what is wrong, and lose nothing else."""

@@ -1,4 +1,4 @@
-"""Signed state (SPEC §7): ``state_secret`` signs every state; an edited one is refused."""
+"""Signed state (docs/behaviour.md §7): ``state_secret`` signs every state; an edited one is refused."""
 
 from __future__ import annotations
 

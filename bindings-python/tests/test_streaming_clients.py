@@ -1,4 +1,4 @@
-"""Host model clients that stream (SPEC §6, §8): ``stream(request)`` as a generator or an
+"""Host model clients that stream (docs/behaviour.md §6, §8): ``stream(request)`` as a generator or an
 async generator, plain functions as clients, retries of a client failing mid-stream."""
 
 from __future__ import annotations

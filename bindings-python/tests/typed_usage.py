@@ -130,7 +130,7 @@ def product_main() -> str:
     return f"{stream.text()} {len(items)}"
 
 
-# Durable runs (SPEC §10): stores, continue by run id, recover, the approval inbox.
+# Durable runs (docs/behaviour.md §10): stores, continue by run id, recover, the approval inbox.
 
 
 class TypedAccessor:
@@ -176,7 +176,7 @@ def durable_main(path: str) -> str:
 
 
 def mcp_servers() -> str:
-    """MCP servers (SPEC §11): the declarations, the agent option and closing."""
+    """MCP servers (docs/behaviour.md §11): the declarations, the agent option and closing."""
     from phaseo_agent import AgentMcpError, McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
 
     def keep(tool: McpToolInfo) -> bool:

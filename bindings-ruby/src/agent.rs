@@ -194,7 +194,7 @@ impl NativeAgent {
                     if let Some(l) = &listener {
                         options = options.on_event(Arc::new(RbListener(l.clone())));
                     }
-                    // Given both, the core checks that they agree (SPEC §10).
+                    // Given both, the core checks that they agree (docs/behaviour.md §10).
                     if let Some(id) = run_id {
                         options = options.run_id(id);
                     }
@@ -392,7 +392,7 @@ fn state_of(ruby: &Ruby, state: RValue) -> Result<RunResult, AgentError> {
 
 /// Reads `call`'s spec. Each run or continue option is read on its own and named by its
 /// Ruby keyword when refused: `input`, `context` and each of `tool_outputs` are values
-/// limited to 64 levels (SPEC §7); the others wrap values (`messages[i].tool_calls[j].input`
+/// limited to 64 levels (docs/behaviour.md §7); the others wrap values (`messages[i].tool_calls[j].input`
 /// sits 4 levels down), which the core checks where it reads them. The rest (the client's
 /// script) wraps values too.
 fn read_spec(ruby: &Ruby, spec: RValue) -> Result<Value, Error> {

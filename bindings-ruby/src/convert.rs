@@ -1,7 +1,7 @@
 //! Plain Ruby values ↔ JSON values. Ruby gets String keys; Symbol keys (and Symbol values)
 //! are accepted on input, as Ruby users write them.
 //!
-//! A Ruby value enters the SDK within the limits of SPEC §7 (docs/behaviour.md): at most
+//! A Ruby value enters the SDK within the limits of docs/behaviour.md §7 (docs/behaviour.md): at most
 //! [`MAX_DEPTH`] levels of nesting (a scalar is depth 0, `{"a" => 1}` depth 1), no cycle,
 //! integers that fit 64 bits. The reader counts its depth and keeps the containers of the
 //! current path, so it never recurses more than its limit whatever the value (10,000
@@ -18,7 +18,7 @@ use magnus::{
 };
 use phaseo_agent::{Value, ValueLimitError};
 
-/// Nesting deeper than this is refused (as every binding does, SPEC §2).
+/// Nesting deeper than this is refused (as every binding does, docs/behaviour.md §2).
 pub const MAX_DEPTH: usize = phaseo_agent::MAX_DEPTH;
 
 /// The deepest nesting of a state given as a Hash: the values' limit plus the state's own

@@ -1,4 +1,4 @@
-//! Model clients written in Ruby (SPEC §8): an object with `generate(request)` and/or
+//! Model clients written in Ruby (docs/behaviour.md §8): an object with `generate(request)` and/or
 //! `stream(request) { |event| ... }`. The Ruby layer (`ModelBridge`) hands the client the
 //! product's `ModelRequest` and turns its answer into the core's JSON; this module adapts
 //! the two callables to [`phaseo_agent::ModelClient`].

@@ -1,4 +1,4 @@
-//! Run stores (SPEC §10): `PhaseoAgentSdk::Native::RunStore` over the core's stores, and
+//! Run stores (docs/behaviour.md §10): `PhaseoAgentSdk::Native::RunStore` over the core's stores, and
 //! the application's own `load(run_id)` / `save(result)` object as a store.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Tracing from Ruby (SPEC tracing): `PhaseoAgentSdk.enable_tracing`,
+//! Tracing from Ruby (docs/behaviour.md, tracing): `PhaseoAgentSdk.enable_tracing`,
 //! `flush_tracing`, `shutdown_tracing`. The spans are the core's; this module only switches
 //! them on. Exports wait on a thread of their own while the calling Ruby thread waits in
 //! Ruby (GVL released, interruptible), as a run does.

@@ -5,7 +5,7 @@
 # not JSON, objects whose to_s/to_json/inspect raise, frozen things, Hash/Array subclasses)
 # returned through every kind of callable; odd exceptions raised by every kind of callable;
 # mutated paused states (their text and their Hash form) through continue_run. Each value
-# is judged by a small reference model of SPEC §7 (docs/behaviour.md) written here:
+# is judged by a small reference model of docs/behaviour.md §7 (docs/behaviour.md) written here:
 # accepted values must come back exactly, refused ones with the error of the place they
 # entered; a state is continued or refused with state_invalid/continue_invalid, and after a
 # refusal the original state still continues. Never a Ruby exception of another kind, a
@@ -56,7 +56,7 @@ module Fuzz
 
   module_function
 
-  # --- the reference model (SPEC §7 as the Ruby binding applies it) -------------------
+  # --- the reference model (docs/behaviour.md §7 as the Ruby binding applies it) -------------------
 
   # What `value` becomes (String keys, UTF-8 text), or a Refused with the reader's reason.
   def expected(value, limit = MAX_DEPTH)
@@ -526,7 +526,7 @@ module Fuzz
   # --- the hostile probe: every kind of callable misbehaving, cancellation, load -------
 
   # Every error a run may raise (docs/behaviour.md §9), and the caller's own mistakes
-  # (SPEC §7: a host error naming the argument).
+  # (docs/behaviour.md §7: a host error naming the argument).
   HOST_ERRORS = [ArgumentError, TypeError, RangeError].freeze
   CODES = %w[tool_input_invalid tool_output_invalid tool_event_invalid agent_output_invalid unknown_tool
              tool_timeout tool_failed max_steps continue_invalid state_invalid model_failed gateway

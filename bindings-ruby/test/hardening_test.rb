@@ -2,7 +2,7 @@
 
 require "test_helper"
 
-# Hostile values at the boundary (SPEC §7): states that are not valid text or hold members
+# Hostile values at the boundary (docs/behaviour.md §7): states that are not valid text or hold members
 # that are not JSON, values nested 10,000 deep or holding themselves, callables that block
 # after their run was cancelled, timeouts as Ruby's Timeout::Error. Whatever comes in, the
 # caller gets the documented error, never a Ruby exception of another kind, a crash or a
@@ -92,7 +92,7 @@ class HardeningTest < Minitest::Test
     assert_raises(ArgumentError) { approval_agent.first.continue_stream(state: nil, client: script) }
   end
 
-  # A state may nest 64 + 8 levels from its root (SPEC §7): a Hash state holding a value
+  # A state may nest 64 + 8 levels from its root (docs/behaviour.md §7): a Hash state holding a value
   # 66 levels deep (a context 68 levels down) continues, as its text does.
   def test_a_state_hash_as_deep_as_a_state_may_be_continues
     state = JSON.parse(paused_state.to_json)
@@ -102,7 +102,7 @@ class HardeningTest < Minitest::Test
     assert_equal paused_state.status, Sdk::RunResult.from_json(JSON.parse(paused_state.to_json)).status
   end
 
-  # A caller's own argument beyond the limits raises its ArgumentError naming it (SPEC §7:
+  # A caller's own argument beyond the limits raises its ArgumentError naming it (docs/behaviour.md §7:
   # a host error), whatever the argument and however deep: never SystemStackError.
   def test_callers_values_nested_10000_deep_or_cyclic_raise_naming_the_argument
     seen = child(<<~RUBY)

@@ -6,7 +6,7 @@ require "socket"
 require "tmpdir"
 require "fileutils"
 
-# MCP servers (SPEC §11) through the Ruby binding, against
+# MCP servers (docs/behaviour.md §11) through the Ruby binding, against
 # @modelcontextprotocol/server-everything over stdio and Streamable HTTP, and the
 # project's test server (tests/mcp/test_server.py, the official Python `mcp` package in
 # .venvs/py), all installed by `make mcp-servers`. A missing server FAILS the test.

@@ -4,7 +4,7 @@ require "test_helper"
 require "timeout"
 require "rbconfig"
 
-# Model clients written in Ruby (SPEC §8), in the product's Ruby shapes: `generate(request)`
+# Model clients written in Ruby (docs/behaviour.md §8), in the product's Ruby shapes: `generate(request)`
 # gets a PhaseoAgentSdk::ModelRequest and may answer a ModelResponse; `stream(request)`
 # yields the product's events while the run streams.
 class ModelClientTest < Minitest::Test

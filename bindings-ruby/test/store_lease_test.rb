@@ -5,7 +5,7 @@ require "open3"
 require "rbconfig"
 require "tmpdir"
 
-# Run-store leases across processes (SPEC §10), on a SQLite file and on PostgreSQL: Ruby
+# Run-store leases across processes (docs/behaviour.md §10), on a SQLite file and on PostgreSQL: Ruby
 # worker processes (test/store_worker.rb, lease 1 s renewed every 250 ms) race to continue
 # one pause, die after their claim, or freeze past their lease. A PostgreSQL test without
 # its server FAILS (run under scripts/with-test-postgres.sh, as `make ruby-tests` does).

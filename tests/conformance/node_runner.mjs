@@ -2,7 +2,7 @@
 // Node conformance runner: runs the cross-language JSON cases through the PUBLIC JavaScript
 // API of the Node binding (bindings-node/index.js), with real JS executors, validators,
 // predicates, hooks and a host model client (see tests/conformance/README.md and
-// CONFORMANCE.md).
+// tests/conformance/README.md).
 //
 //   node tests/conformance/node_runner.mjs [--stop-after N --save-state DIR |
 //       --resume-state DIR --from-step N] PATH...

@@ -2,7 +2,7 @@
 
 // PHP conformance runner: runs the cross-language JSON cases through the PUBLIC API of the
 // PHP binding (Phaseo\AgentSdk), with real PHP closures as executors, validators,
-// predicates, hooks and a host model client (see CONFORMANCE.md). Started by
+// predicates, hooks and a host model client (see tests/conformance/README.md). Started by
 // php_runner.sh:
 //   php_runner.sh [--stop-after N --save-state DIR | --resume-state DIR --from-step N] PATH...
 // Executor forms: a closure (`async` absent or false: PHP has no async functions; every

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Python conformance runner: runs the cross-language JSON cases through the PUBLIC API of
 the ``phaseo_agent`` binding, with real Python executors, validators, predicates, hooks and
-a host model client (see tests/conformance/README.md and CONFORMANCE.md).
+a host model client (see tests/conformance/README.md and tests/conformance/README.md).
 
     python tests/conformance/python_runner.py [--stop-after N --save-state DIR |
         --resume-state DIR --from-step N] PATH...

@@ -2,7 +2,7 @@
 
 # Ruby conformance runner: runs the cross-language JSON cases through the PUBLIC API of the
 # Ruby binding (`PhaseoAgentSdk`), with real Ruby lambdas as executors, validators,
-# predicates, hooks and a host model client (see CONFORMANCE.md). Started by
+# predicates, hooks and a host model client (see tests/conformance/README.md). Started by
 # ruby_runner.sh:
 #   ruby_runner.sh [--stop-after N --save-state DIR | --resume-state DIR --from-step N] PATH...
 # Ruby has one executor form (a lambda run on a Ruby thread): the `async`/`asGenerator`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cross-language MCP handoff (SPEC §11): a run paused by one language on an
+# Cross-language MCP handoff (docs/behaviour.md §11): a run paused by one language on an
 # approval-gated MCP call is continued by another, which calls the MCP server itself —
 # from a server it started — for every ordered pair of the languages in LANGS.
 #

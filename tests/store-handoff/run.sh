@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Cross-language durable runs (SPEC §10): a run paused by one language is
+# Cross-language durable runs (docs/behaviour.md §10): a run paused by one language is
 # continued by run id by another, through the same store — a SQLite file and PostgreSQL —
 # in both directions (Python ↔ Node, Python ↔ Kotlin, Python ↔ Ruby). The workers are the bindings' own
 # store-test workers (same agent, same tool); each continue must complete the run with the
 # tool executed exactly once, and a second continue from the first language must be
-# refused with the SPEC §10 message.
+# refused with the docs/behaviour.md §10 message.
 #
 #   tests/store-handoff/run.sh     (needs `make python node kotlin ruby`; starts its own PostgreSQL
 #                                   unless PHASEO_TEST_POSTGRES_URL is set)

@@ -15,7 +15,7 @@ use Phaseo\AgentSdk\Internal\Spec;
  * `recover`, `stream`, `continueStream`. A call waits for the run on this PHP thread and
  * runs every PHP function of the run here (tools in Fibers: see the README).
  *
- * Run overrides (SPEC §3), as named arguments: `model`, `maxSteps`, `stopWhen`,
+ * Run overrides (docs/behaviour.md §3), as named arguments: `model`, `maxSteps`, `stopWhen`,
  * `modelRetry`, `toolExecution` (`['maxToolCalls' => n]` bounds the run's tool calls,
  * docs/behaviour.md §15), `temperature`, `maxOutputTokens`, `topP`, `toolChoice`,
  * `parallelToolCalls`, `activeTools`, `traceparent` (a W3C traceparent: the run span becomes
@@ -106,7 +106,7 @@ final class Agent
         return $this->finish($this->start('continue', $options, $overrides, $state, null, $client, $onEvent, $cancel, $store));
     }
 
-    /** Continues a paused run loaded from the run store by its id (SPEC §10). */
+    /** Continues a paused run loaded from the run store by its id (docs/behaviour.md §10). */
     public function continueRunById(
         string $runId,
         object $client,

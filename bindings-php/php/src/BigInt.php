@@ -6,12 +6,12 @@ namespace Phaseo\AgentSdk;
 
 /**
  * An integer PHP's `int` cannot hold (above PHP_INT_MAX, up to 2^64-1: the SDK's values
- * are 64-bit integers, SPEC §7). Values from the SDK hold one where such a number was;
+ * are 64-bit integers, docs/behaviour.md §7). Values from the SDK hold one where such a number was;
  * writing it back (returning it, a context, …) writes the exact number.
  */
 final class BigInt implements \JsonSerializable, \Stringable
 {
-    /** The largest integer a value may hold (SPEC §7: integers fit 64 bits). */
+    /** The largest integer a value may hold (docs/behaviour.md §7: integers fit 64 bits). */
     private const MAX = '18446744073709551615';
 
     /**

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Phaseo\AgentSdk;
 
 /**
- * Every SDK error. `getCode()` is the SPEC §9 code string (`tool_failed`, `max_steps`, …,
+ * Every SDK error. `getCode()` is the docs/behaviour.md §9 code string (`tool_failed`, `max_steps`, …,
  * as PDOException carries SQLSTATE strings); `$result` is the failed run's state when
  * there is one (a refused continue has none); `$gateway` the HTTP details of a `gateway`
  * error (`status`, `statusText`, `requestId`, `reason`); `$target` what a validation
@@ -13,7 +13,7 @@ namespace Phaseo\AgentSdk;
  */
 class AgentError extends \RuntimeException
 {
-    /** @param string $code the SPEC code */
+    /** @param string $code the error code (docs/behaviour.md §9) */
     public function __construct(
         string $message,
         string $code,
@@ -37,7 +37,7 @@ class AgentError extends \RuntimeException
         return $this->gateway['requestId'] ?? null;
     }
 
-    /** The SPEC code (same as getCode()). */
+    /** The error code of docs/behaviour.md §9 (same as getCode()). */
     public function errorCode(): string
     {
         return (string) $this->code;

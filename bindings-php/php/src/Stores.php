@@ -22,7 +22,7 @@ interface StateAccessor
 }
 
 /**
- * A durable run store (SPEC §10): every state a run reaches is saved; paused runs continue
+ * A durable run store (docs/behaviour.md §10): every state a run reaches is saved; paused runs continue
  * by id (`$agent->continueRunById`), dead workers' runs are recovered. Give it to
  * `AgentDefinition(store: ...)` or to a run (`store:`).
  */
@@ -137,7 +137,7 @@ class RunStore
 }
 
 /**
- * An MCP server whose tools become agent tools (SPEC §11): `McpServer::stdio(name:,
+ * An MCP server whose tools become agent tools (docs/behaviour.md §11): `McpServer::stdio(name:,
  * command:, args:)` or `McpServer::http(name:, url:, headers:, bearer:)`, with `allowTools`,
  * `denyTools`, `toolPrefix`, `requireApproval` (true, false, `'destructive'` or
  * `fn ($input, $runtime)`), `timeoutMs`, `toolTimeoutsMs`, `onError`, `cacheTtlMs`, `optional`,

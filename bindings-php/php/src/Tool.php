@@ -34,7 +34,7 @@ final class Tool
 {
     /**
      * @param bool|callable $requireApproval true or `fn ($input, RuntimeContext $rt): bool`
-     * @param array|callable|null $nextTurnParams overrides (camelCase SPEC names; the
+     * @param array|callable|null $nextTurnParams overrides (camelCase names of docs/behaviour.md; the
      *        product's snake_case keys are accepted) or `fn ($input, $rt): array`
      */
     public function __construct(

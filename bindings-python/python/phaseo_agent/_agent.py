@@ -448,7 +448,7 @@ class _Items:
 
 
 class AgentStream:
-    """A streamed run (SPEC §6). Every consumer sees the whole history from the start;
+    """A streamed run (docs/behaviour.md §6). Every consumer sees the whole history from the start;
     iterators end when the run ends and raise if it failed. ``await stream`` (or
     :meth:`result`) gives the final :class:`RunResult`."""
 
@@ -585,17 +585,17 @@ def _output_validator(output_schema: Any, parse_output: Any) -> Any:
 
 def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = None, **fields: Any) -> Agent:
     """Defines an agent from a dict, an :class:`AgentDefinition` or keywords, with the
-    snake_case keys of SPEC §3: ``id``, ``model``, ``preset`` (the model ``@<preset>`` when
+    snake_case keys of docs/behaviour.md §3: ``id``, ``model``, ``preset`` (the model ``@<preset>`` when
     ``model`` is unset), ``instructions``, ``tools``, ``max_steps``, ``stop_when``,
     ``model_retry``, ``tool_execution``, ``temperature``, ``max_output_tokens``, ``top_p``,
     ``output_schema``, ``parse_output`` (``(text) -> value``, applied to the final text
     before ``output_schema``), ``require_approval`` (agent-level predicate ``(call,
     runtime)``), ``human_review`` (``(ctx) -> None | {"reason", "payload"}`` or an
     :class:`AgentHumanReviewRequest`), ``state_secret`` (a string, or a list for rotation:
-    the first signs every state, any verifies) and the request controls of SPEC §12:
+    the first signs every state, any verifies) and the request controls of docs/behaviour.md §12:
     ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``, ``{"tool_id": id}`` or a
     function of the turn), ``parallel_tool_calls`` and ``active_tools`` (the tool ids
-    offered: a list or a function of the turn), ``mcp_servers`` (SPEC §11: servers made
+    offered: a list or a function of the turn), ``mcp_servers`` (docs/behaviour.md §11: servers made
     by :func:`mcp_stdio_server` / :func:`mcp_http_server`, whose tools the agent offers
     too; the agent is then a context manager that stops them). Unknown keys are refused."""
     d: Dict[str, Any] = dict(_definition_fields(definition), **fields)

@@ -1,4 +1,4 @@
-"""Host model clients that stream (SPEC §8): how the native module reads a client's
+"""Host model clients that stream (docs/behaviour.md §8): how the native module reads a client's
 ``stream(request)``.
 
 ``stream(request)`` may be a generator, an async generator, or return either (or an

@@ -1,4 +1,4 @@
-"""MCP servers (SPEC §11): ``mcp_stdio_server`` and ``mcp_http_server``, given to an
+"""MCP servers (docs/behaviour.md §11): ``mcp_stdio_server`` and ``mcp_http_server``, given to an
 agent as ``mcp_servers=[...]``. Their tools are listed when a run first needs them and
 are tools like any other (validated, timed out, approved, paused and continued)."""
 

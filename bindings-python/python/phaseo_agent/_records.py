@@ -81,7 +81,7 @@ class AgentDefinition:
     require_approval: Optional[Callable[..., Any]] = None
     state_secret: Union[str, List[str], None] = None
     tool_choice: Any = None
-    """SPEC §12: ``"auto"``, ``"required"``, ``"none"``, ``{"tool_id": id}`` or a function of the turn."""
+    """docs/behaviour.md §12: ``"auto"``, ``"required"``, ``"none"``, ``{"tool_id": id}`` or a function of the turn."""
     parallel_tool_calls: Optional[bool] = None
     active_tools: Any = None
     """The tool ids offered: a list or a function of the turn."""

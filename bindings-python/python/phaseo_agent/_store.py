@@ -1,4 +1,4 @@
-"""Run stores (SPEC §10): where runs are kept between processes, so a pause can be
+"""Run stores (docs/behaviour.md §10): where runs are kept between processes, so a pause can be
 continued by run id from any worker, at most once, and a run whose worker died can be
 recovered."""
 

@@ -60,7 +60,7 @@ def _retry(tool_id: str, retry: Union[ToolRetry, Mapping[str, Any], None]) -> Op
 
 @dataclass
 class AgentTool:
-    """A tool the model may call (SPEC §2).
+    """A tool the model may call (docs/behaviour.md §2).
 
     ``execute(tool_input, runtime)`` may be a ``def``, an ``async def``, a generator or an
     async generator (each yielded value is a progress value; the return value — for async
@@ -86,7 +86,7 @@ class AgentTool:
     next_turn_params: Union[Dict[str, Any], Callable[..., Any], None] = None
     on_error: Optional[str] = None
     strict: bool = False
-    """Ask the model for schema-exact arguments (SPEC §12); ``parameters`` must then be
+    """Ask the model for schema-exact arguments (docs/behaviour.md §12); ``parameters`` must then be
     strict-compatible, checked when the tool is defined."""
     input_examples: Optional[List[Dict[str, Any]]] = None
     """Example argument objects, sent with the tool where the client supports them."""

@@ -1,4 +1,4 @@
-"""Errors of the Phaseo Agent SDK: one base class with a stable ``code`` (SPEC §9).
+"""Errors of the Phaseo Agent SDK: one base class with a stable ``code`` (docs/behaviour.md §9).
 
 Each class also derives from the builtin the product's Python SDK raised in its place, so
 code ported from it keeps catching them: ``ValueError`` (validation, unknown tool, refused

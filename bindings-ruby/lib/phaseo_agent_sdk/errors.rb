@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 module PhaseoAgentSdk
-  # Every SDK error: `code` (SPEC §9), `result` (the failed run's state, when there is one),
+  # Every SDK error: `code` (docs/behaviour.md §9), `result` (the failed run's state, when there is one),
   # `target` (for validation errors) and `gateway` (HTTP details of gateway errors).
   class AgentError < StandardError
     attr_reader :code, :result, :target, :gateway

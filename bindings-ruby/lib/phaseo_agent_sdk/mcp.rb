@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 module PhaseoAgentSdk
-  # An MCP server declaration (SPEC §11), given to `create_agent(mcp_servers: [...])`. The
+  # An MCP server declaration (docs/behaviour.md §11), given to `create_agent(mcp_servers: [...])`. The
   # server starts when a run first needs its tools, is shared by the agent's runs and stops
   # with `agent.close` (or the process).
   McpServer = Struct.new(:spec, :callables, keyword_init: true)

@@ -24,7 +24,7 @@ module PhaseoAgentSdk
 
   # What a host model client's `generate(request)` / `stream(request)` receives: the
   # product's `ModelRequest` (`tools` are `Tool` values with `id`, `description`,
-  # `parameters`, `strict`, `input_examples`), plus the request controls of SPEC §12
+  # `parameters`, `strict`, `input_examples`), plus the request controls of docs/behaviour.md §12
   # (`tool_choice`: "auto", "required", "none" or `{"tool_id" => id}`;
   # `parallel_tool_calls`) and `stream` (whether the run streams).
   ModelRequest = Struct.new(:agent_id, :messages, :tools, :model, :instructions, :context, :temperature,

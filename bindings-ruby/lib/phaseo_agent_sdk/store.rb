@@ -18,7 +18,7 @@ module PhaseoAgentSdk
   # One page of a listing.
   RunPage = Struct.new(:runs, :next_cursor, keyword_init: true)
 
-  # A run store (SPEC §10): give it to `create_agent(store:)`; runs are saved at every
+  # A run store (docs/behaviour.md §10): give it to `create_agent(store:)`; runs are saved at every
   # checkpoint and continued by id (`continue_run(run_id:)`), at most once across workers.
   class RunStore
     # The native store (internal).

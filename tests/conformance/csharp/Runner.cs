@@ -1,6 +1,6 @@
 // C# conformance runner: runs the cross-language JSON cases through the PUBLIC C# API of
 // the C# binding (bindings-dotnet, assembly Phaseo.AgentSdk), with real C# delegates as
-// executors, validators, predicates, hooks and a C# model client (CONFORMANCE.md).
+// executors, validators, predicates, hooks and a C# model client (tests/conformance/README.md).
 //
 //   tests/conformance/csharp_runner.sh [--stop-after N --save-state DIR |
 //       --resume-state DIR --from-step N] PATH...

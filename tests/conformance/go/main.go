@@ -1,7 +1,7 @@
 // Go conformance runner: runs the cross-language JSON cases through the PUBLIC Go API of
 // the Go binding (bindings-go, package phaseoagent), with real Go executors, validators,
 // predicates, hooks and a Go model client (see tests/conformance/README.md and
-// CONFORMANCE.md).
+// tests/conformance/README.md).
 //
 //	tests/conformance/go_runner.sh [--stop-after N --save-state DIR |
 //	    --resume-state DIR --from-step N] PATH...

@@ -229,7 +229,7 @@ final class Scheduler
                     try {
                         $listener($m['event']);
                     } catch (\Throwable $e) {
-                        // A listener's error must not break the run (SPEC §5): reported only.
+                        // A listener's error must not break the run (docs/behaviour.md §5): reported only.
                         // (self::message: a message property need not be text.)
                         error_log('phaseo agent: event listener threw ' . get_class($e) . ': ' . self::message($e));
                     }

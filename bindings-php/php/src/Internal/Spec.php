@@ -12,7 +12,7 @@ use Phaseo\AgentSdk\ToolDecision;
 use Phaseo\AgentSdk\ToolOutput;
 
 /**
- * Definitions and options as the canonical JSON the core reads (SPEC names, camelCase;
+ * Definitions and options as the canonical JSON the core reads (the names of docs/behaviour.md, camelCase;
  * every PHP callable as `{"$callback": id}`), collecting the callback ids it registers.
  */
 final class Spec
@@ -190,7 +190,7 @@ final class Spec
         }
     }
 
-    /** Run overrides (SPEC §3 names). */
+    /** Run overrides (docs/behaviour.md §3 names). */
     public function overrides(array $o): array
     {
         if (array_key_exists('stopWhen', $o)) {
