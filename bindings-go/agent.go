@@ -366,5 +366,8 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	if t.Retry != nil {
 		m["retry"] = t.Retry.toJSON()
 	}
+	if t.DeferLoading {
+		m["deferLoading"] = true
+	}
 	return m
 }

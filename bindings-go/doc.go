@@ -37,6 +37,12 @@
 //			return payments.Charge(rt.Ctx, input, rt.IdempotencyKey)
 //		}}
 //
+// Deferred tools (docs/behaviour.md §17): a Tool with DeferLoading (or every tool of an
+// MCPServer with DeferLoading) stays out of the model's offer until the built-in
+// tool_search, offered after the other tools, finds it; from then on it is offered at the
+// end of the list for the rest of the run, and the state keeps it (RunRecord.LoadedTools),
+// so a continue anywhere still offers it.
+//
 // Beyond tools: durable runs (RunStore: memory, SQLite, PostgreSQL, or the application's
 // own StateAccessor; Continue by RunID, Recover after a crash), MCP servers (MCPServer,
 // with Filter and OnElicitation), OpenTelemetry tracing (EnableTracing; defer

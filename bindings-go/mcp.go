@@ -38,6 +38,9 @@ type MCPServer struct {
 	CacheTTLMs int64
 	// Optional servers that fail to start are skipped instead of failing the run.
 	Optional bool
+	// DeferLoading defers all the server's tools: none is offered until the built-in
+	// tool_search finds it (docs/behaviour.md §17), like Tool.DeferLoading.
+	DeferLoading bool
 	// Filter keeps (true) or drops a listed tool, after AllowTools/DenyTools; it runs on
 	// a goroutine when the server's tools are listed. An error (or a panic) fails the
 	// listing with mcp_failed, also for an Optional server.
@@ -108,6 +111,7 @@ func (s *MCPServer) toJSON(cbs *callbacks) map[string]any {
 	put("onError", s.OnError, s.OnError != "")
 	put("cacheTtlMs", s.CacheTTLMs, s.CacheTTLMs > 0)
 	put("optional", s.Optional, s.Optional)
+	put("deferLoading", s.DeferLoading, s.DeferLoading)
 	if f := s.Filter; f != nil {
 		m["filter"] = cbs.add(func(c *hostCall) {
 			var info MCPToolInfo

@@ -83,6 +83,9 @@ type RunRecord struct {
 	// Traceparent is the W3C traceparent of the run span that wrote the state (tracing
 	// on): a continue anywhere lands in the same trace.
 	Traceparent string `json:"traceparent,omitempty"`
+	// LoadedTools are the deferred tools tool_search has loaded, in load order (empty
+	// until one is loaded): a continue keeps offering them (docs/behaviour.md §17).
+	LoadedTools []string `json:"loadedTools,omitempty"`
 }
 
 // The run statuses of SPEC §3.4.

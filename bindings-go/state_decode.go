@@ -406,6 +406,11 @@ func (d *stateDecoder) run(r *RunRecord) error {
 			return d.integer(&r.StepCount)
 		case "traceparent":
 			return d.text(&r.Traceparent)
+		case "loadedTools":
+			return d.array(func() error {
+				r.LoadedTools = append(r.LoadedTools, "")
+				return d.text(&r.LoadedTools[len(r.LoadedTools)-1])
+			})
 		}
 		return d.skip()
 	})

@@ -18,6 +18,9 @@ func TestStateDecoderMatchesEncodingJSON(t *testing.T) {
 		}},
 		{ID: "ask", OnToolCalled: func(any, RuntimeContext) (any, bool, error) { return nil, false, nil }},
 		{ID: "boom", Execute: func(any, RuntimeContext) (any, error) { return nil, errorString("it broke \"badly\"\n") }},
+		// Deferred: a state with run.loadedTools once tool_search finds it.
+		{ID: "archive", Description: "Archive old records", DeferLoading: true,
+			Execute: func(any, RuntimeContext) (any, error) { return "archived", nil }},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +32,8 @@ func TestStateDecoderMatchesEncodingJSON(t *testing.T) {
 			map[string]any{"id": "c2", "name": "ask", "arguments": `{"q":"é\u2028\"x\""}`}}}},
 		{{"text": "plain ünïcode \\ answer", "usage": map[string]any{"inputTokens": 3, "outputTokens": 4}, "cost": 0.5}},
 		{{"toolCalls": []any{map[string]any{"id": "c1", "name": "boom", "arguments": `{}`}}}},
+		{{"toolCalls": []any{map[string]any{"id": "c1", "name": "tool_search", "arguments": `{"query":"archive"}`}}},
+			{"toolCalls": []any{map[string]any{"id": "c2", "name": "deploy", "arguments": `{}`}}}},
 	} {
 		client, err := NewScriptedClient(script, 0)
 		if err != nil {
@@ -58,6 +63,9 @@ func TestStateDecoderMatchesEncodingJSON(t *testing.T) {
 		if a != b {
 			t.Fatalf("decoders differ:\nfast %s\nslow %s", a, b)
 		}
+	}
+	if loaded, err := decodeState(states[3]); err != nil || !reflect.DeepEqual(loaded.Run.LoadedTools, []string{"archive"}) {
+		t.Fatalf("loaded tools %v (%v)", loaded.Run.LoadedTools, err)
 	}
 	if !strings.Contains(states[0], "12345678901234567") {
 		t.Fatal("the state lost the large integer")

@@ -144,6 +144,11 @@ type Tool struct {
 	MaxCalls *int
 	// Retry runs a call again when an attempt fails or times out (nil = one attempt).
 	Retry *ToolRetry
+	// DeferLoading keeps the tool out of the offer until the built-in tool_search finds
+	// it; from the next model request on it is offered to the end of the run, and the
+	// state keeps it loaded across a pause (docs/behaviour.md §17). A large tool set stays
+	// out of the prompt until the model asks for it.
+	DeferLoading bool
 }
 
 // ToolRetry retries a tool's failed attempts (docs/behaviour.md §15): MaxAttempts counts

@@ -48,6 +48,10 @@ namespace PhaseoAgentSdk
         public TimeSpan? CacheTtl { get; set; }
         /// <summary>Run without the server when it cannot be listed.</summary>
         public bool Optional { get; set; }
+        /// <summary>Defers all the server's tools: none is offered until the built-in
+        /// <c>tool_search</c> finds it (docs/behaviour.md §17), like
+        /// <see cref="Tool.DeferLoading"/>.</summary>
+        public bool DeferLoading { get; set; }
         /// <summary>Decides, at listing, whether each tool is offered (after AllowTools and
         /// DenyTools); a throw fails the listing with <c>mcp_failed</c>.</summary>
         public Func<McpToolInfo, bool> Filter { get; set; }
@@ -89,6 +93,7 @@ namespace PhaseoAgentSdk
             if (OnError != null) m["onError"] = OnError;
             if (CacheTtl != null) m["cacheTtlMs"] = (long)CacheTtl.Value.TotalMilliseconds;
             if (Optional) m["optional"] = true;
+            if (DeferLoading) m["deferLoading"] = true;
             var filter = Filter;
             if (filter != null)
                 m["filter"] = cbs.Add(c => c.FinishSync(() => (object)filter(new McpToolInfo(V.Obj(c.Arg(0))))));

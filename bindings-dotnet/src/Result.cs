@@ -161,6 +161,17 @@ namespace PhaseoAgentSdk
         public IReadOnlyList<Message> Messages => Message.ListFrom(V.Get(m, "messages"));
         /// <summary>Model responses so far.</summary>
         public long StepCount => V.Long(m, "stepCount");
+        /// <summary>The deferred tools <c>tool_search</c> has loaded, in load order (empty
+        /// until one is loaded): a continue keeps offering them (docs/behaviour.md §17).</summary>
+        public IReadOnlyList<string> LoadedTools
+        {
+            get
+            {
+                var ids = new List<string>();
+                foreach (var id in V.List(V.Get(m, "loadedTools"))) ids.Add((string)id);
+                return ids;
+            }
+        }
         /// <summary>The error of a failed run (code and message), else null.</summary>
         public AgentException Error { get; }
         /// <summary>The pause of a waiting run, else null.</summary>

@@ -153,6 +153,11 @@ namespace PhaseoAgentSdk
         /// <summary>Runs a call again when an attempt throws or times out (null = one
         /// attempt).</summary>
         public ToolRetry Retry { get; set; }
+        /// <summary>Keeps the tool out of the offer until the built-in <c>tool_search</c>
+        /// finds it; from the next model request on it is offered to the end of the run, and
+        /// the state keeps it loaded across a pause (docs/behaviour.md §17). A large tool set
+        /// stays out of the prompt until the model asks for it.</summary>
+        public bool DeferLoading { get; set; }
 
         /// <summary>A tool; the rest by object initializer.</summary>
         public Tool(string Id, Func<object, RuntimeContext, Task<object>> Execute = null, string Description = null,
@@ -208,6 +213,7 @@ namespace PhaseoAgentSdk
             if (InputExamples != null) m["inputExamples"] = InputExamples;
             if (MaxCalls != null) m["maxCalls"] = (long)MaxCalls.Value;
             if (Retry != null) m["retry"] = Retry.ToJson();
+            if (DeferLoading) m["deferLoading"] = true;
             return m;
         }
     }

@@ -25,6 +25,28 @@ namespace PhaseoAgentSdk.Tests
             return bin;
         }
 
+        /// <summary>An MCP server's DeferLoading defers all its tools: only tool_search is
+        /// offered until it finds one, which then runs on the server (docs/behaviour.md §17).</summary>
+        [Test]
+        public async Task DeferredServerToolsLoadThroughToolSearch()
+        {
+            var server = McpServer.Stdio("everything", Everything(), "stdio");
+            server.ToolPrefix = "ev";
+            server.AllowTools = new[] { "echo", "get-sum" };
+            server.DeferLoading = true;
+            using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "everything", McpServers = new[] { server } }))
+            {
+                var client = new RecordingClient(
+                    Calls("c1", "tool_search", "{\"query\":\"echo\"}"), Calls("c2", "ev_echo", "{\"message\":\"hi\"}"), Text("echoed"));
+                var done = await agent.Run(new RunOptions("echo", client));
+                Assert.AreEqual("echoed", done.Output);
+                Assert.AreEqual("Echo: hi", done.Messages.Single(m => m.ToolCallId == "c2").Content);
+                Assert.AreEqual(new[] { "tool_search" }, DeferredToolsTests.Offered(client.Requests[0]));
+                Assert.AreEqual(new[] { "tool_search", "ev_echo" }, DeferredToolsTests.Offered(client.Requests[1]));
+                Assert.AreEqual(new[] { "ev_echo" }, done.Run.LoadedTools.ToArray());
+            }
+        }
+
         static string[] ToolContents(RunResult r) => r.Messages.Where(m => m.Role == "tool").Select(m => m.Content).ToArray();
 
         /// <summary>Filter sees each listed tool (with annotations) and decides what is

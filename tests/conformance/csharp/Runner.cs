@@ -215,7 +215,7 @@ namespace PhaseoConformance
             "parallelToolCalls", "activeTools");
         static readonly HashSet<string> ToolKeys = U.Set("id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema",
             "timeoutMs", "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled", "onResponseReceived", "behavior",
-            "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry");
+            "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry", "deferLoading");
         static readonly HashSet<string> ModelEntryKeys = U.Set("text", "toolCalls", "usage", "cost", "finishReason", "fail");
         static readonly HashSet<string> RunKeys = new HashSet<string>(new[] { "input", "context", "messages", "cancelAfterMs" }.Concat(OverrideKeys));
         static readonly HashSet<string> ContinueKeys = new HashSet<string>(new[] { "approvals", "rejections", "toolOutputs", "responses", "humanInput", "context", "cancelAfterMs" }.Concat(OverrideKeys));
@@ -520,6 +520,7 @@ namespace PhaseoConformance
             t.NextTurnParams = NextTurn(U.Get(spec, "nextTurnParams"));
             if (U.Get(spec, "strict") is bool strict) t.Strict = strict;
             if (U.Get(spec, "inputExamples") is List<object> ex) t.InputExamples = ex;
+            if (U.Get(spec, "deferLoading") is bool deferred) t.DeferLoading = deferred;
             if (U.Get(spec, "maxCalls") != null) t.MaxCalls = (int)U.Num(spec["maxCalls"], "maxCalls");
             if (U.Get(spec, "retry") != null)
             {

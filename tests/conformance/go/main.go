@@ -50,7 +50,8 @@ var (
 		"stateSecret", "toolChoice", "parallelToolCalls", "activeTools")
 	toolKeys = set("id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
 		"onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
-		"onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry")
+		"onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry",
+		"deferLoading")
 	modelEntryKeys  = set("text", "toolCalls", "usage", "cost", "finishReason", "fail")
 	runKeys         = set(append([]string{"input", "context", "messages", "cancelAfterMs"}, overrideKeys...)...)
 	continueKeys    = set(append([]string{"approvals", "rejections", "toolOutputs", "responses", "humanInput", "context", "cancelAfterMs"}, overrideKeys...)...)
@@ -681,6 +682,9 @@ func buildTool(spec obj, o *observations) pa.Tool {
 	}
 	if ex, ok := spec["inputExamples"].([]any); ok {
 		t.InputExamples = ex
+	}
+	if d, ok := spec["deferLoading"].(bool); ok {
+		t.DeferLoading = d
 	}
 	if n, ok := spec["maxCalls"]; ok && n != nil {
 		t.MaxCalls = pa.Ptr(int(num(n, "maxCalls")))
