@@ -39,13 +39,13 @@ type HumanReviewRequest struct {
 }
 
 // LeaseConfig is how long a worker holds a store-backed run and how often it renews the
-// hold (SPEC §10).
+// hold (docs/behaviour.md §10).
 type LeaseConfig struct {
 	Duration   int64 // milliseconds
 	RenewEvery int64 // milliseconds
 }
 
-// AgentDefinition defines an agent (SPEC §3). Only ID is required.
+// AgentDefinition defines an agent (docs/behaviour.md §3). Only ID is required.
 type AgentDefinition struct {
 	// ID is the agent's id (stored in every state it produces).
 	ID string
@@ -77,7 +77,7 @@ type AgentDefinition struct {
 	Temperature     func(TurnContext) *float64
 	TopP            func(TurnContext) *float64 // nucleus sampling per turn (nil = unset)
 	MaxOutputTokens func(TurnContext) *int     // output limit per turn (nil = unset)
-	// ToolChoice is "auto", "required", "none" or {"toolId": id} (SPEC §12).
+	// ToolChoice is "auto", "required", "none" or {"toolId": id} (docs/behaviour.md §12).
 	ToolChoice any
 	// ParallelToolCalls tells the model whether it may request several calls per turn.
 	ParallelToolCalls *bool
@@ -87,11 +87,11 @@ type AgentDefinition struct {
 	// still accepted on continue.
 	StateSecret  string
 	StateSecrets []string // older secrets still accepted on continue
-	// Store makes runs durable (SPEC §10).
+	// Store makes runs durable (docs/behaviour.md §10).
 	Store *RunStore
 	// Lease configures store-backed runs' worker leases.
 	Lease *LeaseConfig
-	// MCPServers adds the tools of MCP servers (SPEC §11).
+	// MCPServers adds the tools of MCP servers (docs/behaviour.md §11).
 	MCPServers []MCPServer
 }
 

@@ -22,7 +22,7 @@
 //
 // Values cross as JSON: inputs arrive as map[string]any / []any / string / bool / nil and
 // float64 numbers (integers beyond 2^53 stay json.Number, exact); Decode converts them to
-// your own types. Errors are *Error values with the SPEC's codes (errors.As, errors.Is
+// your own types. Errors are *Error values with the documented codes (errors.As, errors.Is
 // with the Err* sentinels).
 //
 // Decisions and limits (docs/behaviour.md §14, §15): an approval may carry the person's

@@ -2,7 +2,7 @@ package phaseoagent
 
 import "fmt"
 
-// The stable error codes of SPEC §9, identical in every language of the SDK.
+// The stable error codes of docs/behaviour.md §9, identical in every language of the SDK.
 const (
 	CodeToolInputInvalid   = "tool_input_invalid"
 	CodeToolOutputInvalid  = "tool_output_invalid"
@@ -25,7 +25,7 @@ const (
 	CodeInvalidArgument = "invalid_argument"
 )
 
-// Error is every error of the SDK: Code is the SPEC §9 code and Message the SPEC text.
+// Error is every error of the SDK: Code is the docs/behaviour.md §9 code and Message its documented text.
 // When the run itself failed, Result holds the failed run's state; a refused continue has
 // none (the state it was given is still current).
 //
@@ -33,7 +33,7 @@ const (
 //	if errors.As(err, &perr) && perr.Code == phaseoagent.CodeToolTimeout { … }
 //	if errors.Is(err, phaseoagent.ErrToolTimeout) { … }
 type Error struct {
-	// Code is the SPEC §9 code, e.g. "tool_failed".
+	// Code is the docs/behaviour.md §9 code, e.g. "tool_failed".
 	Code string
 	// Message is the error's text, e.g. "Tool deploy timed out after 500ms".
 	Message string
@@ -54,7 +54,7 @@ func (e *Error) Is(target error) bool {
 // GoString shows the code with the message.
 func (e *Error) GoString() string { return fmt.Sprintf("phaseoagent.Error{%s: %s}", e.Code, e.Message) }
 
-// Sentinels for errors.Is, one per SPEC §9 code.
+// Sentinels for errors.Is, one per docs/behaviour.md §9 code.
 var (
 	ErrToolInputInvalid   = &Error{Code: CodeToolInputInvalid}
 	ErrToolOutputInvalid  = &Error{Code: CodeToolOutputInvalid}

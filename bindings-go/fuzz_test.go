@@ -141,7 +141,7 @@ func hostileError(s *byteSource) error {
 	}
 }
 
-// knownCodes are the SPEC §9 codes an *Error may carry.
+// knownCodes are the docs/behaviour.md §9 codes an *Error may carry.
 var knownCodes = map[string]bool{
 	pa.CodeToolInputInvalid: true, pa.CodeToolOutputInvalid: true, pa.CodeToolEventInvalid: true,
 	pa.CodeAgentOutputInvalid: true, pa.CodeUnknownTool: true, pa.CodeToolTimeout: true, pa.CodeToolFailed: true,

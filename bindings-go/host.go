@@ -150,7 +150,7 @@ func dispatch(item *C.PhaseoGoCall) {
 // startQueue holds the calls dispatched and not yet started, in call order.
 var startQueue = make(chan func(), 4096)
 
-// startInOrder runs call on a goroutine, calls starting in the order given (SPEC §2.9:
+// startInOrder runs call on a goroutine, calls starting in the order given (docs/behaviour.md §2.9:
 // calls start in call order). The scheduler runs new goroutines in no particular order
 // (the newest first, others stolen by idle threads), so a goroutine does not take its own
 // call: it takes the oldest call not yet started, and after it, while calls are waiting,

@@ -14,7 +14,7 @@ import (
 // decodeValue reads a JSON value the core sent. Objects become map[string]any, arrays
 // []any, and numbers float64 when float64 holds them exactly (every non-integer, and
 // integers up to 2^53 in magnitude); larger integers stay json.Number, so a 64-bit id
-// round-trips unchanged (SPEC §7: values are stored and read back without loss).
+// round-trips unchanged (docs/behaviour.md §7: values are stored and read back without loss).
 func decodeValue(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

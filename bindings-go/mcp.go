@@ -2,7 +2,7 @@ package phaseoagent
 
 import "context"
 
-// MCPServer declares an MCP server whose tools the agent offers (SPEC §11): a stdio server
+// MCPServer declares an MCP server whose tools the agent offers (docs/behaviour.md §11): a stdio server
 // (Command, Args, Env, Cwd) or a streamable-HTTP server (URL, Headers, Bearer). The core
 // starts it on first use and lists its tools; calls go through the same validation,
 // approval, timeouts, concurrency and events as any tool.

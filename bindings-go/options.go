@@ -2,7 +2,7 @@ package phaseoagent
 
 import "time"
 
-// StopCondition ends a run with status "stopped" (SPEC §3.2). The built-ins are checked
+// StopCondition ends a run with status "stopped" (docs/behaviour.md §3.2). The built-ins are checked
 // by the core; StopWhenFunc wraps a Go predicate.
 type StopCondition struct {
 	builtin map[string]any
@@ -72,7 +72,7 @@ type ToolOutput struct {
 	Output     any    // its output
 }
 
-// RunOptions starts a run (SPEC §3). Client is required; zero fields are unset (the
+// RunOptions starts a run (docs/behaviour.md §3). Client is required; zero fields are unset (the
 // agent's values apply).
 type RunOptions struct {
 	// Input is the user input: a string or any JSON value.
@@ -102,7 +102,7 @@ type RunOptions struct {
 	RunOverrides
 }
 
-// RunOverrides are the per-run (and per-continue) overrides of SPEC §3.
+// RunOverrides are the per-run (and per-continue) overrides of docs/behaviour.md §3.
 type RunOverrides struct {
 	Model             string            // the model
 	MaxSteps          int               // the step limit (0 = the agent's)

@@ -102,7 +102,7 @@ func readLine(t *testing.T, r *bufio.Reader) map[string]any {
 	return m
 }
 
-// Recover (SPEC §10): a worker process that claimed a paused run dies (SIGKILL) inside
+// Recover (docs/behaviour.md §10): a worker process that claimed a paused run dies (SIGKILL) inside
 // the tool; until its lease expires nobody may take the run over; then Recover continues
 // it from its last checkpoint, with the approval the dead worker had claimed.
 func TestRecoverAfterKilledWorker(t *testing.T) {

@@ -60,7 +60,7 @@ type HumanPause struct {
 
 // RunError is the error recorded in a failed run.
 type RunError struct {
-	Code    string `json:"code"`    // the SPEC §9 code
+	Code    string `json:"code"`    // the docs/behaviour.md §9 code
 	Message string `json:"message"` // the message
 }
 
@@ -88,7 +88,7 @@ type RunRecord struct {
 	LoadedTools []string `json:"loadedTools,omitempty"`
 }
 
-// The run statuses of SPEC §3.4.
+// The run statuses of docs/behaviour.md §3.4.
 const (
 	StatusQueued          = "queued"
 	StatusRunning         = "running"
@@ -201,7 +201,7 @@ func (r RunResult) Pending() []PendingToolCall {
 	return r.Run.Pause.PendingToolCalls
 }
 
-// AgentEvent is one run event (SPEC §6): Type such as "tool.started", the run and agent
+// AgentEvent is one run event (docs/behaviour.md §6): Type such as "tool.started", the run and agent
 // ids, the time, the run status and the step index where they apply, and every other
 // field of the event in Details (camelCase keys, e.g. "toolCallId", "result"). A retried
 // call's "tool.retrying" event has toolCallId, toolName, attempt (the attempt about to

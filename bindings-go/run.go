@@ -320,7 +320,7 @@ func stateArgs(o *ContinueOptions) (state, runID *C.char, err error) {
 	}
 }
 
-// Continue continues a paused run (SPEC §4). A refused continue (a missing decision, an
+// Continue continues a paused run (docs/behaviour.md §4). A refused continue (a missing decision, an
 // unknown call id, a run that is not waiting…) returns an *Error with code
 // continue_invalid (state_invalid for a bad state) and no Result: the state given is
 // still current.
@@ -354,7 +354,7 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 }
 
 // Recover continues a stored run whose worker died (its lease expired) from its last
-// checkpoint (SPEC §10). Only Client, Store, OnEvent, Traceparent, ToolExecution and the
+// checkpoint (docs/behaviour.md §10). Only Client, Store, OnEvent, Traceparent, ToolExecution and the
 // overrides of o are used.
 func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (RunResult, error) {
 	m := map[string]any{}

@@ -12,7 +12,7 @@ import (
 	pa "github.com/phaseo/agent-sdk-go"
 )
 
-// An MCP server's tools are agent tools (SPEC §11): the reference server
+// An MCP server's tools are agent tools (docs/behaviour.md §11): the reference server
 // `@modelcontextprotocol/server-everything` over stdio (installed by `make mcp-servers`;
 // missing, the test FAILS).
 func TestMCPServerTools(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// RunStore keeps runs durably (SPEC §10): every checkpoint is saved, a paused run can be
+// RunStore keeps runs durably (docs/behaviour.md §10): every checkpoint is saved, a paused run can be
 // continued by id from any process (its pause is claimed once), and a run whose worker
 // died can be recovered. Give it to AgentDefinition.Store or to a run's options.
 type RunStore struct {

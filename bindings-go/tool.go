@@ -52,7 +52,7 @@ type RuntimeContext struct {
 	Ctx context.Context
 }
 
-// NextTurnParams overrides fields of the next model request only (SPEC §2.6).
+// NextTurnParams overrides fields of the next model request only (docs/behaviour.md §2.6).
 type NextTurnParams struct {
 	Model           string   // the model
 	Instructions    string   // the instructions
@@ -95,7 +95,7 @@ func (p *NextTurnParams) toJSON() map[string]any {
 	return m
 }
 
-// Tool is a tool the model can call (SPEC §2). Only ID is required; a tool without
+// Tool is a tool the model can call (docs/behaviour.md §2). Only ID is required; a tool without
 // Execute is a manual tool (the run pauses until the application supplies its output).
 type Tool struct {
 	// ID is the name the model calls the tool by.
@@ -134,7 +134,7 @@ type Tool struct {
 	NextTurnFunc func(input any, runtime RuntimeContext) (*NextTurnParams, error)
 	// OnError is "fail-run" (default) or "return-to-model".
 	OnError string
-	// Strict asks the model for schema-exact arguments (SPEC §12).
+	// Strict asks the model for schema-exact arguments (docs/behaviour.md §12).
 	Strict bool
 	// InputExamples are example argument objects sent with the tool.
 	InputExamples []any
@@ -168,7 +168,7 @@ func (r *ToolRetry) toJSON() map[string]any {
 // agent is created.
 func DefineTool(tool Tool) Tool { return tool }
 
-// ToolExecutionConfig sets how tool calls run (SPEC §2.7–2.9). Zero fields are unset.
+// ToolExecutionConfig sets how tool calls run (docs/behaviour.md §2.7–2.9). Zero fields are unset.
 type ToolExecutionConfig struct {
 	// Concurrency is how many calls of one model turn run at once (default 1).
 	Concurrency int

@@ -62,7 +62,7 @@ namespace PhaseoAgentSdk
     }
 
     /// <summary>How long a worker holds a store-backed run and how often it renews the hold
-    /// (SPEC §10).</summary>
+    /// (docs/behaviour.md §10).</summary>
     public sealed class LeaseConfig
     {
         /// <summary>The hold.</summary>
@@ -73,7 +73,7 @@ namespace PhaseoAgentSdk
         public LeaseConfig(TimeSpan Duration, TimeSpan RenewEvery) { this.Duration = Duration; this.RenewEvery = RenewEvery; }
     }
 
-    /// <summary>Defines an agent (SPEC §3). Only <see cref="Id"/> is required.</summary>
+    /// <summary>Defines an agent (docs/behaviour.md §3). Only <see cref="Id"/> is required.</summary>
     public sealed class AgentDefinition
     {
         /// <summary>The agent's id (stored in every state it produces).</summary>
@@ -84,7 +84,7 @@ namespace PhaseoAgentSdk
         public string Instructions { get; set; }
         /// <summary>The tools the model may call.</summary>
         public IReadOnlyList<Tool> Tools { get; set; } = new List<Tool>();
-        /// <summary>Limits the model responses of a run (null = the SPEC's 12; a negative
+        /// <summary>Limits the model responses of a run (null = the documented 12; a negative
         /// limit is refused with <c>definition_invalid</c>).</summary>
         public int? MaxSteps { get; set; }
         /// <summary>May pause the run after any step that did not pause (null = go on).</summary>
@@ -110,21 +110,21 @@ namespace PhaseoAgentSdk
         public Func<TurnContext, int?> MaxOutputTokens { get; set; }
         /// <summary>Nucleus sampling per turn.</summary>
         public Func<TurnContext, double?> TopP { get; set; }
-        /// <summary><c>"auto"</c>, <c>"required"</c>, <c>"none"</c> or <c>{"toolId": id}</c> (SPEC §12).</summary>
+        /// <summary><c>"auto"</c>, <c>"required"</c>, <c>"none"</c> or <c>{"toolId": id}</c> (docs/behaviour.md §12).</summary>
         public object ToolChoice { get; set; }
         /// <summary>Whether the model may request several calls per turn.</summary>
         public bool? ParallelToolCalls { get; set; }
         /// <summary>Restricts the tools offered (by id).</summary>
         public IReadOnlyList<string> ActiveTools { get; set; }
-        /// <summary>Signs every state the agent produces (SPEC §7).</summary>
+        /// <summary>Signs every state the agent produces (docs/behaviour.md §7).</summary>
         public string StateSecret { get; set; }
         /// <summary>Older secrets still accepted on continue.</summary>
         public IReadOnlyList<string> StateSecrets { get; set; }
-        /// <summary>Makes runs durable (SPEC §10).</summary>
+        /// <summary>Makes runs durable (docs/behaviour.md §10).</summary>
         public RunStore Store { get; set; }
         /// <summary>Worker leases of store-backed runs.</summary>
         public LeaseConfig Lease { get; set; }
-        /// <summary>Adds the tools of MCP servers (SPEC §11).</summary>
+        /// <summary>Adds the tools of MCP servers (docs/behaviour.md §11).</summary>
         public IReadOnlyList<McpServer> McpServers { get; set; }
 
         internal Dictionary<string, object> ToJson(HostObject cbs)
@@ -182,7 +182,7 @@ namespace PhaseoAgentSdk
             cbs.Add(c => c.FinishSync(() => f(new TurnContext(V.Obj(c.Arg(0))))));
     }
 
-    /// <summary>Options a run or continue may override (SPEC §3); null = the agent's.</summary>
+    /// <summary>Options a run or continue may override (docs/behaviour.md §3); null = the agent's.</summary>
     public abstract class RunOverrides
     {
         /// <summary>The model client (required).</summary>
@@ -203,7 +203,7 @@ namespace PhaseoAgentSdk
         public int? MaxOutputTokens { get; set; }
         /// <summary>Nucleus sampling.</summary>
         public double? TopP { get; set; }
-        /// <summary>Tool choice (SPEC §12).</summary>
+        /// <summary>Tool choice (docs/behaviour.md §12).</summary>
         public object ToolChoice { get; set; }
         /// <summary>Parallel tool calls.</summary>
         public bool? ParallelToolCalls { get; set; }
@@ -406,7 +406,7 @@ namespace PhaseoAgentSdk
             });
         }
 
-        /// <summary>Continues a paused run (SPEC §4). A refused continue (a missing decision, an
+        /// <summary>Continues a paused run (docs/behaviour.md §4). A refused continue (a missing decision, an
         /// unknown call id, a run that is not waiting, a bad state) throws an
         /// <see cref="AgentException"/> with code <c>continue_invalid</c> or
         /// <c>state_invalid</c> and no State: the state given is still current.</summary>
@@ -420,7 +420,7 @@ namespace PhaseoAgentSdk
             });
         }
 
-        /// <summary>Continues a stored run whose worker died from its last checkpoint (SPEC
+        /// <summary>Continues a stored run whose worker died from its last checkpoint (docs/behaviour.md
         /// §10). Only the client, store, events and overrides of the options are used.</summary>
         public Task<RunResult> Recover(string runId, ContinueOptions options)
         {

@@ -6,7 +6,7 @@ using System.Threading.Tasks;
 namespace PhaseoAgentSdk
 {
     /// <summary>A model client: any C# class implementing it serves a run's model requests
-    /// (SPEC §5); the SDK's own clients (<see cref="ScriptedClient"/>,
+    /// (docs/behaviour.md §5); the SDK's own clients (<see cref="ScriptedClient"/>,
     /// <see cref="TestClient"/>, the HTTP clients) run in the core.</summary>
     public interface IModelClient
     {

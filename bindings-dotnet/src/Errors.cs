@@ -3,7 +3,7 @@ using System.Collections.Generic;
 
 namespace PhaseoAgentSdk
 {
-    /// <summary>The SPEC §9 error codes (<see cref="AgentException.Code"/>).</summary>
+    /// <summary>The docs/behaviour.md §9 error codes (<see cref="AgentException.Code"/>).</summary>
     public static class ErrorCodes
     {
         /// <summary>Arguments failed the tool's parameters or input schema.</summary>
@@ -44,8 +44,8 @@ namespace PhaseoAgentSdk
         public const string InvalidArgument = "invalid_argument";
     }
 
-    /// <summary>Every error of the SDK: <see cref="Code"/> is the SPEC §9 code, the message the
-    /// SPEC text, and <see cref="State"/> the failed run's state (null for a refused continue
+    /// <summary>Every error of the SDK: <see cref="Code"/> is the docs/behaviour.md §9 code, the message the
+    /// documented text, and <see cref="State"/> the failed run's state (null for a refused continue
     /// or a definition error). Derives from <see cref="InvalidOperationException"/>, which the
     /// product's C# SDK throws. A timed-out tool call (code <c>tool_timeout</c>) also carries
     /// a <see cref="TimeoutException"/> with the same message as its
@@ -53,7 +53,7 @@ namespace PhaseoAgentSdk
     /// C#: <c>catch (AgentException e) when (e.InnerException is TimeoutException)</c>.</summary>
     public class AgentException : InvalidOperationException
     {
-        /// <summary>The SPEC §9 code, e.g. <c>tool_failed</c>.</summary>
+        /// <summary>The docs/behaviour.md §9 code, e.g. <c>tool_failed</c>.</summary>
         public string Code { get; }
         /// <summary>The failed run's canonical state (continue from it, or inspect it); null
         /// when nothing ran.</summary>

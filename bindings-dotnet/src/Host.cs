@@ -202,7 +202,7 @@ namespace PhaseoAgentSdk
         const int StartGrace = 20;
 
         // The call runs on the thread pool, after the previous call of this host has
-        // started, so calls start in call order (SPEC §2.9) whatever order the pool picks.
+        // started, so calls start in call order (docs/behaviour.md §2.9) whatever order the pool picks.
         static void Invoke(IntPtr ud, IntPtr call)
         {
             try

@@ -5,7 +5,7 @@ using System.Threading.Tasks;
 
 namespace PhaseoAgentSdk
 {
-    /// <summary>An MCP server whose tools the agent offers (SPEC §11): stdio
+    /// <summary>An MCP server whose tools the agent offers (docs/behaviour.md §11): stdio
     /// (<see cref="Command"/>, Args, Env, Cwd) or Streamable HTTP (<see cref="Url"/>, Headers,
     /// Bearer). The core starts it on first use and lists its tools; their calls get the same
     /// validation, approval, timeouts, concurrency and events as any tool.</summary>

@@ -188,7 +188,7 @@ namespace PhaseoAgentSdk
         public Dictionary<string, object> Value => m;
     }
 
-    /// <summary>A run's whole resumable state (SPEC §7): store <see cref="ToJson"/> anywhere
+    /// <summary>A run's whole resumable state (docs/behaviour.md §7): store <see cref="ToJson"/> anywhere
     /// and continue it later, in any process or language.</summary>
     public sealed class RunResult
     {
@@ -237,7 +237,7 @@ namespace PhaseoAgentSdk
         public Dictionary<string, object> Value => value;
     }
 
-    /// <summary>An event of a run (SPEC §6): <see cref="Details"/> holds the type's other
+    /// <summary>An event of a run (docs/behaviour.md §6): <see cref="Details"/> holds the type's other
     /// fields (camelCase, as in every language's JSON). A retried call's
     /// <c>tool.retrying</c> has <c>toolCallId</c>, <c>toolName</c>, <c>attempt</c> (the attempt
     /// about to start) and <c>error</c>; <c>tool.started</c> has <c>inputEdited: true</c> for an

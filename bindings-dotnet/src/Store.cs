@@ -48,7 +48,7 @@ namespace PhaseoAgentSdk
         internal StoredRunPage(IReadOnlyList<StoredRun> runs, string next) { Runs = runs; NextCursor = next; }
     }
 
-    /// <summary>A durable run store (SPEC §10): in memory, SQLite or PostgreSQL, run in the
+    /// <summary>A durable run store (docs/behaviour.md §10): in memory, SQLite or PostgreSQL, run in the
     /// core. Give it to <see cref="AgentDefinition.Store"/> (or a run's Store); continue a
     /// stored run by id with <see cref="ContinueOptions.RunId"/>. The store queries block: on
     /// the thread pool through their Task.</summary>

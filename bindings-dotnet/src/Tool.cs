@@ -53,7 +53,7 @@ namespace PhaseoAgentSdk
         }
     }
 
-    /// <summary>Overrides of the next model request only (SPEC §2.6), after a call of the
+    /// <summary>Overrides of the next model request only (docs/behaviour.md §2.6), after a call of the
     /// tool that produced a result.</summary>
     public sealed class NextTurnParams
     {
@@ -99,7 +99,7 @@ namespace PhaseoAgentSdk
         }
     }
 
-    /// <summary>A tool the model can call (SPEC §2). Only <see cref="Id"/> is required; a tool
+    /// <summary>A tool the model can call (docs/behaviour.md §2). Only <see cref="Id"/> is required; a tool
     /// without <see cref="Execute"/> is a manual tool (the run pauses until the application
     /// supplies its output).</summary>
     public sealed class Tool
@@ -142,7 +142,7 @@ namespace PhaseoAgentSdk
         /// <summary><c>"fail-run"</c> or <c>"return-to-model"</c>; null = the agent's
         /// ToolExecution.OnError (fail-run unless set).</summary>
         public string OnError { get; set; }
-        /// <summary>Asks the model for schema-exact arguments (SPEC §12).</summary>
+        /// <summary>Asks the model for schema-exact arguments (docs/behaviour.md §12).</summary>
         public bool Strict { get; set; }
         /// <summary>Example argument objects sent with the tool.</summary>
         public IReadOnlyList<object> InputExamples { get; set; }
@@ -218,7 +218,7 @@ namespace PhaseoAgentSdk
         }
     }
 
-    /// <summary>How tool calls run (SPEC §2.7–2.9).</summary>
+    /// <summary>How tool calls run (docs/behaviour.md §2.7–2.9).</summary>
     public sealed class ToolExecutionConfig
     {
         /// <summary>How many calls of one model turn run at once (default 1).</summary>
@@ -312,7 +312,7 @@ namespace PhaseoAgentSdk
         }
     }
 
-    /// <summary>Ends a run with status <c>stopped</c> (SPEC §3.2). The built-ins
+    /// <summary>Ends a run with status <c>stopped</c> (docs/behaviour.md §3.2). The built-ins
     /// (<see cref="AgentSdk.StepCountIs"/>, …) are checked by the core; a C# function
     /// converts implicitly.</summary>
     public sealed class StopCondition

@@ -150,7 +150,7 @@ typedef struct PhaseoQueued {
 extern "C" {
 #endif // __cplusplus
 
-// Builds an agent from `definition_json` (SPEC §3 in JSON; functions as
+// Builds an agent from `definition_json` (docs/behaviour.md §3 in JSON; functions as
 // `{"$callback": id}`, served by `host.invoke`). `store` (may be NULL) is the agent's run
 // store. On success `*out_agent` is a new handle; `host.release` runs once the agent and
 // every run using its callbacks are gone (also when creation fails).
@@ -164,7 +164,7 @@ enum PhaseoStatus phaseo_agent_new(const char *definition_json,
 void phaseo_agent_free(struct PhaseoAgent *agent);
 
 // Starts a run. `options_json` (NULL = `{}`) is `{input, messages?, context?, …overrides}`
-// (SPEC §3); `client` is required; `store` (may be NULL) overrides the agent's. `host`
+// (docs/behaviour.md §3); `client` is required; `store` (may be NULL) overrides the agent's. `host`
 // gives the run's `on_event` (synchronous, in order) and `on_done` (once, when it ends);
 // `host.release` runs after `on_done`. `*out_run` must be freed with `phaseo_run_free`.
 enum PhaseoStatus phaseo_agent_run(const struct PhaseoAgent *agent,
@@ -190,7 +190,7 @@ enum PhaseoStatus phaseo_agent_continue(const struct PhaseoAgent *agent,
                                         struct PhaseoRun **out_run_ptr,
                                         char **out_error);
 
-// Recovers stored run `run_id` whose worker died (SPEC §10): continues it from its last
+// Recovers stored run `run_id` whose worker died (docs/behaviour.md §10): continues it from its last
 // checkpoint. `options_json` may hold overrides only. Otherwise as `phaseo_agent_run`.
 enum PhaseoStatus phaseo_agent_recover(const struct PhaseoAgent *agent,
                                        const char *run_id,
@@ -307,7 +307,7 @@ enum PhaseoStatus phaseo_call_pause(struct PhaseoCall *call);
 
 // Answers a call with a value the host could not turn into JSON (a cycle, NaN, a value of
 // a type JSON has no form for): `message` says why. An executor's call then fails with
-// `tool_output_invalid` (fatal whatever `onError` says, SPEC §7), any other call with the
+// `tool_output_invalid` (fatal whatever `onError` says, docs/behaviour.md §7), any other call with the
 // message. Releases the handle, like `phaseo_call_complete`.
 enum PhaseoStatus phaseo_call_complete_invalid(struct PhaseoCall *call, const char *message);
 
@@ -332,7 +332,7 @@ enum PhaseoStatus phaseo_queue_next(uint32_t timeout_ms,
                                     struct PhaseoQueued *out_item,
                                     char **out_error);
 
-// Cancels the run: it ends `cancelled` and returns its result (SPEC §3.4). Any thread.
+// Cancels the run: it ends `cancelled` and returns its result (docs/behaviour.md §3.4). Any thread.
 void phaseo_run_cancel(const struct PhaseoRun *run);
 
 // Whether the run has ended (`phaseo_run_wait` will not block).
