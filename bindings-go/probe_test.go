@@ -49,7 +49,8 @@ import (
 //
 // PHASEO_FUZZ_SEED sets the seed (default probeSeed), PHASEO_PROBE_INPUTS the number of
 // inputs (default 1000; `make fuzz-go` runs 20,000), PHASEO_PROBE_CASE runs one input in the
-// test process (its number is in every report).
+// test process (its number is in every report), PHASEO_PROBE_SHARDS how many ranges of
+// inputs run side by side, each in children of its own (default 4).
 
 const probeSeed = 20260514
 
@@ -121,24 +122,40 @@ func TestHostileProbe(t *testing.T) {
 
 	counts := map[string]int{}
 	var findings []string
-	next := 0
-	for next < inputs {
-		last, lines, exit := probeSupervise(t, seed, next, inputs)
-		for _, l := range lines {
-			kind, _, _ := strings.Cut(l, " ")
-			counts[kind]++
-			findings = append(findings, l)
-		}
-		switch exit {
-		case "done":
-			next = inputs
-		case "death", "silent":
-			what := map[string]string{"death": "death", "silent": "hang"}[exit]
-			counts[what]++
-			findings = append(findings, fmt.Sprintf("%s %d (the child process %s)", what, last, map[string]string{"death": "died", "silent": "stopped answering and was killed"}[exit]))
-			next = last + 1
-		}
+	// The inputs are split into ranges, each run by children of its own at the same time:
+	// most of an input's time is spent waiting (timeouts, sleeping callbacks), so the
+	// ranges overlap their waits. Every input still runs exactly once, alone in its child.
+	shards := probeEnvInt("PHASEO_PROBE_SHARDS", 4)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for k := 0; k < shards; k++ {
+		from, to := k*inputs/shards, (k+1)*inputs/shards
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := from
+			for next < to {
+				last, lines, exit := probeSupervise(t, seed, next, to)
+				mu.Lock()
+				for _, l := range lines {
+					kind, _, _ := strings.Cut(l, " ")
+					counts[kind]++
+					findings = append(findings, l)
+				}
+				switch exit {
+				case "done":
+					next = to
+				case "death", "silent":
+					what := map[string]string{"death": "death", "silent": "hang"}[exit]
+					counts[what]++
+					findings = append(findings, fmt.Sprintf("%s %d (the child process %s)", what, last, map[string]string{"death": "died", "silent": "stopped answering and was killed"}[exit]))
+					next = last + 1
+				}
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	leaks := probeSuperviseLeak(t, seed)
 	counts["leak"] += len(leaks)
 	findings = append(findings, leaks...)
@@ -153,22 +170,25 @@ func TestHostileProbe(t *testing.T) {
 	}
 }
 
-// probeSupervise runs a child from input start. It returns the last input begun, the
+// probeSupervise runs a child for the inputs start..end (passed as PHASEO_PROBE_INPUTS).
+// It returns the last input begun, the
 // findings reported, and how the child ended: "done", "death" (it exited during an input)
 // or "silent" (no line for probeSilence: killed).
-func probeSupervise(t *testing.T, seed int64, start, inputs int) (last int, findings []string, exit string) {
+func probeSupervise(t *testing.T, seed int64, start, end int) (last int, findings []string, exit string) {
 	const probeSilence = 3 * time.Minute
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileProbe$", "-test.count=1", "-test.v", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), probeFromEnv+"="+strconv.Itoa(start),
-		"PHASEO_FUZZ_SEED="+strconv.FormatInt(seed, 10), "PHASEO_PROBE_INPUTS="+strconv.Itoa(inputs))
+		"PHASEO_FUZZ_SEED="+strconv.FormatInt(seed, 10), "PHASEO_PROBE_INPUTS="+strconv.Itoa(end))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("probe child: %v", err) // not Fatal: this runs on a range's goroutine
+		return start, nil, "done"
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Errorf("probe child: %v", err)
+		return start, nil, "done"
 	}
 	lines := make(chan string)
 	var tail []string
