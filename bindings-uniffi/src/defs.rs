@@ -126,6 +126,10 @@ pub struct ToolDefinition {
     /// Runs a call again when an attempt throws or times out (docs/behaviour.md §15).
     #[uniffi(default)]
     pub retry: Option<ToolRetry>,
+    /// Not offered to the model until the built-in `tool_search` finds it; from then on it
+    /// is offered to the end of the run (docs/behaviour.md §17).
+    #[uniffi(default)]
+    pub defer_loading: bool,
 }
 
 /// A tool's retries (docs/behaviour.md §15): `max_attempts` attempts in all (1: no retry),
@@ -245,6 +249,7 @@ pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
             .map_err(|e| invalid(e.message().to_owned()))?;
         tool = tool.retry(retry);
     }
+    tool = tool.defer_loading(def.defer_loading);
     tool.check()?;
     Ok(tool)
 }

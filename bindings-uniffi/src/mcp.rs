@@ -150,6 +150,10 @@ pub struct McpServerConfig {
     /// Answers the server's elicitation requests (none: elicitation is not offered to it).
     #[uniffi(default)]
     pub on_elicitation: Option<Arc<dyn McpElicitation>>,
+    /// Defers every tool of this server: none is offered until the built-in `tool_search`
+    /// finds it (docs/behaviour.md §17).
+    #[uniffi(default)]
+    pub defer_loading: bool,
 }
 
 /// The core's server declaration (its own checks run when the agent is created).
@@ -222,5 +226,5 @@ pub(crate) fn core_server(c: McpServerConfig) -> pa::mcp::McpServer {
     if let Some(h) = c.on_elicitation {
         s = s.on_elicitation(Arc::new(HostElicitation(h)));
     }
-    s.optional(c.optional)
+    s.optional(c.optional).defer_loading(c.defer_loading)
 }

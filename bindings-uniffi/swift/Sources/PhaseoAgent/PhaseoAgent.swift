@@ -7817,6 +7817,11 @@ public struct McpServerConfig {
      * Answers the server's elicitation requests (none: elicitation is not offered to it).
      */
     public var onElicitation: McpElicitation?
+    /**
+     * Defers every tool of this server: none is offered until the built-in `tool_search`
+     * finds it (docs/behaviour.md §17).
+     */
+    public var deferLoading: Bool
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -7860,7 +7865,11 @@ public struct McpServerConfig {
          */optional: Bool = false, 
         /**
          * Answers the server's elicitation requests (none: elicitation is not offered to it).
-         */onElicitation: McpElicitation? = nil) {
+         */onElicitation: McpElicitation? = nil, 
+        /**
+         * Defers every tool of this server: none is offered until the built-in `tool_search`
+         * finds it (docs/behaviour.md §17).
+         */deferLoading: Bool = false) {
         self.name = name
         self.transport = transport
         self.allowTools = allowTools
@@ -7874,6 +7883,7 @@ public struct McpServerConfig {
         self.cacheTtlMs = cacheTtlMs
         self.optional = optional
         self.onElicitation = onElicitation
+        self.deferLoading = deferLoading
     }
 
     
@@ -7904,7 +7914,8 @@ public struct FfiConverterTypeMcpServerConfig: FfiConverterRustBuffer {
                 onError: FfiConverterOptionTypeOnError.read(from: &buf), 
                 cacheTtlMs: FfiConverterOptionUInt64.read(from: &buf), 
                 optional: FfiConverterBool.read(from: &buf), 
-                onElicitation: FfiConverterOptionTypeMcpElicitation.read(from: &buf)
+                onElicitation: FfiConverterOptionTypeMcpElicitation.read(from: &buf), 
+                deferLoading: FfiConverterBool.read(from: &buf)
         )
     }
 
@@ -7922,6 +7933,7 @@ public struct FfiConverterTypeMcpServerConfig: FfiConverterRustBuffer {
         FfiConverterOptionUInt64.write(value.cacheTtlMs, into: &buf)
         FfiConverterBool.write(value.optional, into: &buf)
         FfiConverterOptionTypeMcpElicitation.write(value.onElicitation, into: &buf)
+        FfiConverterBool.write(value.deferLoading, into: &buf)
     }
 }
 
@@ -8597,6 +8609,11 @@ public struct ToolDefinition {
      * Runs a call again when an attempt throws or times out (docs/behaviour.md §15).
      */
     public var retry: ToolRetry?
+    /**
+     * Not offered to the model until the built-in `tool_search` finds it; from then on it
+     * is offered to the end of the run (docs/behaviour.md §17).
+     */
+    public var deferLoading: Bool
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -8665,7 +8682,11 @@ public struct ToolDefinition {
          */maxCalls: Int64? = nil, 
         /**
          * Runs a call again when an attempt throws or times out (docs/behaviour.md §15).
-         */retry: ToolRetry? = nil) {
+         */retry: ToolRetry? = nil, 
+        /**
+         * Not offered to the model until the built-in `tool_search` finds it; from then on it
+         * is offered to the end of the run (docs/behaviour.md §17).
+         */deferLoading: Bool = false) {
         self.id = id
         self.description = description
         self.parametersJson = parametersJson
@@ -8686,6 +8707,7 @@ public struct ToolDefinition {
         self.inputExamplesJson = inputExamplesJson
         self.maxCalls = maxCalls
         self.retry = retry
+        self.deferLoading = deferLoading
     }
 
     
@@ -8723,7 +8745,8 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
                 strict: FfiConverterBool.read(from: &buf), 
                 inputExamplesJson: FfiConverterOptionString.read(from: &buf), 
                 maxCalls: FfiConverterOptionInt64.read(from: &buf), 
-                retry: FfiConverterOptionTypeToolRetry.read(from: &buf)
+                retry: FfiConverterOptionTypeToolRetry.read(from: &buf), 
+                deferLoading: FfiConverterBool.read(from: &buf)
         )
     }
 
@@ -8748,6 +8771,7 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.inputExamplesJson, into: &buf)
         FfiConverterOptionInt64.write(value.maxCalls, into: &buf)
         FfiConverterOptionTypeToolRetry.write(value.retry, into: &buf)
+        FfiConverterBool.write(value.deferLoading, into: &buf)
     }
 }
 

@@ -308,8 +308,10 @@ class AgentSdk private constructor() {
      * and the call fails `tool_timeout`). [onError] is `"fail-run"` (the default) or
      * `"return-to-model"`. [maxCalls] bounds how many of its calls a run admits and [retry]
      * runs a call again when an attempt throws or times out (docs/behaviour.md §15; both
-     * checked when the tool is built: `maxCalls` 0 is `definition_invalid`). Pass it to
-     * [defineTool], which checks it.
+     * checked when the tool is built: `maxCalls` 0 is `definition_invalid`). With
+     * [deferLoading] the tool is not offered until the built-in `tool_search` finds it; it
+     * is then offered to the end of the run and kept in the state's `loadedTools`
+     * (docs/behaviour.md §17). Pass it to [defineTool], which checks it.
      */
     @JvmSuppressWildcards
     @JvmRecord
@@ -332,7 +334,34 @@ class AgentSdk private constructor() {
         val inputExamples: List<Map<String, Any?>>?,
         val maxCalls: Int?,
         val retry: ToolRetryConfig?,
+        val deferLoading: Boolean,
     ) {
+        /** Every option but deferred loading (docs/behaviour.md §17). */
+        constructor(
+            id: String,
+            execute: ToolExecutor?,
+            description: String?,
+            parameters: Map<String, Any?>?,
+            timeout: Duration?,
+            inputSchema: Validator?,
+            outputSchema: Validator?,
+            eventSchema: Validator?,
+            requireApproval: Boolean,
+            approval: Approval?,
+            onToolCalled: ToolCalled?,
+            onResponseReceived: ToolResponse?,
+            onError: String?,
+            nextTurnParams: NextTurnParams?,
+            strict: Boolean,
+            inputExamples: List<Map<String, Any?>>?,
+            maxCalls: Int?,
+            retry: ToolRetryConfig?,
+        ) : this(
+            id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema, requireApproval,
+            approval, onToolCalled, onResponseReceived, onError, nextTurnParams, strict, inputExamples, maxCalls, retry,
+            false,
+        )
+
         /** Every option but the call budget and retries of docs/behaviour.md §15. */
         constructor(
             id: String,
@@ -354,6 +383,7 @@ class AgentSdk private constructor() {
         ) : this(
             id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema, requireApproval,
             approval, onToolCalled, onResponseReceived, onError, nextTurnParams, strict, inputExamples, null, null,
+            false,
         )
 
         /** The product's full form (every option of the product's Java SDK). */
@@ -420,6 +450,12 @@ class AgentSdk private constructor() {
         /** This tool retrying a call whose attempt throws or times out. */
         fun withRetry(retry: ToolRetryConfig?) = copy(retry = retry)
 
+        /**
+         * This tool kept out of the model's offer until the built-in `tool_search` finds it
+         * (docs/behaviour.md §17).
+         */
+        fun withDeferLoading(deferLoading: Boolean) = copy(deferLoading = deferLoading)
+
         internal fun native(): NativeTool = javaCall {
             val run = execute
             val called = onToolCalled
@@ -450,6 +486,7 @@ class AgentSdk private constructor() {
                 inputExamples = inputExamples?.map { toJsonElement(it).jsonObject },
                 maxCalls = maxCalls,
                 retry = retry?.native(),
+                deferLoading = deferLoading,
                 // Run on a thread of JvmDispatch, which the body may block (a timeout or a
                 // cancelled run interrupts it).
                 blockingExecute = run?.let {
@@ -1313,6 +1350,7 @@ class AgentSdk private constructor() {
         private val timeout: Duration?,
         private val onError: String?,
         private val optional: Boolean,
+        private val deferLoading: Boolean,
     ) {
         internal val config: McpServerConfig
             get() = javaCall {
@@ -1321,12 +1359,12 @@ class AgentSdk private constructor() {
                 if (stdioCommand != null) {
                     mcpStdio(
                         name, stdioCommand.first(), stdioCommand.drop(1), env, null, allowTools, denyTools, null, toolPrefix,
-                        policy, timeout?.toMillis(), emptyMap(), errors, null, optional,
+                        policy, timeout?.toMillis(), emptyMap(), errors, null, optional, deferLoading = deferLoading,
                     )
                 } else {
                     mcpHttp(
                         name, url!!, headers, null, allowTools, denyTools, null, toolPrefix, policy, timeout?.toMillis(),
-                        emptyMap(), errors, null, optional,
+                        emptyMap(), errors, null, optional, deferLoading = deferLoading,
                     )
                 }
             }
@@ -1341,7 +1379,11 @@ class AgentSdk private constructor() {
             timeout: Duration? = this.timeout,
             onError: String? = this.onError,
             optional: Boolean = this.optional,
-        ) = McpServer(name, stdioCommand, url, env, headers, allowTools, denyTools, toolPrefix, approval, timeout, onError, optional)
+            deferLoading: Boolean = this.deferLoading,
+        ) = McpServer(
+            name, stdioCommand, url, env, headers, allowTools, denyTools, toolPrefix, approval, timeout, onError, optional,
+            deferLoading,
+        )
 
         /** This server with [env] added to the child's inherited environment. */
         fun withEnv(env: Map<String, String>) = copy(env = env)
@@ -1370,16 +1412,22 @@ class AgentSdk private constructor() {
         /** A server that cannot start is skipped instead of failing the run. */
         fun withOptional(optional: Boolean) = copy(optional = optional)
 
+        /**
+         * Every tool of this server kept out of the model's offer until the built-in
+         * `tool_search` finds it (docs/behaviour.md §17).
+         */
+        fun withDeferLoading(deferLoading: Boolean) = copy(deferLoading = deferLoading)
+
         companion object {
             /** A server started as the child process [command] with [args], over stdio. */
             @JvmStatic
             fun stdio(name: String, command: String, args: List<String>): McpServer =
-                McpServer(name, listOf(command) + args, null, emptyMap(), emptyMap(), null, emptyList(), null, null, null, null, false)
+                McpServer(name, listOf(command) + args, null, emptyMap(), emptyMap(), null, emptyList(), null, null, null, null, false, false)
 
             /** A server reached over Streamable HTTP at [url]. */
             @JvmStatic
             fun http(name: String, url: String): McpServer =
-                McpServer(name, null, url, emptyMap(), emptyMap(), null, emptyList(), null, null, null, null, false)
+                McpServer(name, null, url, emptyMap(), emptyMap(), null, emptyList(), null, null, null, null, false, false)
         }
     }
 

@@ -66,6 +66,7 @@ private fun config(
     cacheTtlMs: Long?,
     optional: Boolean,
     onElicitation: (suspend (server: String, request: JsonObject) -> JsonObject)?,
+    deferLoading: Boolean,
 ) = McpServerConfig(
     name = name,
     transport = transport,
@@ -80,6 +81,7 @@ private fun config(
     cacheTtlMs = cacheTtlMs?.toULong(),
     optional = optional,
     onElicitation = onElicitation?.let(::KotlinElicitation),
+    deferLoading = deferLoading,
 )
 
 /**
@@ -92,7 +94,9 @@ private fun config(
  * model; [cacheTtlMs] keeps the tool list; an [optional] server that cannot start is skipped.
  * [onElicitation] answers the server's `elicitation/create` requests (the MCP params
  * `{message, requestedSchema}` → `{"action": "accept"|"decline"|"cancel", "content": {…}}`;
- * throwing declines); without it elicitation is not offered to the server.
+ * throwing declines); without it elicitation is not offered to the server. With
+ * [deferLoading] none of its tools is offered until the built-in `tool_search` finds it
+ * (docs/behaviour.md §17).
  */
 fun mcpStdio(
     name: String,
@@ -111,9 +115,10 @@ fun mcpStdio(
     cacheTtlMs: Long? = null,
     optional: Boolean = false,
     onElicitation: (suspend (server: String, request: JsonObject) -> JsonObject)? = null,
+    deferLoading: Boolean = false,
 ): McpServerConfig = config(
     name, McpTransport.Stdio(command, args, env, cwd), allowTools, denyTools, filter, toolPrefix,
-    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional, onElicitation,
+    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional, onElicitation, deferLoading,
 )
 
 /**
@@ -136,7 +141,8 @@ fun mcpHttp(
     cacheTtlMs: Long? = null,
     optional: Boolean = false,
     onElicitation: (suspend (server: String, request: JsonObject) -> JsonObject)? = null,
+    deferLoading: Boolean = false,
 ): McpServerConfig = config(
     name, McpTransport.Http(url, headers, bearer), allowTools, denyTools, filter, toolPrefix,
-    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional, onElicitation,
+    requireApproval, timeoutMs, toolTimeoutsMs, onError, cacheTtlMs, optional, onElicitation, deferLoading,
 )

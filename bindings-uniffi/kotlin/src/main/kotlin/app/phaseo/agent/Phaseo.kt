@@ -400,8 +400,10 @@ fun generator(fn: suspend ProgressScope.(input: JsonElement, runtime: ToolContex
  * [generator] for other forms); without it the tool is manual. [maxCalls] bounds how many
  * of its calls a run admits and [retry] ([toolRetry]) runs a call again when an attempt
  * throws or times out (docs/behaviour.md §15; the body sees `runtime.attempt` and
- * `runtime.idempotencyKey`). An invalid definition (`maxCalls = 0`, …) throws
- * [AgentException] `definition_invalid`.
+ * `runtime.idempotencyKey`). With [deferLoading] the tool is not offered to the model
+ * until the built-in `tool_search` finds it; it is then offered to the end of the run, and
+ * the state's `loadedTools` keeps it across a pause (docs/behaviour.md §17). An invalid
+ * definition (`maxCalls = 0`, …) throws [AgentException] `definition_invalid`.
  */
 fun defineTool(
     id: String,
@@ -422,11 +424,12 @@ fun defineTool(
     inputExamples: List<JsonObject>? = null,
     maxCalls: Int? = null,
     retry: ToolRetry? = null,
+    deferLoading: Boolean = false,
     execute: ToolFunction? = null,
 ): Tool = newTool(
     id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
     eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-    maxCalls, retry, execute?.let(::KotlinExecutor), null,
+    maxCalls, retry, deferLoading, execute?.let(::KotlinExecutor), null,
 )
 
 /** A blocking tool body: runs on the calling thread, which it may block. */
@@ -456,6 +459,7 @@ internal fun newTool(
     inputExamples: List<JsonObject>? = null,
     maxCalls: Int? = null,
     retry: ToolRetry? = null,
+    deferLoading: Boolean = false,
     execute: ToolExecutor? = null,
     blockingExecute: BlockingToolFunction? = null,
     interruptible: Boolean = true,
@@ -465,7 +469,7 @@ internal fun newTool(
         return defineNative(
             id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
             eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-            maxCalls, retry, execute, blocking,
+            maxCalls, retry, deferLoading, execute, blocking,
         )
     } catch (e: Throwable) {
         blocking?.let(JvmDispatch::unregister)
@@ -492,6 +496,7 @@ private fun defineNative(
     inputExamples: List<JsonObject>?,
     maxCalls: Int?,
     retry: ToolRetry?,
+    deferLoading: Boolean,
     execute: ToolExecutor?,
     blockingTool: Long?,
 ): Tool = sdk {
@@ -517,6 +522,7 @@ private fun defineNative(
             inputExamplesJson = inputExamples?.let { JsonArray(it).toString() },
             maxCalls = maxCalls?.toLong(),
             retry = retry,
+            deferLoading = deferLoading,
         ),
     )
 }

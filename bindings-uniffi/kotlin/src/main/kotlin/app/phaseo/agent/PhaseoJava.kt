@@ -20,7 +20,9 @@ object PhaseoJava {
      * A tool whose body is a blocking Java function (JSON text in and out). [maxCalls] bounds
      * how many of its calls a run admits and [retry] (`new ToolRetry(maxAttempts, backoffMs)`)
      * runs a call again when an attempt throws or times out (docs/behaviour.md §15; the body
-     * reads `runtime.getAttempt()` and `runtime.getIdempotencyKey()`).
+     * reads `runtime.getAttempt()` and `runtime.getIdempotencyKey()`). With [deferLoading]
+     * the tool is not offered until the built-in `tool_search` finds it (docs/behaviour.md
+     * §17).
      */
     @JvmStatic
     @JvmOverloads
@@ -33,6 +35,7 @@ object PhaseoJava {
         requireApproval: Boolean = false,
         maxCalls: Int? = null,
         retry: ToolRetry? = null,
+        deferLoading: Boolean = false,
     ): Tool = newTool(
         id,
         description,
@@ -41,6 +44,7 @@ object PhaseoJava {
         requireApproval = requireApproval,
         maxCalls = maxCalls,
         retry = retry,
+        deferLoading = deferLoading,
         // Run on a thread of JvmDispatch; a timeout does not interrupt it (it keeps its
         // thread; the core drops its late result).
         blockingExecute = { input, runtime -> parseJson(execute.apply(input.toString(), runtime)) },

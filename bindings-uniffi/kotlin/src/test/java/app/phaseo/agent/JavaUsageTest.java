@@ -97,4 +97,20 @@ class JavaUsageTest {
         assertEquals(List.of(1L, 2L, 3L), attempts);
         assertEquals(List.of("<run>:c1", "<run>:c1", "<run>:c1"), keys);
     }
+
+    @Test
+    void aDeferredToolFromJavaIsFoundByToolSearch() throws Exception {
+        List<String> ran = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        Tool weather = PhaseoJava.tool("get_weather", "Current weather of a city", null, (inputJson, runtime) -> {
+            ran.add(inputJson);
+            return "\"sunny\"";
+        }, null, false, null, null, true);
+        Agent agent = PhaseoJava.agent("java-agent", List.of(weather));
+        String script = "[{\"toolCalls\":[{\"id\":\"c1\",\"name\":\"tool_search\",\"arguments\":\"{\\\"query\\\":\\\"weather\\\"}\"}]},"
+            + "{\"toolCalls\":[{\"id\":\"c2\",\"name\":\"get_weather\",\"arguments\":\"{}\"}]},{\"text\":\"Sunny.\"}]";
+        RunResult done = PhaseoJava.run(agent, "weather?", PhaseoJava.scriptedClient(script));
+        assertEquals(RunStatus.COMPLETED, done.status());
+        assertEquals(List.of("{}"), ran);
+        assertEquals(true, done.toJson().contains("\"loadedTools\":[\"get_weather\"]"));
+    }
 }

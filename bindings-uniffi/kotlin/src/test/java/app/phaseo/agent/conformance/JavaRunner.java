@@ -363,7 +363,19 @@ public final class JavaRunner implements Driver {
             requireApproval, approval, onToolCalled, onResponse,
             spec.get("onError") == null ? null : onError(spec.get("onError")),
             nextTurn(spec.get("nextTurnParams")),
-            Boolean.TRUE.equals(spec.get("strict")), examples, optInt(spec, "maxCalls"), retryConfig);
+            Boolean.TRUE.equals(spec.get("strict")), examples, optInt(spec, "maxCalls"), retryConfig)
+            .withDeferLoading(deferLoading(spec.get("deferLoading")));
+    }
+
+    /** A tool's {@code deferLoading} (docs/behaviour.md §17): a boolean, false when absent. */
+    private static boolean deferLoading(Object value) throws CaseError {
+        if (value == null) {
+            return false;
+        }
+        if (!(value instanceof Boolean)) {
+            throw new CaseError("deferLoading: a boolean is required, got " + text(value));
+        }
+        return (Boolean) value;
     }
 
     // -----------------------------------------------------------------------------------

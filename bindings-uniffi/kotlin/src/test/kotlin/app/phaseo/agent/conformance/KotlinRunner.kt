@@ -45,7 +45,7 @@ val TOOL_KEYS = setOf(
     "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
     "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
-    "maxCalls", "retry",
+    "maxCalls", "retry", "deferLoading",
 )
 val MODEL_ENTRY_KEYS = setOf("text", "toolCalls", "usage", "cost", "finishReason", "fail")
 val OVERRIDE_KEYS = listOf(
@@ -450,8 +450,17 @@ fun buildTool(spec: JsonObject, obs: Observations): Tool {
             inputExamples = examples,
             maxCalls = maxCalls,
             retry = toolRetryOf(spec["retry"]),
+            deferLoading = deferLoadingOf(spec),
             execute = if (spec["manual"] == JsonPrimitive(true)) null else executor(spec, obs),
         )
+}
+
+/** A tool's `deferLoading` (docs/behaviour.md §17): a boolean, false when absent. */
+fun deferLoadingOf(spec: JsonObject): Boolean = when (val value = spec.present("deferLoading")) {
+    null -> false
+    JsonPrimitive(true) -> true
+    JsonPrimitive(false) -> false
+    else -> throw CaseError("deferLoading: a boolean is required, got ${show(value)}")
 }
 
 /** A tool's `retry: {maxAttempts, backoffMs?}`. */

@@ -46,11 +46,13 @@ fun testServer(
     timeoutMs: Long? = null,
     toolTimeoutsMs: Map<String, Long> = emptyMap(),
     onError: OnError? = null,
+    deferLoading: Boolean = false,
 ): McpServerConfig = mcpStdio(
     name, python, listOf(File(repo, "tests/mcp/test_server.py").path),
     env = mapOf("PHASEO_MCP_MARKERS" to dir.path, "PHASEO_MCP_NAME" to name),
     allowTools = allowTools, denyTools = denyTools, filter = filter, toolPrefix = toolPrefix,
     requireApproval = requireApproval, timeoutMs = timeoutMs, toolTimeoutsMs = toolTimeoutsMs, onError = onError,
+    deferLoading = deferLoading,
 )
 
 /** Waits up to [ms] for [file]. */
