@@ -49,7 +49,7 @@ where
     })
 }
 
-/// Status of a run (SPEC §3.4).
+/// Status of a run (docs/behaviour.md §3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum RunStatus {
     /// Created, the loop has not started.
@@ -82,7 +82,7 @@ impl From<pa::RunStatus> for RunStatus {
     }
 }
 
-/// What a tool call sees of its run (SPEC §2.1): ids, the application context as it was
+/// What a tool call sees of its run (docs/behaviour.md §2.1): ids, the application context as it was
 /// when the tool phase began, the call, and `emit_progress` / `set_context`.
 #[derive(uniffi::Object)]
 pub struct ToolRuntime {
@@ -108,7 +108,7 @@ impl ToolRuntime {
     }
 }
 
-/// Host values arrive as JSON text: parsed with the core's limits (SPEC §7), so a value
+/// Host values arrive as JSON text: parsed with the core's limits (docs/behaviour.md §7), so a value
 /// too deep or with a huge integer is refused with the core's message.
 fn parse_value(text: &str, what: &str) -> Result<Value, ToolError> {
     pa::parse_json_text(text).map_err(|e| ToolError::new(format!("{what} is not valid JSON: {e}")))
@@ -327,7 +327,7 @@ impl TestClient {
     }
 }
 
-/// The built-in HTTP model clients (SPEC §8).
+/// The built-in HTTP model clients (docs/behaviour.md §8).
 #[derive(uniffi::Object)]
 pub struct HttpModelClient {
     pub(crate) client: Arc<dyn pa::ModelClient>,
@@ -389,7 +389,7 @@ impl HttpModelClient {
     }
 }
 
-/// The result of a run or continue, which is the whole resumable state (SPEC §7). Its
+/// The result of a run or continue, which is the whole resumable state (docs/behaviour.md §7). Its
 /// canonical JSON (`to_json`) is identical whichever language produced it.
 #[derive(uniffi::Object, PartialEq)]
 #[uniffi::export(Eq)]
@@ -536,7 +536,7 @@ impl Agent {
     }
 
     /// Continues the paused run `run_id` of the run store, claiming its pause at most once
-    /// (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
+    /// (docs/behaviour.md §10): a pause already continued elsewhere throws `continue_invalid`
     /// (`Pause <pauseId> of run <runId> was already continued`).
     pub async fn continue_by_id(
         &self,
@@ -599,7 +599,7 @@ impl Agent {
     }
 }
 
-/// A streamed run (SPEC §6): any number of cursors, each replaying the whole history.
+/// A streamed run (docs/behaviour.md §6): any number of cursors, each replaying the whole history.
 #[derive(uniffi::Object)]
 pub struct AgentStream {
     stream: pa::AgentStream,

@@ -13,7 +13,7 @@ use crate::traits::*;
 
 /// A caller's value (a run's input or context, an output supplied on continue). Text that
 /// is not JSON is a broken argument (`definition_invalid`); a value beyond the limits of
-/// SPEC §7 is refused as the core refuses the values it is handed, `state_invalid`
+/// docs/behaviour.md §7 is refused as the core refuses the values it is handed, `state_invalid`
 /// (`Invalid run input: value is nested more than 64 levels deep`), whatever the host's
 /// own conversion let through.
 fn parse_value_option(text: &str, what: &str) -> Result<Value, PhaseoError> {
@@ -41,7 +41,7 @@ fn count(n: i64) -> usize {
     usize::try_from(n.max(0)).unwrap_or(usize::MAX)
 }
 
-/// What happens when a call fails (SPEC §2.7).
+/// What happens when a call fails (docs/behaviour.md §2.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum OnError {
     /// The run fails and the error is raised (default).
@@ -59,7 +59,7 @@ impl From<OnError> for pa::OnError {
     }
 }
 
-/// A tool definition (SPEC §2). JSON fields are JSON text.
+/// A tool definition (docs/behaviour.md §2). JSON fields are JSON text.
 #[derive(uniffi::Record)]
 pub struct ToolDefinition {
     /// The id the model calls it by.
@@ -111,7 +111,7 @@ pub struct ToolDefinition {
     /// Per-call next-turn overrides (wins over `next_turn_params_json`).
     #[uniffi(default)]
     pub next_turn_params: Option<Arc<dyn NextTurnParamsProvider>>,
-    /// Ask the model for schema-exact arguments (SPEC §12); `parameters` must then be
+    /// Ask the model for schema-exact arguments (docs/behaviour.md §12); `parameters` must then be
     /// strict-compatible, checked at definition.
     #[uniffi(default)]
     pub strict: bool,
@@ -143,7 +143,7 @@ pub struct ToolRetry {
     pub backoff_ms: i64,
 }
 
-/// Which tool the model must call (SPEC §12).
+/// Which tool the model must call (docs/behaviour.md §12).
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum ToolChoice {
     /// The model decides.
@@ -254,7 +254,7 @@ pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
     Ok(tool)
 }
 
-/// A stop condition (SPEC §3.2): a built-in or a host condition.
+/// A stop condition (docs/behaviour.md §3.2): a built-in or a host condition.
 #[derive(uniffi::Enum)]
 pub enum StopWhen {
     /// At least `steps` steps completed: `step_count:<n>`.
@@ -336,7 +336,7 @@ impl From<ModelRetry> for pa::ModelRetry {
     }
 }
 
-/// How automatic calls of a turn run (SPEC §2.8, §2.9); unset fields fall back.
+/// How automatic calls of a turn run (docs/behaviour.md §2.8, §2.9); unset fields fall back.
 #[derive(Clone, Copy, Debug, uniffi::Record)]
 pub struct ToolExecution {
     /// Calls of one turn running at once (below 1 is raised to 1).
@@ -371,7 +371,7 @@ impl TryFrom<ToolExecution> for pa::ToolExecutionConfig {
     }
 }
 
-/// An agent definition (SPEC §3).
+/// An agent definition (docs/behaviour.md §3).
 #[derive(uniffi::Record)]
 pub struct AgentDefinition {
     /// The agent id.
@@ -430,10 +430,10 @@ pub struct AgentDefinition {
     /// Nucleus sampling per turn (wins over `top_p`).
     #[uniffi(default)]
     pub top_p_fn: Option<Arc<dyn TurnResolver>>,
-    /// Signed state (SPEC §7): the first secret signs every state, any verifies.
+    /// Signed state (docs/behaviour.md §7): the first secret signs every state, any verifies.
     #[uniffi(default)]
     pub state_secrets: Vec<String>,
-    /// Which tool the model must call (SPEC §12).
+    /// Which tool the model must call (docs/behaviour.md §12).
     #[uniffi(default)]
     pub tool_choice: Option<ToolChoice>,
     /// Tool choice per turn, as JSON (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`,
@@ -450,13 +450,13 @@ pub struct AgentDefinition {
     /// `active_tools`.
     #[uniffi(default)]
     pub active_tools_fn: Option<Arc<dyn TurnResolver>>,
-    /// Run store (SPEC §10): every run is saved there; continue by id, recover.
+    /// Run store (docs/behaviour.md §10): every run is saved there; continue by id, recover.
     #[uniffi(default)]
     pub store: Option<Arc<crate::store::RunStore>>,
     /// Lease of store-backed runs (default 30 s held, renewed every 10 s).
     #[uniffi(default)]
     pub lease: Option<Lease>,
-    /// MCP servers whose tools the agent offers (SPEC §11).
+    /// MCP servers whose tools the agent offers (docs/behaviour.md §11).
     #[uniffi(default)]
     pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
 }
@@ -559,7 +559,7 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
     Ok(out)
 }
 
-/// Overrides a run or continue may set over the agent definition (SPEC §3).
+/// Overrides a run or continue may set over the agent definition (docs/behaviour.md §3).
 #[derive(uniffi::Record)]
 pub struct RunOverrides {
     /// Model id.

@@ -1,9 +1,9 @@
-//! The two error types: [`PhaseoError`] (every SDK error, with its SPEC §9 code) and
+//! The two error types: [`PhaseoError`] (every SDK error, with its docs/behaviour.md §9 code) and
 //! [`ToolError`] (what a host callback throws).
 
 use phaseo_agent as pa;
 
-/// HTTP details of a `gateway` error (SPEC §8).
+/// HTTP details of a `gateway` error (docs/behaviour.md §8).
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct GatewayErrorInfo {
     /// HTTP status code.
@@ -16,8 +16,8 @@ pub struct GatewayErrorInfo {
     pub reason: Option<String>,
 }
 
-/// Every error of the SDK. `code` is the stable SPEC §9 code (`tool_failed`,
-/// `continue_invalid`, …) and `message` the SPEC text, identical in every language. An error
+/// Every error of the SDK. `code` is the stable docs/behaviour.md §9 code (`tool_failed`,
+/// `continue_invalid`, …) and `message` the documented text, identical in every language. An error
 /// raised because the run itself failed carries the failed run's canonical state JSON in
 /// `state_json`; a refused continue carries none (the state passed in is still current).
 #[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
@@ -25,7 +25,7 @@ pub enum PhaseoError {
     /// The SDK error.
     #[error("{message}")]
     Failed {
-        /// SPEC §9 code.
+        /// docs/behaviour.md §9 code.
         code: String,
         /// Message.
         message: String,

@@ -7,7 +7,7 @@
 //! proxy, structures built per argument, a thread to attach), far more than a trivial
 //! tool; a directly mapped call costs well under one.
 //!
-//! Calls begin in the order the core hands them over (SPEC §3.1): one FIFO, taken oldest
+//! Calls begin in the order the core hands them over (docs/behaviour.md §3.1): one FIFO, taken oldest
 //! first. A body may block (sleep, I/O, a run of its own), so a call must never wait long
 //! behind a blocked one, yet most calls are over in microseconds, and a thread per call
 //! (a turn of a thousand calls) costs far more than the calls. So the threads awake take

@@ -5,7 +5,7 @@
 //! open-ended values (tool input and output, context, events, requests, state) as JSON text,
 //! and every host-implemented hook is a uniffi *foreign trait* declared here (`traits.rs`)
 //! with one small adapter to the matching core trait. Errors are one uniffi error enum
-//! carrying the SPEC §9 code. Run-loop logic lives in the core only.
+//! carrying the docs/behaviour.md §9 code. Run-loop logic lives in the core only.
 
 // `PhaseoError` is plain data crossing the FFI (uniffi lowers it field by field, so it
 // cannot be boxed); it is built once per failed call, on the cold path.

@@ -1,4 +1,4 @@
-//! MCP servers on an agent (SPEC §11) as uniffi records: a transport, the options, and the
+//! MCP servers on an agent (docs/behaviour.md §11) as uniffi records: a transport, the options, and the
 //! host hooks (a tool filter, an approval predicate). Everything else — connecting,
 //! listing, calling, timeouts, restarts — is the core's.
 

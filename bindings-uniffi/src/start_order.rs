@@ -1,4 +1,4 @@
-//! Calls start in call order (SPEC §3.1). uniffi hands every foreign call to a coroutine
+//! Calls start in call order (docs/behaviour.md §3.1). uniffi hands every foreign call to a coroutine
 //! (Kotlin) or task (Swift) of its own, and the host's scheduler starts those in whatever
 //! order it picks: a quick second call could run and finish before a slow first one began.
 //! So an executor call is handed to the host only once the call handed over before it has

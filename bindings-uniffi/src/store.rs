@@ -1,4 +1,4 @@
-//! Run stores (SPEC §10): SQLite, PostgreSQL and in memory, as one object the agent
+//! Run stores (docs/behaviour.md §10): SQLite, PostgreSQL and in memory, as one object the agent
 //! definition, a run or a continue can take. Every operation runs on the core's runtime.
 
 use std::sync::Arc;

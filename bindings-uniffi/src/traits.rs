@@ -15,7 +15,7 @@ pub(crate) fn to_json(value: &Value) -> String {
     pa::json::to_canonical_string(value)
 }
 
-/// Host values arrive as JSON text, read with the core's limits (SPEC §7: 64 levels,
+/// Host values arrive as JSON text, read with the core's limits (docs/behaviour.md §7: 64 levels,
 /// 64-bit integers), so a value the SDK could not store is refused where it enters.
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value, pa::ToolError> {
     pa::parse_json_text(text)

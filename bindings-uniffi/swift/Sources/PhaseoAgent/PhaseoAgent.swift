@@ -635,7 +635,7 @@ public protocol AgentProtocol: AnyObject, Sendable {
     
     /**
      * Continues the paused run `run_id` of the run store, claiming its pause at most once
-     * (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
+     * (docs/behaviour.md §10): a pause already continued elsewhere throws `continue_invalid`
      * (`Pause <pauseId> of run <runId> was already continued`).
      */
     func continueById(runId: String, options: ContinueOptions) async throws  -> RunResult
@@ -767,7 +767,7 @@ open func closeServers()async   {
     
     /**
      * Continues the paused run `run_id` of the run store, claiming its pause at most once
-     * (SPEC §10): a pause already continued elsewhere throws `continue_invalid`
+     * (docs/behaviour.md §10): a pause already continued elsewhere throws `continue_invalid`
      * (`Pause <pauseId> of run <runId> was already continued`).
      */
 open func continueById(runId: String, options: ContinueOptions)async throws  -> RunResult  {
@@ -937,7 +937,7 @@ public func FfiConverterTypeAgent_lower(_ value: Agent) -> UInt64 {
 
 
 /**
- * A streamed run (SPEC §6): any number of cursors, each replaying the whole history.
+ * A streamed run (docs/behaviour.md §6): any number of cursors, each replaying the whole history.
  */
 public protocol AgentStreamProtocol: AnyObject, Sendable {
     
@@ -963,7 +963,7 @@ public protocol AgentStreamProtocol: AnyObject, Sendable {
     
 }
 /**
- * A streamed run (SPEC §6): any number of cursors, each replaying the whole history.
+ * A streamed run (docs/behaviour.md §6): any number of cursors, each replaying the whole history.
  */
 open class AgentStream: AgentStreamProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -1878,13 +1878,13 @@ public func FfiConverterTypeEventListener_lower(_ value: EventListener) -> UInt6
 
 
 /**
- * The built-in HTTP model clients (SPEC §8).
+ * The built-in HTTP model clients (docs/behaviour.md §8).
  */
 public protocol HttpModelClientProtocol: AnyObject, Sendable {
     
 }
 /**
- * The built-in HTTP model clients (SPEC §8).
+ * The built-in HTTP model clients (docs/behaviour.md §8).
  */
 open class HttpModelClient: HttpModelClientProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -3591,7 +3591,7 @@ public func FfiConverterTypeResponseReceivedHook_lower(_ value: ResponseReceived
 
 
 /**
- * The result of a run or continue, which is the whole resumable state (SPEC §7). Its
+ * The result of a run or continue, which is the whole resumable state (docs/behaviour.md §7). Its
  * canonical JSON (`to_json`) is identical whichever language produced it.
  */
 public protocol RunResultProtocol: AnyObject, Sendable {
@@ -3669,7 +3669,7 @@ public protocol RunResultProtocol: AnyObject, Sendable {
     
 }
 /**
- * The result of a run or continue, which is the whole resumable state (SPEC §7). Its
+ * The result of a run or continue, which is the whole resumable state (docs/behaviour.md §7). Its
  * canonical JSON (`to_json`) is identical whichever language produced it.
  */
 open class RunResult: RunResultProtocol, @unchecked Sendable, Equatable {
@@ -6030,7 +6030,7 @@ public func FfiConverterTypeToolExecutor_lower(_ value: ToolExecutor) -> UInt64 
 
 
 /**
- * What a tool call sees of its run (SPEC §2.1): ids, the application context as it was
+ * What a tool call sees of its run (docs/behaviour.md §2.1): ids, the application context as it was
  * when the tool phase began, the call, and `emit_progress` / `set_context`.
  */
 public protocol ToolRuntimeProtocol: AnyObject, Sendable {
@@ -6115,7 +6115,7 @@ public protocol ToolRuntimeProtocol: AnyObject, Sendable {
     
 }
 /**
- * What a tool call sees of its run (SPEC §2.1): ids, the application context as it was
+ * What a tool call sees of its run (docs/behaviour.md §2.1): ids, the application context as it was
  * when the tool phase began, the call, and `emit_progress` / `set_context`.
  */
 open class ToolRuntime: ToolRuntimeProtocol, @unchecked Sendable {
@@ -6889,7 +6889,7 @@ public func FfiConverterTypeValidator_lower(_ value: Validator) -> UInt64 {
 
 
 /**
- * An agent definition (SPEC §3).
+ * An agent definition (docs/behaviour.md §3).
  */
 public struct AgentDefinition {
     /**
@@ -6969,11 +6969,11 @@ public struct AgentDefinition {
      */
     public var topPFn: TurnResolver?
     /**
-     * Signed state (SPEC §7): the first secret signs every state, any verifies.
+     * Signed state (docs/behaviour.md §7): the first secret signs every state, any verifies.
      */
     public var stateSecrets: [String]
     /**
-     * Which tool the model must call (SPEC §12).
+     * Which tool the model must call (docs/behaviour.md §12).
      */
     public var toolChoice: ToolChoice?
     /**
@@ -6995,7 +6995,7 @@ public struct AgentDefinition {
      */
     public var activeToolsFn: TurnResolver?
     /**
-     * Run store (SPEC §10): every run is saved there; continue by id, recover.
+     * Run store (docs/behaviour.md §10): every run is saved there; continue by id, recover.
      */
     public var store: RunStore?
     /**
@@ -7003,7 +7003,7 @@ public struct AgentDefinition {
      */
     public var lease: Lease?
     /**
-     * MCP servers whose tools the agent offers (SPEC §11).
+     * MCP servers whose tools the agent offers (docs/behaviour.md §11).
      */
     public var mcpServers: [McpServerConfig]
 
@@ -7068,10 +7068,10 @@ public struct AgentDefinition {
          * Nucleus sampling per turn (wins over `top_p`).
          */topPFn: TurnResolver? = nil, 
         /**
-         * Signed state (SPEC §7): the first secret signs every state, any verifies.
+         * Signed state (docs/behaviour.md §7): the first secret signs every state, any verifies.
          */stateSecrets: [String] = [], 
         /**
-         * Which tool the model must call (SPEC §12).
+         * Which tool the model must call (docs/behaviour.md §12).
          */toolChoice: ToolChoice? = nil, 
         /**
          * Tool choice per turn, as JSON (`"auto"`, `"required"`, `"none"`, `{"toolId": id}`,
@@ -7088,13 +7088,13 @@ public struct AgentDefinition {
          * `active_tools`.
          */activeToolsFn: TurnResolver? = nil, 
         /**
-         * Run store (SPEC §10): every run is saved there; continue by id, recover.
+         * Run store (docs/behaviour.md §10): every run is saved there; continue by id, recover.
          */store: RunStore? = nil, 
         /**
          * Lease of store-backed runs (default 30 s held, renewed every 10 s).
          */lease: Lease? = nil, 
         /**
-         * MCP servers whose tools the agent offers (SPEC §11).
+         * MCP servers whose tools the agent offers (docs/behaviour.md §11).
          */mcpServers: [McpServerConfig] = []) {
         self.id = id
         self.tools = tools
@@ -7476,7 +7476,7 @@ public func FfiConverterTypeDecision_lower(_ value: Decision) -> RustBuffer {
 
 
 /**
- * HTTP details of a `gateway` error (SPEC §8).
+ * HTTP details of a `gateway` error (docs/behaviour.md §8).
  */
 public struct GatewayErrorInfo: Equatable, Hashable {
     /**
@@ -8164,7 +8164,7 @@ public func FfiConverterTypeRunOptions_lower(_ value: RunOptions) -> RustBuffer 
 
 
 /**
- * Overrides a run or continue may set over the agent definition (SPEC §3).
+ * Overrides a run or continue may set over the agent definition (docs/behaviour.md §3).
  */
 public struct RunOverrides {
     /**
@@ -8521,7 +8521,7 @@ public func FfiConverterTypeStoredRun_lower(_ value: StoredRun) -> RustBuffer {
 
 
 /**
- * A tool definition (SPEC §2). JSON fields are JSON text.
+ * A tool definition (docs/behaviour.md §2). JSON fields are JSON text.
  */
 public struct ToolDefinition {
     /**
@@ -8591,7 +8591,7 @@ public struct ToolDefinition {
      */
     public var nextTurnParams: NextTurnParamsProvider?
     /**
-     * Ask the model for schema-exact arguments (SPEC §12); `parameters` must then be
+     * Ask the model for schema-exact arguments (docs/behaviour.md §12); `parameters` must then be
      * strict-compatible, checked at definition.
      */
     public var strict: Bool
@@ -8669,7 +8669,7 @@ public struct ToolDefinition {
          * Per-call next-turn overrides (wins over `next_turn_params_json`).
          */nextTurnParams: NextTurnParamsProvider? = nil, 
         /**
-         * Ask the model for schema-exact arguments (SPEC §12); `parameters` must then be
+         * Ask the model for schema-exact arguments (docs/behaviour.md §12); `parameters` must then be
          * strict-compatible, checked at definition.
          */strict: Bool = false, 
         /**
@@ -8792,7 +8792,7 @@ public func FfiConverterTypeToolDefinition_lower(_ value: ToolDefinition) -> Rus
 
 
 /**
- * How automatic calls of a turn run (SPEC §2.8, §2.9); unset fields fall back.
+ * How automatic calls of a turn run (docs/behaviour.md §2.8, §2.9); unset fields fall back.
  */
 public struct ToolExecution: Equatable, Hashable {
     /**
@@ -9454,7 +9454,7 @@ public func FfiConverterTypeMcpTransport_lower(_ value: McpTransport) -> RustBuf
 
 
 /**
- * What happens when a call fails (SPEC §2.7).
+ * What happens when a call fails (docs/behaviour.md §2.7).
  */
 
 public enum OnError: Equatable, Hashable {
@@ -9529,8 +9529,8 @@ public func FfiConverterTypeOnError_lower(_ value: OnError) -> RustBuffer {
 
 
 /**
- * Every error of the SDK. `code` is the stable SPEC §9 code (`tool_failed`,
- * `continue_invalid`, …) and `message` the SPEC text, identical in every language. An error
+ * Every error of the SDK. `code` is the stable docs/behaviour.md §9 code (`tool_failed`,
+ * `continue_invalid`, …) and `message` the documented text, identical in every language. An error
  * raised because the run itself failed carries the failed run's canonical state JSON in
  * `state_json`; a refused continue carries none (the state passed in is still current).
  */
@@ -9544,7 +9544,7 @@ enum PhaseoError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
      */
     case Failed(
         /**
-         * SPEC §9 code.
+         * docs/behaviour.md §9 code.
          */code: String, 
         /**
          * Message.
@@ -9631,7 +9631,7 @@ public func FfiConverterTypePhaseoError_lower(_ value: PhaseoError) -> RustBuffe
 
 
 /**
- * Status of a run (SPEC §3.4).
+ * Status of a run (docs/behaviour.md §3.4).
  */
 
 public enum RunStatus: Equatable, Hashable {
@@ -9756,7 +9756,7 @@ public func FfiConverterTypeRunStatus_lower(_ value: RunStatus) -> RustBuffer {
 
 
 /**
- * A stop condition (SPEC §3.2): a built-in or a host condition.
+ * A stop condition (docs/behaviour.md §3.2): a built-in or a host condition.
  */
 
 public enum StopWhen {
@@ -9923,7 +9923,7 @@ public func FfiConverterTypeStopWhen_lower(_ value: StopWhen) -> RustBuffer {
 
 
 /**
- * Which tool the model must call (SPEC §12).
+ * Which tool the model must call (docs/behaviour.md §12).
  */
 
 public enum ToolChoice: Equatable, Hashable {
@@ -11342,7 +11342,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_close_servers() != 54538) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_by_id() != 59670) {
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_by_id() != 26340) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_run() != 16042) {

@@ -30,7 +30,7 @@ import kotlinx.serialization.json.jsonObject
  * The Phaseo Agent SDK for Java: `AgentSdk.defineTool(new AgentSdk.Tool(...))`,
  * `AgentSdk.createAgent(new AgentSdk.AgentDefinition(...))`, then `agent.run(new
  * AgentSdk.RunOptions(input, client))`. Values are plain Java (`Map`, `List`, `String`,
- * `Number`, `Boolean`, `null`); errors are the unchecked [AgentException] with the SPEC code.
+ * `Number`, `Boolean`, `null`); errors are the unchecked [AgentException] with the documented code (docs/behaviour.md §9).
  * Executors and hooks run on JVM threads and may block; a timeout interrupts them.
  */
 @JvmSuppressWildcards
@@ -199,9 +199,9 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * Overrides a tool call contributes to the next model request only (SPEC §2.6); `null`
+     * Overrides a tool call contributes to the next model request only (docs/behaviour.md §2.6); `null`
      * fields are left alone; [tools] narrows the tools offered; [toolChoice] (`"auto"`,
-     * `"required"`, `"none"`, `Map.of("toolId", id)`) and [parallelToolCalls] as in SPEC §12.
+     * `"required"`, `"none"`, `Map.of("toolId", id)`) and [parallelToolCalls] as in docs/behaviour.md §12.
      */
     @JvmSuppressWildcards
     @JvmRecord
@@ -215,7 +215,7 @@ class AgentSdk private constructor() {
         val toolChoice: Any?,
         val parallelToolCalls: Boolean?,
     ) {
-        /** The product's fields (without the request controls of SPEC §12). */
+        /** The product's fields (without the request controls of docs/behaviour.md §12). */
         constructor(model: String?, instructions: String?, temperature: Double?, maxOutputTokens: Int?, topP: Double?, tools: List<Tool>?) :
             this(model, instructions, temperature, maxOutputTokens, topP, tools, null, null)
 
@@ -303,7 +303,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * A tool (SPEC §2). [execute] `null` makes a manual tool (each call pauses until its
+     * A tool (docs/behaviour.md §2). [execute] `null` makes a manual tool (each call pauses until its
      * output is supplied). [timeout] bounds each call (the executor's thread is interrupted
      * and the call fails `tool_timeout`). [onError] is `"fail-run"` (the default) or
      * `"return-to-model"`. [maxCalls] bounds how many of its calls a run admits and [retry]
@@ -438,10 +438,10 @@ class AgentSdk private constructor() {
         /** This tool with next-turn overrides. */
         fun withNextTurnParams(params: NextTurnParams?) = copy(nextTurnParams = params)
 
-        /** This tool asking providers for strict argument adherence (SPEC §12). */
+        /** This tool asking providers for strict argument adherence (docs/behaviour.md §12). */
         fun withStrict(strict: Boolean) = copy(strict = strict)
 
-        /** This tool with example inputs sent to the model (SPEC §12). */
+        /** This tool with example inputs sent to the model (docs/behaviour.md §12). */
         fun withInputExamples(examples: List<Map<String, Any?>>?) = copy(inputExamples = examples)
 
         /** This tool admitting at most [maxCalls] of its calls in a run (a whole number ≥ 1). */
@@ -497,7 +497,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * An agent (SPEC §3). [maxSteps] ≤ 0 keeps the core's default; [preset] names the model
+     * An agent (docs/behaviour.md §3). [maxSteps] ≤ 0 keeps the core's default; [preset] names the model
      * `@<preset>` when [model] is unset; [parseOutput] turns the final text into the output
      * (then [outputSchema] checks it); [requireApproval] decides for every call. Beyond the
      * product: [stateSecrets] sign and verify states (the first signs), [store] keeps every
@@ -635,7 +635,7 @@ class AgentSdk private constructor() {
             copy(temperature = temperature, maxOutputTokens = maxOutputTokens, topP = topP)
 
         /**
-         * This definition with the request controls of SPEC §12: [toolChoice] `"auto"`,
+         * This definition with the request controls of docs/behaviour.md §12: [toolChoice] `"auto"`,
          * `"required"`, `"none"` or `Map.of("toolId", id)`; [parallelToolCalls]; the
          * [activeTools] offered (ids of the agent's tools). `null` leaves one unset.
          */
@@ -704,7 +704,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * What one run or continue changes over the agent definition (SPEC §3, §12): its
+     * What one run or continue changes over the agent definition (docs/behaviour.md §3, §12): its
      * [stopWhen] conditions (replacing the agent's), sampling ([temperature],
      * [maxOutputTokens], [topP]) and request controls ([toolChoice] `"auto"`, `"required"`,
      * `"none"` or `Map.of("toolId", id)`; [parallelToolCalls]; [activeTools]). `null`: the
@@ -948,7 +948,7 @@ class AgentSdk private constructor() {
     )
 
     /**
-     * A run event (SPEC §5) in the product's shape: [type] (`run.started`, `tool.completed`,
+     * A run event (docs/behaviour.md §5) in the product's shape: [type] (`run.started`, `tool.completed`,
      * `response.output_text.delta`, …), [runId], [agentId], [timestamp] (ISO-8601 UTC),
      * [status] (`null` on events without one) and the event's other fields in [details] with
      * snake_case keys (`step_index`, `tool_call_id`, `tool_name`, `previous_status`, `delta`,
@@ -997,7 +997,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * Tracing options (SPEC tracing): the OTLP HTTP [endpoint] (`null`:
+     * Tracing options (docs/behaviour.md, tracing): the OTLP HTTP [endpoint] (`null`:
      * `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`), extra [headers], the
      * [serviceName] (`null`: `OTEL_SERVICE_NAME`), and whether spans carry tool arguments,
      * results and model messages ([captureContent], off by default).
@@ -1072,7 +1072,7 @@ class AgentSdk private constructor() {
         /**
          * Publishes a progress value (checked by the tool's `eventSchema`); returns it. A value
          * with no JSON form throws `IllegalArgumentException` naming why; one beyond the
-         * limits of SPEC §7 (nested too deep, an integer past 64 bits) fails the call
+         * limits of docs/behaviour.md §7 (nested too deep, an integer past 64 bits) fails the call
          * `tool_event_invalid`.
          */
         fun emitProgress(): ToolResponse = ToolResponse { value, _ ->
@@ -1082,7 +1082,7 @@ class AgentSdk private constructor() {
 
         /**
          * Replaces the whole application context for later turns. A value with no JSON form
-         * or beyond the limits of SPEC §7 throws `IllegalArgumentException` naming why.
+         * or beyond the limits of docs/behaviour.md §7 throws `IllegalArgumentException` naming why.
          */
         fun setContext(): Consumer<Any?> = Consumer { value -> hostArgument { native.setContext(hostValue(value)) } }
     }
@@ -1313,7 +1313,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * The error of every SDK operation (SPEC §9), unchecked: [code] is the stable code
+     * The error of every SDK operation (docs/behaviour.md §9), unchecked: [code] is the stable code
      * (`tool_failed`, `tool_timeout`, `continue_invalid`, …); an error of a failed run carries
      * its final [state]; a refused continue carries none and the paused state stays usable.
      */
@@ -1324,7 +1324,7 @@ class AgentSdk private constructor() {
         private val state: RunResult?,
         cause: Throwable?,
     ) : RuntimeException(message, cause) {
-        /** The SPEC error code. */
+        /** The error code (docs/behaviour.md §9). */
         fun code(): String = code
 
         /** The failed run's final state, or `null`. */
@@ -1332,7 +1332,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * An MCP server whose tools the agent offers (SPEC §11): [stdio] starts a child
+     * An MCP server whose tools the agent offers (docs/behaviour.md §11): [stdio] starts a child
      * process, [http] reaches a Streamable HTTP endpoint. The `with…` methods narrow and
      * configure it.
      */

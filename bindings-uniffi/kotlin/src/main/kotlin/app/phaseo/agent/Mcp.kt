@@ -1,4 +1,4 @@
-// MCP servers on an agent (SPEC §11) in Kotlin: `mcpStdio(…)` / `mcpHttp(…)` build the
+// MCP servers on an agent (docs/behaviour.md §11) in Kotlin: `mcpStdio(…)` / `mcpHttp(…)` build the
 // generated `McpServerConfig` for `createAgent(mcpServers = …)`; the core connects, lists,
 // filters, calls, times out and restarts.
 package app.phaseo.agent

@@ -118,7 +118,7 @@ private class JsonValueWriter {
     }
 
     /**
-     * A decimal is read as a 64-bit float (SPEC §7): one beyond a float's range (`1E+400`)
+     * A decimal is read as a 64-bit float (docs/behaviour.md §7): one beyond a float's range (`1E+400`)
      * has no JSON form the SDK can keep. Integers keep their digits (the core refuses those
      * past 64 bits).
      */
@@ -185,7 +185,7 @@ private fun JsonElement?.text(): String = (this ?: JsonNull).toString()
 // Errors
 
 /**
- * The error of every SDK operation (SPEC §9): [code] is the stable code (`tool_failed`,
+ * The error of every SDK operation (docs/behaviour.md §9): [code] is the stable code (`tool_failed`,
  * `continue_invalid`, …). An error raised because the run itself failed carries the failed
  * run's final state as [result]; a refused continue carries none.
  */
@@ -272,7 +272,7 @@ fun toolError(message: String): Nothing = throw ToolException.Failed(message)
 data class ToolCallInfo(val id: String, val name: String, val input: JsonElement)
 
 /**
- * What a tool call sees of its run (SPEC §2.1). Cancellation is coroutine cancellation: a
+ * What a tool call sees of its run (docs/behaviour.md §2.1). Cancellation is coroutine cancellation: a
  * timeout or a cancelled run cancels the executor's coroutine.
  */
 class ToolContext(val native: ToolRuntime) {
@@ -396,7 +396,7 @@ fun generator(fn: suspend ProgressScope.(input: JsonElement, runtime: ToolContex
     { input, runtime -> ProgressScope(runtime).fn(input, runtime) }
 
 /**
- * Defines a tool (SPEC §2). [execute] is a suspend function (see [blocking] and
+ * Defines a tool (docs/behaviour.md §2). [execute] is a suspend function (see [blocking] and
  * [generator] for other forms); without it the tool is manual. [maxCalls] bounds how many
  * of its calls a run admits and [retry] ([toolRetry]) runs a call again when an attempt
  * throws or times out (docs/behaviour.md §15; the body sees `runtime.attempt` and
@@ -579,12 +579,12 @@ fun stopWhenReason(check: suspend (state: JsonObject) -> String?): StopWhen =
 private fun turn(fn: (suspend (JsonObject) -> JsonElement?)?): TurnResolver? = fn?.let(::KotlinTurn)
 
 /**
- * Defines an agent (SPEC §3). [requireApproval] is the agent-level predicate of
+ * Defines an agent (docs/behaviour.md §3). [requireApproval] is the agent-level predicate of
  * `(call, runtime)`; it decides for every tool. [humanReview] returns a [ReviewRequest]
  * to pause. The `…Fn` parameters compute a field per turn from `{numberOfTurns, stepIndex,
  * messages, context}` (`toolChoiceFn`: `"auto"`, `"required"`, `"none"`, `{"toolId": id}` or
  * null; `activeToolsFn`: a JSON array of tool ids or null). [toolChoice], [parallelToolCalls]
- * and [activeTools] are the request controls of SPEC §12. [stateSecret] signs every state
+ * and [activeTools] are the request controls of docs/behaviour.md §12. [stateSecret] signs every state
  * the agent produces (HMAC-SHA256, top-level `signature`) and refuses to continue one whose
  * signature is missing or wrong; [stateSecrets] rotates secrets (the first signs, any
  * verifies). The product's [preset] names the model `@<preset>` when [model] is unset; its
@@ -661,7 +661,7 @@ fun createAgent(
 }
 
 /**
- * Tool execution settings (SPEC §2.8, §2.9); [maxToolCalls] bounds all tool calls of a run
+ * Tool execution settings (docs/behaviour.md §2.8, §2.9); [maxToolCalls] bounds all tool calls of a run
  * (docs/behaviour.md §15), as an agent setting or a run/continue override.
  */
 fun toolExecution(
@@ -789,7 +789,7 @@ fun decision(toolCallId: String, reason: String? = null, editedInput: JsonElemen
     Decision(toolCallId, reason, editedInput?.toString())
 
 /**
- * Runs the agent until it completes, stops, pauses, fails or is cancelled (SPEC §3).
+ * Runs the agent until it completes, stops, pauses, fails or is cancelled (docs/behaviour.md §3).
  * A failed run throws [AgentException] carrying the failed state. Cancelling the coroutine
  * that awaits this cancels the run; [cancel] ends it `cancelled` and still returns its result.
  */
@@ -854,7 +854,7 @@ internal fun continueOptions(
 )
 
 /**
- * Continues a paused run (SPEC §4): every pending call must be decided ([approvals],
+ * Continues a paused run (docs/behaviour.md §4): every pending call must be decided ([approvals],
  * [rejections]), given an output ([toolOutputs], call id → output) or, for an approval-gated
  * call, answered in the tool's place ([responses], call id → output: the tool never runs;
  * docs/behaviour.md §14). [state] is not changed: a refused continue throws
@@ -886,7 +886,7 @@ suspend fun Agent.continueRun(
     }
 }
 
-/** Starts a streamed run (SPEC §6). */
+/** Starts a streamed run (docs/behaviour.md §6). */
 fun Agent.stream(
     input: JsonElement,
     client: Client,

@@ -1,4 +1,4 @@
-// Durable runs (SPEC §10) in Kotlin: run stores, continue by run id, recover, the approval
+// Durable runs (docs/behaviour.md §10) in Kotlin: run stores, continue by run id, recover, the approval
 // inbox. Thin wrappers over the generated `RunStore`, `Agent.continueById` and
 // `Agent.recover`; the generated error becomes `AgentException` (`store_failed`,
 // `lease_lost`, `continue_invalid`).

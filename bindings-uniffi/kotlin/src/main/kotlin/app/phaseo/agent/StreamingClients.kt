@@ -1,4 +1,4 @@
-// Host model clients that stream (SPEC §8): a Flow of deltas, items and the final response,
+// Host model clients that stream (docs/behaviour.md §8): a Flow of deltas, items and the final response,
 // handed to the run as it comes, so a streamed run shows them live.
 @file:Suppress("unused")
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
-/** Request controls (SPEC §12): toolChoice, parallelToolCalls, activeTools, strict, inputExamples. */
+/** Request controls (docs/behaviour.md §12): toolChoice, parallelToolCalls, activeTools, strict, inputExamples. */
 class RequestControlsTest {
     private val strictParams = json("""{"type":"object","additionalProperties":false,"properties":{"city":{"type":"string"}},"required":["city"]}""")
 

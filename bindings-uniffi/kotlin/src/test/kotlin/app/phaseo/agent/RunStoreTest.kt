@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Assertions.fail
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
-/** Run stores (SPEC §10) from Kotlin, against SQLite and a real PostgreSQL. */
+/** Run stores (docs/behaviour.md §10) from Kotlin, against SQLite and a real PostgreSQL. */
 class RunStoreTest {
     private fun postgresUrl(): String =
         System.getenv("PHASEO_TEST_POSTGRES_URL")

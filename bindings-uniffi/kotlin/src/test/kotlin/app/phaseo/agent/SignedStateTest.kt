@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
-/** Signed state (SPEC §7) and the value limits at the Kotlin boundary. */
+/** Signed state (docs/behaviour.md §7) and the value limits at the Kotlin boundary. */
 class SignedStateTest {
     private val deploy = defineTool("deploy", "Deploy", requireApproval = true) { _, _ -> JsonPrimitive("deployed") }
     private val script = listOf(callsResponse(call("c1", "deploy")), textResponse("Deployed."))

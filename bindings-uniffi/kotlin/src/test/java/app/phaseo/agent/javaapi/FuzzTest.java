@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * Seeded fuzzing, as the Python (hypothesis), Node (fast-check) and C# suites do: hostile
  * host values and exceptions through every kind of callback, and mutated paused states
  * through continue. Each input ends, within a bound, in a result or an
- * {@link AgentException} with a documented code (SPEC §9), never another exception, a hang
+ * {@link AgentException} with a documented code (docs/behaviour.md §9), never another exception, a hang
  * or a crash. {@code PHASEO_FUZZ_SEED} replays a run (the seed is in every failure message),
  * {@code PHASEO_FUZZ_RUNS} sets the inputs per property (default 2000; {@code make
  * fuzz-java} runs 20000).

@@ -422,7 +422,7 @@ final class Hostile {
 
     /**
      * What the SDK must do with a value where it enters, inside a document that nests it
-     * {@code nesting} levels down: refuse it (no JSON form, or beyond the limits of SPEC §7),
+     * {@code nesting} levels down: refuse it (no JSON form, or beyond the limits of docs/behaviour.md §7),
      * take it and give back {@link #canonical} ({@link #exact}), or either (the core decides:
      * a long decimal, a huge integer, keys that collide once lone surrogates are replaced).
      */

@@ -2,7 +2,7 @@
 // of the uniffi binding (Phaseo.kt over the generated bindings), with real Kotlin suspend
 // executors, Kotlin function validators wrapping the binding's JSON Schema helper, Kotlin
 // predicates and hooks, and a Kotlin model client (see tests/conformance/README.md and
-// CONFORMANCE.md).
+// tests/conformance/README.md).
 //
 //   tests/conformance/kotlin_runner.sh [--stop-after N --save-state DIR |
 //       --resume-state DIR --from-step N] PATH...

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
 /**
- * MCP servers' tools from Kotlin (SPEC §11), against real servers: our Python test server
+ * MCP servers' tools from Kotlin (docs/behaviour.md §11), against real servers: our Python test server
  * (official `mcp` package) over stdio and `@modelcontextprotocol/server-everything` over
  * stdio and Streamable HTTP.
  */

@@ -69,7 +69,7 @@ private class OwnServer : AutoCloseable {
 }
 
 /**
- * Run stores when the database misbehaves (SPEC §10): a PostgreSQL stopped mid-run fails
+ * Run stores when the database misbehaves (docs/behaviour.md §10): a PostgreSQL stopped mid-run fails
  * the run with `store_failed` and its result, and the run is recovered after a restart; a
  * corrupted row and a newer schema are clear errors that lose nothing.
  */

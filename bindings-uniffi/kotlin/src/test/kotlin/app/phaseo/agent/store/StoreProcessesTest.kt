@@ -18,7 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
 
 /**
- * Durable runs across JVM processes (SPEC §10), on SQLite and a real PostgreSQL: a pause
+ * Durable runs across JVM processes (docs/behaviour.md §10), on SQLite and a real PostgreSQL: a pause
  * continued from another process, 8 processes racing for one pause, a SIGKILLed worker
  * recovered elsewhere with its stored approval, a frozen worker whose lease was taken over.
  */
