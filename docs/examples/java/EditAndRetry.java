@@ -16,10 +16,12 @@ public class EditAndRetry {
             if (!context.idempotencyKey().endsWith(":c1")) throw new IllegalStateException("unexpected key");
             System.out.println("attempt " + context.attempt() + " deployed to " + env);
             return Map.of("deployed", env);
-        }, "Deploy a release",
-            Map.of("type", "object", "properties", Map.of("env", Map.of("enum", List.of("staging", "production"))),
-                "required", List.of("env")),
-            null, null, null, null, true, null, null, null, "fail-run")
+        })
+            .withDescription("Deploy a release")
+            .withParameters(Map.of("type", "object",
+                "properties", Map.of("env", Map.of("enum", List.of("staging", "production"))),
+                "required", List.of("env")))
+            .withRequireApproval(true)
             .withRetry(new ToolRetryConfig(3, Duration.ofMillis(10)))
             .withMaxCalls(1)); // at most one deploy per run
         try (AgentSdk.Agent agent = AgentSdk.createAgent(new AgentDefinition("ops", List.of(deploy)))) {

@@ -9,9 +9,12 @@ public class FirstAgent {
         Tool deploy = AgentSdk.defineTool(new Tool("deploy", (input, context) -> {
             context.emitProgress().receive(Map.of("phase", "rolling out"), context);
             return Map.of("deployed", ((Map<?, ?>) input).get("env"), "key", context.toolCall().id());
-        }, "Deploy a release",
-            Map.of("type", "object", "properties", Map.of("env", Map.of("type", "string")), "required", List.of("env")),
-            Duration.ofSeconds(5), null, null, null, true, null, null, null, "fail-run"));
+        })
+            .withDescription("Deploy a release")
+            .withParameters(Map.of("type", "object",
+                "properties", Map.of("env", Map.of("type", "string")), "required", List.of("env")))
+            .withTimeout(Duration.ofSeconds(5))
+            .withRequireApproval(true));
         try (AgentSdk.Agent agent = AgentSdk.createAgent(new AgentDefinition("ops", List.of(deploy)))) {
             // A scripted model: the first answer calls the tool, the second is the final text.
             AgentSdk.ModelClient client = AgentSdk.scriptedClient(List.of(

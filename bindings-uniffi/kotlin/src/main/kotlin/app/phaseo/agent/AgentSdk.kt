@@ -435,6 +435,43 @@ class AgentSdk private constructor() {
             requireApproval, approval, onToolCalled, onResponseReceived, onError, null as NextTurnParams?,
         )
 
+        // Every option has a `with…` method returning a new tool, so Java code builds a tool
+        // from `new Tool(id, execute)` without the long constructors:
+        // `new Tool("deploy", fn).withDescription("…").withRequireApproval(true)`.
+
+        /** This tool with the text sent to the model. */
+        fun withDescription(description: String?) = copy(description = description)
+
+        /** This tool with the JSON Schema of its arguments (checked by the core). */
+        fun withParameters(parameters: Map<String, Any?>?) = copy(parameters = parameters)
+
+        /** This tool with a per-attempt time limit (`null`: none). */
+        fun withTimeout(timeout: Duration?) = copy(timeout = timeout)
+
+        /** This tool with a host validator of its input, run after `parameters`. */
+        fun withInputSchema(validator: Validator?) = copy(inputSchema = validator)
+
+        /** This tool with a validator of its result. */
+        fun withOutputSchema(validator: Validator?) = copy(outputSchema = validator)
+
+        /** This tool with a validator of its progress events. */
+        fun withEventSchema(validator: Validator?) = copy(eventSchema = validator)
+
+        /** This tool needing a person's approval for every call (or not). */
+        fun withRequireApproval(requireApproval: Boolean) = copy(requireApproval = requireApproval)
+
+        /** This tool asking [approval] per call whether it needs approval (wins over `requireApproval`). */
+        fun withApproval(approval: Approval?) = copy(approval = approval)
+
+        /** This tool with a hook that may answer a call before it runs (docs/behaviour.md §2.4). */
+        fun withOnToolCalled(hook: ToolCalled?) = copy(onToolCalled = hook)
+
+        /** This tool with a hook that may replace its result. */
+        fun withOnResponseReceived(hook: ToolResponse?) = copy(onResponseReceived = hook)
+
+        /** This tool with its error policy: `"fail-run"` or `"return-to-model"`. */
+        fun withOnError(onError: String?) = copy(onError = onError)
+
         /** This tool with next-turn overrides. */
         fun withNextTurnParams(params: NextTurnParams?) = copy(nextTurnParams = params)
 
