@@ -6,7 +6,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +31,7 @@ type Result struct {
 	Workload string  `json:"workload"`
 	MedianMS float64 `json:"median_ms"`
 	MinMS    float64 `json:"min_ms"`
+	CPUMS    float64 `json:"cpu_ms"` // the median run's process CPU time (user + system)
 	PerUnit  int     `json:"per_unit"`
 	Runs     int     `json:"runs"`
 	Warmup   int     `json:"warmup"`
@@ -58,8 +61,29 @@ func Main(sdk SDK) {
 
 func run(sdk SDK) error {
 	runs, warmup := Env("RUNS", 5), Env("WARMUP", 3)
+	// CPUPROFILE=file profiles the whole process (the untimed set-up included) for pprof.
+	if path := os.Getenv("CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
+	// MEMPROFILE=file records every allocation (slow) and writes them for pprof at the end.
+	if path := os.Getenv("MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 1
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}()
+	}
 	for _, w := range Workloads() {
-		var samples []float64
+		var samples, cpus []float64
 		var mallocs uint64
 		for i := 0; i < warmup+runs; i++ {
 			Calls.Store(0)
@@ -70,9 +94,11 @@ func run(sdk SDK) error {
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
+			c0 := cpuTime()
 			t0 := time.Now()
 			out, err := r()
 			ms := float64(time.Since(t0).Nanoseconds()) / 1e6
+			cpu := float64((cpuTime() - c0).Nanoseconds()) / 1e6
 			runtime.ReadMemStats(&m1)
 			if err != nil {
 				return fmt.Errorf("%s: %w", w.Name, err)
@@ -85,10 +111,11 @@ func run(sdk SDK) error {
 			}
 			if i >= warmup {
 				samples = append(samples, ms)
+				cpus = append(cpus, cpu)
 				mallocs += m1.Mallocs - m0.Mallocs
 			}
 		}
-		res := Result{SDK: sdk.Name(), Workload: w.Name, MedianMS: median(samples), MinMS: slices.Min(samples),
+		res := Result{SDK: sdk.Name(), Workload: w.Name, MedianMS: median(samples), MinMS: slices.Min(samples), CPUMS: median(cpus),
 			PerUnit: w.PerUnit, Runs: runs, Warmup: warmup, Mallocs: float64(mallocs) / float64(runs),
 			Load1: Load()[0]}
 		b, _ := json.Marshal(res)
@@ -113,4 +140,12 @@ func ModuleVersion(path string) string {
 		}
 	}
 	return "?"
+}
+
+// cpuTime is the process's user + system CPU time so far: on a shared machine a run's
+// wall time depends on the other processes, its CPU time much less.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -70,14 +70,15 @@ func main() {
 
 	fig := map[string]map[string]float64{}
 	best := map[string]map[string]float64{}
+	cpu := map[string]map[string]float64{}
 	for _, s := range sdks {
-		fig[s.name], best[s.name] = map[string]float64{}, map[string]float64{}
+		fig[s.name], best[s.name], cpu[s.name] = map[string]float64{}, map[string]float64{}, map[string]float64{}
 		for _, w := range order {
 			rs := results[s.name][w]
 			if len(rs) == 0 {
 				continue
 			}
-			var meds []float64
+			var meds, cpus []float64
 			lo := 0.0
 			for i, res := range rs {
 				scale := 1.0
@@ -85,11 +86,12 @@ func main() {
 					scale = 1000 / float64(res.PerUnit)
 				}
 				meds = append(meds, res.MedianMS*scale)
+				cpus = append(cpus, res.CPUMS*scale)
 				if i == 0 || res.MinMS*scale < lo {
 					lo = res.MinMS * scale
 				}
 			}
-			fig[s.name][w], best[s.name][w] = median(meds), lo
+			fig[s.name][w], best[s.name][w], cpu[s.name][w] = median(meds), lo, median(cpus)
 		}
 	}
 
@@ -142,8 +144,23 @@ func main() {
 	vs, _ := json.Marshal(versions)
 	fmt.Printf("%s; versions: %s\n\n", runtime.Version(), vs)
 	fmt.Print(table(rows))
+	// The process's CPU time in the same units (all threads: on a loaded machine it
+	// varies much less than the wall time).
+	cpuRows := [][]string{{"CPU time", "unit"}}
+	for _, s := range sdks {
+		cpuRows[0] = append(cpuRows[0], s.label)
+	}
+	for _, w := range order {
+		row := []string{w, units[w]}
+		for _, s := range sdks {
+			row = append(row, cell(cpu[s.name], w))
+		}
+		cpuRows = append(cpuRows, row)
+	}
+	fmt.Println()
+	fmt.Print(table(cpuRows))
 	doc, _ := json.Marshal(map[string]any{"load_before": loadBefore, "load_after": loadAfter, "rounds": rounds,
-		"figures": fig, "fastest": best, "results": results, "versions": versions})
+		"figures": fig, "fastest": best, "cpu": cpu, "results": results, "versions": versions})
 	fmt.Printf("\nJSON:\n%s\n", doc)
 	if *check {
 		if len(failures) > 0 {
@@ -183,8 +200,8 @@ func runOne(program string, s sdk, results map[string]map[string][]harness.Resul
 				results[s.name] = map[string][]harness.Result{}
 			}
 			results[s.name][res.Workload] = append(results[s.name][res.Workload], res)
-			fmt.Fprintf(os.Stderr, "   %-11s %-11s %10.3f ms (min %.3f; %.0f allocations per run; load %.2f)\n",
-				res.Workload, s.name, res.MedianMS, res.MinMS, res.Mallocs, res.Load1)
+			fmt.Fprintf(os.Stderr, "   %-11s %-11s %10.3f ms (min %.3f; CPU %.3f ms; %.0f allocations per run; load %.2f)\n",
+				res.Workload, s.name, res.MedianMS, res.MinMS, res.CPUMS, res.Mallocs, res.Load1)
 		case strings.HasPrefix(line, "VERSIONS "):
 			versions[s.name] = json.RawMessage(line[9:])
 		default:
