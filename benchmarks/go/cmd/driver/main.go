@@ -151,7 +151,7 @@ func main() {
 		cpuRows[0] = append(cpuRows[0], s.label)
 	}
 	for _, w := range order {
-		row := []string{w, units[w]}
+		row := []string{w, strings.Replace(units[w], "wall", "CPU", 1)}
 		for _, s := range sdks {
 			row = append(row, cell(cpu[s.name], w))
 		}
