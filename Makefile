@@ -254,6 +254,18 @@ bench-java:
 bench-check-java:
 	benchmarks/java/run.sh --check
 
+PEER_BENCHES += bench-go
+PEER_BENCH_CHECKS += bench-check-go
+.PHONY: bench-go bench-check-go
+# Go: ours (the Go binding, C ABI library in the release profile) against Eino (its ReAct
+# agent and ChatModelAgent) and Google's ADK for Go from the Go module proxy
+# (benchmarks/go/run.sh; figures in docs/performance.md).
+bench-go:
+	benchmarks/go/run.sh
+# Fails when our fan-out or sequential figure is behind the best Go peer's (ratio below 1).
+bench-check-go:
+	benchmarks/go/run.sh --check
+
 # Tracing overhead: the 1,000-call fan-out and the 400-turn run, tracing off
 # (feature built in, not enabled) vs on (exporting to a local OTLP receiver).
 bench-tracing:

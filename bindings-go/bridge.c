@@ -43,8 +43,9 @@ static bool queue_grow(void) {
 }
 
 static void phaseo_go_enqueue(void *user_data, PhaseoCall *call) {
-  PhaseoGoCall item = {(uintptr_t)user_data, call, phaseo_call_callback(call), (int)phaseo_call_kind(call),
-                       phaseo_call_args(call)};
+  const char *args = phaseo_call_args(call);
+  PhaseoGoCall item = {(uintptr_t)user_data, call, phaseo_call_callback(call), (int)phaseo_call_kind(call), args,
+                       args ? strlen(args) : 0};
   pthread_mutex_lock(&queue_mu);
   if (queue_len == queue_cap && !queue_grow()) {
     pthread_mutex_unlock(&queue_mu);

@@ -29,10 +29,20 @@ func hasRuntime(kind C.enum_PhaseoCallKind) bool {
 	return false
 }
 
-// decodeCallArgs reads a call's argument array; with runtime, the array is [value,
-// runtime] and the runtime is returned apart (args holds the value only). Objects keep
-// their key order (keyOrder), the runtime's context and call input included.
-func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, order keyOrder, err error) {
+// decodeCallArgs reads a call's argument array into c.args, c.rt and c.order; with
+// runtime, the array is [value, runtime] and the runtime is read apart (args holds the
+// value only). Objects keep their key order (keyOrder), the runtime's context and call
+// input included. A tool-side call's args and runtime live in the hostCall itself (its
+// argBuf and rtBuf): one allocation per call instead of three.
+func (c *hostCall) decodeCallArgs(data []byte, runtime bool) error {
+	list, rt, order, err := decodeCallArgsInto(data, runtime, &c.rtBuf, &c.argBuf, c.orderBuf[:])
+	c.args, c.rt, c.order = list, rt, order
+	return err
+}
+
+// decodeCallArgsInto is decodeCallArgs writing the runtime to rt, the value to first[0]
+// (the returned args slice is first[:1]) and the key order from order[:0] on.
+func decodeCallArgsInto(data []byte, runtime bool, rt *runtimeArgs, first *[1]any, order keyOrder) ([]any, *runtimeArgs, keyOrder, error) {
 	if !runtime {
 		v, order, err := decodeOrdered(data)
 		list, ok := v.([]any)
@@ -41,14 +51,16 @@ func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, ord
 		}
 		return list, nil, order, err
 	}
-	d := &stateDecoder{orderedParser{data: data, src: string(data)}}
+	// The key order of a call's objects starts in the hostCall (order): the arguments'
+	// object is usually the only one.
+	d := &stateDecoder{orderedParser{data: data, src: string(data), order: order[:0]}}
 	d.space()
 	if d.at >= len(d.data) || d.data[d.at] != '[' {
 		return nil, nil, nil, errShape
 	}
 	d.at++
 	start := d.at
-	first, err := d.value(0)
+	value, err := d.value(0)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -58,7 +70,7 @@ func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, ord
 		return nil, nil, nil, errShape
 	}
 	d.at++
-	rt = &runtimeArgs{}
+	*rt = runtimeArgs{}
 	err = d.object(func(key string) error {
 		switch key {
 		case "runId":
@@ -87,7 +99,7 @@ func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, ord
 						return err
 					}
 					if bytes.Equal(d.data[at:d.at], firstText) {
-						rt.call.Input = first
+						rt.call.Input = value
 						return nil
 					}
 					d.at = at
@@ -110,5 +122,6 @@ func decodeCallArgs(data []byte, runtime bool) (args []any, rt *runtimeArgs, ord
 	if d.at != len(d.data) {
 		return nil, nil, nil, errShape
 	}
-	return []any{first}, rt, d.order, nil
+	first[0] = value
+	return first[:], rt, d.order, nil
 }

@@ -31,7 +31,11 @@ type callCtx struct {
 // cancelContext is the call's context and the function that ends it (called after the
 // call is completed).
 func (c *hostCall) cancelContext() (context.Context, func()) {
-	x := &callCtx{c: c}
+	x := &c.ctxBuf // the call's own: every caller asks once per call
+	if x.c != nil {
+		x = &callCtx{}
+	}
+	x.c = c
 	return x, x.end
 }
 

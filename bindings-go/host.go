@@ -78,6 +78,12 @@ type hostCall struct {
 	order keyOrder
 	mu    sync.Mutex
 	done  bool
+	// The storage of args, rt, the call's context (cancelContext) and the key order of its
+	// first object: in the hostCall, so that a call costs one allocation for them, not five.
+	argBuf   [1]any
+	rtBuf    runtimeArgs
+	ctxBuf   callCtx
+	orderBuf [1]orderedKeys
 }
 
 // The dispatcher: one goroutine per process takes the calls the core queued (bridge.c)
@@ -137,36 +143,41 @@ func dispatch(item *C.PhaseoGoCall) {
 	// The arguments belong to the call until it is completed: read in place, here on the
 	// dispatcher, whose stack has grown once for good (each new goroutine's small stack
 	// would otherwise be grown and copied by the parser).
-	text := unsafe.Slice((*byte)(unsafe.Pointer(item.args)), C.strlen(item.args))
-	list, rt, order, err := decodeCallArgs(text, hasRuntime(c.kind))
-	if err != nil {
+	text := unsafe.Slice((*byte)(unsafe.Pointer(item.args)), int(item.args_len))
+	if err := c.decodeCallArgs(text, hasRuntime(c.kind)); err != nil {
 		c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
 		return
 	}
-	c.args, c.rt, c.order = list, rt, order
-	startInOrder(func() { c.serve(f) })
+	startInOrder(c, f)
+}
+
+// startItem is a call dispatched and not yet started: the call and its function (a pair,
+// not a closure: one allocation less per call).
+type startItem struct {
+	c *hostCall
+	f callbackFn
 }
 
 // startQueue holds the calls dispatched and not yet started, in call order.
-var startQueue = make(chan func(), 4096)
+var startQueue = make(chan startItem, 4096)
 
-// startInOrder runs call on a goroutine, calls starting in the order given (docs/behaviour.md §2.9:
+// startInOrder serves c with f on a goroutine, calls starting in the order given (docs/behaviour.md §2.9:
 // calls start in call order). The scheduler runs new goroutines in no particular order
 // (the newest first, others stolen by idle threads), so a goroutine does not take its own
 // call: it takes the oldest call not yet started, and after it, while calls are waiting,
 // the next ones (a goroutine whose stack has already grown; the goroutines started for
 // those calls then find none and end). A goroutine is started for every call, and each
 // takes its first call without waiting, so a call that blocks never holds another.
-func startInOrder(call func()) {
-	startQueue <- call
+func startInOrder(c *hostCall, f callbackFn) {
+	startQueue <- startItem{c, f}
 	go runStarted()
 }
 
 func runStarted() {
 	for {
 		select {
-		case call := <-startQueue:
-			call()
+		case item := <-startQueue:
+			item.c.serve(item.f)
 		default:
 			return
 		}

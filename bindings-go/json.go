@@ -289,6 +289,11 @@ func (p *orderedParser) object(depth int) (any, error) {
 			return nil, err
 		}
 		if _, dup := m[k]; !dup && !p.noOrder {
+			if keys == nil {
+				// Room for a typical small object's keys at once: appending from nil
+				// allocated twice for two keys.
+				keys = make([]string, 0, 4)
+			}
 			keys = append(keys, k)
 		}
 		m[k] = v
@@ -406,6 +411,11 @@ func escapedStringEnd(b []byte, e int) (int, bool) {
 func encodeOrdered(v any, order keyOrder) (string, error) {
 	if len(order) == 0 {
 		return encodeValue(v)
+	}
+	// A scalar has no keys: writeOrdered would write encodeValue's text through a buffer
+	// (two allocations more for a tool returning a number).
+	if text, ok := encodeScalar(v); ok {
+		return text, nil
 	}
 	var buf bytes.Buffer
 	if err := writeOrdered(&buf, v, order, 0); err != nil {
