@@ -309,7 +309,8 @@ enum PhaseoStatus phaseo_call_pause(struct PhaseoCall *call);
 // a type JSON has no form for): `message` says why. An executor's call then fails with
 // `tool_output_invalid` (fatal whatever `onError` says, docs/behaviour.md §7), any other call with the
 // message. Releases the handle, like `phaseo_call_complete`.
-enum PhaseoStatus phaseo_call_complete_invalid(struct PhaseoCall *call, const char *message);
+enum PhaseoStatus phaseo_call_complete_invalid(struct PhaseoCall *call,
+                                               const char *message);
 
 // A host whose callbacks are queued for `phaseo_queue_next` instead of being called:
 // `invoke` and `release` always, `on_event` when `events`, `on_done` when `done`.
