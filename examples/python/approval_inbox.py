@@ -2,12 +2,15 @@
 
     python examples/python/approval_inbox.py            # runs both steps
     python examples/python/approval_inbox.py agent DB   # step 1: a run pauses for approval
-    python examples/python/approval_inbox.py inbox DB   # step 2: list, approve, continue by id
+    python examples/python/approval_inbox.py inbox DB   # step 2: list, decide, continue by id
 
-Step 1 is the agent process: a refund above 100 needs a person, so the run pauses and
-the process ends — the state is in the store. Step 2 is another process (the approval
-desk): it lists the waiting runs with their pending calls, approves, and continues each
-by run id. Continuing is at most once: a second desk approving the same pause is told
+Step 1 is the agent process: a refund above 100 needs a person, so each run pauses and
+the process ends — the states are in the store. Step 2 is another process (the approval
+desk): it lists the waiting runs with their pending calls and decides each by run id. The
+desk caps refunds at 200: a larger one is approved with the amount edited down (the edited
+input is checked against the tool's schema before the tool runs), and one it would rather
+settle with store credit is answered in the tool's place (the tool never runs). Continuing
+is at most once: a second desk approving the same pause is told
 ``Pause <pauseId> of run <runId> was already continued``."""
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import sys
 import tempfile
 from typing import Any, Dict
 
-from phaseo_agent import AgentContinueError, AgentTool, ScriptedClient, SqliteRunStore, create_agent, define_tool
+from phaseo_agent import (AgentContinueError, AgentTool, AgentToolDecision, AgentToolOutput, ScriptedClient,
+                          SqliteRunStore, create_agent, define_tool)
 
 
 def refund(args: Dict[str, Any], _rt: Any) -> str:
@@ -36,25 +40,35 @@ def make_agent(db: str) -> Any:
 
 def agent_process(db: str) -> None:
     # A scripted model stands in for a real one (see the README for real clients).
-    model = ScriptedClient([{"tool_calls": [{"id": "c1", "name": "refund",
-                                             "arguments": '{"order": "A-17", "amount": 240}'}]}])
-    result = make_agent(db).run(input="Order A-17 arrived broken, please refund it.", client=model)
-    print(f"[agent] run {result.run_id[:8]} is {result.status}; the process ends here")
+    agent = make_agent(db)
+    for order, amount in (("A-17", 240), ("B-4", 130)):
+        model = ScriptedClient([{"tool_calls": [{"id": "c1", "name": "refund",
+                                                 "arguments": f'{{"order": "{order}", "amount": {amount}}}'}]}])
+        result = agent.run(input=f"Order {order} arrived broken, please refund it.", client=model)
+        print(f"[agent] run for {order} is {result.status}")
+    print("[agent] the process ends here")
 
 
 def inbox_process(db: str) -> None:
     store = SqliteRunStore(db)
     agent = make_agent(db)
+    reply = ScriptedClient([{"text": "Done: see the desk's decision."}] * 2)
     for run in store.list(status="waiting_for_human").runs:
-        for pending in run.pending:
-            print(f"[inbox] run {run.run_id[:8]}: {pending.tool_name} {pending.input} — approving")
-        done = agent.continue_run(run_id=run.run_id, approvals=[p.tool_call_id for p in run.pending],
-                                  client=ScriptedClient([{"text": "Your refund is on its way."}]))
-        print(f"[inbox] run {run.run_id[:8]} is {done.status}: {done.output}")
+        call = run.pending[0]
+        order, amount = call.input["order"], call.input["amount"]
+        if amount > 200:
+            print(f"[inbox] {order}: refund {amount} — approved, capped at 200")
+            decision = {"approvals": [AgentToolDecision(call.tool_call_id, edited_input={"order": order, "amount": 200})]}
+        else:
+            print(f"[inbox] {order}: refund {amount} — answered with store credit instead")
+            decision = {"responses": [AgentToolOutput(call.tool_call_id, f"store credit of {amount} for order {order}")]}
+        done = agent.continue_run(run_id=run.run_id, client=reply, **decision)
+        tool_message = next(m for m in done.messages if m["role"] == "tool")
+        print(f"[inbox] {order} is {done.status}; the model read: {tool_message['content']}")
         try:
-            agent.continue_run(run_id=run.run_id, approvals=["c1"], client=ScriptedClient([{"text": "again"}]))
+            agent.continue_run(run_id=run.run_id, approvals=[call.tool_call_id], client=ScriptedClient([{"text": "again"}]))
         except AgentContinueError as e:
-            print(f"[inbox] a second approval is refused: {e}")
+            print(f"[inbox] a second decision is refused: {e}")
 
 
 def main() -> None:
