@@ -269,7 +269,7 @@ async fn classify(
     // `tools`): then a call to a tool left out is as unknown as a made-up name.
     // A deferred tool is offered only once loaded (docs/behaviour.md §17).
     let offered = (Arc::ptr_eq(offered, &ctx.agent.tool_specs)
-        && !ctx.agent.is_deferred(&call.name))
+        && !known.is_some_and(Tool::is_deferred))
         || offered.iter().any(|s| s.id == call.name);
     let Some(tool) = known.filter(|_| offered) else {
         let message = if known.is_some() {
