@@ -701,7 +701,7 @@ func (b behaviour) do(ctx context.Context) (any, error) {
 		<-probeRelease
 		return "released", nil
 	case bSlow:
-		time.Sleep(time.Duration(1+b.p.rng.Intn(20)) * time.Millisecond)
+		time.Sleep(time.Duration(1+b.p.intn(20)) * time.Millisecond)
 		return "slow", nil
 	case bNested:
 		agent, err := pa.CreateAgent(pa.AgentDefinition{ID: "inner", Tools: []pa.Tool{okTool("t")}})
