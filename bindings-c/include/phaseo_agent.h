@@ -348,6 +348,10 @@ enum PhaseoStatus phaseo_run_wait(const struct PhaseoRun *run, char **out_json, 
 // Frees a run handle; an unfinished run is cancelled. NULL is ignored.
 void phaseo_run_free(struct PhaseoRun *run);
 
+// The strict form of the JSON Schema `schema_json` (the core's `make_strict`: every object
+// closed, every property required, optional ones nullable) into `out_json`.
+enum PhaseoStatus phaseo_schema_strict(const char *schema_json, char **out_json, char **out_error);
+
 // A new in-memory store.
 enum PhaseoStatus phaseo_store_memory(struct PhaseoStore **out_store_ptr, char **out_error);
 

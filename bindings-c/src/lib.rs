@@ -21,6 +21,7 @@ pub mod error;
 pub mod host;
 pub mod queue;
 pub mod run;
+pub mod schema;
 pub mod spec;
 pub mod store;
 pub mod store_accessor;

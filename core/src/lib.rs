@@ -55,6 +55,7 @@ pub mod state;
 pub mod stop;
 pub mod store;
 pub mod stream;
+pub mod strict_schema;
 #[cfg(feature = "otel")]
 pub mod telemetry;
 #[cfg(not(feature = "otel"))]
@@ -98,6 +99,7 @@ pub use stop::{
     StopCondition, StopState,
 };
 pub use stream::{AgentStream, EventCursor, StreamItem};
+pub use strict_schema::make_strict;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,

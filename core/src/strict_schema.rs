@@ -1,0 +1,172 @@
+//! Making a generated schema usable with `strict: true` (docs/behaviour.md §12, §20): a tool
+//! defined from a host type asks for it instead of writing the strict form by hand.
+
+use serde_json::{json, Map, Value};
+
+/// The strict form of `schema`: every object schema (at any depth) gets
+/// `"additionalProperties": false` and lists all of its `properties` in `required`; a
+/// property that was optional becomes nullable instead (its type gains `"null"`, or its
+/// schema is wrapped in `anyOf` with `{"type": "null"}`), so a value the model leaves out
+/// is sent as `null`. An object whose `additionalProperties` is itself a schema (a map) is
+/// left as it is: it has no strict form, and [`crate::strict_problem`] names it.
+pub fn make_strict(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    tighten(&mut out);
+    out
+}
+
+fn is_object_schema(m: &Map<String, Value>) -> bool {
+    match m.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => m.contains_key("properties"),
+    }
+}
+
+fn nullable(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    match m.get_mut("type") {
+        Some(Value::String(t)) if t != "null" => {
+            let t = t.clone();
+            m.insert("type".into(), json!([t, "null"]));
+        }
+        Some(Value::Array(ts)) => {
+            if !ts.iter().any(|t| t == "null") {
+                ts.push(json!("null"));
+            }
+        }
+        Some(_) => {}
+        None => {
+            if m.is_empty() {
+                return; // `{}` already admits null
+            }
+            let inner = Value::Object(std::mem::take(m));
+            m.insert("anyOf".into(), json!([inner, {"type": "null"}]));
+        }
+    }
+    if let Some(Value::Array(values)) = m.get_mut("enum") {
+        if !values.iter().any(Value::is_null) {
+            values.push(Value::Null);
+        }
+    }
+}
+
+fn tighten(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    if is_object_schema(m) {
+        let map_like = matches!(m.get("additionalProperties"), Some(Value::Object(_)));
+        if !map_like {
+            m.insert("additionalProperties".into(), Value::Bool(false));
+            let required: Vec<String> = m
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(Value::Object(props)) = m.get_mut("properties") {
+                let mut all = Vec::with_capacity(props.len());
+                for (name, sub) in props.iter_mut() {
+                    if !required.contains(name) {
+                        nullable(sub);
+                    }
+                    all.push(Value::String(name.clone()));
+                }
+                m.insert("required".into(), Value::Array(all));
+            } else {
+                m.insert("properties".into(), json!({}));
+                m.insert("required".into(), json!([]));
+            }
+        }
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+    ] {
+        if let Some(sub) = m.get_mut(key) {
+            tighten(sub);
+        }
+    }
+    for key in [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ] {
+        if let Some(Value::Object(subs)) = m.get_mut(key) {
+            subs.values_mut().for_each(tighten);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(subs)) = m.get_mut(key) {
+            subs.iter_mut().for_each(tighten);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strict_problem;
+
+    #[test]
+    fn optional_fields_become_required_and_nullable_at_every_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name"},
+                "units": {"type": "string", "enum": ["c", "f"]},
+                "stops": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "note": {"$ref": "#/$defs/Note"}},
+                    "required": ["name"]}}
+            },
+            "required": ["city", "stops"],
+            "$defs": {"Note": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        });
+        let strict = make_strict(&schema);
+        assert_eq!(strict_problem(&strict), None);
+        assert_eq!(strict["required"], json!(["city", "units", "stops"]));
+        assert_eq!(strict["properties"]["city"]["type"], json!("string"));
+        assert_eq!(
+            strict["properties"]["units"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            strict["properties"]["units"]["enum"],
+            json!(["c", "f", null])
+        );
+        let item = &strict["properties"]["stops"]["items"];
+        assert_eq!(item["required"], json!(["name", "note"]));
+        assert_eq!(
+            item["properties"]["note"],
+            json!({"anyOf": [{"$ref": "#/$defs/Note"}, {"type": "null"}]})
+        );
+        assert_eq!(
+            strict["$defs"]["Note"]["additionalProperties"],
+            json!(false)
+        );
+        assert_eq!(
+            schema["required"],
+            json!(["city", "stops"]),
+            "the input is untouched"
+        );
+    }
+
+    #[test]
+    fn a_map_keeps_its_value_schema_and_is_still_named_as_not_strict() {
+        let schema = json!({"type": "object", "additionalProperties": {"type": "number"}});
+        let strict = make_strict(&schema);
+        assert_eq!(strict["additionalProperties"], json!({"type": "number"}));
+        assert!(strict_problem(&strict).is_some());
+    }
+}
