@@ -323,11 +323,20 @@ func TestRunStores(t *testing.T) {
 			if err != nil || state.Status() != pa.StatusCompleted {
 				t.Fatalf("stored state: %v", err)
 			}
-			if deleted, err := store.Delete(paused.Run.ID); !deleted || err != nil {
-				t.Fatalf("delete: %v %v", deleted, err)
+			if n, err := store.Prune([]string{"completed"}, time.Hour); n != 0 || err != nil {
+				t.Fatalf("prune of runs older than an hour: %d %v", n, err)
+			}
+			if _, err := store.Prune([]string{"done"}, 0); err == nil || !strings.Contains(err.Error(), "unknown run status 'done'") {
+				t.Fatalf("prune of an unknown status: %v", err)
+			}
+			if n, err := store.Prune([]string{"completed"}, -time.Minute); n != 1 || err != nil {
+				t.Fatalf("prune of every completed run: %d %v", n, err)
+			}
+			if deleted, err := store.Delete(paused.Run.ID); deleted || err != nil {
+				t.Fatalf("delete of a pruned run: %v %v", deleted, err)
 			}
 			if row, _ := store.Load(paused.Run.ID); row != nil {
-				t.Fatal("deleted run still loads")
+				t.Fatal("pruned run still loads")
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // RunStore keeps runs durably (docs/behaviour.md §10): every checkpoint is saved, a paused run can be
@@ -136,4 +137,26 @@ func (s *RunStore) Delete(runID string) (bool, error) {
 	var deleted C.bool
 	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_store_delete(s.ptr, id, &deleted, e) })
 	return bool(deleted), err
+}
+
+// Prune deletes the runs of statuses (e.g. "completed", "cancelled") last updated more
+// than olderThan ago; it reports how many. An unknown status name is refused, naming it.
+func (s *RunStore) Prune(statuses []string, olderThan time.Duration) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if statuses == nil {
+		statuses = []string{}
+	}
+	text, err := json.Marshal(statuses)
+	if err != nil {
+		return 0, err
+	}
+	cs := cString(string(text))
+	defer freeC(cs)
+	cutoff := time.Now().Add(-olderThan).UnixMilli()
+	var count C.uint64_t
+	_, err = status(func(e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_store_prune(s.ptr, cs, C.int64_t(cutoff), &count, e)
+	})
+	return int64(count), err
 }

@@ -390,6 +390,15 @@ enum PhaseoStatus phaseo_store_delete(const struct PhaseoStore *store,
                                       bool *out_deleted,
                                       char **out_error);
 
+// Deletes the runs whose status is one of `statuses_json` (a JSON array of status names,
+// e.g. `["completed","cancelled"]`) last updated before `older_than_ms` (a cut-off in
+// milliseconds since the epoch); `out_count` (may be NULL) receives how many. Blocks.
+enum PhaseoStatus phaseo_store_prune(const struct PhaseoStore *store,
+                                     const char *statuses_json,
+                                     int64_t older_than_ms,
+                                     uint64_t *out_count,
+                                     char **out_error);
+
 // A run store over the host's state accessor: `load_callback` receives `StoreLoad` calls
 // (`[runId]`, answer the state text as a JSON string or null), `save_callback` receives
 // `StoreSave` calls (`[runId, stateJson]`, answer null). A failing callback fails the run

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use phaseo_agent::store::{
-    InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
+    parse_statuses, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
 };
 
 use crate::error::{guard, read_opt_str, read_str, write_out, CError, PhaseoStatus};
@@ -146,6 +146,37 @@ pub unsafe extern "C" fn phaseo_store_delete(
         let deleted = phaseo_agent::exec::block_on(async move { store.delete(&run_id).await })?;
         if !out_deleted.is_null() {
             *out_deleted = deleted;
+        }
+        Ok(PhaseoStatus::Ok)
+    })
+}
+
+/// Deletes the runs whose status is one of `statuses_json` (a JSON array of status names,
+/// e.g. `["completed","cancelled"]`) last updated before `older_than_ms` (a cut-off in
+/// milliseconds since the epoch); `out_count` (may be NULL) receives how many. Blocks.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_store_prune(
+    store: *const PhaseoStore,
+    statuses_json: *const c_char,
+    older_than_ms: i64,
+    out_count: *mut u64,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    guard(out_error, || {
+        let store = store_ref(store)?.store.clone();
+        let names: Vec<String> = serde_json::from_str(read_str(statuses_json, "statuses_json")?)
+            .map_err(|e| {
+                CError::argument(format!(
+                    "statuses_json must be a JSON array of status names: {e}"
+                ))
+            })?;
+        let statuses = parse_statuses(&names)?;
+        let count =
+            phaseo_agent::exec::block_on(
+                async move { store.prune(&statuses, older_than_ms).await },
+            )?;
+        if !out_count.is_null() {
+            *out_count = count;
         }
         Ok(PhaseoStatus::Ok)
     })

@@ -88,6 +88,7 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern void phaseo_store_free(IntPtr store);
         [DllImport(Lib)] internal static extern int phaseo_store_load(IntPtr store, byte[] runId, out IntPtr json, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_store_list(IntPtr store, byte[] query, out IntPtr json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_store_prune(IntPtr store, byte[] statusesJson, long olderThanMs, out ulong count, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_store_delete(IntPtr store, byte[] runId, [MarshalAs(UnmanagedType.I1)] out bool deleted, out IntPtr error);
 
         [DllImport(Lib)] internal static extern int phaseo_stream_next(IntPtr stream, out IntPtr json, out IntPtr error);

@@ -112,6 +112,18 @@ namespace PhaseoAgentSdk
             return deleted;
         });
 
+        /// <summary>Deletes the runs of <paramref name="statuses"/> (e.g. <c>completed</c>,
+        /// <c>cancelled</c>) last updated more than <paramref name="olderThan"/> ago; how many.
+        /// An unknown status name is refused, naming it.</summary>
+        public Task<long> Prune(IReadOnlyList<string> statuses, TimeSpan olderThan) => Task.Run(() =>
+        {
+            var cutoff = DateTimeOffset.UtcNow.Subtract(olderThan).ToUnixTimeMilliseconds();
+            var names = Json.Write(statuses ?? (IReadOnlyList<string>)new string[0]);
+            Native.Check(Native.phaseo_store_prune(Live(), Native.Utf8(names), cutoff, out var count, out var err), err);
+            GC.KeepAlive(this);
+            return (long)count;
+        });
+
         IntPtr Live() => Handle != IntPtr.Zero ? Handle : throw new AgentException(ErrorCodes.InvalidArgument, "the store was disposed");
 
         /// <summary>Frees the handle (runs still using the store keep it alive).</summary>

@@ -136,8 +136,14 @@ namespace PhaseoAgentSdk.Tests
                 var again = Assert.Throws<AgentException>(() => agent.ContinueRun(new ContinueOptions { RunId = id, Client = client, Approvals = new ToolDecision[] { "c1" } }).GetAwaiter().GetResult());
                 Assert.AreEqual(ErrorCodes.ContinueInvalid, again.Code);
                 Assert.AreEqual("completed", (await store.Load(id)).Status);
-                Assert.IsTrue(await store.Delete(id));
+                // Pruning: too recent, an unknown status, then every completed run (the store
+                // may be shared with other tests: at least this one).
+                Assert.AreEqual(0, await store.Prune(new[] { "completed" }, TimeSpan.FromHours(1)));
+                var unknown = Assert.Throws<AgentException>(() => store.Prune(new[] { "done" }, TimeSpan.Zero).GetAwaiter().GetResult());
+                StringAssert.Contains("unknown run status 'done'", unknown.Message);
+                Assert.GreaterOrEqual(await store.Prune(new[] { "completed" }, TimeSpan.FromMinutes(-1)), 1);
                 Assert.IsNull(await store.Load(id));
+                Assert.IsFalse(await store.Delete(id));
             }
         }
 

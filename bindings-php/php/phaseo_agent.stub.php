@@ -75,6 +75,9 @@ function phaseo_store_list(int $store, ?string $query): string {}
 /** Deletes a stored run; whether it existed. */
 function phaseo_store_delete(int $store, string $run_id): bool {}
 
+/** Deletes the stored runs of $statuses last updated before $older_than_ms (ms since the epoch); how many. */
+function phaseo_store_prune(int $store, array $statuses, int $older_than_ms): int {}
+
 /** Frees a store handle. */
 function phaseo_store_free(int $store): void {}
 

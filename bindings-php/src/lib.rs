@@ -239,6 +239,14 @@ pub fn phaseo_store_delete(store: i64, run_id: Binary<u8>) -> PhpResult<bool> {
     }
 }
 
+/// Deletes the stored runs of `statuses` last updated before `older_than_ms` (ms since the
+/// epoch); how many.
+#[php_function]
+pub fn phaseo_store_prune(store: i64, statuses: Vec<String>, older_than_ms: i64) -> PhpResult<i64> {
+    let count = store::prune(store, statuses, older_than_ms)?;
+    Ok(i64::try_from(count).unwrap_or(i64::MAX))
+}
+
 /// Frees a store handle.
 #[php_function]
 pub fn phaseo_store_free(store: i64) {
@@ -371,6 +379,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_store_load))
         .function(wrap_function!(phaseo_store_list))
         .function(wrap_function!(phaseo_store_delete))
+        .function(wrap_function!(phaseo_store_prune))
         .function(wrap_function!(phaseo_store_free))
         .function(wrap_function!(phaseo_schema_new))
         .function(wrap_function!(phaseo_schema_check))

@@ -1,10 +1,11 @@
-//! Run stores (docs/behaviour.md §10): in-memory, SQLite and PostgreSQL, with load, list and delete.
+//! Run stores (docs/behaviour.md §10): in-memory, SQLite and PostgreSQL, with load, list, delete
+//! and prune.
 
 use std::sync::Arc;
 
 use phaseo_agent::store::{
-    AccessorRunStore, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore, SqliteRunStore,
-    StateAccessor, StoredRun,
+    parse_statuses, AccessorRunStore, InMemoryRunStore, ListQuery, PostgresRunStore, RunStore,
+    SqliteRunStore, StateAccessor, StoredRun,
 };
 use phaseo_agent::{async_trait, AgentError, ToolError, Value};
 
@@ -120,6 +121,16 @@ pub fn list(store: i64, query: Option<&str>) -> Result<String, NativeError> {
         .map(row_json)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(serde_json::json!({"runs": runs, "nextCursor": page.next_cursor}).to_string())
+}
+
+/// Deletes the runs of `statuses` last updated before `older_than_ms` (ms since the epoch);
+/// how many.
+pub fn prune(store: i64, statuses: Vec<String>, older_than_ms: i64) -> Result<u64, NativeError> {
+    let store = STORES.get(store)?;
+    let statuses = parse_statuses(&statuses)?;
+    Ok(phaseo_agent::exec::block_on(async move {
+        store.prune(&statuses, older_than_ms).await
+    })?)
 }
 
 /// Deletes a stored run.

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Phaseo\AgentSdk\Tests;
 
 use Phaseo\AgentSdk\AgentDefinition;
+use Phaseo\AgentSdk\AgentError;
 use Phaseo\AgentSdk\AgentSdk;
 use Phaseo\AgentSdk\ContinueError;
 use Phaseo\AgentSdk\RunResult;
@@ -48,7 +49,16 @@ final class StoresTest extends TestCase
         } catch (ContinueError $e) {
             $this->assertSame('continue_invalid', $e->getCode());
         }
-        $this->assertTrue($store->delete($paused->runId()));
+        // Pruning: too recent, an unknown status, then every completed run (the store may be
+        // shared with other tests: at least this one).
+        $this->assertSame(0, $store->prune(['completed'], 3_600_000));
+        try {
+            $store->prune(['done'], 0);
+            $this->fail('expected an unknown status to be refused');
+        } catch (AgentError $e) {
+            $this->assertStringContainsString("unknown run status 'done'", $e->getMessage());
+        }
+        $this->assertGreaterThanOrEqual(1, $store->prune(['completed'], -60_000));
         $this->assertNull($store->load($paused->runId()));
         $this->assertFalse($store->delete($paused->runId()));
     }

@@ -122,6 +122,24 @@ class RunStore
         return ['runs' => array_map(self::row(...), $page['runs']), 'nextCursor' => $page['nextCursor']];
     }
 
+    /**
+     * Deletes the runs of `$statuses` (e.g. `['completed', 'cancelled']`) last updated more
+     * than `$olderThanMs` milliseconds ago; how many. An unknown status is refused, naming it.
+     *
+     * @param list<string> $statuses
+     */
+    public function prune(array $statuses, int $olderThanMs): int
+    {
+        $this->direct('prune');
+        foreach ($statuses as $status) {
+            if (!is_string($status)) {
+                throw new \InvalidArgumentException('prune: every status must be a string, got ' . get_debug_type($status));
+            }
+        }
+        $cutoff = (int) floor(microtime(true) * 1000) - $olderThanMs;
+        return Native::call(fn () => phaseo_store_prune($this->handle, array_values($statuses), $cutoff));
+    }
+
     /** Deletes a stored run; whether it existed. */
     public function delete(string $runId): bool
     {

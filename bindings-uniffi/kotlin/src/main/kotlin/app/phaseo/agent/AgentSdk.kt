@@ -1616,6 +1616,15 @@ class AgentSdk private constructor() {
         @JvmStatic
         fun loadRun(store: RunStore, runId: String): RunResult? = javaCall { runBlocking { store.loadRun(runId)?.state?.let(::RunResult) } }
 
+        /**
+         * Deletes the stored runs of [statuses] (e.g. `completed`, `cancelled`) last updated
+         * more than [olderThan] ago; how many. An unknown status is refused, naming it.
+         */
+        @JvmStatic
+        fun pruneRuns(store: RunStore, statuses: List<String>, olderThan: java.time.Duration): Long = javaCall {
+            runBlocking { store.pruneOlderThan(statuses, olderThan.toMillis()) }
+        }
+
         /** Deletes the stored run [runId]; whether it was stored. */
         @JvmStatic
         fun deleteRun(store: RunStore, runId: String): Boolean = javaCall { runBlocking { store.deleteRun(runId) } }

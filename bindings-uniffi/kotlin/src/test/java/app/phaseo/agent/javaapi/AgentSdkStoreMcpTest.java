@@ -23,6 +23,7 @@ import app.phaseo.agent.RunStore;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -78,8 +79,15 @@ class AgentSdkStoreMcpTest {
             () -> agent.continueRun(new ContinueOptions(paused.id(), client(text("done"))).approve("c1")));
         assertEquals("continue_invalid", twice.code());
         assertEquals("completed", AgentSdk.loadRun(store, paused.id()).status());
-        assertTrue(AgentSdk.deleteRun(store, paused.id()));
+        // Pruning: too recent, an unknown status, then every completed run (the store may be
+        // shared with other tests: at least this one).
+        assertEquals(0L, AgentSdk.pruneRuns(store, List.of("completed"), Duration.ofHours(1)));
+        AgentException unknown = assertThrows(AgentException.class,
+            () -> AgentSdk.pruneRuns(store, List.of("done"), Duration.ZERO));
+        assertTrue(unknown.getMessage().contains("unknown run status 'done'"), unknown.getMessage());
+        assertTrue(AgentSdk.pruneRuns(store, List.of("completed"), Duration.ofMinutes(-1)) >= 1);
         assertNull(AgentSdk.loadRun(store, paused.id()));
+        assertFalse(AgentSdk.deleteRun(store, paused.id()));
     }
 
     @Test
