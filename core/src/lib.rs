@@ -72,7 +72,7 @@ pub use async_trait::async_trait;
 #[cfg(feature = "http")]
 pub use clients::{GatewayClient, HttpClientOptions, OpenAICompatibleClient};
 pub use clients::{ScriptedClient, TestClient};
-pub use controls::{is_strict_compatible, strict_problem, ToolChoice};
+pub use controls::ToolChoice;
 pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
 pub use host_model::{HostModel, HostModelFunctions};
@@ -99,7 +99,7 @@ pub use stop::{
     StopCondition, StopState,
 };
 pub use stream::{AgentStream, EventCursor, StreamItem};
-pub use strict_schema::make_strict;
+pub use strict_schema::{is_strict_compatible, make_strict, strict_problem};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,

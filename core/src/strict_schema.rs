@@ -1,7 +1,127 @@
-//! Making a generated schema usable with `strict: true` (docs/behaviour.md §12, §20): a tool
-//! defined from a host type asks for it instead of writing the strict form by hand.
+//! Schemas sent with `strict: true` (docs/behaviour.md §12, §20): the check that a schema can be
+//! sent so ([`strict_problem`]) and the strict form of a generated one ([`make_strict`]), which a
+//! tool defined from a host type asks for instead of writing it by hand.
 
 use serde_json::{json, Map, Value};
+
+/// Why `schema` cannot be used with `strict: true`, or `None` when it can: every object
+/// schema in it (at any depth) must have `"additionalProperties": false` and list all of
+/// its `properties` in `required`. The message names the offending schema by its JSON
+/// pointer inside `schema` (`/` for the root).
+pub fn strict_problem(schema: &Value) -> Option<String> {
+    let mut problem = None;
+    walk(schema, &mut String::new(), &mut problem);
+    problem
+}
+
+/// Whether `schema` can be sent with `strict: true` (see [`strict_problem`]).
+pub fn is_strict_compatible(schema: &Value) -> bool {
+    strict_problem(schema).is_none()
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn pointer_text(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "/"
+    } else {
+        pointer
+    }
+}
+
+fn walk(schema: &Value, pointer: &mut String, problem: &mut Option<String>) {
+    if problem.is_some() {
+        return;
+    }
+    let Value::Object(m) = schema else { return };
+    if is_object_schema(m) {
+        if m.get("additionalProperties") != Some(&Value::Bool(false)) {
+            *problem = Some(format!(
+                "the object schema at {} must set \"additionalProperties\": false",
+                pointer_text(pointer)
+            ));
+            return;
+        }
+        let required: Vec<&str> = m
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let missing: Vec<&str> = m
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.keys()
+                    .map(String::as_str)
+                    .filter(|k| !required.contains(k))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !missing.is_empty() {
+            *problem = Some(format!(
+                "the object schema at {} must list every property in \"required\" (missing: {})",
+                pointer_text(pointer),
+                missing.join(", ")
+            ));
+            return;
+        }
+    }
+    for key in ONE {
+        if let Some(sub) = m.get(*key) {
+            descend(sub, pointer, &[key], problem);
+        }
+    }
+    for key in MAP {
+        if let Some(Value::Object(subs)) = m.get(*key) {
+            for (name, sub) in subs {
+                descend(sub, pointer, &[key, &escape(name)], problem);
+            }
+        }
+    }
+    for key in LIST {
+        if let Some(Value::Array(subs)) = m.get(*key) {
+            for (i, sub) in subs.iter().enumerate() {
+                descend(sub, pointer, &[key, &i.to_string()], problem);
+            }
+        }
+    }
+}
+
+fn descend(sub: &Value, pointer: &mut String, parts: &[&str], problem: &mut Option<String>) {
+    let len = pointer.len();
+    for p in parts {
+        pointer.push('/');
+        pointer.push_str(p);
+    }
+    walk(sub, pointer, problem);
+    pointer.truncate(len);
+}
+
+/// Keywords whose value is one subschema.
+const ONE: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+/// Keywords whose value maps names to subschemas.
+const MAP: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+/// Keywords whose value is a list of subschemas.
+const LIST: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 
 /// The strict form of `schema`: every object schema (at any depth) gets
 /// `"additionalProperties": false` and lists all of its `properties` in `required`; a
@@ -116,7 +236,6 @@ fn tighten(schema: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strict_problem;
 
     #[test]
     fn optional_fields_become_required_and_nullable_at_every_depth() {
@@ -168,5 +287,35 @@ mod tests {
         let strict = make_strict(&schema);
         assert_eq!(strict["additionalProperties"], json!({"type": "number"}));
         assert!(strict_problem(&strict).is_some());
+    }
+
+    #[test]
+    fn strict_check_names_the_schema() {
+        let ok = json!({
+            "type": "object", "additionalProperties": false, "required": ["a", "b"],
+            "properties": {
+                "a": {"type": "string"},
+                "b": {"type": "array", "items": {
+                    "type": "object", "additionalProperties": false, "required": ["c"],
+                    "properties": {"c": {"type": "number"}}}}
+            }
+        });
+        assert_eq!(strict_problem(&ok), None);
+        let root = json!({"type": "object", "properties": {"a": {}}, "required": ["a"]});
+        assert_eq!(
+            strict_problem(&root).unwrap(),
+            "the object schema at / must set \"additionalProperties\": false"
+        );
+        let nested = json!({
+            "type": "object", "additionalProperties": false, "required": ["a/b"],
+            "properties": {"a/b": {"anyOf": [{"type": "string"}, {
+                "type": "object", "additionalProperties": false,
+                "properties": {"x": {}, "y": {}}, "required": ["x"]}]}}
+        });
+        assert_eq!(
+            strict_problem(&nested).unwrap(),
+            "the object schema at /properties/a~1b/anyOf/1 must list every property in \
+             \"required\" (missing: y)"
+        );
     }
 }

@@ -629,7 +629,7 @@ impl Tool {
         let mut problems = self.problems.clone();
         // Checked here, not in `strict()`: `input_schema` may still replace `parameters`.
         if self.strict && self.parameters_schema.is_some() {
-            if let Some(p) = crate::controls::strict_problem(&self.parameters) {
+            if let Some(p) = crate::strict_schema::strict_problem(&self.parameters) {
                 problems.push(format!("strict: parameters are not strict-compatible: {p}"));
             }
         }

@@ -128,7 +128,7 @@ impl GatewayClient {
                     "type": "json_schema",
                     "name": "output",
                     "schema": schema,
-                    "strict": crate::controls::is_strict_compatible(schema),
+                    "strict": crate::strict_schema::is_strict_compatible(schema),
                 }}),
             );
         }

@@ -119,7 +119,7 @@ impl OpenAICompatibleClient {
                     "json_schema": {
                         "name": "output",
                         "schema": schema,
-                        "strict": crate::controls::is_strict_compatible(schema),
+                        "strict": crate::strict_schema::is_strict_compatible(schema),
                     },
                 }),
             );
