@@ -412,7 +412,7 @@ ruby-gem: ruby-deps $(if $(DIST_READY),,dist)
 .PHONY: csharp-deps csharp csharp-test-build csharp-tests csharp-conformance
 DOTNET_OUT := $(CARGO_TARGET_DIR)/dotnet
 NUNIT_DLL := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
-MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll
+MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll -r:System.ComponentModel.DataAnnotations.dll
 csharp-deps:
 	scripts/system-deps.sh csharp
 csharp: csharp-deps c-abi

@@ -20,7 +20,7 @@ module TypedParams
       param :email, String, required: true, description: "Where the receipt goes"
       param :vip, PhaseoAgentSdk::Boolean, default: false
     end
-    param :note, String, nullable: true, description: "A note for the ledger"
+    param :note, String, description: "A note for the ledger"
   end
 
   # What a refund tool answers.

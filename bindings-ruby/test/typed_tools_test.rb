@@ -8,7 +8,7 @@ class TypedToolsTest < Minitest::Test
   include SdkHelpers
   include TypedParams
 
-  FIXTURES = File.expand_path("fixtures", __dir__)
+  FIXTURES = File.expand_path("../../tests/typed-tools", __dir__)
 
   # A host model client that records every request and answers from a script.
   class RecordingClient
