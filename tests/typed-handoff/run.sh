@@ -15,7 +15,7 @@ declare -A worker
 worker[ruby]="ruby $root/bindings-ruby/test/typed_worker.rb"
 worker[csharp]="env LD_LIBRARY_PATH=$target/debug mono $target/dotnet/Phaseo.AgentSdk.TestWorker.exe typed"
 worker[php]="php -d extension=$root/bindings-php/php/phaseo_agent.so $root/bindings-php/tests/typed_worker.php"
-langs=(ruby csharp)
+langs=(ruby csharp php)
 expected='{"output":"Refunded.","status":"completed","tool":{"lines":3,"order_id":"A-17","refunded":25}}'
 canonical() { python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read().strip().splitlines()[-1]), sort_keys=True, separators=(",", ":")))'; }
 
