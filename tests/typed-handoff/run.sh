@@ -6,7 +6,7 @@
 # type, approves the call and continues the run, which must complete with the receipt the
 # tool built from the decoded arguments.
 #
-#   tests/typed-handoff/run.sh     (needs `make ruby csharp-test-build php`)
+#   tests/typed-handoff/run.sh     (needs `make ruby csharp-test-build php kotlin`)
 # Prints PASS/FAIL lines and one closing line "<N> passed, <M> failed".
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -15,9 +15,20 @@ declare -A worker
 worker[ruby]="ruby $root/bindings-ruby/test/typed_worker.rb"
 worker[csharp]="env LD_LIBRARY_PATH=$target/debug mono $target/dotnet/Phaseo.AgentSdk.TestWorker.exe typed"
 worker[php]="php -d extension=$root/bindings-php/php/phaseo_agent.so $root/bindings-php/tests/typed_worker.php"
-langs=(ruby csharp php)
+worker[java]="$root/tests/typed-handoff/java_worker.sh"
+langs=(ruby csharp php java)
 expected='{"output":"Refunded.","status":"completed","tool":{"lines":3,"order_id":"A-17","refunded":25}}'
-canonical() { python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read().strip().splitlines()[-1]), sort_keys=True, separators=(",", ":")))'; }
+# One JSON line, keys sorted and integral numbers written as integers (25.0 and 25 are one number).
+canonical() {
+  python3 -c '
+import json, sys
+def norm(v):
+    if isinstance(v, float) and v.is_integer(): return int(v)
+    if isinstance(v, dict): return {k: norm(x) for k, x in v.items()}
+    if isinstance(v, list): return [norm(x) for x in v]
+    return v
+print(json.dumps(norm(json.loads(sys.stdin.read().strip().splitlines()[-1])), sort_keys=True, separators=(",", ":")))'
+}
 
 work="$(mktemp -d /tmp/phaseo-typed-handoff-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
