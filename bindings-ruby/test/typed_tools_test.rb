@@ -158,6 +158,25 @@ class TypedToolsTest < Minitest::Test
     assert_equal [{ "deployed" => "prod" }, "MUGS", "noted"], contents.map { |c| JSON.parse(c) rescue c }
   end
 
+  def test_nullable_default_and_map_fields
+    settings = PhaseoAgentSdk::Params.define do
+      param :label, String, nullable: true, required: true, description: "Shown to the customer"
+      param :retries, Integer, default: 3
+      param :tags, Hash
+    end
+    schema = settings.json_schema
+    assert_equal({ "type" => %w[string null], "description" => "Shown to the customer" }, schema["properties"]["label"])
+    assert_equal({ "type" => "integer", "default" => 3 }, schema["properties"]["retries"])
+    assert_equal({ "type" => "object" }, schema["properties"]["tags"])
+    decoded = settings.decode({ "label" => nil, "tags" => { "a" => 1 } })
+    assert_nil decoded.label
+    assert_equal 3, decoded.retries
+    assert_equal({ "a" => 1 }, decoded[:tags])
+    assert_equal({ "label" => nil, "retries" => 3, "tags" => { "a" => 1 } }, decoded.to_h)
+    error = assert_raises(ArgumentError) { settings.decode({ "retries" => 1 }) }
+    assert_equal '/: missing required property "label"', error.message
+  end
+
   def test_definition_errors_are_clear
     error = assert_raises(PhaseoAgentSdk::DefinitionError) { PhaseoAgentSdk::Params.define { param :when, Time } }
     assert_includes error.message, "param :when: unsupported type Time"
