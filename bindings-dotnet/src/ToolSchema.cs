@@ -181,11 +181,18 @@ namespace PhaseoAgentSdk
         // A type of the framework (DateTime, Guid, Uri, ...) is not read as an object of its
         // properties: its JSON form is not its properties.
         internal static bool IsObject(Type t) =>
-            !(t.Namespace ?? "").StartsWith("System", StringComparison.Ordinal) && (t.IsClass || (t.IsValueType && !t.IsPrimitive && !t.IsEnum)) && t != typeof(string) && t != typeof(object)
+            !IsFramework(t) && (t.IsClass || (t.IsValueType && !t.IsPrimitive && !t.IsEnum)) && t != typeof(string) && t != typeof(object)
             && t != typeof(decimal) && Nullable.GetUnderlyingType(t) == null && ToolSchema.ItemType(t) == null
             && ToolSchema.MapValueType(t) == null && !typeof(Delegate).IsAssignableFrom(t);
 
         internal static List<Member> Of(Type type) => cache.GetOrAdd(type, Read);
+
+        static bool IsFramework(Type t)
+        {
+            var ns = t.Namespace ?? "";
+            return ns == "System" || ns.StartsWith("System.", StringComparison.Ordinal)
+                || ns == "Microsoft" || ns.StartsWith("Microsoft.", StringComparison.Ordinal);
+        }
 
         static List<Member> Read(Type type)
         {
