@@ -36,7 +36,7 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 # Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
 # The packages are built in the `dist-test` profile: the release profile's fat LTO is for
 # `make dist` alone. `fresh-machine-check` comes last, once every suite has installed what it needs.
-TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
+TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff typed-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
 test:
 	MAKE="$(MAKE)" DIST_PROFILE=dist-test scripts/timed-make.sh $(TEST_TARGETS)
 
@@ -199,6 +199,13 @@ trace-handoff: python node ruby php $(VENV)/.otel
 # (a throwaway server of its own).
 store-handoff: python node kotlin ruby
 	tests/store-handoff/run.sh
+
+# Tools from host types across languages (docs/behaviour.md §20): a typed tool's run paused for
+# approval by one language is continued by another with its own typed definition of the tool
+# (every ordered pair of Ruby, C#, PHP and Java).
+.PHONY: typed-handoff
+typed-handoff: ruby csharp-test-build php kotlin
+	tests/typed-handoff/run.sh
 
 # MCP across languages: a run paused on an approval-gated MCP call by one
 # language is continued by another, which calls the server itself (every ordered pair of
@@ -412,7 +419,7 @@ ruby-gem: ruby-deps $(if $(DIST_READY),,dist)
 .PHONY: csharp-deps csharp csharp-test-build csharp-tests csharp-conformance
 DOTNET_OUT := $(CARGO_TARGET_DIR)/dotnet
 NUNIT_DLL := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
-MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll
+MCS := mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll -r:System.ComponentModel.DataAnnotations.dll
 csharp-deps:
 	scripts/system-deps.sh csharp
 csharp: csharp-deps c-abi

@@ -67,7 +67,7 @@ for expected in "$examples"/*.out; do
     php -d extension="$repo/bindings-php/php/phaseo_agent.so" \
     -d auto_prepend_file="$repo/bindings-php/php/autoload.php" "$examples/php/$name.php"
   check "$name" csharp "$examples/csharp/$class.cs" bash -c \
-    "mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll -r:'$target/dotnet/Phaseo.AgentSdk.dll' \
+    "mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll -r:System.ComponentModel.DataAnnotations.dll -r:'$target/dotnet/Phaseo.AgentSdk.dll' \
        -out:'$target/dotnet/docs/$class.exe' '$examples/csharp/$class.cs' \
      && MONO_PATH='$target/dotnet' LD_LIBRARY_PATH='$native' mono '$target/dotnet/docs/$class.exe'"
   if [ ! -e "$examples/swift/$class.swift" ]; then

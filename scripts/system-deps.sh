@@ -24,7 +24,7 @@ set -euo pipefail
 group_postgres=(postgresql)
 group_ruby=(ruby ruby-dev rake ruby-minitest libclang-dev)
 group_php=(php8.2-cli php8.2-dev phpunit libclang-dev)
-group_csharp=(mono-mcs mono-runtime nunit-console libnunit-cil-dev)
+group_csharp=(mono-mcs mono-runtime nunit-console libnunit-cil-dev libmono-system-componentmodel-dataannotations4.0-cil)
 # From the image, never installed here (see above).
 group_image=(gcc make git binutils pkgconf maven nodejs openjdk-17-jdk-headless curl unzip zip xz-utils coreutils)
 INSTALLABLE=(postgres ruby php csharp)

@@ -105,6 +105,7 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_schema_new(byte[] schema, out IntPtr schemaOut, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_schema_validate(IntPtr schema, byte[] value, IntPtr outJson, out IntPtr error);
         [DllImport(Lib)] internal static extern void phaseo_schema_free(IntPtr schema);
+        [DllImport(Lib)] internal static extern int phaseo_schema_strict(byte[] schema, out IntPtr strictOut, out IntPtr error);
 
         /// <summary>NUL-terminated UTF-8 (null stays null: a NULL pointer).</summary>
         internal static byte[] Utf8(string s)

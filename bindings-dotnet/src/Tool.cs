@@ -102,7 +102,7 @@ namespace PhaseoAgentSdk
     /// <summary>A tool the model can call (docs/behaviour.md §2). Only <see cref="Id"/> is required; a tool
     /// without <see cref="Execute"/> is a manual tool (the run pauses until the application
     /// supplies its output).</summary>
-    public sealed class Tool
+    public sealed partial class Tool
     {
         /// <summary>The name the model calls the tool by.</summary>
         public string Id { get; set; }

@@ -90,6 +90,9 @@ function phaseo_schema_check(int $schema, string $value): ?string {}
 /** Frees a schema handle. */
 function phaseo_schema_free(int $schema): void {}
 
+/** The strict form of a JSON Schema (JSON in, JSON out): every object closed, every property required, optional ones nullable. */
+function phaseo_schema_strict(string $schema): string {}
+
 /** A state's canonical JSON (throws state_invalid). */
 function phaseo_state_canonical(string $state): string {}
 

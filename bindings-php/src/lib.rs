@@ -273,6 +273,16 @@ pub fn phaseo_schema_check(schema: i64, value: String) -> PhpResult<Option<Strin
     Ok(schema.check(&value).err())
 }
 
+/// The strict form of a JSON Schema (JSON text in, JSON text out; the core's `make_strict`,
+/// docs/behaviour.md §20): every object closed, every property required, optional ones
+/// nullable.
+#[php_function]
+pub fn phaseo_schema_strict(schema: String) -> PhpResult<String> {
+    let value = phaseo_agent::parse_json_text(&schema)
+        .map_err(|e| NativeError::argument(format!("the schema is not valid JSON: {e}")))?;
+    Ok(phaseo_agent::make_strict(&value).to_string())
+}
+
 /// Frees a schema handle.
 #[php_function]
 pub fn phaseo_schema_free(schema: i64) {
@@ -383,6 +393,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_store_free))
         .function(wrap_function!(phaseo_schema_new))
         .function(wrap_function!(phaseo_schema_check))
+        .function(wrap_function!(phaseo_schema_strict))
         .function(wrap_function!(phaseo_schema_free))
         .function(wrap_function!(phaseo_state_canonical))
         .function(wrap_function!(phaseo_version))

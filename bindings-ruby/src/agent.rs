@@ -361,6 +361,13 @@ fn schema_check(ruby: &Ruby, schema: RValue, value: RValue) -> Result<Option<Str
     Ok(compiled.check(&value).err())
 }
 
+/// The strict form of a JSON Schema Hash (the core's `make_strict`, docs/behaviour.md §20):
+/// every object closed, every property required, optional ones nullable.
+fn schema_strict(ruby: &Ruby, schema: RValue) -> Result<RValue, Error> {
+    let schema = to_json(ruby, schema, "schema")?;
+    Ok(to_ruby(ruby, &phaseo_agent::make_strict(&schema)))
+}
+
 /// Reads a state (its JSON text or a Hash) and writes it back canonically (raises
 /// `state_invalid`).
 fn canonical_state(ruby: &Ruby, state: RValue) -> Result<String, Error> {
@@ -483,6 +490,7 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     token.define_method("cancel", method!(NativeCancelToken::cancel, 0))?;
     token.define_method("cancelled?", method!(NativeCancelToken::is_cancelled, 0))?;
     native.define_singleton_method("schema_check", function!(schema_check, 2))?;
+    native.define_singleton_method("schema_strict", function!(schema_strict, 1))?;
     native.define_singleton_method("canonical_state", function!(canonical_state, 1))?;
     native.define_singleton_method("to_json", function!(to_json_text, 1))?;
     native.define_singleton_method("parse_json", function!(parse_json, 1))?;

@@ -87,6 +87,34 @@ class McpTest < Minitest::Test
     agent&.close
   end
 
+  # A tool from a declared type (docs/behaviour.md §20) next to a plain tool and an MCP
+  # server's tools, in one turn.
+  def test_typed_plain_and_mcp_tools_mix
+    require_relative "typed_params"
+    typed = PhaseoAgentSdk.typed_tool(id: "file", description: "Files a tree", params: TypedParams::Category) do |tree, _rt|
+      tree.children.map(&:name)
+    end
+    plain = tool("deploy", execute: ->(input, _rt) { { deployed: input["env"] } })
+    server = PhaseoAgentSdk.mcp_stdio_server("everything", everything, ["stdio"], tool_prefix: "ev")
+    agent = PhaseoAgentSdk.create_agent(id: "mix", tools: [typed, plain], mcp_servers: [server])
+    requests = []
+    model = Object.new
+    replies = [{ tool_calls: [call("c1", "file", name: "home", children: [{ name: "mugs" }]), call("c2", "deploy", env: "prod"),
+                              call("c3", "ev_echo", message: "hi")] }, { text: "done" }]
+    model.define_singleton_method(:generate) { |request| requests << request; replies.shift }
+    result = agent.run(input: "go", client: model)
+    assert_equal "completed", result.status
+    offered = requests.first.tools
+    assert_equal TypedParams::Category.json_schema, offered.find { |t| t.id == "file" }.parameters
+    assert_includes offered.map(&:id), "ev_echo"
+    contents = tool_messages(result).map { |m| m["content"] }
+    assert_equal ["mugs"], JSON.parse(contents[0])
+    assert_equal({ "deployed" => "prod" }, JSON.parse(contents[1]))
+    assert_includes contents[2], "Echo: hi"
+  ensure
+    agent&.close
+  end
+
   def test_destructive_approval_pauses_and_a_new_agent_continues_from_json
     client = script({ tool_calls: [call("c1", "echo", text: "free"), call("c2", "delete_file", path: "a.txt")] },
                     { text: "deleted" })

@@ -205,6 +205,16 @@ impl ToolRuntime {
     }
 }
 
+/// The strict form of a JSON Schema (JSON text in and out; the core's `make_strict`,
+/// docs/behaviour.md §20): every object closed, every property required, optional ones
+/// nullable. Text that is not JSON is refused (`definition_invalid`).
+#[uniffi::export]
+pub fn schema_strict(schema_json: String) -> Result<String, PhaseoError> {
+    let schema: Value = serde_json::from_str(&schema_json)
+        .map_err(|e| PhaseoError::definition(format!("Invalid JSON Schema: not JSON ({e})")))?;
+    Ok(pa::make_strict(&schema).to_string())
+}
+
 /// A JSON Schema (JSON text) compiled by the core, as a [`Validator`]: its messages are
 /// `<JSON pointer>: <reason>`. An invalid schema is refused (`definition_invalid`).
 #[uniffi::export]

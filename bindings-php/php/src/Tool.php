@@ -32,6 +32,8 @@ namespace Phaseo\AgentSdk;
  */
 final class Tool
 {
+    use Internal\TypedToolFactory;
+
     /**
      * @param bool|callable $requireApproval true or `fn ($input, RuntimeContext $rt): bool`
      * @param array|callable|null $nextTurnParams overrides (camelCase names of docs/behaviour.md; the

@@ -11223,6 +11223,19 @@ public func jsonSchemaValidator(schemaJson: String)throws  -> Validator  {
 })
 }
 /**
+ * The strict form of a JSON Schema (JSON text in and out; the core's `make_strict`,
+ * docs/behaviour.md §20): every object closed, every property required, optional ones
+ * nullable. Text that is not JSON is refused (`definition_invalid`).
+ */
+public func schemaStrict(schemaJson: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_schema_strict(
+        FfiConverterString.lower(schemaJson),uniffiCallStatus
+    )
+})
+}
+/**
  * A store over the host's `load`/`save` accessor (the product's reference API).
  */
 public func accessorRunStore(accessor: StateJsonAccessor) -> RunStore  {
@@ -11316,6 +11329,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.contractVersionMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_json_schema_validator() != 62162) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_schema_strict() != 20674) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_accessor_run_store() != 50400) {

@@ -1268,6 +1268,11 @@ RustBuffer uniffi_phaseo_agent_uniffi_fn_method_validator_json_schema(uint64_t p
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_json_schema_validator(RustBuffer schema_json, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_SCHEMA_STRICT
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_SCHEMA_STRICT
+RustBuffer uniffi_phaseo_agent_uniffi_fn_func_schema_strict(RustBuffer schema_json, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_ACCESSOR_RUN_STORE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_ACCESSOR_RUN_STORE
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_accessor_run_store(uint64_t accessor, RustCallStatus *_Nonnull out_status
@@ -1569,6 +1574,12 @@ void ffi_phaseo_agent_uniffi_rust_future_complete_void(uint64_t handle, RustCall
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_JSON_SCHEMA_VALIDATOR
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_JSON_SCHEMA_VALIDATOR
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_json_schema_validator(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SCHEMA_STRICT
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SCHEMA_STRICT
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_schema_strict(void
     
 );
 #endif

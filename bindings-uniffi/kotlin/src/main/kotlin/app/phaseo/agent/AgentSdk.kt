@@ -47,6 +47,14 @@ class AgentSdk private constructor() {
         fun execute(input: Any?, context: RuntimeContext): Any?
     }
 
+    /** A typed tool's body: the arguments decoded into the input class, the call's runtime. */
+    @JvmSuppressWildcards
+    fun interface TypedExecutor<I, O> {
+        /** Runs the call; throwing fails it with the exception's message. */
+        @Throws(Exception::class)
+        fun execute(input: I, context: RuntimeContext): O
+    }
+
     /** Checks a value: returns the accepted (possibly transformed) value or throws. */
     @JvmSuppressWildcards
     fun interface Validator {
@@ -492,6 +500,54 @@ class AgentSdk private constructor() {
          * (docs/behaviour.md §17).
          */
         fun withDeferLoading(deferLoading: Boolean) = copy(deferLoading = deferLoading)
+
+        /**
+         * This tool with `strict: true` and its [parameters] in the core's strict form
+         * (docs/behaviour.md §12, §20): every object closed, every property required, optional
+         * ones nullable (a value the model leaves out arrives as `null`). For a tool defined
+         * from a class ([fromClass]), whose generated schema is not strict-compatible as it is.
+         */
+        fun withStrictParameters(): Tool = copy(
+            strict = true,
+            parameters = parameters?.let { schema -> javaMap(parseJson(javaCall { schemaStrict(toJsonElement(schema).toString()) })) },
+        )
+
+        companion object {
+            /**
+             * A tool whose arguments are the class [input] (a record or POJO) instead of a
+             * hand-written JSON Schema (docs/behaviour.md §20): [parameters] is
+             * [TypedSchemas.schemaOf] of it, checked by the core on every call; the arguments
+             * are then decoded into [input] (Jackson) before [execute] runs. A value that cannot
+             * be decoded is a tool input error (`Invalid tool input: <pointer>: <reason>`) that
+             * `withOnError("return-to-model")` sends back to the model. [output] gives the
+             * output schema; results are written as Jackson writes them. [execute] `null`
+             * makes a manual tool. Add the rest with the `with…` methods
+             * (`withDescription`, `withRequireApproval`, `withStrictParameters`, …).
+             */
+            @JvmStatic
+            fun <I, O> fromClass(id: String, input: Class<I>, output: Class<O>?, execute: TypedExecutor<I, O>?): Tool {
+                val schema = TypedSchemas.schemaOf(input)
+                val check = output?.let { AgentSdk.jsonSchema(TypedSchemas.schemaOf(it)) }
+                return Tool(
+                    id,
+                    execute?.let { run -> ToolExecutor { value, context -> TypedSchemas.plain(run.execute(TypedSchemas.decode(input, value), context)) } },
+                    null,
+                    schema,
+                    null,
+                ).copy(
+                    // Runs after the core checked `parameters`: what the schema cannot say (a
+                    // number's range for an `int`) is refused here, before approval or execute.
+                    inputSchema = Validator { value -> TypedSchemas.decode(input, value); value },
+                    outputSchema = check?.let { c -> Validator { value -> c.validate(TypedSchemas.plain(value)) } },
+                    onError = null,
+                )
+            }
+
+            /** [fromClass] without a declared result class (no output schema). */
+            @JvmStatic
+            fun <I> fromClass(id: String, input: Class<I>, execute: TypedExecutor<I, Any?>?): Tool =
+                fromClass(id, input, null, execute)
+        }
 
         internal fun native(): NativeTool = javaCall {
             val run = execute
