@@ -65,3 +65,14 @@ def test_nesting_deeper_than_eight_is_refused() -> None:
         agent = create_agent({"id": f"a{level}", "tools": [agent.as_tool()]})
     with pytest.raises(AgentDefinitionError, match="agents nest 9 levels deep as tools, more than 8"):
         agent.as_tool()
+
+
+def test_a_nested_agent_with_its_own_client_leaves_the_outer_script_alone() -> None:
+    nested = create_agent({"id": "researcher"})
+    own = RecordingClient([{"text": "from the nested client"}])
+    boss = create_agent({"id": "boss", "tools": [nested.as_tool(client=own)]})
+    outer = RecordingClient([calls(call("c1", "researcher", input="q")), {"text": "Done."}])
+    done = boss.run(input="go", client=outer)
+    assert done.output == "Done."
+    assert len(own.requests) == 1 and len(outer.requests) == 2
+    assert outer.requests[1]["messages"][-1]["content"] == "from the nested client"
