@@ -441,3 +441,32 @@ fn the_json_definition_form_makes_an_agent_tool() {
     };
     assert_eq!(err.code(), ErrorCode::DefinitionInvalid);
 }
+
+#[test]
+fn nested_events_reach_the_outer_stream_and_the_text_stream_stays_the_outer_runs() {
+    use futures::StreamExt;
+    let boss = outer_with(
+        agent(AgentDefinition::new("researcher").tool(echo("lookup")))
+            .as_tool(AsToolOptions::new())
+            .unwrap(),
+    );
+    let client = scripted([
+        ask("c1", "q"),
+        call("n1", "lookup", "{}"),
+        text("inner"),
+        text("outer"),
+    ]);
+    let stream = boss.stream(RunOptions::new("go", client));
+    let items: Vec<_> = block(stream.full_stream().map(|i| i.unwrap()).collect());
+    let parents: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            phaseo_agent::StreamItem::Event(e) => Some(e.parent_tool_call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(parents.iter().any(|p| p.as_deref() == Some("c1")));
+    assert!(parents.iter().any(Option::is_none));
+    let text: String = block(stream.text_stream().map(|t| t.unwrap()).collect::<Vec<_>>()).concat();
+    assert_eq!(text, "outer");
+}
