@@ -101,6 +101,7 @@ type Agent struct {
 	ptr    *C.PhaseoAgent
 	id     string
 	stores []*RunStore
+	def    AgentDefinition
 }
 
 // ID is the agent's id.
@@ -118,7 +119,7 @@ func CreateAgent(def AgentDefinition) (*Agent, error) {
 	handle := cgo.NewHandle(cbs)
 	ct := cString(text)
 	defer freeC(ct)
-	a := &Agent{id: def.ID}
+	a := &Agent{id: def.ID, def: def}
 	var store *C.PhaseoStore
 	if def.Store != nil {
 		store = def.Store.ptr
@@ -293,6 +294,9 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	}
 	if t.Parameters != nil {
 		m["parameters"] = t.Parameters
+	}
+	if t.agent != nil {
+		m["agent"] = agentJSON(t.agent, cbs)
 	}
 	if f := t.Execute; f != nil {
 		m["execute"] = cbs.add(func(c *hostCall) {

@@ -214,7 +214,10 @@ type AgentEvent struct {
 	Timestamp string         // ISO 8601 UTC time
 	Status    string         // the run status when emitted
 	StepIndex *int           // the step, for step events
-	Details   map[string]any // every other field of the event
+	// ParentToolCallID is set on the events of a nested agent's run (docs/behaviour.md
+	// §18): the outer call that runs it ("<outerCallId>/<nestedCallId>" deeper down).
+	ParentToolCallID string
+	Details          map[string]any // every other field of the event
 	// JSON is the event's canonical JSON text.
 	JSON string
 }
@@ -250,6 +253,7 @@ func parseEvent(text string) AgentEvent {
 	e.AgentID = str("agentId")
 	e.Timestamp = str("timestamp")
 	e.Status = str("status")
+	e.ParentToolCallID = str("parentToolCallId")
 	if f, ok := m["stepIndex"].(float64); ok {
 		i := int(f)
 		e.StepIndex = &i

@@ -149,6 +149,34 @@ type Tool struct {
 	// state keeps it loaded across a pause (docs/behaviour.md §17). A large tool set stays
 	// out of the prompt until the model asks for it.
 	DeferLoading bool
+	// agent is the definition an agent tool runs (Agent.AsTool).
+	agent *AgentDefinition
+}
+
+// AsToolOptions are the options of Agent.AsTool; every field is optional.
+type AsToolOptions struct {
+	// ID is the tool id (default: the agent's id).
+	ID string
+	// Description is what the model is told the tool does.
+	Description string
+	// Parameters is the tool's JSON Schema (default: one string "input").
+	Parameters map[string]any
+}
+
+// AsTool returns a tool that runs this agent (docs/behaviour.md §18): the call's "input"
+// is the nested run's input and the nested run's output is the tool's output. When the
+// nested run pauses, the outer run pauses too and lists its calls with ids
+// "<outerCallId>/<nestedCallId>"; decisions for those ids on the outer Continue go to the
+// nested run. The tool may be given further options (Timeout, RequireApproval, OnError…)
+// like any tool; it is checked when the outer agent is created (nesting deeper than 8 is
+// definition_invalid).
+func (a *Agent) AsTool(opts AsToolOptions) Tool {
+	def := a.def
+	id := opts.ID
+	if id == "" {
+		id = a.id
+	}
+	return Tool{ID: id, Description: opts.Description, Parameters: opts.Parameters, agent: &def}
 }
 
 // ToolRetry retries a tool's failed attempts (docs/behaviour.md §15): MaxAttempts counts

@@ -409,6 +409,9 @@ export interface AgentEvent {
   timestamp: string;
   status?: RunStatus;
   stepIndex?: number;
+  /** Set on the events of a nested agent's run (docs/behaviour.md §18): the outer call
+   * that runs it (`<outerCallId>/<nestedCallId>` for deeper runs). */
+  parentToolCallId?: string;
   [key: string]: unknown;
 }
 
@@ -745,6 +748,19 @@ export interface Agent<TContext = any, TOutput = unknown> {
   close(): Promise<void>;
   /** `await using agent = createAgent(...)` closes the agent at the end of the block. */
   [Symbol.asyncDispose](): Promise<void>;
+  /** A tool that runs this agent (docs/behaviour.md §18); its pauses surface on the outer
+   * run as pending calls `<outerCallId>/<nestedCallId>`. */
+  asTool(options?: AsToolOptions): Tool<{ input: string }, TOutput, TContext>;
+}
+
+/** Options of `agent.asTool`. */
+export interface AsToolOptions {
+  /** The tool id (default: the agent's id). */
+  id?: string;
+  /** What the model is told the tool does. */
+  description?: string;
+  /** The tool's JSON Schema (default: one string `input`). */
+  parameters?: Record<string, unknown>;
 }
 
 export interface RecoverOptions<TContext = unknown> extends RunOverrides {

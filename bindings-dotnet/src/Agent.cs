@@ -73,6 +73,17 @@ namespace PhaseoAgentSdk
         public LeaseConfig(TimeSpan Duration, TimeSpan RenewEvery) { this.Duration = Duration; this.RenewEvery = RenewEvery; }
     }
 
+    /// <summary>Options of <see cref="Agent.AsTool"/>; every one is optional.</summary>
+    public sealed class AsToolOptions
+    {
+        /// <summary>The tool id (default: the agent's id).</summary>
+        public string Id { get; set; }
+        /// <summary>What the model is told the tool does.</summary>
+        public string Description { get; set; }
+        /// <summary>The tool's JSON Schema (default: one string <c>input</c>).</summary>
+        public Dictionary<string, object> Parameters { get; set; }
+    }
+
     /// <summary>Defines an agent (docs/behaviour.md §3). Only <see cref="Id"/> is required.</summary>
     public sealed class AgentDefinition
     {
@@ -362,11 +373,28 @@ namespace PhaseoAgentSdk
 
         /// <summary>The agent's id.</summary>
         public string Id { get; }
+        readonly AgentDefinition definition;
+
+        /// <summary>A tool that runs this agent (docs/behaviour.md §18): the call's
+        /// <c>input</c> is the nested run's input and its output the tool's output. When the
+        /// nested run pauses, the outer run pauses too, listing its calls as
+        /// <c>&lt;outerCallId&gt;/&lt;nestedCallId&gt;</c>; decisions for those ids on the
+        /// outer continue go to the nested run. Checked when the outer agent is created
+        /// (nesting deeper than 8 is <c>definition_invalid</c>).</summary>
+        public Tool AsTool(AsToolOptions options = null)
+        {
+            options = options ?? new AsToolOptions();
+            return new Tool(options.Id ?? Id, Description: options.Description, Parameters: options.Parameters)
+            {
+                NestedAgent = definition,
+            };
+        }
 
         internal Agent(AgentDefinition def)
         {
             if (def == null) throw new ArgumentNullException(nameof(def));
             Id = def.Id;
+            definition = def;
             store = def.Store;
             var cbs = new HostObject();
             string text;

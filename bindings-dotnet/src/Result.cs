@@ -257,6 +257,9 @@ namespace PhaseoAgentSdk
         public string Status { get; }
         /// <summary>The step, where the event has one.</summary>
         public int? StepIndex { get; }
+        /// <summary>On the events of a nested agent's run (docs/behaviour.md §18): the outer
+        /// call that runs it (<c>&lt;outerCallId&gt;/&lt;nestedCallId&gt;</c> deeper down).</summary>
+        public string ParentToolCallId { get; }
         /// <summary>The other fields.</summary>
         public Dictionary<string, object> Details { get; }
         /// <summary>The event's JSON text.</summary>
@@ -269,9 +272,10 @@ namespace PhaseoAgentSdk
             Type = V.Str(m, "type"); RunId = V.Str(m, "runId"); AgentId = V.Str(m, "agentId");
             Timestamp = V.Str(m, "timestamp"); Status = V.Str(m, "status");
             if (V.Get(m, "stepIndex") != null) StepIndex = (int)V.Long(m, "stepIndex");
+            ParentToolCallId = V.Str(m, "parentToolCallId");
             var details = new Dictionary<string, object>();
             foreach (var kv in m)
-                if (kv.Key != "type" && kv.Key != "runId" && kv.Key != "agentId" && kv.Key != "timestamp" && kv.Key != "status" && kv.Key != "stepIndex")
+                if (kv.Key != "type" && kv.Key != "runId" && kv.Key != "agentId" && kv.Key != "timestamp" && kv.Key != "status" && kv.Key != "stepIndex" && kv.Key != "parentToolCallId")
                     details[kv.Key] = kv.Value;
             Details = details;
         }

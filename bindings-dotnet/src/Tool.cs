@@ -158,6 +158,8 @@ namespace PhaseoAgentSdk
         /// the state keeps it loaded across a pause (docs/behaviour.md §17). A large tool set
         /// stays out of the prompt until the model asks for it.</summary>
         public bool DeferLoading { get; set; }
+        /// <summary>The definition an agent tool runs (<see cref="Agent.AsTool"/>).</summary>
+        internal AgentDefinition NestedAgent { get; set; }
 
         /// <summary>A tool; the rest by object initializer.</summary>
         public Tool(string Id, Func<object, RuntimeContext, Task<object>> Execute = null, string Description = null,
@@ -189,6 +191,7 @@ namespace PhaseoAgentSdk
             var m = new Dictionary<string, object> { { "id", Id } };
             if (Description != null) m["description"] = Description;
             if (Parameters != null) m["parameters"] = Parameters;
+            if (NestedAgent != null) m["agent"] = NestedAgent.ToJson(cbs);
             var exec = Execute;
             if (exec != null) m["execute"] = cbs.Add(c => c.WithRuntime(1, rt => exec(HostInput(c.Arg(0)), rt)));
             if (Timeout != null) m["timeoutMs"] = Timeout.Value.TotalMilliseconds;

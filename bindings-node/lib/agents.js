@@ -101,10 +101,31 @@ function runSpec(options, p) {
 }
 
 class Agent {
-  constructor(definition, nativeAgent) {
+  constructor(definition, nativeAgent, spec) {
     this.id = definition.id;
     this.definition = definition;
     this._native = nativeAgent;
+    this._spec = spec;
+  }
+
+  /** A tool that runs this agent (docs/behaviour.md §18): `id` defaults to the agent's id,
+   * `parameters` to one string `input`; the nested run's pauses surface on the outer run
+   * as pending calls `<outerCallId>/<nestedCallId>`. */
+  asTool(options = {}) {
+    if (options === null || typeof options !== 'object') throw definitionError('asTool options must be an object {id?, description?, parameters?}');
+    for (const key of Object.keys(options)) {
+      if (key !== 'id' && key !== 'description' && key !== 'parameters') throw definitionError(`asTool: unknown key '${key}'`);
+    }
+    const id = options.id ?? this.id;
+    if (typeof id !== 'string') throw definitionError('asTool: id must be a string');
+    const spec = {
+      id,
+      description: options.description ?? undefined,
+      parameters: options.parameters === undefined || options.parameters === null ? undefined : storable(options.parameters, 'parameters'),
+      agent: this._spec,
+    };
+    const parameters = nativeCall(() => native.checkTool(spec));
+    return Object.freeze({ id, description: spec.description ?? '', parameters, agent: this, [SPEC]: spec });
   }
 
   /** Stops the agent's MCP servers (stdio children end, HTTP sessions close); a later run
@@ -281,7 +302,7 @@ function createAgent(definition) {
   };
   const store = definition.store === undefined || definition.store === null ? undefined : nativeStore(definition.store, 'store', null);
   const nativeAgent = nativeCall(() => new native.NativeAgent(spec, store));
-  return new Agent({ ...definition, tools }, nativeAgent);
+  return new Agent({ ...definition, tools }, nativeAgent, spec);
 }
 
 function leaseSpec(lease) {

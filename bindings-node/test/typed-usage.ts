@@ -262,3 +262,16 @@ export function traced(): Promise<void> {
   enableTracing();
   return flushTracing().then(() => shutdownTracing());
 }
+
+// Agents as tools (docs/behaviour.md §18): the tool another agent takes; nested events name
+// their parent call.
+import { type AsToolOptions, type Tool as AgentAsTool } from '@phaseo/agent-sdk';
+export async function agentAsTool(): Promise<string | undefined> {
+  const nested = createAgent({ id: 'researcher' });
+  const options: AsToolOptions = { id: 'research', description: 'Researches', parameters: { type: 'object' } };
+  const tool: AgentAsTool = nested.asTool(options);
+  const outer = createAgent({ id: 'boss', tools: [tool, nested.asTool()] });
+  let parent: string | undefined;
+  await outer.run({ input: 'x', client: createScriptedClient([{ text: 'hi' }]), onEvent: (e) => { parent = e.parentToolCallId; } });
+  return parent;
+}

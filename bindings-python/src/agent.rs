@@ -635,6 +635,30 @@ impl PyAgent {
         self.agent.id()
     }
 
+    /// A tool that runs this agent (docs/behaviour.md §18); `client`: the nested runs' own
+    /// model client (default: the outer run's).
+    #[pyo3(signature = (id=None, description=None, parameters=None, client=None))]
+    fn as_tool(
+        &self,
+        py: Python<'_>,
+        id: Option<String>,
+        description: Option<String>,
+        parameters: Option<&Bound<'_, PyAny>>,
+        client: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTool> {
+        let mut options = phaseo_agent::AsToolOptions::new();
+        options.id = id;
+        options.description = description;
+        if let Some(p) = parameters.filter(|p| !p.is_none()) {
+            options.parameters = Some(arg_value(p, "parameters")?);
+        }
+        if let Some(c) = client.filter(|c| !c.is_none()) {
+            options.client = Some(client_from_py(c)?);
+        }
+        let tool = self.agent.as_tool(options).map_err(|e| to_pyerr(py, e))?;
+        Ok(PyTool { tool })
+    }
+
     /// Stops the agent's MCP servers (blocking, without the GIL). A later run starts
     /// them again.
     fn close(&self, py: Python<'_>) {

@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from phaseo_agent import (
     RunOverrides,
+    Tool,
     AgentLease,
     AgentLeaseLostError,
     AgentStoreError,
@@ -211,3 +212,11 @@ def mcp_servers() -> str:
 
     del later
     return f"{files.name} {remote.transport}"
+
+
+def agent_as_tool() -> str:
+    """``Agent.as_tool`` (docs/behaviour.md §18) gives a tool another agent takes."""
+    nested = create_agent(id="researcher")
+    tool: Tool = nested.as_tool(id="research", description="Researches", parameters={"type": "object"})
+    outer = create_agent(id="boss", tools=[tool, nested.as_tool()])
+    return outer.id

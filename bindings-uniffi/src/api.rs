@@ -519,6 +519,30 @@ impl Agent {
         self.agent.id().to_owned()
     }
 
+    /// A tool that runs this agent (docs/behaviour.md §18): `id` defaults to the agent's
+    /// id, `parameters_json` to one string `input`, which is the nested run's input; the
+    /// nested run's output is the tool's output. When the nested run pauses, the outer run
+    /// pauses too, listing its calls as `<outerCallId>/<nestedCallId>`.
+    #[uniffi::method(default(id = None, description = None, parameters_json = None))]
+    pub fn as_tool(
+        &self,
+        id: Option<String>,
+        description: Option<String>,
+        parameters_json: Option<String>,
+    ) -> Result<Arc<Tool>, PhaseoError> {
+        let mut options = pa::AsToolOptions::new();
+        options.id = id;
+        options.description = description;
+        if let Some(text) = parameters_json {
+            let value = crate::traits::parse_json(&text, "parameters")
+                .map_err(|e| pa::AgentError::definition_invalid(e.message))?;
+            options.parameters = Some(value);
+        }
+        Ok(Arc::new(Tool {
+            tool: self.agent.as_tool(options)?,
+        }))
+    }
+
     /// Runs until the run completes, stops, pauses, fails or is cancelled. A failed run
     /// throws its error carrying the failed state. Cancelling the awaiting coroutine cancels
     /// the run.

@@ -245,6 +245,9 @@ pub struct AgentEvent {
     pub step_index: Option<usize>,
     /// Type-specific fields.
     pub data: EventData,
+    /// For an event of a nested agent's run (docs/behaviour.md §18): the id of the outer
+    /// call that runs it (`<outerCallId>/<nestedCallId>` for deeper runs).
+    pub parent_tool_call_id: Option<Arc<str>>,
 }
 
 impl AgentEvent {
@@ -276,6 +279,9 @@ impl Serialize for AgentEvent {
         }
         if let Some(i) = self.step_index {
             m.serialize_entry("stepIndex", &i)?;
+        }
+        if let Some(parent) = &self.parent_tool_call_id {
+            m.serialize_entry("parentToolCallId", &**parent)?;
         }
         match &self.data {
             EventData::None => {}

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod agent_tool;
 mod checked_agent;
 pub mod clients;
 pub mod controls;
@@ -68,6 +69,7 @@ pub mod truncate;
 pub mod turn;
 
 pub use agent::{create_agent, Agent, AgentDefinition};
+pub use agent_tool::{default_agent_tool_parameters, AsToolOptions, MAX_AGENT_NESTING};
 pub use async_trait::async_trait;
 #[cfg(feature = "http")]
 pub use clients::{GatewayClient, HttpClientOptions, OpenAICompatibleClient};

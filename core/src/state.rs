@@ -267,9 +267,14 @@ pub struct Pause {
     pub requested_at: String,
     /// The pause kind.
     pub kind: PauseKind,
-    /// Calls waiting for a decision or output, in call order.
+    /// Calls waiting for a decision or output, in call order. A call of a nested agent
+    /// (docs/behaviour.md §18) is listed with the id `<outerCallId>/<nestedCallId>`.
     #[serde(default)]
     pub pending_tool_calls: Vec<PendingToolCall>,
+    /// The paused runs of agent tools, by the outer call's id: each nested run's
+    /// canonical state, continued when the decisions for its calls arrive.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub nested_runs: std::collections::BTreeMap<String, Value>,
 }
 
 /// The error of a failed (or cancelled) run, as stored in the state.
@@ -903,10 +908,23 @@ impl RunResult {
                         step.step_index, run.step_count
                     )));
                 }
+                let is_call = |id: &str| step.tool_calls.iter().any(|c| c.id == id);
+                if let Some(id) = pause.nested_runs.keys().find(|id| !is_call(id)) {
+                    return Err(AgentError::state_invalid(format!(
+                        "Invalid state: nested run of {id}, which is not a call of the paused step"
+                    )));
+                }
+                let nested_call = |id: &str| {
+                    pause.nested_runs.keys().any(|k| {
+                        id.strip_prefix(k.as_str())
+                            .and_then(|rest| rest.strip_prefix('/'))
+                            .is_some_and(|rest| !rest.is_empty())
+                    })
+                };
                 if let Some(p) = pause
                     .pending_tool_calls
                     .iter()
-                    .find(|p| !step.tool_calls.iter().any(|c| c.id == p.call.id))
+                    .find(|p| !is_call(&p.call.id) && !nested_call(&p.call.id))
                 {
                     return Err(AgentError::state_invalid(format!(
                         "Invalid state: pending call {} is not a call of the paused step",

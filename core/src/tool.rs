@@ -157,6 +157,8 @@ pub struct Tool {
     pub(crate) problems: Vec<String>,
     /// Set on the tools listed from an MCP server (their spans say so).
     pub(crate) mcp: Option<Arc<McpOrigin>>,
+    /// The agent an agent tool runs (docs/behaviour.md §18).
+    pub(crate) nested: Option<Arc<crate::agent_tool::NestedAgent>>,
 }
 
 /// The MCP server a listed tool comes from.
@@ -329,6 +331,7 @@ impl Tool {
             retry: None,
             problems: Vec::new(),
             mcp: None,
+            nested: None,
         };
         if tool.id.is_empty() {
             tool.problems.push("id must not be empty".to_owned());

@@ -33,7 +33,7 @@ const AGENT_KEYS = new Set([
   'stateSecret', 'toolChoice', 'parallelToolCalls', 'activeTools',
 ]);
 const TOOL_KEYS = new Set([
-  'id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs',
+  'id', 'description', 'asAgent', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs',
   'onError', 'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled',
   'onResponseReceived', 'behavior', 'asGenerator', 'async', 'strict', 'inputExamples',
   'maxCalls', 'retry', 'deferLoading',
@@ -492,13 +492,26 @@ function buildTool(spec, obs) {
   return sdk.defineTool(definition);
 }
 
+/** `{id, description?, asAgent: {agent, tools}}`: the nested agent built like the case's
+ * own and registered with `asTool` (docs/behaviour.md §18). */
+function agentTool(spec, obs) {
+  checkKeys(spec, new Set(['id', 'description', 'asAgent']), 'tool');
+  checkKeys(spec.asAgent, new Set(['agent', 'tools']), 'asAgent');
+  const nested = buildAgent(spec.asAgent, obs);
+  if (nested instanceof Error) throw nested;
+  const options = {};
+  if (spec.id !== undefined) options.id = spec.id;
+  if (spec.description !== undefined) options.description = spec.description;
+  return nested.asTool(options);
+}
+
 function buildAgent(caseDoc, obs) {
   const a = caseDoc.agent;
   if (!isObject(a)) throw new CaseError('case without agent');
   checkKeys(a, AGENT_KEYS, 'agent');
   let tools;
   try {
-    tools = (caseDoc.tools ?? []).map((t) => buildTool(t, obs));
+    tools = (caseDoc.tools ?? []).map((t) => (isObject(t) && t.asAgent !== undefined ? agentTool(t, obs) : buildTool(t, obs)));
   } catch (e) {
     if (e instanceof sdk.AgentError) return e;
     throw e;

@@ -35,7 +35,7 @@ const CASE_KEYS = ['name', 'description', 'agent', 'tools', 'model', 'steps', 'e
 const AGENT_KEYS = ['id', 'model', 'instructions', 'maxSteps', 'stopWhen', 'modelRetry', 'toolExecution', 'temperature',
     'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret', 'toolChoice',
     'parallelToolCalls', 'activeTools'];
-const TOOL_KEYS = ['id', 'description', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs', 'onError',
+const TOOL_KEYS = ['id', 'description', 'asAgent', 'parameters', 'inputSchema', 'outputSchema', 'eventSchema', 'timeoutMs', 'onError',
     'requireApproval', 'nextTurnParams', 'manual', 'onToolCalled', 'onResponseReceived', 'behavior', 'asGenerator', 'async',
     'strict', 'inputExamples', 'maxCalls', 'retry', 'deferLoading'];
 const MODEL_ENTRY_KEYS = ['text', 'toolCalls', 'usage', 'cost', 'finishReason', 'fail'];
@@ -501,6 +501,19 @@ function schema_value(mixed $v): array|bool
     return is_bool($v) ? $v : (array) json_decode(encode_json($v), true);
 }
 
+/** `{id, description?, asAgent: {agent, tools}}`: the nested agent built like the case's own
+ * and registered with asTool (docs/behaviour.md §18). */
+function agent_tool(array $spec, Observations $obs): Tool
+{
+    check_keys($spec, ['id', 'description', 'asAgent'], 'tool');
+    check_keys($spec['asAgent'], ['agent', 'tools'], 'asAgent');
+    $nested = build_agent($spec['asAgent'], $obs);
+    if ($nested instanceof AgentError) {
+        throw $nested;
+    }
+    return $nested->asTool(id: $spec['id'] ?? null, description: $spec['description'] ?? null);
+}
+
 function build_agent(array $c, Observations $obs): Agent|AgentError
 {
     $a = $c['agent'] ?? null;
@@ -509,7 +522,10 @@ function build_agent(array $c, Observations $obs): Agent|AgentError
     }
     check_keys($a, AGENT_KEYS, 'agent');
     try {
-        $tools = array_map(static fn ($t) => build_tool($t, $obs), $c['tools'] ?? []);
+        $tools = array_map(
+            static fn ($t) => is_array($t) && array_key_exists('asAgent', $t) ? agent_tool($t, $obs) : build_tool($t, $obs),
+            $c['tools'] ?? [],
+        );
         return AgentSdk::createAgent(new AgentDefinition(
             id: $a['id'],
             model: $a['model'] ?? null,

@@ -67,7 +67,7 @@ AGENT_KEYS = {
     "stateSecret", "toolChoice", "parallelToolCalls", "activeTools",
 }
 TOOL_KEYS = {
-    "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
+    "id", "description", "asAgent", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
     "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
     "maxCalls", "retry", "deferLoading",
@@ -526,6 +526,17 @@ def build_tool(spec: Dict[str, Any], obs: Observations) -> Any:
     ))
 
 
+def agent_tool(spec: Dict[str, Any], obs: Observations) -> Any:
+    """`{id, description?, asAgent: {agent, tools}}`: the nested agent built like the case's
+    own and registered with `as_tool` (docs/behaviour.md §18)."""
+    check_keys(spec, {"id", "description", "asAgent"}, "tool")
+    check_keys(spec["asAgent"], {"agent", "tools"}, "asAgent")
+    nested = build_agent(spec["asAgent"], obs)
+    if isinstance(nested, AgentError):
+        raise nested
+    return nested.as_tool(id=spec.get("id"), description=spec.get("description"))
+
+
 def build_agent(case: Dict[str, Any], obs: Observations) -> Any:
     """The case's agent, or the AgentError with which the binding refused its definition."""
     a = case.get("agent")
@@ -533,7 +544,8 @@ def build_agent(case: Dict[str, Any], obs: Observations) -> Any:
         raise CaseError("case without agent")
     check_keys(a, AGENT_KEYS, "agent")
     try:
-        tools = [build_tool(t, obs) for t in case.get("tools") or []]
+        tools = [agent_tool(t, obs) if isinstance(t, dict) and "asAgent" in t else build_tool(t, obs)
+                 for t in case.get("tools") or []]
     except AgentError as e:
         return e
     definition: Dict[str, Any] = {

@@ -19,7 +19,7 @@ class CaseError < StandardError; end
 CASE_KEYS = %w[name description agent tools model steps expectDefinitionError].freeze
 AGENT_KEYS = %w[id model instructions maxSteps stopWhen modelRetry toolExecution temperature maxOutputTokens
                 topP outputSchema requireApproval humanReview stateSecret toolChoice parallelToolCalls activeTools].freeze
-TOOL_KEYS = %w[id description parameters inputSchema outputSchema eventSchema timeoutMs onError requireApproval
+TOOL_KEYS = %w[id description asAgent parameters inputSchema outputSchema eventSchema timeoutMs onError requireApproval
                nextTurnParams manual onToolCalled onResponseReceived behavior asGenerator async strict inputExamples
                maxCalls retry deferLoading].freeze
 MODEL_ENTRY_KEYS = %w[text toolCalls usage cost finishReason fail].freeze
@@ -315,13 +315,24 @@ def tool_retry(value)
   PhaseoAgentSdk::ToolRetry.new(max_attempts: value["maxAttempts"], backoff_ms: value["backoffMs"])
 end
 
+# `{id, description?, asAgent: {agent, tools}}`: the nested agent built like the case's own
+# and registered with `as_tool` (docs/behaviour.md §18).
+def agent_tool(spec, obs)
+  check_keys(spec, %w[id description asAgent], "tool")
+  check_keys(spec["asAgent"], %w[agent tools], "asAgent")
+  nested = build_agent(spec["asAgent"], obs)
+  raise nested if nested.is_a?(PhaseoAgentSdk::AgentError)
+
+  nested.as_tool(id: spec["id"], description: spec["description"])
+end
+
 def build_agent(c, obs)
   a = c["agent"]
   raise CaseError, "case without agent" unless a.is_a?(Hash)
 
   check_keys(a, AGENT_KEYS, "agent")
   begin
-    tools = (c["tools"] || []).map { |t| build_tool(t, obs) }
+    tools = (c["tools"] || []).map { |t| t.is_a?(Hash) && t.key?("asAgent") ? agent_tool(t, obs) : build_tool(t, obs) }
     definition = {
       id: a["id"], tools: tools, tool_choice: snake_choice(a["toolChoice"]), parallel_tool_calls: a["parallelToolCalls"],
       active_tools: deep_copy(a["activeTools"]), model: a["model"], instructions: a["instructions"],

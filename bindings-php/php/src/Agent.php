@@ -48,6 +48,23 @@ final class Agent
         }
     }
 
+    /**
+     * A tool that runs this agent (docs/behaviour.md §18): `id` defaults to the agent's id,
+     * `parameters` to one string `input`, which is the nested run's input; the nested run's
+     * output is the tool's output. When the nested run pauses, the outer run pauses too,
+     * listing its calls as `<outerCallId>/<nestedCallId>`; decisions for those ids on the
+     * outer continue go to the nested run.
+     */
+    public function asTool(?string $id = null, ?string $description = null, ?array $parameters = null): Tool
+    {
+        return new Tool(
+            id: $id ?? $this->definition->id,
+            description: $description,
+            parameters: $parameters,
+            agent: $this->definition,
+        );
+    }
+
     public function __destruct()
     {
         if (isset($this->handle)) {

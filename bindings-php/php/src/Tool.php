@@ -58,6 +58,8 @@ final class Tool
         public readonly ?int $maxCalls = null,
         public readonly ?ToolRetry $retry = null,
         public readonly ?bool $deferLoading = null,
+        /** The definition an agent tool runs (set by Agent::asTool, docs/behaviour.md §18). */
+        public readonly ?AgentDefinition $agent = null,
     ) {
         if ($execute !== null && !is_callable($execute)) {
             throw new DefinitionError(

@@ -310,6 +310,17 @@ class Agent:
         """The agent id."""
         return self._native.id
 
+    def as_tool(self, *, id: Optional[str] = None, description: Optional[str] = None,
+                parameters: Optional[Dict[str, Any]] = None, client: Any = None) -> Tool:
+        """A tool that runs this agent (docs/behaviour.md §18): ``id`` defaults to the
+        agent's id and ``parameters`` to one string ``input``, which is the nested run's
+        input; the nested run's output is the tool's output. When the nested run pauses,
+        the outer run pauses too, listing its calls as ``"<outer call id>/<nested call
+        id>"``; decisions for those ids on the outer ``continue_run`` go to the nested run.
+        ``client`` gives the nested runs a model client of their own (default: the outer
+        run's)."""
+        return self._native.as_tool(id, description, parameters, client)
+
     def run(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
             store: Any = None, state: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Runs the agent until it completes, stops, pauses, is cancelled or fails (then an

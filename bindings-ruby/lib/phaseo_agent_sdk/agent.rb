@@ -27,6 +27,7 @@ module PhaseoAgentSdk
       @callables = []
       store = definition.delete(:store)
       store = AccessorRunStore.new(store) if store && !store.is_a?(RunStore)
+      @definition = definition
       spec = agent_spec(definition)
       @native = Internal.native { Native::Agent.new(spec, store&.native) }
       # The registry holds this agent's callables until the agent is collected.
@@ -53,6 +54,26 @@ module PhaseoAgentSdk
       call(client, on_event, cancel, overrides,
            decided(approvals, rejections, tool_outputs, responses, human_input, context),
            { "run_id" => run_id && Internal.name(run_id, "run_id") }, state_arg(state))
+    end
+
+    # The agent's id.
+    def id
+      @definition[:id]
+    end
+
+    # A tool that runs this agent (docs/behaviour.md §18): `id` defaults to the agent's id,
+    # `parameters` to one string `"input"`, which is the nested run's input; the nested
+    # run's output is the tool's output. When the nested run pauses, the outer run pauses
+    # too, listing its calls as `"<outer call id>/<nested call id>"`; decisions for those
+    # ids on the outer `continue_run` go to the nested run.
+    def as_tool(id: nil, description: nil, parameters: nil)
+      Tool.new(id: id || self.id, description: description, parameters: parameters, agent: self)
+    end
+
+    # The definition an agent tool of another agent runs (its functions are registered by
+    # that agent).
+    def nested_definition
+      @definition
     end
 
     # Stops the agent's MCP servers.
@@ -207,8 +228,15 @@ module PhaseoAgentSdk
         "nextTurnParams" => ntp.respond_to?(:call) ? fn(ntp) : Internal.stringify(ntp, "next_turn_params"),
         "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples, "input_examples"),
         "maxCalls" => tool.max_calls, "retry" => retry_spec(tool.retry),
-        "deferLoading" => tool.defer_loading
+        "deferLoading" => tool.defer_loading,
+        "agent" => tool.agent && nested_spec(tool.agent)
       }.compact
+    end
+
+    def nested_spec(agent)
+      raise ArgumentError, "a tool's agent must be a PhaseoAgentSdk::Agent (see Agent#as_tool), got #{agent.class}" unless agent.is_a?(Agent)
+
+      agent_spec(agent.nested_definition)
     end
 
     # A tool's `retry:` (a ToolRetry or a Hash of its keywords) in the core's format; the

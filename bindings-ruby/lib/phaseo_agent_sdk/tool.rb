@@ -14,10 +14,11 @@ module PhaseoAgentSdk
   # `tool_search` (which the core then offers after the other tools) finds it; from the next
   # model request on it is offered to the end of the run, and the state keeps it loaded
   # (`loadedTools`) across a pause and continue (docs/behaviour.md §17).
+  # `agent`: the Agent an agent tool runs, set by `Agent#as_tool` (docs/behaviour.md §18).
   Tool = Struct.new(:id, :execute, :description, :parameters, :timeout_ms, :input_schema,
                     :output_schema, :event_schema, :require_approval, :on_tool_called,
                     :on_response_received, :next_turn_params, :on_error, :strict,
-                    :input_examples, :max_calls, :retry, :defer_loading, keyword_init: true)
+                    :input_examples, :max_calls, :retry, :defer_loading, :agent, keyword_init: true)
 
   # How a tool's failed call is tried again: `ToolRetry.new(max_attempts: 3, backoff_ms: 100)`.
   # `max_attempts` counts every attempt (the first included); the n-th retry waits

@@ -61,7 +61,27 @@ impl Emitter {
             status,
             step_index,
             data: data(),
+            parent_tool_call_id: None,
         };
+        self.deliver(event);
+    }
+
+    /// Delivers an event of a nested agent's run that the call `parent` runs
+    /// (docs/behaviour.md §18): its `parentToolCallId` is `parent`, or `parent/<its own>`
+    /// when it comes from deeper still.
+    pub(crate) fn forward(&self, event: &AgentEvent, parent: &str) {
+        if !self.is_active() {
+            return;
+        }
+        let mut event = event.clone();
+        event.parent_tool_call_id = Some(match &event.parent_tool_call_id {
+            Some(inner) => Arc::from(crate::agent_tool::nested_id(parent, inner)),
+            None => Arc::from(parent),
+        });
+        self.deliver(event);
+    }
+
+    fn deliver(&self, event: AgentEvent) {
         if let Some(listener) = &self.listener {
             // A panicking listener must not take the run down with it.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -3,6 +3,7 @@
 mod call_ids;
 mod durable;
 mod emitter;
+mod nested;
 mod resume;
 mod step;
 mod tools;
@@ -128,6 +129,9 @@ pub(crate) enum Start {
     AfterToolPause,
     /// Right after a continue of a review pause: stop conditions of that step first.
     AfterReviewPause,
+    /// A continue paused the run again (a nested agent's run paused once more,
+    /// docs/behaviour.md §18): nothing more to do.
+    Paused,
 }
 
 fn user_content(input: &Value) -> String {

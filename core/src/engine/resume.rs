@@ -1,6 +1,7 @@
 //! Continuing a paused run (docs/behaviour.md §4): the refusal checks, in order, then the decided calls.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -13,6 +14,7 @@ use crate::options::ContinueOptions;
 use crate::state::{
     Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, STATE_VERSION,
 };
+use crate::tool::Tool;
 
 /// What to do with each pending call, in pause order.
 pub(crate) enum Decision {
@@ -22,11 +24,107 @@ pub(crate) enum Decision {
     Supply(Value),
     /// A person's answer in the tool's place: the tool never runs.
     Respond(Value),
+    /// Continue the paused nested run of an agent tool's call (docs/behaviour.md §18)
+    /// with the decisions for its calls.
+    Nested(Box<RunResult>),
 }
 
 pub(crate) struct ResumePlan {
     review_pause: bool,
     decisions: Vec<(PendingToolCall, Decision)>,
+    /// Edited inputs of nested calls, with the nested tool that checks them.
+    nested_edits: Vec<(String, Tool, Value)>,
+}
+
+/// The paused nested run that a pending call id belongs to: the outer call id, the rest
+/// of the id, and the nested run's state (`None`: a call of this run itself).
+fn nested_run_of<'a>(state: &'a RunResult, id: &'a str) -> Option<(&'a str, &'a str, &'a Value)> {
+    let pause = state.run.pause.as_ref()?;
+    pause.nested_runs.iter().find_map(|(outer, value)| {
+        let rest = id.strip_prefix(outer.as_str())?.strip_prefix('/')?;
+        Some((outer.as_str(), rest, value))
+    })
+}
+
+fn nested_state_invalid(outer: &str, m: impl std::fmt::Display) -> AgentError {
+    AgentError::state_invalid(format!("Invalid state: nested run of call {outer}: {m}"))
+}
+
+/// The agent tool of the paused step's call `outer` and its nested run's state.
+fn nested_parts(
+    agent: &AgentInner,
+    state: &RunResult,
+    outer: &str,
+    value: &Value,
+) -> Result<(Arc<AgentInner>, RunResult), AgentError> {
+    let name = state
+        .step_results
+        .last()
+        .and_then(|s| s.tool_calls.iter().find(|c| c.id == outer))
+        .map(|c| c.name.as_str())
+        .unwrap_or_default();
+    let Some(nested) = agent.tool(name).and_then(|t| t.nested.as_ref()) else {
+        return Err(nested_state_invalid(
+            outer,
+            format!("tool '{name}' is not an agent tool of this agent"),
+        ));
+    };
+    let inner = RunResult::from_value(value.clone())
+        .map_err(|e| nested_state_invalid(outer, e.message()))?;
+    if inner.run.agent_id != nested.agent.def.id {
+        return Err(nested_state_invalid(
+            outer,
+            format!(
+                "it belongs to {}, not {}",
+                inner.run.agent_id, nested.agent.def.id
+            ),
+        ));
+    }
+    Ok((nested.agent.clone(), inner))
+}
+
+/// The tool a pending call is for, following nested runs (docs/behaviour.md §18);
+/// `None`: the tool is not defined.
+fn pending_tool(
+    agent: &AgentInner,
+    state: &RunResult,
+    id: &str,
+    name: &str,
+) -> Result<Option<Tool>, AgentError> {
+    match nested_run_of(state, id) {
+        None => Ok(agent.tool(name).cloned()),
+        Some((outer, rest, value)) => {
+            let (nested, inner) = nested_parts(agent, state, outer, value)?;
+            pending_tool(&nested, &inner, rest, name)
+        }
+    }
+}
+
+/// Each paused nested run's calls must be exactly those the outer pause lists under its
+/// call id: stored data cannot add, drop or change a nested decision.
+fn check_nested_runs(agent: &AgentInner, state: &RunResult) -> Result<(), AgentError> {
+    let Some(pause) = state.run.pause.as_ref() else {
+        return Ok(());
+    };
+    for (outer, value) in &pause.nested_runs {
+        let (_, inner) = nested_parts(agent, state, outer, value)?;
+        let listed: Vec<&PendingToolCall> = pause
+            .pending_tool_calls
+            .iter()
+            .filter(|p| nested_run_of(state, &p.call.id).is_some_and(|(o, _, _)| o == outer))
+            .collect();
+        let surfaced = super::nested::surfaced(outer, &inner);
+        if inner.run.status != RunStatus::WaitingForHuman
+            || listed.len() != surfaced.len()
+            || listed.iter().zip(&surfaced).any(|(a, b)| *a != b)
+        {
+            return Err(nested_state_invalid(
+                outer,
+                "its pending calls are not the ones the pause lists",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// All refusal checks, in the order of docs/behaviour.md §4; nothing runs unless every check passes.
@@ -79,8 +177,10 @@ fn check(
         return Ok(ResumePlan {
             review_pause: true,
             decisions: Vec::new(),
+            nested_edits: Vec::new(),
         });
     }
+    check_nested_runs(agent, state)?;
     let pending: HashMap<&str, &PendingToolCall> = pause
         .pending_tool_calls
         .iter()
@@ -149,8 +249,9 @@ fn check(
         .iter()
         .map(|o| (o.tool_call_id.as_str(), &o.output))
         .collect();
+    let mut tools = Vec::with_capacity(pause.pending_tool_calls.len());
     for p in &pause.pending_tool_calls {
-        let Some(tool) = agent.tool(&p.call.name) else {
+        let Some(tool) = pending_tool(agent, state, &p.call.id, &p.call.name)? else {
             return Err(AgentError::continue_invalid(format!(
                 "Tool '{}' of pending call {} is not defined on this agent",
                 p.call.name, p.call.id
@@ -179,9 +280,11 @@ fn check(
                 p.call.id
             )));
         }
+        tools.push(tool);
     }
     let mut decisions = Vec::with_capacity(pause.pending_tool_calls.len());
-    for p in &pause.pending_tool_calls {
+    let mut nested_edits = Vec::new();
+    for (p, tool) in pause.pending_tool_calls.iter().zip(tools) {
         let id = p.call.id.as_str();
         let decision = if let Some(reason) = rejected.get(id) {
             Decision::Reject(
@@ -192,9 +295,7 @@ fn check(
         } else if let Some(output) = responses.get(id) {
             Decision::Respond((*output).clone())
         } else {
-            let manual = agent
-                .tool(&p.call.name)
-                .is_some_and(|t| t.executor.is_none());
+            let manual = tool.executor.is_none();
             match p.kind {
                 PendingKind::Approval if !approved.contains(id) => {
                     return Err(AgentError::continue_invalid(format!(
@@ -214,11 +315,35 @@ fn check(
                 },
             }
         };
-        decisions.push((p.clone(), decision));
+        match nested_run_of(state, id) {
+            None => decisions.push((p.clone(), decision)),
+            Some((outer, _, value)) => {
+                if let Decision::Execute(Some(input)) = decision {
+                    nested_edits.push((id.to_owned(), tool, input));
+                }
+                // One decision per nested run, at its first call: continue that run.
+                if !decisions.iter().any(|(d, _)| d.call.id == outer) {
+                    let (_, inner) = nested_parts(agent, state, outer, value)?;
+                    let call = state
+                        .step_results
+                        .last()
+                        .and_then(|s| s.tool_calls.iter().find(|c| c.id == outer))
+                        .cloned()
+                        .expect("checked by nested_parts");
+                    let pending = PendingToolCall {
+                        call,
+                        kind: PendingKind::Approval,
+                        reason: String::new(),
+                    };
+                    decisions.push((pending, Decision::Nested(Box::new(inner))));
+                }
+            }
+        }
     }
     Ok(ResumePlan {
         review_pause: false,
         decisions,
+        nested_edits,
     })
 }
 
@@ -239,15 +364,23 @@ pub(crate) async fn plan(
 /// runs: an invalid one refuses the continue and leaves the state as it was
 /// (docs/behaviour.md §14).
 async fn check_edits(agent: &AgentInner, plan: &mut ResumePlan) -> Result<(), AgentError> {
-    for (pending, decision) in &mut plan.decisions {
+    let own = plan.decisions.iter_mut().filter_map(|(pending, decision)| {
         let Decision::Execute(Some(input)) = decision else {
-            continue;
+            return None;
         };
-        let id = &pending.call.id;
+        let tool = agent.tool(&pending.call.name).expect("checked before");
+        Some((pending.call.id.as_str(), tool, input))
+    });
+    // A nested call's edit is checked here too, so nothing runs when it is invalid; the
+    // nested run checks it again when it continues.
+    let nested = plan
+        .nested_edits
+        .iter_mut()
+        .map(|(id, tool, input)| (id.as_str(), &*tool, input));
+    for (id, tool, input) in own.chain(nested) {
         let refuse = |m: String| {
             AgentError::continue_invalid(format!("Edited input for tool call {id} is invalid: {m}"))
         };
-        let tool = agent.tool(&pending.call.name).expect("checked before");
         crate::limits::check_value(input).map_err(|e| refuse(e.to_string()))?;
         tool.check_input(input).map_err(refuse)?;
         if let Some(validator) = &tool.input_schema {
@@ -452,6 +585,18 @@ pub(crate) async fn resolve(
         })
         .unwrap_or_default();
     let position = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
+    let nested_options: HashMap<String, ContinueOptions> = plan
+        .decisions
+        .iter()
+        .filter(|(_, d)| matches!(d, Decision::Nested(_)))
+        .map(|(p, _)| {
+            (
+                p.call.id.clone(),
+                super::nested::sub_options(&options, &p.call.id),
+            )
+        })
+        .collect();
+    let mut nested_options = nested_options;
     let edits: Vec<(String, Value)> = plan
         .decisions
         .iter()
@@ -466,11 +611,13 @@ pub(crate) async fn resolve(
         .into_iter()
         .map(|(pending, decision)| {
             let i = position(&pending.call.id);
+            let sub = nested_options.remove(&pending.call.id);
             (i, move || async move {
                 if let Some(t) = &ctx.trace {
                     let d = match (&decision, pending.kind) {
                         (Decision::Reject(_), _) => "rejected",
                         (Decision::Respond(_), _) => "responded",
+                        (Decision::Nested(_), _) => "nested",
                         (_, PendingKind::Approval) => "approved",
                         _ => "supplied",
                     };
@@ -490,13 +637,19 @@ pub(crate) async fn resolve(
                     }
                     Decision::Supply(output) => supply(ctx, scope_ref, &pending, output).await,
                     Decision::Respond(output) => respond(ctx, scope_ref, &pending, output).await,
+                    Decision::Nested(state) => {
+                        let sub = sub.expect("made for every nested decision");
+                        super::nested::resume(ctx, scope_ref, pending.call, *state, sub).await
+                    }
                 }
             })
         })
         .collect();
-    let resolved = tools::run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs)
-        .await
-        .map_err(fail_in_step(index))?;
+    let resolved = tools::run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs).await;
+    scope.settle_usage(state);
+    let mut resolved = resolved.map_err(fail_in_step(index))?;
+    let mut waiting = super::nested::Waiting::default();
+    waiting.take_paused(&mut resolved);
     // The turn's automatic results are already at the end of the conversation: take them
     // off and put every tool message of the turn back in call order.
     let tail_start = state
@@ -525,6 +678,19 @@ pub(crate) async fn resolve(
     messages.extend(state.run.messages.drain(tail_start..));
     messages.sort_by_key(|m| position(m.tool_call_id.as_deref().unwrap_or("")));
     state.run.messages.extend(messages);
+    let (pending, nested_runs) = waiting.into_parts();
+    if !pending.is_empty() {
+        // A nested run paused again: the outer call still waits, and so does the run.
+        // `humanInput` follows the turn's tool messages, so it waits for the last of them.
+        super::step::pause(
+            ctx,
+            state,
+            index,
+            super::step::tool_pause(pending, nested_runs),
+        )
+        .await?;
+        return Ok(Start::Paused);
+    }
     if let Some(text) = options.human_input {
         state.run.messages.push(Message::user(text));
     }

@@ -33,6 +33,7 @@ pub(crate) async fn drive(ctx: &RunCtx, state: &mut RunResult, start: Start) -> 
                 return Ok(());
             }
         }
+        Start::Paused => return Ok(()),
         Start::AfterReviewPause => {
             let index = state.run.step_count.saturating_sub(1);
             if let Some(reason) = check_stop(ctx, state, index).await? {
@@ -449,38 +450,38 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
         return final_answer(ctx, state, index, text).await;
     }
 
-    let pending = tools::tool_phase(ctx, state, index, parsed, &offered).await?;
+    let waiting = tools::tool_phase(ctx, state, index, parsed, &offered).await?;
+    let (pending, nested_runs) = waiting.into_parts();
     if !pending.is_empty() {
-        let kind = if pending
-            .iter()
-            .any(|p| p.kind == crate::state::PendingKind::Approval)
-        {
-            PauseKind::ToolApproval
-        } else if pending
-            .iter()
-            .any(|p| p.kind == crate::state::PendingKind::Hitl)
-        {
-            PauseKind::Hitl
-        } else {
-            PauseKind::ManualTool
-        };
-        pause(
-            ctx,
-            state,
-            index,
-            Pause {
-                id: uuid::Uuid::new_v4().to_string(),
-                reason: "Pending tool calls require input".to_owned(),
-                payload: Value::Null,
-                requested_at: now_iso(),
-                kind,
-                pending_tool_calls: pending,
-            },
-        )
-        .await?;
+        pause(ctx, state, index, tool_pause(pending, nested_runs)).await?;
         return Ok(true);
     }
     after_step(ctx, state, index, false, false).await
+}
+
+/// The pause of a tool step whose calls wait: its kind from the pending calls'
+/// (docs/behaviour.md §4), with the paused nested runs (docs/behaviour.md §18).
+pub(crate) fn tool_pause(
+    pending: Vec<crate::state::PendingToolCall>,
+    nested_runs: std::collections::BTreeMap<String, Value>,
+) -> Pause {
+    use crate::state::PendingKind;
+    let kind = if pending.iter().any(|p| p.kind == PendingKind::Approval) {
+        PauseKind::ToolApproval
+    } else if pending.iter().any(|p| p.kind == PendingKind::Hitl) {
+        PauseKind::Hitl
+    } else {
+        PauseKind::ManualTool
+    };
+    Pause {
+        id: uuid::Uuid::new_v4().to_string(),
+        reason: "Pending tool calls require input".to_owned(),
+        payload: Value::Null,
+        requested_at: now_iso(),
+        kind,
+        pending_tool_calls: pending,
+        nested_runs,
+    }
 }
 
 /// Pauses the run after a step.
@@ -572,6 +573,7 @@ fn review_pause(request: ReviewRequest) -> Pause {
         requested_at: now_iso(),
         kind: PauseKind::HumanReview,
         pending_tool_calls: Vec::new(),
+        nested_runs: Default::default(),
     }
 }
 

@@ -8,6 +8,7 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::nested::Waiting;
 use super::{fail_in_step, Failure, RunCtx};
 use crate::error::{AgentError, ErrorCode, ToolError};
 use crate::events::{EventData, EventType};
@@ -16,7 +17,7 @@ use crate::limits::check_value;
 use crate::model::ToolSpec;
 use crate::next_turn::NextTurnParams;
 use crate::state::{
-    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult,
+    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult, Usage,
 };
 use crate::tool::{Approval, OnError, Tool};
 use crate::tool_runtime::ToolRuntime;
@@ -32,6 +33,8 @@ pub(crate) struct Resolved {
     pub(crate) context_update: Option<Value>,
     /// Boxed: rarely set, and it would make every resolved call larger.
     pub(crate) next_turn: Option<Box<NextTurnParams>>,
+    /// An agent tool's nested run paused (docs/behaviour.md §18): the call waits too.
+    pub(crate) nested_pause: Option<Box<RunResult>>,
 }
 
 impl Resolved {
@@ -43,6 +46,7 @@ impl Resolved {
             preliminary: Vec::new(),
             context_update: None,
             next_turn: None,
+            nested_pause: None,
         }
     }
 }
@@ -54,6 +58,9 @@ pub(crate) struct PhaseScope {
     pub(crate) token: CancellationToken,
     /// The executor calls of the phase run one at a time (`ToolRuntime::runs_alone`).
     pub(crate) alone: std::sync::atomic::AtomicBool,
+    /// What the phase's nested agent runs spent (docs/behaviour.md §18), added to the
+    /// run's usage when the phase ends, whatever way it ends.
+    usage: std::sync::Mutex<Usage>,
 }
 
 impl PhaseScope {
@@ -63,7 +70,22 @@ impl PhaseScope {
             context: Arc::new(state.run.context.clone()),
             token: ctx.cancel.child_token(),
             alone: std::sync::atomic::AtomicBool::new(false),
+            usage: std::sync::Mutex::new(Usage::default()),
         }
+    }
+
+    /// Counts a nested run's usage.
+    pub(crate) fn add_usage(&self, usage: &Usage) {
+        self.usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(usage);
+    }
+
+    /// Adds the phase's nested usage to the run's.
+    pub(crate) fn settle_usage(&self, state: &mut RunResult) {
+        let usage = std::mem::take(&mut *self.usage.lock().unwrap_or_else(|e| e.into_inner()));
+        state.run.usage.add(&usage);
     }
 
     pub(crate) fn runtime(
@@ -247,6 +269,7 @@ pub(crate) async fn accept_result(
         preliminary,
         context_update: runtime.take_context_update(),
         next_turn,
+        nested_pause: None,
     })
 }
 
@@ -434,6 +457,9 @@ pub(crate) async fn execute_call(
     if let Some(t) = &ctx.trace {
         t.tool_started(&call, Some(tool));
     }
+    if let Some(nested) = &tool.nested {
+        return super::nested::execute(ctx, scope, tool, nested, call).await;
+    }
     let attempts = tool.retry.map_or(1, |r| r.max_attempts.max(1));
     let mut preliminary = Vec::new();
     let mut call = Some(call);
@@ -543,7 +569,7 @@ async fn run_attempt(
 
 /// Runs `work` to its end, or until `limit` elapses: then `token` is cancelled first (so
 /// the work is told why it stops), `work` is dropped and the result is `None`.
-async fn within<T>(
+pub(crate) async fn within<T>(
     limit: Option<std::time::Duration>,
     token: &CancellationToken,
     work: impl std::future::Future<Output = T>,
@@ -563,7 +589,7 @@ async fn within<T>(
 }
 
 /// `Tool <id> timed out after <ms>ms`.
-fn timeout_message(tool: &Tool) -> String {
+pub(crate) fn timeout_message(tool: &Tool) -> String {
     let ms = tool
         .timeout
         .map(|d| d.as_secs_f64() * 1000.0)
@@ -766,17 +792,17 @@ fn refused_by_budget(
     Resolved::error(call, message)
 }
 
-/// The tool phase of a step. Returns the pending calls (empty: no pause).
+/// The tool phase of a step. Returns the calls that wait (none: no pause).
 pub(crate) async fn tool_phase(
     ctx: &RunCtx,
     state: &mut RunResult,
     index: usize,
     calls: Vec<(ToolCall, Result<(), String>)>,
     offered: &Arc<Vec<ToolSpec>>,
-) -> Result<Vec<PendingToolCall>, Failure> {
+) -> Result<Waiting, Failure> {
     let scope = PhaseScope::new(ctx, state, index);
     let mut done = Vec::new();
-    let mut pending = Vec::new();
+    let mut waiting = Waiting::default();
     let mut execute = Vec::new();
     for (i, (call, args)) in calls.into_iter().enumerate() {
         if let Some(message) = over_budget(ctx, state, &call) {
@@ -789,7 +815,7 @@ pub(crate) async fn tool_phase(
             .map_err(fail_in_step(index))?
         {
             Plan::Done(r) => done.push((i, r)),
-            Plan::Pending(p) => pending.push(p),
+            Plan::Pending(p) => waiting.calls.push((i, p)),
             Plan::Execute(call) => execute.push((i, call)),
         }
     }
@@ -798,10 +824,11 @@ pub(crate) async fn tool_phase(
         .into_iter()
         .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call, false)))
         .collect();
-    let executed = run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs)
-        .await
-        .map_err(fail_in_step(index))?;
+    let executed = run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs).await;
+    scope.settle_usage(state);
+    let mut executed = executed.map_err(fail_in_step(index))?;
+    waiting.take_paused(&mut executed);
     done.extend(executed);
     apply(ctx, state, done);
-    Ok(pending)
+    Ok(waiting)
 }

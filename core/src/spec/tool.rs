@@ -16,7 +16,8 @@ enum ApprovalSpec {
 }
 
 /// The JSON form of a tool. Without `execute` the tool is external (its output is supplied
-/// on continue).
+/// on continue); with `agent` (an agent definition) it runs that agent (docs/behaviour.md
+/// §18), its `parameters` defaulting to one string `input`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ToolSpec {
@@ -39,6 +40,7 @@ pub(crate) struct ToolSpec {
     max_calls: Option<f64>,
     retry: Option<RetrySpec>,
     defer_loading: Option<bool>,
+    agent: Option<Box<Value>>,
 }
 
 /// `retry: {"maxAttempts", "backoffMs"?}` of a tool.
@@ -58,11 +60,29 @@ pub fn tool(host: &dyn HostCallbacks, value: Value) -> Result<Tool, AgentError> 
 pub(crate) fn build(host: &dyn HostCallbacks, spec: ToolSpec) -> Result<Tool, AgentError> {
     let id = spec.id;
     let bad = |e: String| invalid(format!("Invalid definition of tool '{id}': {e}"));
-    let parameters = spec.parameters.unwrap_or(Value::Null);
-    let description = spec.description.unwrap_or_default();
-    let mut tool = match spec.execute {
-        Some(cb) => Tool::with_executor(id.clone(), description, parameters, host.executor(cb.id)),
-        None => Tool::external(id.clone(), description, parameters),
+    let mut tool = match (spec.agent, spec.execute) {
+        (Some(_), Some(_)) => {
+            return Err(bad(
+                "a tool has either `execute` or `agent` (an agent tool), not both".to_owned(),
+            ))
+        }
+        (Some(agent), None) => {
+            let nested = crate::create_agent(super::agent_definition(host, *agent)?)?;
+            let mut options = crate::AsToolOptions::new().id(id.clone());
+            options.description = spec.description;
+            options.parameters = spec.parameters;
+            nested.as_tool(options)?
+        }
+        (None, execute) => {
+            let parameters = spec.parameters.unwrap_or(Value::Null);
+            let description = spec.description.unwrap_or_default();
+            match execute {
+                Some(cb) => {
+                    Tool::with_executor(id.clone(), description, parameters, host.executor(cb.id))
+                }
+                None => Tool::external(id.clone(), description, parameters),
+            }
+        }
     };
     if let Some(ms) = spec.timeout_ms {
         tool = tool.timeout_ms(ms);

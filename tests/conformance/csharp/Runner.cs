@@ -213,7 +213,7 @@ namespace PhaseoConformance
         static readonly HashSet<string> AgentKeys = U.Set("id", "model", "instructions", "maxSteps", "stopWhen", "modelRetry", "toolExecution",
             "temperature", "maxOutputTokens", "topP", "outputSchema", "requireApproval", "humanReview", "stateSecret", "toolChoice",
             "parallelToolCalls", "activeTools");
-        static readonly HashSet<string> ToolKeys = U.Set("id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema",
+        static readonly HashSet<string> ToolKeys = U.Set("id", "description", "asAgent", "parameters", "inputSchema", "outputSchema", "eventSchema",
             "timeoutMs", "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled", "onResponseReceived", "behavior",
             "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry", "deferLoading");
         static readonly HashSet<string> ModelEntryKeys = U.Set("text", "toolCalls", "usage", "cost", "finishReason", "fail");
@@ -533,6 +533,18 @@ namespace PhaseoConformance
         }
 
         /// <summary>The agent, or null and the error the binding refused the definition with.</summary>
+        // {id, description?, asAgent: {agent, tools}}: the nested agent built like the case's
+        // own and registered with AsTool (docs/behaviour.md §18).
+        static Tool AgentTool(Obj spec, Observations o)
+        {
+            U.CheckKeys(spec, U.Set("id", "description", "asAgent"), "tool");
+            var nested = U.O(spec["asAgent"]) ?? throw U.Fail("asAgent must be an object");
+            U.CheckKeys(nested, U.Set("agent", "tools"), "asAgent");
+            var agent = BuildAgent(nested, o, out var refused);
+            if (refused != null) throw refused;
+            return agent.AsTool(new AsToolOptions { Id = U.Get(spec, "id") as string, Description = U.Get(spec, "description") as string });
+        }
+
         static Agent BuildAgent(Obj c, Observations o, out AgentException refused)
         {
             refused = null;
@@ -542,7 +554,11 @@ namespace PhaseoConformance
             {
                 var def = new AgentDefinition { Id = U.Get(a, "id") as string };
                 var tools = new List<Tool>();
-                foreach (var t in U.AsList(U.Get(c, "tools"))) tools.Add(BuildTool(U.O(t) ?? throw U.Fail("tool must be an object"), o));
+                foreach (var t in U.AsList(U.Get(c, "tools")))
+                {
+                    var spec = U.O(t) ?? throw U.Fail("tool must be an object");
+                    tools.Add(spec.ContainsKey("asAgent") ? AgentTool(spec, o) : BuildTool(spec, o));
+                }
                 def.Tools = tools;
                 def.ToolChoice = U.Clone(U.Get(a, "toolChoice"));
                 if (U.Get(a, "parallelToolCalls") is bool p) def.ParallelToolCalls = p;

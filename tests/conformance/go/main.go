@@ -48,7 +48,7 @@ var (
 	agentKeys = set("id", "model", "instructions", "maxSteps", "stopWhen", "modelRetry", "toolExecution",
 		"temperature", "maxOutputTokens", "topP", "outputSchema", "requireApproval", "humanReview",
 		"stateSecret", "toolChoice", "parallelToolCalls", "activeTools")
-	toolKeys = set("id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
+	toolKeys = set("id", "description", "asAgent", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
 		"onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
 		"onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples", "maxCalls", "retry",
 		"deferLoading")
@@ -703,6 +703,25 @@ func buildTool(spec obj, o *observations) pa.Tool {
 	return pa.DefineTool(t)
 }
 
+// agentTool is {id, description?, asAgent: {agent, tools}}: the nested agent built like
+// the case's own and registered with AsTool (docs/behaviour.md §18).
+func agentTool(spec obj, nested any, o *observations) pa.Tool {
+	checkKeys(spec, set("id", "description", "asAgent"), "tool")
+	n, ok := nested.(obj)
+	if !ok {
+		fail("asAgent must be an object")
+	}
+	checkKeys(n, set("agent", "tools"), "asAgent")
+	agent, refused := buildAgent(n, o)
+	if refused != nil {
+		panic(refused)
+	}
+	opts := pa.AsToolOptions{}
+	opts.ID, _ = spec["id"].(string)
+	opts.Description, _ = spec["description"].(string)
+	return agent.AsTool(opts)
+}
+
 // buildAgent returns the agent, or the *pa.Error the binding refused the definition with.
 func buildAgent(c obj, o *observations) (agent *pa.Agent, refused *pa.Error) {
 	a, ok := c["agent"].(obj)
@@ -727,6 +746,10 @@ func buildAgent(c obj, o *observations) (agent *pa.Agent, refused *pa.Error) {
 		m, ok := t.(obj)
 		if !ok {
 			fail("tool must be an object")
+		}
+		if nested, ok := m["asAgent"]; ok {
+			def.Tools = append(def.Tools, agentTool(m, nested, o))
+			continue
 		}
 		def.Tools = append(def.Tools, buildTool(m, o))
 	}

@@ -8,8 +8,9 @@ use std::time::Duration;
 use phaseo_agent::{
     async_trait, create_agent, finish_reason_is, has_tool_call, human_review_fn, json, max_cost,
     max_duration, max_tokens_used, step_count_is, validator_fn, Agent, AgentDefinition, AgentError,
-    ApprovalPredicate, JsonSchema, ModelRetry, NextTurnParams, OnError, ReviewRequest, Role,
-    StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRetry, ToolRuntime, Validator, Value,
+    ApprovalPredicate, AsToolOptions, JsonSchema, ModelRetry, NextTurnParams, OnError,
+    ReviewRequest, Role, StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRetry,
+    ToolRuntime, Validator, Value,
 };
 
 /// What executors record during one case step.
@@ -604,7 +605,37 @@ pub fn build_agent(
         .into_iter()
         .flatten()
     {
-        def = def.tool(build_tool(t, obs)?);
+        let tool = match t.get("asAgent") {
+            None => build_tool(t, obs)?,
+            Some(nested) => match agent_tool(t, nested, obs)? {
+                Ok(tool) => tool,
+                Err(refused) => return Ok(Err(refused)),
+            },
+        };
+        def = def.tool(tool);
     }
     Ok(create_agent(def))
+}
+
+/// A tool `{"id", "description"?, "asAgent": {"agent", "tools"}}`: the nested agent built
+/// like the case's own, registered with `as_tool` (docs/behaviour.md §18).
+fn agent_tool(
+    t: &Value,
+    nested: &Value,
+    obs: &Arc<Observations>,
+) -> Result<Result<Tool, AgentError>, String> {
+    check_keys(t, &["id", "description", "asAgent"], "tool")?;
+    check_keys(nested, &["agent", "tools"], "asAgent")?;
+    let agent = match build_agent(nested, obs)? {
+        Ok(agent) => agent,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let mut options = AsToolOptions::new();
+    if let Some(id) = t.get("id").and_then(Value::as_str) {
+        options = options.id(id);
+    }
+    if let Some(d) = t.get("description").and_then(Value::as_str) {
+        options = options.description(d);
+    }
+    Ok(agent.as_tool(options))
 }

@@ -125,6 +125,7 @@ final class Spec
             'maxCalls' => $t->maxCalls,
             'retry' => $t->retry?->spec(),
             'deferLoading' => $t->deferLoading,
+            'agent' => $t->agent === null ? null : $this->agent($t->agent),
         ], static fn ($x) => $x !== null);
     }
 

@@ -627,6 +627,14 @@ fileprivate struct FfiConverterString: FfiConverter {
 public protocol AgentProtocol: AnyObject, Sendable {
     
     /**
+     * A tool that runs this agent (docs/behaviour.md §18): `id` defaults to the agent's
+     * id, `parameters_json` to one string `input`, which is the nested run's input; the
+     * nested run's output is the tool's output. When the nested run pauses, the outer run
+     * pauses too, listing its calls as `<outerCallId>/<nestedCallId>`.
+     */
+    func asTool(id: String?, description: String?, parametersJson: String?) throws  -> Tool
+    
+    /**
      * Closes the agent's MCP servers (a stdio server's process is stopped); a later run
      * starts them again. Kotlin's `use {}` / `close()` releases the agent, which also
      * stops them; this is the graceful, awaitable form.
@@ -742,6 +750,24 @@ public convenience init(definition: AgentDefinition)throws  {
 
     
 
+    
+    /**
+     * A tool that runs this agent (docs/behaviour.md §18): `id` defaults to the agent's
+     * id, `parameters_json` to one string `input`, which is the nested run's input; the
+     * nested run's output is the tool's output. When the nested run pauses, the outer run
+     * pauses too, listing its calls as `<outerCallId>/<nestedCallId>`.
+     */
+open func asTool(id: String? = nil, description: String? = nil, parametersJson: String? = nil)throws  -> Tool  {
+    return try  FfiConverterTypeTool_lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_agent_as_tool(
+            self.uniffiCloneHandle(),
+        FfiConverterOptionString.lower(id),
+        FfiConverterOptionString.lower(description),
+        FfiConverterOptionString.lower(parametersJson),uniffiCallStatus
+    )
+})
+}
     
     /**
      * Closes the agent's MCP servers (a stdio server's process is stopped); a later run
@@ -11353,6 +11379,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_tracing_shutdown() != 36342) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_as_tool() != 26226) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_close_servers() != 54538) {

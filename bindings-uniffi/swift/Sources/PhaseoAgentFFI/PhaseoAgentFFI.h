@@ -516,6 +516,11 @@ void uniffi_phaseo_agent_uniffi_fn_free_agent(uint64_t handle, RustCallStatus *_
 uint64_t uniffi_phaseo_agent_uniffi_fn_constructor_agent_new(RustBuffer definition, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_AS_TOOL
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_AS_TOOL
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_as_tool(uint64_t ptr, RustBuffer id, RustBuffer description, RustBuffer parameters_json, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CLOSE_SERVERS
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CLOSE_SERVERS
 uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_close_servers(uint64_t ptr
@@ -1622,6 +1627,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_func_tracing_flush(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_SHUTDOWN
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_TRACING_SHUTDOWN
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_tracing_shutdown(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_AS_TOOL
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_AS_TOOL
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_as_tool(void
     
 );
 #endif

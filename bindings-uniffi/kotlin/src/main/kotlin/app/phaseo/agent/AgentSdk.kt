@@ -41,6 +41,12 @@ class AgentSdk private constructor() {
 
     /** A tool's body: `(input, context) -> result` (it may block; a timeout interrupts it). */
     @JvmSuppressWildcards
+    /** The executor of a tool made by [Agent.asTool]: the core runs the nested agent. */
+    internal class NestedAgentExecutor(val tool: NativeTool) : ToolExecutor {
+        override fun execute(input: Any?, context: RuntimeContext): Any? =
+            throw UnsupportedOperationException("An agent tool runs inside an agent's run, not on its own")
+    }
+
     fun interface ToolExecutor {
         /** Runs the call; throwing fails it with the exception's message. */
         @Throws(Exception::class)
@@ -550,6 +556,7 @@ class AgentSdk private constructor() {
         }
 
         internal fun native(): NativeTool = javaCall {
+            (execute as? NestedAgentExecutor)?.let { return@javaCall it.tool }
             val run = execute
             val called = onToolCalled
             val response = onResponseReceived
@@ -1190,6 +1197,19 @@ class AgentSdk private constructor() {
     class Agent internal constructor(private val native: NativeAgent) : AutoCloseable {
         /** The agent id. */
         fun id(): String = native.id()
+
+        /**
+         * A tool that runs this agent (docs/behaviour.md §18): [id] defaults to the agent's
+         * id, [parameters] to one string `input`, which is the nested run's input; the nested
+         * run's output is the tool's output. When the nested run pauses, the outer run pauses
+         * too, listing its calls as `<outerCallId>/<nestedCallId>`; decisions for those ids
+         * on the outer continue go to the nested run.
+         */
+        @JvmOverloads
+        fun asTool(id: String? = null, description: String? = null, parameters: Map<String, Any?>? = null): Tool = javaCall {
+            val nested = native.asTool(id, description, parameters?.let { toJsonElement(it).toString() })
+            Tool(nested.id(), NestedAgentExecutor(nested), nested.description(), parameters, null)
+        }
 
         /** Runs and waits for the result. */
         fun run(options: RunOptions): RunResult = javaCall { runBlocking { runNow(options) } }

@@ -474,6 +474,17 @@ public final class JavaRunner implements Driver {
         throw new CaseError("agent requireApproval: unsupported rule " + text(rule));
     }
 
+    /** {id, description?, asAgent: {agent, tools}}: the nested agent built like the case's own
+     * and registered with asTool (docs/behaviour.md §18). */
+    private Tool agentTool(Map<String, Object> spec, JsonObject nestedJson, Observations obs) throws Exception {
+        for (String k : spec.keySet()) {
+            if (!Set.of("id", "description", "asAgent").contains(k)) throw new CaseError("tool: unsupported key \"" + k + "\"");
+        }
+        Object nested = build(nestedJson, obs);
+        if (!(nested instanceof AgentSdk.Agent)) throw new CaseError("asAgent: the nested agent was refused: " + nested);
+        return ((AgentSdk.Agent) nested).asTool((String) spec.get("id"), (String) spec.get("description"));
+    }
+
     @Override
     public Object build(JsonObject caseJson, Observations obs) throws Exception {
         Map<String, Object> c = map(java(caseJson), "case");
@@ -481,8 +492,15 @@ public final class JavaRunner implements Driver {
         try {
             List<Tool> tools = new ArrayList<>();
             Object specs = c.get("tools");
-            for (Object t : specs == null ? List.of() : list(specs, "tools")) {
-                tools.add(AgentSdk.defineTool(buildTool(map(t, "tool"), obs)));
+            List<Object> toolList = specs == null ? List.of() : list(specs, "tools");
+            for (int i = 0; i < toolList.size(); i++) {
+                Map<String, Object> spec = map(toolList.get(i), "tool");
+                if (spec.containsKey("asAgent")) {
+                    JsonObject toolJson = (JsonObject) ((kotlinx.serialization.json.JsonArray) caseJson.get("tools")).get(i);
+                    tools.add(agentTool(spec, (JsonObject) toolJson.get("asAgent"), obs));
+                    continue;
+                }
+                tools.add(AgentSdk.defineTool(buildTool(spec, obs)));
             }
             Object agentId = a.get("id");
             if (!(agentId instanceof String)) {

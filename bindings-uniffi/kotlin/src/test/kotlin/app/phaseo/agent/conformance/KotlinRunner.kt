@@ -42,7 +42,7 @@ val AGENT_KEYS = setOf(
     "stateSecret", "toolChoice", "parallelToolCalls", "activeTools",
 )
 val TOOL_KEYS = setOf(
-    "id", "description", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
+    "id", "description", "asAgent", "parameters", "inputSchema", "outputSchema", "eventSchema", "timeoutMs",
     "onError", "requireApproval", "nextTurnParams", "manual", "onToolCalled",
     "onResponseReceived", "behavior", "asGenerator", "async", "strict", "inputExamples",
     "maxCalls", "retry", "deferLoading",
@@ -561,11 +561,21 @@ fun agentApprovalOf(rule: JsonElement): suspend (ToolCallInfo, ToolContext) -> B
     throw CaseError("agent requireApproval: unsupported rule ${show(rule)}")
 }
 
+/** `{id, description?, asAgent: {agent, tools}}`: the nested agent built like the case's own
+ * and registered with `asTool` (docs/behaviour.md §18). */
+fun agentTool(spec: JsonObject, obs: Observations): Tool {
+    checkKeys(spec, setOf("id", "description", "asAgent"), "tool")
+    val nested = spec["asAgent"]?.obj ?: throw CaseError("asAgent: expected an object")
+    checkKeys(nested, setOf("agent", "tools"), "asAgent")
+    return buildAgent(nested, obs).asTool(id = spec.present("id")?.str, description = spec.present("description")?.str)
+}
+
 fun buildAgent(case: JsonObject, obs: Observations): Agent {
     val a = case["agent"]?.obj ?: throw CaseError("case without agent")
     checkKeys(a, AGENT_KEYS, "agent")
     val tools = (case["tools"] as? JsonArray ?: JsonArray(emptyList())).map {
-        buildTool(it.obj ?: throw CaseError("tool: expected an object"), obs)
+        val spec = it.obj ?: throw CaseError("tool: expected an object")
+        if ("asAgent" in spec) agentTool(spec, obs) else buildTool(spec, obs)
     }
     return createAgent(
             id = a["id"]?.str ?: throw CaseError("agent without id"),
