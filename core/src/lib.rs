@@ -39,6 +39,7 @@ pub mod events;
 pub mod exec;
 pub mod host_model;
 pub mod host_stream;
+pub mod input_path;
 pub mod json;
 pub mod json_host;
 pub mod limits;
@@ -66,6 +67,8 @@ pub mod tool_runtime;
 pub mod tool_search;
 pub mod truncate;
 pub mod turn;
+#[cfg(feature = "typed")]
+pub mod typed_tool;
 
 pub use agent::{create_agent, Agent, AgentDefinition};
 pub use async_trait::async_trait;
@@ -77,6 +80,7 @@ pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
 pub use host_model::{HostModel, HostModelFunctions};
 pub use host_stream::{host_stream, HostStreamEvent, HostStreamReceiver, HostStreamSender};
+pub use input_path::{input_problem, json_pointer, json_pointer_of_values, PathStep};
 pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};
 pub use model::{
     is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,
@@ -89,6 +93,10 @@ pub use options::{
 };
 pub use review::{human_review_fn, HumanReview, HumanReviewContext, ReviewRequest};
 pub use schema::{json_schema_validator, JsonSchema, Validator};
+/// The derive and trait a type needs for [`Tool::typed`] (re-exported so a tool's crate
+/// uses the same version).
+#[cfg(feature = "typed")]
+pub use schemars;
 pub use serde_json::{json, Value};
 pub use state::{
     Item, Message, Pause, PauseKind, PendingKind, PendingToolCall, Role, RunResult, RunStatus,
@@ -107,6 +115,8 @@ pub use tool::{
 };
 pub use tool_runtime::ToolRuntime;
 pub use turn::{TurnContext, TurnResolver, TurnValue};
+#[cfg(feature = "typed")]
+pub use typed_tool::{decode_input, schema_for_type};
 
 /// The text of a panic payload.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

@@ -157,6 +157,9 @@ pub struct Tool {
     pub(crate) problems: Vec<String>,
     /// Set on the tools listed from an MCP server (their spans say so).
     pub(crate) mcp: Option<Arc<McpOrigin>>,
+    /// `parameters` were generated from a host type (docs/behaviour.md §20): `strict(true)`
+    /// then sends their strict form.
+    pub(crate) generated_parameters: bool,
 }
 
 /// The MCP server a listed tool comes from.
@@ -329,6 +332,7 @@ impl Tool {
             retry: None,
             problems: Vec::new(),
             mcp: None,
+            generated_parameters: false,
         };
         if tool.id.is_empty() {
             tool.problems.push("id must not be empty".to_owned());
@@ -574,8 +578,12 @@ impl Tool {
 
     /// Asks the model for schema-exact arguments (docs/behaviour.md §12, OpenAI `strict`). The
     /// `parameters` must then be strict-compatible ([`crate::strict_problem`]), which is
-    /// checked when the agent is defined.
+    /// checked when the agent is defined. Parameters generated from a type
+    /// ([`Tool::typed`]) are made strict-compatible here ([`crate::make_strict`]).
     pub fn strict(mut self, strict: bool) -> Self {
+        if strict && self.generated_parameters && !self.strict {
+            self.set_parameters(crate::make_strict(&self.parameters));
+        }
         self.strict = strict;
         self
     }
