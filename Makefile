@@ -5,7 +5,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 VENV := .venvs/py
 PY := $(VENV)/bin/python
-PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 hypothesis==6.170.17
+PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 docstring-parser==0.18.0 hypothesis==6.170.17
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 # CI builds once from a clean clone: incremental caches there only cost disk and time.

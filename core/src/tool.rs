@@ -428,6 +428,7 @@ impl Tool {
 
     /// Replaces the `parameters` schema (`Value::Null` restores the default).
     pub fn parameters(mut self, parameters: Value) -> Self {
+        self.generated_parameters = false;
         self.set_parameters(parameters);
         self
     }
@@ -514,10 +515,20 @@ impl Tool {
     /// A host-native validator of the arguments, run after `parameters`; its returned value
     /// replaces the input. When `parameters` are absent and the validator can describe
     /// itself, its schema is sent to the model.
+    ///
+    /// A schema taken from the validator is generated (docs/behaviour.md §20): its `$schema`
+    /// key is left out, and with `strict` its strict form is sent ([`crate::make_strict`]).
     pub fn input_schema(mut self, validator: Arc<dyn Validator>) -> Self {
         if !self.parameters_explicit {
-            if let Some(schema) = validator.json_schema() {
+            if let Some(mut schema) = validator.json_schema() {
+                if let Value::Object(m) = &mut schema {
+                    m.remove("$schema");
+                }
+                if self.strict {
+                    schema = crate::make_strict(&schema);
+                }
                 self.set_parameters(schema);
+                self.generated_parameters = true;
             }
         }
         self.input_schema = Some(validator);

@@ -128,7 +128,6 @@ impl Tool {
             decodes: PhantomData,
         };
         let mut tool = tool.input_schema(Arc::new(decodes));
-        tool.generated_parameters = true;
         match JsonSchema::compile(&schema_for_type::<Out>()) {
             Ok(output) => tool.output_schema(Arc::new(output)),
             Err(e) => {

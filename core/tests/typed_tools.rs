@@ -252,3 +252,25 @@ fn a_manual_typed_tool_checks_the_supplied_output_against_its_type() {
         json!(["sku", "quantity"])
     );
 }
+
+#[test]
+fn a_schema_a_validator_describes_is_made_strict_on_request_in_either_order() {
+    let described = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+                           "type": "object", "properties": {"city": {"type": "string"},
+                           "days": {"type": "integer"}}, "required": ["city"]});
+    let strict_form = json!({"type": "object", "properties": {"city": {"type": "string"},
+                             "days": {"type": ["integer", "null"]}}, "required": ["city", "days"],
+                             "additionalProperties": false});
+    let validator = || phaseo_agent::json_schema_validator(&described).unwrap();
+    let before = Tool::new("a", "", Value::Null, |_, _| Ok(json!(1)))
+        .strict(true)
+        .input_schema(validator());
+    let after = Tool::new("b", "", Value::Null, |_, _| Ok(json!(1)))
+        .input_schema(validator())
+        .strict(true);
+    assert_eq!(before.parameters_schema(), &strict_form);
+    assert_eq!(after.parameters_schema(), &strict_form);
+    // Hand-written parameters are the author's: never rewritten.
+    let explicit = Tool::new("c", "", described.clone(), |_, _| Ok(json!(1))).strict(true);
+    assert_eq!(explicit.parameters_schema(), &described);
+}
