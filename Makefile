@@ -139,8 +139,9 @@ bindings-node/node_modules/.installed: bindings-node/package.json
 node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
-# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-node-tests: node mcp-servers $(VENV)/.otel
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it). The Python
+# binding too: a typed-tool test continues a run its Python twin paused.
+node-tests: node python mcp-servers $(VENV)/.otel
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 	cd bindings-node && rm -rf target-ts && node_modules/.bin/tsc -p test/tools-page.tsconfig.json && node --test target-ts/tools-page.test.js

@@ -107,7 +107,7 @@ pub use stop::{
     StopCondition, StopState,
 };
 pub use stream::{AgentStream, EventCursor, StreamItem};
-pub use strict_schema::make_strict;
+pub use strict_schema::{drop_strict_nulls, make_strict};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,

@@ -160,6 +160,9 @@ pub struct Tool {
     /// `parameters` were generated from a host type (docs/behaviour.md §20): `strict(true)`
     /// then sends their strict form.
     pub(crate) generated_parameters: bool,
+    /// The generated schema before its strict form: a `null` the strict form asked for
+    /// where this leaves the member optional is dropped before the input validator.
+    pub(crate) loose_parameters: Option<Arc<Value>>,
 }
 
 /// The MCP server a listed tool comes from.
@@ -333,6 +336,7 @@ impl Tool {
             problems: Vec::new(),
             mcp: None,
             generated_parameters: false,
+            loose_parameters: None,
         };
         if tool.id.is_empty() {
             tool.problems.push("id must not be empty".to_owned());
@@ -429,6 +433,7 @@ impl Tool {
     /// Replaces the `parameters` schema (`Value::Null` restores the default).
     pub fn parameters(mut self, parameters: Value) -> Self {
         self.generated_parameters = false;
+        self.loose_parameters = None;
         self.set_parameters(parameters);
         self
     }
@@ -525,7 +530,8 @@ impl Tool {
                     m.remove("$schema");
                 }
                 if self.strict {
-                    schema = crate::make_strict(&schema);
+                    let strict = crate::make_strict(&schema);
+                    self.loose_parameters = Some(Arc::new(std::mem::replace(&mut schema, strict)));
                 }
                 self.set_parameters(schema);
                 self.generated_parameters = true;
@@ -593,7 +599,9 @@ impl Tool {
     /// ([`Tool::typed`]) are made strict-compatible here ([`crate::make_strict`]).
     pub fn strict(mut self, strict: bool) -> Self {
         if strict && self.generated_parameters && !self.strict {
-            self.set_parameters(crate::make_strict(&self.parameters));
+            let loose = self.parameters.clone();
+            self.set_parameters(crate::make_strict(&loose));
+            self.loose_parameters = Some(Arc::new(loose));
         }
         self.strict = strict;
         self

@@ -129,8 +129,15 @@ fn the_strict_form_lists_every_field_and_admits_null_for_optional_ones() {
         schema["properties"]["gift_wrap"]["type"],
         json!(["boolean", "null"])
     );
-    // Accepted by the agent (strict tools are checked when it is defined).
-    agent(AgentDefinition::new("shop").tool(tool));
+    // Accepted by the agent (strict tools are checked when it is defined), and a null for
+    // a field with a default is that default.
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let agent = agent(AgentDefinition::new("shop").tool(place_order(ran.clone()).strict(true)));
+    let args = r#"{"customer":{"id":"C-7","name":"Ana"},"items":[{"sku":"A","quantity":1}],"shipping":"express","note":null,"gift_wrap":null}"#;
+    let client = scripted([call("c1", "place_order", args), text("placed")]);
+    let result = block_on(agent.run(RunOptions::new("order", client))).unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    assert_eq!(*ran.lock().unwrap(), vec!["Ana Express A 1 None false"]);
 }
 
 #[test]

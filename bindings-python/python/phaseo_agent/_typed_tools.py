@@ -120,18 +120,11 @@ class _Signature:
     def decode(self, tool_input: Any) -> Any:
         """The arguments as the declared types; a value that does not fit raises
         ``ValueError("<JSON pointer>: <reason>")``, a tool input error."""
-        if isinstance(tool_input, dict):
-            # The strict form sends null for a field left out: the declared default applies.
-            tool_input = {k: v for k, v in tool_input.items() if v is not None or not self._has_default(k)}
         try:
             return self.model.model_validate(tool_input)
         except self._validation_error as e:
             first = e.errors(include_url=False)[0]
             raise ValueError(_native._input_problem(list(first["loc"]), first["msg"])) from None
-
-    def _has_default(self, name: str) -> bool:
-        field = self.model.model_fields.get(name)
-        return field is not None and not field.is_required()
 
     def arguments(self, tool_input: Any, runtime: ToolRuntime) -> Dict[str, Any]:
         decoded = self.decode(tool_input)
