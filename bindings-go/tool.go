@@ -149,6 +149,10 @@ type Tool struct {
 	// state keeps it loaded across a pause (docs/behaviour.md §17). A large tool set stays
 	// out of the prompt until the model asks for it.
 	DeferLoading bool
+
+	// inputJSONSchema is InputSchema's description when NewTool generated it from a type:
+	// sent as the tool's parameters when Parameters is nil (the strict form with Strict).
+	inputJSONSchema map[string]any
 }
 
 // ToolRetry retries a tool's failed attempts (docs/behaviour.md §15): MaxAttempts counts
