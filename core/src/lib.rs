@@ -8,14 +8,31 @@
 //!
 //! ```
 //! use std::sync::Arc;
+//! use phaseo_agent::schemars::{self, JsonSchema};
 //! use phaseo_agent::{create_agent, json, AgentDefinition, ModelResponse, RunOptions,
-//!                    RunStatus, ScriptedClient, Tool};
+//!                    RunStatus, ScriptedClient, Tool, ToolError};
+//! use serde::Deserialize;
+//!
+//! /// Two numbers to add.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Add {
+//!     /// The first term.
+//!     a: i64,
+//!     /// The second term.
+//!     b: i64,
+//! }
 //!
 //! # phaseo_agent::exec::block_on(async {
-//! let add = Tool::new("add", "Adds two numbers", json!({"type": "object"}), |input, _rt| {
-//!     Ok(json!(input["a"].as_i64().unwrap() + input["b"].as_i64().unwrap()))
+//! // A tool from Rust types (docs/behaviour.md §20): the schema is `Add`'s, the arguments
+//! // arrive decoded, the result is `i64`'s JSON.
+//! let add = Tool::typed("add", "Adds two numbers", |input: Add, _rt| {
+//!     Ok::<_, ToolError>(input.a + input.b)
 //! });
-//! let agent = create_agent(AgentDefinition::new("calculator").tool(add)).unwrap();
+//! // The plain form: a written JSON Schema and JSON values.
+//! let negate = Tool::new("negate", "Negates a number",
+//!     json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+//!     |input, _rt| Ok(json!(-input["n"].as_i64().unwrap_or(0))));
+//! let agent = create_agent(AgentDefinition::new("calculator").tool(add).tool(negate)).unwrap();
 //! let client = Arc::new(ScriptedClient::from_responses([
 //!     ModelResponse::tool_calls([("c1", "add", r#"{"a":2,"b":3}"#)]),
 //!     ModelResponse::text("5"),
