@@ -146,32 +146,100 @@ func decodeInto[T any](value any) (T, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&out); err != nil {
-		return out, errorString(decodeProblem(err))
+		return out, errorString(decodeProblem(data, err))
 	}
 	return out, nil
 }
 
-// decodeProblem names where encoding/json stopped, as a JSON pointer.
-func decodeProblem(err error) string {
+// decodeProblem names where encoding/json stopped, as a JSON pointer: found from the
+// error's offset in data (encoding/json's own field path leaves out array indices and map
+// keys).
+func decodeProblem(data []byte, err error) string {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		return pointerOf(typeErr.Field) + ": expected " + typeErr.Type.String() + ", got " + typeErr.Value
+		reason := "expected " + typeErr.Type.String() + ", got " + typeErr.Value
+		if path, ok := pathAt(data, typeErr.Offset); ok {
+			return pointer(path) + ": " + reason
+		}
+		return pointer(strings.Split(typeErr.Field, ".")) + ": " + reason
 	}
 	return "/: " + strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// pointerOf turns encoding/json's dotted field path into a JSON pointer.
-func pointerOf(field string) string {
-	if field == "" {
+// pathFrame is one open object or array while walking a JSON text.
+type pathFrame struct {
+	object    bool
+	expectKey bool
+	key       string
+	index     int
+}
+
+// pathAt is the path of the value of data that starts or ends at offset.
+func pathAt(data []byte, offset int64) ([]string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var stack []pathFrame
+	current := func() []string {
+		path := make([]string, 0, len(stack))
+		for _, f := range stack {
+			if f.object {
+				path = append(path, f.key)
+			} else {
+				path = append(path, strconv.Itoa(f.index-1))
+			}
+		}
+		return path
+	}
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].expectKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
+			if key, ok := tok.(string); ok {
+				stack[n-1].key, stack[n-1].expectKey = key, false
+				continue
+			}
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if dec.InputOffset() == offset {
+				return current(), true
+			}
+			valueDone()
+			continue
+		}
+		if n := len(stack); n > 0 && !stack[n-1].object {
+			stack[n-1].index++
+		}
+		if d, ok := tok.(json.Delim); ok {
+			path := current()
+			if dec.InputOffset() == offset || dec.InputOffset()-1 == offset {
+				return path, true
+			}
+			stack = append(stack, pathFrame{object: d == '{', expectKey: d == '{'})
+			continue
+		}
+		if dec.InputOffset() == offset {
+			return current(), true
+		}
+		valueDone()
+	}
+}
+
+// pointer is the JSON pointer of path ("/" for the root).
+func pointer(path []string) string {
+	if len(path) == 0 || (len(path) == 1 && path[0] == "") {
 		return "/"
 	}
 	var b strings.Builder
-	for _, step := range strings.Split(field, ".") {
+	for _, step := range path {
 		b.WriteByte('/')
-		if _, err := strconv.Atoi(step); err == nil {
-			b.WriteString(step)
-			continue
-		}
 		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(step, "~", "~0"), "/", "~1"))
 	}
 	return b.String()
