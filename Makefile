@@ -5,7 +5,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 VENV := .venvs/py
 PY := $(VENV)/bin/python
-PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 hypothesis==6.170.17
+PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 docstring-parser==0.18.0 hypothesis==6.170.17
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 # CI builds once from a clean clone: incremental caches there only cost disk and time.
@@ -139,8 +139,9 @@ bindings-node/node_modules/.installed: bindings-node/package.json
 node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
-# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
-node-tests: node mcp-servers $(VENV)/.otel
+# Under a throwaway PostgreSQL: the run-store tests use it (and fail without it). The Python
+# binding too: a typed-tool test continues a run its Python twin paused.
+node-tests: node python mcp-servers $(VENV)/.otel
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 	cd bindings-node && rm -rf target-ts && node_modules/.bin/tsc -p test/tools-page.tsconfig.json && node --test target-ts/tools-page.test.js

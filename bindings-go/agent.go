@@ -317,7 +317,11 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 		m["onError"] = t.OnError
 	}
 	if t.InputSchema != nil {
-		m["inputSchema"] = validatorCallback(cbs, t.InputSchema)
+		spec := validatorCallback(cbs, t.InputSchema)
+		if t.inputJSONSchema != nil {
+			spec["schema"] = t.inputJSONSchema
+		}
+		m["inputSchema"] = spec
 	}
 	if t.OutputSchema != nil {
 		m["outputSchema"] = validatorCallback(cbs, t.OutputSchema)

@@ -7,6 +7,25 @@
 // The run loop is the SDK's Rust core, reached through its C ABI (cgo, static library);
 // this package adapts Go functions: every tool runs on its own goroutine.
 //
+// A tool is most simply a typed Go function (docs/behaviour.md §20): NewTool derives the
+// JSON Schema from the input struct's fields (`json` names, `jsonschema:"…"` descriptions,
+// `omitempty` for optional ones, SchemaEnum for a fixed set of values), decodes each call's
+// arguments into it (a wrong value is "Invalid tool input: <path>: <reason>", which
+// OnError "return-to-model" sends back to the model), and checks the result against the
+// output type's schema; set Strict on the tool for the strict form.
+//
+//	type Weather struct {
+//		City string `json:"city" jsonschema:"City name, e.g. Lisbon"`
+//		Days int    `json:"days,omitempty" jsonschema:"Days ahead (0 = today)"`
+//	}
+//	type Forecast struct {
+//		Celsius float64 `json:"celsius"`
+//	}
+//	weather, err := phaseoagent.NewTool("weather", "Current weather",
+//		func(in Weather, rt phaseoagent.RuntimeContext) (Forecast, error) { return Forecast{Celsius: 21}, nil })
+//
+// The plain form writes the JSON Schema and receives the arguments as JSON values:
+//
 //	deploy := phaseoagent.DefineTool(phaseoagent.Tool{
 //		ID: "deploy", RequireApproval: true, Timeout: 5 * time.Second,
 //		Parameters: map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string"}}},

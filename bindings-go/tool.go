@@ -151,6 +151,10 @@ type Tool struct {
 	DeferLoading bool
 	// agent is the definition an agent tool runs (Agent.AsTool).
 	agent *AgentDefinition
+
+	// inputJSONSchema is InputSchema's description when NewTool generated it from a type:
+	// sent as the tool's parameters when Parameters is nil (the strict form with Strict).
+	inputJSONSchema map[string]any
 }
 
 // AsToolOptions are the options of Agent.AsTool; every field is optional.

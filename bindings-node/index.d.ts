@@ -7,9 +7,39 @@
  * to JavaScript, and a `bigint` is written as an integer. */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** A validator: a function returning the (possibly transformed) value or throwing; an
- * object with `parse()` or `safeParse()` (zod works); or a JSON Schema object. */
+/** One problem a Standard Schema validator reports. */
+export interface StandardSchemaIssue {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+}
+
+/** The outcome of a Standard Schema validation. */
+export type StandardSchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
+
+/** The Standard Schema interface (zod 4, Valibot, ArkType …), with the Standard JSON
+ * Schema converter where the library has it: a tool whose `inputSchema` is one sends its
+ * JSON Schema as `parameters` and hands `execute` the validated output, typed as `Output`
+ * (docs/behaviour.md §20). */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+    readonly jsonSchema?: {
+      readonly input: (options: { readonly target: string }) => Record<string, unknown>;
+      readonly output: (options: { readonly target: string }) => Record<string, unknown>;
+    } | undefined;
+  };
+}
+
+/** A validator: a Standard Schema (zod 4, Valibot, ArkType: its JSON Schema is sent to the
+ * model when it can give one); a function returning the (possibly transformed) value or
+ * throwing; an object with `parse()` or `safeParse()`; or a JSON Schema object. */
 export type Validator<T = unknown> =
+  | StandardSchemaV1<unknown, T>
   | ((value: unknown) => T)
   | { parse(value: unknown): T; toJSONSchema?(): unknown }
   | { safeParse(value: unknown): { success: true; data: T } | { success: false; error: unknown }; toJSONSchema?(): unknown }
@@ -87,6 +117,11 @@ export interface ToolDefinition<TInput = any, TOutput = unknown, TContext = any>
   description?: string;
   /** JSON Schema sent to the model and validated by the core on every call. */
   parameters?: Record<string, unknown>;
+  /** The arguments' validator. A Standard Schema (zod 4, Valibot, ArkType) is the typed
+   * form (docs/behaviour.md §20): without `parameters` its JSON Schema is sent (the strict
+   * form with `strict: true`), each call's arguments are validated by it after the core's
+   * schema check (an issue is `Invalid tool input: <path>: <reason>`), and `execute`
+   * receives its output, typed from the schema. */
   inputSchema?: Validator<TInput>;
   outputSchema?: Validator<TOutput>;
   eventSchema?: Validator;

@@ -131,6 +131,30 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
     for name in sorted(set(sys.stdin.read().split())):
         z.write(f"{module}/{name}", f"{prefix}/{name}")
 ' "$module" "$GO_MODULE@$v" "$proxy/$v.zip"
+  # The module's dependencies (github.com/google/jsonschema-go for typed tools, and what
+  # its go.mod names) beside it, from the module cache, so that a consumer resolves every
+  # module from this one proxy.
+  (cd "$module" && go mod download -json all) | python3 -c '
+import json, os, re, shutil, sys
+root, text, pos = sys.argv[1], sys.stdin.read(), 0
+decoder = json.JSONDecoder()
+while True:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos >= len(text):
+        break
+    entry, pos = decoder.raw_decode(text, pos)
+    if entry.get("Error"):
+        sys.exit("dist: go mod download " + entry["Path"] + ": " + entry["Error"])
+    escaped = re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), entry["Path"])
+    target = os.path.join(root, escaped, "@v")
+    os.makedirs(target, exist_ok=True)
+    for key in ("Info", "GoMod", "Zip"):
+        if entry.get(key):
+            shutil.copy(entry[key], target)
+    with open(os.path.join(target, "list"), "a") as listing:
+        listing.write(entry["Version"] + "\n")
+' "$dist/goproxy"
 }
 
 part_sizes() {

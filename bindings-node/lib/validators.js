@@ -42,6 +42,46 @@ function jsonSchemaValidator(schema) {
   };
 }
 
+/** The Standard Schema interface of a validator (zod 4, Valibot, ArkType …), if it has one. */
+function standardOf(validator) {
+  const std = validator !== null && (typeof validator === 'object' || typeof validator === 'function')
+    ? validator['~standard'] : undefined;
+  return std && typeof std.validate === 'function' ? std : undefined;
+}
+
+/** The JSON Schema of what a Standard Schema accepts (the Standard JSON Schema interface,
+ * draft 2020-12), else the validator's own `toJSONSchema()`. */
+function describeStandard(std, validator) {
+  const jsonSchema = std.jsonSchema;
+  if (jsonSchema && typeof jsonSchema.input === 'function') {
+    try { return jsonSchema.input({ target: 'draft-2020-12' }); } catch { /* below */ }
+  }
+  return describe(validator);
+}
+
+/** The first issue as `"<JSON pointer>: <message>"` (the core's spelling of input errors). */
+function issueText(issues) {
+  const issue = issues[0] ?? {};
+  const path = Array.isArray(issue.path)
+    ? issue.path.map((step) => (step !== null && typeof step === 'object' ? step.key : step))
+      .map((key) => (typeof key === 'number' ? key : String(key)))
+    : [];
+  return native.inputProblem(path, errorMessage(issue.message ?? 'invalid value'));
+}
+
+/** A Standard Schema as a host validator: its output (defaults applied, values
+ * transformed) is what the executor receives. */
+function standardValidator(std, validator, describes) {
+  return hostValidator((value) => {
+    const finish = (outcome) => {
+      if (!outcome.issues) return outcome.value;
+      throw new Error(issueText(outcome.issues));
+    };
+    const outcome = std.validate(value);
+    return outcome && typeof outcome.then === 'function' ? outcome.then(finish) : finish(outcome);
+  }, describeStandard(std, validator), describes);
+}
+
 function describe(validator) {
   if (validator && typeof validator.toJSONSchema === 'function') {
     try { return validator.toJSONSchema(); } catch { return undefined; }
@@ -63,6 +103,8 @@ function hostValidator(fn, schema, describes) {
 function validatorSpec(validator, describes = true) {
   if (validator === undefined || validator === null) return undefined;
   if (validator[SCHEMA]) return validator[SCHEMA];
+  const std = standardOf(validator);
+  if (std) return standardValidator(std, validator, describes);
   if (typeof validator === 'function') return callback(register((v) => validator(v)));
   if (typeof validator.safeParse === 'function') {
     return hostValidator((value) => {

@@ -27,6 +27,16 @@ pub fn check_tool(spec: Value) -> napi::Result<Value> {
     })
 }
 
+/// `"<JSON pointer>: <reason>"` for a validator's issue at `path` (keys and indices): the
+/// message after `Invalid tool input: ` (docs/behaviour.md §20).
+#[napi(js_name = "inputProblem")]
+pub fn input_problem(path: Value, reason: String) -> napi::Result<String> {
+    no_panic(|| {
+        let steps = path.as_array().map(Vec::as_slice).unwrap_or_default();
+        Ok(phaseo_agent::input_problem(steps, &reason))
+    })
+}
+
 /// Checks an MCP server declaration (throws `AgentDefinitionError` data when invalid).
 #[napi(js_name = "checkMcpServer")]
 pub fn check_mcp_server(spec: Value) -> napi::Result<()> {

@@ -275,3 +275,36 @@ export async function agentAsTool(): Promise<string | undefined> {
   await outer.run({ input: 'x', client: createScriptedClient([{ text: 'hi' }]), onEvent: (e) => { parent = e.parentToolCallId; } });
   return parent;
 }
+
+// Tools from a Standard Schema (docs/behaviour.md §20): `execute`'s input is inferred from
+// the schema's output type.
+import { z } from 'zod';
+import { defineTool as defineTypedTool, type StandardSchemaV1 } from '@phaseo/agent-sdk';
+
+const Order = z.object({
+  customer: z.object({ id: z.string(), name: z.string() }),
+  items: z.array(z.object({ sku: z.string(), quantity: z.number().int().min(1) })),
+  shipping: z.enum(['standard', 'express']),
+  note: z.string().optional(),
+  giftWrap: z.boolean().default(false),
+});
+
+export const placeOrder = defineTypedTool({
+  id: 'place_order',
+  inputSchema: Order,
+  strict: true,
+  execute: (order) => {
+    const units: number = order.items.reduce((n, item) => n + item.quantity, 0);
+    const shipping: 'standard' | 'express' = order.shipping;
+    const wrapped: boolean = order.giftWrap;
+    const note: string | undefined = order.note;
+    return { orderId: `O-${order.customer.id}`, units, shipping, wrapped, note };
+  },
+});
+
+// @ts-expect-error: the inferred input has no `nope`.
+defineTypedTool({ id: 'wrong', inputSchema: Order, execute: (order) => order.nope });
+
+// Any Standard Schema, not only zod: a hand-made one infers the same way.
+declare const city: StandardSchemaV1<unknown, { city: string }>;
+defineTypedTool({ id: 'weather', inputSchema: city, execute: (input) => input.city.toUpperCase() });

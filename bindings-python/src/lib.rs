@@ -18,6 +18,7 @@ mod store;
 mod stream;
 mod tool;
 mod tracing;
+mod typed;
 mod workers;
 
 use pyo3::prelude::*;
@@ -63,6 +64,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tracing::enable_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(tracing::flush_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(tracing::shutdown_tracing, m)?)?;
+    m.add_function(wrap_pyfunction!(typed::_input_problem, m)?)?;
     m.add("STATE_VERSION", phaseo_agent::STATE_VERSION)?;
     Ok(())
 }

@@ -40,6 +40,7 @@ from phaseo_agent import (
     create_gateway_agent_client,
     define_tool,
     step_count_is,
+    Tool,
     tool,
 )
 
@@ -220,3 +221,28 @@ def agent_as_tool() -> str:
     tool: Tool = nested.as_tool(id="research", description="Researches", parameters={"type": "object"})
     outer = create_agent(id="boss", tools=[tool, nested.as_tool()])
     return outer.id
+
+
+def typed_tools() -> List[Tool]:
+    """Tools from typed functions (docs/behaviour.md §20): the decorator, its configured
+    form and ``define_tool(fn)`` all give a ``Tool``."""
+
+    @tool
+    def weather(city: str, days: int = 1) -> Dict[str, Any]:
+        """Forecast for a city.
+
+        Args:
+            city: City name.
+        """
+        return {"city": city, "days": days}
+
+    @tool(strict=True, require_approval=True)
+    async def book(city: str, runtime: ToolRuntime) -> str:
+        """Books a trip."""
+        return f"{city} {runtime.tool_call['id']}"
+
+    def convert(amount: float, currency: str = "EUR") -> float:
+        """Converts an amount."""
+        return amount
+
+    return [weather, book, define_tool(convert, id="convert_amount", on_error="return-to-model")]

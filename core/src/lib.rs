@@ -8,14 +8,31 @@
 //!
 //! ```
 //! use std::sync::Arc;
+//! use phaseo_agent::schemars::{self, JsonSchema};
 //! use phaseo_agent::{create_agent, json, AgentDefinition, ModelResponse, RunOptions,
-//!                    RunStatus, ScriptedClient, Tool};
+//!                    RunStatus, ScriptedClient, Tool, ToolError};
+//! use serde::Deserialize;
+//!
+//! /// Two numbers to add.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Add {
+//!     /// The first term.
+//!     a: i64,
+//!     /// The second term.
+//!     b: i64,
+//! }
 //!
 //! # phaseo_agent::exec::block_on(async {
-//! let add = Tool::new("add", "Adds two numbers", json!({"type": "object"}), |input, _rt| {
-//!     Ok(json!(input["a"].as_i64().unwrap() + input["b"].as_i64().unwrap()))
+//! // A tool from Rust types (docs/behaviour.md §20): the schema is `Add`'s, the arguments
+//! // arrive decoded, the result is `i64`'s JSON.
+//! let add = Tool::typed("add", "Adds two numbers", |input: Add, _rt| {
+//!     Ok::<_, ToolError>(input.a + input.b)
 //! });
-//! let agent = create_agent(AgentDefinition::new("calculator").tool(add)).unwrap();
+//! // The plain form: a written JSON Schema and JSON values.
+//! let negate = Tool::new("negate", "Negates a number",
+//!     json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+//!     |input, _rt| Ok(json!(-input["n"].as_i64().unwrap_or(0))));
+//! let agent = create_agent(AgentDefinition::new("calculator").tool(add).tool(negate)).unwrap();
 //! let client = Arc::new(ScriptedClient::from_responses([
 //!     ModelResponse::tool_calls([("c1", "add", r#"{"a":2,"b":3}"#)]),
 //!     ModelResponse::text("5"),
@@ -40,6 +57,7 @@ pub mod events;
 pub mod exec;
 pub mod host_model;
 pub mod host_stream;
+pub mod input_path;
 pub mod json;
 pub mod json_host;
 pub mod limits;
@@ -67,6 +85,8 @@ pub mod tool_runtime;
 pub mod tool_search;
 pub mod truncate;
 pub mod turn;
+#[cfg(feature = "typed")]
+pub mod typed_tool;
 
 pub use agent::{create_agent, Agent, AgentDefinition};
 pub use agent_tool::{default_agent_tool_parameters, AsToolOptions, MAX_AGENT_NESTING};
@@ -79,6 +99,7 @@ pub use error::{AgentError, ErrorCode, GatewayErrorInfo, ToolError};
 pub use events::{AgentEvent, EventData, EventListener, EventType};
 pub use host_model::{HostModel, HostModelFunctions};
 pub use host_stream::{host_stream, HostStreamEvent, HostStreamReceiver, HostStreamSender};
+pub use input_path::{input_problem, json_pointer, json_pointer_of_values, PathStep};
 pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};
 pub use model::{
     is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,
@@ -91,6 +112,10 @@ pub use options::{
 };
 pub use review::{human_review_fn, HumanReview, HumanReviewContext, ReviewRequest};
 pub use schema::{json_schema_validator, JsonSchema, Validator};
+/// The derive and trait a type needs for [`Tool::typed`] (re-exported so a tool's crate
+/// uses the same version).
+#[cfg(feature = "typed")]
+pub use schemars;
 pub use serde_json::{json, Value};
 pub use state::{
     Item, Message, Pause, PauseKind, PendingKind, PendingToolCall, Role, RunResult, RunStatus,
@@ -101,7 +126,7 @@ pub use stop::{
     StopCondition, StopState,
 };
 pub use stream::{AgentStream, EventCursor, StreamItem};
-pub use strict_schema::{is_strict_compatible, make_strict, strict_problem};
+pub use strict_schema::{drop_strict_nulls, is_strict_compatible, make_strict, strict_problem};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,
@@ -109,6 +134,8 @@ pub use tool::{
 };
 pub use tool_runtime::ToolRuntime;
 pub use turn::{TurnContext, TurnResolver, TurnValue};
+#[cfg(feature = "typed")]
+pub use typed_tool::{decode_input, schema_for_type};
 
 /// The text of a panic payload.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

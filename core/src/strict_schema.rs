@@ -233,9 +233,99 @@ fn tighten(schema: &mut Value) {
     }
 }
 
+/// Undoes what [`make_strict`] asks of the model: in `input`, a `null` given for a member
+/// that `loose` (the schema before its strict form) leaves optional and does not admit
+/// `null` itself is removed, at every depth `loose` describes (`$ref`s into the same
+/// document followed), so a host type decodes "left out" and applies its default.
+pub fn drop_strict_nulls(input: &mut Value, loose: &Value) {
+    drop_nulls(input, loose, loose, 0);
+}
+
+fn admits_null(schema: &Value) -> bool {
+    let Value::Object(m) = schema else {
+        return true;
+    };
+    match m.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => {
+            ["anyOf", "oneOf"].iter().any(|k| {
+                m.get(*k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|subs| subs.iter().any(admits_null))
+            }) || m.is_empty()
+        }
+    }
+}
+
+fn drop_nulls(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
+    if depth > crate::limits::MAX_DEPTH {
+        return;
+    }
+    let Value::Object(s) = schema else { return };
+    if let Some(Value::String(target)) = s.get("$ref") {
+        if let Some(resolved) = target.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            drop_nulls(value, resolved, root, depth + 1);
+        }
+        return;
+    }
+    match value {
+        Value::Object(members) => {
+            let Some(Value::Object(props)) = s.get("properties") else {
+                return;
+            };
+            let required: Vec<&str> = s
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            members.retain(|key, v| {
+                !(v.is_null()
+                    && !required.contains(&key.as_str())
+                    && props.get(key).is_some_and(|sub| !admits_null(sub)))
+            });
+            for (key, v) in members.iter_mut() {
+                if let Some(sub) = props.get(key) {
+                    drop_nulls(v, sub, root, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = s.get("items") {
+                for v in items {
+                    drop_nulls(v, item, root, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nulls_for_optional_members_are_dropped_where_the_loose_schema_does_not_admit_them() {
+        let loose = json!({
+            "type": "object",
+            "properties": {
+                "days": {"type": "integer"},
+                "note": {"type": ["string", "null"]},
+                "stops": {"type": "array", "items": {"$ref": "#/$defs/Stop"}}
+            },
+            "required": ["stops"],
+            "$defs": {"Stop": {"type": "object", "properties": {"name": {"type": "string"},
+                      "nights": {"type": "integer"}}, "required": ["name"]}}
+        });
+        let mut input = json!({"days": null, "note": null,
+                               "stops": [{"name": "a", "nights": null}, {"name": "b", "nights": 2}]});
+        drop_strict_nulls(&mut input, &loose);
+        assert_eq!(
+            input,
+            json!({"note": null, "stops": [{"name": "a"}, {"name": "b", "nights": 2}]})
+        );
+    }
 
     #[test]
     fn optional_fields_become_required_and_nullable_at_every_depth() {

@@ -159,6 +159,12 @@ pub struct Tool {
     pub(crate) mcp: Option<Arc<McpOrigin>>,
     /// The agent an agent tool runs (docs/behaviour.md §18).
     pub(crate) nested: Option<Arc<crate::agent_tool::NestedAgent>>,
+    /// `parameters` were generated from a host type (docs/behaviour.md §20): `strict(true)`
+    /// then sends their strict form.
+    pub(crate) generated_parameters: bool,
+    /// The generated schema before its strict form: a `null` the strict form asked for
+    /// where this leaves the member optional is dropped before the input validator.
+    pub(crate) loose_parameters: Option<Arc<Value>>,
 }
 
 /// The MCP server a listed tool comes from.
@@ -332,6 +338,8 @@ impl Tool {
             problems: Vec::new(),
             mcp: None,
             nested: None,
+            generated_parameters: false,
+            loose_parameters: None,
         };
         if tool.id.is_empty() {
             tool.problems.push("id must not be empty".to_owned());
@@ -427,6 +435,8 @@ impl Tool {
 
     /// Replaces the `parameters` schema (`Value::Null` restores the default).
     pub fn parameters(mut self, parameters: Value) -> Self {
+        self.generated_parameters = false;
+        self.loose_parameters = None;
         self.set_parameters(parameters);
         self
     }
@@ -513,10 +523,21 @@ impl Tool {
     /// A host-native validator of the arguments, run after `parameters`; its returned value
     /// replaces the input. When `parameters` are absent and the validator can describe
     /// itself, its schema is sent to the model.
+    ///
+    /// A schema taken from the validator is generated (docs/behaviour.md §20): its `$schema`
+    /// key is left out, and with `strict` its strict form is sent ([`crate::make_strict`]).
     pub fn input_schema(mut self, validator: Arc<dyn Validator>) -> Self {
         if !self.parameters_explicit {
-            if let Some(schema) = validator.json_schema() {
+            if let Some(mut schema) = validator.json_schema() {
+                if let Value::Object(m) = &mut schema {
+                    m.remove("$schema");
+                }
+                if self.strict {
+                    let strict = crate::make_strict(&schema);
+                    self.loose_parameters = Some(Arc::new(std::mem::replace(&mut schema, strict)));
+                }
                 self.set_parameters(schema);
+                self.generated_parameters = true;
             }
         }
         self.input_schema = Some(validator);
@@ -577,8 +598,14 @@ impl Tool {
 
     /// Asks the model for schema-exact arguments (docs/behaviour.md §12, OpenAI `strict`). The
     /// `parameters` must then be strict-compatible ([`crate::strict_problem`]), which is
-    /// checked when the agent is defined.
+    /// checked when the agent is defined. Parameters generated from a type
+    /// ([`Tool::typed`]) are made strict-compatible here ([`crate::make_strict`]).
     pub fn strict(mut self, strict: bool) -> Self {
+        if strict && self.generated_parameters && !self.strict {
+            let loose = self.parameters.clone();
+            self.set_parameters(crate::make_strict(&loose));
+            self.loose_parameters = Some(Arc::new(loose));
+        }
         self.strict = strict;
         self
     }

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union, overload
 
 from . import _native
 from ._native import JsonSchemaValidator, Tool, ToolRuntime
@@ -233,14 +233,55 @@ def _defer_loading(tool_id: str, deferred: Any) -> bool:
     return deferred
 
 
-def define_tool(tool: Optional[AgentTool] = None, **fields: Any) -> Tool:
-    """Checks a tool definition and returns the tool (``define_tool(AgentTool(...))`` or
-    ``define_tool(id=..., ...)``). An invalid definition (bad schema, negative timeout,
-    unknown ``on_error``, ``max_calls`` or ``retry.max_attempts`` below 1) raises :class:`~phaseo_agent.errors.AgentDefinitionError`."""
-    if tool is None:
-        tool = AgentTool(**fields)
-    elif fields:
-        raise TypeError("pass either an AgentTool or keyword fields, not both")
+@overload
+def define_tool(tool: AgentTool) -> Tool: ...
+@overload
+def define_tool(tool: Callable[..., Any], **fields: Any) -> Tool: ...
+@overload
+def define_tool(tool: None = None, *, id: str, **fields: Any) -> Tool: ...
+@overload
+def define_tool(tool: None = None, **fields: Any) -> Callable[[Callable[..., Any]], Tool]: ...
+def define_tool(tool: Union[AgentTool, Callable[..., Any], None] = None, **fields: Any) -> Any:
+    """Checks a tool definition and returns the tool. Three forms:
+
+    - ``define_tool(AgentTool(...))`` or ``define_tool(id=..., execute=..., parameters=...)``:
+      a tool with a hand-written JSON Schema; ``execute(tool_input, runtime)``.
+    - ``define_tool(fn)`` / ``@tool`` on a typed ``def`` or ``async def``
+      (docs/behaviour.md §20): ``id`` is the function's name, ``description`` its docstring,
+      ``parameters`` the JSON Schema of its annotated parameters (Pydantic models,
+      dataclasses, TypedDicts, ``Annotated[..., Field(description=...)]``, docstring
+      ``Args:`` as descriptions; a parameter named ``runtime`` or typed ``ToolRuntime``
+      receives the runtime). Each call's arguments are decoded into those types before
+      the function runs; a value that does not fit is ``Invalid tool input: <path>:
+      <reason>``. The return annotation gives ``output_schema``. ``strict=True`` sends
+      the strict form of the generated schema.
+    - ``@tool(strict=True, require_approval=True, ...)`` (keyword fields without ``id``):
+      a decorator applying those fields to the typed function.
+
+    An invalid definition (bad schema, negative timeout, unknown ``on_error``,
+    ``max_calls`` or ``retry.max_attempts`` below 1, a parameter without a JSON Schema)
+    raises :class:`~phaseo_agent.errors.AgentDefinitionError`."""
+    if tool is None and "id" not in fields:
+        options = fields
+
+        def decorate(fn: Callable[..., Any]) -> Tool:
+            return define_tool(fn, **options)
+
+        return decorate
+    definition: AgentTool
+    if isinstance(tool, AgentTool):
+        if fields:
+            raise TypeError("pass either an AgentTool or keyword fields, not both")
+        definition = tool
+    elif tool is None:
+        definition = AgentTool(**fields)
+    elif callable(tool):
+        from ._typed_tools import typed_tool
+
+        definition = typed_tool(tool, dict(fields))
+    else:
+        raise TypeError(f"define_tool takes an AgentTool or a typed function, got {type(tool).__name__}")
+    tool = definition
     execute, is_async = _executor(tool.id, tool.execute)
     if execute is not None and inspect.isgeneratorfunction(tool.execute) is False and _is_pydantic_model(tool.input_schema):
         execute = _with_model_input(execute, tool.input_schema, is_async)

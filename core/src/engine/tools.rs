@@ -332,7 +332,13 @@ async fn classify(
     let call = match &tool.input_schema {
         None => call,
         Some(validator) => {
-            let input = match guarded(validator.validate(call.input.clone()), tool).await {
+            let mut input = call.input.clone();
+            if let Some(loose) = &tool.loose_parameters {
+                // A strict tool's generated schema asked for null where the type has a
+                // default (docs/behaviour.md §20): the host type decodes it as left out.
+                crate::strict_schema::drop_strict_nulls(&mut input, loose);
+            }
+            let input = match guarded(validator.validate(input), tool).await {
                 Ok(v) => v,
                 Err(e) => return invalid(e),
             };
