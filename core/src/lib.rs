@@ -44,6 +44,8 @@ pub mod json_host;
 pub mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mcp-server")]
+pub mod mcp_server;
 pub mod model;
 pub mod next_turn;
 pub mod options;

@@ -4,6 +4,8 @@ mod call_ids;
 mod durable;
 mod emitter;
 mod resume;
+#[cfg(feature = "mcp-server")]
+mod served;
 mod step;
 mod tools;
 
@@ -30,6 +32,8 @@ use crate::telemetry::{Parents, RunStart, RunTrace};
 pub(crate) use durable::checkpoint;
 use durable::{with_lease, Durable};
 pub(crate) use emitter::Emitter;
+#[cfg(feature = "mcp-server")]
+pub(crate) use served::{CallHost, ServedTools};
 
 /// Settings of one `run`/`continue` call: the definition with the call's overrides.
 pub(crate) struct Settings {

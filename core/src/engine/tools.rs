@@ -16,7 +16,8 @@ use crate::limits::check_value;
 use crate::model::ToolSpec;
 use crate::next_turn::NextTurnParams;
 use crate::state::{
-    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult,
+    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolCallCounts,
+    ToolResult,
 };
 use crate::tool::{Approval, OnError, Tool};
 use crate::tool_runtime::ToolRuntime;
@@ -257,7 +258,7 @@ pub(crate) enum Plan {
     Execute(ToolCall),
 }
 
-async fn classify(
+pub(crate) async fn classify(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: ToolCall,
@@ -732,8 +733,11 @@ fn load_found(ctx: &RunCtx, loaded: &mut Vec<String>, result: &Value) {
 
 /// Why a call would go beyond a budget of the run (docs/behaviour.md §15): its tool's
 /// `maxCalls`, then `toolExecution.maxToolCalls`; `None` admits it.
-fn over_budget(ctx: &RunCtx, state: &RunResult, call: &ToolCall) -> Option<String> {
-    let counts = &state.run.tool_call_counts;
+pub(crate) fn over_budget(
+    ctx: &RunCtx,
+    counts: &ToolCallCounts,
+    call: &ToolCall,
+) -> Option<String> {
     if let Some(max) = ctx.agent.tool(&call.name).and_then(|t| t.max_calls) {
         if counts.of(&call.name) >= max as usize {
             return Some(format!(
@@ -752,7 +756,7 @@ fn over_budget(ctx: &RunCtx, state: &RunResult, call: &ToolCall) -> Option<Strin
 
 /// A call refused by a budget: not validated, approved or executed; `tool.failed`, and the
 /// model sees the error whatever `onError` says (the step goes on).
-fn refused_by_budget(
+pub(crate) fn refused_by_budget(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: &ToolCall,
@@ -779,7 +783,7 @@ pub(crate) async fn tool_phase(
     let mut pending = Vec::new();
     let mut execute = Vec::new();
     for (i, (call, args)) in calls.into_iter().enumerate() {
-        if let Some(message) = over_budget(ctx, state, &call) {
+        if let Some(message) = over_budget(ctx, &state.run.tool_call_counts, &call) {
             done.push((i, refused_by_budget(ctx, &scope, &call, message)));
             continue;
         }
