@@ -244,6 +244,24 @@ class NativeRunStore:
     def delete(self, run_id: str) -> bool: ...
     def prune(self, statuses: List[str], older_than_ms: int) -> int: ...
 
+class McpToolServer:
+    """A running MCP server serving tools (see ``serve_mcp``)."""
+    @property
+    def url(self) -> Optional[str]: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def wait(self, timeout: Optional[float] = None) -> bool: ...
+
+def serve_mcp(
+    tools: List[Tool],
+    name: str,
+    version: str,
+    transport: Any = None,
+    tool_execution: Optional[Dict[str, Any]] = None,
+    event_loop: Any = None,
+) -> McpToolServer: ...
+
 class NativeMcpServer:
     """An MCP server declaration (see ``mcp_stdio_server`` / ``mcp_http_server``)."""
     def __init__(

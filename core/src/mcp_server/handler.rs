@@ -22,6 +22,7 @@ pub(crate) struct ToolServerHandler {
     pub(crate) served: Arc<ServedTools>,
     pub(crate) listing: Arc<Vec<rmcp::model::Tool>>,
     pub(crate) info: Arc<ServerConfig>,
+    pub(crate) scope: Option<super::CallScope>,
 }
 
 impl ServerHandler for ToolServerHandler {
@@ -56,10 +57,15 @@ impl ServerHandler for ToolServerHandler {
             cancel: context.ct.clone(),
             progress: progress_tx,
         });
-        let outcome = self
-            .served
-            .call(&request.name, input, context.ct.clone(), host)
-            .await;
+        let served = self.served.clone();
+        let cancel = context.ct.clone();
+        let name = request.name.to_string();
+        let call: super::ServedCall =
+            Box::pin(async move { served.call(&name, input, cancel, host).await });
+        let outcome = match &self.scope {
+            Some(scope) => scope(call).await,
+            None => call.await,
+        };
         // Progress the call reported reaches the client before its result.
         if let Some(task) = forwarder {
             let _ = task.await;

@@ -29,7 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-pub use options::{McpHttpServeOptions, McpServeOptions, McpServeTransport};
+pub use options::{CallScope, McpHttpServeOptions, McpServeOptions, McpServeTransport, ServedCall};
 
 use crate::agent::{create_agent, AgentDefinition};
 use crate::engine::ServedTools;
@@ -208,6 +208,7 @@ fn prepare(tools: Vec<Tool>, options: &McpServeOptions) -> Result<ToolServerHand
         )),
         listing: Arc::new(listing),
         info: Arc::new(info),
+        scope: options.call_scope.clone(),
     })
 }
 

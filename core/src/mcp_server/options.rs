@@ -1,6 +1,10 @@
 //! What a server is started with (docs/behaviour.md §19).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use crate::events::EventListener;
 use crate::options::ToolExecutionConfig;
@@ -61,7 +65,15 @@ pub struct McpServeOptions {
     pub tool_execution: ToolExecutionConfig,
     /// Receives the `tool.*` events of every served call.
     pub on_event: Option<Arc<dyn EventListener>>,
+    /// Wraps every served call (a binding sets the host's event loop around its callbacks).
+    pub call_scope: Option<CallScope>,
 }
+
+/// A served call's work: the tool's result or the message of its error.
+pub type ServedCall = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+
+/// Runs a served call inside whatever the host needs around it.
+pub type CallScope = Arc<dyn Fn(ServedCall) -> ServedCall + Send + Sync>;
 
 impl McpServeOptions {
     /// A server named `name` on stdio, version `0.0.0`.
@@ -72,6 +84,7 @@ impl McpServeOptions {
             transport: McpServeTransport::Stdio,
             tool_execution: ToolExecutionConfig::default(),
             on_event: None,
+            call_scope: None,
         }
     }
 
@@ -90,6 +103,12 @@ impl McpServeOptions {
     /// Sets `toolExecution`.
     pub fn tool_execution(mut self, config: ToolExecutionConfig) -> Self {
         self.tool_execution = config;
+        self
+    }
+
+    /// Sets the scope every served call runs in.
+    pub fn call_scope(mut self, scope: CallScope) -> Self {
+        self.call_scope = Some(scope);
         self
     }
 

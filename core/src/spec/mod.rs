@@ -51,7 +51,7 @@ pub use options::{
     continue_options, decisions, overrides, run_options, tool_outputs, ContinueSpec, RunSpec,
 };
 #[cfg(feature = "mcp-server")]
-pub use serve::serve_options;
+pub use serve::{serve_options, serve_transport};
 pub use settings::{at_least_one, tool_retry};
 pub use stop::stop_conditions;
 pub use text::{agent_definition_text, continue_options_text, run_options_text};

@@ -62,12 +62,13 @@ pub fn serve_options(
         options = options.tool_execution(t.build()?);
     }
     if let Some(t) = spec.transport {
-        options = options.transport(transport(t)?);
+        options = options.transport(serve_transport(t)?);
     }
     Ok((tools, options))
 }
 
-fn transport(value: Value) -> Result<McpServeTransport, AgentError> {
+/// A served server's `transport` (`"stdio"`, `"http"` or its object form).
+pub fn serve_transport(value: Value) -> Result<McpServeTransport, AgentError> {
     let spec = match value {
         Value::String(kind) => TransportSpec {
             kind,
