@@ -584,6 +584,54 @@ export interface McpServer {
 export declare function createMcpServer<TContext = any>(transport: McpStdioTransport | McpHttpTransport,
   options?: McpServerOptions<TContext>): McpServer;
 
+/** Where a served MCP server listens: stdio (default) or Streamable HTTP, bound to
+ * 127.0.0.1 unless `host` says otherwise (docs/behaviour.md §19). */
+export type McpServeTransport =
+  | 'stdio'
+  | 'http'
+  | { type: 'stdio' }
+  | {
+      type: 'http';
+      host?: string;
+      /** 0 (default) picks a free port; read it from `server.url`. */
+      port?: number;
+      /** Default `/mcp`. */
+      path?: string;
+      /** Requests without `Authorization: Bearer <authToken>` get 401. */
+      authToken?: string;
+      /** Browser origins allowed to call (default: loopback origins only). */
+      allowedOrigins?: string[];
+      /** `Host` names accepted besides loopback names and `host`. */
+      allowedHosts?: string[];
+    };
+
+/** Options of `serveMcp`. */
+export interface McpServeOptions {
+  /** The tools served (a tool without `execute` cannot be served). */
+  tools: Array<Tool | ToolDefinition>;
+  name: string;
+  version?: string;
+  transport?: McpServeTransport;
+  /** `toolConcurrency` (calls served at once) and `maxToolCalls` (over the server's life). */
+  toolExecution?: ToolExecutionConfig;
+}
+
+/** A running MCP server serving tools. */
+export declare class McpToolServer {
+  private constructor();
+  /** `http://host:port/path` of a Streamable HTTP server; `null` on stdio. */
+  readonly url: string | null;
+  /** Resolves when the server stops (end of input on stdio, or `close()`). */
+  readonly closed: Promise<void>;
+  /** Stops the server (calls in flight are cancelled). */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Serves tools as an MCP server (docs/behaviour.md §19): any MCP client calls them with
+ * their validation, approval (through elicitation), timeout, retries and budgets kept. */
+export declare function serveMcp(options: McpServeOptions): Promise<McpToolServer>;
+
 /** The product's state accessor: an application's own `load(runId)` / `save(state)`. Saves
  * and loads only: no at-most-once claim, no listing. */
 export interface StateAccessor {

@@ -158,7 +158,13 @@ impl ServedTools {
             _ = cancel.cancelled() => return Err(super::CANCELLED_MESSAGE.to_owned()),
             p = self.permits.acquire() => p.map_err(|e| e.to_string())?,
         };
-        outcome(execute_call(&ctx, &scope, call, false).await)
+        // A cancelled call's executor is dropped as a cancelled run's is: its token is
+        // cancelled first, then hosts that wait on the call itself are told it is over.
+        tokio::select! {
+            biased;
+            r = execute_call(&ctx, &scope, call, false) => outcome(r),
+            _ = cancel.cancelled() => Err(super::CANCELLED_MESSAGE.to_owned()),
+        }
     }
 }
 
