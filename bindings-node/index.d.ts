@@ -85,6 +85,9 @@ export type Executor<TInput, TOutput, TContext> = (
 export interface ToolDefinition<TInput = any, TOutput = unknown, TContext = any> {
   id: string;
   description?: string;
+  /** Hints listed when the tool is served over MCP (`serveMcp`); a tool that needs approval
+   * is listed `destructiveHint: true` unless set here. */
+  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   /** JSON Schema sent to the model and validated by the core on every call. */
   parameters?: Record<string, unknown>;
   inputSchema?: Validator<TInput>;

@@ -12,6 +12,7 @@ const tools = [
     description: 'Adds two numbers',
     parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
     outputSchema: { type: 'object', properties: { sum: { type: 'number' } } },
+    annotations: { readOnlyHint: true, title: 'Add numbers' },
     execute: ({ a, b }) => ({ sum: a + b }),
   }),
   defineTool({

@@ -84,6 +84,8 @@ for (const transport of ['stdio', 'http']) {
       assert.deepEqual(byName.add.inputSchema.required, ['a', 'b']);
       assert.equal(byName.add.outputSchema.type, 'object');
       assert.equal(byName.delete.annotations.destructiveHint, true);
+      assert.equal(byName.add.annotations.readOnlyHint, true);
+      assert.equal(byName.add.title, 'Add numbers');
       const sum = await c.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
       assert.deepEqual(sum.structuredContent, { sum: 5 });
       assert.equal(text(sum), '{"sum":5}');

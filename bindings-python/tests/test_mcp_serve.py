@@ -72,6 +72,8 @@ def test_list_call_errors_progress(transport: str, tmp_path: Path) -> None:
             assert set(tools) == {"add", "slow", "steps", "delete", "sleepy"}
             assert tools["add"].input_schema["required"] == ["a", "b"]
             assert tools["add"].output_schema is not None
+            assert tools["add"].annotations is not None and tools["add"].annotations.read_only_hint
+            assert tools["add"].title == "Add numbers"
             assert tools["delete"].annotations is not None and tools["delete"].annotations.destructive_hint
             summed = await s.call_tool("add", {"a": 2, "b": 3})
             assert not summed.is_error
@@ -131,6 +133,11 @@ def test_cancellation_reaches_the_executor(transport: str, tmp_path: Path) -> No
                 await anyio.sleep(0.1)
             raise AssertionError("the executor was not cancelled")
     anyio.run(main)
+
+
+def test_annotations_are_checked_by_the_core() -> None:
+    with pytest.raises(AgentDefinitionError, match="annotations.readOnlyHint must be a boolean"):
+        define_tool(AgentTool("t", lambda i, rt: 1, annotations={"read_only_hint": "yes"}))
 
 
 def test_manual_tools_are_refused() -> None:

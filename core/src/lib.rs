@@ -104,8 +104,8 @@ pub use stream::{AgentStream, EventCursor, StreamItem};
 pub use strict_schema::make_strict;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,
-    ToolExecutor, ToolRetry,
+    check_annotations, validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook,
+    Tool, ToolCalledHook, ToolExecutor, ToolRetry,
 };
 pub use tool_runtime::ToolRuntime;
 pub use turn::{TurnContext, TurnResolver, TurnValue};

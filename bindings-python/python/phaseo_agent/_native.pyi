@@ -154,6 +154,7 @@ class Tool:
         max_calls: Optional[float] = None,
         retry: Optional[Tuple[float, Optional[float]]] = None,
         defer_loading: bool = False,
+        annotations: Optional[Dict[str, Any]] = None,
     ) -> None: ...
     @property
     def id(self) -> str: ...

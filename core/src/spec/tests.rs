@@ -716,3 +716,27 @@ fn served_mcp_options_are_read_and_checked() {
         "Invalid MCP server options: unknown field `tool`, expected one of `name`, `version`, `tools`, `agent`, `transport`, `toolExecution`"
     );
 }
+
+#[test]
+fn tool_annotations_are_read_and_checked() {
+    let host = Recorder::default();
+    let t = tool(
+        &host,
+        json!({"id": "t", "execute": {"$callback": 1},
+               "annotations": {"readOnlyHint": true, "title": "T"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        t.tool_annotations(),
+        Some(&json!({"readOnlyHint": true, "title": "T"}))
+    );
+    let bad = |v: Value| definition_error(tool(&host, v));
+    assert_eq!(
+        bad(json!({"id": "t", "annotations": {"readOnlyHint": "yes"}})),
+        "Invalid definition of tool 't': annotations.readOnlyHint must be a boolean, got \"yes\""
+    );
+    assert_eq!(
+        bad(json!({"id": "t", "annotations": {"hint": true}})),
+        "Invalid definition of tool 't': annotations: unknown key 'hint' (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)"
+    );
+}
