@@ -20,6 +20,7 @@ use crate::error::AgentError;
 use crate::events::{AgentEvent, EventData, EventListener};
 use crate::options::RunOverrides;
 use crate::state::{PendingKind, ToolCall, ToolCallCounts};
+use crate::telemetry::{Parents, RunStart, RunTrace};
 
 /// What the serving side answers for one call while it runs.
 #[async_trait]
@@ -89,8 +90,41 @@ impl ServedTools {
         input: Value,
         cancel: CancellationToken,
         host: Arc<dyn CallHost>,
+        traceparent: Option<&str>,
     ) -> Result<Value, String> {
         let call_id = format!("mcp_{}", uuid::Uuid::new_v4().simple());
+        // The call's span (the server's name as the agent, the call id as the run) with the
+        // client's `traceparent` as parent: tool spans are its children, as in a run.
+        let trace = RunTrace::start(
+            RunStart {
+                agent_id: &self.agent.def.id,
+                run_id: &call_id,
+                resumed: false,
+                store_claim: None,
+            },
+            Parents {
+                stored: None,
+                host: traceparent,
+            },
+        );
+        let outcome = self
+            .call_traced(name, input, cancel, host, call_id, trace.clone())
+            .await;
+        if let Some(t) = &trace {
+            t.served_call_ended(outcome.as_ref().err().map(String::as_str));
+        }
+        outcome
+    }
+
+    async fn call_traced(
+        &self,
+        name: &str,
+        input: Value,
+        cancel: CancellationToken,
+        host: Arc<dyn CallHost>,
+        call_id: String,
+        trace: Option<Arc<RunTrace>>,
+    ) -> Result<Value, String> {
         let run_id: Arc<str> = Arc::from(call_id.as_str());
         let listener: Arc<dyn EventListener> = Arc::new(CallEvents {
             call_id: call_id.clone(),
@@ -111,7 +145,7 @@ impl ServedTools {
             cancel: cancel.clone(),
             created_at: SystemTime::now(),
             durable: None,
-            trace: None,
+            trace,
         };
         let scope = PhaseScope {
             step_index: 0,

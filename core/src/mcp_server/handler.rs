@@ -60,8 +60,17 @@ impl ServerHandler for ToolServerHandler {
         let served = self.served.clone();
         let cancel = context.ct.clone();
         let name = request.name.to_string();
-        let call: super::ServedCall =
-            Box::pin(async move { served.call(&name, input, cancel, host).await });
+        // W3C trace context a client may pass in `_meta` (docs/behaviour.md §19).
+        let traceparent = context
+            .meta
+            .get("traceparent")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let call: super::ServedCall = Box::pin(async move {
+            served
+                .call(&name, input, cancel, host, traceparent.as_deref())
+                .await
+        });
         let outcome = match &self.scope {
             Some(scope) => scope(call).await,
             None => call.await,
