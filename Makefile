@@ -140,7 +140,8 @@ node: bindings-node/node_modules/.installed
 	cd bindings-node && node scripts/build.js --debug
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it). The Python
-# binding too: a typed-tool test continues a run its Python twin paused.
+# binding too: a typed-tool test continues a run its Python twin paused, and a Python agent
+# calls a tool the Node binding serves over MCP (mcp-serve.test.mjs).
 node-tests: node python mcp-servers $(VENV)/.otel
 	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json

@@ -115,6 +115,9 @@ export type Executor<TInput, TOutput, TContext> = (
 export interface ToolDefinition<TInput = any, TOutput = unknown, TContext = any> {
   id: string;
   description?: string;
+  /** Hints listed when the tool is served over MCP (`serveMcp`); a tool that needs approval
+   * is listed `destructiveHint: true` unless set here. */
+  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   /** JSON Schema sent to the model and validated by the core on every call. */
   parameters?: Record<string, unknown>;
   /** The arguments' validator. A Standard Schema (zod 4, Valibot, ArkType) is the typed
@@ -621,6 +624,54 @@ export interface McpServer {
  * (`{name, url, ...}`). An unknown option throws AgentDefinitionError naming it. */
 export declare function createMcpServer<TContext = any>(transport: McpStdioTransport | McpHttpTransport,
   options?: McpServerOptions<TContext>): McpServer;
+
+/** Where a served MCP server listens: stdio (default) or Streamable HTTP, bound to
+ * 127.0.0.1 unless `host` says otherwise (docs/behaviour.md §19). */
+export type McpServeTransport =
+  | 'stdio'
+  | 'http'
+  | { type: 'stdio' }
+  | {
+      type: 'http';
+      host?: string;
+      /** 0 (default) picks a free port; read it from `server.url`. */
+      port?: number;
+      /** Default `/mcp`. */
+      path?: string;
+      /** Requests without `Authorization: Bearer <authToken>` get 401. */
+      authToken?: string;
+      /** Browser origins allowed to call (default: loopback origins only). */
+      allowedOrigins?: string[];
+      /** `Host` names accepted besides loopback names and `host`. */
+      allowedHosts?: string[];
+    };
+
+/** Options of `serveMcp`. */
+export interface McpServeOptions {
+  /** The tools served (a tool without `execute` cannot be served). */
+  tools: Array<Tool | ToolDefinition>;
+  name: string;
+  version?: string;
+  transport?: McpServeTransport;
+  /** `toolConcurrency` (calls served at once) and `maxToolCalls` (over the server's life). */
+  toolExecution?: ToolExecutionConfig;
+}
+
+/** A running MCP server serving tools. */
+export declare class McpToolServer {
+  private constructor();
+  /** `http://host:port/path` of a Streamable HTTP server; `null` on stdio. */
+  readonly url: string | null;
+  /** Resolves when the server stops (end of input on stdio, or `close()`). */
+  readonly closed: Promise<void>;
+  /** Stops the server (calls in flight are cancelled). */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Serves tools as an MCP server (docs/behaviour.md §19): any MCP client calls them with
+ * their validation, approval (through elicitation), timeout, retries and budgets kept. */
+export declare function serveMcp(options: McpServeOptions): Promise<McpToolServer>;
 
 /** The product's state accessor: an application's own `load(runId)` / `save(state)`. Saves
  * and loads only: no at-most-once claim, no listing. */

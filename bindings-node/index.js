@@ -16,6 +16,7 @@ const { defineTool, tool } = require('./lib/tools.js');
 const clients = require('./lib/clients.js');
 const { AgentStreamResult } = require('./lib/results.js');
 const { createMcpServer } = require('./lib/mcp.js');
+const { McpToolServer, serveMcp } = require('./lib/serve.js');
 const stores = require('./lib/stores.js');
 const { createAgent } = require('./lib/agents.js');
 
@@ -43,6 +44,8 @@ module.exports = {
   createGatewayAgentClient: clients.createGatewayAgentClient,
   createInMemoryRunStore: stores.createInMemoryRunStore,
   createMcpServer,
+  McpToolServer,
+  serveMcp,
   createOpenAICompatibleClient: clients.createOpenAICompatibleClient,
   createPostgresRunStore: stores.createPostgresRunStore,
   createSqliteRunStore: stores.createSqliteRunStore,

@@ -5,7 +5,7 @@ export const {
   AgentCancelledError, AgentContinueError, errorClass, AgentDefinitionError, AgentError, AgentGatewayError,
   AgentLeaseLostError, AgentMaxStepsError, AgentMcpError, AgentModelError, AgentSchemaValidationError, AgentStateError, AgentStoreError, AgentStreamResult, RunStore,
   AgentToolError, AgentToolTimeoutError, AgentUnknownToolError, STATE_VERSION, createAgent,
-  createGatewayAgentClient, createInMemoryRunStore, createMcpServer, createOpenAICompatibleClient, createPostgresRunStore, createSqliteRunStore, createScriptedClient, createTestClient, defineTool, enableTracing, flushTracing, shutdownTracing, finishReasonIs, hasToolCall, isAgentGatewayError,
+  createGatewayAgentClient, createInMemoryRunStore, createMcpServer, McpToolServer, serveMcp, createOpenAICompatibleClient, createPostgresRunStore, createSqliteRunStore, createScriptedClient, createTestClient, defineTool, enableTracing, flushTracing, shutdownTracing, finishReasonIs, hasToolCall, isAgentGatewayError,
   jsonSchemaValidator, maxCost, maxDuration, maxTokensUsed, parseState, stepCountIs, tool,
 } = sdk;
 export default sdk;

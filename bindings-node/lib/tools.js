@@ -54,6 +54,8 @@ function defineTool(definition) {
     retry: d.retry === undefined || d.retry === null ? undefined : storable(d.retry, `Invalid definition of tool '${d.id}': retry`),
     // Offered only once the core's built-in tool_search finds it (docs/behaviour.md §17).
     deferLoading: checkedBoolean(d.deferLoading, `Invalid definition of tool '${d.id}': deferLoading`),
+    // MCP annotations when the tool is served (checked by the core; docs/behaviour.md §19).
+    annotations: d.annotations === undefined || d.annotations === null ? undefined : storable(d.annotations, `Invalid definition of tool '${d.id}': annotations`),
   };
   if (d.nextTurnParams !== null && typeof d.nextTurnParams === 'object') {
     const fn = Object.keys(d.nextTurnParams).find((k) => typeof d.nextTurnParams[k] === 'function');

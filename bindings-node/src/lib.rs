@@ -9,6 +9,7 @@ mod agent;
 mod driver;
 mod errors;
 mod host;
+mod serve;
 mod spec;
 mod store;
 mod tracing;

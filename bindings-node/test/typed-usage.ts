@@ -308,3 +308,23 @@ defineTypedTool({ id: 'wrong', inputSchema: Order, execute: (order) => order.nop
 // Any Standard Schema, not only zod: a hand-made one infers the same way.
 declare const city: StandardSchemaV1<unknown, { city: string }>;
 defineTypedTool({ id: 'weather', inputSchema: city, execute: (input) => input.city.toUpperCase() });
+
+import { serveMcp, type McpServeOptions, type McpToolServer } from '@phaseo/agent-sdk';
+
+export async function served(): Promise<string | null> {
+  const options: McpServeOptions = {
+    tools: [{ id: 'add', description: 'Adds', execute: (input: { a: number; b: number }) => input.a + input.b }],
+    name: 'calc',
+    version: '1.0.0',
+    transport: { type: 'http', port: 0, authToken: 't', allowedOrigins: ['http://localhost:3000'] },
+    toolExecution: { toolConcurrency: 2, maxToolCalls: 10 },
+  };
+  const server: McpToolServer = await serveMcp(options);
+  const url: string | null = server.url;
+  await server.close();
+  await server.closed;
+  await server[Symbol.asyncDispose]();
+  const stdio = await serveMcp({ tools: [], name: 'x', transport: 'stdio' });
+  await stdio.close();
+  return url;
+}

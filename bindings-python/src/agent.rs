@@ -65,7 +65,10 @@ fn turn_value(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<TurnV
     })
 }
 
-fn tool_execution(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<ToolExecutionConfig> {
+pub(crate) fn tool_execution(
+    py: Python<'_>,
+    d: &Bound<'_, PyAny>,
+) -> PyResult<ToolExecutionConfig> {
     let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
         let v = d.get_item(k).ok();
         Ok(v.filter(|v| !v.is_none()))

@@ -14,6 +14,7 @@ mod mcp;
 mod reader;
 mod result;
 mod runtime;
+mod serve;
 mod store;
 mod stream;
 mod tool;
@@ -48,6 +49,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hooks::http_client, m)?)?;
     m.add_class::<store::PyRunStore>()?;
     m.add_class::<mcp::PyMcpServer>()?;
+    m.add_class::<serve::PyMcpToolServer>()?;
+    m.add_function(wrap_pyfunction!(serve::serve_mcp, m)?)?;
     m.add_class::<stream::PyAgentStream>()?;
     m.add_class::<stream::PyCursor>()?;
     m.add_class::<host::PyLoopBridge>()?;

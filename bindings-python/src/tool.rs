@@ -252,7 +252,7 @@ pub struct PyTool {
 #[pymethods]
 impl PyTool {
     #[new]
-    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None, max_calls=None, retry=None, defer_loading=false))]
+    #[pyo3(signature = (id, description, parameters, execute, execute_is_async, timeout_ms, require_approval, on_error, input_schema, input_schema_json, output_schema, event_schema, on_tool_called, on_response_received, next_turn_params, strict=false, input_examples=None, max_calls=None, retry=None, defer_loading=false, annotations=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -276,6 +276,7 @@ impl PyTool {
         max_calls: Option<f64>,
         retry: Option<(f64, Option<f64>)>,
         defer_loading: bool,
+        annotations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let parameters = match parameters {
             Some(p) if !p.is_none() => arg_value(p, "parameters")?,
@@ -387,6 +388,20 @@ impl PyTool {
         tool = call_limits(py, tool, max_calls, retry)?;
         // Offered only once the core's built-in tool_search finds it (docs/behaviour.md §17).
         tool = tool.defer_loading(defer_loading);
+        // Listed when the tool is served over MCP (docs/behaviour.md §19); the core checks them.
+        if let Some(a) = annotations.filter(|a| !a.is_none()) {
+            let value = camel_keys(arg_value(a, "annotations")?);
+            phaseo_agent::check_annotations(&value).map_err(|m| {
+                to_pyerr(
+                    py,
+                    AgentError::definition_invalid(format!(
+                        "Invalid definition of tool '{}': {m}",
+                        tool.id()
+                    )),
+                )
+            })?;
+            tool = tool.annotations(value);
+        }
         no_panic_in_definition(py, || tool.check().map_err(|e| to_pyerr(py, e)))?;
         Ok(Self { tool })
     }

@@ -8,6 +8,8 @@ from datetime import timedelta
 from typing import Any, Dict, Iterator, List, Optional
 
 from phaseo_agent import (
+    McpToolServer,
+    serve_mcp,
     RunOverrides,
     Tool,
     AgentLease,
@@ -246,3 +248,22 @@ def typed_tools() -> List[Tool]:
         return amount
 
     return [weather, book, define_tool(convert, id="convert_amount", on_error="return-to-model")]
+
+
+def served_tools() -> None:
+    """``serve_mcp``: sync and async context managers; the handle's url, wait and close."""
+    add = define_tool(AgentTool("add", lambda i, rt: i["a"] + i["b"]))
+    with serve_mcp([add], name="calc", version="1.0.0",
+                   transport={"type": "http", "port": 0, "auth_token": "t"},
+                   tool_execution={"tool_concurrency": 2}) as server:
+        url: Optional[str] = server.url
+        stopped: bool = server.wait(0.01)
+        print(url, stopped, server.closed)
+
+    async def served_async() -> None:
+        handle: McpToolServer = serve_mcp([add], name="calc", transport="http")
+        async with handle as running:
+            print(running.url)
+        await handle.wait_closed()
+
+    del served_async

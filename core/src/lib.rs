@@ -63,6 +63,8 @@ pub mod json_host;
 pub mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mcp-server")]
+pub mod mcp_server;
 pub mod model;
 pub mod next_turn;
 pub mod options;
@@ -129,8 +131,8 @@ pub use stream::{AgentStream, EventCursor, StreamItem};
 pub use strict_schema::{drop_strict_nulls, is_strict_compatible, make_strict, strict_problem};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook, Tool, ToolCalledHook,
-    ToolExecutor, ToolRetry,
+    check_annotations, validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook,
+    Tool, ToolCalledHook, ToolExecutor, ToolRetry,
 };
 pub use tool_runtime::ToolRuntime;
 pub use turn::{TurnContext, TurnResolver, TurnValue};

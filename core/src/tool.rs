@@ -282,6 +282,35 @@ where
     }
 }
 
+/// Checks a tool's own annotations (docs/behaviour.md §19): an object whose keys are
+/// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` (booleans) and
+/// `title` (a string). The message names the key that is wrong.
+pub fn check_annotations(annotations: &Value) -> Result<(), String> {
+    let Value::Object(map) = annotations else {
+        return Err(format!("annotations must be an object, got {annotations}"));
+    };
+    for (key, value) in map {
+        match key.as_str() {
+            "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint" => {
+                if !value.is_boolean() {
+                    return Err(format!("annotations.{key} must be a boolean, got {value}"));
+                }
+            }
+            "title" => {
+                if !value.is_string() {
+                    return Err(format!("annotations.title must be a string, got {value}"));
+                }
+            }
+            other => {
+                return Err(format!(
+                    "annotations: unknown key '{other}' (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Wraps a closure as a [`Validator`]: it returns the (possibly transformed) value or an
 /// error message.
 pub fn validator_fn<F>(f: F) -> Arc<dyn Validator>

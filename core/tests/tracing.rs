@@ -635,3 +635,59 @@ async fn a_stored_run_says_how_it_was_claimed_and_continues_by_id_in_its_trace()
     );
     assert_eq!(second.parent_id(), first.span_id());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_mcp_call_is_a_tool_span_under_the_clients_trace() {
+    use phaseo_agent::mcp_server::{serve_mcp_on, McpServeOptions};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let _turn = LOCK.lock().await;
+    enable(false);
+    let add = Tool::new("add", "Adds", json!({"type": "object"}), |i, _rt| {
+        Ok(json!(
+            i["a"].as_i64().unwrap_or(0) + i["b"].as_i64().unwrap_or(0)
+        ))
+    });
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server);
+    let _served = serve_mcp_on(
+        vec![add],
+        McpServeOptions::new("served"),
+        server_read,
+        server_write,
+    )
+    .unwrap();
+    let (read, mut write) = tokio::io::split(client);
+    let mut lines = BufReader::new(read).lines();
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "add", "arguments": {"a": 2, "b": 3},
+            "_meta": {"traceparent": format!("00-{trace_id}-00f067aa0ba902b7-01")}}}),
+    ] {
+        write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if answer["id"] == json!(2) {
+            assert_eq!(answer["result"]["content"][0]["text"], "5");
+            break;
+        }
+    }
+    telemetry::flush().expect("flushed");
+    let spans = receiver().trace(trace_id, 2);
+    let tool = one(&spans, "execute_tool add");
+    let call = one(&spans, "invoke_agent served");
+    assert_eq!(tool.span.parent_span_id, call.span.span_id);
+}

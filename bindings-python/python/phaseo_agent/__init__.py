@@ -47,6 +47,7 @@ from ._agent import (
 )
 from ._client import create_gateway_agent_client, create_openai_compatible_client
 from ._mcp import McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
+from ._serve import McpToolServer, serve_mcp
 from ._store import InMemoryRunStore, PostgresRunStore, RunPage, RunStore, SqliteRunStore, StoredRun
 from ._records import AgentDefinition, AgentHumanReviewRequest, AgentToolCall
 from ._tools import AgentTool, ToolRetry, ToolReturn, define_tool, json_schema_validator, tool
@@ -78,6 +79,8 @@ from .errors import (
 _atexit.register(_native._shutdown)
 
 __all__ = [
+    "McpToolServer",
+    "serve_mcp",
     "STATE_VERSION",
     "enable_tracing",
     "flush_tracing",

@@ -99,6 +99,10 @@ class AgentTool:
     """Not offered to the model at first: the built-in ``tool_search`` finds and loads it,
     and it is offered from the next model request to the end of the run (loaded tools are
     kept in the state as ``run.loadedTools``, so a continued run keeps them)."""
+    annotations: Optional[Dict[str, Any]] = None
+    """Hints listed when the tool is served over MCP (:func:`serve_mcp`): ``read_only_hint``
+    (or ``readOnlyHint``), ``destructive_hint``, ``idempotent_hint``, ``open_world_hint``,
+    ``title``. A tool that needs approval is listed ``destructiveHint: true`` unless set."""
 
 
 def json_schema_validator(schema: Dict[str, Any]) -> JsonSchemaValidator:
@@ -312,6 +316,7 @@ def define_tool(tool: Union[AgentTool, Callable[..., Any], None] = None, **field
         max_calls=tool.max_calls,
         retry=_retry(tool.id, tool.retry),
         defer_loading=_defer_loading(tool.id, tool.defer_loading),
+        annotations=tool.annotations,
     )
 
 

@@ -5,7 +5,7 @@
 #[cfg(feature = "http")]
 mod gateway;
 #[cfg(feature = "http")]
-mod http;
+pub(crate) mod http;
 #[cfg(feature = "http")]
 mod http_options;
 #[cfg(feature = "http")]

@@ -5,6 +5,8 @@ mod durable;
 mod emitter;
 mod nested;
 mod resume;
+#[cfg(feature = "mcp-server")]
+mod served;
 mod step;
 mod tools;
 
@@ -31,6 +33,8 @@ use crate::telemetry::{Parents, RunStart, RunTrace};
 pub(crate) use durable::checkpoint;
 use durable::{with_lease, Durable};
 pub(crate) use emitter::Emitter;
+#[cfg(feature = "mcp-server")]
+pub(crate) use served::{CallHost, ServedTools};
 
 /// Settings of one `run`/`continue` call: the definition with the call's overrides.
 pub(crate) struct Settings {

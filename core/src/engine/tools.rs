@@ -17,7 +17,8 @@ use crate::limits::check_value;
 use crate::model::ToolSpec;
 use crate::next_turn::NextTurnParams;
 use crate::state::{
-    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolResult, Usage,
+    Message, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, ToolCallCounts,
+    ToolResult, Usage,
 };
 use crate::tool::{Approval, OnError, Tool};
 use crate::tool_runtime::ToolRuntime;
@@ -70,6 +71,18 @@ impl PhaseScope {
             context: Arc::new(state.run.context.clone()),
             token: ctx.cancel.child_token(),
             alone: std::sync::atomic::AtomicBool::new(false),
+            usage: std::sync::Mutex::new(Usage::default()),
+        }
+    }
+
+    /// The scope of one call served over MCP (docs/behaviour.md §19): no step, no context;
+    /// `alone` when the server runs one call at a time.
+    pub(crate) fn served(token: CancellationToken, alone: bool) -> Self {
+        PhaseScope {
+            step_index: 0,
+            context: Arc::new(Value::Null),
+            token,
+            alone: std::sync::atomic::AtomicBool::new(alone),
             usage: std::sync::Mutex::new(Usage::default()),
         }
     }
@@ -280,7 +293,7 @@ pub(crate) enum Plan {
     Execute(ToolCall),
 }
 
-async fn classify(
+pub(crate) async fn classify(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: ToolCall,
@@ -764,8 +777,11 @@ fn load_found(ctx: &RunCtx, loaded: &mut Vec<String>, result: &Value) {
 
 /// Why a call would go beyond a budget of the run (docs/behaviour.md §15): its tool's
 /// `maxCalls`, then `toolExecution.maxToolCalls`; `None` admits it.
-fn over_budget(ctx: &RunCtx, state: &RunResult, call: &ToolCall) -> Option<String> {
-    let counts = &state.run.tool_call_counts;
+pub(crate) fn over_budget(
+    ctx: &RunCtx,
+    counts: &ToolCallCounts,
+    call: &ToolCall,
+) -> Option<String> {
     if let Some(max) = ctx.agent.tool(&call.name).and_then(|t| t.max_calls) {
         if counts.of(&call.name) >= max as usize {
             return Some(format!(
@@ -784,7 +800,7 @@ fn over_budget(ctx: &RunCtx, state: &RunResult, call: &ToolCall) -> Option<Strin
 
 /// A call refused by a budget: not validated, approved or executed; `tool.failed`, and the
 /// model sees the error whatever `onError` says (the step goes on).
-fn refused_by_budget(
+pub(crate) fn refused_by_budget(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: &ToolCall,
@@ -811,7 +827,7 @@ pub(crate) async fn tool_phase(
     let mut waiting = Waiting::default();
     let mut execute = Vec::new();
     for (i, (call, args)) in calls.into_iter().enumerate() {
-        if let Some(message) = over_budget(ctx, state, &call) {
+        if let Some(message) = over_budget(ctx, &state.run.tool_call_counts, &call) {
             done.push((i, refused_by_budget(ctx, &scope, &call, message)));
             continue;
         }

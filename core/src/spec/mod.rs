@@ -16,6 +16,7 @@
 //! | `nextTurnParams` | an object or a function |
 //! | `stopWhen` | one condition or a list: `{"stepCountIs": n}`, `{"maxTokensUsed": n}`, `{"maxCost": x}`, `{"maxDuration": ms}`, `{"hasToolCall": "name"}`, `{"finishReasonIs": "r"}` or a function |
 //! | `mcpServers` | see [`mcp_server`] (feature `mcp`) |
+//! | served MCP options | see [`serve_options`] (feature `mcp-server`) |
 //! | HTTP client options | see [`http_client_options`] (feature `http`) |
 //!
 //! Unknown keys are refused with `definition_invalid` naming the key.
@@ -30,6 +31,8 @@ mod mcp;
 mod model_choice;
 mod names;
 mod options;
+#[cfg(feature = "mcp-server")]
+mod serve;
 mod settings;
 mod stop;
 #[cfg(test)]
@@ -47,6 +50,8 @@ pub use names::{respell_keys, snake_case, KEYS};
 pub use options::{
     continue_options, decisions, overrides, run_options, tool_outputs, ContinueSpec, RunSpec,
 };
+#[cfg(feature = "mcp-server")]
+pub use serve::{serve_options, serve_transport};
 pub use settings::{at_least_one, tool_retry};
 pub use stop::stop_conditions;
 pub use text::{agent_definition_text, continue_options_text, run_options_text};

@@ -664,3 +664,79 @@ fn run_options_name_the_model_by_models_or_preset_too() {
         "Invalid run options: preset must be a non-empty string"
     );
 }
+
+#[cfg(feature = "mcp-server")]
+#[test]
+fn served_mcp_options_are_read_and_checked() {
+    use crate::mcp_server::McpServeTransport;
+    let host = Recorder::default();
+    let (tools, options) = serve_options(
+        &host,
+        json!({"name": "srv", "version": "2.0.0",
+               "tools": [{"id": "add", "description": "Adds", "execute": {"$callback": 1}}],
+               "transport": {"type": "http", "port": 0, "path": "/x", "authToken": "t"},
+               "toolExecution": {"toolConcurrency": 3, "maxToolCalls": 9}}),
+    )
+    .unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(
+        (options.name.as_str(), options.version.as_str()),
+        ("srv", "2.0.0")
+    );
+    assert_eq!(options.tool_execution.tool_concurrency, Some(3));
+    assert_eq!(options.tool_execution.max_tool_calls, Some(9));
+    let McpServeTransport::Http(http) = &options.transport else {
+        panic!("an HTTP transport")
+    };
+    assert_eq!(
+        (
+            http.host.as_str(),
+            http.path.as_str(),
+            http.auth_token.as_deref()
+        ),
+        ("127.0.0.1", "/x", Some("t"))
+    );
+    let (_, plain) = serve_options(&host, json!({"name": "s", "transport": "stdio"})).unwrap();
+    assert!(matches!(plain.transport, McpServeTransport::Stdio));
+    let bad = |v: Value| definition_error(serve_options(&host, v));
+    assert_eq!(
+        bad(json!({"name": "s", "transport": {"type": "tcp"}})),
+        "Invalid MCP server options: transport.type must be \"stdio\" or \"http\", got \"tcp\""
+    );
+    assert_eq!(
+        bad(json!({"name": "s", "transport": {"type": "http", "port": "80"}})),
+        "Invalid MCP server options: transport.port: invalid type: string \"80\", expected u16"
+    );
+    assert_eq!(
+        bad(json!({"name": "s", "agent": {}})),
+        "Invalid MCP server options: agent: serving an agent as one tool is not supported; pass tools"
+    );
+    assert_eq!(
+        bad(json!({"name": "s", "tool": []})),
+        "Invalid MCP server options: unknown field `tool`, expected one of `name`, `version`, `tools`, `agent`, `transport`, `toolExecution`"
+    );
+}
+
+#[test]
+fn tool_annotations_are_read_and_checked() {
+    let host = Recorder::default();
+    let t = tool(
+        &host,
+        json!({"id": "t", "execute": {"$callback": 1},
+               "annotations": {"readOnlyHint": true, "title": "T"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        t.tool_annotations(),
+        Some(&json!({"readOnlyHint": true, "title": "T"}))
+    );
+    let bad = |v: Value| definition_error(tool(&host, v));
+    assert_eq!(
+        bad(json!({"id": "t", "annotations": {"readOnlyHint": "yes"}})),
+        "Invalid definition of tool 't': annotations.readOnlyHint must be a boolean, got \"yes\""
+    );
+    assert_eq!(
+        bad(json!({"id": "t", "annotations": {"hint": true}})),
+        "Invalid definition of tool 't': annotations: unknown key 'hint' (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)"
+    );
+}

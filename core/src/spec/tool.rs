@@ -41,6 +41,8 @@ pub(crate) struct ToolSpec {
     retry: Option<RetrySpec>,
     defer_loading: Option<bool>,
     agent: Option<Box<Value>>,
+    /// MCP annotations when the tool is served (docs/behaviour.md §19).
+    annotations: Option<Value>,
 }
 
 /// `retry: {"maxAttempts", "backoffMs"?}` of a tool.
@@ -86,6 +88,10 @@ pub(crate) fn build(host: &dyn HostCallbacks, spec: ToolSpec) -> Result<Tool, Ag
     };
     if let Some(ms) = spec.timeout_ms {
         tool = tool.timeout_ms(ms);
+    }
+    if let Some(a) = spec.annotations {
+        crate::tool::check_annotations(&a).map_err(bad)?;
+        tool = tool.annotations(a);
     }
     match spec.require_approval {
         Some(ApprovalSpec::Callback(cb)) => {

@@ -64,4 +64,8 @@ impl RunTrace {
     pub(crate) fn run_ended(&self, _: &RunResult) {
         match *self {}
     }
+    #[allow(dead_code)]
+    pub(crate) fn served_call_ended(&self, _: Option<&str>) {
+        match *self {}
+    }
 }

@@ -312,6 +312,27 @@ impl RunTrace {
 
     /// The call ends: status, pause, stop reason, error. Spans still open (a cancelled
     /// model request or tool) end as cancelled.
+    /// Ends the span of one call served over MCP (docs/behaviour.md §19), with the error
+    /// the client got, if any; a tool span still open (the call was cancelled) ends with it.
+    pub(crate) fn served_call_ended(&self, error: Option<&str>) {
+        let open: Vec<Span> = self
+            .tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        for mut span in open {
+            span.set_attribute(KeyValue::new(a::ERROR_TYPE, ErrorCode::Cancelled.as_str()));
+            span.end();
+        }
+        let mut span = self.run.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(message) = error {
+            span.set_status(Status::error(message.to_owned()));
+        }
+        span.end();
+    }
+
     pub(crate) fn run_ended(&self, state: &RunResult) {
         let run = &state.run;
         let cancelled = run.status == RunStatus::Cancelled;
