@@ -261,6 +261,26 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// Whether `tool.input_started` was reported (then `id` and `name` are final).
+    announced: bool,
+}
+
+impl PartialCall {
+    /// Reports the call's start once: the wire gives its id and name in the call's first
+    /// fragment only (a missing one takes the same default the final call gets).
+    fn announce(&mut self, index: u64, deltas: &dyn DeltaSink) {
+        if self.announced {
+            return;
+        }
+        self.announced = true;
+        if self.id.is_empty() {
+            self.id = format!("call_{index}");
+        }
+        if self.name.is_empty() {
+            self.name = "tool".to_owned();
+        }
+        deltas.tool_input_start(&self.id, &self.name);
+    }
 }
 
 /// Reads a chat-completions stream: content and reasoning deltas as they arrive, tool-call
@@ -343,12 +363,15 @@ async fn read_stream(
                     call.name = name.to_owned();
                 }
             }
-            match fragment.pointer("/function/arguments") {
-                Some(Value::String(s)) => call.arguments.push_str(s),
-                Some(v @ Value::Object(_)) => {
-                    call.arguments.push_str(&http::arguments_text(Some(v)))
-                }
-                _ => {}
+            call.announce(index, deltas);
+            let piece = match fragment.pointer("/function/arguments") {
+                Some(Value::String(s)) => s.clone(),
+                Some(v @ Value::Object(_)) => http::arguments_text(Some(v)),
+                _ => String::new(),
+            };
+            if !piece.is_empty() {
+                call.arguments.push_str(&piece);
+                deltas.tool_input_delta(&call.id, &piece);
             }
         }
     }
