@@ -266,10 +266,12 @@ struct PartialCall {
 }
 
 impl PartialCall {
-    /// Reports the call's start once: the wire gives its id and name in the call's first
-    /// fragment only (a missing one takes the same default the final call gets).
-    fn announce(&mut self, index: u64, deltas: &dyn DeltaSink) {
-        if self.announced {
+    /// Reports the call's start once its name is known (the wire gives the id and name in a
+    /// call's first fragment only), with the fragments that came before it as one delta;
+    /// `force` reports a call that never got a name, under the final call's defaults.
+    /// From then on its id and name stay as reported.
+    fn announce(&mut self, index: u64, deltas: &dyn DeltaSink, force: bool) {
+        if self.announced || (self.name.is_empty() && !force) {
             return;
         }
         self.announced = true;
@@ -280,6 +282,9 @@ impl PartialCall {
             self.name = "tool".to_owned();
         }
         deltas.tool_input_start(&self.id, &self.name);
+        if !self.arguments.is_empty() {
+            deltas.tool_input_delta(&self.id, &self.arguments);
+        }
     }
 }
 
@@ -363,17 +368,24 @@ async fn read_stream(
                     call.name = name.to_owned();
                 }
             }
-            call.announce(index, deltas);
             let piece = match fragment.pointer("/function/arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(v @ Value::Object(_)) => http::arguments_text(Some(v)),
                 _ => String::new(),
             };
-            if !piece.is_empty() {
+            if call.announced {
+                if !piece.is_empty() {
+                    deltas.tool_input_delta(&call.id, &piece);
+                }
                 call.arguments.push_str(&piece);
-                deltas.tool_input_delta(&call.id, &piece);
+            } else {
+                call.arguments.push_str(&piece);
+                call.announce(index, deltas, false);
             }
         }
+    }
+    for (index, call) in calls.iter_mut() {
+        call.announce(*index, deltas, true);
     }
     let tool_calls = calls
         .into_iter()
