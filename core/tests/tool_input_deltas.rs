@@ -470,3 +470,30 @@ async fn the_scripted_client_streams_each_calls_input_in_pieces() {
     assert_eq!(deltas_of(&events, "c1"), ["{\"a\":", "2,", "\"b\":", "3}"]);
     assert_eq!(deltas_of(&events, "c1").concat(), "{\"a\":2,\"b\":3}");
 }
+
+#[tokio::test]
+async fn an_openai_call_named_after_its_first_fragment_is_reported_once_named() {
+    let delta = |d: Value| json!({"id": "chatcmpl-s", "choices": [{"index": 0, "delta": d}]});
+    let turn = vec![
+        chunk(delta(json!({"tool_calls": [{"index": 0, "id": "call_9",
+            "function": {"arguments": "{\"a\":"}}]}))),
+        chunk(delta(json!({"tool_calls": [{"index": 0,
+            "function": {"name": "add", "arguments": "4,"}}]}))),
+        chunk(delta(json!({"tool_calls": [{"index": 0,
+            "function": {"arguments": "\"b\":1}"}}]}))),
+        Wire::OpenAI.call_done("call_9", ""),
+    ];
+    let server = start(vec![Reply::Events(turn), Wire::OpenAI.text("5")]).await;
+    let stream = calculator(0).stream(RunOptions::new("4+1?", Wire::OpenAI.client(&server)));
+    let events: Vec<AgentEvent> = stream.events().map(Result::unwrap).collect().await;
+    assert_eq!(stream.result().await.unwrap().output(), &json!("5"));
+    let started = events[position(&events, EventType::ToolInputStarted)].to_value();
+    assert_eq!(
+        (&started["toolCallId"], &started["toolName"]),
+        (&json!("call_9"), &json!("add"))
+    );
+    // What came before the name is reported with the start, as one fragment.
+    assert_eq!(deltas_of(&events, "call_9"), ["{\"a\":4,", "\"b\":1}"]);
+    let ran = events[position(&events, EventType::ToolStarted)].to_value();
+    assert_eq!(ran["toolCallId"], json!("call_9"));
+}
