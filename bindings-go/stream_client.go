@@ -12,9 +12,9 @@ import (
 )
 
 // StreamingModelClient is a model client that can stream (as the product's Go SDK): a
-// streamed run (Agent.Stream) calls Stream and hears its deltas and items live, as
-// response.output_text.delta, response.reasoning.delta and response.item events; a run
-// that is not streamed calls Generate.
+// streamed run (Agent.Stream) calls Stream and hears its deltas, tool input and items
+// live, as response.output_text.delta, response.reasoning.delta, tool.input_started,
+// tool.input_delta and response.item events; a run that is not streamed calls Generate.
 type StreamingModelClient interface {
 	ModelClient
 	// Stream sends the answer's events and closes the channel; the last event of type
@@ -24,23 +24,41 @@ type StreamingModelClient interface {
 }
 
 // The event types of a model stream (the product's names; "text-delta",
-// "reasoning-delta", "item" and "response" are accepted too).
+// "reasoning-delta", "tool-input-start", "tool-input-delta", "item" and "response" are
+// accepted too).
 const (
 	StreamTextDelta      = "response.output_text.delta"
 	StreamReasoningDelta = "response.reasoning.delta"
+	// StreamToolInputStart: the model began writing call ToolCallID's arguments to tool
+	// ToolName (docs/behaviour.md §16).
+	StreamToolInputStart = "tool.input_started"
+	// StreamToolInputDelta: Delta is the next fragment of call ToolCallID's arguments.
+	StreamToolInputDelta = "tool.input_delta"
 	StreamItem           = "response.item"
 	StreamCompleted      = "response.completed"
 )
 
-// ModelStreamEvent is one event of a model stream: a text or reasoning Delta, an output
-// Item (a JSON-shaped value such as {"type": "message", …}), the final Response, or Err,
-// which fails the model request.
+// The run event types of a call's input as the model writes it (docs/behaviour.md §16),
+// in streamed runs only: EventToolInputStarted has Details "toolCallId" and "toolName",
+// EventToolInputDelta "toolCallId" and "delta" (a call's deltas, in order, make its final
+// arguments; all arrive before "model.completed").
+const (
+	EventToolInputStarted = "tool.input_started"
+	EventToolInputDelta   = "tool.input_delta"
+)
+
+// ModelStreamEvent is one event of a model stream: a text or reasoning Delta, the start
+// of a call's input (ToolCallID, ToolName) or a fragment of it (ToolCallID, Delta), an
+// output Item (a JSON-shaped value such as {"type": "message", …}), the final Response,
+// or Err, which fails the model request.
 type ModelStreamEvent struct {
-	Type     string         // one of the Stream* constants
-	Delta    string         // the text of a delta
-	Item     any            // the item of a StreamItem event
-	Response *ModelResponse // the response of a StreamCompleted event
-	Err      error          // a failure: the request fails with its message
+	Type       string         // one of the Stream* constants
+	Delta      string         // the text of a delta
+	ToolCallID string         // the call of a tool input event
+	ToolName   string         // the tool of a StreamToolInputStart event
+	Item       any            // the item of a StreamItem event
+	Response   *ModelResponse // the response of a StreamCompleted event
+	Err        error          // a failure: the request fails with its message
 }
 
 // errStreamNoResponse: a StreamCompleted event needs its Response.
@@ -50,6 +68,12 @@ func (e ModelStreamEvent) toJSON() (map[string]any, error) {
 	m := map[string]any{"type": e.Type}
 	switch e.Type {
 	case StreamTextDelta, StreamReasoningDelta, "text-delta", "reasoning-delta":
+		m["delta"] = e.Delta
+	case StreamToolInputStart, "tool-input-start":
+		m["toolCallId"] = e.ToolCallID
+		m["toolName"] = e.ToolName
+	case StreamToolInputDelta, "tool-input-delta":
+		m["toolCallId"] = e.ToolCallID
 		m["delta"] = e.Delta
 	case StreamItem, "item":
 		m["item"] = e.Item

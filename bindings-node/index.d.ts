@@ -246,6 +246,10 @@ export type ModelResponse =
 export type ModelStreamEvent =
   | { type: 'text-delta'; delta: string }
   | { type: 'reasoning-delta'; delta: string }
+  /** The model began writing a call's arguments (the run's `tool.input_started`). */
+  | { type: 'tool-input-start'; toolCallId: string; toolName: string }
+  /** The next fragment of a call's arguments text (the run's `tool.input_delta`). */
+  | { type: 'tool-input-delta'; toolCallId: string; delta: string }
   | { type: 'item'; item: Item }
   | { type: 'response'; response: ModelResponse };
 
@@ -461,6 +465,25 @@ export interface ToolRetryingEvent extends AgentEvent {
   toolName: string;
   attempt: number;
   error: string;
+}
+
+/** `tool.input_started` (docs/behaviour.md §16): in a streamed run, the model began writing
+ * the arguments of call `toolCallId` to tool `toolName`. */
+export interface ToolInputStartedEvent extends AgentEvent {
+  type: 'tool.input_started';
+  stepIndex: number;
+  toolCallId: string;
+  toolName: string;
+}
+
+/** `tool.input_delta` (docs/behaviour.md §16): the next fragment of call `toolCallId`'s
+ * arguments text. A call's fragments, in order, make its final `arguments`; they all arrive
+ * before the step's `model.completed`. */
+export interface ToolInputDeltaEvent extends AgentEvent {
+  type: 'tool.input_delta';
+  stepIndex: number;
+  toolCallId: string;
+  delta: string;
 }
 
 export interface ToolExecutionConfig {

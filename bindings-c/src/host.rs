@@ -503,10 +503,12 @@ pub unsafe extern "C" fn phaseo_call_set_context(
 }
 
 /// Passes one event (JSON text) of a `Stream` call to the run, at once: `{"type":
-/// "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`, `{"type": "item",
-/// "item"}` or `{"type": "response", "response"}` (the last `response` is the answer; the
-/// product's `response.output_text.delta`, `response.reasoning.delta`, `response.item` and
-/// `response.completed` are accepted too). `PHASEO_STATUS_ERROR` names what is wrong with
+/// "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`, `{"type":
+/// "tool-input-start", "toolCallId", "toolName"}`, `{"type": "tool-input-delta",
+/// "toolCallId", "delta"}` (docs/behaviour.md §16), `{"type": "item", "item"}` or `{"type":
+/// "response", "response"}` (the last `response` is the answer; the product's
+/// `response.output_text.delta`, `response.reasoning.delta`, `tool.input_started`,
+/// `tool.input_delta`, `response.item` and `response.completed` are accepted too). `PHASEO_STATUS_ERROR` names what is wrong with
 /// the event (the host should then fail the call with that message), or says the model
 /// request is over (cancelled or timed out: the host should stop reading its stream).
 /// Only before `phaseo_call_complete`.

@@ -242,7 +242,9 @@ namespace PhaseoAgentSdk
     /// <c>tool.retrying</c> has <c>toolCallId</c>, <c>toolName</c>, <c>attempt</c> (the attempt
     /// about to start) and <c>error</c>; <c>tool.started</c> has <c>inputEdited: true</c> for an
     /// approval's edited input and <c>tool.completed</c> has <c>respondedByHuman: true</c> for a
-    /// response (docs/behaviour.md §14, §15).</summary>
+    /// response (docs/behaviour.md §14, §15). In a streamed run, <c>tool.input_started</c> has
+    /// <c>toolCallId</c> and <c>toolName</c>, and <c>tool.input_delta</c> has <c>toolCallId</c>
+    /// and <c>delta</c>, the next fragment of the call's arguments text (docs/behaviour.md §16).</summary>
     public sealed class AgentEvent
     {
         /// <summary>The event type, e.g. <c>tool.completed</c>.</summary>

@@ -17,7 +17,8 @@ test('stream: replay to every consumer, text deltas, tool events, items, awaitab
   assert.equal(text, 'hello brave world');
   assert.equal(types[0], 'run.started');
   assert.equal(types.at(-1), 'run.completed');
-  assert.deepEqual(tools, ['tool.started', 'tool.completed']);
+  // The call's input as the model wrote it (docs/behaviour.md §16), then its run.
+  assert.deepEqual(tools, ['tool.input_started', 'tool.input_delta', 'tool.started', 'tool.completed']);
   const result = await stream;
   assert.equal(result.output, 'hello brave world');
   assert.equal(await stream.getText(), 'hello brave world');

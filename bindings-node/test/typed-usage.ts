@@ -18,6 +18,8 @@ import {
   type ToolContext,
   type ToolRetry,
   type ToolRetryingEvent,
+  type ToolInputStartedEvent,
+  type ToolInputDeltaEvent,
 } from '@phaseo/agent-sdk';
 
 interface Ticket { ticketId: string }
@@ -66,6 +68,21 @@ export function retryingAttempt(event: AgentEvent): number | null {
   if (event.type !== 'tool.retrying') return null;
   const retrying = event as ToolRetryingEvent;
   return retrying.attempt;
+}
+
+/** A call's arguments as the model wrote them, from `tool.input_*` events. */
+export function inputSoFar(events: AgentEvent[], toolCallId: string): { toolName?: string; text: string } {
+  let toolName: string | undefined;
+  let text = '';
+  for (const event of events) {
+    if (event.type === 'tool.input_started' && (event as ToolInputStartedEvent).toolCallId === toolCallId) {
+      toolName = (event as ToolInputStartedEvent).toolName;
+    } else if (event.type === 'tool.input_delta') {
+      const delta = event as ToolInputDeltaEvent;
+      if (delta.toolCallId === toolCallId) text += delta.delta;
+    }
+  }
+  return { toolName, text };
 }
 
 const host = {
@@ -158,6 +175,8 @@ const streamingClient: AgentModelClient = {
   async *stream(): AsyncGenerator<AgentModelStreamEvent> {
     yield { type: 'reasoning-delta', delta: 'thinking' };
     yield { type: 'text-delta', delta: 'hi' };
+    yield { type: 'tool-input-start', toolCallId: 'c1', toolName: 'weather' };
+    yield { type: 'tool-input-delta', toolCallId: 'c1', delta: '{"city":"Oslo"}' };
     yield { type: 'item', item: { type: 'message', role: 'assistant', content: 'hi' } };
     yield { type: 'response', response: { text: 'hi' } };
   },

@@ -76,7 +76,9 @@ def test_stream_replays_to_every_consumer() -> None:
     assert "".join(stream.text_stream()) == "hello brave world"
     types = [e["type"] for e in stream.events()]
     assert types[0] == "run.started" and types[-1] == "run.completed"
-    assert [e["type"] for e in stream.tool_stream()] == ["tool.started", "tool.completed"]
+    # The call's input as the model wrote it (docs/behaviour.md §16), then its run.
+    assert [e["type"] for e in stream.tool_stream()] == ["tool.input_started", "tool.input_delta", "tool.started",
+                                                         "tool.completed"]
     full = list(stream)
     assert full[-1]["type"] == "result" and full[-1]["result"].output == "hello brave world"
     items = [i["type"] for i in stream.items_stream()]

@@ -35,6 +35,8 @@ from phaseo_agent import (
     PendingToolCall,
     RunResult,
     ScriptedClient,
+    ToolInputDeltaEvent,
+    ToolInputStartedEvent,
     ToolRetry,
     ToolRuntime,
     Usage,
@@ -45,6 +47,20 @@ from phaseo_agent import (
     Tool,
     tool,
 )
+
+
+def input_so_far(events: List[Dict[str, Any]], tool_call_id: str) -> str:
+    """A call's arguments as the model wrote them so far, from typed tool input events."""
+    text = ""
+    for event in events:
+        if event["type"] == "tool.input_started":
+            started: ToolInputStartedEvent = event  # type: ignore[assignment]
+            assert started["tool_name"]
+        elif event["type"] == "tool.input_delta":
+            delta: ToolInputDeltaEvent = event  # type: ignore[assignment]
+            if delta["tool_call_id"] == tool_call_id:
+                text += delta["delta"]
+    return text
 
 
 def lookup(tool_input: Dict[str, Any], runtime: ToolRuntime) -> Dict[str, Any]:

@@ -147,7 +147,9 @@ pub trait ModelClient: Send + Sync {
 
 /// A host model client that streams: `stream` hands each event to `sink` as it comes —
 /// `{"type": "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`,
-/// `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
+/// `{"type": "tool-input-start", "toolCallId", "toolName"}`, `{"type": "tool-input-delta",
+/// "toolCallId", "delta"}` (a call's arguments as the model writes them, docs/behaviour.md
+/// §16), `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
 /// response in the form `generate` returns), then returns. Throwing fails the attempt
 /// (retried per `modelRetry`; the deltas already sent stay in the run's history).
 /// `generate` serves runs that are not streamed; a client without one (`can_generate`

@@ -25,6 +25,10 @@ pub enum EventType {
     ModelCompleted,
     /// `model.failed`
     ModelFailed,
+    /// `tool.input_started`: the model began writing a call's arguments (streamed runs).
+    ToolInputStarted,
+    /// `tool.input_delta`: a fragment of a call's arguments text as the model writes it.
+    ToolInputDelta,
     /// `tool.started`
     ToolStarted,
     /// `tool.preliminary_result`
@@ -69,6 +73,8 @@ impl EventType {
             EventType::ModelRequested => "model.requested",
             EventType::ModelCompleted => "model.completed",
             EventType::ModelFailed => "model.failed",
+            EventType::ToolInputStarted => "tool.input_started",
+            EventType::ToolInputDelta => "tool.input_delta",
             EventType::ToolStarted => "tool.started",
             EventType::ToolPreliminaryResult => "tool.preliminary_result",
             EventType::ToolCompleted => "tool.completed",
@@ -92,7 +98,9 @@ impl EventType {
     pub fn is_tool_event(self) -> bool {
         matches!(
             self,
-            EventType::ToolStarted
+            EventType::ToolInputStarted
+                | EventType::ToolInputDelta
+                | EventType::ToolStarted
                 | EventType::ToolPreliminaryResult
                 | EventType::ToolCompleted
                 | EventType::ToolFailed
@@ -135,6 +143,20 @@ pub enum EventData {
         attempt: u32,
         /// The error message.
         error: String,
+    },
+    /// `tool.input_started` (docs/behaviour.md §16)
+    ToolInputStarted {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool id.
+        tool_name: String,
+    },
+    /// `tool.input_delta` (docs/behaviour.md §16)
+    ToolInputDelta {
+        /// Call id.
+        tool_call_id: String,
+        /// The next fragment of the call's arguments text.
+        delta: String,
     },
     /// `tool.started`
     ToolStarted {
@@ -306,6 +328,20 @@ impl Serialize for AgentEvent {
             EventData::ModelFailed { attempt, error } => {
                 m.serialize_entry("attempt", attempt)?;
                 m.serialize_entry("error", error)?;
+            }
+            EventData::ToolInputStarted {
+                tool_call_id,
+                tool_name,
+            } => {
+                m.serialize_entry("toolCallId", tool_call_id)?;
+                m.serialize_entry("toolName", tool_name)?;
+            }
+            EventData::ToolInputDelta {
+                tool_call_id,
+                delta,
+            } => {
+                m.serialize_entry("toolCallId", tool_call_id)?;
+                m.serialize_entry("delta", delta)?;
             }
             EventData::ToolStarted {
                 tool_call_id,

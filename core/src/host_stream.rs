@@ -8,10 +8,12 @@
 //! streaming), and the last `response` event is the attempt's response.
 //!
 //! Event shapes (keys camelCase, as every binding hands them over):
-//! `{type: "text-delta", delta}`, `{type: "reasoning-delta", delta}`, `{type: "item",
-//! item}` and `{type: "response", response}`; the product's spellings
-//! `response.output_text.delta`, `response.reasoning.delta`, `response.item` and
-//! `response.completed` (with `response`) are accepted as well.
+//! `{type: "text-delta", delta}`, `{type: "reasoning-delta", delta}`, `{type:
+//! "tool-input-start", toolCallId, toolName}`, `{type: "tool-input-delta", toolCallId,
+//! delta}` (docs/behaviour.md §16), `{type: "item", item}` and `{type: "response",
+//! response}`; the product's spellings `response.output_text.delta`,
+//! `response.reasoning.delta`, `tool.input_started`, `tool.input_delta`, `response.item`
+//! and `response.completed` (with `response`) are accepted as well.
 
 use std::future::Future;
 
@@ -28,6 +30,20 @@ pub enum HostStreamEvent {
     TextDelta(String),
     /// A piece of the reasoning text.
     ReasoningDelta(String),
+    /// The model began writing a call's arguments (`tool.input_started`).
+    ToolInputStart {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool id.
+        tool_name: String,
+    },
+    /// A fragment of a call's arguments text (`tool.input_delta`).
+    ToolInputDelta {
+        /// Call id.
+        tool_call_id: String,
+        /// The fragment.
+        delta: String,
+    },
     /// An output item (`message`, `reasoning`, `tool_call`, …).
     Item(Item),
     /// The final response (the last one wins).
@@ -52,8 +68,22 @@ impl HostStreamEvent {
                 .map(str::to_owned)
                 .ok_or_else(|| format!("model stream event \"{kind}\": delta must be a string"))
         };
+        let text = |name: &str| {
+            field(name)?
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("model stream event \"{kind}\": {name} must be a string"))
+        };
         match kind {
             "text-delta" | "response.output_text.delta" => Ok(Self::TextDelta(delta()?)),
+            "tool-input-start" | "tool.input_started" => Ok(Self::ToolInputStart {
+                tool_call_id: text("toolCallId")?,
+                tool_name: text("toolName")?,
+            }),
+            "tool-input-delta" | "tool.input_delta" => Ok(Self::ToolInputDelta {
+                tool_call_id: text("toolCallId")?,
+                delta: delta()?,
+            }),
             "reasoning-delta" | "response.reasoning.delta" => Ok(Self::ReasoningDelta(delta()?)),
             "item" | "response.item" => serde_json::from_value(field("item")?.clone())
                 .map(Self::Item)
@@ -67,7 +97,7 @@ impl HostStreamEvent {
             }
             other => Err(format!(
                 "unknown model stream event type \"{other}\" (expected text-delta, \
-                 reasoning-delta, item or response)"
+                 reasoning-delta, tool-input-start, tool-input-delta, item or response)"
             )),
         }
     }
@@ -121,6 +151,14 @@ impl HostStreamReceiver {
         let mut apply = |event: HostStreamEvent| match event {
             HostStreamEvent::TextDelta(d) => deltas.text_delta(&d),
             HostStreamEvent::ReasoningDelta(d) => deltas.reasoning_delta(&d),
+            HostStreamEvent::ToolInputStart {
+                tool_call_id,
+                tool_name,
+            } => deltas.tool_input_start(&tool_call_id, &tool_name),
+            HostStreamEvent::ToolInputDelta {
+                tool_call_id,
+                delta,
+            } => deltas.tool_input_delta(&tool_call_id, &delta),
             HostStreamEvent::Item(item) => deltas.item(&item),
             HostStreamEvent::Response(r) => response = Some(r),
         };
@@ -163,6 +201,12 @@ mod tests {
         fn reasoning_delta(&self, delta: &str) {
             self.0.lock().unwrap().push(format!("reasoning:{delta}"));
         }
+        fn tool_input_start(&self, id: &str, name: &str) {
+            self.0.lock().unwrap().push(format!("start:{id}:{name}"));
+        }
+        fn tool_input_delta(&self, id: &str, delta: &str) {
+            self.0.lock().unwrap().push(format!("input:{id}:{delta}"));
+        }
         fn item(&self, item: &Item) {
             self.0.lock().unwrap().push(format!(
                 "item:{}",
@@ -191,6 +235,33 @@ mod tests {
             HostStreamEvent::from_value(&json!({"type": "response", "response": {"text": "hi"}})),
             Ok(HostStreamEvent::Response(r)) if r.message.content == "hi"
         ));
+        assert_eq!(
+            HostStreamEvent::from_value(
+                &json!({"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"})
+            ),
+            Ok(HostStreamEvent::ToolInputStart {
+                tool_call_id: "c1".into(),
+                tool_name: "add".into()
+            })
+        );
+        assert_eq!(
+            HostStreamEvent::from_value(
+                &json!({"type": "tool.input_delta", "toolCallId": "c1", "delta": "{\"a\""})
+            ),
+            Ok(HostStreamEvent::ToolInputDelta {
+                tool_call_id: "c1".into(),
+                delta: "{\"a\"".into()
+            })
+        );
+        let err =
+            HostStreamEvent::from_value(&json!({"type": "tool-input-start", "toolCallId": "c1"}))
+                .unwrap_err();
+        assert!(err.contains("has no \"toolName\""), "{err}");
+        let err = HostStreamEvent::from_value(
+            &json!({"type": "tool-input-delta", "toolCallId": 3, "delta": "x"}),
+        )
+        .unwrap_err();
+        assert!(err.contains("toolCallId must be a string"), "{err}");
         let err = HostStreamEvent::from_value(&json!({"type": "text"})).unwrap_err();
         assert!(
             err.contains("unknown model stream event type \"text\""),
@@ -215,6 +286,10 @@ mod tests {
                 .unwrap();
             tx.send(&json!({"type": "text-delta", "delta": "llo"}))
                 .unwrap();
+            tx.send(&json!({"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"}))
+                .unwrap();
+            tx.send(&json!({"type": "tool-input-delta", "toolCallId": "c1", "delta": "{}"}))
+                .unwrap();
             tx.send(&json!({"type": "item", "item": {"type": "message", "role": "assistant", "content": "Hello"}}))
                 .unwrap();
             tx.send(&json!({"type": "response", "response": {"text": "Hello"}}))
@@ -225,7 +300,14 @@ mod tests {
         assert_eq!(response.message.content, "Hello");
         assert_eq!(
             *sink.0.lock().unwrap(),
-            ["reasoning:r", "text:He", "text:llo", "item:\"message\""]
+            [
+                "reasoning:r",
+                "text:He",
+                "text:llo",
+                "start:c1:add",
+                "input:c1:{}",
+                "item:\"message\""
+            ]
         );
     }
 

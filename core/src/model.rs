@@ -447,6 +447,16 @@ pub trait DeltaSink: Send + Sync {
     fn item(&self, item: &crate::state::Item) {
         let _ = item;
     }
+    /// The model began writing the arguments of call `tool_call_id` to tool `tool_name`
+    /// (`tool.input_started`, docs/behaviour.md §16). Ignored by default.
+    fn tool_input_start(&self, tool_call_id: &str, tool_name: &str) {
+        let _ = (tool_call_id, tool_name);
+    }
+    /// The next fragment of call `tool_call_id`'s arguments text (`tool.input_delta`); the
+    /// fragments of one call, in order, make its final arguments. Ignored by default.
+    fn tool_input_delta(&self, tool_call_id: &str, delta: &str) {
+        let _ = (tool_call_id, delta);
+    }
 }
 
 /// A [`DeltaSink`] that ignores every delta: a stream read for a run that is not streamed.

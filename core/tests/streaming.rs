@@ -88,7 +88,17 @@ async fn tool_stream_yields_only_tool_events() {
     let stream = start(&agent);
     let events: Vec<AgentEvent> = stream.tool_stream().map(|e| e.unwrap()).collect().await;
     let types: Vec<_> = events.iter().map(AgentEvent::type_name).collect();
-    assert_eq!(types, ["tool.started", "tool.completed"]);
+    // The call's input as the model wrote it (docs/behaviour.md §16), then its run.
+    assert_eq!(
+        types,
+        [
+            "tool.input_started",
+            "tool.input_delta",
+            "tool.input_delta",
+            "tool.started",
+            "tool.completed"
+        ]
+    );
     assert!(events.iter().all(|e| e.event_type.is_tool_event()));
 }
 
@@ -157,10 +167,12 @@ async fn cancel_with_a_reason_ends_the_run_cancelled() {
     let stream = agent.stream(RunOptions::new("go", scripted([call("c1", "slow", "{}")])));
     // Wait until the tool started, then cancel.
     let mut tools = Box::pin(stream.tool_stream());
-    assert_eq!(
-        tools.next().await.unwrap().unwrap().type_name(),
-        "tool.started"
-    );
+    loop {
+        let event = tools.next().await.unwrap().unwrap();
+        if event.type_name() == "tool.started" {
+            break;
+        }
+    }
     stream.cancel(Some("user pressed stop".into()));
     let result = tokio::time::timeout(Duration::from_secs(2), stream.result())
         .await

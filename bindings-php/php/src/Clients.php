@@ -22,7 +22,10 @@ interface ModelClient
  * A PHP model client that streams: when the run is streamed (`$agent->stream(...)`),
  * `stream(array $request)` is iterated instead of `generate`, and what it yields reaches
  * the run's stream at once: `['type' => 'text-delta', 'delta' => ...]`,
- * `['type' => 'reasoning-delta', 'delta' => ...]`, `['type' => 'item', 'item' => [...]]`,
+ * `['type' => 'reasoning-delta', 'delta' => ...]`, a call's input as the model writes it
+ * (docs/behaviour.md §16: `['type' => 'tool-input-start', 'toolCallId' => ..., 'toolName' => ...]`
+ * then `['type' => 'tool-input-delta', 'toolCallId' => ..., 'delta' => ...]`, reported as the
+ * run's `tool.input_started` and `tool.input_delta` events), `['type' => 'item', 'item' => [...]]`,
  * and last `['type' => 'response', 'response' => [...generate's answer...]]`.
  */
 interface StreamingModelClient extends ModelClient

@@ -45,6 +45,7 @@ from ._agent import (
     RunOverrides,
     create_agent,
 )
+from ._events import ToolInputDeltaEvent, ToolInputStartedEvent
 from ._client import create_gateway_agent_client, create_openai_compatible_client
 from ._mcp import McpServer, McpToolInfo, mcp_http_server, mcp_stdio_server
 from ._serve import McpToolServer, serve_mcp
@@ -112,6 +113,8 @@ __all__ = [
     "AgentToolExecutionConfig",
     "AgentToolOutput",
     "RunOverrides",
+    "ToolInputDeltaEvent",
+    "ToolInputStartedEvent",
     "AgentToolTimeoutError",
     "AgentUnknownToolError",
     "CancelToken",

@@ -6,12 +6,15 @@ awaitable of one). It yields, in order::
 
     {"type": "text-delta", "delta": "..."}        # response.output_text.delta
     {"type": "reasoning-delta", "delta": "..."}   # response.reasoning.delta
+    {"type": "tool-input-start", "tool_call_id": "...", "tool_name": "..."}  # tool.input_started
+    {"type": "tool-input-delta", "tool_call_id": "...", "delta": "..."}      # tool.input_delta
     {"type": "item", "item": {...}}                # response.item (message, reasoning, tool_call, ...)
     {"type": "response", "response": {...}}        # the final response (last one wins)
 
 A generator may instead ``return`` its final response. The product's spellings
-(``response.output_text.delta``, ``response.reasoning.delta``, ``response.item``,
-``response.completed``) are accepted too. Each event reaches the run as it is yielded.
+(``response.output_text.delta``, ``response.reasoning.delta``, ``tool.input_started``,
+``tool.input_delta``, ``response.item``, ``response.completed``) are accepted too. Each
+event reaches the run as it is yielded.
 """
 
 from __future__ import annotations

@@ -43,6 +43,8 @@ module PhaseoAgentSdk
                       "native_response_id" => "nativeResponseId", "response_meta" => "responseMeta" }.freeze
     USAGE_KEYS = { "input_tokens" => "inputTokens", "output_tokens" => "outputTokens",
                    "cached_tokens" => "cachedTokens", "total_tokens" => "totalTokens" }.freeze
+    # A tool input event's keys in Ruby spelling (`tool_call_id:`, `tool_name:`).
+    STREAM_EVENT_KEYS = { "tool_call_id" => "toolCallId", "tool_name" => "toolName" }.freeze
 
     class << self
       # The native request (camelCase JSON) as the product's `ModelRequest`.
@@ -90,7 +92,8 @@ module PhaseoAgentSdk
           key = key.to_s
           next if key == "raw" # the product's events carry the provider's raw chunk: not needed
 
-          out[key] = key == "response" && !v.nil? ? response(v) : Internal.stringify(v, "model stream event #{key}")
+          out[STREAM_EVENT_KEYS.fetch(key, key)] =
+            key == "response" && !v.nil? ? response(v) : Internal.stringify(v, "model stream event #{key}")
         end
       end
 
@@ -98,8 +101,12 @@ module PhaseoAgentSdk
       # yields to the block given (as the product's clients do), or returns an Enumerable
       # of events, or returns its final response. Events: `{type:
       # "response.output_text.delta", delta:}` (or "text-delta"),
-      # `"response.reasoning.delta"` (or "reasoning-delta"), `{type: "response.item",
-      # item:}`, and the final `{type: "response.completed", response:}` (or "response").
+      # `"response.reasoning.delta"` (or "reasoning-delta"), a call's input as the model
+      # writes it (docs/behaviour.md §16): `{type: "tool-input-start", tool_call_id:,
+      # tool_name:}` then `{type: "tool-input-delta", tool_call_id:, delta:}` (camelCase keys
+      # and the spellings "tool.input_started"/"tool.input_delta" are accepted too),
+      # `{type: "response.item", item:}`, and the final `{type: "response.completed",
+      # response:}` (or "response").
       def drain(client, request, sink)
         yielded = false
         returned = client.stream(request) do |e|

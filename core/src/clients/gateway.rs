@@ -352,6 +352,7 @@ async fn read_stream(
     let mut reasoning = String::new();
     let mut done_items: Vec<Value> = Vec::new();
     let mut last: Option<Value> = None;
+    let mut calls = StreamedCalls::default();
     while let Some(event) = reader.next_event().await? {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
@@ -374,6 +375,8 @@ async fn read_stream(
                 break;
             }
             "response.failed" | "error" => return Err(http::stream_error(&chunk)),
+            "response.output_item.added" => calls.added(&chunk, deltas),
+            "response.function_call_arguments.delta" => calls.delta(&chunk, deltas),
             "response.output_item.done" => {
                 if let Some(item) = chunk.get("item") {
                     done_items.push(item.clone());
@@ -427,6 +430,78 @@ async fn read_stream(
         response.message.reasoning = Some(reasoning);
     }
     Ok(response)
+}
+
+/// The function calls of a Responses stream, for reporting their arguments as they arrive:
+/// `response.output_item.added` names a call (its `call_id` and `name`), then each
+/// `response.function_call_arguments.delta` refers to it by `item_id` or `output_index`.
+#[derive(Default)]
+struct StreamedCalls(Vec<StreamedCall>);
+
+struct StreamedCall {
+    item_id: Option<String>,
+    output_index: Option<u64>,
+    call_id: String,
+}
+
+impl StreamedCalls {
+    /// A new output item: a function call is reported as started.
+    fn added(&mut self, chunk: &Value, deltas: &dyn DeltaSink) {
+        let Some(item) = chunk
+            .get("item")
+            .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
+        else {
+            return;
+        };
+        let output_index = chunk.get("output_index").and_then(Value::as_u64);
+        let call = self.start(http::string(item.get("id")), output_index, item, deltas);
+        // A call added with arguments already written reports them as its first delta.
+        if let Some(Value::String(arguments)) = item.get("arguments") {
+            if !arguments.is_empty() {
+                deltas.tool_input_delta(&call, arguments);
+            }
+        }
+    }
+
+    /// A fragment of a call's arguments.
+    fn delta(&mut self, chunk: &Value, deltas: &dyn DeltaSink) {
+        let Some(delta) = chunk.get("delta").and_then(Value::as_str) else {
+            return;
+        };
+        let item_id = http::string(chunk.get("item_id"));
+        let output_index = chunk.get("output_index").and_then(Value::as_u64);
+        let known = self.0.iter().find(|c| match (&item_id, &c.item_id) {
+            (Some(a), Some(b)) => a == b,
+            _ => output_index.is_some() && c.output_index == output_index,
+        });
+        let call = match known {
+            Some(c) => c.call_id.clone(),
+            None => self.start(item_id, output_index, &Value::Null, deltas),
+        };
+        deltas.tool_input_delta(&call, delta);
+    }
+
+    /// Records a call and reports its start; its id is what the final response will give
+    /// it (`call_id`, else the item id, else `tool_call_<output index>`).
+    fn start(
+        &mut self,
+        item_id: Option<String>,
+        output_index: Option<u64>,
+        item: &Value,
+        deltas: &dyn DeltaSink,
+    ) -> String {
+        let call_id = http::string(item.get("call_id"))
+            .or_else(|| item_id.clone())
+            .unwrap_or_else(|| format!("tool_call_{}", output_index.unwrap_or(0)));
+        let name = http::string(item.get("name")).unwrap_or_else(|| "tool".to_owned());
+        deltas.tool_input_start(&call_id, &name);
+        self.0.push(StreamedCall {
+            item_id,
+            output_index,
+            call_id: call_id.clone(),
+        });
+        call_id
+    }
 }
 
 #[cfg(test)]

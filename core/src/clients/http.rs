@@ -812,7 +812,8 @@ pub(crate) fn sink_or_none(deltas: Option<&dyn DeltaSink>) -> &dyn DeltaSink {
     deltas.unwrap_or(&crate::model::NoDeltas)
 }
 
-/// For a streaming request answered with a plain JSON body: report the text as one delta.
+/// For a streaming request answered with a plain JSON body: report the text as one delta,
+/// and each call's arguments as one `tool.input_delta` after its `tool.input_started`.
 pub(crate) fn replay_deltas(response: &ModelResponse, deltas: &dyn DeltaSink) {
     if let Some(r) = response
         .message
@@ -824,6 +825,12 @@ pub(crate) fn replay_deltas(response: &ModelResponse, deltas: &dyn DeltaSink) {
     }
     if !response.message.content.is_empty() {
         deltas.text_delta(&response.message.content);
+    }
+    for call in &response.message.tool_calls {
+        deltas.tool_input_start(&call.id, &call.name);
+        if !call.arguments.is_empty() {
+            deltas.tool_input_delta(&call.id, &call.arguments);
+        }
     }
 }
 

@@ -261,6 +261,31 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// Whether `tool.input_started` was reported (then `id` and `name` are final).
+    announced: bool,
+}
+
+impl PartialCall {
+    /// Reports the call's start once its name is known (the wire gives the id and name in a
+    /// call's first fragment only), with the fragments that came before it as one delta;
+    /// `force` reports a call that never got a name, under the final call's defaults.
+    /// From then on its id and name stay as reported.
+    fn announce(&mut self, index: u64, deltas: &dyn DeltaSink, force: bool) {
+        if self.announced || (self.name.is_empty() && !force) {
+            return;
+        }
+        self.announced = true;
+        if self.id.is_empty() {
+            self.id = format!("call_{index}");
+        }
+        if self.name.is_empty() {
+            self.name = "tool".to_owned();
+        }
+        deltas.tool_input_start(&self.id, &self.name);
+        if !self.arguments.is_empty() {
+            deltas.tool_input_delta(&self.id, &self.arguments);
+        }
+    }
 }
 
 /// Reads a chat-completions stream: content and reasoning deltas as they arrive, tool-call
@@ -343,14 +368,24 @@ async fn read_stream(
                     call.name = name.to_owned();
                 }
             }
-            match fragment.pointer("/function/arguments") {
-                Some(Value::String(s)) => call.arguments.push_str(s),
-                Some(v @ Value::Object(_)) => {
-                    call.arguments.push_str(&http::arguments_text(Some(v)))
+            let piece = match fragment.pointer("/function/arguments") {
+                Some(Value::String(s)) => s.clone(),
+                Some(v @ Value::Object(_)) => http::arguments_text(Some(v)),
+                _ => String::new(),
+            };
+            if call.announced {
+                if !piece.is_empty() {
+                    deltas.tool_input_delta(&call.id, &piece);
                 }
-                _ => {}
+                call.arguments.push_str(&piece);
+            } else {
+                call.arguments.push_str(&piece);
+                call.announce(index, deltas, false);
             }
         }
+    }
+    for (index, call) in calls.iter_mut() {
+        call.announce(*index, deltas, true);
     }
     let tool_calls = calls
         .into_iter()

@@ -95,6 +95,13 @@ impl ModelClient for ScriptedClient {
         for piece in response.message.content.split_inclusive(' ') {
             deltas.text_delta(piece);
         }
+        // Each call's arguments in pieces ending at `,` or `:`, as a model writes them.
+        for call in &response.message.tool_calls {
+            deltas.tool_input_start(&call.id, &call.name);
+            for piece in call.arguments.split_inclusive([',', ':']) {
+                deltas.tool_input_delta(&call.id, piece);
+            }
+        }
         Ok(response)
     }
 }

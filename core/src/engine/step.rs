@@ -230,6 +230,28 @@ impl DeltaSink for StreamDeltas<'_> {
                 }
             });
     }
+
+    fn tool_input_start(&self, tool_call_id: &str, tool_name: &str) {
+        self.0
+            .emitter
+            .emit(EventType::ToolInputStarted, None, Some(self.1), || {
+                EventData::ToolInputStarted {
+                    tool_call_id: tool_call_id.to_owned(),
+                    tool_name: tool_name.to_owned(),
+                }
+            });
+    }
+
+    fn tool_input_delta(&self, tool_call_id: &str, delta: &str) {
+        self.0
+            .emitter
+            .emit(EventType::ToolInputDelta, None, Some(self.1), || {
+                EventData::ToolInputDelta {
+                    tool_call_id: tool_call_id.to_owned(),
+                    delta: delta.to_owned(),
+                }
+            });
+    }
 }
 
 /// The longest `Retry-After` wait the loop honours.

@@ -4901,7 +4901,9 @@ public func FfiConverterTypeStopCondition_lower(_ value: StopCondition) -> UInt6
 /**
  * A host model client that streams: `stream` hands each event to `sink` as it comes —
  * `{"type": "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`,
- * `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
+ * `{"type": "tool-input-start", "toolCallId", "toolName"}`, `{"type": "tool-input-delta",
+ * "toolCallId", "delta"}` (a call's arguments as the model writes them, docs/behaviour.md
+ * §16), `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
  * response in the form `generate` returns), then returns. Throwing fails the attempt
  * (retried per `modelRetry`; the deltas already sent stay in the run's history).
  * `generate` serves runs that are not streamed; a client without one (`can_generate`
@@ -4928,7 +4930,9 @@ public protocol StreamingModelClient: AnyObject, Sendable {
 /**
  * A host model client that streams: `stream` hands each event to `sink` as it comes —
  * `{"type": "text-delta", "delta"}`, `{"type": "reasoning-delta", "delta"}`,
- * `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
+ * `{"type": "tool-input-start", "toolCallId", "toolName"}`, `{"type": "tool-input-delta",
+ * "toolCallId", "delta"}` (a call's arguments as the model writes them, docs/behaviour.md
+ * §16), `{"type": "item", "item"}` — and the final `{"type": "response", "response"}` (a
  * response in the form `generate` returns), then returns. Throwing fails the attempt
  * (retried per `modelRetry`; the deltas already sent stay in the run's history).
  * `generate` serves runs that are not streamed; a client without one (`can_generate`

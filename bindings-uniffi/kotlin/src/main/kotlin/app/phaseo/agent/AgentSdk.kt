@@ -1052,7 +1052,10 @@ class AgentSdk private constructor() {
      * `response.output_text.delta`, …), [runId], [agentId], [timestamp] (ISO-8601 UTC),
      * [status] (`null` on events without one) and the event's other fields in [details] with
      * snake_case keys (`step_index`, `tool_call_id`, `tool_name`, `previous_status`, `delta`,
-     * …; values unchanged). [toMap] is the core's event as it is (camelCase keys).
+     * …; values unchanged). In a streamed run, `tool.input_started` has `tool_call_id` and
+     * `tool_name`, and `tool.input_delta` has `tool_call_id` and `delta`, the next fragment
+     * of the call's arguments text (docs/behaviour.md §16). [toMap] is the core's event as it
+     * is (camelCase keys).
      */
     @JvmSuppressWildcards
     @JvmRecord

@@ -974,7 +974,9 @@ class RunStream(val native: AgentStream) : Flow<JsonObject> {
         if (it.type == "response.reasoning.delta") it["delta"]?.jsonPrimitive?.content else null
     }
 
-    /** `tool.*` events. */
+    /** `tool.*` events: a call's input as the model writes it (`tool.input_started
+     * {toolCallId, toolName}`, then `tool.input_delta {toolCallId, delta}`, docs/behaviour.md
+     * §16), then its run (`tool.started`, `tool.completed`, …). */
     val toolEvents: Flow<JsonObject> = events.filter { it.type?.startsWith("tool.") == true }
 
     /** Items (`response.item`). */

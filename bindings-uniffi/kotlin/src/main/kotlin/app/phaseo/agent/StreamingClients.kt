@@ -1,4 +1,4 @@
-// Host model clients that stream (docs/behaviour.md §8): a Flow of deltas, items and the final response,
+// Host model clients that stream (docs/behaviour.md §8): a Flow of deltas, tool input, items and the final response,
 // handed to the run as it comes, so a streamed run shows them live.
 @file:Suppress("unused")
 
@@ -18,6 +18,14 @@ sealed class ModelStreamEvent {
     /** A piece of the reasoning (`response.reasoning.delta`). */
     data class ReasoningDelta(val delta: String) : ModelStreamEvent()
 
+    /** The model began writing call [toolCallId]'s arguments to tool [toolName]
+     * (`tool.input_started`, docs/behaviour.md §16). */
+    data class ToolInputStart(val toolCallId: String, val toolName: String) : ModelStreamEvent()
+
+    /** The next fragment of call [toolCallId]'s arguments text (`tool.input_delta`); a
+     * call's fragments, in order, make its final arguments. */
+    data class ToolInputDelta(val toolCallId: String, val delta: String) : ModelStreamEvent()
+
     /** An output item (`response.item`): `{type: "message" | "reasoning" | "tool_call", …}`.
      * A client that streams items owns the step's items (the run adds none of its own). */
     data class Item(val item: JsonObject) : ModelStreamEvent()
@@ -29,6 +37,20 @@ sealed class ModelStreamEvent {
     fun toJson(): JsonObject = when (this) {
         is TextDelta -> JsonObject(mapOf("type" to JsonPrimitive("text-delta"), "delta" to JsonPrimitive(delta)))
         is ReasoningDelta -> JsonObject(mapOf("type" to JsonPrimitive("reasoning-delta"), "delta" to JsonPrimitive(delta)))
+        is ToolInputStart -> JsonObject(
+            mapOf(
+                "type" to JsonPrimitive("tool-input-start"),
+                "toolCallId" to JsonPrimitive(toolCallId),
+                "toolName" to JsonPrimitive(toolName),
+            ),
+        )
+        is ToolInputDelta -> JsonObject(
+            mapOf(
+                "type" to JsonPrimitive("tool-input-delta"),
+                "toolCallId" to JsonPrimitive(toolCallId),
+                "delta" to JsonPrimitive(delta),
+            ),
+        )
         is Item -> JsonObject(mapOf("type" to JsonPrimitive("item"), "item" to item))
         is Response -> JsonObject(mapOf("type" to JsonPrimitive("response"), "response" to response))
     }

@@ -30,7 +30,11 @@ class StreamTest {
         val types = first.await().map { it.type }
         assertEquals("run.started", types.first())
         assertEquals("run.completed", types.last())
-        assertEquals(listOf("tool.started", "tool.preliminary_result", "tool.preliminary_result", "tool.completed"), second.await().map { it.type })
+        // The call's input as the model wrote it (docs/behaviour.md §16), then its run.
+        assertEquals(
+            listOf("tool.input_started", "tool.input_delta", "tool.started", "tool.preliminary_result", "tool.preliminary_result", "tool.completed"),
+            second.await().map { it.type },
+        )
         // A late collector still sees the whole history, and the full stream ends with the result.
         val full = stream.fullStream.toList()
         assertEquals(types, full.dropLast(1).map { it.type })

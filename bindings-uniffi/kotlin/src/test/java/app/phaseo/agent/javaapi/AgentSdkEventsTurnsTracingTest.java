@@ -5,6 +5,7 @@ import static app.phaseo.agent.javaapi.Scripts.calls;
 import static app.phaseo.agent.javaapi.Scripts.client;
 import static app.phaseo.agent.javaapi.Scripts.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -68,7 +69,8 @@ class AgentSdkEventsTurnsTracingTest {
             .stream(new RunOptions("2+3?", client(calls(call("c1", "add", "{}")), text("5"))));
         List<AgentEvent> streamed = stream.fullStream();
         List<String> types = streamed.stream().map(AgentEvent::type).collect(Collectors.toList());
-        assertEquals(List.of("run.started", "step.started", "model.requested", "model.completed", "response.item",
+        assertEquals(List.of("run.started", "step.started", "model.requested", "tool.input_started", "tool.input_delta",
+            "model.completed", "response.item",
             "tool.started", "tool.completed", "response.item", "step.completed", "checkpoint.saved", "step.started",
             "model.requested", "response.output_text.delta", "model.completed", "response.item", "response.item",
             "step.completed", "checkpoint.saved", "run.completed"), types);
@@ -76,6 +78,31 @@ class AgentSdkEventsTurnsTracingTest {
         assertEquals("5", delta.details().get("delta"));
         assertEquals(List.of("5"), stream.textStream());
         assertTrue(delta.details().containsKey("step_index"), delta.toString());
+        // The call's input as the model wrote it (docs/behaviour.md §16), before model.completed.
+        AgentEvent inputStarted = streamed.get(types.indexOf("tool.input_started"));
+        assertEquals("c1", inputStarted.details().get("tool_call_id"));
+        assertEquals("add", inputStarted.details().get("tool_name"));
+        AgentEvent input = streamed.get(types.indexOf("tool.input_delta"));
+        assertEquals("c1", input.details().get("tool_call_id"));
+        assertEquals("{}", input.details().get("delta"));
+        assertFalse(events.stream().anyMatch(e -> e.type().startsWith("tool.input_")), "a run that is not streamed has none");
+    }
+
+    @Test
+    void toolInputArrivesInPiecesWhoseConcatenationIsTheArguments() {
+        String arguments = "{\"a\":2,\"b\":3}";
+        AgentSdk.StreamResult stream = AgentSdk.createAgent(new AgentDefinition("events", List.of(ADD)))
+            .stream(new RunOptions("2+3?", client(calls(call("c1", "add", arguments)), text("5"))));
+        List<AgentEvent> streamed = stream.fullStream();
+        List<String> deltas = streamed.stream()
+            .filter(e -> e.type().equals("tool.input_delta") && "c1".equals(e.details().get("tool_call_id")))
+            .map(e -> (String) e.details().get("delta"))
+            .collect(Collectors.toList());
+        assertTrue(deltas.size() > 1, deltas.toString());
+        assertEquals(arguments, String.join("", deltas));
+        List<String> types = streamed.stream().map(AgentEvent::type).collect(Collectors.toList());
+        assertTrue(types.lastIndexOf("tool.input_delta") < types.indexOf("model.completed"), types.toString());
+        assertTrue(types.indexOf("model.completed") < types.indexOf("tool.started"), types.toString());
     }
 
     /** A Java model client recording every request: first a call of `add`, then text. */
