@@ -23,6 +23,7 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 	node examples/node/approval-inbox.mjs
 	$(PY) examples/python/mcp_tools.py
 	node examples/node/mcp-tools.mjs
+	$(PY) examples/python/use_served_tools.py
 	cd examples/go && $(GO_LINK_STAMP) go run .
 	examples/java/run.sh
 	ruby -Ibindings-ruby/lib examples/ruby/support_desk.rb
