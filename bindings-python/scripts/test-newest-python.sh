@@ -32,6 +32,10 @@ fi
 # The tracing tests' OTLP receiver and host API (pinned like OTEL_PY in the Makefile).
 "$VENV/bin/python" -c 'import opentelemetry.proto, opentelemetry.trace' 2>/dev/null \
   || "$VENV/bin/python" -m pip install -q opentelemetry-proto==1.45.2 opentelemetry-api==1.45.2
+# The typed tools' docstring parser and the official MCP client of the serving tests (pinned
+# like PY_TOOLS and MCP_PY in the Makefile).
+"$VENV/bin/python" -c 'import docstring_parser, mcp' 2>/dev/null \
+  || "$VENV/bin/python" -m pip install -q docstring-parser==0.18.0 mcp==2.3.0
 wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-newest"
 rm -rf "$wheels"
 (cd bindings-python && "$(dirname "$DEV_PY")/maturin" build -q --interpreter "$DEV_PY" --out "$wheels")
