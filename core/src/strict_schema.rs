@@ -44,11 +44,7 @@ fn walk(schema: &Value, pointer: &mut String, problem: &mut Option<String>) {
             ));
             return;
         }
-        let required: Vec<&str> = m
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = required_names(m);
         let missing: Vec<&str> = m
             .get("properties")
             .and_then(Value::as_object)
@@ -135,6 +131,14 @@ pub fn make_strict(schema: &Value) -> Value {
     out
 }
 
+/// The names an object schema lists in `required` (none when it lists none).
+fn required_names(m: &Map<String, Value>) -> Vec<&str> {
+    m.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 fn is_object_schema(m: &Map<String, Value>) -> bool {
     match m.get("type") {
         Some(Value::String(t)) => t == "object",
@@ -177,16 +181,7 @@ fn tighten(schema: &mut Value) {
         let map_like = matches!(m.get("additionalProperties"), Some(Value::Object(_)));
         if !map_like {
             m.insert("additionalProperties".into(), Value::Bool(false));
-            let required: Vec<String> = m
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let required: Vec<String> = required_names(m).into_iter().map(str::to_owned).collect();
             if let Some(Value::Object(props)) = m.get_mut("properties") {
                 let mut all = Vec::with_capacity(props.len());
                 for (name, sub) in props.iter_mut() {
@@ -274,11 +269,7 @@ fn drop_nulls(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
             let Some(Value::Object(props)) = s.get("properties") else {
                 return;
             };
-            let required: Vec<&str> = s
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = required_names(s);
             members.retain(|key, v| {
                 !(v.is_null()
                     && !required.contains(&key.as_str())
