@@ -5,7 +5,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 VENV := .venvs/py
 PY := $(VENV)/bin/python
-PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1 pydantic==2.14.3 docstring-parser==0.18.0 hypothesis==6.170.17
+PY_TOOLS := maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 pytest-xdist==3.8.0 mypy==2.4.1 pydantic==2.14.3 docstring-parser==0.18.0 hypothesis==6.170.17
 export PHASEO_PYTHON := $(abspath $(PY))
 export CARGO_TARGET_DIR := $(abspath target)
 # CI builds once from a clean clone: incremental caches there only cost disk and time.
@@ -83,8 +83,10 @@ rust-checks: ruby-deps php-deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# The uniffi-bindgen CLI has no tests, and the features its dependencies turn on (serde_json's
+# `unbounded_depth`) would reach the core's tests, which must see the core as shipped.
 rust-tests: mcp-servers ruby-deps php-deps
-	scripts/with-test-postgres.sh $(CARGO) test --workspace
+	scripts/with-test-postgres.sh $(CARGO) test --workspace --exclude uniffi-bindgen
 
 # The MCP servers the tests start (docs/behaviour.md §11), pinned: the reference server
 # `@modelcontextprotocol/server-everything` (npm, tests/mcp/package.json) and the official
@@ -117,8 +119,10 @@ python: $(VENV)/.tools
 	cd bindings-python && VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop -q
 
 # Under a throwaway PostgreSQL: the run-store tests use it (and fail without it).
+# pytest-xdist runs the tests in 3 processes: most of them wait on child processes, servers
+# and timeouts, one at a time they left a core idle.
 python-tests: python mcp-servers $(VENV)/.otel
-	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q tests
+	cd bindings-python && ../scripts/with-test-postgres.sh ../$(PY) -m pytest -q -n 3 tests
 	cd bindings-python && ../$(PY) -m mypy --strict python/phaseo_agent tests/typed_usage.py
 
 # The Python property tests with many more generated inputs (hypothesis profile `fuzz`;
@@ -144,7 +148,7 @@ node: bindings-node/node_modules/.installed
 # binding too: a typed-tool test continues a run its Python twin paused, and a Python agent
 # calls a tool the Node binding serves over MCP (mcp-serve.test.mjs).
 node-tests: node python mcp-servers $(VENV)/.otel
-	cd bindings-node && ../scripts/with-test-postgres.sh node --test test/*.test.mjs
+	cd bindings-node && ../scripts/with-test-postgres.sh node --test --test-concurrency=3 test/*.test.mjs
 	cd bindings-node && node_modules/.bin/tsc -p test/tsconfig.json
 	cd bindings-node && rm -rf target-ts && node_modules/.bin/tsc -p test/tools-page.tsconfig.json && node --test target-ts/tools-page.test.js
 

@@ -25,10 +25,11 @@ if [ ! -x "$VENV/bin/python" ] || [ "$("$VENV/bin/python" -c 'import platform; p
   rm -rf "$VENV"
   "$interpreter" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q pytest==9.2.0 pytest-timeout==2.4.0 pydantic==2.14.3
+  "$VENV/bin/python" -m pip install -q pytest==9.2.0 pytest-timeout==2.4.0 pytest-xdist==3.8.0 pydantic==2.14.3
 fi
 # The property tests' generator (pinned like PY_TOOLS in the Makefile); older venvs get it too.
 "$VENV/bin/python" -c 'import hypothesis' 2>/dev/null || "$VENV/bin/python" -m pip install -q hypothesis==6.170.17
+"$VENV/bin/python" -c 'import xdist' 2>/dev/null || "$VENV/bin/python" -m pip install -q pytest-xdist==3.8.0
 # The tracing tests' OTLP receiver and host API (pinned like OTEL_PY in the Makefile).
 "$VENV/bin/python" -c 'import opentelemetry.proto, opentelemetry.trace' 2>/dev/null \
   || "$VENV/bin/python" -m pip install -q opentelemetry-proto==1.45.2 opentelemetry-api==1.45.2
@@ -40,5 +41,5 @@ wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-newest"
 rm -rf "$wheels"
 (cd bindings-python && "$(dirname "$DEV_PY")/maturin" build -q --interpreter "$DEV_PY" --out "$wheels")
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$wheels"/*.whl
-(cd bindings-python && "$VENV/bin/python" -m pytest -q tests)
+(cd bindings-python && "$VENV/bin/python" -m pytest -q -n 3 tests)
 "$VENV/bin/python" tests/conformance/python_runner.py tests/conformance/cases

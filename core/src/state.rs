@@ -379,10 +379,13 @@ impl ToolCallCounts {
         self.total == 0
     }
 
-    /// Counts one admitted call of `tool`.
+    /// Counts one admitted call of `tool`. The counts come from a stored state, which may
+    /// hold any number: a count at the maximum stays there (a budget it exceeds stays
+    /// exceeded) rather than wrapping to 0.
     pub fn admit(&mut self, tool: &str) {
-        self.total += 1;
-        *self.by_tool.entry(tool.to_owned()).or_default() += 1;
+        self.total = self.total.saturating_add(1);
+        let count = self.by_tool.entry(tool.to_owned()).or_default();
+        *count = count.saturating_add(1);
     }
 
     /// The admitted calls of `tool`.

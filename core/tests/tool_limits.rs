@@ -98,6 +98,34 @@ fn the_runs_max_tool_calls_counts_across_a_pause_and_a_json_round_trip() {
 }
 
 #[test]
+fn counts_at_their_maximum_in_a_stored_state_stay_there() {
+    // A stored state may claim any count: continuing it must neither overflow nor wrap the
+    // counts back to zero (which would lift the run's budget).
+    let def = AgentDefinition::new("a")
+        .tool(echo("t"))
+        .tool(echo("gate").require_approval())
+        .tool_execution(ToolExecutionConfig::default().max_tool_calls(3));
+    let client = scripted([calls(&[("c1", "gate")])]);
+    let paused = block_on(agent(def.clone()).run(RunOptions::new("go", client))).unwrap();
+    let mut value = paused.to_value();
+    value["run"]["toolCallCounts"] = json!({"total": usize::MAX, "byTool": {"gate": usize::MAX}});
+    let state = RunResult::from_json(&value.to_string()).unwrap();
+    let result = block_on(agent(def).continue_run(
+        &state,
+        cont([calls(&[("c2", "t")]), text("done")]).approve("c1"),
+    ))
+    .unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    let counts = &result.to_value()["run"]["toolCallCounts"];
+    assert_eq!(counts["total"], json!(usize::MAX));
+    let c2 = tool_messages(&result)
+        .into_iter()
+        .find(|m| m.0 == "c2")
+        .unwrap();
+    assert_eq!(c2.1, r#"{"error":"A run may make at most 3 tool calls"}"#);
+}
+
+#[test]
 fn failed_calls_count_and_refused_ones_do_not() {
     let failing = Tool::new("f", "Fails", Value::Null, |_, _| Err(ToolError::new("no")));
     let agent = agent(

@@ -1,7 +1,7 @@
 //! One server's connection on `rmcp`: connecting (stdio child or Streamable HTTP), the
 //! client handler (progress, `tools/list_changed`, elicitation), listing, calling with
-//! cancellation, and restarting a server that died. The only file besides `process.rs`
-//! that names `rmcp` types, so a major bump of `rmcp` touches this module only.
+//! cancellation, and restarting a server that died. With `progress.rs` and `process.rs`
+//! the only files that name `rmcp` types, so a major bump of `rmcp` touches these only.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,166 +10,33 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientConfig, ClientNotification, ClientRequest,
-    ElicitRequestParams, ElicitResult, ErrorData, ProgressNotificationParam, ProtocolVersion,
-    RequestId, ServerResult,
+    ElicitRequestParams, ElicitResult, ErrorData, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::{
     NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
     ServiceError,
 };
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::ClientHandler;
 use serde_json::{json, Value};
 
 use super::config::{McpElicitationHandler, McpServer, McpTransport};
 use super::error::{mcp_failed, McpFailure};
 use super::process;
+use super::progress::{token_key, ProgressRoutes, ProgressTap};
 use crate::error::ToolError;
 use crate::tool_runtime::ToolRuntime;
 
 /// How long starting a server (spawn + `initialize`) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// Progress values kept for a call whose route is not registered yet.
-const EARLY_PROGRESS: usize = 64;
-
-/// Where a call's progress notifications go.
-enum Route {
-    Listener(Listening),
-    /// Arrived before the call registered its route (the server answered quickly).
-    Early(Vec<Value>),
-}
-
-/// A call waiting for its progress.
-struct Listening {
-    runtime: ToolRuntime,
-    /// The last `(progress, total)` seen.
-    last: Option<(f64, Option<f64>)>,
-    /// Signalled on each progress value.
-    arrived: Arc<tokio::sync::Notify>,
-}
-
-impl Listening {
-    /// The server announced a total that its progress has not reached yet.
-    fn incomplete(&self) -> bool {
-        self.last
-            .is_some_and(|(progress, total)| total.is_some_and(|t| progress < t))
-    }
-}
-
-/// How long a call that got an answer waits for the progress its server sent before it
-/// (see [`ProgressRoutes::settle`]).
-const SETTLE: Duration = Duration::from_millis(100);
-
-#[derive(Default)]
-struct ProgressRoutes {
-    routes: Mutex<HashMap<String, Route>>,
-}
-
-fn progress_pair(value: &Value) -> (f64, Option<f64>) {
-    (
-        value.get("progress").and_then(Value::as_f64).unwrap_or(0.0),
-        value.get("total").and_then(Value::as_f64),
-    )
-}
-
-impl ProgressRoutes {
-    fn publish(&self, key: String, value: Value) {
-        let Ok(mut routes) = self.routes.lock() else {
-            return;
-        };
-        match routes
-            .entry(key)
-            .or_insert_with(|| Route::Early(Vec::new()))
-        {
-            Route::Listener(l) => {
-                l.last = Some(progress_pair(&value));
-                l.runtime.emit_progress(value);
-                l.arrived.notify_waiters();
-            }
-            Route::Early(values) if values.len() < EARLY_PROGRESS => values.push(value),
-            Route::Early(_) => {}
-        }
-    }
-
-    fn listen(&self, key: String, runtime: ToolRuntime) {
-        let Ok(mut routes) = self.routes.lock() else {
-            return;
-        };
-        let mut last = None;
-        if let Some(Route::Early(values)) = routes.remove(&key) {
-            for value in values {
-                last = Some(progress_pair(&value));
-                runtime.emit_progress(value);
-            }
-        }
-        routes.insert(
-            key,
-            Route::Listener(Listening {
-                runtime,
-                last,
-                arrived: Arc::new(tokio::sync::Notify::new()),
-            }),
-        );
-    }
-
-    /// Whether the call still expects progress, and how it hears of more.
-    fn pending(&self, key: &str) -> Option<Arc<tokio::sync::Notify>> {
-        let routes = self.routes.lock().ok()?;
-        match routes.get(key) {
-            Some(Route::Listener(l)) if l.incomplete() => Some(l.arrived.clone()),
-            _ => None,
-        }
-    }
-
-    /// Called when the call's answer arrived. `rmcp` hands each notification to a task of
-    /// its own, so progress the server sent before its answer may still be on its way:
-    /// give those tasks a turn, and when the server announced a total its progress has
-    /// not reached, wait a little (at most [`SETTLE`]) for the rest.
-    async fn settle(&self, key: &str) {
-        tokio::task::yield_now().await;
-        let deadline = tokio::time::Instant::now() + SETTLE;
-        while let Some(arrived) = self.pending(key) {
-            let next = arrived.notified();
-            tokio::pin!(next);
-            next.as_mut().enable();
-            if self.pending(key).is_none() || tokio::time::timeout_at(deadline, next).await.is_err()
-            {
-                return;
-            }
-        }
-    }
-
-    fn forget(&self, key: &str) {
-        if let Ok(mut routes) = self.routes.lock() {
-            routes.remove(key);
-        }
-    }
-}
-
 /// Our side of the protocol: what the server may send us.
 struct Handler {
     server: String,
-    progress: Arc<ProgressRoutes>,
     generation: Arc<AtomicU64>,
     elicitation: Option<Arc<dyn McpElicitationHandler>>,
 }
 
 impl ClientHandler for Handler {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let key = token_key(&params.progress_token);
-        let mut value = json!({"progress": params.progress});
-        if let Some(total) = params.total {
-            value["total"] = json!(total);
-        }
-        if let Some(message) = params.message {
-            value["message"] = json!(message);
-        }
-        self.progress.publish(key, value);
-    }
-
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
@@ -213,10 +80,6 @@ impl ClientHandler for Handler {
         info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         info
     }
-}
-
-fn token_key(token: &impl serde::Serialize) -> String {
-    serde_json::to_string(token).unwrap_or_default()
 }
 
 /// A started server.
@@ -314,7 +177,6 @@ impl Connection {
         let progress = Arc::new(ProgressRoutes::default());
         let handler = Handler {
             server: self.server.name.clone(),
-            progress: progress.clone(),
             generation: self.generation.clone(),
             elicitation: self.server.on_elicitation.clone(),
         };
@@ -324,7 +186,9 @@ impl Connection {
                 let spec = process::Spec::from_transport(&self.server.transport)
                     .expect("a stdio transport");
                 let (child, pipes) = process::start(spec).await.map_err(could_not_start)?;
-                let serving = rmcp::service::serve_client(handler, (pipes.stdout, pipes.stdin));
+                let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin);
+                let transport = ProgressTap::new(transport, progress.clone());
+                let serving = rmcp::service::serve_client(handler, transport);
                 match tokio::time::timeout(START_TIMEOUT, serving).await {
                     Ok(Ok(service)) => Ok(Live {
                         service,
@@ -374,6 +238,7 @@ impl Connection {
                     config = config.auth_header(token.clone());
                 }
                 let transport = StreamableHttpClientTransport::with_client(client, config);
+                let transport = ProgressTap::new(transport, progress.clone());
                 let serving = rmcp::service::serve_client(handler, transport);
                 match tokio::time::timeout(START_TIMEOUT, serving).await {
                     Ok(Ok(service)) => Ok(Live {
@@ -454,9 +319,6 @@ impl Connection {
         };
         let response = handle.await_response().await;
         guard.id = None;
-        if response.is_ok() {
-            live.progress.settle(&guard.key).await;
-        }
         drop(guard);
         match response {
             Ok(ServerResult::CallToolResult(result)) => {

@@ -10,6 +10,7 @@ pub mod config;
 mod connection;
 mod error;
 mod process;
+mod progress;
 mod result;
 mod tools;
 
