@@ -123,7 +123,7 @@ func drive(t *testing.T, scenario, approve string, target ...string) map[string]
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args := append([]string{"testdata/mcp_client.py", scenario, approve}, target...)
+	args := append([]string{"../tests/mcp/served_client.py", scenario, approve}, target...)
 	cmd := exec.CommandContext(ctx, python(t), args...)
 	cmd.Env = append(os.Environ(), "PHASEO_GO_SERVE_STDIO="+scenario)
 	var stderr strings.Builder

@@ -1,5 +1,5 @@
 """Drives a served MCP server with the official MCP Python SDK client (PyPI ``mcp``) and
-prints what it saw as one JSON line, for the Go tests to assert on.
+prints what it saw as one JSON line, for the Go and C# tests to assert on.
 
     python mcp_client.py <scenario> <approve: none|yes|no> (--url URL | -- command args...)
 
