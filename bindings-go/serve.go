@@ -91,9 +91,6 @@ func ServeMCP(ctx context.Context, opts MCPServeOptions) (*MCPToolServer, error)
 		srv.keep = append(srv.keep, keep)
 		defer release()
 	}
-	if opts.Agent != nil {
-		srv.keep = append(srv.keep, opts.Agent.def.Store)
-	}
 	handle := cgo.NewHandle(h)
 	host := C.phaseo_go_run_host(C.uintptr_t(handle), C.bool(h.events != nil))
 	ct := cString(text)
