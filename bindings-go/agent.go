@@ -298,6 +298,9 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 	if t.agent != nil {
 		m["agent"] = agentJSON(t.agent, cbs)
 	}
+	if t.Annotations != nil {
+		m["annotations"] = t.Annotations
+	}
 	if f := t.Execute; f != nil {
 		m["execute"] = cbs.add(func(c *hostCall) {
 			_, _ = c.withRuntime(func(rt RuntimeContext) (any, error) { return f(c.arg(0), rt) })

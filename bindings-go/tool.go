@@ -149,6 +149,9 @@ type Tool struct {
 	// state keeps it loaded across a pause (docs/behaviour.md §17). A large tool set stays
 	// out of the prompt until the model asks for it.
 	DeferLoading bool
+	// Annotations are the MCP hints of a tool served with ServeMCP: "readOnlyHint",
+	// "destructiveHint", "idempotentHint", "openWorldHint", "title" (docs/behaviour.md §19).
+	Annotations map[string]any
 	// agent is the definition an agent tool runs (Agent.AsTool).
 	agent *AgentDefinition
 

@@ -22,6 +22,7 @@ pub mod host;
 pub mod queue;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod spec;
 pub mod store;
 pub mod store_accessor;

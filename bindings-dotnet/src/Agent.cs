@@ -375,6 +375,9 @@ namespace PhaseoAgentSdk
         public string Id { get; }
         readonly AgentDefinition definition;
 
+        /// <summary>The definition the agent was created from.</summary>
+        internal AgentDefinition Definition => definition;
+
         /// <summary>A tool that runs this agent (docs/behaviour.md §18): the call's
         /// <c>input</c> is the nested run's input and its output the tool's output. When the
         /// nested run pauses, the outer run pauses too, listing its calls as

@@ -67,6 +67,42 @@ namespace PhaseoAgentSdk
         /// <summary>A Streamable HTTP server.</summary>
         public static McpServer Http(string name, string url) => new McpServer { Name = name, Url = url };
 
+        /// <summary>Starts an MCP server exposing <c>options.Tools</c>, or
+        /// <c>options.Agent</c> as one tool (docs/behaviour.md §19). Calls run through the
+        /// core's tool path: validation, approval (asked of the client through elicitation),
+        /// timeouts, retries, budgets, progress and cancellation. Invalid options throw an
+        /// <see cref="AgentException"/> with code <c>definition_invalid</c>.</summary>
+        public static McpToolServer Serve(ServeMcpOptions options)
+        {
+            if (options == null) throw new ArgumentNullException(nameof(options));
+            var cbs = new HostObject();
+            string text;
+            try { text = Json.Write(options.ToJson(cbs)); }
+            catch (ArgumentException e) { throw new AgentException(ErrorCodes.DefinitionInvalid, "Invalid MCP server options: " + e.Message); }
+            var client = options.Client == null ? null : ClientHandle.For(options.Client);
+            try
+            {
+                var host = cbs.ToNative(false, false);
+                // The core takes the host: its release frees the handle, also on failure.
+                Native.Check(Native.phaseo_serve_mcp(Native.Utf8(text), client?.Ptr ?? IntPtr.Zero, host, out var server, out var err), err);
+                return new McpToolServer(server);
+            }
+            finally
+            {
+                client?.Release();
+                GC.KeepAlive(options.Client);
+            }
+        }
+
+        /// <summary><see cref="Serve"/> that also closes the server when
+        /// <paramref name="cancellationToken"/> is cancelled.</summary>
+        public static Task<McpToolServer> ServeMcpAsync(ServeMcpOptions options, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var server = Serve(options);
+            if (cancellationToken.CanBeCanceled) cancellationToken.Register(server.Close);
+            return Task.FromResult(server);
+        }
+
         internal Dictionary<string, object> ToJson(HostObject cbs)
         {
             var m = new Dictionary<string, object> { { "name", Name } };

@@ -64,6 +64,12 @@ namespace PhaseoAgentSdk
 
         [DllImport(Lib)] internal static extern void phaseo_string_free(IntPtr text);
 
+        [DllImport(Lib)] internal static extern int phaseo_serve_mcp(byte[] options, IntPtr client, Host host, out IntPtr server, out IntPtr error);
+        [DllImport(Lib)] internal static extern IntPtr phaseo_mcp_server_url(IntPtr server);
+        [DllImport(Lib)] internal static extern int phaseo_mcp_server_wait(IntPtr server, out IntPtr error);
+        [DllImport(Lib)] internal static extern void phaseo_mcp_server_close(IntPtr server);
+        [DllImport(Lib)] internal static extern void phaseo_mcp_server_free(IntPtr server);
+
         [DllImport(Lib)] internal static extern int phaseo_call_kind(IntPtr call);
         [DllImport(Lib)] internal static extern ulong phaseo_call_callback(IntPtr call);
         [DllImport(Lib)] internal static extern IntPtr phaseo_call_args(IntPtr call);

@@ -160,6 +160,10 @@ namespace PhaseoAgentSdk
         public bool DeferLoading { get; set; }
         /// <summary>The definition an agent tool runs (<see cref="Agent.AsTool"/>).</summary>
         internal AgentDefinition NestedAgent { get; set; }
+        /// <summary>The MCP hints of a tool served with <see cref="McpServer.Serve"/>:
+        /// <c>readOnlyHint</c>, <c>destructiveHint</c>, <c>idempotentHint</c>,
+        /// <c>openWorldHint</c>, <c>title</c> (docs/behaviour.md §19).</summary>
+        public Dictionary<string, object> Annotations { get; set; }
 
         /// <summary>A tool; the rest by object initializer.</summary>
         public Tool(string Id, Func<object, RuntimeContext, Task<object>> Execute = null, string Description = null,
@@ -192,6 +196,7 @@ namespace PhaseoAgentSdk
             if (Description != null) m["description"] = Description;
             if (Parameters != null) m["parameters"] = Parameters;
             if (NestedAgent != null) m["agent"] = NestedAgent.ToJson(cbs);
+            if (Annotations != null) m["annotations"] = Annotations;
             var exec = Execute;
             if (exec != null) m["execute"] = cbs.Add(c => c.WithRuntime(1, rt => exec(HostInput(c.Arg(0)), rt)));
             if (Timeout != null) m["timeoutMs"] = Timeout.Value.TotalMilliseconds;

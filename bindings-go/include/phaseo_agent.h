@@ -94,6 +94,9 @@ typedef struct PhaseoCall PhaseoCall;
 // A model client, shared by the runs given it.
 typedef struct PhaseoClient PhaseoClient;
 
+// A running MCP server. Thread-safe. Freeing it stops the server.
+typedef struct PhaseoMcpServer PhaseoMcpServer;
+
 // A run in flight (or ended). Freeing an unfinished run cancels it.
 typedef struct PhaseoRun PhaseoRun;
 
@@ -353,6 +356,38 @@ void phaseo_run_free(struct PhaseoRun *run);
 // The strict form of the JSON Schema `schema_json` (the core's `make_strict`: every object
 // closed, every property required, optional ones nullable) into `out_json`.
 enum PhaseoStatus phaseo_schema_strict(const char *schema_json, char **out_json, char **out_error);
+
+// Starts an MCP server. `options_json` is `{"tools" | "agent", "name", "version"?,
+// "description"?, "transport"?, "toolExecution"?}` (tools as in an agent definition,
+// functions as `{"$callback": id}` served by `host.invoke`; `agent` an agent definition
+// served as one tool; `transport` `"stdio"` (default), `"http"` or `{"type": "http",
+// "host"?, "port"?, "path"?, "authToken"?, "allowedOrigins"?, "allowedHosts"?}`).
+// `client` (may be NULL) is the model client a served agent runs on. `host.on_event`
+// receives the `tool.*` events of every call. On success `*out_server` must be freed with
+// `phaseo_mcp_server_free`; `host.release` runs once the server is freed and stopped.
+enum PhaseoStatus phaseo_serve_mcp(const char *options_json,
+                                   const struct PhaseoClient *client,
+                                   struct PhaseoHost host,
+                                   struct PhaseoMcpServer **out_server,
+                                   char **out_error);
+
+// The server's URL (`http://host:port/path`) as a new string to free with
+// `phaseo_string_free`; NULL on stdio or for a NULL handle.
+char *phaseo_mcp_server_url(const struct PhaseoMcpServer *server);
+
+// Whether the server has stopped (true for a NULL handle).
+bool phaseo_mcp_server_is_closed(const struct PhaseoMcpServer *server);
+
+// Waits until the server stops (end of input on stdio, or a close). Blocks: never call it
+// from a callback.
+enum PhaseoStatus phaseo_mcp_server_wait(const struct PhaseoMcpServer *server, char **out_error);
+
+// Stops the server without waiting: no new request is accepted and calls in flight are
+// cancelled. Any thread; a NULL handle is ignored.
+void phaseo_mcp_server_close(const struct PhaseoMcpServer *server);
+
+// Stops the server and frees its handle. NULL is ignored.
+void phaseo_mcp_server_free(struct PhaseoMcpServer *server);
 
 // A new in-memory store.
 enum PhaseoStatus phaseo_store_memory(struct PhaseoStore **out_store_ptr, char **out_error);

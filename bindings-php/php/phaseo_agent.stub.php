@@ -57,6 +57,21 @@ function phaseo_client_host(int $callback, int $stream): int {}
 /** Passes one event (JSON) a PHP model client's stream yielded; throws when it is invalid or the attempt is over. */
 function phaseo_call_stream(int $call, string $event): void {}
 
+/** Starts an MCP server from its options' JSON text; $client (0: none) runs a served agent. */
+function phaseo_mcp_serve(string $options, int $client): int {}
+
+/** A served MCP server's URL (null on stdio). */
+function phaseo_mcp_server_url(int $server): ?string {}
+
+/** Whether a served MCP server has stopped. */
+function phaseo_mcp_server_closed(int $server): bool {}
+
+/** Stops a served MCP server (calls in flight are cancelled). */
+function phaseo_mcp_server_close(int $server): void {}
+
+/** Stops a served MCP server and forgets its handle. */
+function phaseo_mcp_server_free(int $server): void {}
+
 /** Frees a client handle. */
 function phaseo_client_free(int $client): void {}
 

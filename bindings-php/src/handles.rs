@@ -76,5 +76,7 @@ pub static CLIENTS: Table<Client> = Table::new("client");
 pub static STORES: Table<Arc<dyn RunStore>> = Table::new("store");
 /// The runs in flight.
 pub static RUNS: Table<Arc<Run>> = Table::new("run");
+/// Served MCP servers (docs/behaviour.md §19).
+pub static SERVERS: Table<Arc<phaseo_agent::mcp_server::McpToolServer>> = Table::new("MCP server");
 /// Compiled JSON Schemas (the validator helper).
 pub static SCHEMAS: Table<Arc<JsonSchema>> = Table::new("schema");

@@ -30,7 +30,7 @@ use ext_php_rs::binary::Binary;
 use ext_php_rs::prelude::*;
 
 use crate::error::NativeError;
-use crate::handles::{AGENTS, CLIENTS, SCHEMAS, STORES};
+use crate::handles::{AGENTS, CLIENTS, SCHEMAS, SERVERS, STORES};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -195,6 +195,49 @@ pub fn phaseo_call_stream(call: i64, event: String) -> PhpResult<()> {
         .map_err(|e| NativeError::argument(format!("the stream event is not valid JSON: {e}")))?;
     host::stream_event(call as u64, &event).map_err(NativeError::argument)?;
     Ok(())
+}
+
+/// Starts an MCP server from its options' JSON text (docs/behaviour.md §19; callables as
+/// `{"$callback": id}`); `client` (0: none) is the model client a served agent runs on.
+/// The tools' calls reach PHP through the queue, served while PHP waits on the server.
+#[php_function]
+pub fn phaseo_mcp_serve(options: String, client: i64) -> PhpResult<i64> {
+    let host = std::sync::Arc::new(host::Host);
+    let (tools, mut opts) = spec::serve_options(&host, &options)?;
+    if client != 0 {
+        opts = opts.client(CLIENTS.get(client)?.client);
+    }
+    let server = phaseo_agent::exec::runtime()
+        .block_on(phaseo_agent::mcp_server::serve_mcp(tools, opts))
+        .map_err(NativeError::from)?;
+    Ok(SERVERS.insert(std::sync::Arc::new(server)))
+}
+
+/// A served MCP server's URL (null on stdio).
+#[php_function]
+pub fn phaseo_mcp_server_url(server: i64) -> PhpResult<Option<String>> {
+    Ok(SERVERS.get(server)?.url().map(str::to_owned))
+}
+
+/// Whether a served MCP server has stopped.
+#[php_function]
+pub fn phaseo_mcp_server_closed(server: i64) -> PhpResult<bool> {
+    Ok(SERVERS.get(server)?.is_closed())
+}
+
+/// Stops a served MCP server (calls in flight are cancelled).
+#[php_function]
+pub fn phaseo_mcp_server_close(server: i64) {
+    if let Ok(s) = SERVERS.get(server) {
+        s.close_now();
+    }
+}
+
+/// Stops a served MCP server and forgets its handle.
+#[php_function]
+pub fn phaseo_mcp_server_free(server: i64) {
+    phaseo_mcp_server_close(server);
+    SERVERS.remove(server);
 }
 
 /// Frees a client handle.
@@ -384,6 +427,11 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_client_host))
         .function(wrap_function!(phaseo_call_stream))
         .function(wrap_function!(phaseo_client_free))
+        .function(wrap_function!(phaseo_mcp_serve))
+        .function(wrap_function!(phaseo_mcp_server_url))
+        .function(wrap_function!(phaseo_mcp_server_closed))
+        .function(wrap_function!(phaseo_mcp_server_close))
+        .function(wrap_function!(phaseo_mcp_server_free))
         .function(wrap_function!(phaseo_store_new))
         .function(wrap_function!(phaseo_store_accessor))
         .function(wrap_function!(phaseo_store_load))

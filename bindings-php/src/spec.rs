@@ -34,3 +34,17 @@ pub fn run_options(host: &Arc<Host>, text: Option<&str>) -> Result<RunSpec, CErr
 pub fn continue_options(host: &Arc<Host>, text: Option<&str>) -> Result<ContinueSpec, CError> {
     Ok(core_spec::continue_options_text(&callbacks(host), text)?)
 }
+
+/// Reads served MCP options: the served tools and the server's options.
+pub fn serve_options(
+    host: &Arc<Host>,
+    text: &str,
+) -> Result<
+    (
+        Vec<phaseo_agent::Tool>,
+        phaseo_agent::mcp_server::McpServeOptions,
+    ),
+    CError,
+> {
+    Ok(core_spec::serve_options_text(&callbacks(host), text)?)
+}

@@ -145,3 +145,44 @@ def test_manual_tools_are_refused() -> None:
     with pytest.raises(AgentDefinitionError, match="Tool ask has no execute and cannot be served over MCP"):
         with serve_mcp([manual], name="x"):
             pass
+
+
+def test_an_agent_is_served_as_one_tool(tmp_path: Path) -> None:
+    """The agent's approval-gated call is asked of the MCP client through elicitation."""
+    from phaseo_agent import ScriptedClient, create_agent
+
+    deleted: List[str] = []
+
+    def delete(tool_input: Any, _rt: Any) -> str:
+        deleted.append(tool_input["path"])
+        return "deleted"
+
+    model = ScriptedClient([
+        {"tool_calls": [{"id": "n1", "name": "delete", "arguments": '{"path": "/tmp/x"}'}]},
+        {"text": "researched"},
+    ])
+    with create_agent(id="researcher", tools=[define_tool(AgentTool("delete", delete, require_approval=True))]) as agent:
+        with pytest.raises(AgentDefinitionError, match="needs a model client"):
+            with serve_mcp(name="x", agent=agent):
+                pass
+        with serve_mcp(name="agent", agent=agent, client=model, description="Researches",
+                       transport={"type": "http"}) as server:
+            asked: List[str] = []
+
+            async def elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+                asked.append(params.message)
+                return types.ElicitResult(action="accept", content={"approve": True})
+
+            async def main() -> types.CallToolResult:
+                assert server.url is not None
+                async with streamable_http_client(server.url) as (read, write, *_):
+                    async with ClientSession(read, write, elicitation_callback=elicit) as session:
+                        await session.initialize()
+                        tools = (await session.list_tools()).tools
+                        assert [(t.name, t.description) for t in tools] == [("researcher", "Researches")]
+                        return await session.call_tool("researcher", {"input": "find x"})
+
+            done = anyio.run(main)
+    assert not done.is_error and text(done) == "researched"
+    assert deleted == ["/tmp/x"]
+    assert "delete" in asked[0] and '{"path":"/tmp/x"}' in asked[0]

@@ -150,6 +150,12 @@ impl Tool {
     pub fn is_agent_tool(&self) -> bool {
         self.nested.is_some()
     }
+
+    /// Whether this is an agent tool without its own model client (it runs on its
+    /// caller's).
+    pub(crate) fn runs_without_client(&self) -> bool {
+        self.nested.as_ref().is_some_and(|n| n.client.is_none())
+    }
 }
 
 /// The nested run's input for a call's input: its `input` member when the input is an

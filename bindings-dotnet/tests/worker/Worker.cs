@@ -37,6 +37,9 @@ namespace PhaseoAgentSdk.TestWorker
             // The hostile probe's child (bindings-dotnet/tests/ProbeTests.cs): probe SEED FROM INPUTS.
             if (args.Length == 4 && args[0] == "probe")
                 return PhaseoAgentSdk.Tests.Probe.Child(int.Parse(args[1]), int.Parse(args[2]), int.Parse(args[3]));
+            // A stdio MCP server of the serving tests (bindings-dotnet/tests/ServeTests.cs).
+            if (args.Length == 1 && args[0] == "serve-stdio")
+                return PhaseoAgentSdk.Tests.ServeTests.ServeStdio();
             // The typed tool's cross-language handoff (TypedWorker): typed pause|continue FILE.
             if (args.Length == 3 && args[0] == "typed")
                 return TypedWorker.Run(args[1], args[2]);

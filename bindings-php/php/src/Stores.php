@@ -178,6 +178,47 @@ final class McpServer
         return new self(array_merge(['name' => $name, 'command' => $command, 'args' => $args, 'env' => $env, 'cwd' => $cwd], $options));
     }
 
+    /**
+     * Serves `$tools`, or `$agent` as one tool (its runs on `$client`; `$description` is the
+     * tool's), over MCP (docs/behaviour.md §19): on this process's stdio, or over Streamable
+     * HTTP with `$http` (`['host' => …, 'port' => …, 'path' => …, 'authToken' => …,
+     * 'allowedOrigins' => […], 'allowedHosts' => […]]`, `[]` for the defaults: 127.0.0.1, a
+     * free port, `/mcp`). Calls run through the core's tool path; an approval-gated tool asks
+     * the client through elicitation. The tools' PHP functions run while PHP waits on the
+     * server (`wait()`). Invalid options throw a DefinitionError.
+     *
+     * @param list<Tool> $tools
+     */
+    public static function serve(string $name, array $tools = [], ?Agent $agent = null, ?string $description = null,
+        ?object $client = null, ?array $http = null, ?string $version = null, ?array $toolExecution = null): McpToolServer
+    {
+        $spec = new Internal\Spec();
+        try {
+            $options = array_filter([
+                'name' => $name,
+                'version' => $version,
+                'tools' => $agent === null || $tools !== [] ? array_map(static fn (Tool $t) => $spec->tool($t), $tools) : null,
+                'agent' => $agent === null ? null : $spec->agent($agent->definition),
+                'description' => $description,
+                'toolExecution' => $toolExecution,
+                'transport' => $http === null ? null : ['type' => 'http'] + $http,
+            ], static fn ($x) => $x !== null);
+            $json = Internal\Spec::json($options);
+            $clientHandle = 0;
+            if ($client !== null) {
+                if (!$client instanceof NativeClient) {
+                    throw new \InvalidArgumentException('client must be a client of this SDK');
+                }
+                $clientHandle = $client->handle();
+            }
+            $handle = Internal\Native::call(fn () => phaseo_mcp_serve($json, $clientHandle));
+        } catch (\Throwable $e) {
+            Internal\Registry::release($spec->ids);
+            throw $e;
+        }
+        return new McpToolServer($handle, $spec->ids);
+    }
+
     /** A server over Streamable HTTP. */
     public static function http(string $name, string $url, ?array $headers = null, ?string $bearer = null, mixed ...$options): self
     {
@@ -208,5 +249,54 @@ final class McpServer
             }
         }
         return $spec;
+    }
+}
+
+/**
+ * A running MCP server (see `McpServer::serve`): it stops on `close()`, at the end of its
+ * input (stdio) and with the process. Its tools' PHP functions run while PHP waits in
+ * `wait()`.
+ */
+final class McpToolServer
+{
+    /** @param list<int> $ids the registered callables of the served tools */
+    public function __construct(private readonly int $handle, private readonly array $ids)
+    {
+    }
+
+    /** `http://host:port/path` of a Streamable HTTP server; null on stdio. */
+    public function url(): ?string
+    {
+        return phaseo_mcp_server_url($this->handle);
+    }
+
+    /** Whether the server has stopped. */
+    public function isClosed(): bool
+    {
+        return phaseo_mcp_server_closed($this->handle);
+    }
+
+    /**
+     * Serves calls until the server stops, or at most `$timeout` seconds; returns whether it
+     * stopped.
+     */
+    public function wait(?float $timeout = null): bool
+    {
+        $until = $timeout === null ? INF : Internal\Scheduler::now() + $timeout;
+        Internal\Scheduler::serveUntil(fn () => $this->isClosed() || Internal\Scheduler::now() >= $until);
+        return $this->isClosed();
+    }
+
+    /** Stops the server (calls in flight are cancelled) and waits until it has stopped. */
+    public function close(): void
+    {
+        phaseo_mcp_server_close($this->handle);
+        $this->wait();
+    }
+
+    public function __destruct()
+    {
+        phaseo_mcp_server_free($this->handle);
+        Internal\Registry::release($this->ids);
     }
 }

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import Any, Dict, Mapping, Optional, Sequence, Type, Union
 
 from . import _native
-from ._agent import AgentToolExecutionConfig, _config
+from ._agent import Agent, AgentToolExecutionConfig, _config
 from .errors import AgentDefinitionError
 
 __all__ = ["McpToolServer", "serve_mcp"]
@@ -104,13 +104,21 @@ class McpToolServer:
         await asyncio.to_thread(self.close)
 
 
-def serve_mcp(tools: Sequence[_native.Tool], *, name: str, version: str = "0.0.0",
+def serve_mcp(tools: Sequence[_native.Tool] = (), *, name: str, version: str = "0.0.0",
               transport: McpServeTransport = "stdio",
-              tool_execution: Union[AgentToolExecutionConfig, Mapping[str, Any], None] = None) -> McpToolServer:
+              tool_execution: Union[AgentToolExecutionConfig, Mapping[str, Any], None] = None,
+              agent: Optional[Agent] = None, client: Any = None,
+              description: Optional[str] = None) -> McpToolServer:
     """Serves ``tools`` (from ``define_tool``/``@tool``) as an MCP server named ``name``.
     Use it as a context manager: ``with serve_mcp([...], name="files") as server:
     server.wait()`` (or ``async with``). ``tool_execution`` sets ``tool_concurrency`` (calls
     served at once) and ``max_tool_calls`` (over the server's lifetime). Tools without
-    ``execute`` cannot be served (``AgentDefinitionError``)."""
-    return McpToolServer(tools, name, version, transport,
+    ``execute`` cannot be served (``AgentDefinitionError``). ``agent`` is served as one
+    tool (``agent.as_tool(description=description, client=client)``: the agent's id, one
+    string ``input``), its runs on ``client``; its approvals are asked of the MCP client
+    through elicitation."""
+    served = list(tools)
+    if agent is not None:
+        served.append(agent.as_tool(description=description, client=client))
+    return McpToolServer(served, name, version, transport,
                          _config(tool_execution, AgentToolExecutionConfig, "tool_execution"))

@@ -18,8 +18,9 @@ use crate::checked_agent::AgentInner;
 use crate::clients::ScriptedClient;
 use crate::error::AgentError;
 use crate::events::{AgentEvent, EventData, EventListener};
-use crate::options::RunOverrides;
-use crate::state::{PendingKind, ToolCall, ToolCallCounts};
+use crate::model::ModelClient;
+use crate::options::{ContinueOptions, RunOverrides, ToolDecision};
+use crate::state::{PendingKind, RunResult, ToolCall, ToolCallCounts};
 use crate::telemetry::{Parents, RunStart, RunTrace};
 
 /// What the serving side answers for one call while it runs.
@@ -27,15 +28,21 @@ use crate::telemetry::{Parents, RunStart, RunTrace};
 pub(crate) trait CallHost: Send + Sync {
     /// A progress value the tool reported (already checked against its `eventSchema`).
     fn progress(&self, value: &Value);
-    /// Asks whoever called whether the call may run; `Err` is the call's error message.
-    async fn approve(&self, call: &ToolCall) -> Result<(), String>;
+    /// Asks whoever called whether the call may run: `Ok(true)` approved, `Ok(false)`
+    /// declined, `Err` the message of why nobody could be asked.
+    async fn approve(&self, call: &ToolCall) -> Result<bool, String>;
 }
+
+/// The message of a served call a person declined (or a client did not approve).
+pub(crate) const REJECTED: &str = "Tool call rejected by human";
 
 /// The tools a server exposes, with what their calls share: the server's budgets
 /// (counted over the server's lifetime, as a run counts over its steps) and its
 /// `toolConcurrency` permits.
 pub(crate) struct ServedTools {
     agent: Arc<AgentInner>,
+    /// The model client of agent tools without their own (docs/behaviour.md §18).
+    client: Arc<dyn ModelClient>,
     listener: Option<Arc<dyn EventListener>>,
     counts: Mutex<ToolCallCounts>,
     permits: Semaphore,
@@ -69,13 +76,19 @@ impl EventListener for CallEvents {
 
 impl ServedTools {
     /// Serves the tools of a checked agent; its `toolExecution` gives the concurrency and
-    /// budgets.
-    pub(crate) fn new(agent: Arc<AgentInner>, listener: Option<Arc<dyn EventListener>>) -> Self {
+    /// budgets. `client` runs the agent tools that have no client of their own.
+    pub(crate) fn new(
+        agent: Arc<AgentInner>,
+        client: Option<Arc<dyn ModelClient>>,
+        listener: Option<Arc<dyn EventListener>>,
+    ) -> Self {
         let permits = Settings::new(&agent, RunOverrides::default(), None)
             .exec
             .concurrency();
         ServedTools {
             agent,
+            // Only agent tools reach a model; a server of plain tools never does.
+            client: client.unwrap_or_else(|| Arc::new(ScriptedClient::new(Vec::new()))),
             listener,
             counts: Mutex::new(ToolCallCounts::default()),
             permits: Semaphore::new(permits),
@@ -133,8 +146,7 @@ impl ServedTools {
         });
         let ctx = RunCtx {
             agent: self.agent.clone(),
-            // Served calls never reach a model.
-            client: Arc::new(ScriptedClient::new(Vec::new())),
+            client: self.client.clone(),
             settings: Settings::new(&self.agent, RunOverrides::default(), None),
             emitter: Emitter::new(
                 run_id,
@@ -170,10 +182,10 @@ impl ServedTools {
             Ok(Plan::Done(resolved)) => return outcome(Ok(resolved)),
             Ok(Plan::Execute(call)) => call,
             Ok(Plan::Pending(p)) => match p.kind {
-                PendingKind::Approval => {
-                    host.approve(&p.call).await?;
-                    p.call
-                }
+                PendingKind::Approval => match host.approve(&p.call).await? {
+                    true => p.call,
+                    false => return Err(REJECTED.to_owned()),
+                },
                 _ => {
                     return Err(format!(
                         "Tool {} asks a person for its result and cannot be served",
@@ -189,12 +201,52 @@ impl ServedTools {
         };
         // A cancelled call's executor is dropped as a cancelled run's is: its token is
         // cancelled first, then hosts that wait on the call itself are told it is over.
+        let run = async {
+            let mut resolved = execute_call(&ctx, &scope, call.clone(), false).await;
+            // An agent tool's nested run paused for approvals (docs/behaviour.md §18): each
+            // is asked through the client, and the nested run goes on with the answers.
+            while let Ok(Resolved {
+                nested_pause: Some(state),
+                ..
+            }) = resolved
+            {
+                let decisions = decide(&*host, &state, self.client.clone()).await?;
+                resolved =
+                    super::nested::resume(&ctx, &scope, call.clone(), *state, decisions).await;
+            }
+            outcome(resolved)
+        };
         tokio::select! {
             biased;
-            r = execute_call(&ctx, &scope, call, false) => outcome(r),
+            r = run => r,
             _ = cancel.cancelled() => Err(super::CANCELLED_MESSAGE.to_owned()),
         }
     }
+}
+
+/// The decisions of a paused nested run's pending calls, each approval asked of the client:
+/// approved calls run, declined ones are rejected (the nested agent sees the rejection).
+/// A pending call that is not an approval cannot be served.
+async fn decide(
+    host: &dyn CallHost,
+    state: &RunResult,
+    client: Arc<dyn ModelClient>,
+) -> Result<ContinueOptions, String> {
+    let mut options = ContinueOptions::new(client);
+    for pending in state.run.pause.iter().flat_map(|p| &p.pending_tool_calls) {
+        if pending.kind != PendingKind::Approval {
+            return Err(format!(
+                "Tool {} asks a person for its result and cannot be served",
+                pending.call.name
+            ));
+        }
+        let decision = ToolDecision::new(pending.call.id.clone());
+        match host.approve(&pending.call).await? {
+            true => options.approvals.push(decision),
+            false => options.rejections.push(decision),
+        }
+    }
+    Ok(options)
 }
 
 fn outcome(resolved: Result<Resolved, AgentError>) -> Result<Value, String> {

@@ -16,9 +16,6 @@ use crate::engine::CallHost;
 use crate::json::to_canonical_string;
 use crate::state::ToolCall;
 
-/// The message of a call a person declined (or a client did not approve).
-pub(crate) const REJECTED: &str = "Tool call rejected by human";
-
 /// One `tools/call` request's side of the conversation with the client.
 pub(crate) struct ClientCallHost {
     pub(crate) peer: Peer<RoleServer>,
@@ -35,7 +32,7 @@ impl CallHost for ClientCallHost {
         }
     }
 
-    async fn approve(&self, call: &ToolCall) -> Result<(), String> {
+    async fn approve(&self, call: &ToolCall) -> Result<bool, String> {
         if !self
             .peer
             .supported_elicitation_modes()
@@ -70,9 +67,9 @@ impl CallHost for ClientCallHost {
                 if r.action == ElicitationAction::Accept
                     && r.content.as_ref().and_then(|c| c.get("approve")) == Some(&json!(true)) =>
             {
-                Ok(())
+                Ok(true)
             }
-            _ => Err(REJECTED.to_owned()),
+            _ => Ok(false),
         }
     }
 }

@@ -92,6 +92,8 @@ impl std::fmt::Debug for McpToolServer {
 
 /// Starts an MCP server exposing `tools` (docs/behaviour.md §19). Refuses manual tools,
 /// an empty or duplicate tool list and an unusable address with `definition_invalid`.
+/// An agent is served as one tool: pass `agent.as_tool(...)` (see [`serve_agent`]); its
+/// nested approvals are asked of the client through elicitation, one by one.
 /// Must be called inside a tokio runtime; the server runs on it.
 pub async fn serve_mcp(
     tools: Vec<Tool>,
@@ -122,6 +124,17 @@ pub async fn serve_mcp(
             })
         }
     }
+}
+
+/// Serves `agent` as one tool (docs/behaviour.md §19) made by
+/// [`Agent::as_tool`](crate::Agent::as_tool) with `tool` (§18's defaults: the agent's id,
+/// one string `input`); its runs use `options.client`.
+pub async fn serve_agent(
+    agent: &crate::Agent,
+    tool: crate::AsToolOptions,
+    options: McpServeOptions,
+) -> Result<McpToolServer, AgentError> {
+    serve_mcp(vec![agent.as_tool(tool)?], options).await
 }
 
 /// Serves one MCP client over a byte stream pair (a pipe, a socket) instead of the
@@ -179,6 +192,15 @@ fn prepare(tools: Vec<Tool>, options: &McpServeOptions) -> Result<ToolServerHand
             manual.id
         )));
     }
+    if options.client.is_none() {
+        if let Some(agent_tool) = tools.iter().find(|t| t.runs_without_client()) {
+            return Err(invalid(format!(
+                "Tool {} runs an agent and needs a model client to be served: give the \
+                 server a client",
+                agent_tool.id
+            )));
+        }
+    }
     if options.name.trim().is_empty() {
         return Err(invalid("An MCP server needs a name".into()));
     }
@@ -204,6 +226,7 @@ fn prepare(tools: Vec<Tool>, options: &McpServeOptions) -> Result<ToolServerHand
     Ok(ToolServerHandler {
         served: Arc::new(ServedTools::new(
             agent.inner.clone(),
+            options.client.clone(),
             options.on_event.clone(),
         )),
         listing: Arc::new(listing),

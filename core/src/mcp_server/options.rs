@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::events::EventListener;
+use crate::model::ModelClient;
 use crate::options::ToolExecutionConfig;
 
 /// How an MCP server serving the application's tools is reached.
@@ -67,6 +68,9 @@ pub struct McpServeOptions {
     pub on_event: Option<Arc<dyn EventListener>>,
     /// Wraps every served call (a binding sets the host's event loop around its callbacks).
     pub call_scope: Option<CallScope>,
+    /// The model client of served agent tools that have none of their own (an agent
+    /// served as one tool, docs/behaviour.md §19).
+    pub client: Option<Arc<dyn ModelClient>>,
 }
 
 /// A served call's work: the tool's result or the message of its error.
@@ -85,6 +89,7 @@ impl McpServeOptions {
             tool_execution: ToolExecutionConfig::default(),
             on_event: None,
             call_scope: None,
+            client: None,
         }
     }
 
@@ -109,6 +114,12 @@ impl McpServeOptions {
     /// Sets the scope every served call runs in.
     pub fn call_scope(mut self, scope: CallScope) -> Self {
         self.call_scope = Some(scope);
+        self
+    }
+
+    /// Sets the model client agent tools run on when they have none of their own.
+    pub fn client(mut self, client: Arc<dyn ModelClient>) -> Self {
+        self.client = Some(client);
         self
     }
 

@@ -563,3 +563,109 @@ async fn http_refuses_foreign_origins_and_missing_tokens() {
         .unwrap();
     assert_eq!(elsewhere.status(), 404);
 }
+
+/// An agent whose model calls `delete` once, then answers with the tool's result (or
+/// the rejection it saw).
+fn researcher(ran: Arc<AtomicUsize>) -> crate::Agent {
+    crate::create_agent(AgentDefinition::new("researcher").tool(delete(ran))).unwrap()
+}
+
+fn scripted_delete_then_answer() -> Arc<crate::ScriptedClient> {
+    use crate::ModelResponse;
+    Arc::new(crate::ScriptedClient::from_responses([
+        ModelResponse::tool_calls([("n1", "delete", r#"{"path":"/tmp/x"}"#)]),
+        ModelResponse::text("researched"),
+    ]))
+}
+
+async fn agent_wire(ran: Arc<AtomicUsize>, elicitation: bool) -> Wire {
+    let tool = researcher(ran)
+        .as_tool(crate::AsToolOptions::new().description("Researches"))
+        .unwrap();
+    let options = options().client(scripted_delete_then_answer());
+    Wire::start(vec![tool], options, elicitation).await
+}
+
+#[tokio::test]
+async fn an_agent_is_served_as_one_tool_with_approvals_through_elicitation() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut wire = agent_wire(ran.clone(), true).await;
+    let listed = wire.request("tools/list", json!({})).await;
+    let listed = wire.response(listed).await["result"]["tools"].clone();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["name"], "researcher");
+    assert_eq!(listed[0]["description"], "Researches");
+    assert_eq!(
+        listed[0]["inputSchema"],
+        crate::agent_tool::default_agent_tool_parameters()
+    );
+
+    let id = wire
+        .request(
+            "tools/call",
+            json!({"name": "researcher", "arguments": {"input": "find x"}}),
+        )
+        .await;
+    let asked = answer_elicitation(
+        &mut wire,
+        json!({"action": "accept", "content": {"approve": true}}),
+    )
+    .await;
+    let message = asked["message"].as_str().unwrap();
+    assert!(
+        message.contains("delete") && message.contains(r#"{"path":"/tmp/x"}"#),
+        "{message}"
+    );
+    let done = wire.response(id).await["result"].clone();
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(text(&done), "researched");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_declined_nested_approval_is_the_agents_rejection() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut wire = agent_wire(ran.clone(), true).await;
+    let id = wire
+        .request(
+            "tools/call",
+            json!({"name": "researcher", "arguments": {"input": "find x"}}),
+        )
+        .await;
+    answer_elicitation(&mut wire, json!({"action": "decline"})).await;
+    let done = wire.response(id).await["result"].clone();
+    // The nested agent saw the rejection and answered anyway.
+    assert_eq!(text(&done), "researched");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_served_agent_refuses_a_client_without_elicitation() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut wire = agent_wire(ran.clone(), false).await;
+    let refused = wire.call("researcher", json!({"input": "x"})).await;
+    assert_eq!(refused["isError"], true);
+    assert_eq!(
+        text(&refused),
+        "Tool delete requires approval and this client cannot be asked"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_served_agent_needs_a_model_client_and_its_input() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let tool = researcher(ran.clone())
+        .as_tool(crate::AsToolOptions::new())
+        .unwrap();
+    let refused = serve_mcp(vec![tool], options()).await.unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::DefinitionInvalid);
+    assert_eq!(
+        refused.message(),
+        "Tool researcher runs an agent and needs a model client to be served: give the server a client"
+    );
+    let mut wire = agent_wire(ran, true).await;
+    let invalid = wire.call("researcher", json!({"question": 1})).await;
+    assert_eq!(invalid["isError"], true);
+    assert!(text(&invalid).contains("input"), "{invalid}");
+}

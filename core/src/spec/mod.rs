@@ -54,6 +54,8 @@ pub use options::{
 pub use serve::{serve_options, serve_transport};
 pub use settings::{at_least_one, tool_retry};
 pub use stop::stop_conditions;
+#[cfg(feature = "mcp-server")]
+pub use text::serve_options_text;
 pub use text::{agent_definition_text, continue_options_text, run_options_text};
 pub use tool::tool;
 

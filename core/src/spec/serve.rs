@@ -1,7 +1,9 @@
-//! Served MCP options (docs/behaviour.md §19): `{"tools", "name", "version"?,
-//! "transport"?, "toolExecution"?}`; `transport` is `"stdio"` (the default), `"http"` or
-//! `{"type": "stdio" | "http", "host"?, "port"?, "path"?, "authToken"?,
-//! "allowedOrigins"?, "allowedHosts"?}`.
+//! Served MCP options (docs/behaviour.md §19): `{"tools" | "agent", "name", "version"?,
+//! "description"?, "transport"?, "toolExecution"?}`; `agent` is an agent definition served
+//! as one tool (§18's defaults: the agent's id, one string `input`; `description` is the
+//! tool's), its runs on the client the binding gives the server; `transport` is `"stdio"`
+//! (the default), `"http"` or `{"type": "stdio" | "http", "host"?, "port"?, "path"?,
+//! "authToken"?, "allowedOrigins"?, "allowedHosts"?}`.
 
 use serde::Deserialize;
 
@@ -20,6 +22,7 @@ struct ServeSpec {
     #[serde(default)]
     tools: Vec<ToolSpec>,
     agent: Option<Value>,
+    description: Option<String>,
     transport: Option<Value>,
     tool_execution: Option<ToolExecutionSpec>,
 }
@@ -44,16 +47,33 @@ pub fn serve_options(
     value: Value,
 ) -> Result<(Vec<Tool>, McpServeOptions), AgentError> {
     let spec: ServeSpec = read_at(value, "MCP server options", "")?;
-    if spec.agent.is_some() {
-        return Err(invalid(
-            "Invalid MCP server options: agent: serving an agent as one tool is not supported; pass tools",
-        ));
-    }
-    let tools = spec
-        .tools
-        .into_iter()
-        .map(|t| tool::build(host, t))
-        .collect::<Result<Vec<_>, _>>()?;
+    let tools =
+        match (spec.agent, spec.tools.is_empty()) {
+            (Some(_), false) => return Err(invalid(
+                "Invalid MCP server options: give tools or agent (served as one tool), not both",
+            )),
+            (Some(agent), true) => {
+                let id = agent.get("id").cloned().unwrap_or(Value::Null);
+                let mut served = serde_json::json!({"id": id, "agent": agent});
+                if let Some(d) = spec.description {
+                    served["description"] = Value::String(d);
+                }
+                vec![tool::build(
+                    host,
+                    read_at(served, "MCP server options", "agent")?,
+                )?]
+            }
+            (None, _) if spec.description.is_some() => {
+                return Err(invalid(
+                    "Invalid MCP server options: description describes a served agent; give agent",
+                ))
+            }
+            (None, _) => spec
+                .tools
+                .into_iter()
+                .map(|t| tool::build(host, t))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
     let mut options = McpServeOptions::new(spec.name);
     if let Some(v) = spec.version {
         options = options.version(v);

@@ -708,12 +708,37 @@ fn served_mcp_options_are_read_and_checked() {
         "Invalid MCP server options: transport.port: invalid type: string \"80\", expected u16"
     );
     assert_eq!(
-        bad(json!({"name": "s", "agent": {}})),
-        "Invalid MCP server options: agent: serving an agent as one tool is not supported; pass tools"
+        bad(json!({"name": "s", "agent": {"id": "a"},
+                   "tools": [{"id": "t", "execute": {"$callback": 1}}]})),
+        "Invalid MCP server options: give tools or agent (served as one tool), not both"
+    );
+    assert_eq!(
+        bad(json!({"name": "s", "description": "d"})),
+        "Invalid MCP server options: description describes a served agent; give agent"
+    );
+    assert!(
+        bad(json!({"name": "s", "agent": {"id": "a", "toolz": []}})).contains("toolz"),
+        "an agent definition is checked like any"
     );
     assert_eq!(
         bad(json!({"name": "s", "tool": []})),
-        "Invalid MCP server options: unknown field `tool`, expected one of `name`, `version`, `tools`, `agent`, `transport`, `toolExecution`"
+        "Invalid MCP server options: unknown field `tool`, expected one of `name`, `version`, `tools`, `agent`, `description`, `transport`, `toolExecution`"
+    );
+    let (served, _) = serve_options(
+        &host,
+        json!({"name": "s", "description": "Researches",
+               "agent": {"id": "researcher", "instructions": "Research"}}),
+    )
+    .unwrap();
+    assert_eq!(served.len(), 1);
+    assert!(served[0].is_agent_tool());
+    assert_eq!(
+        (served[0].id.as_str(), served[0].description.as_str()),
+        ("researcher", "Researches")
+    );
+    assert_eq!(
+        served[0].parameters,
+        crate::agent_tool::default_agent_tool_parameters()
     );
 }
 

@@ -48,3 +48,12 @@ pub fn continue_options_text(
 ) -> Result<ContinueSpec, AgentError> {
     continue_options(host, parse_options(text, "continue options")?)
 }
+
+/// [`super::serve_options`] of the options' JSON text (PHP and the C ABI).
+#[cfg(feature = "mcp-server")]
+pub fn serve_options_text(
+    host: &dyn HostCallbacks,
+    text: &str,
+) -> Result<(Vec<crate::Tool>, crate::mcp_server::McpServeOptions), AgentError> {
+    super::serve_options(host, parse(text, "MCP server options", "are")?)
+}

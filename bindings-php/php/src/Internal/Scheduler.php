@@ -89,6 +89,19 @@ final class Scheduler
         return $m;
     }
 
+    /**
+     * Serves the calls that reach PHP (a served MCP server's tools) until `$stop()` is true,
+     * checking it at least every 100 ms.
+     *
+     * @param callable(): bool $stop
+     */
+    public static function serveUntil(callable $stop): void
+    {
+        while (!$stop()) {
+            self::step(0);
+        }
+    }
+
     /** The next event of a streamed run, or null once it ended (its end stays for wait()). */
     public static function nextEvent(int $run): ?array
     {
