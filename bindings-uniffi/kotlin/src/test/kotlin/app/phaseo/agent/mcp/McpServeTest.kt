@@ -2,7 +2,16 @@ package app.phaseo.agent.mcp
 
 import app.phaseo.agent.AgentException
 import app.phaseo.agent.AgentSdk
+import app.phaseo.agent.OnError
+import app.phaseo.agent.RecordingModel
+import app.phaseo.agent.call
+import app.phaseo.agent.callsResponse
+import app.phaseo.agent.createAgent
 import app.phaseo.agent.defineTool
+import app.phaseo.agent.mcpStdio
+import app.phaseo.agent.parseJson
+import app.phaseo.agent.run
+import app.phaseo.agent.textResponse
 import app.phaseo.agent.javaapi.ServedToolsJava
 import app.phaseo.agent.mcpServeHttp
 import app.phaseo.agent.serveMcp
@@ -14,6 +23,7 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.buildJsonObject
+import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.put
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertThrows
@@ -109,5 +119,28 @@ class McpServeTest {
         java.close()
         closed.get(60, TimeUnit.SECONDS)
         assertTrue(java.isClosed())
+    }
+
+    @Test
+    fun `the Java example serves its two tools over stdio`() = runBlocking {
+        val example = mcpStdio(
+            "orders", "bash", listOf(File(repo, "examples/java/run.sh").path, "ServeTools"),
+            onError = OnError.RETURN_TO_MODEL, timeoutMs = 120_000,
+        )
+        createAgent("orders-agent", mcpServers = listOf(example)).use { agent ->
+            val model = RecordingModel(
+                listOf(
+                    callsResponse(call("c1", "lookup_order", """{"orderId":"A-1"}"""), call("c2", "refund_order", """{"orderId":"A-1","amount":5}""")),
+                    textResponse("done"),
+                ),
+            )
+            val results = toolResults(agent.run("go", model.client))
+            assertEquals(parseJson("""{"order_id":"A-1","status":"shipped","total":42}"""), results[0]["result"])
+            // The agent's MCP client answers no elicitation, so the approval-gated refund is refused.
+            assertEquals(
+                "Tool refund_order requires approval and this client cannot be asked",
+                results[1]["error"]!!.jsonPrimitive.content.substringAfter(": "),
+            )
+        }
     }
 }
