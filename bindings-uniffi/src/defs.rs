@@ -130,6 +130,10 @@ pub struct ToolDefinition {
     /// is offered to the end of the run (docs/behaviour.md §17).
     #[uniffi(default)]
     pub defer_loading: bool,
+    /// Hints listed when the tool is served over MCP (docs/behaviour.md §19), a JSON object
+    /// of `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`, `title`.
+    #[uniffi(default)]
+    pub annotations_json: Option<String>,
 }
 
 /// A tool's retries (docs/behaviour.md §15): `max_attempts` attempts in all (1: no retry),
@@ -250,6 +254,11 @@ pub(crate) fn core_tool(def: ToolDefinition) -> Result<pa::Tool, PhaseoError> {
         tool = tool.retry(retry);
     }
     tool = tool.defer_loading(def.defer_loading);
+    if let Some(text) = def.annotations_json {
+        let value = pa::parse_json_text(&text).map_err(|e| invalid(format!("annotations: {e}")))?;
+        pa::check_annotations(&value).map_err(invalid)?;
+        tool = tool.annotations(value);
+    }
     tool.check()?;
     Ok(tool)
 }

@@ -2524,6 +2524,222 @@ public func FfiConverterTypeMcpElicitation_lower(_ value: McpElicitation) -> UIn
 
 
 /**
+ * The native handle of a running MCP server serving the application's tools (the Kotlin
+ * layer's `McpToolServer` wraps it). It stops on `shutdown`/`close_now`, at the end of its
+ * input (stdio), and with its process.
+ */
+public protocol McpServeHandleProtocol: AnyObject, Sendable {
+    
+    /**
+     * Stops the server without waiting.
+     */
+    func closeNow() 
+    
+    /**
+     * Whether the server has stopped.
+     */
+    func isClosed()  -> Bool
+    
+    /**
+     * Stops the server (calls in flight are cancelled) and waits until it has stopped.
+     */
+    func shutdown() async 
+    
+    /**
+     * `http://host:port/path` of a Streamable HTTP server; null on stdio.
+     */
+    func url()  -> String?
+    
+    /**
+     * Waits until the server stops (the client closed its input, or `shutdown`).
+     */
+    func wait() async 
+    
+}
+/**
+ * The native handle of a running MCP server serving the application's tools (the Kotlin
+ * layer's `McpToolServer` wraps it). It stops on `shutdown`/`close_now`, at the end of its
+ * input (stdio), and with its process.
+ */
+open class McpServeHandle: McpServeHandleProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_phaseo_agent_uniffi_fn_clone_mcpservehandle(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_phaseo_agent_uniffi_fn_free_mcpservehandle(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Stops the server without waiting.
+     */
+open func closeNow()  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_mcpservehandle_close_now(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Whether the server has stopped.
+     */
+open func isClosed() -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_mcpservehandle_is_closed(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Stops the server (calls in flight are cancelled) and waits until it has stopped.
+     */
+open func shutdown()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_mcpservehandle_shutdown(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_void,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_void,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
+    
+    /**
+     * `http://host:port/path` of a Streamable HTTP server; null on stdio.
+     */
+open func url() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_mcpservehandle_url(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Waits until the server stops (the client closed its input, or `shutdown`).
+     */
+open func wait()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_method_mcpservehandle_wait(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_void,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_void,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpServeHandle: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = McpServeHandle
+
+    public static func lift(_ handle: UInt64) throws -> McpServeHandle {
+        return McpServeHandle(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: McpServeHandle) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpServeHandle {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpServeHandle, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServeHandle_lift(_ handle: UInt64) throws -> McpServeHandle {
+    return try FfiConverterTypeMcpServeHandle.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServeHandle_lower(_ value: McpServeHandle) -> UInt64 {
+    return FfiConverterTypeMcpServeHandle.lower(value)
+}
+
+
+
+
+
+
+/**
  * Keeps or drops a listed tool (applied after `allow_tools`/`deny_tools`): its MCP name
  * (before any prefix), description and annotations (JSON object, `{}` when none).
  */
@@ -7790,6 +8006,107 @@ public func FfiConverterTypeLease_lower(_ value: Lease) -> RustBuffer {
 
 
 /**
+ * What a served MCP server is started with.
+ */
+public struct McpServeOptions {
+    /**
+     * The server's name, as clients show it.
+     */
+    public var name: String
+    /**
+     * The server's version.
+     */
+    public var version: String
+    /**
+     * Stdio (null) or Streamable HTTP.
+     */
+    public var transport: McpServeTransport?
+    /**
+     * `toolConcurrency` and `maxToolCalls` of the served calls, counted over the server's
+     * lifetime; `onError` as in a run.
+     */
+    public var toolExecution: ToolExecution?
+    /**
+     * Receives the `tool.*` events of every served call.
+     */
+    public var onEvent: EventListener?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The server's name, as clients show it.
+         */name: String, 
+        /**
+         * The server's version.
+         */version: String = "0.0.0", 
+        /**
+         * Stdio (null) or Streamable HTTP.
+         */transport: McpServeTransport? = nil, 
+        /**
+         * `toolConcurrency` and `maxToolCalls` of the served calls, counted over the server's
+         * lifetime; `onError` as in a run.
+         */toolExecution: ToolExecution? = nil, 
+        /**
+         * Receives the `tool.*` events of every served call.
+         */onEvent: EventListener? = nil) {
+        self.name = name
+        self.version = version
+        self.transport = transport
+        self.toolExecution = toolExecution
+        self.onEvent = onEvent
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension McpServeOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpServeOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpServeOptions {
+        return
+            try McpServeOptions(
+                name: FfiConverterString.read(from: &buf), 
+                version: FfiConverterString.read(from: &buf), 
+                transport: FfiConverterOptionTypeMcpServeTransport.read(from: &buf), 
+                toolExecution: FfiConverterOptionTypeToolExecution.read(from: &buf), 
+                onEvent: FfiConverterOptionTypeEventListener.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: McpServeOptions, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.name, into: &buf)
+        FfiConverterString.write(value.version, into: &buf)
+        FfiConverterOptionTypeMcpServeTransport.write(value.transport, into: &buf)
+        FfiConverterOptionTypeToolExecution.write(value.toolExecution, into: &buf)
+        FfiConverterOptionTypeEventListener.write(value.onEvent, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServeOptions_lift(_ buf: RustBuffer) throws -> McpServeOptions {
+    return try FfiConverterTypeMcpServeOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServeOptions_lower(_ value: McpServeOptions) -> RustBuffer {
+    return FfiConverterTypeMcpServeOptions.lower(value)
+}
+
+
+/**
  * An MCP server declared on an agent. `name` appears in `mcp_failed` messages; tools are
  * offered under their MCP names, or `<tool_prefix>_<name>` with a prefix.
  */
@@ -8644,6 +8961,11 @@ public struct ToolDefinition {
      * is offered to the end of the run (docs/behaviour.md §17).
      */
     public var deferLoading: Bool
+    /**
+     * Hints listed when the tool is served over MCP (docs/behaviour.md §19), a JSON object
+     * of `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`, `title`.
+     */
+    public var annotationsJson: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -8716,7 +9038,11 @@ public struct ToolDefinition {
         /**
          * Not offered to the model until the built-in `tool_search` finds it; from then on it
          * is offered to the end of the run (docs/behaviour.md §17).
-         */deferLoading: Bool = false) {
+         */deferLoading: Bool = false, 
+        /**
+         * Hints listed when the tool is served over MCP (docs/behaviour.md §19), a JSON object
+         * of `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`, `title`.
+         */annotationsJson: String? = nil) {
         self.id = id
         self.description = description
         self.parametersJson = parametersJson
@@ -8738,6 +9064,7 @@ public struct ToolDefinition {
         self.maxCalls = maxCalls
         self.retry = retry
         self.deferLoading = deferLoading
+        self.annotationsJson = annotationsJson
     }
 
     
@@ -8776,7 +9103,8 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
                 inputExamplesJson: FfiConverterOptionString.read(from: &buf), 
                 maxCalls: FfiConverterOptionInt64.read(from: &buf), 
                 retry: FfiConverterOptionTypeToolRetry.read(from: &buf), 
-                deferLoading: FfiConverterBool.read(from: &buf)
+                deferLoading: FfiConverterBool.read(from: &buf), 
+                annotationsJson: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -8802,6 +9130,7 @@ public struct FfiConverterTypeToolDefinition: FfiConverterRustBuffer {
         FfiConverterOptionInt64.write(value.maxCalls, into: &buf)
         FfiConverterOptionTypeToolRetry.write(value.retry, into: &buf)
         FfiConverterBool.write(value.deferLoading, into: &buf)
+        FfiConverterOptionString.write(value.annotationsJson, into: &buf)
     }
 }
 
@@ -9372,6 +9701,108 @@ public func FfiConverterTypeMcpApproval_lift(_ buf: RustBuffer) throws -> McpApp
 #endif
 public func FfiConverterTypeMcpApproval_lower(_ value: McpApproval) -> RustBuffer {
     return FfiConverterTypeMcpApproval.lower(value)
+}
+
+
+
+/**
+ * How a served MCP server is reached.
+ */
+
+public enum McpServeTransport: Equatable, Hashable {
+    
+    /**
+     * JSON-RPC over the process's standard input and output; the server stops at the end
+     * of input. Nothing else may write to standard output meanwhile.
+     */
+    case stdio
+    /**
+     * Streamable HTTP on `http://{host}:{port}{path}`.
+     */
+    case http(
+        /**
+         * Interface to bind (null: `127.0.0.1`).
+         */host: String?, 
+        /**
+         * Port to bind (null or 0: a free one; read it back from the server's `url`).
+         */port: UInt16?, 
+        /**
+         * Path of the endpoint (null: `/mcp`).
+         */path: String?, 
+        /**
+         * When set, every request must carry `Authorization: Bearer <token>` (else 401).
+         */authToken: String?, 
+        /**
+         * Browser origins allowed to call (empty: loopback origins only).
+         */allowedOrigins: [String], 
+        /**
+         * Host names the `Host` header may name (empty: loopback names and `host`).
+         */allowedHosts: [String]
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension McpServeTransport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpServeTransport: FfiConverterRustBuffer {
+    typealias SwiftType = McpServeTransport
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpServeTransport {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .stdio
+        
+        case 2: return .http(host: try FfiConverterOptionString.read(from: &buf), port: try FfiConverterOptionUInt16.read(from: &buf), path: try FfiConverterOptionString.read(from: &buf), authToken: try FfiConverterOptionString.read(from: &buf), allowedOrigins: try FfiConverterSequenceString.read(from: &buf), allowedHosts: try FfiConverterSequenceString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: McpServeTransport, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .stdio:
+            writeInt(&buf, Int32(1))
+        
+        
+        case let .http(host,port,path,authToken,allowedOrigins,allowedHosts):
+            writeInt(&buf, Int32(2))
+            FfiConverterOptionString.write(host, into: &buf)
+            FfiConverterOptionUInt16.write(port, into: &buf)
+            FfiConverterOptionString.write(path, into: &buf)
+            FfiConverterOptionString.write(authToken, into: &buf)
+            FfiConverterSequenceString.write(allowedOrigins, into: &buf)
+            FfiConverterSequenceString.write(allowedHosts, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServeTransport_lift(_ buf: RustBuffer) throws -> McpServeTransport {
+    return try FfiConverterTypeMcpServeTransport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServeTransport_lower(_ value: McpServeTransport) -> RustBuffer {
+    return FfiConverterTypeMcpServeTransport.lower(value)
 }
 
 
@@ -10159,6 +10590,30 @@ public func FfiConverterTypeToolError_lower(_ value: ToolError) -> RustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionUInt16: FfiConverterRustBuffer {
+    typealias SwiftType = UInt16?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterUInt16.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterUInt16.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
     typealias SwiftType = UInt64?
 
@@ -10783,6 +11238,30 @@ fileprivate struct FfiConverterOptionTypeMcpApproval: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeMcpServeTransport: FfiConverterRustBuffer {
+    typealias SwiftType = McpServeTransport?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeMcpServeTransport.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeMcpServeTransport.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeOnError: FfiConverterRustBuffer {
     typealias SwiftType = OnError?
 
@@ -11266,6 +11745,25 @@ public func schemaStrict(schemaJson: String)throws  -> String  {
 })
 }
 /**
+ * Starts an MCP server exposing `tools` (docs/behaviour.md §19). An empty list, a tool
+ * without an executor, duplicate ids and an address that cannot be bound are refused
+ * with `definition_invalid`.
+ */
+public func serveMcp(tools: [Tool], options: McpServeOptions)async throws  -> McpServeHandle  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_func_serve_mcp(FfiConverterSequenceTypeTool.lower(tools),FfiConverterTypeMcpServeOptions_lower(options)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeMcpServeHandle_lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+/**
  * A store over the host's `load`/`save` accessor (the product's reference API).
  */
 public func accessorRunStore(accessor: StateJsonAccessor) -> RunStore  {
@@ -11362,6 +11860,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_schema_strict() != 20674) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp() != 14220) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_accessor_run_store() != 50400) {
@@ -11536,6 +12037,21 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_mcptoolfilter_keep() != 18400) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpservehandle_close_now() != 20147) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpservehandle_is_closed() != 46134) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpservehandle_shutdown() != 21746) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpservehandle_url() != 6160) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_mcpservehandle_wait() != 53308) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_runstore_delete() != 42744) {

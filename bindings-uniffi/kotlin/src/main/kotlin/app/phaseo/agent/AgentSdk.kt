@@ -11,6 +11,7 @@ import app.phaseo.agent.AgentException as KotlinAgentException
 import app.phaseo.agent.RunResult as NativeRunResult
 import app.phaseo.agent.Tool as NativeTool
 import app.phaseo.agent.Validator as NativeValidator
+import app.phaseo.agent.McpServeOptions as ServeOptions
 import java.time.Duration
 import java.util.concurrent.CompletableFuture
 import java.util.function.Consumer
@@ -1547,6 +1548,133 @@ class AgentSdk private constructor() {
         }
     }
 
+    /**
+     * How [serveMcp] serves tools (docs/behaviour.md §19), made with [builder]: the server's
+     * name and version, stdio (the default) or Streamable HTTP, the calls served at once and
+     * the tool call budget over the server's lifetime, and a listener of every call's events.
+     */
+    @JvmSuppressWildcards
+    class McpServeOptions private constructor(
+        /** The server's name, as clients show it. */
+        val name: String,
+        /** The server's version. */
+        val version: String,
+        /** Whether the server listens on Streamable HTTP instead of stdio. */
+        val http: Boolean,
+        /** The HTTP interface (`null`: `127.0.0.1`). */
+        val host: String?,
+        /** The HTTP port (`null` or 0: a free one). */
+        val port: Int?,
+        /** The HTTP endpoint's path (`null`: `/mcp`). */
+        val path: String?,
+        /** The bearer token every HTTP request must carry, or `null`. */
+        val authToken: String?,
+        /** Browser origins allowed to call over HTTP (empty: loopback origins). */
+        val allowedOrigins: List<String>,
+        /** `Host` names accepted besides loopback names and [host]. */
+        val allowedHosts: List<String>,
+        /** Calls served at once (`concurrency`, default 1) and `maxToolCalls` over the server's lifetime. */
+        val toolExecution: ToolExecutionConfig?,
+        /** Receives the `tool.*` events of every served call. */
+        val onEvent: Consumer<AgentEvent>?,
+    ) {
+        internal fun native(): ServeOptions = ServeOptions(
+            name,
+            version,
+            if (http) mcpServeHttp(host, port, path, authToken, allowedOrigins, allowedHosts) else McpServeTransport.Stdio,
+            toolExecution?.native(),
+            listener(onEvent)?.let { KotlinListener(it) },
+        )
+
+        /** Builds [McpServeOptions]; every setter returns the builder. */
+        @JvmSuppressWildcards
+        class Builder internal constructor(private val name: String) {
+            private var version = "0.0.0"
+            private var http = false
+            private var host: String? = null
+            private var port: Int? = null
+            private var path: String? = null
+            private var authToken: String? = null
+            private var allowedOrigins: List<String> = emptyList()
+            private var allowedHosts: List<String> = emptyList()
+            private var toolExecution: ToolExecutionConfig? = null
+            private var onEvent: Consumer<AgentEvent>? = null
+
+            /** The server's version (default `0.0.0`). */
+            fun version(version: String) = apply { this.version = version }
+
+            /** Serve over the process's standard input and output (the default). */
+            fun stdio() = apply { http = false }
+
+            /** Serve over Streamable HTTP on `127.0.0.1`, a free port and `/mcp` unless set. */
+            fun http() = apply { http = true }
+
+            /** Serve over Streamable HTTP on [port] (0: a free one). */
+            fun http(port: Int) = apply { http = true; this.port = port }
+
+            /** The HTTP interface to bind. */
+            fun host(host: String) = apply { http = true; this.host = host }
+
+            /** The HTTP endpoint's path. */
+            fun path(path: String) = apply { http = true; this.path = path }
+
+            /** Every HTTP request must carry `Authorization: Bearer <token>` (else 401). */
+            fun authToken(token: String) = apply { http = true; authToken = token }
+
+            /** Browser origins allowed to call over HTTP. */
+            fun allowedOrigins(origins: List<String>) = apply { allowedOrigins = origins.toList() }
+
+            /** `Host` names accepted besides loopback names and the bound host. */
+            fun allowedHosts(hosts: List<String>) = apply { allowedHosts = hosts.toList() }
+
+            /** Calls served at once and the tool call budget over the server's lifetime. */
+            fun toolExecution(config: ToolExecutionConfig) = apply { toolExecution = config }
+
+            /** Receives the `tool.*` events of every served call (its failures are ignored). */
+            fun onEvent(listener: Consumer<AgentEvent>) = apply { onEvent = listener }
+
+            /** The options. */
+            fun build() = McpServeOptions(
+                name, version, http, host, port, path, authToken, allowedOrigins, allowedHosts, toolExecution, onEvent,
+            )
+        }
+
+        companion object {
+            /** A builder of options for a server named [name] (stdio unless told otherwise). */
+            @JvmStatic
+            fun builder(name: String) = Builder(name)
+        }
+    }
+
+    /**
+     * A running MCP server from [serveMcp]. It stops at the end of its input (stdio), on
+     * [close] (calls in flight are cancelled) and with its process; use it in
+     * try-with-resources, and [closed] to wait until a client is done.
+     */
+    class McpToolServer internal constructor(private val native: app.phaseo.agent.McpToolServer) : AutoCloseable {
+        /** `http://host:port/path` of a Streamable HTTP server; `null` on stdio. */
+        fun url(): String? = native.url
+
+        /** Whether the server has stopped. */
+        fun isClosed(): Boolean = native.isClosed
+
+        /** Completes when the server stops (the client closed its input, or [close]). */
+        @OptIn(DelicateCoroutinesApi::class)
+        fun closed(): CompletableFuture<Void> {
+            val done = CompletableFuture<Void>()
+            GlobalScope.future { native.wait() }.whenComplete { _, _ -> done.complete(null) }
+            return done
+        }
+
+        /** Stops the server (calls in flight are cancelled) and returns once it has stopped. */
+        override fun close() {
+            runBlocking { native.shutdown() }
+            native.close()
+        }
+
+        override fun toString() = "McpToolServer[url=${url()}, closed=${isClosed()}]"
+    }
+
     /** A client the core implements itself (scripted, gateway, OpenAI-compatible). */
     internal class BuiltinClient(val native: Client) : ModelClient {
         override fun generate(request: Map<String, Any?>): Any? =
@@ -1592,6 +1720,20 @@ class AgentSdk private constructor() {
         /** Checks [tool]'s definition (`definition_invalid`) and returns it. */
         @JvmStatic
         fun defineTool(tool: Tool): Tool = tool.also { it.native() }
+
+        /**
+         * Serves [tools] as an MCP server (docs/behaviour.md §19): any MCP client lists and
+         * calls them, each call keeping its validation, approval (asked through the client's
+         * elicitation), timeout, retries, progress and budgets. Throws `definition_invalid`
+         * for an empty list, a tool without an executor, duplicate ids or an address that
+         * cannot be bound. On stdio nothing else may write to standard output.
+         */
+        @JvmStatic
+        fun serveMcp(tools: List<Tool>, options: McpServeOptions): McpToolServer = javaCall {
+            val native = tools.map { it.native() }
+            val serveOptions = options.native()
+            McpToolServer(runBlocking { sdk { app.phaseo.agent.McpToolServer(app.phaseo.agent.serveMcp(native, serveOptions)) } })
+        }
 
         /** Creates an agent (`definition_invalid` when the definition is wrong). */
         @JvmStatic

@@ -402,7 +402,9 @@ fun generator(fn: suspend ProgressScope.(input: JsonElement, runtime: ToolContex
  * throws or times out (docs/behaviour.md §15; the body sees `runtime.attempt` and
  * `runtime.idempotencyKey`). With [deferLoading] the tool is not offered to the model
  * until the built-in `tool_search` finds it; it is then offered to the end of the run, and
- * the state's `loadedTools` keeps it across a pause (docs/behaviour.md §17). An invalid
+ * the state's `loadedTools` keeps it across a pause (docs/behaviour.md §17). [annotations]
+ * (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`, `title`) are listed
+ * when the tool is served over MCP ([serveMcp], docs/behaviour.md §19). An invalid
  * definition (`maxCalls = 0`, …) throws [AgentException] `definition_invalid`.
  */
 fun defineTool(
@@ -425,11 +427,12 @@ fun defineTool(
     maxCalls: Int? = null,
     retry: ToolRetry? = null,
     deferLoading: Boolean = false,
+    annotations: JsonObject? = null,
     execute: ToolFunction? = null,
 ): Tool = newTool(
     id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
     eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-    maxCalls, retry, deferLoading, execute?.let(::KotlinExecutor), null,
+    maxCalls, retry, deferLoading, execute?.let(::KotlinExecutor), null, annotations = annotations,
 )
 
 /** A blocking tool body: runs on the calling thread, which it may block. */
@@ -463,13 +466,14 @@ internal fun newTool(
     execute: ToolExecutor? = null,
     blockingExecute: BlockingToolFunction? = null,
     interruptible: Boolean = true,
+    annotations: JsonObject? = null,
 ): Tool {
     val blocking = blockingExecute?.let { JvmDispatch.register(it, interruptible) }
     try {
         return defineNative(
             id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
             eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-            maxCalls, retry, deferLoading, execute, blocking,
+            maxCalls, retry, deferLoading, execute, blocking, annotations,
         )
     } catch (e: Throwable) {
         blocking?.let(JvmDispatch::unregister)
@@ -499,6 +503,7 @@ private fun defineNative(
     deferLoading: Boolean,
     execute: ToolExecutor?,
     blockingTool: Long?,
+    annotations: JsonObject?,
 ): Tool = sdk {
     Tool(
         ToolDefinition(
@@ -523,6 +528,7 @@ private fun defineNative(
             maxCalls = maxCalls?.toLong(),
             retry = retry,
             deferLoading = deferLoading,
+            annotationsJson = annotations?.toString(),
         ),
     )
 }

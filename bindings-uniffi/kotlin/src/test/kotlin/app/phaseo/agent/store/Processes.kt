@@ -33,12 +33,15 @@ object Jvm {
 
     private val java = File(System.getProperty("java.home"), "bin/java").path
 
+    /** The command line of a JVM running [mainClass] with [args]. */
+    fun command(mainClass: String, args: List<String>): List<String> = listOf(
+        java, "-Djna.library.path=" + System.getProperty("jna.library.path"),
+        "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss2m", "-cp", classpath, mainClass,
+    ) + args
+
     /** A process running [mainClass] with [args], [env] added. */
     fun start(mainClass: String, args: List<String>, env: Map<String, String> = emptyMap()): Process {
-        val command = listOf(
-            java, "-Djna.library.path=" + System.getProperty("jna.library.path"),
-            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss2m", "-cp", classpath, mainClass,
-        ) + args
+        val command = command(mainClass, args)
         return ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).also { it.environment().putAll(env) }.start()
     }
 }

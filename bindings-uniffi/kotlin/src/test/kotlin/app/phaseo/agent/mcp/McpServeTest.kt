@@ -1,0 +1,146 @@
+package app.phaseo.agent.mcp
+
+import app.phaseo.agent.AgentException
+import app.phaseo.agent.AgentSdk
+import app.phaseo.agent.OnError
+import app.phaseo.agent.RecordingModel
+import app.phaseo.agent.call
+import app.phaseo.agent.callsResponse
+import app.phaseo.agent.createAgent
+import app.phaseo.agent.defineTool
+import app.phaseo.agent.mcpStdio
+import app.phaseo.agent.parseJson
+import app.phaseo.agent.run
+import app.phaseo.agent.textResponse
+import app.phaseo.agent.javaapi.ServedToolsJava
+import app.phaseo.agent.mcpServeHttp
+import app.phaseo.agent.serveMcp
+import app.phaseo.agent.store.Jvm
+import java.io.File
+import java.net.ServerSocket
+import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.runBlocking
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonPrimitive
+import kotlinx.serialization.json.buildJsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import kotlinx.serialization.json.put
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertThrows
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+
+/**
+ * Tools served by `serveMcp` (Kotlin) and `AgentSdk.serveMcp` (Java), driven by the official
+ * MCP Python client over stdio and Streamable HTTP (src/test/python/mcp_serve_client.py):
+ * list, call, structured output, validation error, timeout, progress, approval through
+ * elicitation accepted and declined, a client without elicitation refused, cancellation
+ * reaching the executor. Without the Python `mcp` package these tests fail.
+ */
+class McpServeTest {
+    private val driver = File(repo, "bindings-uniffi/kotlin/src/test/python/mcp_serve_client.py").path
+
+    private fun drive(mark: File, transport: String, target: String, annotated: Boolean) {
+        val command = listOf(python, driver, mark.path, transport, target) + if (annotated) listOf("--annotated") else emptyList()
+        val process = ProcessBuilder(command).redirectErrorStream(true).start()
+        val out = process.inputStream.bufferedReader().readText()
+        assertTrue(process.waitFor(400, TimeUnit.SECONDS), "the MCP client did not finish")
+        assertEquals(0, process.exitValue(), out)
+        assertEquals("ok " + (if (annotated) 19 else 17), out.trim().lines().last(), out)
+    }
+
+    private fun stdio(main: String, annotated: Boolean) {
+        val mark = File(markers(), "cancelled")
+        val command = JsonArray(Jvm.command(main, listOf("stdio")).map(::JsonPrimitive)).toString()
+        drive(mark, "stdio", command, annotated)
+    }
+
+    private fun http(main: String, annotated: Boolean) {
+        val mark = File(markers(), "cancelled")
+        val server = Jvm.start(main, listOf("http"), mapOf("CANCEL_MARK" to mark.path))
+        try {
+            val url = server.inputStream.bufferedReader().readLine()
+            assertTrue(url != null && url.matches(Regex("http://127\\.0\\.0\\.1:\\d+/mcp")), "url: $url")
+            drive(mark, "http", url!!, annotated)
+            server.outputStream.close()
+            assertTrue(server.waitFor(120, TimeUnit.SECONDS), "the server did not stop at the end of its input")
+            assertEquals(0, server.exitValue())
+        } finally {
+            server.destroyForcibly()
+        }
+    }
+
+    @Test
+    fun `Kotlin serveMcp over stdio`() = stdio("app.phaseo.agent.mcp.ServedToolsKt", annotated = true)
+
+    @Test
+    fun `Kotlin serveMcp over Streamable HTTP`() = http("app.phaseo.agent.mcp.ServedToolsKt", annotated = true)
+
+    @Test
+    fun `Java AgentSdk serveMcp over stdio`() = stdio("app.phaseo.agent.javaapi.ServedToolsJava", annotated = false)
+
+    @Test
+    fun `Java AgentSdk serveMcp over Streamable HTTP`() = http("app.phaseo.agent.javaapi.ServedToolsJava", annotated = false)
+
+    @Test
+    fun `bad servers are refused with definition_invalid`() = runBlocking {
+        val empty = assertThrows(AgentException::class.java) { runBlocking { serveMcp(emptyList(), "none") } }
+        assertEquals("definition_invalid", empty.code)
+        val manual = assertThrows(AgentException::class.java) { runBlocking { serveMcp(listOf(defineTool("ask", "Asks")), "manual") } }
+        assertEquals("definition_invalid", manual.code)
+        assertEquals("Tool ask has no execute and cannot be served over MCP", manual.message)
+        val bad = assertThrows(AgentException::class.java) {
+            defineTool("t", annotations = buildJsonObject { put("readOnlyHint", "yes") }) { _, _ -> JsonPrimitive(1) }
+        }
+        assertTrue(bad.message!!.contains("annotations.readOnlyHint must be a boolean"), bad.message)
+        val taken = ServerSocket(0)
+        taken.use {
+            val busy = assertThrows(AgentException::class.java) {
+                runBlocking { serveMcp(servedTools(File("unused")), "busy", transport = mcpServeHttp(port = it.localPort)) }
+            }
+            assertEquals("definition_invalid", busy.code)
+        }
+        val javaEmpty = assertThrows(AgentSdk.AgentException::class.java) {
+            AgentSdk.serveMcp(emptyList(), AgentSdk.McpServeOptions.builder("none").build())
+        }
+        assertEquals("definition_invalid", javaEmpty.code())
+    }
+
+    @Test
+    fun `an HTTP server reports its url and stops on close`() = runBlocking {
+        val server = serveMcp(servedTools(File("unused")), "closing", transport = mcpServeHttp())
+        server.use {
+            assertTrue(it.url!!.startsWith("http://127.0.0.1:"), it.url)
+            assertTrue(!it.isClosed)
+        }
+        val java = AgentSdk.serveMcp(ServedToolsJava.tools(java.nio.file.Path.of("unused")), AgentSdk.McpServeOptions.builder("java").http().build())
+        val closed = java.closed()
+        assertTrue(!closed.isDone)
+        java.close()
+        closed.get(60, TimeUnit.SECONDS)
+        assertTrue(java.isClosed())
+    }
+
+    @Test
+    fun `the Java example serves its two tools over stdio`() = runBlocking {
+        val example = mcpStdio(
+            "orders", "bash", listOf(File(repo, "examples/java/run.sh").path, "ServeTools"),
+            onError = OnError.RETURN_TO_MODEL, timeoutMs = 120_000,
+        )
+        createAgent("orders-agent", mcpServers = listOf(example)).use { agent ->
+            val model = RecordingModel(
+                listOf(
+                    callsResponse(call("c1", "lookup_order", """{"orderId":"A-1"}"""), call("c2", "refund_order", """{"orderId":"A-1","amount":5}""")),
+                    textResponse("done"),
+                ),
+            )
+            val results = toolResults(agent.run("go", model.client))
+            assertEquals(parseJson("""{"order_id":"A-1","status":"shipped","total":42}"""), results[0]["result"])
+            // The agent's MCP client answers no elicitation, so the approval-gated refund is refused.
+            assertEquals(
+                "Tool refund_order requires approval and this client cannot be asked",
+                results[1]["error"]!!.jsonPrimitive.content.substringAfter(": "),
+            )
+        }
+    }
+}
