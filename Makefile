@@ -65,7 +65,7 @@ $(DOCS_VENV)/.tools: Makefile
 .PHONY: docs docs-test
 docs: $(DOCS_VENV)/.tools
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build -q --strict
-docs-test: docs python node kotlin go-lib ruby php csharp
+docs-test: docs python node kotlin go-lib ruby php csharp mcp-servers
 	scripts/docs-test.sh
 
 # Fails when a package in use is neither in a fresh image nor installed by system-deps.sh.

@@ -53,13 +53,16 @@ if norust bash -c 'command -v cargo || command -v rustc || command -v rustup' >/
 fi
 echo "no Rust: cargo, rustc and rustup are not on the PATH; CARGO_HOME and RUSTUP_HOME are empty"
 
-# The first ```<lang> block of the README's Quickstart section.
+# The README's Quickstart block of <lang> marked `<!-- dist-check -->` (the form that needs
+# no optional package), else the section's first ```<lang> block.
 readme_block() {
   python3 - "$repo/README.md" "$1" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
 start = text.index("\n## Quickstart")
-match = re.compile(r"^```" + re.escape(sys.argv[2]) + r"\n(.*?)^```", re.S | re.M).search(text, start)
+fence = r"^```" + re.escape(sys.argv[2]) + r"\n(.*?)^```"
+match = (re.compile(r"^<!-- dist-check -->\n" + fence, re.S | re.M).search(text, start)
+         or re.compile(fence, re.S | re.M).search(text, start))
 if not match:
     sys.exit(f"README.md: no ```{sys.argv[2]} block in the Quickstart section")
 print(match.group(1), end="")

@@ -2,7 +2,9 @@
 # Runs every example of the docs site (docs/examples/<lang>/…) with the bindings built in
 # this repository and compares what each prints with docs/examples/<name>.out. Each example
 # exists in every language (a missing one fails); Swift is shown but not run (no Swift
-# compiler on these machines). Expects `make python node kotlin go-lib ruby php csharp`.
+# compiler on these machines). Every example runs from the repository's root (the MCP example
+# starts a server from tests/mcp). Expects `make python node kotlin go-lib ruby php csharp
+# mcp-servers`.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
@@ -23,7 +25,7 @@ echo '{"type": "module"}' > "$target/docs-node/package.json"
 kotlin="$repo/bindings-uniffi/kotlin"
 jvm_cp="$kotlin/target/classes:$kotlin/target/test-classes:$(cat "$kotlin/target/classpath.txt")"
 native="$target/debug"
-mkdir -p "$target/dotnet/docs"
+mkdir -p "$target/dotnet/docs" "$target/docs-go"
 
 # check NAME LANG FILE COMMAND...: runs COMMAND, compares its output with NAME.out.
 check() {
@@ -61,7 +63,9 @@ for expected in "$examples"/*.out; do
   check "$name" java "$examples/java/$class.java" \
     java -Djna.library.path="$native" -cp "$kotlin/target/classes:$(cat "$kotlin/target/classpath.txt")" \
     "$examples/java/$class.java"
-  check "$name" go "$examples/go/$name/main.go" bash -c "cd $examples/go && go run ./$name"
+  # Built in the examples' module, run from the repository's root like every other language.
+  check "$name" go "$examples/go/$name/main.go" bash -c \
+    "(cd $examples/go && go build -o '$target/docs-go/$name' ./$name) && '$target/docs-go/$name'"
   check "$name" ruby "$examples/ruby/$name.rb" ruby -Ibindings-ruby/lib "$examples/ruby/$name.rb"
   check "$name" php "$examples/php/$name.php" \
     php -d extension="$repo/bindings-php/php/phaseo_agent.so" \
@@ -75,9 +79,18 @@ for expected in "$examples"/*.out; do
     failed=1
   fi
 done
+# Examples of features only some languages have yet (serving tools over MCP: Python and
+# Node), each compared with serving/<name>.out.
+for expected in "$examples"/serving/*.out; do
+  name="$(basename "$expected" .out)"
+  dashed="${name//_/-}"
+  count=$((count + 1))
+  check "serving/$name" python "$examples/python/$name.py" .venvs/py/bin/python "$examples/python/$name.py"
+  check "serving/$name" typescript "$examples/node/$dashed.ts" node "$target/docs-node/$dashed.js"
+done
 [ "$count" -gt 0 ] || { echo "FAIL: no examples in $examples"; exit 1; }
 if [ "$failed" -ne 0 ]; then
   echo "docs-test: some examples failed"
   exit 1
 fi
-echo "docs-test: $count example(s), each in 8 languages run (Swift shown, not compiled here)"
+echo "docs-test: $count example(s), each in every language it is shown in (Swift shown, not compiled here)"
