@@ -140,8 +140,8 @@ func (m *mapAccessor) Save(_ context.Context, state pa.RunResult) error {
 	return nil
 }
 
-// The product's state accessor: a run saves its checkpoints through the application's
-// Save; a continue by RunID loads it through Load; an unknown id and a failing accessor
+// The product's state accessor (Accessor, or State by the product's name): a run saves its
+// checkpoints through the application's Save; a continue by RunID loads it through Load; an unknown id and a failing accessor
 // are clear errors.
 func TestStateAccessor(t *testing.T) {
 	acc := &mapAccessor{rows: map[string]string{}}
@@ -155,7 +155,7 @@ func TestStateAccessor(t *testing.T) {
 	if saved, _ := acc.Load(context.Background(), paused.Run.ID); saved == nil || saved.Status() != pa.StatusWaitingForHuman {
 		t.Fatalf("saved state %+v", saved)
 	}
-	done, err := agent.Continue(context.Background(), pa.ContinueOptions{RunID: paused.Run.ID, State: acc, Client: client,
+	done, err := agent.Continue(context.Background(), pa.ContinueOptions{RunID: paused.Run.ID, Accessor: acc, Client: client,
 		Approvals: []pa.ToolDecision{{ToolCallID: "c1"}}})
 	if err != nil || done.Output != "Deployed." || executions.Load() != 1 {
 		t.Fatalf("continue by id: %v %v", done.Output, err)
@@ -172,8 +172,13 @@ func TestStateAccessor(t *testing.T) {
 	if !errors.Is(err, pa.ErrDefinitionInvalid) {
 		t.Fatalf("both Store and State: %v", err)
 	}
+	_, err = agent.Run(context.Background(), pa.RunOptions{Input: "x", Client: client, Accessor: acc, State: acc})
+	if !errors.Is(err, pa.ErrDefinitionInvalid) {
+		t.Fatalf("both Accessor and State: %v", err)
+	}
+	contains(t, err.Error(), "pass either Accessor or State")
 	broken := brokenAccessor{}
-	_, err = agent.Run(context.Background(), pa.RunOptions{Input: "x", Client: scripted(t, textResponse("hi")), State: broken})
+	_, err = agent.Run(context.Background(), pa.RunOptions{Input: "x", Client: scripted(t, textResponse("hi")), Accessor: broken})
 	if !errors.Is(err, pa.ErrStoreFailed) {
 		t.Fatalf("failing Save: %v", err)
 	}

@@ -85,8 +85,10 @@ type RunOptions struct {
 	Context any
 	// Store is the run store for this run (overrides the agent's).
 	Store *RunStore
-	// State is the product's state accessor: the application's own Load/Save, used as
-	// this run's store (not together with Store).
+	// Accessor is the application's own Load/Save of run states, used as this run's store
+	// (not together with Store).
+	Accessor StateAccessor
+	// State is the product's name of Accessor (set one of them).
 	State StateAccessor
 	// OnEvent receives the run's events in order, each on a goroutine of the SDK (never
 	// on a thread of the core); the run waits for it before going on, until ctx is done
@@ -151,8 +153,11 @@ type ContinueOptions struct {
 	StateJSON string
 	// RunID continues the stored run instead (needs a store, or State).
 	RunID string
-	// State is the product's state accessor: the run is loaded from it by RunID and its
-	// checkpoints saved to it (not together with Store).
+	// Accessor is the application's own Load/Save of run states: the run is loaded from it
+	// by RunID and its checkpoints saved to it (not together with Store). The paused state
+	// itself is Run or StateJSON.
+	Accessor StateAccessor
+	// State is the product's name of Accessor (set one of them).
 	State StateAccessor
 	// Client is the model client.
 	Client ModelClient

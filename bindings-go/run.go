@@ -78,7 +78,7 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	store, err := storeFor(o.Store, o.State)
+	store, err := storeFor(o.Store, o.Accessor, o.State)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -325,7 +325,7 @@ func stateArgs(o *ContinueOptions) (state, runID *C.char, err error) {
 // continue_invalid (state_invalid for a bad state) and no Result: the state given is
 // still current.
 func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, error) {
-	store, err := storeFor(o.Store, o.State)
+	store, err := storeFor(o.Store, o.Accessor, o.State)
 	if err != nil {
 		return RunResult{}, err
 	}

@@ -75,13 +75,21 @@ func NewAccessorStore(acc StateAccessor) (*RunStore, error) {
 	})
 }
 
-// storeFor is a run's store: Store, or the State accessor (not both).
-func storeFor(store *RunStore, acc StateAccessor) (*RunStore, error) {
+// storeFor is a run's store: Store, or the accessor (Accessor, or State, its product
+// name: one of them, and not with Store).
+func storeFor(store *RunStore, accessor, state StateAccessor) (*RunStore, error) {
+	if accessor != nil && state != nil {
+		return nil, &Error{Code: CodeDefinitionInvalid, Message: "pass either Accessor or State (its product name), not both"}
+	}
+	acc := accessor
+	if acc == nil {
+		acc = state
+	}
 	if acc == nil {
 		return store, nil
 	}
 	if store != nil {
-		return nil, &Error{Code: CodeDefinitionInvalid, Message: "pass either Store or a State accessor, not both"}
+		return nil, &Error{Code: CodeDefinitionInvalid, Message: "pass either Store or a state accessor (Accessor), not both"}
 	}
 	return NewAccessorStore(acc)
 }

@@ -32,7 +32,7 @@ func (a *Agent) Stream(ctx context.Context, o RunOptions) *StreamResult {
 	if err != nil {
 		return failedStream(err)
 	}
-	store, err := storeFor(o.Store, o.State)
+	store, err := storeFor(o.Store, o.Accessor, o.State)
 	if err != nil {
 		return failedStream(err)
 	}
@@ -47,7 +47,7 @@ func (a *Agent) ContinueStream(ctx context.Context, o ContinueOptions) *StreamRe
 	}
 	defer freeC(state)
 	defer freeC(runID)
-	store, err := storeFor(o.Store, o.State)
+	store, err := storeFor(o.Store, o.Accessor, o.State)
 	if err != nil {
 		return failedStream(err)
 	}

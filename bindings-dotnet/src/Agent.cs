@@ -233,8 +233,11 @@ namespace PhaseoAgentSdk
         /// <summary>The run store for this call (overrides the agent's).</summary>
         public RunStore Store { get; set; }
         /// <summary>The application's state accessor for this call (instead of Store): the
-        /// run saves its checkpoints through it, a continue by RunId loads through it.</summary>
-        public IStateAccessor State { get; set; }
+        /// run saves its checkpoints through it, a continue by RunId loads through it. The
+        /// paused state itself is the continue's state argument.</summary>
+        public IStateAccessor Accessor { get; set; }
+        /// <summary>The product's name of <see cref="Accessor"/> (the same setting).</summary>
+        public IStateAccessor State { get => Accessor; set => Accessor = value; }
 
         internal void Apply(Dictionary<string, object> m, HostObject cbs)
         {
@@ -590,7 +593,7 @@ namespace PhaseoAgentSdk
         Task<RunResult> Start(Dictionary<string, object> m, RunOverrides o, Starter start)
         {
             if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
-            var st = RunStore.For(o.Store, o.State);
+            var st = RunStore.For(o.Store, o.Accessor);
             var events = o.OnEvent == null ? null : new EventDelivery(o.OnEvent);
             var host = new HostObject { Events = events };
             var run = new RunHandle(new object[] { this, o.Client, st, host }, events);
@@ -605,7 +608,7 @@ namespace PhaseoAgentSdk
         AgentStreamResult StartStream(Dictionary<string, object> m, RunOverrides o, Starter start)
         {
             if (o.Client == null) throw new AgentException(ErrorCodes.DefinitionInvalid, "RunOptions.Client is required");
-            var st = RunStore.For(o.Store, o.State);
+            var st = RunStore.For(o.Store, o.Accessor);
             var events = o.OnEvent == null ? null : new EventDelivery(o.OnEvent);
             var host = new HostObject { Events = events };
             var handle = Begin(m, o, st, host, false, start);

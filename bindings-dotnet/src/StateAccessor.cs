@@ -7,7 +7,7 @@ namespace PhaseoAgentSdk
 {
     /// <summary>The product's state accessor: the application keeps each run's state itself
     /// (a database row, a file, a cache). Give it to a run's or continue's
-    /// <see cref="RunOverrides.State"/> (continue by <see cref="ContinueOptions.RunId"/>), or
+    /// <see cref="RunOverrides.Accessor"/> (or its product name <see cref="RunOverrides.State"/>) (continue by <see cref="ContinueOptions.RunId"/>), or
     /// wrap it with <see cref="RunStore.FromAccessor"/> for an agent. Unlike the SDK's
     /// stores an accessor has no claim (it does not stop a pause from being continued
     /// twice) and cannot list, delete or recover runs.</summary>

@@ -55,7 +55,7 @@ namespace PhaseoAgentSdk.Tests
                 var saved = await acc.Load(paused.Run.Id);
                 Assert.AreEqual("waiting_for_human", saved.Status);
 
-                var done = await agent.ContinueRun(new ContinueOptions { RunId = paused.Run.Id, State = acc, Client = client, Approvals = new ToolDecision[] { "c1" } });
+                var done = await agent.ContinueRun(new ContinueOptions { RunId = paused.Run.Id, Accessor = acc, Client = client, Approvals = new ToolDecision[] { "c1" } });
                 Assert.AreEqual("Deployed.", done.Output);
                 Assert.AreEqual(1, executions);
                 Assert.AreEqual("completed", (await acc.Load(paused.Run.Id)).Status);

@@ -8,8 +8,8 @@ const native = require('../native.js');
 const tracing = require('../tracing.js');
 const { AgentDefinitionError, decodeError, nativeCall } = require('./errors.js');
 const { argumentJson, checkedBoolean, checkedList, definitionError, storable } = require('./arguments.js');
-const { callables, callback, newDriver, noop, pollRun, register, thenOf } = require('./bridge.js');
-const { jsonSchemaValidator, validatorSpec } = require('./validators.js');
+const { callables, callback, newDriver, noop, pollRun, register } = require('./bridge.js');
+const { validatorSpec } = require('./validators.js');
 const { SPEC, defineTool } = require('./tools.js');
 const { clientSpec, stopSpecs } = require('./clients.js');
 const { AgentStreamResult, settleRun } = require('./results.js');
@@ -240,22 +240,11 @@ const AGENT_KEYS = new Set(['id', 'model', 'instructions', 'tools', 'maxSteps', 
   'temperature', 'maxOutputTokens', 'topP', 'outputSchema', 'requireApproval', 'humanReview', 'stateSecret',
   'toolChoice', 'parallelToolCalls', 'activeTools', 'models', 'preset', 'parseOutput', 'store', 'lease', 'mcpServers']);
 
-/** The agent's output validator: `parseOutput(text)` (the product's hook) first, then
- * `outputSchema` on what it returns. */
-function outputSpec(definition) {
-  const { parseOutput, outputSchema } = definition;
-  if (parseOutput === undefined || parseOutput === null) return validatorSpec(outputSchema, false);
-  if (typeof parseOutput !== 'function') throw definitionError('parseOutput must be a function (text) => output');
-  const schema = validatorSpec(outputSchema, false);
-  const check = schema === undefined ? null : schema.$callback !== undefined ? callables.get(schema.$callback).fn
-    : jsonSchemaValidator(schema).parse;
-  const parse = (text) => {
-    if (typeof text !== 'string') throw new Error('parseOutput takes the final text');
-    const parsed = parseOutput(text);
-    if (check === null) return parsed;
-    return thenOf(parsed) === undefined ? check(parsed) : Promise.resolve(parsed).then(check);
-  };
-  return callback(register(parse));
+/** `parseOutput(text)` (the product's hook) as a host function; the core checks it, runs it on
+ * the final text and `outputSchema` on what it returns (docs/behaviour.md §3). */
+function parseOutputSpec(parseOutput) {
+  if (parseOutput === undefined || parseOutput === null) return undefined;
+  return typeof parseOutput === 'function' ? callback(register((text) => parseOutput(text))) : String(parseOutput);
 }
 
 /** `stateSecret`: a string, or a list for rotation (the first signs, any verifies). */
@@ -290,7 +279,8 @@ function createAgent(definition) {
     stopWhen: stopSpecs(definition.stopWhen),
     modelRetry: definition.modelRetry ?? undefined,
     toolExecution: definition.toolExecution ?? undefined,
-    outputSchema: outputSpec(definition),
+    outputSchema: validatorSpec(definition.outputSchema, false),
+    parseOutput: parseOutputSpec(definition.parseOutput),
     requireApproval: typeof definition.requireApproval === 'function' ? callback(register(definition.requireApproval, true)) : undefined,
     humanReview: typeof definition.humanReview === 'function' ? callback(register(definition.humanReview)) : undefined,
     stateSecrets: stateSecrets(definition.stateSecret),

@@ -15,14 +15,14 @@ use tokio::sync::Mutex;
 use crate::adapters::JsListener;
 use crate::errors::{no_panic, to_napi};
 use crate::host::HostFn;
-use crate::spec::JsCallbacks;
+use crate::spec::JS_CALLBACKS;
 use crate::store::NativeRunStore;
 
 /// Checks a tool definition (throws `AgentDefinitionError` data when invalid).
 #[napi(js_name = "checkTool")]
 pub fn check_tool(spec: Value) -> napi::Result<Value> {
     no_panic(|| {
-        let tool = phaseo_agent::spec::tool(&JsCallbacks, spec).map_err(to_napi)?;
+        let tool = phaseo_agent::spec::tool(&JS_CALLBACKS, spec).map_err(to_napi)?;
         Ok(tool.parameters_schema().clone())
     })
 }
@@ -41,7 +41,7 @@ pub fn input_problem(path: Value, reason: String) -> napi::Result<String> {
 #[napi(js_name = "checkMcpServer")]
 pub fn check_mcp_server(spec: Value) -> napi::Result<()> {
     no_panic(|| {
-        phaseo_agent::spec::mcp_server(&JsCallbacks, spec).map_err(to_napi)?;
+        phaseo_agent::spec::mcp_server(&JS_CALLBACKS, spec).map_err(to_napi)?;
         Ok(())
     })
 }
@@ -407,7 +407,7 @@ impl NativeAgent {
         if let Some(m) = spec.messages {
             obj.insert("messages".into(), argument(&m, "messages")?);
         }
-        let mut options = phaseo_agent::spec::run_options(&JsCallbacks, Value::Object(obj))
+        let mut options = phaseo_agent::spec::run_options(&JS_CALLBACKS, Value::Object(obj))
             .map_err(to_napi)?
             .into_run_options(client)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
@@ -442,7 +442,7 @@ impl NativeAgent {
                 obj.insert(key.into(), Value::Array(outputs));
             }
         }
-        let mut options = phaseo_agent::spec::continue_options(&JsCallbacks, Value::Object(obj))
+        let mut options = phaseo_agent::spec::continue_options(&JS_CALLBACKS, Value::Object(obj))
             .map_err(to_napi)?
             .into_continue_options(client)
             .cancel(cancel.map(|c| c.token.child_token()).unwrap_or_default());
@@ -479,7 +479,7 @@ impl NativeAgent {
     pub fn new(spec: Value, store: Option<&NativeRunStore>) -> napi::Result<Self> {
         no_panic(|| {
             let mut def =
-                phaseo_agent::spec::agent_definition(&JsCallbacks, spec).map_err(to_napi)?;
+                phaseo_agent::spec::agent_definition(&JS_CALLBACKS, spec).map_err(to_napi)?;
             if let Some(s) = store {
                 def = def.store(s.store.clone());
             }

@@ -9,7 +9,7 @@ use phaseo_agent::mcp_server::{serve_mcp as core_serve, McpToolServer};
 use phaseo_agent::Value;
 
 use crate::errors::to_napi;
-use crate::spec::JsCallbacks;
+use crate::spec::JS_CALLBACKS;
 
 /// A running MCP server (see `serveMcp`).
 #[napi]
@@ -51,7 +51,7 @@ impl NativeMcpToolServer {
 #[napi(js_name = "serveMcp")]
 pub async fn serve_mcp(spec: Value) -> napi::Result<NativeMcpToolServer> {
     let (tools, options) =
-        phaseo_agent::spec::serve_options(&JsCallbacks, spec).map_err(to_napi)?;
+        phaseo_agent::spec::serve_options(&JS_CALLBACKS, spec).map_err(to_napi)?;
     let server = core_serve(tools, options).await.map_err(to_napi)?;
     Ok(NativeMcpToolServer {
         server: Arc::new(server),

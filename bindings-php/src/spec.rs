@@ -13,7 +13,7 @@ use crate::host::{Host, HostFn};
 
 /// The callbacks of the PHP layer: every id names a PHP callable of its registry.
 fn callbacks(host: &Arc<Host>) -> JsonCallbacks<impl Fn(u64) -> HostFn + '_> {
-    JsonCallbacks(move |id| HostFn {
+    JsonCallbacks::new(move |id| HostFn {
         host: host.clone(),
         id,
     })

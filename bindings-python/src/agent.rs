@@ -527,10 +527,32 @@ where
     )
 }
 
+/// The agent's output validator: `parse_output` (a callable, run on the final text) then
+/// `output_schema` on what it returns, as the core composes them (docs/behaviour.md §3).
+fn output_validator(
+    py: Python<'_>,
+    parse_output: Option<&Bound<'_, PyAny>>,
+    output_schema: Option<Arc<dyn phaseo_agent::Validator>>,
+) -> PyResult<Option<Arc<dyn phaseo_agent::Validator>>> {
+    let Some(parse) = parse_output.filter(|v| !v.is_none()) else {
+        return Ok(output_schema);
+    };
+    if !parse.is_callable() {
+        let refused = phaseo_agent::spec::respell_keys(
+            phaseo_agent::parsed_output::not_a_function(),
+            phaseo_agent::spec::snake_case,
+        );
+        return Err(crate::errors::to_pyerr(py, refused));
+    }
+    Ok(Some(Arc::new(
+        phaseo_agent::parsed_output::ParsedOutput::new(validator(parse, None), output_schema),
+    )))
+}
+
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None, store=None, lease_ms=None, mcp_servers=None))]
+    #[pyo3(signature = (id, tools, model=None, instructions=None, max_steps=None, stop_when=None, model_retry=None, tool_execution=None, temperature=None, max_output_tokens=None, top_p=None, output_schema=None, parse_output=None, require_approval=None, human_review=None, state_secrets=None, tool_choice=None, parallel_tool_calls=None, active_tools=None, store=None, lease_ms=None, mcp_servers=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -546,6 +568,7 @@ impl PyAgent {
         max_output_tokens: Option<&Bound<'_, PyAny>>,
         top_p: Option<&Bound<'_, PyAny>>,
         output_schema: Option<&Bound<'_, PyAny>>,
+        parse_output: Option<&Bound<'_, PyAny>>,
         require_approval: Option<&Bound<'_, PyAny>>,
         human_review: Option<&Bound<'_, PyAny>>,
         state_secrets: Option<Vec<String>>,
@@ -586,8 +609,11 @@ impl PyAgent {
         if let Some(t) = tool_execution.filter(|v| !v.is_none()) {
             def = def.tool_execution(self::tool_execution(py, t)?);
         }
-        if let Some(v) = output_schema.filter(|v| !v.is_none()) {
-            def = def.output_schema(validator(v, None));
+        let output_schema = output_schema
+            .filter(|v| !v.is_none())
+            .map(|v| validator(v, None));
+        if let Some(v) = output_validator(py, parse_output, output_schema)? {
+            def = def.output_schema(v);
         }
         if let Some(f) = require_approval.filter(|v| !v.is_none()) {
             def = def.require_approval(Arc::new(PyAgentApproval(HostFn::new(

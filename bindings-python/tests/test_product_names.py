@@ -91,6 +91,9 @@ def test_agent_definition_dataclass_preset_and_parse_output() -> None:
     assert err.value.code == "agent_output_invalid"
     with pytest.raises(AgentDefinitionError):
         create_agent({"id": "x", "unknown_key": 1})
+    with pytest.raises(AgentDefinitionError) as refused:
+        create_agent({"id": "y", "parse_output": "json"})
+    assert str(refused.value) == "Invalid agent definition: parse_output must be a function (text) => output"
 
 
 def test_retry_config_alias_and_item_stream() -> None:

@@ -20,7 +20,9 @@ require_relative "phaseo_agent_sdk/result"
 require_relative "phaseo_agent_sdk/store"
 require_relative "phaseo_agent_sdk/mcp"
 require_relative "phaseo_agent_sdk/stream"
+require_relative "phaseo_agent_sdk/definition_spec"
 require_relative "phaseo_agent_sdk/agent"
+require_relative "phaseo_agent_sdk/serve"
 require_relative "phaseo_agent_sdk/tracing"
 
 # Module of the SDK (the product's names: `define_tool`, `create_agent`, `Tool`, ...).

@@ -17,7 +17,7 @@ use crate::convert::{
     read, text, to_json, to_json_within, to_ruby, MAX_DEPTH, STATE_DEPTH, WRAPPED_DEPTH,
 };
 use crate::host::{serve_run, serve_until, Slot};
-use crate::spec::{self, ruby_keyword, ruby_names, CallSpec, RbCallbacks};
+use crate::spec::{self, ruby_keyword, ruby_names, CallSpec, RB_CALLBACKS};
 
 /// A defined agent.
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::Agent", free_immediately, size)]
@@ -114,7 +114,7 @@ impl NativeAgent {
         no_panic(ruby, || {
             // The definition wraps values (a tool's `inputExamples[i]` is 4 levels down).
             let spec = to_json_within(ruby, spec, "agent definition", WRAPPED_DEPTH)?;
-            let mut def = phaseo_agent::spec::agent_definition(&RbCallbacks, spec)
+            let mut def = phaseo_agent::spec::agent_definition(&RB_CALLBACKS, spec)
                 .map_err(|e| raise(ruby, ruby_names(e)))?;
             if let Some(s) = store {
                 def = def.store(s.0.clone());
@@ -151,7 +151,7 @@ impl NativeAgent {
         let cancel = token.map(|t| t.0.child_token()).unwrap_or_default();
         let options = spec.options;
         let continued = |options| {
-            phaseo_agent::spec::continue_options(&RbCallbacks, options)
+            phaseo_agent::spec::continue_options(&RB_CALLBACKS, options)
                 .map(|o| o.into_continue_options(client.client.clone()))
                 .map_err(|e| raise(ruby, ruby_names(e)))
         };
@@ -172,7 +172,7 @@ impl NativeAgent {
                     }
                 }
                 (None, None) => {
-                    let mut options = phaseo_agent::spec::run_options(&RbCallbacks, options)
+                    let mut options = phaseo_agent::spec::run_options(&RB_CALLBACKS, options)
                         .map_err(|e| raise(ruby, ruby_names(e)))?
                         .into_run_options(client.client.clone())
                         .cancel(cancel.clone());

@@ -9,6 +9,7 @@ mod convert;
 mod host;
 mod model;
 mod runtime;
+mod serve;
 mod spec;
 mod store;
 mod tracing;
@@ -32,6 +33,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     store::init(ruby, module)?;
     model::init(ruby, module)?;
     tracing::init(ruby, module)?;
+    serve::init(ruby, module)?;
     native_wake(ruby, module)?;
     resolve_wrapped_classes(ruby);
     Ok(())
@@ -52,4 +54,5 @@ fn resolve_wrapped_classes(ruby: &Ruby) {
     let _ = runtime::RbToolRuntime::class(ruby);
     let _ = runtime::Completion::class(ruby);
     let _ = store::NativeRunStore::class(ruby);
+    let _ = serve::NativeMcpServer::class(ruby);
 }

@@ -3,72 +3,18 @@
 //! by the Ruby layer from the user's snake_case keywords; this file makes the adapter of
 //! each registered callable and speaks the core's definition errors in Ruby's names.
 
-use std::sync::Arc;
-
-use phaseo_agent::mcp::{McpElicitationHandler, McpToolFilter};
-use phaseo_agent::spec::{respell_keys, snake_case, HostCallbacks};
-use phaseo_agent::{
-    AgentError, ApprovalPredicate, HumanReview, NextTurnParamsProvider, ResponseReceivedHook,
-    StopCondition, ToolCalledHook, ToolExecutor, TurnResolver, Validator, Value,
-};
+use phaseo_agent::json_host::JsonCallbacks;
+use phaseo_agent::spec::{respell_keys, snake_case};
+use phaseo_agent::{AgentError, Value};
 use serde::Deserialize;
-
-use phaseo_agent::json_host::{
-    JsonAgentApproval, JsonApproval, JsonExecutor, JsonMcpElicitation, JsonMcpFilter, JsonNextTurn,
-    JsonResponseReceived, JsonReview, JsonStop, JsonToolCalled, JsonTurn, JsonValidator,
-};
 
 use crate::adapters::HostFn;
 
 /// The registry's callables (`Internal::REGISTRY` ids), each behind the core's `json_host`
-/// adapter of its place. As `phaseo_agent::json_host::JsonCallbacks`, except that an MCP
-/// server's approval predicate is called like the agent's, `->(tool_call, runtime)`.
-pub struct RbCallbacks;
-
-impl HostCallbacks for RbCallbacks {
-    fn executor(&self, id: u64) -> Arc<dyn ToolExecutor> {
-        Arc::new(JsonExecutor(HostFn(id)))
-    }
-    fn validator(&self, id: u64, schema: Option<Value>) -> Arc<dyn Validator> {
-        Arc::new(JsonValidator {
-            func: HostFn(id),
-            schema,
-        })
-    }
-    fn tool_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(JsonApproval(HostFn(id)))
-    }
-    fn agent_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(JsonAgentApproval(HostFn(id)))
-    }
-    fn tool_called(&self, id: u64) -> Arc<dyn ToolCalledHook> {
-        Arc::new(JsonToolCalled(HostFn(id)))
-    }
-    fn response_received(&self, id: u64) -> Arc<dyn ResponseReceivedHook> {
-        Arc::new(JsonResponseReceived(HostFn(id)))
-    }
-    fn next_turn_params(&self, id: u64) -> Arc<dyn NextTurnParamsProvider> {
-        Arc::new(JsonNextTurn(HostFn(id)))
-    }
-    fn stop_condition(&self, id: u64) -> Arc<dyn StopCondition> {
-        Arc::new(JsonStop(HostFn(id)))
-    }
-    fn human_review(&self, id: u64) -> Arc<dyn HumanReview> {
-        Arc::new(JsonReview(HostFn(id)))
-    }
-    fn turn_value(&self, id: u64) -> Arc<dyn TurnResolver> {
-        Arc::new(JsonTurn(HostFn(id)))
-    }
-    fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
-        Arc::new(JsonAgentApproval(HostFn(id)))
-    }
-    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn McpToolFilter>> {
-        Some(Arc::new(JsonMcpFilter(HostFn(id))))
-    }
-    fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn McpElicitationHandler>> {
-        Some(Arc::new(JsonMcpElicitation(HostFn(id))))
-    }
-}
+/// adapter of its place. An MCP server's approval predicate is called like the agent's,
+/// `->(tool_call, runtime)`.
+pub static RB_CALLBACKS: JsonCallbacks<fn(u64) -> HostFn> =
+    JsonCallbacks::with_agent_shaped_mcp_approval(HostFn);
 
 /// What `Agent#run`/`continue_run`/`recover`/`stream` pass: the canonical run or continue
 /// options, and what only the Ruby binding has (client, listener, run id, streaming; the

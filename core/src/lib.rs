@@ -68,6 +68,7 @@ pub mod mcp_server;
 pub mod model;
 pub mod next_turn;
 pub mod options;
+pub mod parsed_output;
 pub mod review;
 pub mod schema;
 mod signing;

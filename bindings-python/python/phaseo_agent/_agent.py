@@ -575,25 +575,6 @@ def _review_hook(hook: Any) -> Any:
     return lambda ctx: hook(_review_context(ctx))
 
 
-def _output_validator(output_schema: Any, parse_output: Any) -> Any:
-    validate, _ = _validator(output_schema)
-    if parse_output is None:
-        return validate
-    if not callable(parse_output):
-        raise AgentDefinitionError("Invalid agent definition: parse_output must be a callable (text) -> value",
-                                   code="definition_invalid")
-
-    def parse_then_validate(value: Any) -> Any:
-        if not isinstance(value, str):
-            # The core's second try with the text parsed as JSON (structured output): with
-            # parse_output the text's own outcome stands.
-            raise ValueError("parse_output takes the final text")
-        parsed = parse_output(value)
-        return validate(parsed) if validate is not None else parsed
-
-    return parse_then_validate
-
-
 def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = None, **fields: Any) -> Agent:
     """Defines an agent from a dict, an :class:`AgentDefinition` or keywords, with the
     snake_case keys of docs/behaviour.md §3: ``id``, ``model``, ``preset`` (the model ``@<preset>`` when
@@ -616,7 +597,6 @@ def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = N
     if "id" not in d:
         raise AgentDefinitionError("Invalid agent definition: id is required", code="definition_invalid")
     tools = [t if isinstance(t, Tool) else define_tool(t) if isinstance(t, AgentTool) else define_tool(**t) for t in d.get("tools") or []]
-    output_validator = _output_validator(d.get("output_schema"), d.get("parse_output"))
     model = d.get("model")
     if model is None and d.get("preset"):
         model = f"@{d['preset']}"
@@ -632,7 +612,8 @@ def create_agent(definition: Union[Mapping[str, Any], AgentDefinition, None] = N
         temperature=d.get("temperature"),
         max_output_tokens=d.get("max_output_tokens"),
         top_p=d.get("top_p"),
-        output_schema=output_validator,
+        output_schema=_validator(d.get("output_schema"))[0],
+        parse_output=d.get("parse_output"),
         require_approval=d.get("require_approval"),
         human_review=_review_hook(d.get("human_review")),
         state_secrets=_state_secrets(d.get("state_secret")),

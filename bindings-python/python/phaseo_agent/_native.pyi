@@ -309,6 +309,7 @@ class NativeAgent:
         max_output_tokens: Any = None,
         top_p: Any = None,
         output_schema: Any = None,
+        parse_output: Any = None,
         require_approval: Optional[Callable[..., Any]] = None,
         human_review: Optional[Callable[..., Any]] = None,
         state_secrets: Optional[List[str]] = None,

@@ -82,7 +82,7 @@ fn runtime_json() -> Value {
 #[tokio::test]
 async fn executor_gets_input_and_runtime() {
     let (rec, calls) = host(json!(3));
-    let cb = JsonCallbacks(|_| rec.clone());
+    let cb = JsonCallbacks::new(|_| rec.clone());
     let out = cb.executor(7).execute(json!({"a": 1}), runtime()).await;
     assert_eq!(out.unwrap(), json!(3));
     let calls = calls.lock().unwrap();
@@ -94,7 +94,7 @@ async fn executor_gets_input_and_runtime() {
 #[tokio::test]
 async fn validator_gets_the_value_and_keeps_its_schema() {
     let (rec, calls) = host(json!("ok"));
-    let v = JsonCallbacks(|_| rec.clone()).validator(1, Some(json!({"type": "string"})));
+    let v = JsonCallbacks::new(|_| rec.clone()).validator(1, Some(json!({"type": "string"})));
     assert_eq!(v.validate(json!("x")).await.unwrap(), json!("ok"));
     assert_eq!(v.json_schema(), Some(json!({"type": "string"})));
     assert_eq!(
@@ -107,7 +107,7 @@ async fn validator_gets_the_value_and_keeps_its_schema() {
 async fn approvals_read_truthy_answers() {
     for (answer, expected) in [(json!(1), true), (json!(""), false), (json!(null), false)] {
         let (rec, calls) = host(answer);
-        let cb = JsonCallbacks(|_| rec.clone());
+        let cb = JsonCallbacks::new(|_| rec.clone());
         let rt = runtime();
         let tool = cb.tool_approval(1).requires_approval(&json!(5), &rt).await;
         let agent = cb.agent_approval(2).requires_approval(&json!(5), &rt).await;
@@ -126,7 +126,7 @@ async fn approvals_read_truthy_answers() {
 #[tokio::test]
 async fn tool_called_null_pauses() {
     let (rec, _) = host(Value::Null);
-    let cb = JsonCallbacks(|_| rec.clone());
+    let cb = JsonCallbacks::new(|_| rec.clone());
     let hook = cb.tool_called(1);
     assert_eq!(
         hook.on_tool_called(json!(1), runtime()).await.unwrap(),
@@ -137,7 +137,7 @@ async fn tool_called_null_pauses() {
 #[tokio::test]
 async fn stop_reads_a_reason_and_host_errors_pass_through() {
     let (rec, calls) = host(json!("enough"));
-    let cb = JsonCallbacks(|_| rec.clone());
+    let cb = JsonCallbacks::new(|_| rec.clone());
     let usage = Default::default();
     let state = StopState {
         steps: &[],
@@ -153,7 +153,7 @@ async fn stop_reads_a_reason_and_host_errors_pass_through() {
         calls: Calls::default(),
         answer: Err("boom".into()),
     };
-    let cb = JsonCallbacks(|_| failing.clone());
+    let cb = JsonCallbacks::new(|_| failing.clone());
     let err = cb.stop_condition(1).check(&state).await.unwrap_err();
     assert_eq!(err.message, "boom");
 }
@@ -161,7 +161,7 @@ async fn stop_reads_a_reason_and_host_errors_pass_through() {
 #[tokio::test]
 async fn next_turn_refuses_a_non_object() {
     let (rec, _) = host(json!(3));
-    let cb = JsonCallbacks(|_| rec.clone());
+    let cb = JsonCallbacks::new(|_| rec.clone());
     let rt = runtime();
     assert!(cb
         .next_turn_params(1)
@@ -179,7 +179,7 @@ async fn mcp_filter_needs_a_boolean_and_elicitation_gets_the_server() {
         annotations: Value::Null,
     };
     let (rec, _) = host(json!("yes"));
-    let filter = JsonCallbacks(|_| rec.clone()).mcp_filter(1).unwrap();
+    let filter = JsonCallbacks::new(|_| rec.clone()).mcp_filter(1).unwrap();
     let err = filter.keep_async(&info).await.unwrap_err();
     assert_eq!(
         err.message,
@@ -187,7 +187,9 @@ async fn mcp_filter_needs_a_boolean_and_elicitation_gets_the_server() {
     );
 
     let (rec, calls) = host(json!({"action": "decline"}));
-    let handler = JsonCallbacks(|_| rec.clone()).mcp_elicitation(1).unwrap();
+    let handler = JsonCallbacks::new(|_| rec.clone())
+        .mcp_elicitation(1)
+        .unwrap();
     let answer = handler
         .on_elicitation("srv", json!({"m": 1}))
         .await
@@ -208,7 +210,7 @@ fn kind_names_are_camel_case() {
 #[tokio::test]
 async fn an_mcp_tools_runtime_carries_its_annotations() {
     let (rec, calls) = host(json!(true));
-    let cb = JsonCallbacks(|_| rec.clone());
+    let cb = JsonCallbacks::new(|_| rec.clone());
     let annotations = json!({"destructiveHint": true});
     let rt = runtime().with_annotations(Some(Arc::new(annotations.clone())));
     assert!(cb

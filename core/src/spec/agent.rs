@@ -1,5 +1,7 @@
 //! An agent definition: `{"id", "tools"?, "model"?, "models"?, "preset"?, "instructions"?,
-//! …}`.
+//! "outputSchema"?, "parseOutput"?, …}`.
+
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -9,7 +11,8 @@ use super::settings::{LeaseSpec, ModelRetrySpec, ToolExecutionSpec};
 use super::stop::{self, StopWhen};
 use super::tool::{self, ToolSpec};
 use super::{read, HostCallbacks};
-use crate::{AgentDefinition, AgentError, Value};
+use crate::parsed_output::ParsedOutput;
+use crate::{AgentDefinition, AgentError, Validator, Value};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -29,6 +32,7 @@ struct AgentSpec {
     model_retry: Option<ModelRetrySpec>,
     tool_execution: Option<ToolExecutionSpec>,
     output_schema: Option<ValidatorSpec>,
+    parse_output: Option<Value>,
     require_approval: Option<Callback>,
     human_review: Option<Callback>,
     state_secret: Option<String>,
@@ -82,8 +86,12 @@ pub fn agent_definition(
     if let Some(t) = spec.tool_execution {
         def = def.tool_execution(t.build()?);
     }
-    if let Some(v) = spec.output_schema {
-        def = def.output_schema(v.build(host, "outputSchema")?);
+    let output_schema = spec
+        .output_schema
+        .map(|v| v.build(host, "outputSchema"))
+        .transpose()?;
+    if let Some(v) = output_validator(host, spec.parse_output, output_schema)? {
+        def = def.output_schema(v);
     }
     if let Some(cb) = spec.require_approval {
         def = def.require_approval(host.agent_approval(cb.id));
@@ -112,6 +120,25 @@ pub fn agent_definition(
         def = mcp_server(host, def, server)?;
     }
     Ok(def)
+}
+
+/// The agent's output validator: `parseOutput` (a host function, `{"$callback": id}`) on the
+/// final text, then `outputSchema` on what it returns; or `outputSchema` alone.
+fn output_validator(
+    host: &dyn HostCallbacks,
+    parse_output: Option<Value>,
+    output_schema: Option<Arc<dyn Validator>>,
+) -> Result<Option<Arc<dyn Validator>>, AgentError> {
+    let parse = match parse_output {
+        None | Some(Value::Null) => return Ok(output_schema),
+        Some(v) => serde_json::from_value::<Callback>(v).map_err(|_| {
+            super::invalid(
+                "Invalid agent definition: parseOutput must be a function (text) => output",
+            )
+        })?,
+    };
+    let parse = host.validator(parse.id, None);
+    Ok(Some(Arc::new(ParsedOutput::new(parse, output_schema))))
 }
 
 #[cfg(feature = "mcp")]

@@ -6,7 +6,7 @@ use crate::{AgentError, ErrorCode};
 
 /// The format's keys a binding may spell differently (its multi-word camelCase keys, and
 /// `bearer`), as a definition error may name them.
-pub const KEYS: [&str; 64] = [
+pub const KEYS: [&str; 65] = [
     "timeoutMs",
     "requireApproval",
     "onError",
@@ -71,6 +71,7 @@ pub const KEYS: [&str; 64] = [
     "maxToolCalls",
     "deferLoading",
     "editedInput",
+    "parseOutput",
 ];
 
 /// `toolCallId` → `tool_call_id`.
