@@ -280,6 +280,34 @@ bench-go:
 bench-check-go:
 	benchmarks/go/run.sh --check
 
+PEER_BENCHES += bench-python bench-node bench-ruby bench-php bench-csharp
+.PHONY: bench-python bench-node bench-ruby bench-php bench-csharp bench-peers bench-check
+# Python and Node: ours against their installable peers, in one process each
+# (benchmarks/{python,node}/run.sh). Ruby, PHP and C# have no installable peer: ours against
+# the host's floor, bare threads / Fibers / Tasks doing the same trivial work
+# (benchmarks/{ruby,php,csharp}/run.sh).
+bench-python:
+	benchmarks/python/run.sh
+bench-node:
+	benchmarks/node/run.sh
+bench-ruby:
+	benchmarks/ruby/run.sh
+bench-php:
+	benchmarks/php/run.sh
+bench-csharp:
+	benchmarks/csharp/run.sh
+
+# Every language's benchmark above, one after the other, the native libraries in the `dist`
+# profile (PROFILE=release builds faster; LANGS="go java" runs some), then one table of every
+# language's figures with the ratio to the best peer (benchmarks/peers.sh, logs in
+# target/bench-peers/). Not in `make test`.
+bench-peers:
+	benchmarks/peers.sh
+# The same, failing when a fan-out or sequential ratio against a language's best peer is
+# below 1 (the floors of Ruby, PHP and C# are reported, not judged).
+bench-check:
+	benchmarks/peers.sh --check
+
 # Tracing overhead: the 1,000-call fan-out and the 400-turn run, tracing off
 # (feature built in, not enabled) vs on (exporting to a local OTLP receiver).
 bench-tracing:

@@ -201,7 +201,7 @@ function addonInfo() {
   const sha = (f) => createHash('sha1').update(readFileSync(f)).digest('hex');
   const info = { path: addon, bytes: statSync(addon).size, mtime: statSync(addon).mtime.toISOString(), sha1: sha(addon) };
   const root = join(pkgDir, '..');
-  for (const profile of ['release', 'debug']) {
+  for (const profile of ['release', 'dist', 'debug']) {
     const lib = join(process.env.CARGO_TARGET_DIR || join(root, 'target'), profile, 'libphaseo_agent_node.so');
     if (existsSync(lib) && sha(lib) === info.sha1) info.profile = profile;
   }
@@ -480,9 +480,10 @@ const meta = {
 };
 const addon = addonInfo();
 process.stderr.write(`addon: ${addon.path} (${addon.profile} build, ${addon.bytes} bytes, ${addon.mtime})\n`);
-if (addon.profile !== 'release') {
+const wantedProfile = process.env.PROFILE || 'release';
+if (addon.profile !== wantedProfile) {
   if (process.env.ALLOW_NON_RELEASE !== '1') {
-    process.stderr.write('error: the loaded addon is not the cargo release build (set ALLOW_NON_RELEASE=1 to measure it anyway)\n');
+    process.stderr.write(`error: the loaded addon is not the cargo ${wantedProfile} build (set ALLOW_NON_RELEASE=1 to measure it anyway)\n`);
     process.exit(3);
   }
   process.stderr.write('WARNING: the loaded addon is not the cargo release build; numbers are not representative\n');

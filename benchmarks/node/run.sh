@@ -12,6 +12,8 @@
 # build for the tests): bench.mjs checks that the addon it loaded is the cargo release build
 # and exits with status 3 otherwise; this script then rebuilds and retries (3 attempts).
 set -euo pipefail
+# PROFILE: the cargo profile of the addon, `release` (default) or `dist` (the packages' build).
+export PROFILE="${PROFILE:-release}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
 
@@ -21,9 +23,9 @@ npm install --no-audit --no-fund --loglevel=error
 echo "   done in $(( $(date +%s) - t0 )) s"
 
 for attempt in 1 2 3; do
-  echo "== release build of the addon (node_modules/@phaseo/agent-sdk/scripts/build.js), attempt $attempt"
+  echo "== $PROFILE build of the addon (node_modules/@phaseo/agent-sdk/scripts/build.js), attempt $attempt"
   t0=$(date +%s)
-  node node_modules/@phaseo/agent-sdk/scripts/build.js
+  node node_modules/@phaseo/agent-sdk/scripts/build.js --profile="$PROFILE"
   echo "   done in $(( $(date +%s) - t0 )) s"
   echo "== load before the benchmark: $(uptime)"
   set +e
@@ -31,6 +33,6 @@ for attempt in 1 2 3; do
   rc=$?
   set -e
   [ "$rc" -ne 3 ] && exit "$rc"
-  echo "== the addon was not the release build when loaded (rebuilt by someone else?); retrying"
+  echo "== the addon was not the $PROFILE build when loaded (rebuilt by someone else?); retrying"
 done
 exit 3

@@ -15,6 +15,12 @@ VENV="$ROOT/.venvs/bench-py"
 PY="$VENV/bin/python"
 PEERS=(pydantic-ai-slim==2.68.0 openai-agents==0.24.0)
 export CARGO_TARGET_DIR="$ROOT/target"
+# PROFILE: the cargo profile of our extension, `release` (default, maturin's) or `dist` (the
+# packages' fat-LTO build).
+PROFILE="${PROFILE:-release}"
+if [ "$PROFILE" != release ]; then
+  export MATURIN_PEP517_ARGS="--profile $PROFILE"
+fi
 
 if [ ! -x "$PY" ]; then
   echo "== creating $VENV"
@@ -45,7 +51,7 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- core bindings-python 2>/dev/null
   PHASEO_BENCH_BUILT_FROM="$PHASEO_BENCH_BUILT_FROM+dirty"
 fi
 export PHASEO_BENCH_BUILT_FROM
-echo "== building + installing ./bindings-python (release; CARGO_TARGET_DIR=$CARGO_TARGET_DIR; tree $PHASEO_BENCH_BUILT_FROM)"
+echo "== building + installing ./bindings-python (cargo profile $PROFILE; CARGO_TARGET_DIR=$CARGO_TARGET_DIR; tree $PHASEO_BENCH_BUILT_FROM)"
 t0=$(date +%s)
 "$PY" -m pip install -q --force-reinstall --no-deps ./bindings-python
 echo "   done in $(( $(date +%s) - t0 )) s"

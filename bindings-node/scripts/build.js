@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Builds the native addon from source with cargo (release by default, `--debug` for
-// development) and places it next to index.js as `phaseo-agent.node`, where native.js
-// looks first. Run by `make node` (debug), `npm run build`, and by the npm `install`
-// script only when asked (PHASEO_BUILD_FROM_SOURCE=1): needs the repository's sources
-// and a Rust toolchain.
+// development, `--profile=<name>` for another cargo profile such as `dist`) and places it
+// next to index.js as `phaseo-agent.node`, where native.js looks first. Run by `make node`
+// (debug), `npm run build`, and by the npm `install` script only when asked
+// (PHASEO_BUILD_FROM_SOURCE=1): needs the repository's sources and a Rust toolchain.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -16,9 +16,12 @@ if (!fs.existsSync(path.join(pkgDir, 'Cargo.toml'))) {
   process.exit(1);
 }
 const debug = process.argv.includes('--debug');
+const profileArg = process.argv.find((a) => a.startsWith('--profile='));
+const profile = debug ? 'debug' : profileArg ? profileArg.slice('--profile='.length) : 'release';
 const cargo = process.env.CARGO || 'cargo';
 const args = ['build', '-p', 'phaseo-agent-node', '--message-format=json-render-diagnostics'];
-if (!debug) args.push('--release');
+if (profile === 'release') args.push('--release');
+else if (profile !== 'debug') args.push('--profile', profile);
 const output = execFileSync(cargo, args, { cwd: pkgDir, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 28 });
 let library = null;
 for (const line of output.split('\n')) {
@@ -35,4 +38,4 @@ if (!library) {
 const target = path.join(pkgDir, 'phaseo-agent.node');
 fs.copyFileSync(library, target + '.tmp');
 fs.renameSync(target + '.tmp', target);
-console.error(`phaseo-agent: built ${path.relative(pkgDir, target)} (${debug ? 'debug' : 'release'})`);
+console.error(`phaseo-agent: built ${path.relative(pkgDir, target)} (${profile})`);
