@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The prebuilt packages, written into dist/ by `make dist`, one part at a time:
 #   scripts/dist.sh python   the abi3 wheel (manylinux_2_28, linked by zig) + the sdist
-#   scripts/dist.sh native   the Node addon and the JVM library: ONE cargo build (profile `dist`)
+#   scripts/dist.sh native   the Node addon, the JVM library, the Go, Ruby and PHP libraries:
+#                            ONE cargo build (profile `dist`)
 #   scripts/dist.sh node     @phaseo/agent-sdk + @phaseo/agent-sdk-linux-x64-gnu (npm pack)
 #   scripts/dist.sh jvm      the JAR carrying linux-x86-64/libphaseo_agent_uniffi.so, deployed
 #                            with its POM to the throwaway Maven repository dist/maven
@@ -34,25 +35,34 @@ profile="${DIST_PROFILE:-dist}"
 native_out="$target/$native_triple/$profile"
 mkdir -p "$dist"
 
+# The environment of every cargo build of the packages: zig (scripts/zig/cc, the dist venv's
+# ziglang) as the C compiler and linker of the target, so that the libraries link against
+# glibc 2.28's symbols and load on any glibc 2.28+ Linux. The wheel's build and the native
+# libraries' build use the very same one: the wheel then reuses the core and every
+# dependency the native build compiled (their features are one set, core/Cargo.toml).
+zig_env() {
+  local triple_env
+  triple_env="$(echo "$native_triple" | tr 'a-z-' 'A-Z_')"
+  env "CC_${native_triple//-/_}=$repo/scripts/zig/cc" "CXX_${native_triple//-/_}=$repo/scripts/zig/c++" \
+    "CARGO_TARGET_${triple_env}_LINKER=$repo/scripts/zig/cc" DIST_VENV="$venv" CARGO_TARGET_DIR="$target" "$@"
+}
+
 part_python() {
-  # The venv's maturin finds zig through the `ziglang` package of the same venv. zig links
-  # against glibc 2.28's symbols, so the wheel installs on any manylinux_2_28 system.
+  # maturin checks the manylinux_2_28 policy of what zig linked (its own `--zig` would bring
+  # its own compiler wrapper, whose different environment recompiles every C dependency and
+  # all that depends on them).
   cd "$repo/bindings-python"
-  VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
-    maturin build --profile "$profile" --zig --compatibility manylinux_2_28 --interpreter python3 --out "$dist"
+  zig_env VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
+    maturin build --profile "$profile" --target "$native_triple" --compatibility manylinux_2_28 \
+    --interpreter python3 --out "$dist"
   VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin sdist --out "$dist"
 }
 
 part_native() {
-  # Linked by zig against glibc 2.28 (scripts/zig/cc), like the wheel: the addon and the JVM
-  # library load on any glibc 2.28+ Linux, not only on the build machine's glibc.
   cd "$repo"
-  local args=() triple_env
+  local args=()
   for p in "${NATIVE_PACKAGES[@]}"; do args+=(-p "$p"); done
-  triple_env="$(echo "$native_triple" | tr 'a-z-' 'A-Z_')"
-  env "CC_${native_triple//-/_}=$repo/scripts/zig/cc" "CXX_${native_triple//-/_}=$repo/scripts/zig/c++" \
-    "CARGO_TARGET_${triple_env}_LINKER=$repo/scripts/zig/cc" DIST_VENV="$venv" \
-    "$cargo" build --profile "$profile" --target "$native_triple" "${args[@]}"
+  zig_env "$cargo" build --profile "$profile" --target "$native_triple" "${args[@]}"
 }
 
 part_node() {

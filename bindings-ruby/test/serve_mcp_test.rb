@@ -117,10 +117,10 @@ class ServeMcpTest < Minitest::Test
     assert_equal "Tool ask has no execute and cannot be served over MCP", error.message
   end
 
-  def test_an_agent_is_refused_with_the_cores_error
+  def test_an_agent_without_a_model_client_is_refused_with_the_cores_error
     agent = PhaseoAgentSdk.create_agent(id: "a", tools: [adder])
     error = assert_raises(PhaseoAgentSdk::DefinitionError) { PhaseoAgentSdk.serve_mcp(agent: agent, name: "x") }
-    assert_includes error.message, "serving an agent as one tool is not supported"
+    assert_equal "Tool a runs an agent and needs a model client to be served: give the server a client", error.message
   end
 
   def test_bad_options_name_what_is_wrong
