@@ -32,7 +32,7 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 
 # `conformance` runs every language's runner (Go and C# included: `go-conformance` and
 # `csharp-conformance` are for running one alone). The suites of the C ABI's hosts, Ruby
-# and PHP come last, two at a time (`host-tests`): each is mostly one process waiting on
+# and PHP come last, three at a time (`host-tests`): each is mostly one process waiting on
 # its own, and one after the other they took a third of a cold `make test`.
 # Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
 # The packages are built in the `dist-test` profile: the release profile's fat LTO is for
@@ -77,7 +77,7 @@ fresh-machine-check:
 # ruby-gem and php-ext-check). Each target's output is printed whole when it ends.
 .PHONY: host-tests
 host-tests: go-lib ruby csharp php mcp-servers $(VENV)/.otel
-	$(MAKE) -j2 --output-sync=target DIST_READY=1 c-header-check c-tests go-tests ruby-tests ruby-gem csharp-tests php-tests php-ext-check
+	$(MAKE) -j3 --output-sync=target DIST_READY=1 c-header-check c-tests go-tests ruby-tests ruby-gem csharp-tests php-tests php-ext-check
 
 rust-checks: ruby-deps php-deps
 	$(CARGO) fmt --all -- --check
