@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Runs every example of the docs site (docs/examples/<lang>/…) with the bindings built in
+# Checks the built site in a headless browser (scripts/docs-browser-check.mjs: every page,
+# every internal link and anchor, the language tabs), then runs every example of the docs site (docs/examples/<lang>/…) with the bindings built in
 # this repository and compares what each prints with docs/examples/<name>.out. Each example
 # exists in every language (a missing one fails); Swift is shown but not run (no Swift
 # compiler on these machines). Every example runs from the repository's root (the MCP example
 # starts a server from tests/mcp). Expects `make python node kotlin go-lib ruby php csharp
-# mcp-servers`.
+# mcp-servers docs docs-browser`.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 examples=docs/examples
 failed=0
+
+node scripts/docs-browser-check.mjs "$target/site"
 
 pascal() { echo "$1" | sed -E 's/(^|_)([a-z])/\U\2/g'; }
 
