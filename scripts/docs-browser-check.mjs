@@ -7,7 +7,8 @@
 //     that page has as its id (mkdocs' own check does not see the theme's links);
 //   - the language tabs not working: on the Tools page a click on the "Go" tab label must
 //     show the Go panel, switch every tab group of the page to Go (`content.tabs.link`) and
-//     keep Go chosen on the next page opened.
+//     keep Go chosen on the next page opened; on the MCP page (several tab groups) a click
+//     on "Ruby" in one group must switch every group.
 // It saves a full-page screenshot of the Tools page to target/site-check/tools.png.
 //
 //   node scripts/docs-browser-check.mjs [SITE_DIR]    (default: $CARGO_TARGET_DIR/site or target/site)
@@ -155,7 +156,15 @@ try {
     // content.tabs.link keeps the choice: the next page opens on Go as well.
     await page.goto(origin + "/mcp-tools/", { waitUntil: "load" });
     problems.push(...(await tabsShowing(page, "Go", "/mcp-tools/ opened after choosing Go")));
+    // On a page with several tab groups, a click in one switches all of them.
+    const mcpGroups = await page.locator(".tabbed-set").count();
+    if (mcpGroups < 2) problems.push(`/mcp-tools/: ${mcpGroups} tab group(s), the linked switch needs two or more`);
+    const ruby = page.locator(".tabbed-labels > label").filter({ hasText: /^Ruby$/ });
+    await ruby.last().click();
+    problems.push(...(await tabsShowing(page, "Ruby", "/mcp-tools/ after clicking Ruby in its last tab group that has one")));
     await page.goto(origin + "/tools/", { waitUntil: "load" });
+    // The Tools page now opens on Ruby: choose Go again for the screenshot.
+    await goLabel.click();
   }
   mkdirSync(shots, { recursive: true });
   await page.screenshot({ path: join(shots, "tools.png"), fullPage: true });

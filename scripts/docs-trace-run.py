@@ -47,8 +47,7 @@ def main(command: List[str]) -> int:
         if done.returncode != 0:
             return done.returncode
         # Every example flushes (or shuts tracing down) before it ends: its spans are here.
-        with receiver._lock:
-            spans = list(receiver.spans)
+        spans = receiver.all_spans()
         services = sorted({s["service"] for s in spans})
         print(f"spans received by the collector (service.name: {', '.join(services) or '-'}):")
         print("\n".join(tree(spans)))
