@@ -65,8 +65,16 @@ $(DOCS_VENV)/.tools: Makefile
 .PHONY: docs docs-test
 docs: $(DOCS_VENV)/.tools
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build -q --strict
-docs-test: docs python node kotlin go-lib ruby php csharp mcp-servers
+docs-test: docs docs-browser python node kotlin go-lib ruby php csharp mcp-servers $(VENV)/.otel
 	scripts/docs-test.sh
+# The browser check of the built site (scripts/docs-browser-check.mjs, run by docs-test):
+# Debian's chromium driven by playwright-core (pinned in tests/docs-browser), no browser download.
+.PHONY: docs-browser
+docs-browser: tests/docs-browser/node_modules/.installed
+	scripts/system-deps.sh docs
+tests/docs-browser/node_modules/.installed: tests/docs-browser/package.json tests/docs-browser/package-lock.json
+	cd tests/docs-browser && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # Fails when a package in use is neither in a fresh image nor installed by system-deps.sh.
 fresh-machine-check:

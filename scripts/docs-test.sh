@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Runs every example of the docs site (docs/examples/<lang>/…) with the bindings built in
+# Checks the built site in a headless browser (scripts/docs-browser-check.mjs: every page,
+# every internal link and anchor, the language tabs), then runs every example of the docs site (docs/examples/<lang>/…) with the bindings built in
 # this repository and compares what each prints with docs/examples/<name>.out. Each example
 # exists in every language (a missing one fails); Swift is shown but not run (no Swift
 # compiler on these machines). Every example runs from the repository's root (the MCP example
 # starts a server from tests/mcp). Expects `make python node kotlin go-lib ruby php csharp
-# mcp-servers`.
+# mcp-servers docs docs-browser`.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 examples=docs/examples
 failed=0
+
+node scripts/docs-browser-check.mjs "$target/site"
 
 pascal() { echo "$1" | sed -E 's/(^|_)([a-z])/\U\2/g'; }
 
@@ -50,43 +53,92 @@ check() {
   fi
 }
 
+# example LANG NAME: sets `file` to the example NAME's source in LANG and `cmd` to the command
+# that runs it from the repository's root; Go and C# examples are compiled first (a failed
+# compile leaves `cmd` printing the compiler's output and failing).
+example() {
+  local lang="$1" name="$2" class dashed out
+  class="$(pascal "$name")"
+  dashed="${name//_/-}"
+  case "$lang" in
+    python) file="$examples/python/$name.py"; cmd=(.venvs/py/bin/python "$file") ;;
+    typescript) file="$examples/node/$dashed.ts"; cmd=(node "$target/docs-node/$dashed.js") ;;
+    kotlin)
+      file="$examples/kotlin/$class.kt"
+      cmd=(java -Djna.library.path="$native" -cp "$jvm_cp" "docs.examples.${class}Kt") ;;
+    java)
+      file="$examples/java/$class.java"
+      cmd=(java -Djna.library.path="$native" -cp "$kotlin/target/classes:$(cat "$kotlin/target/classpath.txt")" "$file") ;;
+    go)
+      # Built in the examples' module, run from the repository's root like every other language.
+      file="$examples/go/$name/main.go"
+      cmd=("$target/docs-go/$name")
+      if [ -e "$file" ] && ! out="$(cd "$examples/go" && go build -o "$target/docs-go/$name" "./$name" 2>&1)"; then
+        cmd=(bash -c 'echo "$1"; exit 1' build "$out")
+      fi ;;
+    ruby) file="$examples/ruby/$name.rb"; cmd=(ruby -Ibindings-ruby/lib "$file") ;;
+    php)
+      file="$examples/php/$name.php"
+      cmd=(php -d extension="$repo/bindings-php/php/phaseo_agent.so"
+        -d auto_prepend_file="$repo/bindings-php/php/autoload.php" "$file") ;;
+    csharp)
+      file="$examples/csharp/$class.cs"
+      cmd=(env MONO_PATH="$target/dotnet" LD_LIBRARY_PATH="$native" mono "$target/dotnet/docs/$class.exe")
+      if [ -e "$file" ] && ! out="$(mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll \
+          -r:System.ComponentModel.DataAnnotations.dll -r:"$target/dotnet/Phaseo.AgentSdk.dll" \
+          -out:"$target/dotnet/docs/$class.exe" "$file" 2>&1)"; then
+        cmd=(bash -c 'echo "$1"; exit 1' build "$out")
+      fi ;;
+    *) echo "docs-test: unknown language $lang" >&2; exit 2 ;;
+  esac
+}
+
+all_langs=(python typescript kotlin java go ruby php csharp)
+py=.venvs/py/bin/python
 count=0
 for expected in "$examples"/*.out; do
   name="$(basename "$expected" .out)"
-  class="$(pascal "$name")"
-  dashed="${name//_/-}"
   count=$((count + 1))
-  check "$name" python "$examples/python/$name.py" .venvs/py/bin/python "$examples/python/$name.py"
-  check "$name" typescript "$examples/node/$dashed.ts" node "$target/docs-node/$dashed.js"
-  check "$name" kotlin "$examples/kotlin/$class.kt" \
-    java -Djna.library.path="$native" -cp "$jvm_cp" "docs.examples.${class}Kt"
-  check "$name" java "$examples/java/$class.java" \
-    java -Djna.library.path="$native" -cp "$kotlin/target/classes:$(cat "$kotlin/target/classpath.txt")" \
-    "$examples/java/$class.java"
-  # Built in the examples' module, run from the repository's root like every other language.
-  check "$name" go "$examples/go/$name/main.go" bash -c \
-    "(cd $examples/go && go build -o '$target/docs-go/$name' ./$name) && '$target/docs-go/$name'"
-  check "$name" ruby "$examples/ruby/$name.rb" ruby -Ibindings-ruby/lib "$examples/ruby/$name.rb"
-  check "$name" php "$examples/php/$name.php" \
-    php -d extension="$repo/bindings-php/php/phaseo_agent.so" \
-    -d auto_prepend_file="$repo/bindings-php/php/autoload.php" "$examples/php/$name.php"
-  check "$name" csharp "$examples/csharp/$class.cs" bash -c \
-    "mcs -langversion:7.2 -nologo -warnaserror+ -r:System.Core.dll -r:System.ComponentModel.DataAnnotations.dll -r:'$target/dotnet/Phaseo.AgentSdk.dll' \
-       -out:'$target/dotnet/docs/$class.exe' '$examples/csharp/$class.cs' \
-     && MONO_PATH='$target/dotnet' LD_LIBRARY_PATH='$native' mono '$target/dotnet/docs/$class.exe'"
-  if [ ! -e "$examples/swift/$class.swift" ]; then
-    echo "FAIL swift $name: $examples/swift/$class.swift is missing"
+  for lang in "${all_langs[@]}"; do
+    example "$lang" "$name"
+    check "$name" "$lang" "$file" "${cmd[@]}"
+  done
+  if [ ! -e "$examples/swift/$(pascal "$name").swift" ]; then
+    echo "FAIL swift $name: $examples/swift/$(pascal "$name").swift is missing"
     failed=1
   fi
 done
-# Examples of features only some languages have yet (serving tools over MCP: Python and
-# Node), each compared with serving/<name>.out.
+# Examples of features only some languages have yet (serving tools over Streamable HTTP from
+# the program itself: Python and Node), each compared with serving/<name>.out.
 for expected in "$examples"/serving/*.out; do
   name="$(basename "$expected" .out)"
-  dashed="${name//_/-}"
   count=$((count + 1))
-  check "serving/$name" python "$examples/python/$name.py" .venvs/py/bin/python "$examples/python/$name.py"
-  check "serving/$name" typescript "$examples/node/$dashed.ts" node "$target/docs-node/$dashed.js"
+  for lang in python typescript; do
+    example "$lang" "$name"
+    check "serving/$name" "$lang" "$file" "${cmd[@]}"
+  done
+done
+# Tools served over stdio: each language's program is started as an MCP server by an MCP
+# client (the official Python SDK's, scripts/docs-mcp-client.py), which lists the tools and
+# calls one; compared with served/<name>.out. Swift is not shown (not built here).
+for expected in "$examples"/served/*.out; do
+  name="$(basename "$expected" .out)"
+  count=$((count + 1))
+  for lang in "${all_langs[@]}"; do
+    example "$lang" "$name"
+    check "served/$name" "$lang" "$file" "$py" scripts/docs-mcp-client.py "${cmd[@]}"
+  done
+done
+# Tracing: each example runs against a real OTLP receiver (scripts/docs-trace-run.py), whose
+# spans are printed after the example's output; compared with traced/<name>.out. Swift is
+# not shown (not built here).
+for expected in "$examples"/traced/*.out; do
+  name="$(basename "$expected" .out)"
+  count=$((count + 1))
+  for lang in "${all_langs[@]}"; do
+    example "$lang" "$name"
+    check "traced/$name" "$lang" "$file" "$py" scripts/docs-trace-run.py "${cmd[@]}"
+  done
 done
 [ "$count" -gt 0 ] || { echo "FAIL: no examples in $examples"; exit 1; }
 if [ "$failed" -ne 0 ]; then

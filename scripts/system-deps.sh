@@ -21,20 +21,22 @@ set -euo pipefail
 #   ruby      the Ruby binding: interpreter, headers for rb-sys, rake + minitest, libclang for bindgen
 #   php       the PHP binding: CLI, headers and php-config for ext-php-rs, PHPUnit, libclang for bindgen
 #   csharp    the C# binding under Mono: the compiler, the runtime and NUnit 2.6
+#   docs      the docs site's browser check (scripts/docs-browser-check.mjs): a headless Chromium
 group_postgres=(postgresql)
 group_ruby=(ruby ruby-dev rake ruby-minitest libclang-dev)
 group_php=(php8.2-cli php8.2-dev phpunit libclang-dev)
 group_csharp=(mono-mcs mono-runtime nunit-console libnunit-cil-dev libmono-system-componentmodel-dataannotations4.0-cil)
+group_docs=(chromium)
 # From the image, never installed here (see above).
 group_image=(gcc make git binutils pkgconf maven nodejs openjdk-17-jdk-headless curl unzip zip xz-utils coreutils)
-INSTALLABLE=(postgres ruby php csharp)
+INSTALLABLE=(postgres ruby php csharp docs)
 
 packages_of() {
   local group
   for group in "$@"; do
     case "$group" in
       all) packages_of "${INSTALLABLE[@]}" ;;
-      postgres | ruby | php | csharp | image)
+      postgres | ruby | php | csharp | docs | image)
         local -n list="group_$group"
         printf '%s\n' "${list[@]}"
         ;;

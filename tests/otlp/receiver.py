@@ -94,6 +94,11 @@ class Receiver:
         with self._lock:
             return [s for s in self.spans if s["traceId"] == trace_id]
 
+    def all_spans(self) -> List[Dict[str, Any]]:
+        """Every span received so far, in the order they arrived."""
+        with self._lock:
+            return list(self.spans)
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
