@@ -110,6 +110,12 @@ final class ServeTest extends TestCase
         } catch (DefinitionError $e) {
             $this->assertSame('Tool ask has no execute and cannot be served over MCP', $e->getMessage());
         }
+        try {
+            McpServer::serve('x', [new Tool(id: 't', execute: fn () => 1, annotations: ['readOnlyHint' => 'yes'])]);
+            $this->fail('a bad annotation was served');
+        } catch (DefinitionError $e) {
+            $this->assertStringContainsString('annotations.readOnlyHint must be a boolean', $e->getMessage());
+        }
         $agent = AgentSdk::createAgent(new AgentDefinition(id: 'researcher'));
         try {
             McpServer::serve('x', agent: $agent);

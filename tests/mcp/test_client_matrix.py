@@ -13,6 +13,7 @@ Needs ``make python node kotlin go-lib ruby csharp-test-build php mcp-servers`` 
 ``mcp-client-matrix`` target). A missing client package or server program fails.
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -55,7 +56,13 @@ def go_binary(work: Path) -> Path:
     """The Go binding's test binary, which serves the tools of bindings-go/serve_test.go
     (PHASEO_GO_SERVE_STDIO / PHASEO_GO_SERVE_HTTP)."""
     out = work / "go-serve.test"
-    subprocess.run(["go", "test", "-c", "-o", str(out), "."], cwd=ROOT / "bindings-go", check=True)
+    go = ROOT / "bindings-go"
+    # As the Makefile's Go targets: the library's checksum as a linker flag, so a binary
+    # linked with another build of the library is not reused.
+    library = hashlib.sha256((go / "lib/linux_amd64/libphaseo_agent_c.a").read_bytes()).hexdigest()[:16]
+    flags = subprocess.run(["go", "env", "GOFLAGS"], cwd=go, check=True, capture_output=True, text=True).stdout.strip()
+    env = {**os.environ, "GOFLAGS": f"{flags} -ldflags=-X=github.com/phaseo/agent-sdk-go.linkedLibrary={library}".strip()}
+    subprocess.run(["go", "test", "-c", "-o", str(out), "."], cwd=go, env=env, check=True)
     return out
 
 
@@ -161,6 +168,7 @@ def matrix(languages: Optional[List[str]] = None) -> Tuple[bool, str]:
             builder.start()
         jobs = [(lang, t) for lang in wanted for t in TRANSPORTS]
         results: Dict[Tuple[str, str], Dict[str, Cell]] = {}
+        flags: Dict[str, List[str]] = {}
 
         def one(job: Tuple[str, str]) -> None:
             lang, transport = job
@@ -174,6 +182,7 @@ def matrix(languages: Optional[List[str]] = None) -> Tuple[bool, str]:
             except OSError as e:
                 results[job] = {c: Cell(False, 0, ["(no server program)"], str(e)) for c in CLIENTS}
                 return
+            flags[lang] = program.flags
             results[job] = run_cell(lang, program, transport, work)
 
         # Most of a cell's time is spent waiting (process starts, the 200 ms timeout, the
@@ -183,7 +192,7 @@ def matrix(languages: Optional[List[str]] = None) -> Tuple[bool, str]:
 
     columns = [(c, t) for t in TRANSPORTS for c in CLIENTS]
     lines = ["MCP client x transport x language (checks passed, or FAIL and the failed checks)",
-             f"{'language':<10}" + "".join(f"{c + ' client/' + t:>22}" for c, t in columns)]
+             f"{'language':<10}" + "".join(f"{c + ' client/' + t:>22}" for c, t in columns) + "  also checked"]
     ok = True
     details: List[str] = []
     for lang in wanted:
@@ -194,7 +203,7 @@ def matrix(languages: Optional[List[str]] = None) -> Tuple[bool, str]:
             if not cell.ok:
                 ok = False
                 details.append(f"FAIL {lang} / {transport} / {client} client: {', '.join(cell.failed)}\n{cell.detail}")
-        lines.append(row)
+        lines.append(row + "  " + " ".join(flags.get(lang, [])))
     return ok, "\n".join(lines + details)
 
 
