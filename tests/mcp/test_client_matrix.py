@@ -87,7 +87,7 @@ def server(lang: str, go: Path) -> Server:
         "csharp": lambda: Server({t: mono + [f"serve-{t}"] for t in TRANSPORTS}, {t: native for t in TRANSPORTS},
                          ["--annotated"]),
         "kotlin": lambda: Server(jvm("app.phaseo.agent.mcp.ServedToolsKt"), {}, ["--annotated", "--output-schema"]),
-        "java": lambda: Server(jvm("app.phaseo.agent.javaapi.ServedToolsJava"), {}, ["--output-schema"]),
+        "java": lambda: Server(jvm("app.phaseo.agent.javaapi.ServedToolsJava"), {}, ["--annotated", "--output-schema"]),
     }
     return table[lang]()
 
