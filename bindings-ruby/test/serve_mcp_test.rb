@@ -49,6 +49,8 @@ class ServeMcpTest < Minitest::Test
       assert_equal({ "type" => "object", "properties" => { "sum" => { "type" => "number" } } },
                    seen["tools"]["add"]["outputSchema"])
       assert seen["tools"]["delete"]["annotations"]["destructiveHint"], "an approval-gated tool is announced as destructive"
+      assert_equal true, seen["tools"]["add"]["annotations"]["readOnlyHint"]
+      assert_equal "Add numbers", seen["tools"]["add"]["title"]
       assert_equal({ "isError" => false, "text" => '{"sum":5}', "structured" => { "sum" => 5 } }, seen["add"])
       assert seen["invalid"]["isError"]
       assert seen["invalid"]["text"].start_with?("Invalid tool input"), seen["invalid"]["text"]
@@ -112,6 +114,14 @@ class ServeMcpTest < Minitest::Test
       end
     end
     assert kept.closed?
+  end
+
+  def test_bad_annotations_are_refused_by_the_core
+    bad = tool("add", execute: ->(_input, _rt) { 1 }, annotations: { read_only_hint: "yes" })
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.serve_mcp(tools: [bad], name: "x") { flunk "a server started" }
+    end
+    assert_includes error.message, "annotations.readOnlyHint must be a boolean"
   end
 
   def test_manual_tools_are_refused

@@ -82,7 +82,7 @@ def server(lang: str, go: Path) -> Server:
                      {"stdio": {"PHASEO_GO_SERVE_STDIO": "tools"}, "http": {"PHASEO_GO_SERVE_HTTP": "tools"}},
                      ["--annotated"]),
         "ruby": lambda: Server({t: ["ruby", str(ROOT / "bindings-ruby/test/mcp_served_tools.rb"), t] for t in TRANSPORTS},
-                       {}, ["--output-schema"]),
+                       {}, ["--annotated", "--output-schema"]),
         "php": lambda: Server({t: php + [t] for t in TRANSPORTS}, {}, ["--annotated", "--output-schema"]),
         "csharp": lambda: Server({t: mono + [f"serve-{t}"] for t in TRANSPORTS}, {t: native for t in TRANSPORTS},
                          ["--annotated"]),
