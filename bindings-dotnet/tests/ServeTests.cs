@@ -126,6 +126,7 @@ namespace PhaseoAgentSdk.Tests
             Assert.AreEqual(true, At(tools, "add", "annotations", "readOnlyHint"), where);
             Assert.AreEqual("Add numbers", At(tools, "add", "title"), where);
             Assert.AreEqual(true, At(tools, "delete", "annotations", "destructiveHint"), where);
+            Assert.AreEqual("number", At(tools, "add", "outputSchema", "properties", "sum", "type"), where);
             Assert.AreEqual(false, At(seen, "add", "isError"), where);
             Assert.AreEqual(5.0, Convert.ToDouble(At(seen, "add", "structured", "sum")), where);
             Assert.AreEqual(true, At(seen, "invalid", "isError"), where);

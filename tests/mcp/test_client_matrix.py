@@ -85,7 +85,7 @@ def server(lang: str, go: Path) -> Server:
                        {}, ["--annotated", "--output-schema"]),
         "php": lambda: Server({t: php + [t] for t in TRANSPORTS}, {}, ["--annotated", "--output-schema"]),
         "csharp": lambda: Server({t: mono + [f"serve-{t}"] for t in TRANSPORTS}, {t: native for t in TRANSPORTS},
-                         ["--annotated"]),
+                                 ["--annotated", "--output-schema"]),
         "kotlin": lambda: Server(jvm("app.phaseo.agent.mcp.ServedToolsKt"), {}, ["--annotated", "--output-schema"]),
         "java": lambda: Server(jvm("app.phaseo.agent.javaapi.ServedToolsJava"), {}, ["--annotated", "--output-schema"]),
     }
