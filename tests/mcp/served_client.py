@@ -13,7 +13,7 @@ tool writes when its call is cancelled.
 APPROVE: ``none`` (a client without the elicitation capability), ``yes`` or ``no`` (the
 answer to every elicitation: accept with ``{"approve": true|false}``).
 
-The served tools are ``add`` (two numbers into ``{"sum"}``, with an output schema),
+The served tools are ``add`` (two numbers into ``{"sum"}``),
 ``slow`` (reports progress, then waits until cancelled), ``steps`` (progress ``{1, 2,
 "half"}`` then ``"almost"``, answers 2), ``delete`` (needs approval) and ``sleepy`` (times
 out after 200 ms). Scenarios, each printing ONE JSON line of what the client saw:
@@ -120,7 +120,7 @@ async def connect(opts: Options, url: Optional[str], answers: Optional[List[str]
     each elicitation in turn (the last one repeats): ``yes``/``no`` (accept with that
     approval) or ``decline``."""
 
-    async def elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         assert answers is not None
         answer = answers[min(len(asked), len(answers) - 1)]
         asked.append(params.message)
@@ -162,7 +162,7 @@ async def cancel_slow(s: ClientSession) -> None:
     """Calls slow and cancels the call at its first progress notification."""
     started = anyio.Event()
 
-    async def progress(_p: float, _t: Optional[float], _m: Optional[str]) -> None:
+    async def progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
         started.set()
 
     async def call() -> None:
@@ -192,8 +192,8 @@ async def tools(opts: Options, url: Optional[str], out: Dict[str, Any]) -> None:
         out["sleepy"] = result(await s.call_tool("sleepy", {}))
         seen: List[Any] = []
 
-        async def progress(p: float, total: Optional[float], message: Optional[str]) -> None:
-            seen.append([p, total, message])
+        async def progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
+            seen.append([progress, total, message])
 
         out["steps"] = result(await s.call_tool("steps", {}, progress_callback=progress))
         out["progress"] = seen
@@ -259,8 +259,8 @@ async def check(opts: Options, url: Optional[str], out: Dict[str, Any]) -> None:
         expect("timeout", late["isError"] and late["text"] == "Tool sleepy timed out after 200ms", late)
         seen: List[Any] = []
 
-        async def progress(p: float, total: Optional[float], message: Optional[str]) -> None:
-            seen.append([p, total, message])
+        async def progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
+            seen.append([progress, total, message])
 
         done = result(await s.call_tool("steps", {}, progress_callback=progress))
         expect("progress result", done["text"] == "2", done)
