@@ -37,7 +37,7 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 # Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
 # The packages are built in the `dist-test` profile: the release profile's fat LTO is for
 # `make dist` alone. `fresh-machine-check` comes last, once every suite has installed what it needs.
-TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff typed-handoff mcp-handoff mcp-client-matrix trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
+TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff typed-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
 test:
 	MAKE="$(MAKE)" DIST_PROFILE=dist-test scripts/timed-make.sh $(TEST_TARGETS)
 
@@ -216,14 +216,17 @@ typed-handoff: ruby csharp-test-build php kotlin
 
 # MCP across languages: a run paused on an approval-gated MCP call by one
 # language is continued by another, which calls the server itself (every ordered pair of
-# LANGS in the script; see its header for the driver contract).
+# LANGS in the script; see its header for the driver contract). Then the client matrix
+# below, which needs the same builds (`kotlin` is made again on every make).
 .PHONY: mcp-handoff
-mcp-handoff: python node kotlin ruby mcp-servers
+mcp-handoff: python node kotlin ruby go-lib csharp-test-build php mcp-servers
 	tests/mcp-handoff/run.sh
+	$(PY) tests/mcp/test_client_matrix.py
 
 # MCP clients we did not write (the official Python and TypeScript SDK clients,
 # tests/mcp/served_client.py and ts_client.mjs) against the tools each binding serves, over
-# stdio and Streamable HTTP; prints the client × transport × language matrix.
+# stdio and Streamable HTTP; prints the client × transport × language matrix. Part of
+# `make mcp-handoff` (and so of `make test`).
 .PHONY: mcp-client-matrix
 mcp-client-matrix: python node kotlin go-lib ruby csharp-test-build php mcp-servers
 	$(PY) tests/mcp/test_client_matrix.py

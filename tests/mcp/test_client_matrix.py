@@ -10,7 +10,8 @@ matrix and exits 1 when a cell failed.
     .venvs/py/bin/python tests/mcp/test_client_matrix.py [LANGUAGE...]
 
 Needs ``make python node kotlin go-lib ruby csharp-test-build php mcp-servers`` (the
-``mcp-client-matrix`` target). A missing client package or server program fails.
+``mcp-client-matrix`` target; ``make mcp-handoff`` runs it too). A missing client package or
+server program fails.
 """
 
 import hashlib
