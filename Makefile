@@ -224,10 +224,20 @@ typed-handoff: ruby csharp-test-build php kotlin
 
 # MCP across languages: a run paused on an approval-gated MCP call by one
 # language is continued by another, which calls the server itself (every ordered pair of
-# LANGS in the script; see its header for the driver contract).
+# LANGS in the script; see its header for the driver contract). Then the client matrix
+# below, which needs the same builds (`kotlin` is made again on every make).
 .PHONY: mcp-handoff
-mcp-handoff: python node kotlin ruby mcp-servers
+mcp-handoff: python node kotlin ruby go-lib csharp-test-build php mcp-servers
 	tests/mcp-handoff/run.sh
+	$(PY) tests/mcp/test_client_matrix.py
+
+# MCP clients we did not write (the official Python and TypeScript SDK clients,
+# tests/mcp/served_client.py and ts_client.mjs) against the tools each binding serves, over
+# stdio and Streamable HTTP; prints the client × transport × language matrix. Part of
+# `make mcp-handoff` (and so of `make test`).
+.PHONY: mcp-client-matrix
+mcp-client-matrix: python node kotlin go-lib ruby csharp-test-build php mcp-servers
+	$(PY) tests/mcp/test_client_matrix.py
 
 # Kotlin/JVM binding (bindings-uniffi): the cdylib and the generated Kotlin (dev-profile
 # uniffi-bindgen), compiled by Maven, which also writes the runtime classpath that

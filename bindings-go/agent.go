@@ -327,7 +327,11 @@ func toolJSON(t *Tool, cbs *callbacks) map[string]any {
 		m["inputSchema"] = spec
 	}
 	if t.OutputSchema != nil {
-		m["outputSchema"] = validatorCallback(cbs, t.OutputSchema)
+		spec := validatorCallback(cbs, t.OutputSchema)
+		if t.outputJSONSchema != nil {
+			spec["schema"] = t.outputJSONSchema
+		}
+		m["outputSchema"] = spec
 	}
 	if t.EventSchema != nil {
 		m["eventSchema"] = validatorCallback(cbs, t.EventSchema)

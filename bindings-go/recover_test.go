@@ -18,11 +18,14 @@ import (
 )
 
 // TestMain lets the test binary serve as the worker process of TestRecoverAfterKilledWorker
-// (PHASEO_GO_STORE_WORKER=<mode>), and as a stdio MCP server (PHASEO_GO_SERVE_STDIO): Go cannot kill a goroutine's process half-way, so the
+// (PHASEO_GO_STORE_WORKER=<mode>), and as an MCP server on stdio (PHASEO_GO_SERVE_STDIO) or Streamable HTTP (PHASEO_GO_SERVE_HTTP): Go cannot kill a goroutine's process half-way, so the
 // crashed worker is a real process, SIGKILLed.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("PHASEO_GO_SERVE_STDIO"); mode != "" {
 		os.Exit(serveStdio(mode))
+	}
+	if mode := os.Getenv("PHASEO_GO_SERVE_HTTP"); mode != "" {
+		os.Exit(serveHTTP(mode))
 	}
 	if mode := os.Getenv("PHASEO_GO_STORE_WORKER"); mode != "" {
 		os.Exit(storeWorker(mode, os.Getenv("PHASEO_GO_STORE_PATH"), os.Getenv("PHASEO_GO_RUN_ID")))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,7 @@ func python(t *testing.T) string {
 }
 
 // servedTools are the tools every serving test exposes; slow records its cancellation
-// in cancelled (and in the file $PHASEO_GO_CANCEL_MARK when set).
+// in cancelled (and in the file $PHASEO_GO_CANCEL_MARK or $CANCEL_MARK when set).
 func servedTools(cancelled *atomic.Int32, deleted *atomic.Int32) []pa.Tool {
 	out, _ := pa.JSONSchemaValidator(map[string]any{"type": "object",
 		"properties": map[string]any{"sum": map[string]any{"type": "number"}}})
@@ -50,8 +51,10 @@ func servedTools(cancelled *atomic.Int32, deleted *atomic.Int32) []pa.Tool {
 			select {
 			case <-rt.Ctx.Done():
 				cancelled.Add(1)
-				if mark := os.Getenv("PHASEO_GO_CANCEL_MARK"); mark != "" {
-					_ = os.WriteFile(mark, []byte("cancelled"), 0o600)
+				for _, mark := range []string{os.Getenv("PHASEO_GO_CANCEL_MARK"), os.Getenv("CANCEL_MARK")} {
+					if mark != "" {
+						_ = os.WriteFile(mark, []byte("cancelled"), 0o600)
+					}
 				}
 				return nil, rt.Ctx.Err()
 			case <-time.After(10 * time.Minute):
@@ -81,6 +84,17 @@ func servedTools(cancelled *atomic.Int32, deleted *atomic.Int32) []pa.Tool {
 
 // serveStdio is the test binary as a stdio server (PHASEO_GO_SERVE_STDIO=tools|agent).
 func serveStdio(mode string) int {
+	return serve(mode, false)
+}
+
+// serveHTTP is the test binary as a Streamable HTTP server of the tools
+// (PHASEO_GO_SERVE_HTTP=tools, tests/mcp/test_client_matrix.py): the endpoint URL is the
+// first line of stdout; the server stops when stdin closes.
+func serveHTTP(mode string) int {
+	return serve(mode, true)
+}
+
+func serve(mode string, overHTTP bool) int {
 	var cancelled, deleted atomic.Int32
 	opts := pa.MCPServeOptions{Name: "go-tools", Version: "1.0.0",
 		ToolExecution: pa.ToolExecutionConfig{Concurrency: 4}}
@@ -94,12 +108,20 @@ func serveStdio(mode string) int {
 	} else {
 		opts.Tools = servedTools(&cancelled, &deleted)
 	}
+	if overHTTP {
+		opts.HTTP = &pa.MCPHTTPOptions{}
+	}
 	srv, err := pa.ServeMCP(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer srv.Close()
+	if overHTTP {
+		fmt.Println(srv.URL())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
+	}
 	_ = srv.Wait(context.Background())
 	return 0
 }
@@ -345,5 +367,36 @@ func TestServeMCPToolCalledByAPythonAgent(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(seen["asked"]), `{"path":"/tmp/a"}`) {
 		t.Errorf("asked %v", seen["asked"])
+	}
+}
+
+// sumInput and sumOutput are the types of the typed tool served below.
+type sumInput struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type sumOutput struct {
+	Sum float64 `json:"sum"`
+}
+
+// A tool made by NewTool is listed with its result type's schema as its outputSchema
+// (docs/behaviour.md §19), and its structured result matches it.
+func TestServeMCPListsATypedToolsOutputSchema(t *testing.T) {
+	add, err := pa.NewTool("add", "Adds two numbers", func(in sumInput, _ pa.RuntimeContext) (sumOutput, error) {
+		return sumOutput{Sum: in.A + in.B}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpServer(t, pa.MCPServeOptions{Name: "go-typed", Tools: []pa.Tool{add}})
+	// The driver's tools scenario lists the tools and calls add (its calls of the tools
+	// this server does not have are error results, not looked at here).
+	seen := drive(t, "tools", "none", "--url", srv.URL())
+	if got := field(seen, "tools", "add", "outputSchema", "properties", "sum", "type"); got != "number" {
+		t.Errorf("add outputSchema = %v", field(seen, "tools", "add", "outputSchema"))
+	}
+	if got := field(seen, "add", "structured"); fmt.Sprint(got) != "map[sum:5]" {
+		t.Errorf("add = %v", seen["add"])
 	}
 }

@@ -158,6 +158,9 @@ type Tool struct {
 	// inputJSONSchema is InputSchema's description when NewTool generated it from a type:
 	// sent as the tool's parameters when Parameters is nil (the strict form with Strict).
 	inputJSONSchema map[string]any
+	// outputJSONSchema is OutputSchema's description when NewTool generated it from the
+	// result type: a served tool lists it as its outputSchema (docs/behaviour.md §19).
+	outputJSONSchema map[string]any
 }
 
 // AsToolOptions are the options of Agent.AsTool; every field is optional.

@@ -76,8 +76,9 @@ func typedTool[In, Out any](id, description string) (Tool, error) {
 			}
 			return value, nil
 		},
-		inputJSONSchema: inSchema,
-		OutputSchema:    output,
+		inputJSONSchema:  inSchema,
+		OutputSchema:     output,
+		outputJSONSchema: outSchema,
 	}, nil
 }
 

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Runtime.CompilerServices;
 
 namespace PhaseoAgentSdk
 {
@@ -48,7 +49,7 @@ namespace PhaseoAgentSdk
             catch (ArgumentException e) { throw new AgentException(ErrorCodes.DefinitionInvalid, "Invalid JSON Schema: " + e.Message); }
             Native.Check(Native.phaseo_schema_new(Native.Utf8(text), out var p, out var err), err);
             var holder = new SchemaHandle(p);
-            return value =>
+            Func<object, object> validate = value =>
             {
                 string v;
                 try { v = Json.Write(value); }
@@ -58,7 +59,24 @@ namespace PhaseoAgentSdk
                 Native.Check(s, e2);
                 return value;
             };
+            return Describe(validate, Json.Parse(text));
         }
+
+        // The JSON Schemas the validators made by JsonSchema check, by validator: a served
+        // tool lists its output validator's as its outputSchema (docs/behaviour.md §19).
+        static readonly ConditionalWeakTable<Func<object, object>, object> Described = new ConditionalWeakTable<Func<object, object>, object>();
+
+        /// <summary>Records that <paramref name="validator"/> checks <paramref name="schema"/>
+        /// (a JSON value); returns the validator.</summary>
+        internal static Func<object, object> Describe(Func<object, object> validator, object schema)
+        {
+            if (schema != null) Described.Add(validator, schema);
+            return validator;
+        }
+
+        /// <summary>The JSON Schema <paramref name="validator"/> checks, when known.</summary>
+        internal static object SchemaOf(Func<object, object> validator) =>
+            validator != null && Described.TryGetValue(validator, out var schema) ? schema : null;
 
         sealed class SchemaHandle
         {

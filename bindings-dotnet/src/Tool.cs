@@ -205,7 +205,14 @@ namespace PhaseoAgentSdk
             else if (RequireApproval) m["requireApproval"] = true;
             if (OnError != null) m["onError"] = OnError;
             if (InputSchema != null) m["inputSchema"] = AgentSdk.ValidatorCallback(cbs, InputSchema);
-            if (OutputSchema != null) m["outputSchema"] = AgentSdk.ValidatorCallback(cbs, OutputSchema);
+            if (OutputSchema != null)
+            {
+                var output = AgentSdk.ValidatorCallback(cbs, OutputSchema);
+                // A served tool lists the schema as its outputSchema (docs/behaviour.md §19).
+                var described = AgentSdk.SchemaOf(OutputSchema);
+                if (described != null) output["schema"] = described;
+                m["outputSchema"] = output;
+            }
             if (EventSchema != null) m["eventSchema"] = AgentSdk.ValidatorCallback(cbs, EventSchema);
             var called = OnToolCalled;
             if (called != null)

@@ -55,6 +55,7 @@ namespace PhaseoAgentSdk
         }
 
         /// <summary>An output validator that checks the plain JSON form of a typed result.</summary>
-        static Func<object, object> ValidatedOutput(Func<object, object> check) => value => check(ToolSchema.Encode(value));
+        static Func<object, object> ValidatedOutput(Func<object, object> check) =>
+            AgentSdk.Describe(value => check(ToolSchema.Encode(value)), AgentSdk.SchemaOf(check));
     }
 }

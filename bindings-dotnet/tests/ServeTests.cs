@@ -28,9 +28,23 @@ namespace PhaseoAgentSdk.Tests
                 return Task.FromResult<object>(O("sum", Convert.ToDouble(m["a"]) + Convert.ToDouble(m["b"])));
             }, Description: "Adds two numbers", Parameters: O("type", "object", "required", L("a", "b"),
                 "properties", O("a", O("type", "number"), "b", O("type", "number"))))
-            { Annotations = O("readOnlyHint", true, "title", "Add numbers") },
-            new Tool("slow", async (input, rt) => { await Task.Delay(TimeSpan.FromMinutes(10), rt.CancellationToken); return "finished"; },
-                Description: "Waits"),
+            {
+                Annotations = O("readOnlyHint", true, "title", "Add numbers"),
+                OutputSchema = AgentSdk.JsonSchema(O("type", "object", "properties", O("sum", O("type", "number")))),
+            },
+            new Tool("slow", async (input, rt) =>
+            {
+                await rt.EmitProgress("started");
+                try { await Task.Delay(TimeSpan.FromMinutes(10), rt.CancellationToken); }
+                catch (TaskCanceledException)
+                {
+                    // What the cancellation tests look for: the tool saw its call cancelled.
+                    var mark = Environment.GetEnvironmentVariable("CANCEL_MARK");
+                    if (!string.IsNullOrEmpty(mark)) File.WriteAllText(mark, "cancelled");
+                    throw;
+                }
+                return "finished";
+            }, Description: "Waits until cancelled"),
             new Tool("steps", async (input, rt) =>
             {
                 await rt.EmitProgress(O("progress", 1, "total", 2, "message", "half"));
@@ -55,6 +69,20 @@ namespace PhaseoAgentSdk.Tests
         {
             using (var server = McpServer.Serve(new ServeMcpOptions { Name = "cs-tools", Tools = ServedTools(new int[1]) }))
                 server.WaitAsync().Wait();
+            return 0;
+        }
+
+        /// <summary>Serves the tools over Streamable HTTP (the test worker's <c>serve-http</c>
+        /// mode): the endpoint URL is the first line of stdout; the server stops when stdin
+        /// closes.</summary>
+        public static int ServeHttp()
+        {
+            using (var server = McpServer.Serve(new ServeMcpOptions { Name = "cs-tools", Tools = ServedTools(new int[1]), Http = new McpHttpOptions() }))
+            {
+                Console.WriteLine(server.Url);
+                Console.Out.Flush();
+                Console.In.ReadToEnd();
+            }
             return 0;
         }
 
@@ -98,6 +126,7 @@ namespace PhaseoAgentSdk.Tests
             Assert.AreEqual(true, At(tools, "add", "annotations", "readOnlyHint"), where);
             Assert.AreEqual("Add numbers", At(tools, "add", "title"), where);
             Assert.AreEqual(true, At(tools, "delete", "annotations", "destructiveHint"), where);
+            Assert.AreEqual("number", At(tools, "add", "outputSchema", "properties", "sum", "type"), where);
             Assert.AreEqual(false, At(seen, "add", "isError"), where);
             Assert.AreEqual(5.0, Convert.ToDouble(At(seen, "add", "structured", "sum")), where);
             Assert.AreEqual(true, At(seen, "invalid", "isError"), where);

@@ -68,6 +68,10 @@ final class ServeTest extends TestCase
             $this->assertEqualsCanonicalizing(['add', 'slow', 'steps', 'delete', 'sleepy'], array_keys($seen['tools']));
             $this->assertSame(['a', 'b'], $seen['tools']['add']['inputSchema']['required']);
             $this->assertTrue($seen['tools']['delete']['annotations']['destructiveHint']);
+            $this->assertTrue($seen['tools']['add']['annotations']['readOnlyHint']);
+            $this->assertSame('Add numbers', $seen['tools']['add']['title']);
+            $this->assertSame(['sum' => ['type' => 'number']], $seen['tools']['add']['outputSchema']['properties']);
+            $this->assertEquals([[1, 2, 'half'], [2, null, 'almost']], $seen['progress']);
             $this->assertFalse($seen['add']['isError']);
             $this->assertEquals(['sum' => 5], $seen['add']['structured']);
             $this->assertTrue($seen['invalid']['isError']);
@@ -105,6 +109,12 @@ final class ServeTest extends TestCase
             $this->fail('a manual tool was served');
         } catch (DefinitionError $e) {
             $this->assertSame('Tool ask has no execute and cannot be served over MCP', $e->getMessage());
+        }
+        try {
+            McpServer::serve('x', [new Tool(id: 't', execute: fn () => 1, annotations: ['readOnlyHint' => 'yes'])]);
+            $this->fail('a bad annotation was served');
+        } catch (DefinitionError $e) {
+            $this->assertStringContainsString('annotations.readOnlyHint must be a boolean', $e->getMessage());
         }
         $agent = AgentSdk::createAgent(new AgentDefinition(id: 'researcher'));
         try {

@@ -16,6 +16,7 @@ end
 TOOLS = [
   served("add", description: "Adds two numbers", parameters: NUMBERS,
                 output_schema: { type: "object", properties: { sum: { type: "number" } } },
+                annotations: { read_only_hint: true, title: "Add numbers" },
                 execute: ->(input, _rt) { { sum: input["a"] + input["b"] } }),
   served("slow", description: "Waits until cancelled",
                  execute: lambda do |_input, rt|

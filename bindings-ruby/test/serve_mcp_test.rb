@@ -8,21 +8,23 @@ require "timeout"
 
 # Tools served by `PhaseoAgentSdk.serve_mcp` (docs/behaviour.md §19), called by the official
 # MCP Python SDK client (PyPI `mcp` in .venvs/py, installed by `make mcp-servers`) over stdio
-# and Streamable HTTP. The client is test/mcp_serve_driver.py; the served program is
+# and Streamable HTTP. The client is tests/mcp/served_client.py; the served program is
 # test/mcp_served_tools.rb. A missing `mcp` package FAILS these tests.
 class ServeMcpTest < Minitest::Test
   include SdkHelpers
 
   ROOT = File.expand_path("../..", __dir__)
   PYTHON = File.join(ROOT, ".venvs/py/bin/python")
-  DRIVER = File.join(__dir__, "mcp_serve_driver.py")
+  DRIVER = File.join(ROOT, "tests/mcp/served_client.py")
   SERVED = File.join(__dir__, "mcp_served_tools.rb")
   TRANSPORTS = %w[stdio http].freeze
 
-  # What the client saw running `scenario` against the served tools over `transport`.
-  def drive(transport, scenario, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
+  # What the client saw running `scenario` (answering elicitations with `approve`) against
+  # the served tools over `transport`.
+  def drive(transport, scenario, approve, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
     flunk "the Python `mcp` package (.venvs/py) is not installed: run `make mcp-servers`" unless File.exist?(File.join(ROOT, ".venvs/py/.mcp"))
-    command = [PYTHON, DRIVER, transport, scenario, mark, RbConfig.ruby, SERVED, transport]
+    target = transport == "http" ? ["--spawn-url", "--"] : ["--"]
+    command = [PYTHON, DRIVER, scenario, approve, "--mark", mark, *target, RbConfig.ruby, SERVED, transport]
     out = err = nil
     Open3.popen3(*command) do |stdin, stdout, stderr, thread|
       stdin.close
@@ -41,36 +43,41 @@ class ServeMcpTest < Minitest::Test
 
   TRANSPORTS.each do |transport|
     define_method("test_list_call_errors_progress_over_#{transport}") do
-      seen = drive(transport, "basics")
-      assert_equal %w[add delete sleepy slow steps], seen["tools"]
-      assert_equal %w[a b], seen["add_required"]
-      assert_equal({ "type" => "object", "properties" => { "sum" => { "type" => "number" } } }, seen["add_output_schema"])
-      assert seen["delete_destructive"], "an approval-gated tool is announced as destructive"
-      assert_equal({ "error" => false, "text" => '{"sum":5}', "structured" => { "sum" => 5 } }, seen["add"])
-      assert seen["invalid"]["error"]
+      seen = drive(transport, "tools", "none")
+      assert_equal %w[add delete sleepy slow steps], seen["tools"].keys.sort
+      assert_equal %w[a b], seen["tools"]["add"]["inputSchema"]["required"]
+      assert_equal({ "type" => "object", "properties" => { "sum" => { "type" => "number" } } },
+                   seen["tools"]["add"]["outputSchema"])
+      assert seen["tools"]["delete"]["annotations"]["destructiveHint"], "an approval-gated tool is announced as destructive"
+      assert_equal true, seen["tools"]["add"]["annotations"]["readOnlyHint"]
+      assert_equal "Add numbers", seen["tools"]["add"]["title"]
+      assert_equal({ "isError" => false, "text" => '{"sum":5}', "structured" => { "sum" => 5 } }, seen["add"])
+      assert seen["invalid"]["isError"]
       assert seen["invalid"]["text"].start_with?("Invalid tool input"), seen["invalid"]["text"]
-      assert_equal({ "error" => true, "text" => "Tool sleepy timed out after 200ms", "structured" => nil }, seen["sleepy"])
+      assert_equal({ "isError" => true, "text" => "Tool sleepy timed out after 200ms", "structured" => nil }, seen["sleepy"])
       assert_equal "2", seen["steps"]["text"]
       assert_equal [[1, 2, "half"], [2, nil, "almost"]], seen["progress"]
-      assert_equal({ "error" => true, "text" => "Tool delete requires approval and this client cannot be asked",
+      assert_equal({ "isError" => true, "text" => "Tool delete requires approval and this client cannot be asked",
                      "structured" => nil }, seen["delete"])
     end
 
     define_method("test_approval_accepted_through_elicitation_over_#{transport}") do
-      seen = drive(transport, "approve")
-      assert_equal({ "error" => false, "text" => "deleted /x", "structured" => nil }, seen["delete"])
+      seen = drive(transport, "tools", "yes")
+      assert_equal({ "isError" => false, "text" => "deleted /x", "structured" => nil }, seen["delete"])
       assert_equal 1, seen["asked"].size
       assert_includes seen["asked"][0], "delete"
       assert_includes seen["asked"][0], '{"path":"/x"}'
     end
 
     define_method("test_approval_declined_through_elicitation_over_#{transport}") do
-      seen = drive(transport, "decline")
-      assert_equal({ "error" => true, "text" => "Tool call rejected by human", "structured" => nil }, seen["delete"])
+      seen = drive(transport, "tools", "no")
+      assert_equal({ "isError" => true, "text" => "Tool call rejected by human", "structured" => nil }, seen["delete"])
     end
 
     define_method("test_cancellation_reaches_the_tool_over_#{transport}") do
-      assert_equal({ "cancelled" => true }, drive(transport, "cancel"))
+      seen = drive(transport, "cancel", "none")
+      assert seen["observed"], "the cancelled tool saw its cancellation"
+      assert_equal({ "sum" => 2 }, seen["add"]["structured"], "the session is usable after a cancelled call")
     end
   end
 
@@ -107,6 +114,14 @@ class ServeMcpTest < Minitest::Test
       end
     end
     assert kept.closed?
+  end
+
+  def test_bad_annotations_are_refused_by_the_core
+    bad = tool("add", execute: ->(_input, _rt) { 1 }, annotations: { read_only_hint: "yes" })
+    error = assert_raises(PhaseoAgentSdk::DefinitionError) do
+      PhaseoAgentSdk.serve_mcp(tools: [bad], name: "x") { flunk "a server started" }
+    end
+    assert_includes error.message, "annotations.readOnlyHint must be a boolean"
   end
 
   def test_manual_tools_are_refused

@@ -40,6 +40,8 @@ namespace PhaseoAgentSdk.TestWorker
             // A stdio MCP server of the serving tests (bindings-dotnet/tests/ServeTests.cs).
             if (args.Length == 1 && args[0] == "serve-stdio")
                 return PhaseoAgentSdk.Tests.ServeTests.ServeStdio();
+            if (args.Length == 1 && args[0] == "serve-http")
+                return PhaseoAgentSdk.Tests.ServeTests.ServeHttp();
             // The typed tool's cross-language handoff (TypedWorker): typed pause|continue FILE.
             if (args.Length == 3 && args[0] == "typed")
                 return TypedWorker.Run(args[1], args[2]);

@@ -60,6 +60,11 @@ final class Tool
         public readonly ?bool $deferLoading = null,
         /** The definition an agent tool runs (set by Agent::asTool, docs/behaviour.md §18). */
         public readonly ?AgentDefinition $agent = null,
+        /**
+         * The MCP annotations listed when the tool is served (docs/behaviour.md §19):
+         * `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` (bools), `title`.
+         */
+        public readonly ?array $annotations = null,
     ) {
         if ($execute !== null && !is_callable($execute)) {
             throw new DefinitionError(

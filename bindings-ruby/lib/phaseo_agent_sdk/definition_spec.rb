@@ -61,8 +61,16 @@ module PhaseoAgentSdk
         "strict" => tool.strict, "inputExamples" => Internal.stringify(tool.input_examples, "input_examples"),
         "maxCalls" => tool.max_calls, "retry" => retry_spec(tool.retry),
         "deferLoading" => tool.defer_loading,
-        "agent" => tool.agent && nested_spec(tool.agent)
+        "agent" => tool.agent && nested_spec(tool.agent),
+        "annotations" => annotations_spec(tool.annotations)
       }.compact
+    end
+
+    # A tool's `annotations:` with camelCase keys (the core checks the keys and values).
+    def annotations_spec(annotations)
+      return Internal.stringify(annotations, "annotations") unless annotations.is_a?(Hash)
+
+      Internal.stringify(annotations.to_h { |k, v| [Internal.camel(k), v] }, "annotations")
     end
 
     def nested_spec(agent)

@@ -15,10 +15,14 @@ module PhaseoAgentSdk
   # model request on it is offered to the end of the run, and the state keeps it loaded
   # (`loadedTools`) across a pause and continue (docs/behaviour.md §17).
   # `agent`: the Agent an agent tool runs, set by `Agent#as_tool` (docs/behaviour.md §18).
+  # `annotations`: the MCP hints listed when the tool is served (docs/behaviour.md §19),
+  # `{ read_only_hint: true, title: "…" }` (`destructive_hint`, `idempotent_hint`,
+  # `open_world_hint`; camelCase keys work too), checked by the core.
   Tool = Struct.new(:id, :execute, :description, :parameters, :timeout_ms, :input_schema,
                     :output_schema, :event_schema, :require_approval, :on_tool_called,
                     :on_response_received, :next_turn_params, :on_error, :strict,
-                    :input_examples, :max_calls, :retry, :defer_loading, :agent, keyword_init: true)
+                    :input_examples, :max_calls, :retry, :defer_loading, :agent, :annotations,
+                    keyword_init: true)
 
   # How a tool's failed call is tried again: `ToolRetry.new(max_attempts: 3, backoff_ms: 100)`.
   # `max_attempts` counts every attempt (the first included); the n-th retry waits

@@ -126,6 +126,7 @@ final class Spec
             'retry' => $t->retry?->spec(),
             'deferLoading' => $t->deferLoading,
             'agent' => $t->agent === null ? null : $this->agent($t->agent),
+            'annotations' => $t->annotations === null ? null : self::field($owner, 'annotations', $t->annotations),
         ], static fn ($x) => $x !== null);
     }
 

@@ -326,7 +326,8 @@ class AgentSdk private constructor() {
      * checked when the tool is built: `maxCalls` 0 is `definition_invalid`). With
      * [deferLoading] the tool is not offered until the built-in `tool_search` finds it; it
      * is then offered to the end of the run and kept in the state's `loadedTools`
-     * (docs/behaviour.md §17). Pass it to [defineTool], which checks it.
+     * (docs/behaviour.md §17). [annotations] are the MCP hints listed when the tool is served
+     * (docs/behaviour.md §19). Pass it to [defineTool], which checks it.
      */
     @JvmSuppressWildcards
     @JvmRecord
@@ -350,7 +351,35 @@ class AgentSdk private constructor() {
         val maxCalls: Int?,
         val retry: ToolRetryConfig?,
         val deferLoading: Boolean,
+        val annotations: Map<String, Any?>?,
     ) {
+        /** Every option but the MCP annotations (docs/behaviour.md §19). */
+        constructor(
+            id: String,
+            execute: ToolExecutor?,
+            description: String?,
+            parameters: Map<String, Any?>?,
+            timeout: Duration?,
+            inputSchema: Validator?,
+            outputSchema: Validator?,
+            eventSchema: Validator?,
+            requireApproval: Boolean,
+            approval: Approval?,
+            onToolCalled: ToolCalled?,
+            onResponseReceived: ToolResponse?,
+            onError: String?,
+            nextTurnParams: NextTurnParams?,
+            strict: Boolean,
+            inputExamples: List<Map<String, Any?>>?,
+            maxCalls: Int?,
+            retry: ToolRetryConfig?,
+            deferLoading: Boolean,
+        ) : this(
+            id, execute, description, parameters, timeout, inputSchema, outputSchema, eventSchema, requireApproval,
+            approval, onToolCalled, onResponseReceived, onError, nextTurnParams, strict, inputExamples, maxCalls, retry,
+            deferLoading, null,
+        )
+
         /** Every option but deferred loading (docs/behaviour.md §17). */
         constructor(
             id: String,
@@ -509,6 +538,13 @@ class AgentSdk private constructor() {
         fun withDeferLoading(deferLoading: Boolean) = copy(deferLoading = deferLoading)
 
         /**
+         * This tool with the MCP annotations listed when it is served (docs/behaviour.md §19):
+         * `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` (booleans) and
+         * `title`, checked by [defineTool].
+         */
+        fun withAnnotations(annotations: Map<String, Any?>?) = copy(annotations = annotations)
+
+        /**
          * This tool with `strict: true` and its [parameters] in the core's strict form
          * (docs/behaviour.md §12, §20): every object closed, every property required, optional
          * ones nullable (a value the model leaves out arrives as `null`). For a tool defined
@@ -588,6 +624,7 @@ class AgentSdk private constructor() {
                 maxCalls = maxCalls,
                 retry = retry?.native(),
                 deferLoading = deferLoading,
+                annotations = annotations?.let { toJsonElement(it).jsonObject },
                 // Run on a thread of JvmDispatch, which the body may block (a timeout or a
                 // cancelled run interrupts it).
                 blockingExecute = run?.let {

@@ -30,12 +30,12 @@ public final class ServedToolsJava {
                 "properties", Map.of("a", Map.of("type", "number"), "b", Map.of("type", "number")),
                 "required", List.of("a", "b"));
         return List.of(
-                tool("add", "Adds two numbers", numbers,
-                        AgentSdk.jsonSchema(Map.of("type", "object", "properties", Map.of("sum", Map.of("type", "number")))),
-                        null, false, (input, ctx) -> {
+                AgentSdk.defineTool(new AgentSdk.Tool("add", (input, ctx) -> {
                     Map<?, ?> in = (Map<?, ?>) input;
                     return Map.of("sum", ((Number) in.get("a")).longValue() + ((Number) in.get("b")).longValue());
-                }),
+                }).withDescription("Adds two numbers").withParameters(numbers)
+                        .withOutputSchema(AgentSdk.jsonSchema(Map.of("type", "object", "properties", Map.of("sum", Map.of("type", "number")))))
+                        .withAnnotations(Map.of("readOnlyHint", true, "title", "Add numbers"))),
                 tool("slow", "Waits until cancelled", null, null, false, (input, ctx) -> {
                     ctx.emitProgress().receive("started", ctx);
                     try {

@@ -20,9 +20,10 @@ import java.io.File
 import java.net.ServerSocket
 import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.runBlocking
-import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.buildJsonObject
+import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.put
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -32,36 +33,39 @@ import org.junit.jupiter.api.Test
 
 /**
  * Tools served by `serveMcp` (Kotlin) and `AgentSdk.serveMcp` (Java), driven by the official
- * MCP Python client over stdio and Streamable HTTP (src/test/python/mcp_serve_client.py):
- * list, call, structured output, validation error, timeout, progress, approval through
- * elicitation accepted and declined, a client without elicitation refused, cancellation
- * reaching the executor. Without the Python `mcp` package these tests fail.
+ * MCP Python client over stdio and Streamable HTTP (tests/mcp/served_client.py, scenario
+ * `check`): list, call, structured output, validation error, timeout, progress, approval
+ * through elicitation accepted and declined, a client without elicitation refused,
+ * cancellation reaching the executor. Without the Python `mcp` package these tests fail.
  */
 class McpServeTest {
-    private val driver = File(repo, "bindings-uniffi/kotlin/src/test/python/mcp_serve_client.py").path
+    private val driver = File(repo, "tests/mcp/served_client.py").path
 
-    private fun drive(mark: File, transport: String, target: String, annotated: Boolean) {
-        val command = listOf(python, driver, mark.path, transport, target) + if (annotated) listOf("--annotated") else emptyList()
+    /** Runs the driver's `check` scenario against [target] (`--url URL` or `-- command...`):
+     * every check, with add's annotations and output schema. */
+    private fun drive(mark: File, target: List<String>) {
+        val command = listOf(python, driver, "check", "none", "--mark", mark.path, "--output-schema", "--annotated") + target
         val process = ProcessBuilder(command).redirectErrorStream(true).start()
         val out = process.inputStream.bufferedReader().readText()
         assertTrue(process.waitFor(400, TimeUnit.SECONDS), "the MCP client did not finish")
         assertEquals(0, process.exitValue(), out)
-        assertEquals("ok " + (if (annotated) 19 else 17), out.trim().lines().last(), out)
+        val seen = parseJson(out.trim().lines().last()).jsonObject
+        assertEquals(0, seen["failed"]!!.jsonArray.size, out)
+        assertEquals(20, seen["passed"]!!.jsonArray.size, out)
     }
 
-    private fun stdio(main: String, annotated: Boolean) {
+    private fun stdio(main: String) {
         val mark = File(markers(), "cancelled")
-        val command = JsonArray(Jvm.command(main, listOf("stdio")).map(::JsonPrimitive)).toString()
-        drive(mark, "stdio", command, annotated)
+        drive(mark, listOf("--") + Jvm.command(main, listOf("stdio")))
     }
 
-    private fun http(main: String, annotated: Boolean) {
+    private fun http(main: String) {
         val mark = File(markers(), "cancelled")
         val server = Jvm.start(main, listOf("http"), mapOf("CANCEL_MARK" to mark.path))
         try {
             val url = server.inputStream.bufferedReader().readLine()
             assertTrue(url != null && url.matches(Regex("http://127\\.0\\.0\\.1:\\d+/mcp")), "url: $url")
-            drive(mark, "http", url!!, annotated)
+            drive(mark, listOf("--url", url!!))
             server.outputStream.close()
             assertTrue(server.waitFor(120, TimeUnit.SECONDS), "the server did not stop at the end of its input")
             assertEquals(0, server.exitValue())
@@ -71,16 +75,16 @@ class McpServeTest {
     }
 
     @Test
-    fun `Kotlin serveMcp over stdio`() = stdio("app.phaseo.agent.mcp.ServedToolsKt", annotated = true)
+    fun `Kotlin serveMcp over stdio`() = stdio("app.phaseo.agent.mcp.ServedToolsKt")
 
     @Test
-    fun `Kotlin serveMcp over Streamable HTTP`() = http("app.phaseo.agent.mcp.ServedToolsKt", annotated = true)
+    fun `Kotlin serveMcp over Streamable HTTP`() = http("app.phaseo.agent.mcp.ServedToolsKt")
 
     @Test
-    fun `Java AgentSdk serveMcp over stdio`() = stdio("app.phaseo.agent.javaapi.ServedToolsJava", annotated = false)
+    fun `Java AgentSdk serveMcp over stdio`() = stdio("app.phaseo.agent.javaapi.ServedToolsJava")
 
     @Test
-    fun `Java AgentSdk serveMcp over Streamable HTTP`() = http("app.phaseo.agent.javaapi.ServedToolsJava", annotated = false)
+    fun `Java AgentSdk serveMcp over Streamable HTTP`() = http("app.phaseo.agent.javaapi.ServedToolsJava")
 
     @Test
     fun `bad servers are refused with definition_invalid`() = runBlocking {
@@ -93,6 +97,10 @@ class McpServeTest {
             defineTool("t", annotations = buildJsonObject { put("readOnlyHint", "yes") }) { _, _ -> JsonPrimitive(1) }
         }
         assertTrue(bad.message!!.contains("annotations.readOnlyHint must be a boolean"), bad.message)
+        val badJava = assertThrows(AgentSdk.AgentException::class.java) {
+            AgentSdk.defineTool(AgentSdk.Tool("t") { _, _ -> 1 }.withAnnotations(mapOf("readOnlyHint" to "yes")))
+        }
+        assertTrue(badJava.message!!.contains("annotations.readOnlyHint must be a boolean"), badJava.message)
         val taken = ServerSocket(0)
         taken.use {
             val busy = assertThrows(AgentException::class.java) {
