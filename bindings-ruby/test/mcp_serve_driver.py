@@ -21,13 +21,13 @@ ASKED: List[str] = []
 
 async def elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     ASKED.append(params.message)
-    return types.ElicitResult(action="accept", content={"approve": SCENARIO == "approve"})
+    return types.ElicitResult(action="accept", content={"approve": SCENARIO in ("approve", "agent_approve")})
 
 
 @asynccontextmanager
 async def connect() -> AsyncIterator[ClientSession]:
     env = {**os.environ, "CANCEL_MARK": MARK}
-    callback = elicit if SCENARIO in ("approve", "decline") else None
+    callback = elicit if SCENARIO in ("approve", "decline", "agent_approve", "agent_decline") else None
     if MODE == "stdio":
         params = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:], env=env)
         async with stdio_client(params) as (read, write):
@@ -100,8 +100,16 @@ async def cancel(s: ClientSession) -> Dict[str, Any]:
     return {"cancelled": False}
 
 
+async def agent(s: ClientSession) -> Dict[str, Any]:
+    listed = (await s.list_tools()).tools
+    return {"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed],
+            "call": outcome(await s.call_tool("researcher", {"input": "find x"})),
+            "asked": ASKED, "deleted": os.path.exists(MARK)}
+
+
 async def main() -> None:
-    scenario = {"basics": basics, "approve": decide, "decline": decide, "cancel": cancel}[SCENARIO]
+    scenario = {"basics": basics, "approve": decide, "decline": decide, "cancel": cancel,
+                "agent_approve": agent, "agent_decline": agent, "agent_unasked": agent}[SCENARIO]
     async with connect() as session:
         seen = await scenario(session)
     print(json.dumps(seen), flush=True)

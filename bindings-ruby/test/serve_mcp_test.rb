@@ -20,9 +20,10 @@ class ServeMcpTest < Minitest::Test
   TRANSPORTS = %w[stdio http].freeze
 
   # What the client saw running `scenario` against the served tools over `transport`.
-  def drive(transport, scenario, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
+  # `served`: what mcp_served_tools.rb serves (nil: the tools; "agent", "agent-ask").
+  def drive(transport, scenario, served = nil, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
     flunk "the Python `mcp` package (.venvs/py) is not installed: run `make mcp-servers`" unless File.exist?(File.join(ROOT, ".venvs/py/.mcp"))
-    command = [PYTHON, DRIVER, transport, scenario, mark, RbConfig.ruby, SERVED, transport]
+    command = [PYTHON, DRIVER, transport, scenario, mark, RbConfig.ruby, SERVED, transport, served].compact
     out = err = nil
     Open3.popen3(*command) do |stdin, stdout, stderr, thread|
       stdin.close
@@ -72,6 +73,41 @@ class ServeMcpTest < Minitest::Test
     define_method("test_cancellation_reaches_the_tool_over_#{transport}") do
       assert_equal({ "cancelled" => true }, drive(transport, "cancel"))
     end
+
+    define_method("test_an_agent_served_as_one_tool_over_#{transport}") do
+      seen = drive(transport, "agent_approve", "agent")
+      assert_equal 1, seen["tools"].size
+      listed = seen["tools"][0]
+      assert_equal %w[researcher Researches], [listed["name"], listed["description"]]
+      assert_equal({ "type" => "object", "properties" => { "input" => { "type" => "string" } }, "required" => ["input"] },
+                   listed["inputSchema"])
+      assert_equal({ "error" => false, "text" => "researched", "structured" => nil }, seen["call"])
+      assert seen["deleted"], "the approved call ran"
+      assert_equal 1, seen["asked"].size
+      assert_includes seen["asked"][0], "delete"
+      assert_includes seen["asked"][0], '{"path":"/tmp/x"}'
+    end
+  end
+
+  # A declined approval is the agent's rejection: it goes on and answers.
+  def test_a_served_agents_declined_approval_is_its_rejection
+    seen = drive("http", "agent_decline", "agent")
+    assert_equal({ "error" => false, "text" => "researched", "structured" => nil }, seen["call"])
+    refute seen["deleted"], "the declined call did not run"
+    assert_equal 1, seen["asked"].size
+  end
+
+  def test_a_served_agent_asks_nothing_of_a_client_without_elicitation
+    seen = drive("stdio", "agent_unasked", "agent")
+    assert_equal({ "error" => true, "text" => "Tool delete requires approval and this client cannot be asked",
+                   "structured" => nil }, seen["call"])
+    refute seen["deleted"]
+  end
+
+  def test_a_served_agent_paused_for_a_client_tool_is_an_error_result
+    seen = drive("http", "agent_approve", "agent-ask")
+    assert seen["call"]["error"], seen["call"].inspect
+    assert_empty seen["asked"]
   end
 
   def adder
