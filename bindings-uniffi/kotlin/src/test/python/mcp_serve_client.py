@@ -3,6 +3,11 @@ client (PyPI ``mcp``), for McpServeTest.
 
     mcp_serve_client.py <cancel-mark> stdio <server command as a JSON list> [--annotated]
     mcp_serve_client.py <cancel-mark> http <url> [--annotated]
+    mcp_serve_client.py <cancel-mark> http <url> --agent
+
+With ``--agent`` the server serves one agent, ``researcher``, whose scripted model calls
+``delete`` (approval-gated) and answers ``researched`` on each of three calls, then calls
+the manual tool ``ask`` on a fourth.
 
 Each check is asserted here; the last line printed is ``ok <n>`` with the number of checks
 that passed. Any failure raises (exit status 1) with the check's message."""
@@ -23,6 +28,7 @@ MARK = Path(sys.argv[1])
 TRANSPORT = sys.argv[2]
 TARGET = sys.argv[3]
 ANNOTATED = "--annotated" in sys.argv[4:]
+AGENT = "--agent" in sys.argv[4:]
 passed: List[str] = []
 
 
@@ -135,8 +141,34 @@ async def cancellation() -> None:
         check("cancellation reaches the executor", False, "no mark after 120 s")
 
 
+async def served_agent() -> None:
+    async with connect(True) as s:
+        tools = (await s.list_tools()).tools
+        check("agent listed as one tool", [t.name for t in tools] == ["researcher"], tools)
+        check("agent tool description", tools[0].description == "Researches", tools[0])
+        schema = {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
+        check("agent tool input schema", tools[0].input_schema == schema, tools[0].input_schema)
+        done = await s.call_tool("researcher", {"input": "find x"})
+        check("agent run approved", not done.is_error and text(done) == "researched", done)
+        asked = s.asked  # type: ignore[attr-defined]
+        check("agent approval asked", len(asked) == 1 and "delete" in asked[0] and '{"path":"/tmp/x"}' in asked[0], asked)
+    async with connect(False) as s:
+        declined = await s.call_tool("researcher", {"input": "find x"})
+        check("agent approval declined", not declined.is_error and text(declined) == "researched", declined)
+    async with connect(None) as s:
+        refused = await s.call_tool("researcher", {"input": "find x"})
+        check("agent without elicitation", refused.is_error
+              and text(refused) == "Tool delete requires approval and this client cannot be asked", refused)
+    async with connect(True) as s:
+        paused = await s.call_tool("researcher", {"input": "ask"})
+        check("agent paused for a client tool", paused.is_error and not s.asked, paused)  # type: ignore[attr-defined]
+
+
 async def main() -> None:
     with anyio.fail_after(300):
+        if AGENT:
+            await served_agent()
+            return
         await list_call_errors_progress()
         await approval()
         await cancellation()

@@ -14,15 +14,20 @@ import app.phaseo.agent.run
 import app.phaseo.agent.textResponse
 import app.phaseo.agent.javaapi.ServedToolsJava
 import app.phaseo.agent.mcpServeHttp
+import app.phaseo.agent.scriptedClient
 import app.phaseo.agent.serveMcp
 import app.phaseo.agent.store.Jvm
 import java.io.File
 import java.net.ServerSocket
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.buildJsonObject
+import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.put
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -40,13 +45,65 @@ import org.junit.jupiter.api.Test
 class McpServeTest {
     private val driver = File(repo, "bindings-uniffi/kotlin/src/test/python/mcp_serve_client.py").path
 
-    private fun drive(mark: File, transport: String, target: String, annotated: Boolean) {
-        val command = listOf(python, driver, mark.path, transport, target) + if (annotated) listOf("--annotated") else emptyList()
+    private fun drive(mark: File, transport: String, target: String, annotated: Boolean, agent: Boolean = false) {
+        val flags = (if (annotated) listOf("--annotated") else emptyList()) + if (agent) listOf("--agent") else emptyList()
+        val command = listOf(python, driver, mark.path, transport, target) + flags
         val process = ProcessBuilder(command).redirectErrorStream(true).start()
         val out = process.inputStream.bufferedReader().readText()
         assertTrue(process.waitFor(400, TimeUnit.SECONDS), "the MCP client did not finish")
         assertEquals(0, process.exitValue(), out)
-        assertEquals("ok " + (if (annotated) 19 else 17), out.trim().lines().last(), out)
+        assertEquals("ok " + (if (agent) 8 else if (annotated) 19 else 17), out.trim().lines().last(), out)
+    }
+
+    /** The responses of the served researcher's model: see the driver's `--agent`. */
+    private val researcherScript = listOf(
+        callsResponse(call("n1", "delete", """{"path":"/tmp/x"}""")), textResponse("researched"),
+        callsResponse(call("n1", "delete", """{"path":"/tmp/x"}""")), textResponse("researched"),
+        callsResponse(call("n1", "delete", """{"path":"/tmp/x"}""")),
+        callsResponse(call("n1", "ask")),
+    )
+
+    @Test
+    fun `Kotlin serveMcp serves an agent as one tool`() = runBlocking {
+        val deleted = AtomicInteger()
+        val researcher = createAgent(
+            "researcher",
+            tools = listOf(
+                defineTool("delete", "Deletes a file", requireApproval = true) { input, _ ->
+                    deleted.incrementAndGet()
+                    JsonPrimitive("deleted " + input.jsonObject["path"]!!.jsonPrimitive.content)
+                },
+                defineTool("ask", "Asks a person"),
+            ),
+        )
+        serveMcp(researcher, scriptedClient(researcherScript), "kotlin-agent", transport = mcpServeHttp(), description = "Researches").use {
+            // The client runs while this test's coroutine thread stays free.
+            withContext(Dispatchers.IO) { drive(File(markers(), "unused"), "http", it.url!!, annotated = false, agent = true) }
+        }
+        // Approved once; declined and unasked calls never ran.
+        assertEquals(1, deleted.get())
+    }
+
+    @Test
+    fun `Java AgentSdk serveMcp serves an agent as one tool`() {
+        val deleted = AtomicInteger()
+        val delete = AgentSdk.Tool(
+            "delete",
+            AgentSdk.ToolExecutor { input, _ ->
+                deleted.incrementAndGet()
+                "deleted " + (input as Map<*, *>)["path"]
+            },
+            "Deletes a file",
+            null, null, null, null, null, true, null, null, null, null, null,
+        )
+        val ask = AgentSdk.Tool("ask", null, "Asks a person", null, null, null, null, null, false, null, null, null, null, null)
+        val researcher = AgentSdk.createAgent(AgentSdk.AgentDefinition("researcher", listOf(delete, ask)))
+        val client = AgentSdk.scriptedClient(researcherScript)
+        val options = AgentSdk.McpServeOptions.builder("java-agent").http().description("Researches").build()
+        AgentSdk.serveMcp(researcher, client, options).use {
+            drive(File(markers(), "unused"), "http", it.url()!!, annotated = false, agent = true)
+        }
+        assertEquals(1, deleted.get())
     }
 
     private fun stdio(main: String, annotated: Boolean) {
@@ -104,6 +161,10 @@ class McpServeTest {
             AgentSdk.serveMcp(emptyList(), AgentSdk.McpServeOptions.builder("none").build())
         }
         assertEquals("definition_invalid", javaEmpty.code())
+        val described = assertThrows(AgentSdk.AgentException::class.java) {
+            AgentSdk.serveMcp(ServedToolsJava.tools(java.nio.file.Path.of("unused")), AgentSdk.McpServeOptions.builder("tools").description("Tools").build())
+        }
+        assertEquals("Invalid MCP server options: description describes a served agent; give agent", described.message)
     }
 
     @Test
@@ -122,9 +183,15 @@ class McpServeTest {
     }
 
     @Test
-    fun `the Java example serves its two tools over stdio`() = runBlocking {
+    fun `the Java example serves its two tools over stdio`() = servedExample("examples/java/run.sh")
+
+    @Test
+    fun `the Kotlin example serves its two tools over stdio`() = servedExample("examples/kotlin/run.sh")
+
+    /** An agent uses the example `run.sh ServeTools` serves as its MCP server. */
+    private fun servedExample(script: String) = runBlocking {
         val example = mcpStdio(
-            "orders", "bash", listOf(File(repo, "examples/java/run.sh").path, "ServeTools"),
+            "orders", "bash", listOf(File(repo, script).path, "ServeTools"),
             onError = OnError.RETURN_TO_MODEL, timeoutMs = 120_000,
         )
         createAgent("orders-agent", mcpServers = listOf(example)).use { agent ->
