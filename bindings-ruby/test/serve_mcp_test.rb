@@ -106,7 +106,8 @@ class ServeMcpTest < Minitest::Test
 
   def test_a_served_agent_paused_for_a_client_tool_is_an_error_result
     seen = drive("http", "agent_approve", "agent-ask")
-    assert seen["call"]["error"], seen["call"].inspect
+    assert_equal({ "error" => true, "text" => "Tool ask asks a person for its result and cannot be served",
+                   "structured" => nil }, seen["call"])
     assert_empty seen["asked"]
   end
 

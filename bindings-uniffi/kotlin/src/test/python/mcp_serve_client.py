@@ -161,7 +161,8 @@ async def served_agent() -> None:
               and text(refused) == "Tool delete requires approval and this client cannot be asked", refused)
     async with connect(True) as s:
         paused = await s.call_tool("researcher", {"input": "ask"})
-        check("agent paused for a client tool", paused.is_error and not s.asked, paused)  # type: ignore[attr-defined]
+        check("agent paused for a client tool", paused.is_error and not s.asked  # type: ignore[attr-defined]
+              and text(paused) == "Tool ask asks a person for its result and cannot be served", paused)
 
 
 async def main() -> None:
