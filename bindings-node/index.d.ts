@@ -669,10 +669,19 @@ export type McpServeTransport =
       allowedHosts?: string[];
     };
 
-/** Options of `serveMcp`. */
+/** Options of `serveMcp`: `tools`, or one `agent` served as a single tool. */
 export interface McpServeOptions {
   /** The tools served (a tool without `execute` cannot be served). */
-  tools: Array<Tool | ToolDefinition>;
+  tools?: Array<Tool | ToolDefinition>;
+  /** An agent served as one tool (docs/behaviour.md §18's defaults: the agent's id, one
+   * string `input`); a call runs it and returns its output, its approvals are asked of the
+   * MCP client through elicitation. Not with `tools`. */
+  agent?: Agent<any, any>;
+  /** The model client the served agent's runs use (serving an agent without one throws
+   * `AgentDefinitionError`); also agent tools' among `tools`. */
+  client?: HostModelClient | ScriptedClient | TestClient | HttpModelClient;
+  /** What clients are told the served agent does. */
+  description?: string;
   name: string;
   version?: string;
   transport?: McpServeTransport;
@@ -680,7 +689,7 @@ export interface McpServeOptions {
   toolExecution?: ToolExecutionConfig;
 }
 
-/** A running MCP server serving tools. */
+/** A running MCP server serving tools (or an agent). */
 export declare class McpToolServer {
   private constructor();
   /** `http://host:port/path` of a Streamable HTTP server; `null` on stdio. */
@@ -692,8 +701,9 @@ export declare class McpToolServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Serves tools as an MCP server (docs/behaviour.md §19): any MCP client calls them with
- * their validation, approval (through elicitation), timeout, retries and budgets kept. */
+/** Serves tools, or one agent as a single tool, as an MCP server (docs/behaviour.md §19):
+ * any MCP client calls them with their validation, approval (through elicitation),
+ * timeout, retries and budgets kept. */
 export declare function serveMcp(options: McpServeOptions): Promise<McpToolServer>;
 
 /** The product's state accessor: an application's own `load(runId)` / `save(state)`. Saves

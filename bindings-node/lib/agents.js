@@ -305,5 +305,6 @@ function leaseSpec(lease) {
 }
 
 module.exports = {
+  Agent,
   createAgent,
 };

@@ -242,7 +242,8 @@ fn canonical(
     Ok(obj)
 }
 
-fn client(
+/// The model client a run (or a served agent) uses.
+pub(crate) fn client(
     spec: &ClientSpec,
     native_client: Option<&NativeModelClient>,
 ) -> napi::Result<Arc<dyn ModelClient>> {

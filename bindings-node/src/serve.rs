@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use phaseo_agent::mcp_server::{serve_mcp as core_serve, McpToolServer};
 use phaseo_agent::Value;
 
-use crate::errors::to_napi;
+use crate::agent::{client, ClientSpec, NativeModelClient};
+use crate::errors::{no_panic, to_napi};
 use crate::spec::JS_CALLBACKS;
 
 /// A running MCP server (see `serveMcp`).
@@ -46,14 +48,28 @@ impl NativeMcpToolServer {
     }
 }
 
-/// Starts a server from its options in the core's form `{tools, name, version, transport,
-/// toolExecution}` (throws `AgentDefinitionError` data when invalid).
-#[napi(js_name = "serveMcp")]
-pub async fn serve_mcp(spec: Value) -> napi::Result<NativeMcpToolServer> {
-    let (tools, options) =
-        phaseo_agent::spec::serve_options(&JS_CALLBACKS, spec).map_err(to_napi)?;
-    let server = core_serve(tools, options).await.map_err(to_napi)?;
-    Ok(NativeMcpToolServer {
-        server: Arc::new(server),
+/// Starts a server from its options in the core's form `{tools | agent, name, version,
+/// description, transport, toolExecution}` (throws `AgentDefinitionError` data when
+/// invalid); `client_spec` (with `native_client` for a built-in one) is the model client a
+/// served agent runs on.
+#[napi(js_name = "serveMcp", ts_return_type = "Promise<NativeMcpToolServer>")]
+pub fn serve_mcp<'env>(
+    env: &'env Env,
+    spec: Value,
+    client_spec: Option<ClientSpec>,
+    native_client: Option<&NativeModelClient>,
+) -> napi::Result<PromiseRaw<'env, NativeMcpToolServer>> {
+    no_panic(|| {
+        let (tools, mut options) =
+            phaseo_agent::spec::serve_options(&JS_CALLBACKS, spec).map_err(to_napi)?;
+        if let Some(c) = client_spec {
+            options = options.client(client(&c, native_client)?);
+        }
+        env.spawn_future(async move {
+            let server = core_serve(tools, options).await.map_err(to_napi)?;
+            Ok(NativeMcpToolServer {
+                server: Arc::new(server),
+            })
+        })
     })
 }

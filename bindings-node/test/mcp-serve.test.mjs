@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { AgentDefinitionError, serveMcp } from '../index.mjs';
+import { AgentDefinitionError, createAgent, createScriptedClient, serveMcp } from '../index.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FIXTURE = path.join(ROOT, 'bindings-node/test-fixtures/served-tools.mjs');
@@ -194,4 +194,116 @@ test('asyncDispose (what `await using` calls) closes an HTTP server', async () =
   await server[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]();
   await server.closed;
   await assert.rejects(fetch(url, { method: 'POST' }));
+});
+
+// One agent served as a single tool (docs/behaviour.md §19): its model calls `delete`
+// (approval-gated), then answers; the approval is asked of the SDK client.
+async function servedResearcher(extraTools = []) {
+  const deleted = [];
+  const researcher = createAgent({
+    id: 'researcher',
+    tools: [{
+      id: 'delete',
+      description: 'Deletes a file',
+      requireApproval: true,
+      execute: ({ path: p }) => { deleted.push(p); return `deleted ${p}`; },
+    }, ...extraTools],
+  });
+  const calls = extraTools.length
+    ? [{ id: 'n1', name: extraTools[0].id, arguments: '{}' }]
+    : [{ id: 'n1', name: 'delete', arguments: '{"path":"/tmp/x"}' }];
+  const server = await serveMcp({
+    agent: researcher,
+    client: createScriptedClient([{ toolCalls: calls }, { text: 'researched' }]),
+    description: 'Researches',
+    name: 'node-agent',
+    transport: 'http',
+  });
+  return { server, deleted };
+}
+
+async function sdkClient(url, approve) {
+  const asked = [];
+  const client = new Client({ name: 'sdk-test', version: '1.0.0' },
+    { capabilities: approve === undefined ? {} : { elicitation: {} } });
+  if (approve !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { approve } };
+    });
+  }
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return { client, asked };
+}
+
+test('an agent served as one tool: listed with the agent-tool schema, a call runs it', async () => {
+  const { server, deleted } = await servedResearcher();
+  const { client, asked } = await sdkClient(server.url, true);
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['researcher']);
+    assert.equal(tools[0].description, 'Researches');
+    assert.deepEqual(tools[0].inputSchema,
+      { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] });
+    const done = await client.callTool({ name: 'researcher', arguments: { input: 'find x' } });
+    assert.equal(done.isError ?? false, false);
+    assert.equal(text(done), 'researched');
+    assert.deepEqual(deleted, ['/tmp/x']);
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], /delete/);
+    assert.match(asked[0], /\{"path":"\/tmp\/x"\}/);
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+test('a served agent: a declined approval is its rejection, a client without elicitation an error', async () => {
+  const declined = await servedResearcher();
+  const no = await sdkClient(declined.server.url, false);
+  try {
+    const done = await no.client.callTool({ name: 'researcher', arguments: { input: 'find x' } });
+    // The agent saw `Tool call rejected by human` and answered anyway.
+    assert.equal(done.isError ?? false, false);
+    assert.equal(text(done), 'researched');
+    assert.deepEqual(declined.deleted, []);
+    assert.equal(no.asked.length, 1);
+  } finally {
+    await no.client.close();
+    await declined.server.close();
+  }
+  const unasked = await servedResearcher();
+  const plain = await sdkClient(unasked.server.url, undefined);
+  try {
+    const refused = await plain.client.callTool({ name: 'researcher', arguments: { input: 'find x' } });
+    assert.equal(refused.isError, true);
+    assert.equal(text(refused), 'Tool delete requires approval and this client cannot be asked');
+    assert.deepEqual(unasked.deleted, []);
+  } finally {
+    await plain.client.close();
+    await unasked.server.close();
+  }
+});
+
+test('a served agent whose run pauses for a client tool gets an error result', async () => {
+  const { server } = await servedResearcher([{ id: 'ask', description: 'Asks a person', execute: false }]);
+  const { client } = await sdkClient(server.url, true);
+  try {
+    const paused = await client.callTool({ name: 'researcher', arguments: { input: 'find x' } });
+    assert.equal(paused.isError, true);
+    assert.equal(text(paused), 'Tool ask asks a person for its result and cannot be served');
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+test('serveMcp refuses an agent without a client, and an agent with tools', async () => {
+  const agent = createAgent({ id: 'a', tools: [] });
+  await assert.rejects(serveMcp({ name: 'x', agent }),
+    (e) => e instanceof AgentDefinitionError
+      && e.message === 'Tool a runs an agent and needs a model client to be served: give the server a client');
+  await assert.rejects(serveMcp({ name: 'x', agent, client: createScriptedClient([]),
+    tools: [{ id: 'hi', description: 'Says hi', execute: () => 'hi' }] }),
+  (e) => e instanceof AgentDefinitionError && /not both/.test(e.message));
 });

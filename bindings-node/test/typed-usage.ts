@@ -347,3 +347,16 @@ export async function served(): Promise<string | null> {
   await stdio.close();
   return url;
 }
+
+// One agent served as a single tool, with the client its runs use.
+export async function servedAgent(): Promise<void> {
+  const researcher = createAgent({ id: 'researcher', tools: [] });
+  const server: McpToolServer = await serveMcp({
+    agent: researcher,
+    client: createScriptedClient([{ text: 'researched' }]),
+    description: 'Researches',
+    name: 'research',
+    transport: 'http',
+  });
+  await server.close();
+}

@@ -60,12 +60,15 @@ fn no_panic<T>(ruby: &Ruby, f: impl FnOnce() -> Result<T, Error>) -> Result<T, E
     })
 }
 
-struct Client {
-    client: Arc<dyn ModelClient>,
+/// A model client of a run, with the scripted client whose cursor the Ruby side reads back.
+pub(crate) struct Client {
+    pub(crate) client: Arc<dyn ModelClient>,
     scripted: Option<Arc<ScriptedClient>>,
 }
 
-fn client(spec: &Value) -> Result<Client, AgentError> {
+/// A model client from its native description (`"test"`, `[responses, used]` or the ids of
+/// a Ruby client's functions `{"generate", "stream"}`).
+pub(crate) fn client(spec: &Value) -> Result<Client, AgentError> {
     match spec {
         Value::String(s) if s == "test" => Ok(Client {
             client: Arc::new(TestClient::new()),
@@ -310,7 +313,7 @@ impl NativeStream {
 
 /// An HTTP model client of the core (the Phaseo gateway or an OpenAI-compatible server).
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::HttpClient", free_immediately, size)]
-pub struct NativeHttpClient(Arc<dyn ModelClient>);
+pub struct NativeHttpClient(pub(crate) Arc<dyn ModelClient>);
 
 impl NativeHttpClient {
     /// `kind`: "gateway" or "openai-compatible"; `options` in the core's format (the Ruby

@@ -1,5 +1,5 @@
-//! `PhaseoAgentSdk::Native::McpToolServer`: the application's tools served as an MCP server
-//! (docs/behaviour.md §19). The core reads the options (`phaseo_agent::spec::serve_options`)
+//! `PhaseoAgentSdk::Native::McpToolServer`: the application's tools (or one agent) served
+//! as an MCP server (docs/behaviour.md §19). The core reads the options (`phaseo_agent::spec::serve_options`)
 //! and runs the server; the tools' callables are called through the bridge like a run's,
 //! so a Ruby thread must serve the queue while the server runs (`serve`, see [`crate::host`]).
 
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use magnus::{Error, Module, Object, Ruby, Value as RValue};
 use phaseo_agent::mcp_server::{serve_mcp as core_serve, McpToolServer};
 
-use crate::agent::raise;
+use crate::agent::{client, raise, NativeHttpClient};
 use crate::convert::{to_json_within, WRAPPED_DEPTH};
 use crate::host::{serve_until, wake_all, Waitable};
 use crate::spec::{ruby_names, RB_CALLBACKS};
@@ -35,12 +35,25 @@ impl Waitable for Stopped<'_> {
 }
 
 impl NativeMcpServer {
-    /// Starts a server from its options in the core's form `{tools, name, version,
-    /// transport, toolExecution}`; raises the core's definition error when invalid.
-    fn start(ruby: &Ruby, spec: RValue) -> Result<Self, Error> {
+    /// Starts a server from its options in the core's form `{tools | agent, name, version,
+    /// description, transport, toolExecution}`; raises the core's definition error when
+    /// invalid. The model client a served agent runs on is `http`, else `model` (its native
+    /// description, nil for none).
+    fn start(
+        ruby: &Ruby,
+        spec: RValue,
+        model: RValue,
+        http: Option<&NativeHttpClient>,
+    ) -> Result<Self, Error> {
         let spec = to_json_within(ruby, spec, "MCP server options", WRAPPED_DEPTH)?;
-        let (tools, options) = phaseo_agent::spec::serve_options(&RB_CALLBACKS, spec)
+        let model = to_json_within(ruby, model, "client", WRAPPED_DEPTH)?;
+        let (tools, mut options) = phaseo_agent::spec::serve_options(&RB_CALLBACKS, spec)
             .map_err(|e| raise(ruby, ruby_names(e)))?;
+        if let Some(h) = http {
+            options = options.client(h.0.clone());
+        } else if !model.is_null() {
+            options = options.client(client(&model).map_err(|e| raise(ruby, e))?.client);
+        }
         let runtime = phaseo_agent::exec::runtime();
         let server = Arc::new(
             runtime
@@ -94,7 +107,7 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     use magnus::{function, method};
     let native = module.define_module("Native")?;
     let server = native.define_class("McpToolServer", ruby.class_object())?;
-    server.define_singleton_method("start", function!(NativeMcpServer::start, 1))?;
+    server.define_singleton_method("start", function!(NativeMcpServer::start, 3))?;
     server.define_method("url", method!(NativeMcpServer::url, 0))?;
     server.define_method("closed?", method!(NativeMcpServer::is_closed, 0))?;
     server.define_method("serve", method!(NativeMcpServer::serve, 1))?;

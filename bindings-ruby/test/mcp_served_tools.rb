@@ -1,8 +1,11 @@
 # frozen_string_literal: true
 
-# Tools served over MCP for serve_mcp_test.rb: `ruby mcp_served_tools.rb stdio|http`.
+# Tools served over MCP for serve_mcp_test.rb: `ruby mcp_served_tools.rb stdio|http [agent|agent-ask]`.
 # In HTTP mode the endpoint URL is printed on the first line of stdout and the server stops
 # when stdin closes. A cancelled `slow` call writes "cancelled" to the file CANCEL_MARK.
+# With `agent`, one agent is served instead: `researcher`, whose model calls `delete`
+# (approval-gated; it writes "deleted" to CANCEL_MARK) and then answers "researched"; with
+# `agent-ask` its model calls the manual tool `ask`, so its run pauses for a client tool.
 
 $LOAD_PATH.unshift(File.expand_path("../lib", __dir__))
 require "phaseo_agent_sdk"
@@ -41,11 +44,28 @@ TOOLS = [
                                                                 })
 ].freeze
 
+SERVED = if ARGV[1]
+           researcher = PhaseoAgentSdk.create_agent(
+             id: "researcher",
+             tools: [served("delete", description: "Deletes a file", require_approval: true,
+                                      execute: lambda { |input, _rt|
+                                        File.write(ENV.fetch("CANCEL_MARK"), "deleted")
+                                        "deleted #{input['path']}"
+                                      }),
+                     PhaseoAgentSdk::Tool.new(id: "ask", description: "Asks a person")]
+           )
+           call = ARGV[1] == "agent-ask" ? { id: "n1", name: "ask", arguments: "{}" } : { id: "n1", name: "delete", arguments: '{"path":"/tmp/x"}' }
+           { agent: researcher, description: "Researches",
+             client: PhaseoAgentSdk::ScriptedClient.new([{ tool_calls: [call] }, { text: "researched" }]) }
+         else
+           { tools: TOOLS }
+         end
+
 if ARGV[0] == "stdio"
-  PhaseoAgentSdk.serve_mcp(tools: TOOLS, name: "test-tools", version: "1.0.0",
-                           tool_execution: { tool_concurrency: 4 }, &:wait)
+  PhaseoAgentSdk.serve_mcp(**SERVED, name: "test-tools", version: "1.0.0",
+                                     tool_execution: { tool_concurrency: 4 }, &:wait)
 else
-  PhaseoAgentSdk.serve_mcp(tools: TOOLS, name: "test-tools", version: "1.0.0", transport: { type: "http" },
+  PhaseoAgentSdk.serve_mcp(**SERVED, name: "test-tools", version: "1.0.0", transport: { type: "http" },
                            tool_execution: { tool_concurrency: 4 }) do |server|
     $stdout.puts server.url
     $stdout.flush

@@ -20,11 +20,12 @@ class ServeMcpTest < Minitest::Test
   TRANSPORTS = %w[stdio http].freeze
 
   # What the client saw running `scenario` (answering elicitations with `approve`) against
-  # the served tools over `transport`.
-  def drive(transport, scenario, approve, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
+  # what mcp_served_tools.rb serves over `transport` (`served`: nil for the tools, "agent"
+  # or "agent-ask").
+  def drive(transport, scenario, approve, served = nil, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
     flunk "the Python `mcp` package (.venvs/py) is not installed: run `make mcp-servers`" unless File.exist?(File.join(ROOT, ".venvs/py/.mcp"))
     target = transport == "http" ? ["--spawn-url", "--"] : ["--"]
-    command = [PYTHON, DRIVER, scenario, approve, "--mark", mark, *target, RbConfig.ruby, SERVED, transport]
+    command = [PYTHON, DRIVER, scenario, approve, "--mark", mark, *target, RbConfig.ruby, SERVED, transport, served].compact
     out = err = nil
     Open3.popen3(*command) do |stdin, stdout, stderr, thread|
       stdin.close
@@ -79,6 +80,45 @@ class ServeMcpTest < Minitest::Test
       assert seen["observed"], "the cancelled tool saw its cancellation"
       assert_equal({ "sum" => 2 }, seen["add"]["structured"], "the session is usable after a cancelled call")
     end
+
+    define_method("test_an_agent_served_as_one_tool_over_#{transport}") do
+      mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
+      seen = drive(transport, "agent", "yes", "agent", mark: mark)
+      assert_equal ["researcher"], seen["tools"].keys
+      listed = seen["tools"]["researcher"]
+      assert_equal %w[researcher Researches], [listed["name"], listed["description"]]
+      assert_equal({ "type" => "object", "properties" => { "input" => { "type" => "string" } }, "required" => ["input"] },
+                   listed["inputSchema"])
+      assert_equal({ "isError" => false, "text" => "researched", "structured" => nil }, seen["call"])
+      assert File.exist?(mark), "the approved call ran"
+      assert_equal 1, seen["asked"].size
+      assert_includes seen["asked"][0], "delete"
+      assert_includes seen["asked"][0], '{"path":"/tmp/x"}'
+    end
+  end
+
+  # A declined approval is the agent's rejection: it goes on and answers.
+  def test_a_served_agents_declined_approval_is_its_rejection
+    mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
+    seen = drive("http", "agent", "no", "agent", mark: mark)
+    assert_equal({ "isError" => false, "text" => "researched", "structured" => nil }, seen["call"])
+    refute File.exist?(mark), "the declined call did not run"
+    assert_equal 1, seen["asked"].size
+  end
+
+  def test_a_served_agent_asks_nothing_of_a_client_without_elicitation
+    mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
+    seen = drive("stdio", "agent", "none", "agent", mark: mark)
+    assert_equal({ "isError" => true, "text" => "Tool delete requires approval and this client cannot be asked",
+                   "structured" => nil }, seen["call"])
+    refute File.exist?(mark)
+  end
+
+  def test_a_served_agent_paused_for_a_client_tool_is_an_error_result
+    seen = drive("http", "agent", "yes", "agent-ask")
+    assert_equal({ "isError" => true, "text" => "Tool ask asks a person for its result and cannot be served",
+                   "structured" => nil }, seen["call"])
+    assert_empty seen["asked"]
   end
 
   def adder

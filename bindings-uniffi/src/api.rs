@@ -504,6 +504,13 @@ pub struct Agent {
     agent: pa::Agent,
 }
 
+impl Agent {
+    /// The core agent (for serving it over MCP).
+    pub(crate) fn core(&self) -> &pa::Agent {
+        &self.agent
+    }
+}
+
 #[uniffi::export(async_runtime = "tokio")]
 impl Agent {
     /// Checks a definition and creates the agent (`definition_invalid` when invalid).

@@ -686,7 +686,8 @@ pub enum Client {
     },
 }
 
-fn core_client(c: Client) -> Arc<dyn pa::ModelClient> {
+/// The core's model client of a host's choice.
+pub(crate) fn core_client(c: Client) -> Arc<dyn pa::ModelClient> {
     match c {
         Client::Host { client } => Arc::new(HostModel(client)),
         Client::HostStreaming { client } => Arc::new(pa::HostModel(HostStreamingFunctions(client))),

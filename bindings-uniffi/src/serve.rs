@@ -7,8 +7,8 @@ use std::sync::Arc;
 use phaseo_agent as pa;
 use phaseo_agent::mcp_server as served;
 
-use crate::api::{on_core, Tool};
-use crate::defs::ToolExecution;
+use crate::api::{on_core, Agent, Tool};
+use crate::defs::{core_client, Client, ToolExecution};
 use crate::errors::PhaseoError;
 use crate::traits::{EventListener, HostListener};
 
@@ -53,6 +53,14 @@ pub struct McpServeOptions {
     /// Receives the `tool.*` events of every served call.
     #[uniffi(default)]
     pub on_event: Option<Arc<dyn EventListener>>,
+    /// The model client a served agent runs on (`serve_mcp_agent`; also agent tools among
+    /// `tools` that have none of their own). Serving an agent without one is
+    /// `definition_invalid`.
+    #[uniffi(default)]
+    pub client: Option<Client>,
+    /// What clients are told the served agent does (`serve_mcp_agent` only).
+    #[uniffi(default)]
+    pub description: Option<String>,
 }
 
 impl TryFrom<McpServeOptions> for served::McpServeOptions {
@@ -86,6 +94,9 @@ impl TryFrom<McpServeOptions> for served::McpServeOptions {
         }
         if let Some(l) = o.on_event {
             options = options.on_event(Arc::new(HostListener(l)));
+        }
+        if let Some(c) = o.client {
+            options = options.client(core_client(c));
         }
         Ok(options)
     }
@@ -145,10 +156,38 @@ pub async fn serve_mcp(
     tools: Vec<Arc<Tool>>,
     options: McpServeOptions,
 ) -> Result<Arc<McpServeHandle>, PhaseoError> {
+    if options.description.is_some() {
+        return Err(pa::AgentError::definition_invalid(
+            "Invalid MCP server options: description describes a served agent; give agent",
+        )
+        .into());
+    }
     let tools = tools.iter().map(|t| t.tool.clone()).collect();
     let options = options.try_into()?;
     let server = on_core(pa::CancellationToken::new(), async move {
         served::serve_mcp(tools, options).await
+    })
+    .await??;
+    Ok(Arc::new(McpServeHandle {
+        server: Arc::new(server),
+    }))
+}
+
+/// Starts an MCP server exposing `agent` as one tool (docs/behaviour.md §19, §18's
+/// defaults: the agent's id, one string `input`, `options.description` the tool's): a call
+/// runs the agent on `options.client` and returns its output; its approvals are asked of
+/// the client through elicitation. Without a client, `definition_invalid`.
+#[uniffi::export(async_runtime = "tokio")]
+pub async fn serve_mcp_agent(
+    agent: Arc<Agent>,
+    options: McpServeOptions,
+) -> Result<Arc<McpServeHandle>, PhaseoError> {
+    let mut tool = pa::AsToolOptions::new();
+    tool.description = options.description.clone();
+    let agent = agent.core().clone();
+    let options = options.try_into()?;
+    let server = on_core(pa::CancellationToken::new(), async move {
+        served::serve_agent(&agent, tool, options).await
     })
     .await??;
     Ok(Arc::new(McpServeHandle {

@@ -153,37 +153,6 @@ module PhaseoAgentSdk
       result.result
     end
 
-    def client_spec(client, run_ids)
-      return nil if client.is_a?(HttpClient)
-      return client.native_spec if client.respond_to?(:native_spec)
-      host_client_spec(client, run_ids)
-    end
-
-    # A model client written in Ruby: an object with `generate(request)` and/or
-    # `stream(request) { |event| ... }`, or a callable `->(request) { response }`. It gets
-    # a `ModelRequest` and answers a `ModelResponse` or a Hash (see ModelBridge).
-    def host_client_spec(client, run_ids)
-      generate = client.respond_to?(:generate) ? client.method(:generate) : nil
-      generate ||= client if !client.respond_to?(:stream) && client.respond_to?(:call)
-      unless generate || client.respond_to?(:stream)
-        raise ArgumentError, "client must be a ScriptedClient, a TestClient, an HTTP client or an object with " \
-                             "generate(request) and/or stream(request)"
-      end
-
-      spec = {}
-      if generate
-        spec["generate"] = (run_ids << Internal.register(lambda do |request|
-          ModelBridge.response(generate.call(ModelBridge.request(request)))
-        end)).last
-      end
-      if client.respond_to?(:stream)
-        spec["stream"] = (run_ids << Internal.register(lambda do |request, sink|
-          ModelBridge.drain(client, ModelBridge.request(request), sink)
-        end)).last
-      end
-      spec
-    end
-
     # Run-level callables (stop conditions) are released when the run ends (`run_ids`).
     def overrides_spec(o, run_ids)
       spec = o.compact.to_h { |k, v| [Internal.camel(k.to_s), Internal.stringify(v, k.to_s)] }

@@ -73,6 +73,39 @@ module PhaseoAgentSdk
       Internal.stringify(annotations.to_h { |k, v| [Internal.camel(k), v] }, "annotations")
     end
 
+    # A run's (or a served agent's) model client as the native layer takes it; a Ruby
+    # client's functions are registered with their ids added to `run_ids`.
+    def client_spec(client, run_ids)
+      return nil if client.is_a?(HttpClient)
+      return client.native_spec if client.respond_to?(:native_spec)
+      host_client_spec(client, run_ids)
+    end
+
+    # A model client written in Ruby: an object with `generate(request)` and/or
+    # `stream(request) { |event| ... }`, or a callable `->(request) { response }`. It gets
+    # a `ModelRequest` and answers a `ModelResponse` or a Hash (see ModelBridge).
+    def host_client_spec(client, run_ids)
+      generate = client.respond_to?(:generate) ? client.method(:generate) : nil
+      generate ||= client if !client.respond_to?(:stream) && client.respond_to?(:call)
+      unless generate || client.respond_to?(:stream)
+        raise ArgumentError, "client must be a ScriptedClient, a TestClient, an HTTP client or an object with " \
+                             "generate(request) and/or stream(request)"
+      end
+
+      spec = {}
+      if generate
+        spec["generate"] = (run_ids << Internal.register(lambda do |request|
+          ModelBridge.response(generate.call(ModelBridge.request(request)))
+        end)).last
+      end
+      if client.respond_to?(:stream)
+        spec["stream"] = (run_ids << Internal.register(lambda do |request, sink|
+          ModelBridge.drain(client, ModelBridge.request(request), sink)
+        end)).last
+      end
+      spec
+    end
+
     def nested_spec(agent)
       raise ArgumentError, "a tool's agent must be a PhaseoAgentSdk::Agent (see Agent#as_tool), got #{agent.class}" unless agent.is_a?(Agent)
 

@@ -10,14 +10,19 @@ module PhaseoAgentSdk
   # address, port 0 picks a free one). `tool_execution: {tool_concurrency:, max_tool_calls:}`
   # limits the calls served at once and over the server's lifetime. A tool's
   # `require_approval` is asked of the client's user through elicitation; a client that
-  # cannot be asked gets an error result. Tools without `execute` cannot be served. Serving
-  # an `agent:` as one tool is refused (AgentDefinitionError).
+  # cannot be asked gets an error result. Tools without `execute` cannot be served.
+  #
+  # `agent:` (instead of `tools:`) serves one agent as a single tool: its id, one string
+  # `input`, `description:` the tool's; a call runs the agent on `client:` (a model client
+  # as `Agent#run` takes; without one, a DefinitionError) and returns its output, and its
+  # approvals are asked of the MCP client through elicitation (docs/behaviour.md §19).
   #
   # With a block, yields the server, closes it when the block ends (however it ends) and
   # returns the block's value; without one, returns the running McpToolServer.
-  def self.serve_mcp(name:, tools: nil, agent: nil, version: "0.0.0", transport: "stdio", tool_execution: nil)
-    server = McpToolServer.new(name: name, tools: tools, agent: agent, version: version, transport: transport,
-                               tool_execution: tool_execution)
+  def self.serve_mcp(name:, tools: nil, agent: nil, client: nil, description: nil, version: "0.0.0", transport: "stdio",
+                     tool_execution: nil)
+    server = McpToolServer.new(name: name, tools: tools, agent: agent, client: client, description: description,
+                               version: version, transport: transport, tool_execution: tool_execution)
     return server unless block_given?
 
     begin
@@ -34,12 +39,16 @@ module PhaseoAgentSdk
     include DefinitionSpec
 
     # Starts the server (see PhaseoAgentSdk.serve_mcp for the options).
-    def initialize(name:, tools:, agent:, version:, transport:, tool_execution:)
+    def initialize(name:, tools:, agent:, client:, description:, version:, transport:, tool_execution:)
       @callables = []
       spec = { "name" => Internal.name(name, "name"), "version" => Internal.name(version, "version"),
                "tools" => Array(tools).map { |t| tool_spec(t) }, "agent" => agent && served_agent(agent),
-               "transport" => transport_spec(transport), "toolExecution" => settings(tool_execution) }.compact
-      @native = Internal.native { Native::McpToolServer.start(spec) }
+               "description" => description, "transport" => transport_spec(transport),
+               "toolExecution" => settings(tool_execution) }.compact
+      # The client's Ruby functions stay registered while the server runs.
+      model = client && client_spec(client, @callables)
+      http = client.is_a?(HttpClient) ? client.native : nil
+      @native = Internal.native { Native::McpToolServer.start(spec, model, http) }
       native = @native
       @serving = Thread.new do
         Thread.current.report_on_exception = false
@@ -76,11 +85,11 @@ module PhaseoAgentSdk
 
     private
 
-    # The core refuses an agent served as one tool with its own definition error.
+    # The served agent's definition (its functions registered for the server's lifetime).
     def served_agent(agent)
       raise ArgumentError, "agent must be a PhaseoAgentSdk::Agent, got #{agent.class}" unless agent.is_a?(Agent)
 
-      { "id" => agent.id }
+      nested_spec(agent)
     end
 
     def transport_spec(transport)

@@ -8030,6 +8030,16 @@ public struct McpServeOptions {
      * Receives the `tool.*` events of every served call.
      */
     public var onEvent: EventListener?
+    /**
+     * The model client a served agent runs on (`serve_mcp_agent`; also agent tools among
+     * `tools` that have none of their own). Serving an agent without one is
+     * `definition_invalid`.
+     */
+    public var client: Client?
+    /**
+     * What clients are told the served agent does (`serve_mcp_agent` only).
+     */
+    public var description: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -8049,12 +8059,22 @@ public struct McpServeOptions {
          */toolExecution: ToolExecution? = nil, 
         /**
          * Receives the `tool.*` events of every served call.
-         */onEvent: EventListener? = nil) {
+         */onEvent: EventListener? = nil, 
+        /**
+         * The model client a served agent runs on (`serve_mcp_agent`; also agent tools among
+         * `tools` that have none of their own). Serving an agent without one is
+         * `definition_invalid`.
+         */client: Client? = nil, 
+        /**
+         * What clients are told the served agent does (`serve_mcp_agent` only).
+         */description: String? = nil) {
         self.name = name
         self.version = version
         self.transport = transport
         self.toolExecution = toolExecution
         self.onEvent = onEvent
+        self.client = client
+        self.description = description
     }
 
     
@@ -8077,7 +8097,9 @@ public struct FfiConverterTypeMcpServeOptions: FfiConverterRustBuffer {
                 version: FfiConverterString.read(from: &buf), 
                 transport: FfiConverterOptionTypeMcpServeTransport.read(from: &buf), 
                 toolExecution: FfiConverterOptionTypeToolExecution.read(from: &buf), 
-                onEvent: FfiConverterOptionTypeEventListener.read(from: &buf)
+                onEvent: FfiConverterOptionTypeEventListener.read(from: &buf), 
+                client: FfiConverterOptionTypeClient.read(from: &buf), 
+                description: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -8087,6 +8109,8 @@ public struct FfiConverterTypeMcpServeOptions: FfiConverterRustBuffer {
         FfiConverterOptionTypeMcpServeTransport.write(value.transport, into: &buf)
         FfiConverterOptionTypeToolExecution.write(value.toolExecution, into: &buf)
         FfiConverterOptionTypeEventListener.write(value.onEvent, into: &buf)
+        FfiConverterOptionTypeClient.write(value.client, into: &buf)
+        FfiConverterOptionString.write(value.description, into: &buf)
     }
 }
 
@@ -11214,6 +11238,30 @@ fileprivate struct FfiConverterOptionTypeToolRetry: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeClient: FfiConverterRustBuffer {
+    typealias SwiftType = Client?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeClient.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeClient.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeMcpApproval: FfiConverterRustBuffer {
     typealias SwiftType = McpApproval?
 
@@ -11764,6 +11812,26 @@ public func serveMcp(tools: [Tool], options: McpServeOptions)async throws  -> Mc
         )
 }
 /**
+ * Starts an MCP server exposing `agent` as one tool (docs/behaviour.md §19, §18's
+ * defaults: the agent's id, one string `input`, `options.description` the tool's): a call
+ * runs the agent on `options.client` and returns its output; its approvals are asked of
+ * the client through elicitation. Without a client, `definition_invalid`.
+ */
+public func serveMcpAgent(agent: Agent, options: McpServeOptions)async throws  -> McpServeHandle  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_phaseo_agent_uniffi_fn_func_serve_mcp_agent(FfiConverterTypeAgent_lower(agent),FfiConverterTypeMcpServeOptions_lower(options)
+                )
+            },
+            pollFunc: ffi_phaseo_agent_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_phaseo_agent_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_phaseo_agent_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeMcpServeHandle_lift,
+            errorHandler: FfiConverterTypePhaseoError_lift
+        )
+}
+/**
  * A store over the host's `load`/`save` accessor (the product's reference API).
  */
 public func accessorRunStore(accessor: StateJsonAccessor) -> RunStore  {
@@ -11863,6 +11931,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp() != 14220) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp_agent() != 6294) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_func_accessor_run_store() != 50400) {

@@ -1318,6 +1318,11 @@ RustBuffer uniffi_phaseo_agent_uniffi_fn_func_schema_strict(RustBuffer schema_js
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_serve_mcp(RustBuffer tools, RustBuffer options
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_SERVE_MCP_AGENT
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_SERVE_MCP_AGENT
+uint64_t uniffi_phaseo_agent_uniffi_fn_func_serve_mcp_agent(uint64_t agent, RustBuffer options
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_ACCESSOR_RUN_STORE
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_ACCESSOR_RUN_STORE
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_accessor_run_store(uint64_t accessor, RustCallStatus *_Nonnull out_status
@@ -1631,6 +1636,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_func_schema_strict(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SERVE_MCP
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SERVE_MCP
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SERVE_MCP_AGENT
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SERVE_MCP_AGENT
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp_agent(void
     
 );
 #endif

@@ -1239,6 +1239,9 @@ class AgentSdk private constructor() {
         /** The agent id. */
         fun id(): String = native.id()
 
+        /** The native agent (served over MCP by [AgentSdk.serveMcp]). */
+        internal fun nativeAgent(): NativeAgent = native
+
         /**
          * A tool that runs this agent (docs/behaviour.md §18): [id] defaults to the agent's
          * id, [parameters] to one string `input`, which is the nested run's input; the nested
@@ -1614,13 +1617,17 @@ class AgentSdk private constructor() {
         val toolExecution: ToolExecutionConfig?,
         /** Receives the `tool.*` events of every served call. */
         val onEvent: Consumer<AgentEvent>?,
+        /** What clients are told a served agent does (`serveMcp(agent, client, options)`). */
+        val description: String?,
     ) {
-        internal fun native(): ServeOptions = ServeOptions(
+        internal fun native(client: ModelClient? = null): ServeOptions = ServeOptions(
             name,
             version,
             if (http) mcpServeHttp(host, port, path, authToken, allowedOrigins, allowedHosts) else McpServeTransport.Stdio,
             toolExecution?.native(),
             listener(onEvent)?.let { KotlinListener(it) },
+            client?.let(::nativeClient),
+            description,
         )
 
         /** Builds [McpServeOptions]; every setter returns the builder. */
@@ -1636,6 +1643,7 @@ class AgentSdk private constructor() {
             private var allowedHosts: List<String> = emptyList()
             private var toolExecution: ToolExecutionConfig? = null
             private var onEvent: Consumer<AgentEvent>? = null
+            private var description: String? = null
 
             /** The server's version (default `0.0.0`). */
             fun version(version: String) = apply { this.version = version }
@@ -1670,9 +1678,13 @@ class AgentSdk private constructor() {
             /** Receives the `tool.*` events of every served call (its failures are ignored). */
             fun onEvent(listener: Consumer<AgentEvent>) = apply { onEvent = listener }
 
+            /** What clients are told a served agent does (serving tools, it is refused). */
+            fun description(description: String) = apply { this.description = description }
+
             /** The options. */
             fun build() = McpServeOptions(
                 name, version, http, host, port, path, authToken, allowedOrigins, allowedHosts, toolExecution, onEvent,
+                description,
             )
         }
 
@@ -1770,6 +1782,20 @@ class AgentSdk private constructor() {
             val native = tools.map { it.native() }
             val serveOptions = options.native()
             McpToolServer(runBlocking { sdk { app.phaseo.agent.McpToolServer(app.phaseo.agent.serveMcp(native, serveOptions)) } })
+        }
+
+        /**
+         * Serves [agent] as one tool (docs/behaviour.md §19): its id, one string `input` and
+         * the options' `description`; a call runs the agent on [client] and returns its
+         * output. Its approvals are asked of the MCP client through elicitation (a declined
+         * call is the agent's rejection and the run goes on); a client without elicitation,
+         * or a pause for a client tool or human input, gets an error result.
+         */
+        @JvmStatic
+        fun serveMcp(agent: Agent, client: ModelClient, options: McpServeOptions): McpToolServer = javaCall {
+            val native = agent.nativeAgent()
+            val serveOptions = options.native(client)
+            McpToolServer(runBlocking { sdk { app.phaseo.agent.McpToolServer(app.phaseo.agent.serveMcpAgent(native, serveOptions)) } })
         }
 
         /** Creates an agent (`definition_invalid` when the definition is wrong). */

@@ -1,5 +1,6 @@
-// Serving the application's tools as an MCP server (docs/behaviour.md §19): the core runs
-// the server; this file only gives it Kotlin's shapes (named arguments, suspend, `use {}`).
+// Serving the application's tools (or one agent) as an MCP server (docs/behaviour.md §19):
+// the core runs the server; this file only gives it Kotlin's shapes (named arguments,
+// suspend, `use {}`).
 package app.phaseo.agent
 
 import kotlinx.serialization.json.JsonObject
@@ -79,5 +80,31 @@ suspend fun serveMcp(
 ): McpToolServer = sdk {
     McpToolServer(
         serveMcp(tools, McpServeOptions(name, version, transport, toolExecution, onEvent?.let { KotlinListener(it) })),
+    )
+}
+
+/**
+ * Serves [agent] as one tool of an MCP server named [name] (docs/behaviour.md §19): the tool
+ * has the agent's id, one string `input` and [description]; a call runs the agent on
+ * [client] and returns its output. When the run pauses for approvals, each is asked of the
+ * MCP client through elicitation (a declined call is the agent's rejection and the run goes
+ * on); a client without elicitation, or a pause for a client tool or human input, gets an
+ * error result. [transport], [toolExecution] and [onEvent] as for tools.
+ */
+suspend fun serveMcp(
+    agent: Agent,
+    client: Client,
+    name: String,
+    version: String = "0.0.0",
+    transport: McpServeTransport = McpServeTransport.Stdio,
+    toolExecution: ToolExecution? = null,
+    description: String? = null,
+    onEvent: ((event: JsonObject) -> Unit)? = null,
+): McpToolServer = sdk {
+    McpToolServer(
+        serveMcpAgent(
+            agent,
+            McpServeOptions(name, version, transport, toolExecution, onEvent?.let { KotlinListener(it) }, client, description),
+        ),
     )
 }

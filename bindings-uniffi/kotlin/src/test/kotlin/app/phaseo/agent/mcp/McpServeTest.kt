@@ -14,12 +14,17 @@ import app.phaseo.agent.run
 import app.phaseo.agent.textResponse
 import app.phaseo.agent.javaapi.ServedToolsJava
 import app.phaseo.agent.mcpServeHttp
+import app.phaseo.agent.scriptedClient
 import app.phaseo.agent.serveMcp
 import app.phaseo.agent.store.Jvm
 import java.io.File
 import java.net.ServerSocket
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.buildJsonObject
@@ -52,6 +57,99 @@ class McpServeTest {
         val seen = parseJson(out.trim().lines().last()).jsonObject
         assertEquals(0, seen["failed"]!!.jsonArray.size, out)
         assertEquals(20, seen["passed"]!!.jsonArray.size, out)
+    }
+
+    /** What the driver's `agent` scenario saw calling the agent served at [url] once, answering
+     * elicitations with [approve] (`yes`, `no`, or `none`: no elicitation capability). */
+    private fun driveAgent(url: String, approve: String): JsonObject {
+        val command = listOf(python, driver, "agent", approve, "--url", url)
+        val process = ProcessBuilder(command).redirectErrorStream(true).start()
+        val out = process.inputStream.bufferedReader().readText()
+        assertTrue(process.waitFor(400, TimeUnit.SECONDS), "the MCP client did not finish")
+        assertEquals(0, process.exitValue(), out)
+        return parseJson(out.trim().lines().last()).jsonObject
+    }
+
+    /** The four calls of one served researcher: approved, declined, asked of a client without
+     * elicitation, then paused for the client tool `ask` (its model's fourth answer). */
+    private fun checkResearcher(url: String) {
+        val approved = driveAgent(url, "yes")
+        assertEquals(setOf("researcher"), approved["tools"]!!.jsonObject.keys)
+        val listed = approved["tools"]!!.jsonObject["researcher"]!!.jsonObject
+        assertEquals("Researches", listed["description"]!!.jsonPrimitive.content)
+        assertEquals(
+            parseJson("""{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}"""),
+            listed["inputSchema"],
+        )
+        assertEquals(parseJson("""{"isError":false,"text":"researched","structured":null}"""), approved["call"])
+        val asked = approved["asked"]!!.jsonArray.map { it.jsonPrimitive.content }
+        assertEquals(1, asked.size, asked.toString())
+        assertTrue("delete" in asked[0] && """{"path":"/tmp/x"}""" in asked[0], asked[0])
+        val declined = driveAgent(url, "no")
+        assertEquals(parseJson("""{"isError":false,"text":"researched","structured":null}"""), declined["call"])
+        assertEquals(1, declined["asked"]!!.jsonArray.size)
+        val unasked = driveAgent(url, "none")
+        assertEquals(
+            parseJson("""{"isError":true,"text":"Tool delete requires approval and this client cannot be asked","structured":null}"""),
+            unasked["call"],
+        )
+        val paused = driveAgent(url, "yes")
+        assertEquals(
+            parseJson("""{"isError":true,"text":"Tool ask asks a person for its result and cannot be served","structured":null}"""),
+            paused["call"],
+        )
+        assertEquals(0, paused["asked"]!!.jsonArray.size)
+    }
+
+    /** The responses of the served researcher's model (see [checkResearcher]). */
+    private val researcherScript = listOf(
+        callsResponse(call("n1", "delete", """{"path":"/tmp/x"}""")), textResponse("researched"),
+        callsResponse(call("n1", "delete", """{"path":"/tmp/x"}""")), textResponse("researched"),
+        callsResponse(call("n1", "delete", """{"path":"/tmp/x"}""")),
+        callsResponse(call("n1", "ask")),
+    )
+
+    @Test
+    fun `Kotlin serveMcp serves an agent as one tool`() = runBlocking {
+        val deleted = AtomicInteger()
+        val researcher = createAgent(
+            "researcher",
+            tools = listOf(
+                defineTool("delete", "Deletes a file", requireApproval = true) { input, _ ->
+                    deleted.incrementAndGet()
+                    JsonPrimitive("deleted " + input.jsonObject["path"]!!.jsonPrimitive.content)
+                },
+                defineTool("ask", "Asks a person"),
+            ),
+        )
+        serveMcp(researcher, scriptedClient(researcherScript), "kotlin-agent", transport = mcpServeHttp(), description = "Researches").use {
+            // The client runs while this test's coroutine thread stays free.
+            withContext(Dispatchers.IO) { checkResearcher(it.url!!) }
+        }
+        // Approved once; declined and unasked calls never ran.
+        assertEquals(1, deleted.get())
+    }
+
+    @Test
+    fun `Java AgentSdk serveMcp serves an agent as one tool`() {
+        val deleted = AtomicInteger()
+        val delete = AgentSdk.Tool(
+            "delete",
+            AgentSdk.ToolExecutor { input, _ ->
+                deleted.incrementAndGet()
+                "deleted " + (input as Map<*, *>)["path"]
+            },
+            "Deletes a file",
+            null, null, null, null, null, true, null, null, null, null, null,
+        )
+        val ask = AgentSdk.Tool("ask", null, "Asks a person", null, null, null, null, null, false, null, null, null, null, null)
+        val researcher = AgentSdk.createAgent(AgentSdk.AgentDefinition("researcher", listOf(delete, ask)))
+        val client = AgentSdk.scriptedClient(researcherScript)
+        val options = AgentSdk.McpServeOptions.builder("java-agent").http().description("Researches").build()
+        AgentSdk.serveMcp(researcher, client, options).use {
+            checkResearcher(it.url()!!)
+        }
+        assertEquals(1, deleted.get())
     }
 
     private fun stdio(main: String) {
@@ -112,6 +210,10 @@ class McpServeTest {
             AgentSdk.serveMcp(emptyList(), AgentSdk.McpServeOptions.builder("none").build())
         }
         assertEquals("definition_invalid", javaEmpty.code())
+        val described = assertThrows(AgentSdk.AgentException::class.java) {
+            AgentSdk.serveMcp(ServedToolsJava.tools(java.nio.file.Path.of("unused")), AgentSdk.McpServeOptions.builder("tools").description("Tools").build())
+        }
+        assertEquals("Invalid MCP server options: description describes a served agent; give agent", described.message)
     }
 
     @Test
@@ -130,9 +232,15 @@ class McpServeTest {
     }
 
     @Test
-    fun `the Java example serves its two tools over stdio`() = runBlocking {
+    fun `the Java example serves its two tools over stdio`() = servedExample("examples/java/run.sh")
+
+    @Test
+    fun `the Kotlin example serves its two tools over stdio`() = servedExample("examples/kotlin/run.sh")
+
+    /** An agent uses the example `run.sh ServeTools` serves as its MCP server. */
+    private fun servedExample(script: String) = runBlocking {
         val example = mcpStdio(
-            "orders", "bash", listOf(File(repo, "examples/java/run.sh").path, "ServeTools"),
+            "orders", "bash", listOf(File(repo, script).path, "ServeTools"),
             onError = OnError.RETURN_TO_MODEL, timeoutMs = 120_000,
         )
         createAgent("orders-agent", mcpServers = listOf(example)).use { agent ->
