@@ -30,7 +30,8 @@ jvm_cp="$kotlin/target/classes:$kotlin/target/test-classes:$(cat "$kotlin/target
 native="$target/debug"
 mkdir -p "$target/dotnet/docs" "$target/docs-go"
 
-# check NAME LANG FILE COMMAND...: runs COMMAND, compares its output with NAME.out.
+# check NAME LANG FILE COMMAND...: runs COMMAND (at most 10 minutes), compares its output
+# with NAME.out.
 check() {
   local name="$1" lang="$2" file="$3"
   shift 3
@@ -40,7 +41,7 @@ check() {
     return
   fi
   local out
-  if ! out="$("$@" 2>&1)"; then
+  if ! out="$(timeout 600 "$@" 2>&1)"; then
     echo "FAIL $lang $name: $file exited with an error:"
     echo "$out" | tail -20 | sed 's/^/    /'
     failed=1
@@ -93,6 +94,28 @@ example() {
   esac
 }
 
+# queue LABEL LANG NAME [WRAPPER...]: the example NAME in LANG built, run (under WRAPPER)
+# and compared with LABEL.out, in the background. DOCS_TEST_JOBS run at once (default 3):
+# most of an example's time is a JVM, Mono or a Go build starting, or a server waiting.
+# Each writes to a file of its own; the verdicts are printed in order at the end.
+jobs_max=${DOCS_TEST_JOBS:-3}
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+slots=0
+queue() {
+  local label="$1" lang="$2" name="$3" slot
+  shift 3
+  slots=$((slots + 1))
+  slot="$work/$(printf '%05d' "$slots")"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  (
+    failed=0
+    example "$lang" "$name"
+    check "$label" "$lang" "$file" "$@" "${cmd[@]}"
+    echo "$failed" > "$slot.rc"
+  ) > "$slot.out" 2>&1 &
+}
+
 all_langs=(python typescript kotlin java go ruby php csharp)
 py=.venvs/py/bin/python
 count=0
@@ -100,8 +123,7 @@ for expected in "$examples"/*.out; do
   name="$(basename "$expected" .out)"
   count=$((count + 1))
   for lang in "${all_langs[@]}"; do
-    example "$lang" "$name"
-    check "$name" "$lang" "$file" "${cmd[@]}"
+    queue "$name" "$lang" "$name"
   done
   if [ ! -e "$examples/swift/$(pascal "$name").swift" ]; then
     echo "FAIL swift $name: $examples/swift/$(pascal "$name").swift is missing"
@@ -114,8 +136,7 @@ for expected in "$examples"/serving/*.out; do
   name="$(basename "$expected" .out)"
   count=$((count + 1))
   for lang in python typescript; do
-    example "$lang" "$name"
-    check "serving/$name" "$lang" "$file" "${cmd[@]}"
+    queue "serving/$name" "$lang" "$name"
   done
 done
 # Tools served over stdio: each language's program is started as an MCP server by an MCP
@@ -125,8 +146,7 @@ for expected in "$examples"/served/*.out; do
   name="$(basename "$expected" .out)"
   count=$((count + 1))
   for lang in "${all_langs[@]}"; do
-    example "$lang" "$name"
-    check "served/$name" "$lang" "$file" "$py" scripts/docs-mcp-client.py "${cmd[@]}"
+    queue "served/$name" "$lang" "$name" "$py" scripts/docs-mcp-client.py
   done
 done
 # Tracing: each example runs against a real OTLP receiver (scripts/docs-trace-run.py), whose
@@ -136,9 +156,13 @@ for expected in "$examples"/traced/*.out; do
   name="$(basename "$expected" .out)"
   count=$((count + 1))
   for lang in "${all_langs[@]}"; do
-    example "$lang" "$name"
-    check "traced/$name" "$lang" "$file" "$py" scripts/docs-trace-run.py "${cmd[@]}"
+    queue "traced/$name" "$lang" "$name" "$py" scripts/docs-trace-run.py
   done
+done
+wait
+for slot in "$work"/*.out; do
+  cat "$slot"
+  [ "$(cat "${slot%.out}.rc" 2>/dev/null)" = 0 ] || failed=1
 done
 [ "$count" -gt 0 ] || { echo "FAIL: no examples in $examples"; exit 1; }
 if [ "$failed" -ne 0 ]; then
