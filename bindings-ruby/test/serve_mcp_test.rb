@@ -21,8 +21,10 @@ class ServeMcpTest < Minitest::Test
 
   # What the client saw running `scenario` (answering elicitations with `approve`) against
   # what mcp_served_tools.rb serves over `transport` (`served`: nil for the tools, "agent"
-  # or "agent-ask").
-  def drive(transport, scenario, approve, served = nil, mark: File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}"))
+  # or "agent-ask"); "marked": whether the server wrote its CANCEL_MARK file (a cancelled
+  # `slow`, or the served agent's `delete` that ran).
+  def drive(transport, scenario, approve, served = nil)
+    mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
     flunk "the Python `mcp` package (.venvs/py) is not installed: run `make mcp-servers`" unless File.exist?(File.join(ROOT, ".venvs/py/.mcp"))
     target = transport == "http" ? ["--spawn-url", "--"] : ["--"]
     command = [PYTHON, DRIVER, scenario, approve, "--mark", mark, *target, RbConfig.ruby, SERVED, transport, served].compact
@@ -37,9 +39,9 @@ class ServeMcpTest < Minitest::Test
       out, err = readers.map(&:value)
       assert thread.value.success?, "the MCP client failed:\n#{err}"
     end
-    JSON.parse(out.lines.last)
+    JSON.parse(out.lines.last).merge("marked" => File.exist?(mark))
   ensure
-    File.delete(mark) if mark && File.exist?(mark)
+    File.delete(mark) if File.exist?(mark)
   end
 
   TRANSPORTS.each do |transport|
@@ -82,15 +84,14 @@ class ServeMcpTest < Minitest::Test
     end
 
     define_method("test_an_agent_served_as_one_tool_over_#{transport}") do
-      mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
-      seen = drive(transport, "agent", "yes", "agent", mark: mark)
+      seen = drive(transport, "agent", "yes", "agent")
       assert_equal ["researcher"], seen["tools"].keys
       listed = seen["tools"]["researcher"]
       assert_equal %w[researcher Researches], [listed["name"], listed["description"]]
       assert_equal({ "type" => "object", "properties" => { "input" => { "type" => "string" } }, "required" => ["input"] },
                    listed["inputSchema"])
       assert_equal({ "isError" => false, "text" => "researched", "structured" => nil }, seen["call"])
-      assert File.exist?(mark), "the approved call ran"
+      assert seen["marked"], "the approved call ran"
       assert_equal 1, seen["asked"].size
       assert_includes seen["asked"][0], "delete"
       assert_includes seen["asked"][0], '{"path":"/tmp/x"}'
@@ -99,19 +100,17 @@ class ServeMcpTest < Minitest::Test
 
   # A declined approval is the agent's rejection: it goes on and answers.
   def test_a_served_agents_declined_approval_is_its_rejection
-    mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
-    seen = drive("http", "agent", "no", "agent", mark: mark)
+    seen = drive("http", "agent", "no", "agent")
     assert_equal({ "isError" => false, "text" => "researched", "structured" => nil }, seen["call"])
-    refute File.exist?(mark), "the declined call did not run"
+    refute seen["marked"], "the declined call did not run"
     assert_equal 1, seen["asked"].size
   end
 
   def test_a_served_agent_asks_nothing_of_a_client_without_elicitation
-    mark = File.join(Dir.tmpdir, "phaseo-serve-#{Process.pid}-#{rand(1 << 30)}")
-    seen = drive("stdio", "agent", "none", "agent", mark: mark)
+    seen = drive("stdio", "agent", "none", "agent")
     assert_equal({ "isError" => true, "text" => "Tool delete requires approval and this client cannot be asked",
                    "structured" => nil }, seen["call"])
-    refute File.exist?(mark)
+    refute seen["marked"]
   end
 
   def test_a_served_agent_paused_for_a_client_tool_is_an_error_result
