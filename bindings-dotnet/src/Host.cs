@@ -12,9 +12,15 @@ namespace PhaseoAgentSdk
     internal sealed class HostObject
     {
         readonly List<Action<HostCall>> funcs = new List<Action<HostCall>>();
-        readonly object chainLock = new object();
-        TaskCompletionSource<bool> lastStart;
         int handed;
+
+        // The calls waiting to start, in call order, and the one loop that starts them on the
+        // thread pool (see Enqueue). All under startGate.
+        readonly object startGate = new object();
+        readonly Queue<KeyValuePair<HostCall, Action<HostCall>>> pending = new Queue<KeyValuePair<HostCall, Action<HostCall>>>();
+        bool starting, watching;
+        int generation;
+        long since;
 
         /// <summary>The run's event delivery (null: the run has no handler).</summary>
         internal EventDelivery Events;
@@ -42,16 +48,87 @@ namespace PhaseoAgentSdk
             return Native.phaseo_queue_host(GCHandle.ToIntPtr(GCHandle.Alloc(this)), events, done);
         }
 
-        /// <summary>The previous call's start signal (null if none) and this call's.</summary>
-        internal TaskCompletionSource<bool> Chain(out TaskCompletionSource<bool> mine)
+        /// <summary>How long a call may take to start (its delegate to return its Task) before
+        /// the next call starts anyway.</summary>
+        static readonly long StartGraceTicks = System.Diagnostics.Stopwatch.Frequency / 50;
+
+        /// <summary>Queues a call to be started on the thread pool after every call queued
+        /// before it, so calls start in call order (docs/behaviour.md §2.9) whatever order the
+        /// pool would pick. One loop on one pool thread starts them one after the other: a call
+        /// has started once its delegate returned its Task (reached its first await), so a
+        /// turn's calls cost no pool hop and no wait each. A delegate that blocks before
+        /// returning its Task holds the loop 20 ms at most: a watch on the dispatch thread then
+        /// hands the queue to a new loop (the blocked one stops once its delegate returns).
+        /// Called on the dispatch thread.</summary>
+        internal void Enqueue(HostCall c, Action<HostCall> f)
         {
-            mine = new TaskCompletionSource<bool>();
-            lock (chainLock)
+            bool launch = false, watch = false;
+            int gen = 0;
+            lock (startGate)
             {
-                var prev = lastStart;
-                lastStart = mine;
-                return prev;
+                pending.Enqueue(new KeyValuePair<HostCall, Action<HostCall>>(c, f));
+                if (!starting) { starting = true; launch = true; gen = generation; }
+                if (!watching) { watching = true; watch = true; }
             }
+            if (launch) Launch(gen);
+            if (watch) Dispatcher.After(TimeSpan.FromTicks(TimeSpan.TicksPerMillisecond * 20), Watch);
+        }
+
+        void Launch(int gen) => ThreadPool.UnsafeQueueUserWorkItem(_ => StartLoop(gen), null);
+
+        void StartLoop(int gen)
+        {
+            while (true)
+            {
+                KeyValuePair<HostCall, Action<HostCall>> next;
+                lock (startGate)
+                {
+                    // Replaced while its call blocked: the new loop owns the queue.
+                    if (gen != generation) return;
+                    if (pending.Count == 0)
+                    {
+                        starting = false;
+                        since = 0;
+                        return;
+                    }
+                    next = pending.Dequeue();
+                    since = System.Diagnostics.Stopwatch.GetTimestamp();
+                }
+                var c = next.Key;
+                try
+                {
+                    c.Decode();
+                    next.Value(c);
+                }
+                catch (Exception e) { c.Fail(e); }
+            }
+        }
+
+        // On the dispatch thread (must not block): replaces a loop whose current call has not
+        // started within the grace; watches again while a loop runs.
+        void Watch()
+        {
+            bool launch = false, again;
+            int gen = 0;
+            long wait = StartGraceTicks;
+            lock (startGate)
+            {
+                if (starting && since != 0)
+                {
+                    long elapsed = System.Diagnostics.Stopwatch.GetTimestamp() - since;
+                    if (elapsed >= StartGraceTicks)
+                    {
+                        gen = ++generation;
+                        since = 0;
+                        launch = true;
+                    }
+                    else wait = StartGraceTicks - elapsed;
+                }
+                again = watching = starting;
+            }
+            if (launch) Launch(gen);
+            if (again)
+                Dispatcher.After(TimeSpan.FromMilliseconds(Math.Max(1.0, wait * 1000.0 / System.Diagnostics.Stopwatch.Frequency)), Watch);
         }
     }
 
@@ -199,10 +276,7 @@ namespace PhaseoAgentSdk
             Native.phaseo_queue_post((IntPtr)id);
         }
 
-        const int StartGrace = 20;
-
-        // The call runs on the thread pool, after the previous call of this host has
-        // started, so calls start in call order (docs/behaviour.md §2.9) whatever order the pool picks.
+        // The call is started on the thread pool by its host, in call order (HostObject.Enqueue).
         static void Invoke(IntPtr ud, IntPtr call)
         {
             try
@@ -216,22 +290,7 @@ namespace PhaseoAgentSdk
                     c.Fail(new InvalidOperationException("PhaseoAgentSdk: no C# function for callback " + id));
                     return;
                 }
-                var prev = host.Chain(out var mine);
-                c.Started = mine;
-                ThreadPool.QueueUserWorkItem(_ =>
-                {
-                    // A call starts once the previous one has started: its delegate returned
-                    // its Task (reached its first await) — or 20 ms passed, so a delegate that
-                    // blocks before returning its Task delays the next by that much only.
-                    if (prev != null) prev.Task.Wait(StartGrace);
-                    try
-                    {
-                        c.Decode();
-                        f(c);
-                    }
-                    catch (Exception e) { c.Fail(e); }
-                    finally { mine.TrySetResult(true); }
-                });
+                host.Enqueue(c, f);
             }
             catch (Exception)
             {
@@ -249,8 +308,6 @@ namespace PhaseoAgentSdk
         bool done;
         List<object> args;
         internal readonly int Kind;
-        /// <summary>Set once the call's delegate returned its Task (the next call may start).</summary>
-        internal TaskCompletionSource<bool> Started;
 
         internal HostCall(IntPtr call, int kind, string argsText)
         {
@@ -325,12 +382,10 @@ namespace PhaseoAgentSdk
             try
             {
                 task = f();
-                Started?.TrySetResult(true);
                 if (task == null) throw new InvalidOperationException("the callback returned no Task");
             }
             catch (Exception e)
             {
-                Started?.TrySetResult(true);
                 Fail(e);
                 after?.Invoke();
                 return;

@@ -476,7 +476,16 @@ namespace PhaseoAgentSdk
             string Str()
             {
                 Pos++;
-                var sb = new StringBuilder();
+                // Most strings have no escape: one substring, no builder.
+                int start = Pos, end = Pos;
+                while (end < t.Length && t[end] != '"' && t[end] != '\\') end++;
+                if (end < t.Length && t[end] == '"')
+                {
+                    Pos = end + 1;
+                    return t.Substring(start, end - start);
+                }
+                var sb = new StringBuilder(t, start, end - start, Math.Max(16, 2 * (end - start)));
+                Pos = end;
                 while (true)
                 {
                     if (Pos >= t.Length) throw Error("unterminated string");
@@ -516,6 +525,14 @@ namespace PhaseoAgentSdk
                     if (c >= '0' && c <= '9') { Pos++; continue; }
                     if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') { integral = false; Pos++; continue; }
                     break;
+                }
+                int digits = Pos - start - (t[start] == '-' ? 1 : 0);
+                if (integral && digits > 0 && digits <= 18)
+                {
+                    // Fits a long whatever the digits: no substring, no culture-aware parse.
+                    long n = 0;
+                    for (int i = Pos - digits; i < Pos; i++) n = n * 10 + (t[i] - '0');
+                    return t[start] == '-' ? -n : n;
                 }
                 var s = t.Substring(start, Pos - start);
                 if (s.Length == 0 || s == "-") throw Error("unexpected character");

@@ -95,6 +95,41 @@ namespace PhaseoAgentSdk.Tests
             finally { release.Set(); }
         }
 
+        /// <summary>A tool delegate that blocks before returning its Task (here until the next
+        /// call has started) does not hold the calls after it: the next call starts anyway, the
+        /// calls still start in call order, and their messages follow call order.</summary>
+        [Test]
+        public void ADelegateThatBlocksBeforeReturningItsTaskDoesNotHoldTheNextCall()
+        {
+            var started = new List<string>();
+            var secondStarted = new ManualResetEventSlim();
+            bool released = false;
+            var block = new Tool("block", (i, rt) =>
+            {
+                lock (started) started.Add(rt.ToolCall.Id);
+                // Synchronous: the delegate has not returned its Task while it waits.
+                released = secondStarted.Wait(Bound);
+                return Task.FromResult<object>("unblocked");
+            });
+            var mark = new Tool("mark", (i, rt) =>
+            {
+                lock (started) started.Add(rt.ToolCall.Id);
+                if (rt.ToolCall.Id == "b") secondStarted.Set();
+                return Task.FromResult<object>(rt.ToolCall.Id);
+            });
+            using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "a", Tools = new[] { block, mark } }))
+            {
+                var client = new RecordingClient(Calls("a", "block", "{}", "b", "mark", "{}", "c", "mark", "{}"), Text("done"));
+                var run = agent.Run(new RunOptions("go", client) { ToolExecution = new ToolExecutionConfig(Concurrency: 3) });
+                Assert.IsTrue(Ends(run, Bound), "the run did not end");
+                Assert.AreEqual("completed", run.Result.Status);
+                Assert.IsTrue(released, "the call after a blocked delegate never started");
+                lock (started) CollectionAssert.AreEqual(new[] { "a", "b", "c" }, started);
+                var tools = client.Requests[1].Messages.Where(m => m.Role == "tool").Select(m => m.ToolCallId).ToArray();
+                CollectionAssert.AreEqual(new[] { "a", "b", "c" }, tools);
+            }
+        }
+
         /// <summary>A run whose handler keeps up still sees every event, <c>run.cancelled</c>
         /// included, before its cancelled run returns.</summary>
         [Test]
