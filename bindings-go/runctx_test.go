@@ -108,7 +108,7 @@ func TestToolCtxEndsWithTheRunCtx(t *testing.T) {
 			<-rt.Ctx.Done()
 			s.err, s.cause = rt.Ctx.Err(), context.Cause(rt.Ctx)
 			out <- s
-			return "stopped", nil
+			return nil, rt.Ctx.Err()
 		}},
 	}})
 	go func() {
@@ -116,9 +116,11 @@ func TestToolCtxEndsWithTheRunCtx(t *testing.T) {
 		cancel(stop)
 		close(proceed)
 	}()
-	// The run's own outcome (cancelled) is TestRunCtxCancelsTheRun's: here only what the
-	// tool saw of its context counts.
-	_, _ = agent.Run(ctx, pa.RunOptions{Input: "go", Client: scripted(t, calls("wait"), textResponse("done"))})
+	// The tool answers with its context's error: the run still ends cancelled.
+	r, err := agent.Run(ctx, pa.RunOptions{Input: "go", Client: scripted(t, calls("wait"))})
+	if err != nil || r.Status() != pa.StatusCancelled {
+		t.Fatalf("status %s err %v", r.Status(), err)
+	}
 	select {
 	case s := <-out:
 		if !s.hasIt || !s.deadline.Equal(deadline) {
@@ -145,14 +147,17 @@ func TestRunCtxCancelEndsARunningToolCtx(t *testing.T) {
 			close(started)
 			<-child.Done()
 			ended <- rt.Ctx.Err()
-			return "stopped", nil
+			return nil, rt.Ctx.Err()
 		}},
 	}})
 	go func() {
 		<-started
 		cancel()
 	}()
-	_, _ = agent.Stream(ctx, pa.RunOptions{Input: "go", Client: scripted(t, calls("wait"), textResponse("done"))}).Result()
+	r, err := agent.Stream(ctx, pa.RunOptions{Input: "go", Client: scripted(t, calls("wait"))}).Result()
+	if err != nil || r.Status() != pa.StatusCancelled {
+		t.Fatalf("status %s err %v", r.Status(), err)
+	}
 	select {
 	case e := <-ended:
 		if !errors.Is(e, context.Canceled) {

@@ -492,6 +492,8 @@ async fn resume_paused(
     };
     match outcome {
         None => finish(&ctx, state, Err(None)).await,
+        // As in `drive_and_finish`: a failure reached while cancelling is the cancellation.
+        Some(Err(_)) if ctx.cancel.is_cancelled() => finish(&ctx, state, Err(None)).await,
         Some(Err(failure)) => finish(&ctx, state, Err(Some(failure))).await,
         Some(Ok(start)) => drive_and_finish(&ctx, state, start).await,
     }
@@ -513,6 +515,10 @@ async fn drive_and_finish(
     match outcome {
         None => finish(ctx, state, Err(None)).await,
         Some(Ok(())) => finish(ctx, state, Ok(())).await,
+        // A failure the run reached while it was being cancelled is the cancellation's: a
+        // host may answer a call with its error (its context cancelled) within the very
+        // poll that checked for cancellation and then started the call.
+        Some(Err(_)) if ctx.cancel.is_cancelled() => finish(ctx, state, Err(None)).await,
         Some(Err(failure)) => finish(ctx, state, Err(Some(failure))).await,
     }
 }
