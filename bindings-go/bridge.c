@@ -44,7 +44,12 @@ static bool queue_grow(void) {
 
 static void phaseo_go_enqueue(void *user_data, PhaseoCall *call) {
   const char *args = phaseo_call_args(call);
-  PhaseoGoCall item = {(uintptr_t)user_data, call, phaseo_call_callback(call), (int)phaseo_call_kind(call), args,
+  PhaseoGoCall item = {(uintptr_t)user_data,
+                       (uintptr_t)phaseo_call_run_user_data(call),
+                       call,
+                       phaseo_call_callback(call),
+                       (int)phaseo_call_kind(call),
+                       args,
                        args ? strlen(args) : 0};
   pthread_mutex_lock(&queue_mu);
   if (queue_len == queue_cap && !queue_grow()) {

@@ -9,9 +9,11 @@
 
 // A call waiting for the Go dispatcher: its host (a cgo.Handle), the call, and what the
 // dispatcher needs of it (read on the core thread, so Go makes no C call for them). args
-// belongs to the call (valid until it is completed).
+// belongs to the call (valid until it is completed). run is the run host (a cgo.Handle)
+// of the run whose tool call this is, 0 for other calls.
 typedef struct {
   uintptr_t handle;
+  uintptr_t run;
   PhaseoCall *call;
   uint64_t callback;
   int kind;

@@ -44,16 +44,18 @@ type hostObject interface {
 	lookup(id uint64) callbackFn
 }
 
-// runHost is the host of one run: its option callbacks, event handler and end signal.
+// runHost is the host of one run: its option callbacks, event handler and end signal, and
+// the caller's ctx, the parent of the contexts of the run's tool calls.
 type runHost struct {
 	callbacks
+	ctx    context.Context
 	events *eventDelivery // nil without an OnEvent
 	done   chan struct{}
 	once   sync.Once
 }
 
-func newRunHost(onEvent EventHandler) *runHost {
-	h := &runHost{done: make(chan struct{})}
+func newRunHost(ctx context.Context, onEvent EventHandler) *runHost {
+	h := &runHost{ctx: ctx, done: make(chan struct{})}
 	if onEvent != nil {
 		h.events = newEventDelivery(onEvent)
 	}
@@ -71,13 +73,16 @@ func (h *runHost) finish() { h.once.Do(func() { close(h.done) }) }
 
 // hostCall is one invocation the core handed to Go.
 type hostCall struct {
-	call  *C.PhaseoCall
-	kind  C.enum_PhaseoCallKind
-	args  []any
-	rt    *runtimeArgs // the runtime argument of a tool-side call
-	order keyOrder
-	mu    sync.Mutex
-	done  bool
+	call *C.PhaseoCall
+	kind C.enum_PhaseoCallKind
+	args []any
+	rt   *runtimeArgs // the runtime argument of a tool-side call
+	// The caller's ctx of the run whose tool call this is (nil for other calls): the
+	// parent of the call's context.
+	parent context.Context
+	order  keyOrder
+	mu     sync.Mutex
+	done   bool
 	// The storage of args, rt, the call's context (cancelContext) and the key order of its
 	// first object: in the hostCall, so that a call costs one allocation for them, not five.
 	argBuf   [1]any
@@ -127,9 +132,22 @@ func hostOf(handle uintptr) (obj hostObject) {
 	return obj
 }
 
+// runCtxOf is the caller's ctx of the run host a tool call names; nil when there is none
+// or the run host was released meanwhile (the run ended: the call is abandoned).
+func runCtxOf(handle uintptr) (ctx context.Context) {
+	if handle == 0 {
+		return nil
+	}
+	defer func() { _ = recover() }() // a deleted cgo.Handle panics
+	if h, ok := cgo.Handle(handle).Value().(*runHost); ok {
+		ctx = h.ctx
+	}
+	return ctx
+}
+
 func dispatch(item *C.PhaseoGoCall) {
 	id := uint64(item.callback)
-	c := &hostCall{call: item.call, kind: C.enum_PhaseoCallKind(item.kind)}
+	c := &hostCall{call: item.call, kind: C.enum_PhaseoCallKind(item.kind), parent: runCtxOf(uintptr(item.run))}
 	obj := hostOf(uintptr(item.handle))
 	if obj == nil {
 		c.fail(fmt.Errorf("phaseoagent: no Go host for callback %d", id))

@@ -35,8 +35,10 @@ type prepared struct {
 	release func()
 }
 
-func (a *Agent) prepare(m map[string]any, o *RunOverrides, client ModelClient, store *RunStore, onEvent EventHandler) (*prepared, error) {
-	h := newRunHost(onEvent)
+// prepare builds a run's options and host; ctx is the caller's, the parent of the run's
+// tool calls' contexts.
+func (a *Agent) prepare(ctx context.Context, m map[string]any, o *RunOverrides, client ModelClient, store *RunStore, onEvent EventHandler) (*prepared, error) {
+	h := newRunHost(ctx, onEvent)
 	o.apply(m, &h.callbacks)
 	text, err := encodeValue(m)
 	if err != nil {
@@ -82,7 +84,7 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	p, err := a.prepare(m, &o.RunOverrides, o.Client, store, o.OnEvent)
+	p, err := a.prepare(ctx, m, &o.RunOverrides, o.Client, store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -333,7 +335,7 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 	if err != nil {
 		return RunResult{}, err
 	}
-	p, err := a.prepare(m, &o.RunOverrides, o.Client, store, o.OnEvent)
+	p, err := a.prepare(ctx, m, &o.RunOverrides, o.Client, store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -362,7 +364,7 @@ func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (R
 		m["traceparent"] = o.Traceparent
 	}
 	putToolExecution(m, o.ToolExecution)
-	p, err := a.prepare(m, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
+	p, err := a.prepare(ctx, m, &o.RunOverrides, o.Client, o.Store, o.OnEvent)
 	if err != nil {
 		return RunResult{}, err
 	}

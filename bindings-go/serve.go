@@ -75,7 +75,7 @@ type MCPToolServer struct {
 //	defer srv.Close()
 //	srv.Wait(ctx)
 func ServeMCP(ctx context.Context, opts MCPServeOptions) (*MCPToolServer, error) {
-	h := newRunHost(opts.OnEvent)
+	h := newRunHost(nil, opts.OnEvent) // served calls belong to no caller's run: no parent ctx
 	text, err := encodeValue(serveJSON(&opts, &h.callbacks))
 	if err != nil {
 		return nil, definitionError("Invalid MCP server options: %v", err)

@@ -65,7 +65,7 @@ func failedStream(err error) *StreamResult {
 }
 
 func (a *Agent) stream(ctx context.Context, m map[string]any, o *RunOverrides, client ModelClient, store *RunStore, onEvent EventHandler, state, runID *C.char) *StreamResult {
-	p, err := a.prepare(m, o, client, store, nil)
+	p, err := a.prepare(ctx, m, o, client, store, nil)
 	if err != nil {
 		return failedStream(err)
 	}

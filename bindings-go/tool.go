@@ -45,9 +45,11 @@ type RuntimeContext struct {
 	// SetContext replaces the application context for later turns (applied after the tool
 	// phase, in call order). Only an executor can set it.
 	SetContext func(value any) error
-	// Ctx is cancelled when the SDK stops waiting for the call: its timeout elapsed, the
-	// run was cancelled (the ctx given to Run, StreamResult.Cancel), or a sibling call
-	// failed the run. A tool that honours it stops early; one that ignores it keeps its
+	// Ctx derives from the ctx given to Run, Continue, Recover, Stream or ContinueStream:
+	// its values and deadline are that ctx's. It is cancelled when the SDK stops waiting
+	// for the call: its timeout elapsed, the run was cancelled (that ctx done — then Err
+	// and context.Cause are the ctx's —, StreamResult.Cancel), or a sibling call failed
+	// the run. A tool that honours it stops early; one that ignores it keeps its
 	// goroutine, but its late result is discarded and the run does not wait for it.
 	Ctx context.Context
 }

@@ -88,6 +88,7 @@ pub(crate) unsafe fn run_options(
     if host.has_listener() {
         options = options.on_event(Arc::new(HostListener(host.clone())));
     }
+    options.host_tag = host.tag();
     Ok(options)
 }
 
@@ -109,6 +110,7 @@ pub(crate) unsafe fn continue_options(
     if host.has_listener() {
         options = options.on_event(Arc::new(HostListener(host.clone())));
     }
+    options.host_tag = host.tag();
     Ok(options)
 }
 

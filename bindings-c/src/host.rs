@@ -83,6 +83,12 @@ impl Host {
     pub fn has_listener(&self) -> bool {
         self.0.on_event.is_some()
     }
+
+    /// The host's `user_data` as a run's host tag (`None` when NULL): a tool call of the
+    /// run gives it back with `phaseo_call_run_user_data`.
+    pub fn tag(&self) -> Option<u64> {
+        (!self.0.user_data.is_null()).then_some(self.0.user_data as usize as u64)
+    }
 }
 
 impl Drop for Host {
@@ -392,6 +398,20 @@ pub unsafe extern "C" fn phaseo_call_callback(call: *const PhaseoCall) -> u64 {
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_call_args(call: *const PhaseoCall) -> *const c_char {
     call.as_ref().map_or(std::ptr::null(), |c| c.args.as_ptr())
+}
+
+/// The `user_data` of the host given to the run this call belongs to (`phaseo_agent_run`,
+/// `phaseo_agent_continue`, `phaseo_agent_recover`, a stream; a nested agent run's calls
+/// give their parent run's), so a host can serve a tool call with what its caller passed
+/// to that run (Go: the run's `context.Context`). NULL for a call outside a run's tool
+/// calls (a model client's, a stop condition's). The host may have released it already
+/// when the run ended before the call was taken.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_run_user_data(call: *const PhaseoCall) -> *mut c_void {
+    call.as_ref()
+        .and_then(|c| c.runtime.as_ref())
+        .and_then(ToolRuntime::host_tag)
+        .map_or(std::ptr::null_mut(), |tag| tag as usize as *mut c_void)
 }
 
 /// Whether the core stopped waiting for this call (timeout, run cancelled, a sibling

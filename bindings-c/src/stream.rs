@@ -1,7 +1,7 @@
 //! `PhaseoStream`: a streamed run whose events the host pulls one at a time.
 
 use std::ffi::c_char;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use phaseo_agent::{AgentStream, CancellationToken, EventCursor};
 
@@ -15,22 +15,31 @@ use crate::store::PhaseoStore;
 pub struct PhaseoStream {
     stream: AgentStream,
     cursor: Mutex<EventCursor>,
+    /// The run's host, held with the handle: its `user_data` is the run's tag, which the
+    /// run's tool calls give back (`phaseo_call_run_user_data`).
+    _host: Arc<Host>,
 }
 
 unsafe fn out_stream(
     out: *mut *mut PhaseoStream,
     stream: AgentStream,
+    host: Arc<Host>,
 ) -> Result<PhaseoStatus, CError> {
     if out.is_null() {
         return Err(CError::argument("out_stream is NULL"));
     }
     let cursor = Mutex::new(stream.cursor());
-    *out = Box::into_raw(Box::new(PhaseoStream { stream, cursor }));
+    *out = Box::into_raw(Box::new(PhaseoStream {
+        stream,
+        cursor,
+        _host: host,
+    }));
     Ok(PhaseoStatus::Ok)
 }
 
 /// Starts a streamed run (arguments as `phaseo_agent_run`; `host.on_event` also receives
-/// the events, `host.on_done` is not called).
+/// the events, `host.on_done` is not called; the stream handle holds the host until it is
+/// freed).
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_agent_stream(
     agent: *const PhaseoAgent,
@@ -47,7 +56,7 @@ pub unsafe extern "C" fn phaseo_agent_stream(
         let cancel = CancellationToken::new();
         let options = run_options(options_json, client, store, &host, &cancel)?;
         let _enter = phaseo_agent::exec::runtime().enter();
-        out_stream(out_stream_ptr, agent.agent.stream(options))
+        out_stream(out_stream_ptr, agent.agent.stream(options), host.clone())
     })
 }
 
@@ -77,7 +86,7 @@ pub unsafe extern "C" fn phaseo_agent_continue_stream(
                 agent.agent.continue_stream_by_id(id, options)
             }
         };
-        out_stream(out_stream_ptr, stream)
+        out_stream(out_stream_ptr, stream, host.clone())
     })
 }
 

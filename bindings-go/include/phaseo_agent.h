@@ -252,6 +252,14 @@ uint64_t phaseo_call_callback(const struct PhaseoCall *call);
 // until `phaseo_call_complete`.
 const char *phaseo_call_args(const struct PhaseoCall *call);
 
+// The `user_data` of the host given to the run this call belongs to (`phaseo_agent_run`,
+// `phaseo_agent_continue`, `phaseo_agent_recover`, a stream; a nested agent run's calls
+// give their parent run's), so a host can serve a tool call with what its caller passed
+// to that run (Go: the run's `context.Context`). NULL for a call outside a run's tool
+// calls (a model client's, a stop condition's). The host may have released it already
+// when the run ended before the call was taken.
+void *phaseo_call_run_user_data(const struct PhaseoCall *call);
+
 // Whether the core stopped waiting for this call (timeout, run cancelled, a sibling
 // failed): the host should stop its work; its answer will be discarded.
 bool phaseo_call_is_cancelled(const struct PhaseoCall *call);
@@ -448,7 +456,8 @@ enum PhaseoStatus phaseo_store_accessor(struct PhaseoHost host,
                                         char **out_error);
 
 // Starts a streamed run (arguments as `phaseo_agent_run`; `host.on_event` also receives
-// the events, `host.on_done` is not called).
+// the events, `host.on_done` is not called; the stream handle holds the host until it is
+// freed).
 enum PhaseoStatus phaseo_agent_stream(const struct PhaseoAgent *agent,
                                       const char *options_json,
                                       const struct PhaseoClient *client,

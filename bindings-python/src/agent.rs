@@ -210,110 +210,95 @@ struct Prepared {
     traceparent: Option<String>,
 }
 
+/// The options of an entry point: one dict from the package (`_agent.py` builds it from
+/// the public keyword arguments); None and a missing key are absent.
+struct EntryOptions<'py>(Bound<'py, PyDict>);
+
+impl<'py> EntryOptions<'py> {
+    fn any(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(self.0.get_item(key)?.filter(|v| !v.is_none()))
+    }
+
+    /// A value that may be None (a run's input, a client the core refuses).
+    fn value(&self, key: &str) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.0.py();
+        Ok(self
+            .0
+            .get_item(key)?
+            .unwrap_or_else(|| py.None().into_bound(py)))
+    }
+
+    fn of<T: pyo3::type_object::PyTypeCheck>(&self, key: &str) -> PyResult<Option<Bound<'py, T>>> {
+        self.any(key)?
+            .map(|v| v.cast_into::<T>().map_err(PyErr::from))
+            .transpose()
+    }
+
+    fn string(&self, key: &str) -> PyResult<Option<String>> {
+        self.any(key)?.map(|v| v.extract()).transpose()
+    }
+}
+
 impl PyAgent {
-    fn prepare(
-        &self,
-        py: Python<'_>,
-        client: &Bound<'_, PyAny>,
-        overrides_dict: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-    ) -> PyResult<Prepared> {
+    fn prepare(&self, py: Python<'_>, o: &EntryOptions<'_>) -> PyResult<Prepared> {
+        let overrides_dict = o.of::<PyDict>("overrides")?;
         Ok(Prepared {
             agent: self.agent.clone(),
-            client: client_from_py(client)?,
-            overrides: overrides(py, overrides_dict)?,
-            on_event: on_event.filter(|v| !v.is_none()).map(|f| {
-                Arc::new(HostListener(f.clone().unbind())) as Arc<dyn phaseo_agent::EventListener>
+            client: client_from_py(&o.value("client")?)?,
+            overrides: overrides(py, overrides_dict.as_ref())?,
+            on_event: o.any("on_event")?.map(|f| {
+                Arc::new(HostListener(f.unbind())) as Arc<dyn phaseo_agent::EventListener>
             }),
-            cancel: cancel
+            cancel: o
+                .of::<PyCancelToken>("cancel")?
                 .map(|c| c.get().token.child_token())
                 .unwrap_or_default(),
             traceparent: crate::tracing::host_traceparent(py),
         })
     }
 
-    fn run_options(
-        p: &Prepared,
-        input: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        messages: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<RunOptions> {
-        let context = match context {
-            Some(c) => arg_value(c, "context")?,
+    /// The job of a run entry point: `{input, client, context?, messages?, overrides?,
+    /// on_event?, cancel?, store?}`.
+    fn run_job(&self, py: Python<'_>, o: &EntryOptions<'_>) -> PyResult<Job> {
+        let p = self.prepare(py, o)?;
+        let context = match o.any("context")? {
+            Some(c) => arg_value(&c, "context")?,
             None => Value::Null,
         };
-        let mut options = RunOptions::new(arg_value(input, "input")?, p.client.clone())
-            .context(context)
-            .overrides(p.overrides.clone())
-            .cancel(p.cancel.clone());
+        let mut options =
+            RunOptions::new(arg_value(&o.value("input")?, "input")?, p.client.clone())
+                .context(context)
+                .overrides(p.overrides.clone())
+                .cancel(p.cancel.clone());
         options.traceparent = p.traceparent.clone();
         if let Some(f) = &p.on_event {
             options = options.on_event(f.clone());
         }
-        if let Some(m) = messages.filter(|m| !m.is_none()) {
-            let list: Vec<Message> = serde_json::from_value(camel_keys(arg_value(m, "messages")?))
+        if let Some(m) = o.any("messages")? {
+            let list: Vec<Message> = serde_json::from_value(camel_keys(arg_value(&m, "messages")?))
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("messages: {e}")))?;
             options = options.messages(list);
         }
-        Ok(options)
-    }
-
-    /// The job of a run entry point.
-    #[allow(clippy::too_many_arguments)]
-    fn run_job(
-        &self,
-        py: Python<'_>,
-        input: &Bound<'_, PyAny>,
-        client: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        messages: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-        store: Option<&Bound<'_, PyRunStore>>,
-    ) -> PyResult<Job> {
-        let p = self.prepare(py, client, overrides, on_event, cancel)?;
-        let mut options = Self::run_options(&p, input, context, messages)?;
-        if let Some(s) = store {
+        if let Some(s) = o.of::<PyRunStore>("store")? {
             options = options.store(s.get().store.clone());
         }
         Ok(Job::Run(p.agent, options, p.cancel))
     }
 
-    /// The job of a continue entry point.
-    #[allow(clippy::too_many_arguments)]
-    fn continue_job(
-        &self,
-        py: Python<'_>,
-        state: Option<&Bound<'_, PyRunResult>>,
-        client: &Bound<'_, PyAny>,
-        approvals: Option<&Bound<'_, PyAny>>,
-        rejections: Option<&Bound<'_, PyAny>>,
-        tool_outputs: Option<&Bound<'_, PyAny>>,
-        responses: Option<&Bound<'_, PyAny>>,
-        human_input: Option<String>,
-        context: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-        by_id: ById<'_>,
-    ) -> PyResult<Job> {
-        let p = self.prepare(py, client, overrides, on_event, cancel)?;
-        let mut options = Self::continue_options(
-            &p,
-            approvals,
-            rejections,
-            tool_outputs,
-            responses,
-            human_input,
-            context,
-        )?;
-        if let Some(s) = by_id.store {
-            options = options.store(s.get().store.clone());
-        }
+    /// The job of a continue entry point: `{state?, run_id?, client, approvals?,
+    /// rejections?, tool_outputs?, responses?, human_input?, context?, overrides?,
+    /// on_event?, cancel?, store?}`.
+    fn continue_job(&self, py: Python<'_>, o: &EntryOptions<'_>) -> PyResult<Job> {
+        let p = self.prepare(py, o)?;
+        let mut options = Self::continue_options(&p, o)?;
+        options.approvals = decisions(o.any("approvals")?.as_ref())?;
+        options.rejections = decisions(o.any("rejections")?.as_ref())?;
+        options.tool_outputs = outputs(o.any("tool_outputs")?.as_ref(), "tool_outputs")?;
+        options.responses = outputs(o.any("responses")?.as_ref(), "responses")?;
+        options.human_input = o.string("human_input")?;
+        let state = o.of::<PyRunResult>("state")?;
         // Given both, the core checks that they agree (docs/behaviour.md §10).
-        if let Some(run_id) = by_id.run_id {
+        if let Some(run_id) = o.string("run_id")? {
             options = options.run_id(run_id);
         } else if state.is_none() {
             return Err(to_pyerr(
@@ -325,62 +310,34 @@ impl PyAgent {
         Ok(Job::Continue(p.agent, state, options, p.cancel))
     }
 
-    /// The job of a recover entry point.
-    #[allow(clippy::too_many_arguments)]
-    fn recover_job(
-        &self,
-        py: Python<'_>,
-        run_id: String,
-        client: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyDict>>,
-        on_event: Option<&Bound<'_, PyAny>>,
-        cancel: Option<&Bound<'_, PyCancelToken>>,
-        store: Option<&Bound<'_, PyRunStore>>,
-    ) -> PyResult<Job> {
-        let p = self.prepare(py, client, overrides, on_event, cancel)?;
-        let mut options = Self::continue_options(&p, None, None, None, None, None, context)?;
-        if let Some(s) = store {
-            options = options.store(s.get().store.clone());
-        }
+    /// The job of a recover entry point: `{run_id, client, context?, overrides?,
+    /// on_event?, cancel?, store?}`.
+    fn recover_job(&self, py: Python<'_>, o: &EntryOptions<'_>) -> PyResult<Job> {
+        let p = self.prepare(py, o)?;
+        let options = Self::continue_options(&p, o)?;
+        let run_id: String = o.value("run_id")?.extract()?;
         Ok(Job::Recover(p.agent, run_id, options, p.cancel))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn continue_options(
-        p: &Prepared,
-        approvals: Option<&Bound<'_, PyAny>>,
-        rejections: Option<&Bound<'_, PyAny>>,
-        tool_outputs: Option<&Bound<'_, PyAny>>,
-        responses: Option<&Bound<'_, PyAny>>,
-        human_input: Option<String>,
-        context: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<ContinueOptions> {
+    /// What a continue and a recover share: client, overrides, cancel, context, events,
+    /// store.
+    fn continue_options(p: &Prepared, o: &EntryOptions<'_>) -> PyResult<ContinueOptions> {
         let mut options = ContinueOptions::new(p.client.clone())
             .overrides(p.overrides.clone())
             .cancel(p.cancel.clone());
         options.traceparent = p.traceparent.clone();
-        options.approvals = decisions(approvals)?;
-        options.rejections = decisions(rejections)?;
-        options.tool_outputs = outputs(tool_outputs, "tool_outputs")?;
-        options.responses = outputs(responses, "responses")?;
-        options.human_input = human_input;
-        options.context = context
-            .filter(|c| !c.is_none())
-            .map(|c| arg_value(c, "context"))
+        options.context = o
+            .any("context")?
+            .map(|c| arg_value(&c, "context"))
             .transpose()?;
         if let Some(f) = &p.on_event {
             options = options.on_event(f.clone());
         }
+        if let Some(s) = o.of::<PyRunStore>("store")? {
+            options = options.store(s.get().store.clone());
+        }
         Ok(options)
     }
-}
-
-/// The stored run a continue names instead of a state, and the store to use.
-#[derive(Default)]
-struct ById<'a> {
-    run_id: Option<String>,
-    store: Option<&'a Bound<'a, PyRunStore>>,
 }
 
 /// What a run or continue entry point starts: everything gathered under the GIL.
@@ -402,6 +359,20 @@ enum Mode {
     Block,
     Await,
     Stream,
+}
+
+impl Mode {
+    /// The package's name of a mode.
+    fn parse(mode: &str) -> PyResult<Self> {
+        match mode {
+            "block" => Ok(Self::Block),
+            "await" => Ok(Self::Await),
+            "stream" => Ok(Self::Stream),
+            other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown entry mode {other:?}"
+            ))),
+        }
+    }
 }
 
 impl Job {
@@ -703,227 +674,44 @@ impl PyAgent {
         })
     }
 
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the agent: `mode` is `"block"` (the result), `"await"` (an awaitable of it) or
+    /// `"stream"`; `options` as `run_job` reads them.
     fn run<'py>(
         &self,
         py: Python<'py>,
-        input: &Bound<'py, PyAny>,
-        client: &Bound<'py, PyAny>,
-        context: Option<&Bound<'py, PyAny>>,
-        messages: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        store: Option<&Bound<'py, PyRunStore>>,
+        mode: &str,
+        options: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let job = self.run_job(
-                py, input, client, context, messages, overrides, on_event, cancel, store,
-            )?;
-            launch(py, job, Mode::Block)
+            let job = self.run_job(py, &EntryOptions(options))?;
+            launch(py, job, Mode::parse(mode)?)
         })
     }
 
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn run_async<'py>(
-        &self,
-        py: Python<'py>,
-        input: &Bound<'py, PyAny>,
-        client: &Bound<'py, PyAny>,
-        context: Option<&Bound<'py, PyAny>>,
-        messages: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        store: Option<&Bound<'py, PyRunStore>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        no_panic(py, || {
-            let job = self.run_job(
-                py, input, client, context, messages, overrides, on_event, cancel, store,
-            )?;
-            launch(py, job, Mode::Await)
-        })
-    }
-
-    #[pyo3(signature = (input, client, context=None, messages=None, overrides=None, on_event=None, cancel=None, store=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn stream<'py>(
-        &self,
-        py: Python<'py>,
-        input: &Bound<'py, PyAny>,
-        client: &Bound<'py, PyAny>,
-        context: Option<&Bound<'py, PyAny>>,
-        messages: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        store: Option<&Bound<'py, PyRunStore>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        no_panic(py, || {
-            let job = self.run_job(
-                py, input, client, context, messages, overrides, on_event, cancel, store,
-            )?;
-            launch(py, job, Mode::Stream)
-        })
-    }
-
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None, responses=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// Continues a paused run (`mode` as `run`; `options` as `continue_job` reads them).
     fn continue_run<'py>(
         &self,
         py: Python<'py>,
-        state: Option<&Bound<'py, PyRunResult>>,
-        client: &Bound<'py, PyAny>,
-        approvals: Option<&Bound<'py, PyAny>>,
-        rejections: Option<&Bound<'py, PyAny>>,
-        tool_outputs: Option<&Bound<'py, PyAny>>,
-        human_input: Option<String>,
-        context: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        run_id: Option<String>,
-        store: Option<&Bound<'py, PyRunStore>>,
-        responses: Option<&Bound<'py, PyAny>>,
+        mode: &str,
+        options: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let job = self.continue_job(
-                py,
-                state,
-                client,
-                approvals,
-                rejections,
-                tool_outputs,
-                responses,
-                human_input,
-                context,
-                overrides,
-                on_event,
-                cancel,
-                ById { run_id, store },
-            )?;
-            launch(py, job, Mode::Block)
+            let job = self.continue_job(py, &EntryOptions(options))?;
+            launch(py, job, Mode::parse(mode)?)
         })
     }
 
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None, responses=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn continue_run_async<'py>(
-        &self,
-        py: Python<'py>,
-        state: Option<&Bound<'py, PyRunResult>>,
-        client: &Bound<'py, PyAny>,
-        approvals: Option<&Bound<'py, PyAny>>,
-        rejections: Option<&Bound<'py, PyAny>>,
-        tool_outputs: Option<&Bound<'py, PyAny>>,
-        human_input: Option<String>,
-        context: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        run_id: Option<String>,
-        store: Option<&Bound<'py, PyRunStore>>,
-        responses: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        no_panic(py, || {
-            let job = self.continue_job(
-                py,
-                state,
-                client,
-                approvals,
-                rejections,
-                tool_outputs,
-                responses,
-                human_input,
-                context,
-                overrides,
-                on_event,
-                cancel,
-                ById { run_id, store },
-            )?;
-            launch(py, job, Mode::Await)
-        })
-    }
-
-    #[pyo3(signature = (state, client, approvals=None, rejections=None, tool_outputs=None, human_input=None, context=None, overrides=None, on_event=None, cancel=None, run_id=None, store=None, responses=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn continue_stream<'py>(
-        &self,
-        py: Python<'py>,
-        state: Option<&Bound<'py, PyRunResult>>,
-        client: &Bound<'py, PyAny>,
-        approvals: Option<&Bound<'py, PyAny>>,
-        rejections: Option<&Bound<'py, PyAny>>,
-        tool_outputs: Option<&Bound<'py, PyAny>>,
-        human_input: Option<String>,
-        context: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        run_id: Option<String>,
-        store: Option<&Bound<'py, PyRunStore>>,
-        responses: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        no_panic(py, || {
-            let job = self.continue_job(
-                py,
-                state,
-                client,
-                approvals,
-                rejections,
-                tool_outputs,
-                responses,
-                human_input,
-                context,
-                overrides,
-                on_event,
-                cancel,
-                ById { run_id, store },
-            )?;
-            launch(py, job, Mode::Stream)
-        })
-    }
-    #[pyo3(signature = (run_id, client, context=None, overrides=None, on_event=None, cancel=None, store=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// Recovers a stored run (`mode` `"block"` or `"await"`; `options` as `recover_job`
+    /// reads them).
     fn recover<'py>(
         &self,
         py: Python<'py>,
-        run_id: String,
-        client: &Bound<'py, PyAny>,
-        context: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        store: Option<&Bound<'py, PyRunStore>>,
+        mode: &str,
+        options: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         no_panic(py, || {
-            let job = self.recover_job(
-                py, run_id, client, context, overrides, on_event, cancel, store,
-            )?;
-            launch(py, job, Mode::Block)
-        })
-    }
-
-    #[pyo3(signature = (run_id, client, context=None, overrides=None, on_event=None, cancel=None, store=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn recover_async<'py>(
-        &self,
-        py: Python<'py>,
-        run_id: String,
-        client: &Bound<'py, PyAny>,
-        context: Option<&Bound<'py, PyAny>>,
-        overrides: Option<&Bound<'py, PyDict>>,
-        on_event: Option<&Bound<'py, PyAny>>,
-        cancel: Option<&Bound<'py, PyCancelToken>>,
-        store: Option<&Bound<'py, PyRunStore>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        no_panic(py, || {
-            let job = self.recover_job(
-                py, run_id, client, context, overrides, on_event, cancel, store,
-            )?;
-            launch(py, job, Mode::Await)
+            let job = self.recover_job(py, &EntryOptions(options))?;
+            launch(py, job, Mode::parse(mode)?)
         })
     }
 }

@@ -1,18 +1,16 @@
-//! MCP servers declared from Python (docs/behaviour.md §11): the core's `McpServer` with the host's
-//! filter, approval predicate and elicitation hook adapted. The `phaseo_agent` package
-//! checks the option names and spellings first (`mcp_stdio_server`, `mcp_http_server`).
+//! MCP servers declared from Python (docs/behaviour.md §11): the declaration is read by the
+//! core's reader (`phaseo_agent::spec::mcp_server`), with the host's filter, approval
+//! predicate and elicitation hook adapted.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use phaseo_agent::mcp::{
-    McpApproval, McpElicitationHandler, McpServer, McpToolFilter, McpToolInfo,
-};
-use phaseo_agent::{async_trait, AgentError, OnError, ToolError, Value};
+use phaseo_agent::mcp::{McpElicitationHandler, McpServer, McpToolFilter, McpToolInfo};
+use phaseo_agent::spec::{mcp_server, respell_keys, McpCallbacks};
+use phaseo_agent::{async_trait, AgentError, ApprovalPredicate, ToolError, Value};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::convert::to_py;
+use crate::convert::{arg_value, camel, snake, to_py};
 use crate::errors::{to_pyerr, to_tool_error};
 use crate::host::{bridge_for, HostFn, EVENT_LOOP};
 use crate::tool::PyAgentApproval;
@@ -83,143 +81,75 @@ pub struct PyMcpServer {
     pub server: McpServer,
 }
 
-fn invalid(py: Python<'_>, name: &str, message: String) -> PyErr {
-    to_pyerr(
-        py,
-        AgentError::definition_invalid(format!("Invalid MCP server '{name}': {message}")),
-    )
+/// The Python functions of one declaration: `{"$callback": id}` is `funcs[id - 1]`.
+struct PyMcpCallbacks(Vec<Py<PyAny>>);
+
+impl PyMcpCallbacks {
+    fn func(&self, id: u64) -> Py<PyAny> {
+        let f = &self.0[(id - 1) as usize];
+        Python::attach(|py| f.clone_ref(py))
+    }
 }
 
-fn ms(py: Python<'_>, name: &str, what: &str, v: f64) -> PyResult<u64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v.ceil() as u64)
-    } else {
-        Err(invalid(
-            py,
-            name,
-            format!("{what} must be a positive number of milliseconds, got {v}"),
-        ))
+impl McpCallbacks for PyMcpCallbacks {
+    fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        Arc::new(PyAgentApproval(HostFn::new(self.func(id), false)))
+    }
+
+    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn McpToolFilter>> {
+        let func = self.func(id);
+        let host = HostFn::new(Python::attach(|py| func.clone_ref(py)), false);
+        Some(Arc::new(PyFilter { func, host }))
+    }
+
+    fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn McpElicitationHandler>> {
+        Some(Arc::new(PyElicitation(HostFn::new(self.func(id), false))))
     }
 }
 
 #[pymethods]
 impl PyMcpServer {
+    /// Reads a declaration (keyword arguments as `mcp_stdio_server` / `mcp_http_server`
+    /// spell them; None is absent) with the core's reader: every check and refusal is the
+    /// core's, its keys respelled in snake_case. A callable is a host function.
     #[new]
-    #[pyo3(signature = (name, command=None, args=None, env=None, cwd=None, url=None, headers=None, bearer_token=None, allow_tools=None, deny_tools=None, filter=None, tool_prefix=None, require_approval=None, timeout_ms=None, tool_timeouts=None, on_error=None, cache_ttl_ms=None, optional=false, on_elicitation=None, defer_loading=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        name: String,
-        command: Option<String>,
-        args: Option<Vec<String>>,
-        env: Option<BTreeMap<String, String>>,
-        cwd: Option<String>,
-        url: Option<String>,
-        headers: Option<BTreeMap<String, String>>,
-        bearer_token: Option<String>,
-        allow_tools: Option<Vec<String>>,
-        deny_tools: Option<Vec<String>>,
-        filter: Option<Bound<'_, PyAny>>,
-        tool_prefix: Option<String>,
-        require_approval: Option<Bound<'_, PyAny>>,
-        timeout_ms: Option<f64>,
-        tool_timeouts: Option<HashMap<String, f64>>,
-        on_error: Option<String>,
-        cache_ttl_ms: Option<f64>,
-        optional: bool,
-        on_elicitation: Option<Bound<'_, PyAny>>,
-        defer_loading: bool,
-    ) -> PyResult<Self> {
-        let mut server = match (command, url) {
-            (Some(command), None) => {
-                let mut s = McpServer::stdio(&name, command).args(args.unwrap_or_default());
-                for (k, v) in env.unwrap_or_default() {
-                    s = s.env(k, v);
-                }
-                if let Some(dir) = cwd {
-                    s = s.cwd(dir);
-                }
-                s
+    fn new(declaration: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let py = declaration.py();
+        let mut funcs = Vec::new();
+        let mut spec = serde_json::Map::new();
+        for (key, value) in declaration.iter() {
+            let key: String = key.extract()?;
+            if value.is_none() {
+                continue;
             }
-            (None, Some(url)) => {
-                let mut s = McpServer::http(&name, url);
-                for (k, v) in headers.unwrap_or_default() {
-                    s = s.header(k, v);
-                }
-                if let Some(token) = bearer_token {
-                    s = s.bearer(token);
-                }
-                s
-            }
-            _ => {
-                return Err(invalid(
+            let field = camel(&key);
+            if snake(&field) != key {
+                // Only the snake_case keywords are Python's: `allowTools` is no option here.
+                let name = declaration
+                    .get_item("name")?
+                    .map_or_else(String::new, |n| n.to_string());
+                return Err(to_pyerr(
                     py,
-                    &name,
-                    "give either a command (stdio) or a url (Streamable HTTP)".into(),
-                ))
-            }
-        };
-        if let Some(names) = allow_tools {
-            server = server.allow_tools(names);
-        }
-        if let Some(names) = deny_tools {
-            server = server.deny_tools(names);
-        }
-        if let Some(f) = filter.filter(|f| !f.is_none()) {
-            server = server.filter(Arc::new(PyFilter {
-                func: f.clone().unbind(),
-                host: HostFn::new(f.unbind(), false),
-            }));
-        }
-        if let Some(prefix) = tool_prefix {
-            server = server.tool_prefix(prefix);
-        }
-        if let Some(rule) = require_approval.filter(|v| !v.is_none()) {
-            let approval = if let Ok(b) = rule.extract::<bool>() {
-                if b {
-                    McpApproval::Always
-                } else {
-                    McpApproval::Never
-                }
-            } else if let Ok(text) = rule.extract::<String>() {
-                McpApproval::parse(&text).map_err(|e| {
-                    invalid(py, &name, e.replace("requireApproval", "require_approval"))
-                })?
-            } else if rule.is_callable() {
-                McpApproval::Predicate(Arc::new(PyAgentApproval(HostFn::new(rule.unbind(), false))))
-            } else {
-                return Err(invalid(
-                    py,
-                    &name,
-                    format!(
-                        "require_approval must be True, False, \"destructive\" or a callable, got {}",
-                        rule.repr()?
-                    ),
+                    AgentError::definition_invalid(format!(
+                        "Invalid MCP server '{name}': unknown field '{key}' (options are snake_case)"
+                    )),
                 ));
+            }
+            let v = if value.is_callable() {
+                funcs.push(value.unbind());
+                serde_json::json!({ "$callback": funcs.len() })
+            } else {
+                // A value with no JSON form, or one that looks like a function marker, is
+                // shown as its repr: the reader refuses it as the wrong type.
+                match arg_value(&value, &key) {
+                    Ok(v) if v.get("$callback").is_none() => v,
+                    _ => Value::String(value.repr()?.to_string()),
+                }
             };
-            server = server.require_approval(approval);
+            spec.insert(field, v);
         }
-        if let Some(t) = timeout_ms {
-            server = server.timeout_ms(ms(py, &name, "timeout_ms", t)?);
-        }
-        for (tool, t) in tool_timeouts.unwrap_or_default() {
-            let what = format!("tool_timeouts[{tool:?}]");
-            server = server.tool_timeout_ms(tool, ms(py, &name, &what, t)?);
-        }
-        if let Some(policy) = on_error {
-            let policy = OnError::parse(&policy)
-                .map_err(|e| invalid(py, &name, format!("on_error: {e}")))?;
-            server = server.on_error(policy);
-        }
-        if let Some(t) = cache_ttl_ms {
-            server = server.cache_ttl_ms(ms(py, &name, "cache_ttl_ms", t)?);
-        }
-        server = server.optional(optional);
-        // Every tool of the server waits for the built-in tool_search (docs/behaviour.md §17).
-        server = server.defer_loading(defer_loading);
-        if let Some(f) = on_elicitation.filter(|f| !f.is_none()) {
-            server = server.on_elicitation(Arc::new(PyElicitation(HostFn::new(f.unbind(), false))));
-        }
+        let server = mcp_server(&PyMcpCallbacks(funcs), Value::Object(spec))
+            .map_err(|e| to_pyerr(py, respell_keys(e, snake)))?;
         Ok(Self { server })
     }
 

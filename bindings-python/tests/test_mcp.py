@@ -398,19 +398,28 @@ def test_elicitation_requests_go_to_the_hook() -> None:
 
 
 def test_bad_declarations_get_clear_errors(markers: Path) -> None:
-    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': unknown option timeout "):
+    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': unknown field 'timeout' of a stdio "
+                                                   r"server \(known: name, command, args, env, cwd, allow_tools, "):
         mcp_stdio_server("t", "x", timeout=5)  # type: ignore[call-arg]
-    with pytest.raises(AgentDefinitionError, match=r"unknown options allowTools, bearer_token"):
-        mcp_stdio_server("t", "x", allowTools=["a"], bearer_token="x")  # type: ignore[call-arg]
+    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': unknown field 'allowTools'"):
+        mcp_stdio_server("t", "x", allowTools=["a"])  # type: ignore[call-arg]
+    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': unknown field 'bearer' of a stdio server"):
+        mcp_stdio_server("t", "x", bearer_token="x")  # type: ignore[call-arg]
+    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': command must be a string, got 3"):
+        mcp_stdio_server("t", 3)  # type: ignore[arg-type]
+    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': filter must be a function"):
+        mcp_stdio_server("t", "x", filter="all")  # type: ignore[arg-type]
+    with pytest.raises(AgentDefinitionError, match=r"Invalid MCP server 't': optional must be true or false, got 1"):
+        mcp_stdio_server("t", "x", optional=1)  # type: ignore[arg-type]
     with pytest.raises(AgentDefinitionError, match=r"require_approval must be true, false, a predicate or \"destructive\""):
         mcp_stdio_server("t", "x", require_approval="sometimes")
     with pytest.raises(AgentDefinitionError, match=r"url must start with http:// or https://"):
         create_agent(id="x", mcp_servers=[mcp_http_server("h", "ftp://x")])
     with pytest.raises(AgentDefinitionError, match=r"timeout_ms must be a positive number"):
         mcp_stdio_server("t", "x", timeout_ms=0)
-    with pytest.raises(AgentDefinitionError, match=r"on_error: "):
+    with pytest.raises(AgentDefinitionError, match=r"on_error must be \"fail-run\" or \"return-to-model\", got \"explode\""):
         mcp_stdio_server("t", "x", on_error="explode")
-    with pytest.raises(AgentDefinitionError, match=r"deny_tools must be a list of tool names"):
+    with pytest.raises(AgentDefinitionError, match=r"deny_tools must be an array of strings, got \"crash\""):
         mcp_stdio_server("t", "x", deny_tools="crash")  # type: ignore[arg-type]
     with pytest.raises(AgentDefinitionError, match=r"mcp_servers must be a list"):
         create_agent(id="x", mcp_servers=["not a server"])

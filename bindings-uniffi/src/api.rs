@@ -7,6 +7,7 @@ use std::sync::Arc;
 use phaseo_agent as pa;
 use phaseo_agent::Value;
 
+use crate::conversions::*;
 use crate::defs::*;
 use crate::errors::{PhaseoError, ToolError};
 use crate::traits::{to_json, SchemaValidator, Validator};

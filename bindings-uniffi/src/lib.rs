@@ -14,6 +14,7 @@
 uniffi::setup_scaffolding!();
 
 mod api;
+mod conversions;
 mod defs;
 mod errors;
 mod jvm_dispatch;

@@ -8,7 +8,8 @@ use phaseo_agent as pa;
 use phaseo_agent::mcp_server as served;
 
 use crate::api::{on_core, Agent, Tool};
-use crate::defs::{core_client, Client, ToolExecution};
+use crate::conversions::core_client;
+use crate::defs::{Client, ToolExecution};
 use crate::errors::PhaseoError;
 use crate::traits::{EventListener, HostListener};
 

@@ -160,6 +160,10 @@ pub struct RunOptions {
     /// The W3C `traceparent` of the caller's current span: the run span becomes its child
     /// (tracing on; a binding fills it from the host's OpenTelemetry context).
     pub traceparent: Option<String>,
+    /// The binding's tag for this run, handed to every tool call of the run (and of its
+    /// nested agent runs) by [`crate::ToolRuntime::host_tag`]: how a binding finds the
+    /// caller's own per-run values (a Go `context.Context`) from a tool call.
+    pub host_tag: Option<u64>,
 }
 
 impl RunOptions {
@@ -175,7 +179,14 @@ impl RunOptions {
             cancel: None,
             store: None,
             traceparent: None,
+            host_tag: None,
         }
+    }
+
+    /// Tags the run for the binding (see [`RunOptions::host_tag`]).
+    pub fn host_tag(mut self, tag: u64) -> Self {
+        self.host_tag = Some(tag);
+        self
     }
 
     /// Makes the run span a child of the span of this W3C `traceparent` (tracing on).
@@ -324,6 +335,8 @@ pub struct ContinueOptions {
     /// The W3C `traceparent` of the caller's current span (tracing on): the parent of the
     /// continue's run span when the state carries no trace context, otherwise a link.
     pub traceparent: Option<String>,
+    /// The binding's tag for this continue, as [`RunOptions::host_tag`].
+    pub host_tag: Option<u64>,
 }
 
 impl ContinueOptions {
@@ -343,7 +356,14 @@ impl ContinueOptions {
             run_id: None,
             store: None,
             traceparent: None,
+            host_tag: None,
         }
+    }
+
+    /// Tags the continue for the binding (see [`RunOptions::host_tag`]).
+    pub fn host_tag(mut self, tag: u64) -> Self {
+        self.host_tag = Some(tag);
+        self
     }
 
     /// Relates the continue's run span to the span of this W3C `traceparent`.

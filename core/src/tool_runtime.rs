@@ -24,6 +24,8 @@ struct RuntimeInner {
     attempt: u32,
     /// No other call of the turn runs while this one does (see [`ToolRuntime::runs_alone`]).
     alone: bool,
+    /// The binding's tag of the run (see [`crate::RunOptions::host_tag`]).
+    host_tag: Option<u64>,
 }
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
@@ -77,6 +79,7 @@ impl ToolRuntime {
                 annotations: None,
                 attempt: 1,
                 alone: false,
+                host_tag: None,
             }),
         }
     }
@@ -103,6 +106,21 @@ impl ToolRuntime {
             inner.alone = alone;
         }
         self
+    }
+
+    /// Sets the run's host tag (right after `new`, while unshared).
+    pub(crate) fn with_host_tag(mut self, tag: Option<u64>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.host_tag = tag;
+        }
+        self
+    }
+
+    /// The tag the binding gave the run this call belongs to (`RunOptions::host_tag`,
+    /// `ContinueOptions::host_tag`; a nested agent run has its parent's): `None` when
+    /// the run has none.
+    pub fn host_tag(&self) -> Option<u64> {
+        self.inner.host_tag
     }
 
     /// The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again

@@ -470,3 +470,43 @@ fn nested_events_reach_the_outer_stream_and_the_text_stream_stays_the_outer_runs
     let text: String = block(stream.text_stream().map(|t| t.unwrap()).collect::<Vec<_>>()).concat();
     assert_eq!(text, "outer");
 }
+
+/// A binding's tag of a run (`RunOptions::host_tag`) reaches every tool call of the run,
+/// those of its nested agent runs included; a run without one has none.
+#[test]
+fn the_runs_host_tag_reaches_its_tool_calls_and_nested_runs() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tagged = |id: &str| {
+        let seen = seen.clone();
+        Tool::new(
+            id,
+            "Records the run's tag",
+            serde_json::Value::Null,
+            move |_, rt| {
+                seen.lock().unwrap().push(rt.host_tag());
+                Ok(json!("ok"))
+            },
+        )
+    };
+    let inner = agent(AgentDefinition::new("researcher").tool(tagged("lookup")));
+    let boss = agent(
+        AgentDefinition::new("boss")
+            .tool(inner.as_tool(AsToolOptions::new()).unwrap())
+            .tool(tagged("note")),
+    );
+    let script = || {
+        scripted([
+            call("c0", "note", "{}"),
+            ask("c1", "q"),
+            call("n1", "lookup", "{}"),
+            text("inner"),
+            text("outer"),
+        ])
+    };
+    let result = block(boss.run(RunOptions::new("go", script()).host_tag(7))).unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    assert_eq!(*seen.lock().unwrap(), vec![Some(7), Some(7)]);
+    seen.lock().unwrap().clear();
+    block(boss.run(RunOptions::new("go", script()))).unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![None, None]);
+}

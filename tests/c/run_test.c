@@ -36,6 +36,9 @@ typedef struct {
   atomic_int released;
   atomic_int cancelled_seen;
   atomic_int saw_cancelled_flag;
+  /* phaseo_call_run_user_data of the last `add` and `deploy` calls: their run's host. */
+  _Atomic(void *) add_run;
+  _Atomic(void *) deploy_run;
 } HostState;
 
 typedef struct {
@@ -86,10 +89,12 @@ static void invoke(void *user_data, PhaseoCall *call) {
   pthread_t thread;
   switch (phaseo_call_callback(call)) {
   case CB_ADD:
+    atomic_store(&state->add_run, phaseo_call_run_user_data(call));
     pthread_create(&thread, NULL, answer_add, call);
     pthread_detach(thread);
     break;
   case CB_DEPLOY:
+    atomic_store(&state->deploy_run, phaseo_call_run_user_data(call));
     /* Answered synchronously, inside invoke: also allowed. */
     phaseo_call_complete(call, "{\"deployed\":true}", false);
     break;
@@ -229,6 +234,8 @@ int main(void) {
   CONTAINS(state, "{\"sum\":5}");
   CONTAINS(state, "{\"step\":\"adding\"}");
   CHECK(rs1.events > 5, "events: %d", rs1.events);
+  /* A tool call names its run: the user_data of the run's host. */
+  CHECK(atomic_load(&hs.add_run) == &rs1, "the add call's run user_data");
   /* on_done and release follow the outcome (wait may return first). */
   for (int i = 0; i < 1000 && atomic_load(&rs1.released) == 0; i++) usleep(1000);
   CHECK(rs1.done == 1 && rs1.released == 1, "done %d released %d", rs1.done, rs1.released);
@@ -242,10 +249,13 @@ int main(void) {
   CONTAINS(paused, "\"status\":\"waiting_for_human\"");
   CONTAINS(paused, "\"kind\":\"tool_approval\"");
   char *done = NULL;
-  st = run_once(agent, client, paused, "{\"approvals\":[\"d1\"]}", &rs2, &done, &err);
+  RunState rs2c = {0};
+  st = run_once(agent, client, paused, "{\"approvals\":[\"d1\"]}", &rs2c, &done, &err);
   CHECK(st == PHASEO_STATUS_OK, "continue: %s", err);
   CONTAINS(done, "\"status\":\"completed\"");
   CONTAINS(done, "Deployed.");
+  CHECK(atomic_load(&hs.deploy_run) == &rs2c, "the approved call names the continue's run");
+  CHECK(phaseo_call_run_user_data(NULL) == NULL, "NULL call: no run");
 
   /* 3. A refused continue: the run is no longer waiting; no state comes back. */
   char *refused = NULL;

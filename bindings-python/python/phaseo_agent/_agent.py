@@ -272,6 +272,34 @@ def _continue_target(state: Any, run: Any, run_id: Optional[str], store: Any
     return _state(Agent._pick(state, run)), run_id, native_store(store)
 
 
+def _run_options(entry: str, input: Any, client: Any, context: Any, messages: Any, store: Any, state: Any,
+                 overrides: Mapping[str, Any]) -> Dict[str, Any]:
+    """The one options value a run entry point hands to ``_native`` (``run``, ``stream``)."""
+    native_overrides, on_event, cancel = _overrides(entry, overrides)
+    return {"input": input, "client": client, "context": context, "messages": messages,
+            "overrides": native_overrides, "on_event": on_event, "cancel": cancel, "store": _run_store(store, state)}
+
+
+def _continue_options(entry: str, state: Any, run: Any, run_id: Optional[str], store: Any, client: Any,
+                      approvals: Any, rejections: Any, tool_outputs: Any, human_input: Optional[str], context: Any,
+                      responses: Any, overrides: Mapping[str, Any]) -> Dict[str, Any]:
+    """The one options value a continue entry point hands to ``_native``."""
+    native_overrides, on_event, cancel = _overrides(entry, overrides)
+    target, by_id, native = _continue_target(state, run, run_id, store)
+    return {"state": target, "run_id": by_id, "store": native, "client": client,
+            "approvals": _decisions(approvals), "rejections": _decisions(rejections),
+            "tool_outputs": _outputs(tool_outputs), "responses": _outputs(responses), "human_input": human_input,
+            "context": context, "overrides": native_overrides, "on_event": on_event, "cancel": cancel}
+
+
+def _recover_options(entry: str, run_id: str, client: Any, context: Any, store: Any,
+                     overrides: Mapping[str, Any]) -> Dict[str, Any]:
+    """The one options value a recover entry point hands to ``_native``."""
+    native_overrides, on_event, cancel = _overrides(entry, overrides)
+    return {"run_id": run_id, "client": client, "context": context, "overrides": native_overrides,
+            "on_event": on_event, "cancel": cancel, "store": native_store(store)}
+
+
 class Agent:
     """A defined agent. Runs are independent; the agent can be shared across threads.
     An agent with MCP servers is a context manager (``with`` / ``async with``) that stops
@@ -328,15 +356,13 @@ class Agent:
         holding the GIL; Ctrl-C cancels the run and raises KeyboardInterrupt. ``store``
         (or the product's ``state`` accessor, an object with ``load``/``save``) saves the
         run there instead of the agent's store."""
-        native_overrides, on_event, cancel = _overrides("run", overrides)
-        return self._native.run(input, client, context, messages, native_overrides, on_event, cancel, _run_store(store, state))
+        return self._native.run("block", _run_options("run", input, client, context, messages, store, state, overrides))
 
     async def run_async(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
                         store: Any = None, state: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`run`, awaitable; ``async def`` tools run on this event loop."""
-        native_overrides, on_event, cancel = _overrides("run_async", overrides)
-        result: RunResult = await self._native.run_async(input, client, context, messages, native_overrides, on_event, cancel,
-                                                         _run_store(store, state))
+        result: RunResult = await self._native.run(
+            "await", _run_options("run_async", input, client, context, messages, store, state, overrides))
         return result
 
     def continue_run(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
@@ -357,11 +383,9 @@ class Agent:
         runs with it instead of the model's arguments. ``responses`` answer approval-gated
         calls in the tool's place (``AgentToolOutput``, a dict or a pair): the tool never
         runs and the answer is its result."""
-        native_overrides, on_event, cancel = _overrides("continue_run", overrides)
-        target, by_id, native = _continue_target(state, run, run_id, store)
-        return self._native.continue_run(target, client, _decisions(approvals), _decisions(rejections),
-                                         _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel,
-                                         by_id, native, _outputs(responses))
+        return self._native.continue_run("block", _continue_options(
+            "continue_run", state, run, run_id, store, client, approvals, rejections, tool_outputs, human_input,
+            context, responses, overrides))
 
     async def continue_run_async(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                                  run_id: Optional[str] = None, store: Any = None,
@@ -369,21 +393,17 @@ class Agent:
                                  tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                                  responses: Optional[Iterable[Any]] = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`continue_run`, awaitable."""
-        native_overrides, on_event, cancel = _overrides("continue_run_async", overrides)
-        target, by_id, native = _continue_target(state, run, run_id, store)
-        result: RunResult = await self._native.continue_run_async(
-            target, client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native,
-            _outputs(responses))
+        result: RunResult = await self._native.continue_run("await", _continue_options(
+            "continue_run_async", state, run, run_id, store, client, approvals, rejections, tool_outputs, human_input,
+            context, responses, overrides))
         return result
 
     def stream(self, *, input: Any, client: Any, context: Any = None, messages: Optional[List[Dict[str, Any]]] = None,
                store: Any = None, state: Any = None, **overrides: Unpack[RunOverrides]) -> "AgentStream":
         """Starts the run in the background and returns its replayable stream (usable with
         ``for`` and ``async for``, awaitable for the result)."""
-        native_overrides, on_event, cancel = _overrides("stream", overrides)
-        return AgentStream(self._native.stream(input, client, context, messages, native_overrides, on_event, cancel,
-                                               _run_store(store, state)))
+        return AgentStream(self._native.run(
+            "stream", _run_options("stream", input, client, context, messages, store, state, overrides)))
 
     def continue_stream(self, *, state: StateArg = None, run: Union[RunResult, str, bytes, Mapping[str, Any], None] = None,
                         run_id: Optional[str] = None, store: Any = None,
@@ -391,25 +411,20 @@ class Agent:
                         tool_outputs: Optional[Iterable[Any]] = None, human_input: Optional[str] = None, context: Any = None,
                         responses: Optional[Iterable[Any]] = None, **overrides: Unpack[RunOverrides]) -> "AgentStream":
         """Continues a paused run in the background, as a stream."""
-        native_overrides, on_event, cancel = _overrides("continue_stream", overrides)
-        target, by_id, native = _continue_target(state, run, run_id, store)
-        return AgentStream(self._native.continue_stream(
-            target, client, _decisions(approvals), _decisions(rejections),
-            _outputs(tool_outputs), human_input, context, native_overrides, on_event, cancel, by_id, native,
-            _outputs(responses)))
+        return AgentStream(self._native.continue_run("stream", _continue_options(
+            "continue_stream", state, run, run_id, store, client, approvals, rejections, tool_outputs, human_input,
+            context, responses, overrides)))
 
     def recover(self, run_id: str, *, client: Any, context: Any = None, store: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Recovers the stored run ``run_id`` whose worker died (its lease expired): goes on
         from its last checkpoint, with the decisions its claim stored. A run another worker
         still holds, or that is not running, is refused with ``AgentContinueError``."""
-        native_overrides, on_event, cancel = _overrides("recover", overrides)
-        return self._native.recover(run_id, client, context, native_overrides, on_event, cancel, native_store(store))
+        return self._native.recover("block", _recover_options("recover", run_id, client, context, store, overrides))
 
     async def recover_async(self, run_id: str, *, client: Any, context: Any = None, store: Any = None, **overrides: Unpack[RunOverrides]) -> RunResult:
         """Like :meth:`recover`, awaitable."""
-        native_overrides, on_event, cancel = _overrides("recover_async", overrides)
-        result: RunResult = await self._native.recover_async(run_id, client, context, native_overrides, on_event, cancel,
-                                                             native_store(store))
+        result: RunResult = await self._native.recover(
+            "await", _recover_options("recover_async", run_id, client, context, store, overrides))
         return result
 
     @staticmethod

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._native import ToolRuntime
 from ._records import AgentToolCall, Record
-from .errors import AgentDefinitionError
 
 __all__ = ["McpServer", "McpToolInfo", "mcp_http_server", "mcp_stdio_server"]
 
@@ -31,40 +30,11 @@ class McpToolInfo(Record):
     __slots__ = ()
 
 
-_OPTIONS = {
-    "allow_tools", "deny_tools", "filter", "tool_prefix", "require_approval", "timeout_ms",
-    "tool_timeouts", "on_error", "cache_ttl_ms", "optional", "on_elicitation", "defer_loading",
-}
-
-
-def _invalid(name: str, message: str) -> AgentDefinitionError:
-    return AgentDefinitionError(f"Invalid MCP server '{name}': {message}", code="definition_invalid")
-
-
-def _names(name: str, what: str, value: Any) -> Optional[List[str]]:
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise _invalid(name, f"{what} must be a list of tool names, got {type(value).__name__}")
-    names = list(value)
-    if not all(isinstance(n, str) for n in names):
-        raise _invalid(name, f"{what} must hold strings")
-    return names
-
-
-def _strings(name: str, what: str, value: Any) -> Optional[Dict[str, str]]:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise _invalid(name, f"{what} must be a dict of strings")
-    return dict(value)
-
-
-def _filter(predicate: Any) -> Optional[Callable[[Dict[str, Any]], Any]]:
-    if predicate is None:
-        return None
+def _filter(predicate: Any) -> Any:
+    """The user's filter, called with a :class:`McpToolInfo` (anything else goes to the core
+    as given: it refuses what is not a function)."""
     if not callable(predicate):
-        raise TypeError(f"filter must be a callable (tool) -> bool, got {predicate!r}")
+        return predicate
     if inspect.iscoroutinefunction(predicate) or inspect.iscoroutinefunction(getattr(predicate, "__call__", None)):
 
         async def keep_async(info: Dict[str, Any]) -> Any:
@@ -75,10 +45,10 @@ def _filter(predicate: Any) -> Optional[Callable[[Dict[str, Any]], Any]]:
 
 
 def _elicitation(hook: Any) -> Any:
-    if hook is None:
-        return None
+    """The user's hook, called with a :class:`Record` context (anything else goes to the
+    core as given)."""
     if not callable(hook):
-        raise TypeError(f"on_elicitation must be a callable (request, context) -> dict, got {hook!r}")
+        return hook
     if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(getattr(hook, "__call__", None)):
 
         async def answer_async(request: Dict[str, Any], context: Dict[str, Any]) -> Any:
@@ -88,34 +58,12 @@ def _elicitation(hook: Any) -> Any:
     return lambda request, context: hook(request, Record(context))
 
 
-def _options(name: str, options: Mapping[str, Any]) -> Dict[str, Any]:
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
-        raise _invalid(name, f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                             f"(known: {', '.join(sorted(_OPTIONS))})")
-    timeouts = options.get("tool_timeouts")
-    if timeouts is not None and not isinstance(timeouts, Mapping):
-        raise _invalid(name, "tool_timeouts must be a dict {tool name: milliseconds}")
-    optional = options.get("optional", False)
-    if not isinstance(optional, bool):
-        raise _invalid(name, f"optional must be True or False, got {optional!r}")
-    defer_loading = options.get("defer_loading", False)
-    if not isinstance(defer_loading, bool):
-        raise _invalid(name, f"defer_loading must be True or False, got {defer_loading!r}")
-    return {
-        "allow_tools": _names(name, "allow_tools", options.get("allow_tools")),
-        "deny_tools": _names(name, "deny_tools", options.get("deny_tools")),
-        "filter": _filter(options.get("filter")),
-        "tool_prefix": options.get("tool_prefix"),
-        "require_approval": options.get("require_approval"),
-        "timeout_ms": options.get("timeout_ms"),
-        "tool_timeouts": dict(timeouts) if timeouts is not None else None,
-        "on_error": options.get("on_error"),
-        "cache_ttl_ms": options.get("cache_ttl_ms"),
-        "optional": optional,
-        "on_elicitation": _elicitation(options.get("on_elicitation")),
-        "defer_loading": defer_loading,
-    }
+def _server(declaration: Dict[str, Any]) -> McpServer:
+    """Hands a declaration to the core's reader, which checks it (its refusals name the
+    keywords as Python spells them)."""
+    declaration["filter"] = _filter(declaration.get("filter"))
+    declaration["on_elicitation"] = _elicitation(declaration.get("on_elicitation"))
+    return _native.NativeMcpServer(declaration)
 
 
 def mcp_stdio_server(name: str, command: str, args: Optional[Sequence[str]] = None,
@@ -143,18 +91,12 @@ def mcp_stdio_server(name: str, command: str, args: Optional[Sequence[str]] = No
     until the built-in ``tool_search`` finds and loads it, as a tool's own
     ``defer_loading``). An unknown option raises
     :class:`~phaseo_agent.errors.AgentDefinitionError` naming it."""
-    if not isinstance(command, str):
-        raise _invalid(name, f"command must be a string, got {type(command).__name__}")
-    if args is not None and (isinstance(args, (str, bytes)) or not all(isinstance(a, str) for a in args)):
-        raise _invalid(name, "args must be a list of strings")
-    options = _options(name, dict(unknown, allow_tools=allow_tools, deny_tools=deny_tools, filter=filter,
-                                  tool_prefix=tool_prefix, require_approval=require_approval, timeout_ms=timeout_ms,
-                                  tool_timeouts=tool_timeouts, on_error=on_error, cache_ttl_ms=cache_ttl_ms,
-                                  optional=optional, on_elicitation=on_elicitation,
-                                  defer_loading=defer_loading))
-    return _native.NativeMcpServer(name, command=command, args=list(args) if args is not None else None,
-                                   env=_strings(name, "env", env), cwd=os.fspath(cwd) if cwd is not None else None,
-                                   **options)
+    return _server(dict(unknown, name=name, command=command, args=args, env=env,
+                        cwd=os.fspath(cwd) if isinstance(cwd, os.PathLike) else cwd,
+                        allow_tools=allow_tools, deny_tools=deny_tools, filter=filter, tool_prefix=tool_prefix,
+                        require_approval=require_approval, timeout_ms=timeout_ms, tool_timeouts=tool_timeouts,
+                        on_error=on_error, cache_ttl_ms=cache_ttl_ms, optional=optional,
+                        on_elicitation=on_elicitation, defer_loading=defer_loading))
 
 
 def mcp_http_server(name: str, url: str, headers: Optional[Mapping[str, str]] = None, *,
@@ -169,12 +111,8 @@ def mcp_http_server(name: str, url: str, headers: Optional[Mapping[str, str]] = 
     """An MCP server reached over Streamable HTTP at ``url``, with ``headers`` on every
     request and ``bearer_token`` as ``Authorization: Bearer <token>``. Options as
     :func:`mcp_stdio_server`."""
-    if not isinstance(url, str):
-        raise _invalid(name, f"url must be a string, got {type(url).__name__}")
-    options = _options(name, dict(unknown, allow_tools=allow_tools, deny_tools=deny_tools, filter=filter,
-                                  tool_prefix=tool_prefix, require_approval=require_approval, timeout_ms=timeout_ms,
-                                  tool_timeouts=tool_timeouts, on_error=on_error, cache_ttl_ms=cache_ttl_ms,
-                                  optional=optional, on_elicitation=on_elicitation,
-                                  defer_loading=defer_loading))
-    return _native.NativeMcpServer(name, url=url, headers=_strings(name, "headers", headers),
-                                   bearer_token=bearer_token, **options)
+    return _server(dict(unknown, name=name, url=url, headers=headers, bearer_token=bearer_token,
+                        allow_tools=allow_tools, deny_tools=deny_tools, filter=filter, tool_prefix=tool_prefix,
+                        require_approval=require_approval, timeout_ms=timeout_ms, tool_timeouts=tool_timeouts,
+                        on_error=on_error, cache_ttl_ms=cache_ttl_ms, optional=optional,
+                        on_elicitation=on_elicitation, defer_loading=defer_loading))

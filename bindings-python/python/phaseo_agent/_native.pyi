@@ -1,7 +1,7 @@
 """Type stubs of the native module (Rust, pyo3). Public names are re-exported by
 ``phaseo_agent``; ``NativeAgent``/``NativeStream``/``NativeCursor`` are private."""
 
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
 from ._records import AgentToolCall
 
@@ -226,9 +226,6 @@ class NativeStream:
     def cursor(self) -> NativeCursor: ...
     def cancel(self, reason: Optional[str] = None) -> None: ...
 
-_Overrides = Optional[Dict[str, Any]]
-_Decisions = Optional[List[Tuple[str, Optional[str], Any]]]
-_Outputs = Optional[List[Tuple[str, Any]]]
 
 class NativeRunStore:
     @staticmethod
@@ -266,29 +263,7 @@ def serve_mcp(
 
 class NativeMcpServer:
     """An MCP server declaration (see ``mcp_stdio_server`` / ``mcp_http_server``)."""
-    def __init__(
-        self,
-        name: str,
-        command: Optional[str] = None,
-        args: Optional[List[str]] = None,
-        env: Optional[Dict[str, str]] = None,
-        cwd: Optional[str] = None,
-        url: Optional[str] = None,
-        headers: Optional[Dict[str, str]] = None,
-        bearer_token: Optional[str] = None,
-        allow_tools: Optional[List[str]] = None,
-        deny_tools: Optional[List[str]] = None,
-        filter: Optional[Callable[[Dict[str, Any]], Any]] = None,
-        tool_prefix: Optional[str] = None,
-        require_approval: Any = None,
-        timeout_ms: Optional[float] = None,
-        tool_timeouts: Optional[Dict[str, float]] = None,
-        on_error: Optional[str] = None,
-        cache_ttl_ms: Optional[float] = None,
-        optional: bool = False,
-        on_elicitation: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Any]] = None,
-        defer_loading: bool = False,
-    ) -> None: ...
+    def __init__(self, declaration: Dict[str, Any]) -> None: ...
     @property
     def name(self) -> str: ...
     @property
@@ -325,11 +300,21 @@ class NativeAgent:
     def close(self) -> None: ...
     def close_async(self) -> Awaitable[None]: ...
     def as_tool(self, id: Optional[str] = None, description: Optional[str] = None, parameters: Optional[Mapping[str, Any]] = None, client: Any = None) -> Tool: ...
-    def run(self, input: Any, client: Any, context: Any = None, messages: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> RunResult: ...
-    def run_async(self, input: Any, client: Any, context: Any = None, messages: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> Awaitable[RunResult]: ...
-    def continue_run(self, state: Optional[RunResult], client: Any, approvals: _Decisions = None, rejections: _Decisions = None, tool_outputs: _Outputs = None, human_input: Optional[str] = None, context: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, run_id: Optional[str] = None, store: Optional[NativeRunStore] = None, responses: _Outputs = None) -> RunResult: ...
-    def continue_run_async(self, state: Optional[RunResult], client: Any, approvals: _Decisions = None, rejections: _Decisions = None, tool_outputs: _Outputs = None, human_input: Optional[str] = None, context: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, run_id: Optional[str] = None, store: Optional[NativeRunStore] = None, responses: _Outputs = None) -> Awaitable[RunResult]: ...
-    def stream(self, input: Any, client: Any, context: Any = None, messages: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> NativeStream: ...
-    def recover(self, run_id: str, client: Any, context: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> RunResult: ...
-    def recover_async(self, run_id: str, client: Any, context: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, store: Optional[NativeRunStore] = None) -> Awaitable[RunResult]: ...
-    def continue_stream(self, state: Optional[RunResult], client: Any, approvals: _Decisions = None, rejections: _Decisions = None, tool_outputs: _Outputs = None, human_input: Optional[str] = None, context: Any = None, overrides: _Overrides = None, on_event: Any = None, cancel: Optional[CancelToken] = None, run_id: Optional[str] = None, store: Optional[NativeRunStore] = None, responses: _Outputs = None) -> NativeStream: ...
+    # One options dict per entry point (``_agent.py`` builds it from the public keywords);
+    # ``mode`` is "block" (the result), "await" (an awaitable) or "stream" (not for recover).
+    @overload
+    def run(self, mode: Literal["block"], options: Dict[str, Any]) -> RunResult: ...
+    @overload
+    def run(self, mode: Literal["await"], options: Dict[str, Any]) -> Awaitable[RunResult]: ...
+    @overload
+    def run(self, mode: Literal["stream"], options: Dict[str, Any]) -> NativeStream: ...
+    @overload
+    def continue_run(self, mode: Literal["block"], options: Dict[str, Any]) -> RunResult: ...
+    @overload
+    def continue_run(self, mode: Literal["await"], options: Dict[str, Any]) -> Awaitable[RunResult]: ...
+    @overload
+    def continue_run(self, mode: Literal["stream"], options: Dict[str, Any]) -> NativeStream: ...
+    @overload
+    def recover(self, mode: Literal["block"], options: Dict[str, Any]) -> RunResult: ...
+    @overload
+    def recover(self, mode: Literal["await"], options: Dict[str, Any]) -> Awaitable[RunResult]: ...

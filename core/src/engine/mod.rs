@@ -104,6 +104,8 @@ pub(crate) struct RunCtx {
     pub(crate) durable: Option<Arc<Durable>>,
     /// The spans of this call; `None` when tracing is off.
     pub(crate) trace: Option<Arc<RunTrace>>,
+    /// The binding's tag of the run, given to its tool calls' runtimes.
+    pub(crate) host_tag: Option<u64>,
 }
 
 /// Why the loop stopped early.
@@ -203,6 +205,7 @@ pub(crate) async fn run(
 ) -> Result<RunResult, AgentError> {
     check_run_values(&options)?;
     let host_traceparent = options.traceparent.clone();
+    let host_tag = options.host_tag;
     // The run's tool set (with its MCP tools, docs/behaviour.md §11) comes first: the overrides may name
     // MCP tools, and the store's hold is on the agent that runs.
     let cancel = options.cancel.unwrap_or_default();
@@ -278,6 +281,7 @@ pub(crate) async fn run(
         created_at: now,
         durable,
         trace,
+        host_tag,
     };
     ctx.emitter
         .emit(EventType::RunStarted, Some(RunStatus::Queued), None, || {
@@ -450,6 +454,7 @@ fn continue_ctx(
         created_at,
         durable,
         trace,
+        host_tag: options.host_tag,
     }
 }
 
@@ -487,6 +492,8 @@ async fn resume_paused(
     };
     match outcome {
         None => finish(&ctx, state, Err(None)).await,
+        // As in `drive_and_finish`: a failure reached while cancelling is the cancellation.
+        Some(Err(_)) if ctx.cancel.is_cancelled() => finish(&ctx, state, Err(None)).await,
         Some(Err(failure)) => finish(&ctx, state, Err(Some(failure))).await,
         Some(Ok(start)) => drive_and_finish(&ctx, state, start).await,
     }
@@ -508,6 +515,10 @@ async fn drive_and_finish(
     match outcome {
         None => finish(ctx, state, Err(None)).await,
         Some(Ok(())) => finish(ctx, state, Ok(())).await,
+        // A failure the run reached while it was being cancelled is the cancellation's: a
+        // host may answer a call with its error (its context cancelled) within the very
+        // poll that checked for cancellation and then started the call.
+        Some(Err(_)) if ctx.cancel.is_cancelled() => finish(ctx, state, Err(None)).await,
         Some(Err(failure)) => finish(ctx, state, Err(Some(failure))).await,
     }
 }

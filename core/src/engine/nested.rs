@@ -110,6 +110,7 @@ pub(crate) async fn execute(
     options.context = (*scope.context).clone();
     options.cancel = Some(token.clone());
     options.on_event = listener(ctx, &call);
+    options.host_tag = ctx.host_tag;
     let run = start_run(nested.agent.clone(), options);
     finish(ctx, scope, tool, call, token, run, Usage::default()).await
 }
@@ -131,6 +132,7 @@ pub(crate) async fn resume(
     options.client = client(ctx, nested);
     options.cancel = Some(token.clone());
     options.on_event = listener(ctx, &call);
+    options.host_tag = ctx.host_tag;
     let before = state.run.usage;
     let run = continue_run(nested.agent.clone(), state, options);
     finish(ctx, scope, tool, call, token, run, before).await

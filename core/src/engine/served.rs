@@ -158,6 +158,7 @@ impl ServedTools {
             created_at: SystemTime::now(),
             durable: None,
             trace,
+            host_tag: None,
         };
         let scope = PhaseScope::served(cancel.child_token(), self.permits.available_permits() <= 1);
         let call = ToolCall {

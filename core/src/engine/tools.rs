@@ -133,6 +133,7 @@ impl PhaseScope {
             accepts_progress,
         )
         .with_annotations(annotations)
+        .with_host_tag(ctx.host_tag)
     }
 }
 

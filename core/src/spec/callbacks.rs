@@ -62,3 +62,35 @@ pub trait HostCallbacks {
         None
     }
 }
+
+/// The host functions an MCP server declaration names (`requireApproval`, `filter`,
+/// `onElicitation`): what [`super::mcp_server`] needs of a host. Every [`HostCallbacks`]
+/// is one; a binding that reads only MCP declarations with the core (Python, whose other
+/// definitions are objects) implements just this.
+#[cfg(feature = "mcp")]
+pub trait McpCallbacks {
+    /// An MCP server's `requireApproval` function (its runtime carries the tool's
+    /// annotations).
+    fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate>;
+
+    /// An MCP server's `filter(tool)`; `None` refuses the declaration.
+    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn crate::mcp::McpToolFilter>>;
+
+    /// An MCP server's `onElicitation(server, request)`; `None` refuses the declaration.
+    fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn crate::mcp::McpElicitationHandler>>;
+}
+
+#[cfg(feature = "mcp")]
+impl<T: HostCallbacks + ?Sized> McpCallbacks for T {
+    fn mcp_approval(&self, id: u64) -> Arc<dyn ApprovalPredicate> {
+        HostCallbacks::mcp_approval(self, id)
+    }
+
+    fn mcp_filter(&self, id: u64) -> Option<Arc<dyn crate::mcp::McpToolFilter>> {
+        HostCallbacks::mcp_filter(self, id)
+    }
+
+    fn mcp_elicitation(&self, id: u64) -> Option<Arc<dyn crate::mcp::McpElicitationHandler>> {
+        HostCallbacks::mcp_elicitation(self, id)
+    }
+}

@@ -12,7 +12,7 @@
 use serde_json::Map;
 
 use super::forms::Callback;
-use super::{invalid, HostCallbacks};
+use super::{invalid, McpCallbacks};
 use crate::mcp::{McpApproval, McpServer};
 use crate::{AgentError, OnError, Value};
 
@@ -115,8 +115,12 @@ impl Fields {
     }
 }
 
-/// Reads one `mcpServers` entry; its host functions are made by `host`.
-pub fn mcp_server(host: &dyn HostCallbacks, value: Value) -> Result<McpServer, AgentError> {
+/// Reads one `mcpServers` entry; its host functions are made by `host` (any
+/// [`super::HostCallbacks`], or a binding's [`McpCallbacks`]).
+pub fn mcp_server<H: McpCallbacks + ?Sized>(
+    host: &H,
+    value: Value,
+) -> Result<McpServer, AgentError> {
     let Value::Object(mut obj) = value else {
         return Err(invalid(format!(
             "Invalid MCP server: a server must be an object, got {value}"

@@ -42,6 +42,8 @@ mod tool;
 
 pub use agent::agent_definition;
 pub use callbacks::HostCallbacks;
+#[cfg(feature = "mcp")]
+pub use callbacks::McpCallbacks;
 #[cfg(feature = "http")]
 pub use http::{http_client, http_client_options};
 #[cfg(feature = "mcp")]
