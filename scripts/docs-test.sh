@@ -130,35 +130,28 @@ for expected in "$examples"/*.out; do
     failed=1
   fi
 done
-# Examples of features only some languages have yet (serving tools over Streamable HTTP from
-# the program itself: Python and Node), each compared with serving/<name>.out.
-for expected in "$examples"/serving/*.out; do
-  name="$(basename "$expected" .out)"
-  count=$((count + 1))
-  for lang in python typescript; do
-    queue "serving/$name" "$lang" "$name"
+# queue_dir DIR "LANG..." [WRAPPER...]: every example whose expected output is DIR/<name>.out,
+# in each of LANGS.
+queue_dir() {
+  local dir="$1" langs="$2" expected name lang
+  shift 2
+  for expected in "$examples/$dir"/*.out; do
+    name="$(basename "$expected" .out)"
+    count=$((count + 1))
+    for lang in $langs; do
+      queue "$dir/$name" "$lang" "$name" "$@"
+    done
   done
-done
+}
+# Serving tools over Streamable HTTP from the program itself (Python and Node).
+queue_dir serving "python typescript"
 # Tools served over stdio: each language's program is started as an MCP server by an MCP
 # client (the official Python SDK's, scripts/docs-mcp-client.py), which lists the tools and
-# calls one; compared with served/<name>.out. Swift is not shown (not built here).
-for expected in "$examples"/served/*.out; do
-  name="$(basename "$expected" .out)"
-  count=$((count + 1))
-  for lang in "${all_langs[@]}"; do
-    queue "served/$name" "$lang" "$name" "$py" scripts/docs-mcp-client.py
-  done
-done
+# calls one. Swift is not shown (not built here).
+queue_dir served "${all_langs[*]}" "$py" scripts/docs-mcp-client.py
 # Tracing: each example runs against a real OTLP receiver (scripts/docs-trace-run.py), whose
-# spans are printed after the example's output; compared with traced/<name>.out. Swift is
-# not shown (not built here).
-for expected in "$examples"/traced/*.out; do
-  name="$(basename "$expected" .out)"
-  count=$((count + 1))
-  for lang in "${all_langs[@]}"; do
-    queue "traced/$name" "$lang" "$name" "$py" scripts/docs-trace-run.py
-  done
-done
+# spans are printed after the example's output. Swift is not shown (not built here).
+queue_dir traced "${all_langs[*]}" "$py" scripts/docs-trace-run.py
 wait
 for slot in "$work"/*.out; do
   cat "$slot"
