@@ -51,7 +51,7 @@ except AgentToolTimeoutError as error:
 def test_exit_while_a_timed_out_sync_tool_still_runs_is_clean() -> None:
     # The abandoned tool is still blocked when the interpreter exits: exit neither waits for
     # it nor crashes. (A thread that wakes up *during* finalization is the known limit of
-    # Python < 3.14 in README "Known limits".)
+    # Python < 3.14 (bindings-python/README.md, "Limits").)
     for _ in range(4):
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-c", SYNC_SCRIPT], capture_output=True, text=True, timeout=30)

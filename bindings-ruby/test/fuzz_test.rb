@@ -595,7 +595,7 @@ module Fuzz
     plan = %w[none none cancel deadline tool_timeout].sample(random: rng)
     plan = %w[cancel deadline].sample(random: rng) if how == "block" && (plan == "none" || kind != "execute")
     # A listener runs on the caller's thread: what stops one that blocks is an interrupt of
-    # that thread (README, Known limits), not a CancelToken.
+    # that thread (bindings-ruby/README.md, "Threads, timeouts and interrupts"), not a CancelToken.
     plan = "deadline" if how == "block" && kind == "on_event"
     where = @current = "#{kind} #{how} #{plan}"
     fields = { execute: ->(_i, rt) { rt.emit_progress.call({ "p" => 1 }) ; "ok" } }

@@ -651,7 +651,7 @@ public final class FuzzChild {
                 result = f.get(where.equals("storeSave") ? 3_000 : BOUND_MS, TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.TimeoutException e) {
                 if (where.equals("storeSave")) {
-                    // README (Known limits): a cancelled run still saves its final state first.
+                    // A cancelled run still saves its final state first (docs/behaviour.md §10).
                     throw new Limit(what + ": the cancelled run waits for its final save");
                 }
                 throw wrong(what + ": the cancelled run did not end");
