@@ -249,10 +249,10 @@ func (c *hostCall) arg(i int) any {
 // cycle, a MarshalJSON that fails or panics) completes it as invalid: tool_output_invalid
 // for an executor, the callback's error elsewhere (ARCHITECTURE.md, C ABI).
 func (c *hostCall) answer(v any) {
-	text, err := encodeOrdered(v, c.order)
+	text, err := encodeAnswer(v, c.order)
 	var invalid string
 	if err != nil {
-		invalid = cleanText(err.Error()) // encodeOrdered's errors are its own, with a fixed text
+		invalid = cleanText(err.Error()) // encodeAnswer's errors are its own, with a fixed text
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -268,9 +268,7 @@ func (c *hostCall) answer(v any) {
 	}
 	// Go memory, NUL-terminated: the core reads it during the call only (C.CString would
 	// add two cgo calls, malloc and free, to every answer).
-	buf := make([]byte, len(text)+1)
-	copy(buf, text)
-	C.phaseo_call_complete(c.call, (*C.char)(unsafe.Pointer(&buf[0])), false)
+	C.phaseo_call_complete(c.call, (*C.char)(unsafe.Pointer(&text[0])), false)
 }
 
 // fail completes the call with an error. The error's text is taken before the call's

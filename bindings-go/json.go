@@ -64,40 +64,57 @@ func encodeValue(v any) (text string, err error) {
 	if text, ok := encodeScalar(v); ok {
 		return text, nil
 	}
+	var buf bytes.Buffer
+	if err := encodeInto(&buf, v); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// encodeInto is encodeValue's encoding/json path, writing the text (without a trailing
+// newline) to buf.
+func encodeInto(buf *bytes.Buffer, v any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			text, err = "", errorString("value is not JSON-compatible: writing it panicked: "+describe(r))
+			err = errorString("value is not JSON-compatible: writing it panicked: " + describe(r))
 		}
 	}()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return "", fmt.Errorf("value is not JSON-compatible: %w", err)
+		return fmt.Errorf("value is not JSON-compatible: %w", err)
 	}
-	return string(bytes.TrimRight(buf.Bytes(), "\n")), nil
+	buf.Truncate(len(bytes.TrimRight(buf.Bytes(), "\n")))
+	return nil
 }
 
 // encodeScalar writes the common scalar results without encoding/json's reflection (the
 // core reads any JSON number form); ok is false for every other value, and for NaN and
 // infinities (which encoding/json refuses with its own message).
 func encodeScalar(v any) (string, bool) {
+	var room [32]byte
+	b, ok := appendScalar(room[:0], v)
+	return string(b), ok
+}
+
+// appendScalar is encodeScalar appending the text to dst.
+func appendScalar(dst []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case nil:
-		return "null", true
+		return append(dst, "null"...), true
 	case bool:
-		return strconv.FormatBool(x), true
+		return strconv.AppendBool(dst, x), true
 	case int:
-		return strconv.Itoa(x), true
+		return strconv.AppendInt(dst, int64(x), 10), true
 	case int64:
-		return strconv.FormatInt(x, 10), true
+		return strconv.AppendInt(dst, x, 10), true
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return "", false
+			return dst, false
 		}
-		return strconv.FormatFloat(x, 'g', -1, 64), true
+		return strconv.AppendFloat(dst, x, 'g', -1, 64), true
 	}
-	return "", false
+	return dst, false
 }
 
 // Decode converts a JSON-shaped value (a tool's input, an output, the context) into
@@ -407,21 +424,26 @@ func escapedStringEnd(b []byte, e int) (int, bool) {
 	return -1, true
 }
 
-// encodeOrdered is encodeValue writing the maps recorded in order in their key order.
-func encodeOrdered(v any, order keyOrder) (string, error) {
-	if len(order) == 0 {
-		return encodeValue(v)
-	}
-	// A scalar has no keys: writeOrdered would write encodeValue's text through a buffer
-	// (two allocations more for a tool returning a number).
-	if text, ok := encodeScalar(v); ok {
-		return text, nil
+// encodeAnswer is encodeValue writing the maps recorded in order in their key order, as
+// NUL-terminated text for the core: one allocation for a scalar, the encoding buffer
+// itself otherwise (a text, then a NUL-terminated copy of it, was two allocations and a
+// copy per answer).
+func encodeAnswer(v any, order keyOrder) ([]byte, error) {
+	if b, ok := appendScalar(make([]byte, 0, 25), v); ok {
+		return append(b, 0), nil
 	}
 	var buf bytes.Buffer
-	if err := writeOrdered(&buf, v, order, 0); err != nil {
-		return "", err // encodeValue's, or the depth error: both say the value is not JSON
+	var err error
+	if len(order) == 0 {
+		err = encodeInto(&buf, v)
+	} else {
+		err = writeOrdered(&buf, v, order, 0) // encodeValue's errors, or the depth error
 	}
-	return buf.String(), nil
+	if err != nil {
+		return nil, err
+	}
+	buf.WriteByte(0)
+	return buf.Bytes(), nil
 }
 
 func writeOrdered(buf *bytes.Buffer, v any, order keyOrder, depth int) error {
