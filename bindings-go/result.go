@@ -208,12 +208,12 @@ func (r RunResult) Pending() []PendingToolCall {
 // start) and error; "tool.started" has inputEdited true for an approval's edited input, and
 // "tool.completed" has respondedByHuman true for a response (docs/behaviour.md §14, §15).
 type AgentEvent struct {
-	Type      string         // the event type, e.g. "tool.started"
-	RunID     string         // the run id
-	AgentID   string         // the agent id
-	Timestamp string         // ISO 8601 UTC time
-	Status    string         // the run status when emitted
-	StepIndex *int           // the step, for step events
+	Type      string // the event type, e.g. "tool.started"
+	RunID     string // the run id
+	AgentID   string // the agent id
+	Timestamp string // ISO 8601 UTC time
+	Status    string // the run status when emitted
+	StepIndex *int   // the step, for step events
 	// ParentToolCallID is set on the events of a nested agent's run (docs/behaviour.md
 	// §18): the outer call that runs it ("<outerCallId>/<nestedCallId>" deeper down).
 	ParentToolCallID string
