@@ -433,7 +433,8 @@ fn wait_briefly(answer: &mut tokio::sync::oneshot::Receiver<Answer>) -> Option<A
 /// Waits for the next call for the calling host thread, at most `keep_alive_ms`. Returns 1
 /// with `out` = `[call, tool, input pointer, input length (UTF-8 bytes), runtime handle]`
 /// (the input stays valid until [`phaseo_jvm_complete`]; the runtime handle is a
-/// `ToolRuntime` object's, owned by the host from then on), or 0: no call came, the
+/// `ToolRuntime` object's, owned by the host from then on: lifted into one, or dropped with
+/// [`phaseo_jvm_release_runtime`]), or 0: no call came, the
 /// thread must end.
 ///
 /// # Safety
@@ -522,6 +523,19 @@ pub unsafe extern "C" fn phaseo_jvm_control(out: *mut i64) -> i32 {
         }
         state = pool.controls.wait(state).unwrap_or_else(|p| p.into_inner());
     }
+}
+
+/// Drops the runtime handle of a call that [`phaseo_jvm_next`] handed over and the host never
+/// made into a `ToolRuntime` object (its body did not look at its context). Freeing it
+/// through the generated bindings would build a JNA structure for the call status, which
+/// cost more than the tool call itself; this call has no status to report.
+///
+/// # Safety
+/// `handle` is a runtime handle from [`phaseo_jvm_next`], released once and not lifted.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_release_runtime(handle: i64) {
+    let handle = uniffi::Handle::from_raw_unchecked(handle as u64);
+    drop(<Arc<ToolRuntime> as uniffi::Lift<crate::UniFfiTag>>::try_lift(handle));
 }
 
 /// The host could not start a thread it was asked for: the calls wait for the others.

@@ -23,12 +23,14 @@ public final class ServeTools {
             "Look up an order by id.",
             object(Map.of("orderId", Map.of("type", "string")), List.of("orderId")),
             null));
-        Tool refund = AgentSdk.defineTool(new Tool("refund_order",
-            (input, context) -> "Refunded " + ((Map<?, ?>) input).get("amount") + " on " + ((Map<?, ?>) input).get("orderId"),
-            "Refund an order. A person approves every refund.",
-            object(Map.of("orderId", Map.of("type", "string"), "amount", Map.of("type", "number", "minimum", 0)),
-                List.of("orderId", "amount")),
-            null, null, null, null, true, null, null, null, null, null));
+        Tool refund = AgentSdk.defineTool(Tool.builder("refund_order")
+            .execute((input, context) ->
+                "Refunded " + ((Map<?, ?>) input).get("amount") + " on " + ((Map<?, ?>) input).get("orderId"))
+            .description("Refund an order. A person approves every refund.")
+            .parameters(object(Map.of("orderId", Map.of("type", "string"), "amount", Map.of("type", "number", "minimum", 0)),
+                List.of("orderId", "amount")))
+            .requireApproval(true)
+            .build());
         AgentSdk.McpServeOptions options = AgentSdk.McpServeOptions.builder("orders").version("1.0.0").build();
         try (AgentSdk.McpToolServer server = AgentSdk.serveMcp(List.of(lookup, refund), options)) {
             server.closed().get();

@@ -29,13 +29,14 @@ public final class SupportDesk {
         }, "Load a support ticket by id.",
             object(Map.of("ticketId", Map.of("type", "string", "examples", List.of("T-1001"))), List.of("ticketId")),
             Duration.ofSeconds(2)));
-        Tool refund = AgentSdk.defineTool(new Tool("issue_refund",
-            (input, context) -> Map.of("refunded", ((Map<?, ?>) input).get("amount"), "idempotency_key", context.toolCall().id()),
-            "Refund a ticket's customer. Amounts over 100 need a person's approval.",
-            object(Map.of("ticketId", Map.of("type", "string", "examples", List.of("T-1001")),
-                "amount", Map.of("type", "number", "minimum", 0, "examples", List.of(150))), List.of("ticketId", "amount")),
-            null, null, null, null, false,
-            (input, context) -> ((Number) ((Map<?, ?>) input).get("amount")).doubleValue() > 100, null, null, "fail-run"));
+        Tool refund = AgentSdk.defineTool(Tool.builder("issue_refund")
+            .execute((input, context) ->
+                Map.of("refunded", ((Map<?, ?>) input).get("amount"), "idempotency_key", context.toolCall().id()))
+            .description("Refund a ticket's customer. Amounts over 100 need a person's approval.")
+            .parameters(object(Map.of("ticketId", Map.of("type", "string", "examples", List.of("T-1001")),
+                "amount", Map.of("type", "number", "minimum", 0, "examples", List.of(150))), List.of("ticketId", "amount")))
+            .requireApproval((input, context) -> ((Number) ((Map<?, ?>) input).get("amount")).doubleValue() > 100)
+            .build());
         Tool escalate = AgentSdk.defineTool(new Tool("escalate", null,
             "Hand the ticket to a human specialist, who answers later.",
             object(Map.of("ticketId", Map.of("type", "string", "examples", List.of("T-1001")),

@@ -555,6 +555,83 @@ class AgentSdk private constructor() {
             parameters = parameters?.let { schema -> javaMap(parseJson(javaCall { schemaStrict(toJsonElement(schema).toString()) })) },
         )
 
+        /**
+         * Builds a [Tool] named [name] one option at a time, in place of the long
+         * constructors: `Tool.builder("deploy").description("…").execute(fn).requireApproval(true).build()`.
+         * Every setter returns the builder; an option not set keeps the default of
+         * `new Tool(name, null)` (no executor: a manual tool; `onError` `"fail-run"`). The
+         * tool is checked when it is passed to [defineTool] or an agent.
+         */
+        @JvmSuppressWildcards
+        class Builder internal constructor(name: String) {
+            // Each setter is the matching `with…` copy, so a built tool is exactly the one the
+            // `with…` chain or the full constructor gives.
+            private var tool = Tool(name, null)
+
+            /** What runs a call (`null`: a manual tool, whose calls pause for their output). */
+            fun execute(execute: ToolExecutor?) = apply { tool = tool.copy(execute = execute) }
+
+            /** The text sent to the model. */
+            fun description(description: String?) = apply { tool = tool.withDescription(description) }
+
+            /** The JSON Schema of the arguments (checked by the core). */
+            fun parameters(parameters: Map<String, Any?>?) = apply { tool = tool.withParameters(parameters) }
+
+            /** A per-attempt time limit (`null`: none). */
+            fun timeout(timeout: Duration?) = apply { tool = tool.withTimeout(timeout) }
+
+            /** A host validator of the input, run after `parameters`. */
+            fun inputSchema(validator: Validator?) = apply { tool = tool.withInputSchema(validator) }
+
+            /** A validator of the result. */
+            fun outputSchema(validator: Validator?) = apply { tool = tool.withOutputSchema(validator) }
+
+            /** A validator of progress events. */
+            fun eventSchema(validator: Validator?) = apply { tool = tool.withEventSchema(validator) }
+
+            /** Whether every call needs a person's approval. */
+            fun requireApproval(requireApproval: Boolean) = apply { tool = tool.withRequireApproval(requireApproval) }
+
+            /** Asks [approval] per call whether it needs approval (the same as [approval]). */
+            fun requireApproval(approval: Approval?) = apply { tool = tool.withApproval(approval) }
+
+            /** Asks [approval] per call whether it needs approval (wins over `requireApproval(boolean)`). */
+            fun approval(approval: Approval?) = apply { tool = tool.withApproval(approval) }
+
+            /** A hook that may answer a call before it runs (docs/behaviour.md §2.4). */
+            fun onToolCalled(hook: ToolCalled?) = apply { tool = tool.withOnToolCalled(hook) }
+
+            /** A hook that may replace the result. */
+            fun onResponseReceived(hook: ToolResponse?) = apply { tool = tool.withOnResponseReceived(hook) }
+
+            /** The error policy: `"fail-run"` (the default) or `"return-to-model"`. */
+            fun onError(onError: String?) = apply { tool = tool.withOnError(onError) }
+
+            /** Next-turn overrides a call contributes (docs/behaviour.md §2.6). */
+            fun nextTurnParams(params: NextTurnParams?) = apply { tool = tool.withNextTurnParams(params) }
+
+            /** Asks providers for strict argument adherence (docs/behaviour.md §12). */
+            fun strict(strict: Boolean) = apply { tool = tool.withStrict(strict) }
+
+            /** Example inputs sent to the model (docs/behaviour.md §12). */
+            fun inputExamples(examples: List<Map<String, Any?>>?) = apply { tool = tool.withInputExamples(examples) }
+
+            /** At most [maxCalls] calls of the tool in a run (a whole number ≥ 1). */
+            fun maxCalls(maxCalls: Int?) = apply { tool = tool.withMaxCalls(maxCalls) }
+
+            /** Retries of a call whose attempt throws or times out (docs/behaviour.md §15). */
+            fun retry(retry: ToolRetryConfig?) = apply { tool = tool.withRetry(retry) }
+
+            /** Kept out of the model's offer until `tool_search` finds it (docs/behaviour.md §17). */
+            fun deferLoading(deferLoading: Boolean) = apply { tool = tool.withDeferLoading(deferLoading) }
+
+            /** The MCP annotations listed when the tool is served (docs/behaviour.md §19). */
+            fun annotations(annotations: Map<String, Any?>?) = apply { tool = tool.withAnnotations(annotations) }
+
+            /** The tool. */
+            fun build(): Tool = tool
+        }
+
         companion object {
             /**
              * A tool whose arguments are the class [input] (a record or POJO) instead of a
@@ -585,6 +662,10 @@ class AgentSdk private constructor() {
                     onError = null,
                 )
             }
+
+            /** A builder of a tool named [name] (see [Builder]). */
+            @JvmStatic
+            fun builder(name: String) = Builder(name)
 
             /** [fromClass] without a declared result class (no output schema). */
             @JvmStatic

@@ -27,11 +27,7 @@ internal fun javaValue(element: JsonElement?): Any? = when (element) {
     null, JsonNull -> null
     is JsonObject -> element.entries.associateTo(LinkedHashMap()) { (k, v) -> k to javaValue(v) }
     is JsonArray -> element.mapTo(ArrayList(element.size)) { javaValue(it) }
-    is JsonPrimitive -> when {
-        element.isString -> element.content
-        element.booleanOrNull != null -> element.booleanOrNull
-        else -> javaNumber(element.content)
-    }
+    is JsonPrimitive -> if (element.isString) element.content else element.booleanOrNull ?: javaNumber(element.content)
 }
 
 /**
@@ -41,6 +37,13 @@ internal fun javaValue(element: JsonElement?): Any? = when (element) {
  * a parser may read as 0), then as the exact `BigDecimal`.
  */
 private fun javaNumber(text: String): Any {
+    // Most numbers a tool gets are small integers: read those without a BigDecimal (this
+    // runs per number of every call's input). Up to 18 digits always fit a Long.
+    val start = if (text.startsWith('-')) 1 else 0
+    if (text.length - start in 1..18 && (start until text.length).all { text[it] in '0'..'9' }) {
+        val whole = text.toLong()
+        return if (whole in Int.MIN_VALUE..Int.MAX_VALUE) whole.toInt() else whole
+    }
     val exact = text.toBigDecimalOrNull() ?: return text
     if (!text.any { it == '.' || it == 'e' || it == 'E' }) {
         val whole = exact.toBigInteger()

@@ -7,8 +7,10 @@ package app.phaseo.agent
 
 import com.sun.jna.Native
 import com.sun.jna.Pointer
+import java.lang.ref.Cleaner
 import java.util.concurrent.CancellationException
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
 import kotlinx.serialization.json.JsonElement
 
@@ -28,6 +30,9 @@ internal object JvmDispatch {
     private val keys = AtomicLong(1)
     private val threadNumbers = AtomicLong(1)
 
+    /** Releases the runtime handles never made into objects. */
+    private val RELEASER: Cleaner = Cleaner.create()
+
     @JvmStatic private external fun phaseo_jvm_next(keepAliveMs: Long, out: LongArray): Int
 
     @JvmStatic private external fun phaseo_jvm_complete(call: Long, status: Int, text: ByteArray, len: Long)
@@ -35,6 +40,8 @@ internal object JvmDispatch {
     @JvmStatic private external fun phaseo_jvm_control(out: LongArray): Int
 
     @JvmStatic private external fun phaseo_jvm_thread_failed()
+
+    @JvmStatic private external fun phaseo_jvm_release_runtime(handle: Long)
 
     init {
         // The library the generated bindings load, under the same name (and the same
@@ -90,12 +97,13 @@ internal object JvmDispatch {
         val out = LongArray(5)
         while (phaseo_jvm_next(KEEP_ALIVE_MS, out) == 1) {
             val call = out[0]
+            // First: from here on the handle is this side's to lift or release.
+            val context = context(out[4])
             var status = 1
             val text = try {
                 val body = bodies[out[1]] ?: throw ToolException.Failed("the tool's body was released")
                 val input = String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8)
-                val runtime = FfiConverterTypeToolRuntime.lift(out[4])
-                run(call, body, input, runtime)
+                run(call, body, input, context)
             } catch (e: ToolException.InvalidValue) {
                 status = 2
                 e.reason
@@ -113,10 +121,48 @@ internal object JvmDispatch {
         }
     }
 
+    /**
+     * The context of a call whose runtime handle is [handle]. Most bodies never look at their
+     * context, and a `ToolRuntime` object per call cost more than the call: its release
+     * through the generated bindings builds a JNA structure (the call status), on the
+     * cleaner's thread. So the object is made on first use only; a handle never made into one
+     * is dropped by a directly mapped call once the context is unreachable (the body may keep
+     * it past the call).
+     */
+    private fun context(handle: Long): ToolContext {
+        val runtime = RuntimeHandle(handle)
+        return ToolContext(runtime).also { RELEASER.register(it, runtime) }
+    }
+
+    /** A call's runtime handle: made into a `ToolRuntime` on first use, else released. */
+    private class RuntimeHandle(private val handle: Long) : Lazy<ToolRuntime>, Runnable {
+        /** Whether the handle was lifted or released (each happens at most once, never both). */
+        private val taken = AtomicBoolean()
+
+        @Volatile private var lifted: ToolRuntime? = null
+
+        override val value: ToolRuntime
+            get() {
+                lifted?.let { return it }
+                synchronized(this) {
+                    lifted?.let { return it }
+                    check(taken.compareAndSet(false, true)) { "the call's runtime was released" }
+                    return FfiConverterTypeToolRuntime.lift(handle).also { lifted = it }
+                }
+            }
+
+        override fun isInitialized() = lifted != null
+
+        /** The cleaner's action: the context is unreachable. */
+        override fun run() {
+            if (taken.compareAndSet(false, true)) phaseo_jvm_release_runtime(handle)
+        }
+    }
+
     /** One call: the body's result as JSON text, or a [ToolException]. */
-    private fun run(call: Long, body: Body, input: String, runtime: ToolRuntime): String =
+    private fun run(call: Long, body: Body, input: String, context: ToolContext): String =
         try {
-            hostCall { BlockingCalls.run(call) { body.run(parseJson(input), ToolContext(runtime)) }.toString() }
+            hostCall { BlockingCalls.run(call) { body.run(parseJson(input), context) }.toString() }
         } catch (e: CancellationException) {
             // No coroutine here to cancel: a CancellationException the body throws is its
             // own failure, with its message.

@@ -275,7 +275,13 @@ data class ToolCallInfo(val id: String, val name: String, val input: JsonElement
  * What a tool call sees of its run (docs/behaviour.md §2.1). Cancellation is coroutine cancellation: a
  * timeout or a cancelled run cancels the executor's coroutine.
  */
-class ToolContext(val native: ToolRuntime) {
+class ToolContext internal constructor(private val runtime: Lazy<ToolRuntime>) {
+    /** The context of a call whose runtime is [native]. */
+    constructor(native: ToolRuntime) : this(lazyOf(native))
+
+    /** The call's runtime object (made on first use for a blocking body, see JvmDispatch.kt). */
+    val native: ToolRuntime get() = runtime.value
+
     val runId: String by lazy { native.runId() }
     val agentId: String by lazy { native.agentId() }
     val stepIndex: Int by lazy { native.stepIndex().toInt() }

@@ -66,4 +66,36 @@ class JvmDispatchTest {
         assertEquals(50, seen.size());
         assertTrue(seen.stream().allMatch("clear"::equals), seen.toString());
     }
+
+    @Test
+    void aContextKeptPastItsCallStillAnswersAndOneNeverReadIsReleased() throws Exception {
+        // A body that never reads its context, many times (their runtimes are released once
+        // unreachable), and one that keeps its context and reads it only after the run.
+        List<AgentSdk.RuntimeContext> kept = new ArrayList<>();
+        Tool quiet = new Tool("quiet", (input, ctx) -> ((Map<?, ?>) input).get("n"));
+        Tool keeper = new Tool("keeper", (input, ctx) -> {
+            synchronized (kept) {
+                kept.add(ctx);
+            }
+            return "kept";
+        });
+        List<Object> turns = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            turns.add(calls(call("q" + i, "quiet", "{\"n\":" + i + "}"), call("k" + i, "keeper", "{}")));
+        }
+        turns.add(text("done"));
+        try (AgentSdk.Agent agent = AgentSdk.createAgent(new AgentDefinition("contexts", List.of(quiet, keeper)).withMaxSteps(100))) {
+            RunResult result = agent.run(new RunOptions("go", AgentSdk.scriptedClient(turns)));
+            assertEquals("completed", result.status());
+            System.gc();
+            assertEquals(20, kept.size());
+            for (int i = 0; i < 20; i++) {
+                AgentSdk.RuntimeContext ctx = kept.get(i);
+                assertEquals(result.id(), ctx.runId());
+                assertEquals("k" + i, ctx.toolCall().id());
+                assertEquals("keeper", ctx.toolCall().name());
+                assertEquals(i, ctx.stepIndex());
+            }
+        }
+    }
 }
