@@ -266,3 +266,28 @@ async fn a_store_that_never_answers_does_not_hold_a_cancelled_run_or_continue() 
     assert_eq!(error.code(), ErrorCode::Cancelled);
     assert!(error.result().is_none());
 }
+
+/// A tool that cancels its own run and answers at once: the answer arrives within the poll
+/// that had checked for cancellation first, and the run must still end `cancelled` without
+/// asking the model again (the scripted model would answer at once and complete the run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_while_its_tool_answers_takes_no_further_step() {
+    for _ in 0..20 {
+        let token = CancellationToken::new();
+        let cancel = token.clone();
+        let tool = Tool::new_async("stop", "", Value::Null, move |_, _| {
+            let cancel = cancel.clone();
+            async move {
+                cancel.cancel();
+                Ok(json!("answered"))
+            }
+        });
+        let agent = agent(AgentDefinition::new("c").tool(tool));
+        let model = scripted([call("c1", "stop", "{}"), text("done")]);
+        let result = agent
+            .run(RunOptions::new("go", model).cancel(token))
+            .await
+            .unwrap();
+        assert_cancelled(&result);
+    }
+}

@@ -43,6 +43,13 @@ pub(crate) async fn drive(ctx: &RunCtx, state: &mut RunResult, start: Start) -> 
         }
     }
     loop {
+        // A run cancelled while its step ran starts no further step (docs/behaviour.md
+        // §3.4): the step's last awaited value (a host's answer to its cancelled call) can
+        // arrive within the very poll that had checked the cancellation first
+        // (`drive_and_finish`). Parked here, the run ends `cancelled` on the next poll.
+        if ctx.cancel.is_cancelled() {
+            std::future::pending::<()>().await;
+        }
         if state.run.step_count >= ctx.settings.max_steps {
             return Err(Failure::Failed {
                 error: AgentError::new(
