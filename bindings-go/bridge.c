@@ -8,6 +8,11 @@
 // call. Instead `invoke` is C: it appends the call to a process-wide queue and, only when
 // the Go dispatcher sleeps, wakes it through an eventfd that the Go netpoller watches. The
 // dispatcher takes the calls in batches and starts their goroutines.
+//
+// A run that Go drives itself (phaseo_go_poll, see drive.go) produces its calls on the
+// Go thread that polls it: they are queued without waking the dispatcher, and the driver
+// takes them when its poll returns. An answer given with phaseo_go_complete that makes a
+// driven run ready hands its driver back to Go instead of queueing a wake-up.
 #include "bridge.h"
 
 #include <pthread.h>
@@ -20,6 +25,10 @@ static PhaseoGoCall *queue_items;
 static size_t queue_head, queue_len, queue_cap;
 static int queue_fd = -1;
 static bool queue_sleeping = true;
+
+static __thread bool driving;     // this thread polls a driven run (phaseo_go_poll)
+static __thread bool completing;  // this thread answers a call (phaseo_go_complete)
+static __thread uintptr_t woken;  // the driver that answer made ready (0: none)
 
 int phaseo_go_queue_open(void) {
   pthread_mutex_lock(&queue_mu);
@@ -42,6 +51,31 @@ static bool queue_grow(void) {
   return true;
 }
 
+// Appends an item; false when out of memory. On a driving thread the dispatcher is not
+// woken: the driver takes the queue when its poll returns.
+static bool queue_put(PhaseoGoCall item) {
+  pthread_mutex_lock(&queue_mu);
+  if (queue_len == queue_cap && !queue_grow()) {
+    pthread_mutex_unlock(&queue_mu);
+    return false;
+  }
+  queue_items[(queue_head + queue_len) % queue_cap] = item;
+  queue_len++;
+  bool wake = false;
+  if (!driving) {
+    wake = queue_sleeping;
+    queue_sleeping = false;
+  }
+  int fd = queue_fd;
+  pthread_mutex_unlock(&queue_mu);
+  if (wake && fd >= 0) {
+    uint64_t one = 1;
+    ssize_t written = write(fd, &one, sizeof one);
+    (void)written;  // a full counter (impossible: the reader drains it) still wakes the reader
+  }
+  return true;
+}
+
 static void phaseo_go_enqueue(void *user_data, PhaseoCall *call) {
   const char *args = phaseo_call_args(call);
   PhaseoGoCall item = {(uintptr_t)user_data,
@@ -51,23 +85,36 @@ static void phaseo_go_enqueue(void *user_data, PhaseoCall *call) {
                        (int)phaseo_call_kind(call),
                        args,
                        args ? strlen(args) : 0};
-  pthread_mutex_lock(&queue_mu);
-  if (queue_len == queue_cap && !queue_grow()) {
-    pthread_mutex_unlock(&queue_mu);
-    phaseo_call_complete(call, "phaseoagent: out of memory queueing the call", true);
+  if (!queue_put(item)) phaseo_call_complete(call, "phaseoagent: out of memory queueing the call", true);
+}
+
+// The wake function of a driven run: data is its driver's cgo.Handle. Within
+// phaseo_go_complete the driver is handed back to Go; elsewhere a wake item is queued.
+static void phaseo_go_wake(void *data) {
+  uintptr_t driver = (uintptr_t)data;
+  if (completing && (woken == 0 || woken == driver)) {
+    woken = driver;
     return;
   }
-  queue_items[(queue_head + queue_len) % queue_cap] = item;
-  queue_len++;
-  bool wake = queue_sleeping;
-  queue_sleeping = false;
-  int fd = queue_fd;
-  pthread_mutex_unlock(&queue_mu);
-  if (wake && fd >= 0) {
-    uint64_t one = 1;
-    ssize_t written = write(fd, &one, sizeof one);
-    (void)written;  // a full counter (impossible: the reader drains it) still wakes the reader
-  }
+  PhaseoGoCall item = {driver, 0, NULL, 0, PHASEO_GO_WAKE, NULL, 0};
+  while (!queue_put(item)) usleep(1000);  // a lost wake-up would hang the run: retry
+}
+
+PhaseoStatus phaseo_go_poll(PhaseoRun *run, uintptr_t driver, char **out_error) {
+  driving = true;
+  PhaseoStatus st = phaseo_run_poll(run, phaseo_go_wake, (void *)driver, out_error);
+  driving = false;
+  return st;
+}
+
+uintptr_t phaseo_go_complete(PhaseoCall *call, const char *text, bool is_error) {
+  completing = true;
+  woken = 0;
+  phaseo_call_complete(call, text, is_error);
+  completing = false;
+  uintptr_t driver = woken;
+  woken = 0;
+  return driver;
 }
 
 int phaseo_go_take(PhaseoGoCall *out, int max) {

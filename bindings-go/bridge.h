@@ -21,6 +21,10 @@ typedef struct {
   size_t args_len;  // strlen(args), taken on the core thread: a C call less for Go
 } PhaseoGoCall;
 
+// The kind of a queued item that is no call: the driven run whose driver (a cgo.Handle in
+// `handle`) is to poll it again.
+#define PHASEO_GO_WAKE (-1)
+
 extern void goPhaseoEvent(void *user_data, char *event_json);
 extern void goPhaseoDone(void *user_data);
 extern void goPhaseoRelease(void *user_data);
@@ -31,4 +35,6 @@ int phaseo_go_take(PhaseoGoCall *out, int max);
 PhaseoHost phaseo_go_agent_host(uintptr_t handle);
 PhaseoHost phaseo_go_run_host(uintptr_t handle, bool with_events);
 PhaseoStatus phaseo_go_on_cancel(PhaseoCall *call, uintptr_t handle, char **out_error);
+PhaseoStatus phaseo_go_poll(PhaseoRun *run, uintptr_t driver, char **out_error);
+uintptr_t phaseo_go_complete(PhaseoCall *call, const char *text, bool is_error);
 #endif

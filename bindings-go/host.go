@@ -83,6 +83,9 @@ type hostCall struct {
 	order  keyOrder
 	mu     sync.Mutex
 	done   bool
+	// The driver (a cgo.Handle) that runs this call itself (drive.go), 0 for a call on a
+	// goroutine of its own: the wake-up its answer gives that driver is not needed.
+	ownDriver uintptr
 	// The storage of args, rt, the call's context (cancelContext) and the key order of its
 	// first object: in the hostCall, so that a call costs one allocation for them, not five.
 	argBuf   [1]any
@@ -104,20 +107,46 @@ func init() {
 }
 
 func dispatchLoop(wake *os.File) {
-	// In C memory: cgo checks every Go memory argument for Go pointers, and the entries'
-	// pointer fields made that check walk the whole batch on each take.
-	const size = 256
-	batch := unsafe.Slice((*C.PhaseoGoCall)(C.malloc(C.size_t(size)*C.size_t(unsafe.Sizeof(C.PhaseoGoCall{})))), size)
+	batch := newBatch()
 	var counter [8]byte
 	for {
-		n := int(C.phaseo_go_take(&batch[0], C.int(size)))
-		if n == 0 {
+		if takeAndDispatch(batch) == 0 {
 			// Marked asleep by phaseo_go_take: the next call written wakes this read.
 			if _, err := wake.Read(counter[:]); err != nil {
 				panic("phaseoagent: the call queue's eventfd failed: " + err.Error())
 			}
-			continue
 		}
+	}
+}
+
+// batchSize is how many queued items one take moves.
+const batchSize = 256
+
+// newBatch is the memory a taker moves queued items into. In C memory: cgo checks every
+// Go memory argument for Go pointers, and the entries' pointer fields made that check
+// walk the whole batch on each take.
+func newBatch() []C.PhaseoGoCall {
+	return unsafe.Slice((*C.PhaseoGoCall)(C.malloc(C.size_t(batchSize)*C.size_t(unsafe.Sizeof(C.PhaseoGoCall{})))), batchSize)
+}
+
+// dispatchMu makes a take and the dispatch of what it took one step: the dispatcher and
+// the drivers of driven runs (drive.go) both take from the queue, and calls must start
+// in the order they were queued.
+var dispatchMu sync.Mutex
+
+// takeAndDispatch takes the queued items and dispatches them, until the queue is empty;
+// it returns how many it took (0: the queue is marked asleep, the next item wakes the
+// dispatcher).
+func takeAndDispatch(batch []C.PhaseoGoCall) int {
+	total := 0
+	dispatchMu.Lock()
+	defer dispatchMu.Unlock()
+	for {
+		n := int(C.phaseo_go_take(&batch[0], C.int(len(batch))))
+		if n == 0 {
+			return total
+		}
+		total += n
 		for i := range batch[:n] {
 			dispatch(&batch[i])
 		}
@@ -146,27 +175,39 @@ func runCtxOf(handle uintptr) (ctx context.Context) {
 }
 
 func dispatch(item *C.PhaseoGoCall) {
+	if c, f := prepare(item); c != nil {
+		startInOrder(c, f)
+	}
+}
+
+// prepare makes the hostCall of a queued item and finds its function; nil when there is
+// nothing to start (a wake-up, handed to its driver; a call failed here).
+func prepare(item *C.PhaseoGoCall) (*hostCall, callbackFn) {
+	if item.kind == C.PHASEO_GO_WAKE {
+		wakeDriver(uintptr(item.handle))
+		return nil, nil
+	}
 	id := uint64(item.callback)
 	c := &hostCall{call: item.call, kind: C.enum_PhaseoCallKind(item.kind), parent: runCtxOf(uintptr(item.run))}
 	obj := hostOf(uintptr(item.handle))
 	if obj == nil {
 		c.fail(fmt.Errorf("phaseoagent: no Go host for callback %d", id))
-		return
+		return nil, nil
 	}
 	f := obj.lookup(id)
 	if f == nil {
 		c.fail(fmt.Errorf("phaseoagent: no Go function for callback %d", id))
-		return
+		return nil, nil
 	}
 	// The arguments belong to the call until it is completed: read in place, here on the
-	// dispatcher, whose stack has grown once for good (each new goroutine's small stack
-	// would otherwise be grown and copied by the parser).
+	// dispatcher (or a driver), whose stack has grown once for good (each new goroutine's
+	// small stack would otherwise be grown and copied by the parser).
 	text := unsafe.Slice((*byte)(unsafe.Pointer(item.args)), int(item.args_len))
 	if err := c.decodeCallArgs(text, hasRuntime(c.kind)); err != nil {
 		c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
-		return
+		return nil, nil
 	}
-	startInOrder(c, f)
+	return c, f
 }
 
 // startItem is a call dispatched and not yet started: the call and its function (a pair,
@@ -268,7 +309,21 @@ func (c *hostCall) answer(v any) {
 	}
 	// Go memory, NUL-terminated: the core reads it during the call only (C.CString would
 	// add two cgo calls, malloc and free, to every answer).
-	C.phaseo_call_complete(c.call, (*C.char)(unsafe.Pointer(&text[0])), false)
+	c.wake(C.phaseo_go_complete(c.call, (*C.char)(unsafe.Pointer(&text[0])), false))
+}
+
+// wake wakes the driver an answer made ready. The driver running this call itself only
+// gets the wake-up kept for it: it polls on when the call returns, unless a rescuer took
+// over meanwhile, and then the rescuer takes it (drive.go).
+func (c *hostCall) wake(driver C.uintptr_t) {
+	d := uintptr(driver)
+	if d == 0 || d != c.ownDriver {
+		wakeDriver(d)
+		return
+	}
+	if own := driverOf(d); own != nil {
+		own.keepWake()
+	}
 }
 
 // fail completes the call with an error. The error's text is taken before the call's
@@ -287,8 +342,9 @@ func (c *hostCall) failText(text string) {
 	}
 	c.done = true
 	msg := cString(text)
-	C.phaseo_call_complete(c.call, msg, true)
+	driver := C.phaseo_go_complete(c.call, msg, true)
 	freeC(msg)
+	c.wake(driver)
 }
 
 // serve runs f, the call's callback function, and makes sure the core is answered exactly

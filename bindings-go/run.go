@@ -21,7 +21,9 @@ import (
 type started struct {
 	run  *C.PhaseoRun
 	host *runHost
-	keep []any
+	// runHandle is the run host's cgo.Handle: a tool call of this run names it.
+	runHandle uintptr
+	keep      []any
 }
 
 // prepared is what every entry point builds: the options JSON, the run host, the client.
@@ -89,7 +91,7 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 		return RunResult{}, err
 	}
 	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_agent_run(agent, opts, p.client, p.store, p.cHost(), run, e)
+		return C.phaseo_agent_run_driven(agent, opts, p.client, p.store, p.cHost(), run, e)
 	})
 	if err != nil {
 		return RunResult{}, err
@@ -347,7 +349,7 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 	defer freeC(state)
 	defer freeC(runID)
 	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_agent_continue(agent, state, runID, opts, p.client, p.store, p.cHost(), run, e)
+		return C.phaseo_agent_continue_driven(agent, state, runID, opts, p.client, p.store, p.cHost(), run, e)
 	})
 	if err != nil {
 		return RunResult{}, err
@@ -371,7 +373,7 @@ func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (R
 	id := cString(runID)
 	defer freeC(id)
 	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_agent_recover(agent, id, opts, p.client, p.store, p.cHost(), run, e)
+		return C.phaseo_agent_recover_driven(agent, id, opts, p.client, p.store, p.cHost(), run, e)
 	})
 	if err != nil {
 		return RunResult{}, err
@@ -394,7 +396,7 @@ func (a *Agent) start(p *prepared, call func(*C.PhaseoAgent, *C.char, **C.Phaseo
 	defer a.mu.RUnlock()
 	opts := cString(p.options)
 	defer freeC(opts)
-	s := &started{host: p.host, keep: append(p.keep, a)}
+	s := &started{host: p.host, runHandle: uintptr(p.handle), keep: append(p.keep, a)}
 	// The core takes the run host (its release deletes the handle), also on failure.
 	var run *C.PhaseoRun
 	_, err = status(func(e **C.char) C.enum_PhaseoStatus { return call(agent, opts, &run, e) })
@@ -406,20 +408,14 @@ func (a *Agent) start(p *prepared, call func(*C.PhaseoAgent, *C.char, **C.Phaseo
 	return s, nil
 }
 
-// wait waits for the run's end, cancelling it when ctx is done. From then on the core no
-// longer waits for the event handler (a blocked handler would hold the core thread that
-// emits the event, and so the run's end): the run returns as its cancellation ends it,
+// wait drives the run to its end (drive), cancelling it when ctx is done. From then on the
+// core no longer waits for the event handler: the run returns as its cancellation ends it,
 // once the handler took the last events or abandonGrace passed.
 func (s *started) wait(ctx context.Context) (RunResult, error) {
-	select {
-	case <-s.host.done:
-	case <-ctx.Done():
-		s.host.abandon()
-		C.phaseo_run_cancel(s.run)
-		<-s.host.done
-		if s.host.events != nil {
-			s.host.events.waitIdle(abandonGrace)
-		}
+	if err := s.drive(ctx); err != nil {
+		C.phaseo_run_free(s.run)
+		runtime.KeepAlive(s.keep)
+		return RunResult{}, err
 	}
 	var out *C.char
 	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_run_wait(s.run, &out, e) })

@@ -198,6 +198,61 @@ func TestBlockedToolDoesNotHoldTheRun(t *testing.T) {
 	}
 }
 
+// A turn of one call runs that call on the goroutine that drives the run; one that
+// ignores its Ctx and blocks there holds the run no more than a call on a goroutine of
+// its own: its timeout ends it on time and the run goes on to the next turn.
+func TestBlockedOnlyCallDoesNotHoldTheRun(t *testing.T) {
+	release := make(chan struct{})
+	var lateReturns atomic.Int32
+	t.Cleanup(func() { close(release) })
+	agent := mustAgent(t, pa.AgentDefinition{ID: "stuck-alone", Tools: []pa.Tool{
+		{ID: "stuck", Timeout: 30 * time.Millisecond, OnError: "return-to-model",
+			Execute: func(any, pa.RuntimeContext) (any, error) {
+				<-release
+				lateReturns.Add(1)
+				return "late", nil
+			}},
+		{ID: "quick", Execute: func(any, pa.RuntimeContext) (any, error) { return "quick", nil }},
+	}})
+	start := time.Now()
+	r := run(t, agent, pa.RunOptions{Input: "go", Client: scripted(t, calls("stuck"), callWith("c2", "quick", "{}"), textResponse("moved on"))})
+	if elapsed := time.Since(start); elapsed > time.Second {
+		t.Fatalf("the run waited %v for a blocked tool", elapsed)
+	}
+	msgs := toolMessages(r)
+	contains(t, msgs["c1"].Content, "timed out after 30ms")
+	if msgs["c2"].Content != "quick" || r.Output != "moved on" || lateReturns.Load() != 0 {
+		t.Fatalf("messages %+v output %v late %d", msgs, r.Output, lateReturns.Load())
+	}
+}
+
+// Cancelling Run's ctx ends a run whose only call ignores its Ctx and blocks.
+func TestRunCtxCancelsARunWhoseOnlyCallBlocks(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	agent := mustAgent(t, pa.AgentDefinition{ID: "cancel-stuck", Tools: []pa.Tool{
+		{ID: "stuck", Execute: func(any, pa.RuntimeContext) (any, error) {
+			close(started)
+			<-release
+			return "late", nil
+		}},
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	start := time.Now()
+	r, err := agent.Run(ctx, pa.RunOptions{Input: "go", Client: scripted(t, calls("stuck"))})
+	if err != nil || r.Status() != pa.StatusCancelled {
+		t.Fatalf("status %s err %v", r.Status(), err)
+	}
+	if elapsed := time.Since(start); elapsed > time.Second {
+		t.Fatalf("the cancelled run waited %v for a blocked tool", elapsed)
+	}
+}
+
 // Cancelling the ctx given to Run cancels the run (status cancelled, no error) and
 // reaches the running tool's Ctx.
 func TestRunCtxCancelsTheRun(t *testing.T) {

@@ -10,7 +10,7 @@ use crate::adapters::HostListener;
 use crate::client::{client_arg, PhaseoClient};
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
 use crate::host::{Host, PhaseoHost};
-use crate::run::PhaseoRun;
+use crate::run::{PhaseoRun, Start};
 use crate::spec;
 use crate::store::{store_arg, PhaseoStore};
 
@@ -143,13 +143,60 @@ pub unsafe extern "C" fn phaseo_agent_run(
     out_run_ptr: *mut *mut PhaseoRun,
     out_error: *mut *mut c_char,
 ) -> PhaseoStatus {
+    start_run(
+        Start::Spawn,
+        agent,
+        options_json,
+        client,
+        store,
+        host,
+        out_run_ptr,
+        out_error,
+    )
+}
+
+/// As `phaseo_agent_run`, but the run does nothing until the caller drives it with
+/// `phaseo_run_poll` on a thread of its own (see there).
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_agent_run_driven(
+    agent: *const PhaseoAgent,
+    options_json: *const c_char,
+    client: *const PhaseoClient,
+    store: *const PhaseoStore,
+    host: PhaseoHost,
+    out_run_ptr: *mut *mut PhaseoRun,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    start_run(
+        Start::Driven,
+        agent,
+        options_json,
+        client,
+        store,
+        host,
+        out_run_ptr,
+        out_error,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_run(
+    start: Start,
+    agent: *const PhaseoAgent,
+    options_json: *const c_char,
+    client: *const PhaseoClient,
+    store: *const PhaseoStore,
+    host: PhaseoHost,
+    out_run_ptr: *mut *mut PhaseoRun,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
     let host = Host::new(host);
     guard(out_error, || {
         let agent = agent_ref(agent)?;
         let cancel = CancellationToken::new();
         let options = run_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
-        let run = PhaseoRun::start(host, cancel, async move { core.run(options).await });
+        let run = PhaseoRun::new(start, host, cancel, async move { core.run(options).await });
         out_run(out_run_ptr, run)
     })
 }
@@ -171,6 +218,60 @@ pub unsafe extern "C" fn phaseo_agent_continue(
     out_run_ptr: *mut *mut PhaseoRun,
     out_error: *mut *mut c_char,
 ) -> PhaseoStatus {
+    start_continue(
+        Start::Spawn,
+        agent,
+        state_json,
+        run_id,
+        options_json,
+        client,
+        store,
+        host,
+        out_run_ptr,
+        out_error,
+    )
+}
+
+/// As `phaseo_agent_continue`, driven by the caller with `phaseo_run_poll`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_agent_continue_driven(
+    agent: *const PhaseoAgent,
+    state_json: *const c_char,
+    run_id: *const c_char,
+    options_json: *const c_char,
+    client: *const PhaseoClient,
+    store: *const PhaseoStore,
+    host: PhaseoHost,
+    out_run_ptr: *mut *mut PhaseoRun,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    start_continue(
+        Start::Driven,
+        agent,
+        state_json,
+        run_id,
+        options_json,
+        client,
+        store,
+        host,
+        out_run_ptr,
+        out_error,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_continue(
+    start: Start,
+    agent: *const PhaseoAgent,
+    state_json: *const c_char,
+    run_id: *const c_char,
+    options_json: *const c_char,
+    client: *const PhaseoClient,
+    store: *const PhaseoStore,
+    host: PhaseoHost,
+    out_run_ptr: *mut *mut PhaseoRun,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
     let host = Host::new(host);
     guard(out_error, || {
         let agent = agent_ref(agent)?;
@@ -178,17 +279,17 @@ pub unsafe extern "C" fn phaseo_agent_continue(
         let options = continue_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
         let run = match read_state(state_json) {
-            Ok(Some(state)) => PhaseoRun::start(host, cancel, async move {
+            Ok(Some(state)) => PhaseoRun::new(start, host, cancel, async move {
                 core.continue_run(&state, options).await
             }),
             Ok(None) => {
                 let id = read_str(run_id, "run_id (state_json is NULL)")?.to_owned();
-                PhaseoRun::start(host, cancel, async move {
+                PhaseoRun::new(start, host, cancel, async move {
                     core.continue_by_id(id, options).await
                 })
             }
             // Invalid state is the continue's refusal, reported like the others.
-            Err(e) => PhaseoRun::start(host, cancel, async move {
+            Err(e) => PhaseoRun::new(start, host, cancel, async move {
                 Err(phaseo_agent::AgentError::state_invalid(
                     e.message().to_owned(),
                 ))
@@ -211,6 +312,56 @@ pub unsafe extern "C" fn phaseo_agent_recover(
     out_run_ptr: *mut *mut PhaseoRun,
     out_error: *mut *mut c_char,
 ) -> PhaseoStatus {
+    start_recover(
+        Start::Spawn,
+        agent,
+        run_id,
+        options_json,
+        client,
+        store,
+        host,
+        out_run_ptr,
+        out_error,
+    )
+}
+
+/// As `phaseo_agent_recover`, driven by the caller with `phaseo_run_poll`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_agent_recover_driven(
+    agent: *const PhaseoAgent,
+    run_id: *const c_char,
+    options_json: *const c_char,
+    client: *const PhaseoClient,
+    store: *const PhaseoStore,
+    host: PhaseoHost,
+    out_run_ptr: *mut *mut PhaseoRun,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
+    start_recover(
+        Start::Driven,
+        agent,
+        run_id,
+        options_json,
+        client,
+        store,
+        host,
+        out_run_ptr,
+        out_error,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn start_recover(
+    start: Start,
+    agent: *const PhaseoAgent,
+    run_id: *const c_char,
+    options_json: *const c_char,
+    client: *const PhaseoClient,
+    store: *const PhaseoStore,
+    host: PhaseoHost,
+    out_run_ptr: *mut *mut PhaseoRun,
+    out_error: *mut *mut c_char,
+) -> PhaseoStatus {
     let host = Host::new(host);
     guard(out_error, || {
         let agent = agent_ref(agent)?;
@@ -218,11 +369,9 @@ pub unsafe extern "C" fn phaseo_agent_recover(
         let cancel = CancellationToken::new();
         let options = continue_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
-        let run = PhaseoRun::start(
-            host,
-            cancel,
-            async move { core.recover(&id, options).await },
-        );
+        let run = PhaseoRun::new(start, host, cancel, async move {
+            core.recover(&id, options).await
+        });
         out_run(out_run_ptr, run)
     })
 }

@@ -17,6 +17,8 @@ pub enum PhaseoStatus {
     Error = 1,
     /// A stream has no further events (`phaseo_stream_next`).
     End = 2,
+    /// A driven run waits for something; poll it again once woken (`phaseo_run_poll`).
+    Pending = 3,
 }
 
 /// An error crossing the ABI: a docs/behaviour.md §9 code (or `invalid_argument` for a misuse of the

@@ -17,6 +17,7 @@
 pub mod adapters;
 pub mod agent;
 pub mod client;
+pub mod drive;
 pub mod error;
 pub mod host;
 pub mod queue;

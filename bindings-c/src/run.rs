@@ -1,5 +1,6 @@
-//! `PhaseoRun`: a run started on the core's runtime, awaited by a blocking wait or told
-//! done through the host's `on_done`, and cancellable from any thread.
+//! `PhaseoRun`: a run started on the core's runtime (or driven by the host's own thread,
+//! see `drive.rs`), awaited by a blocking wait or told done through the host's `on_done`,
+//! and cancellable from any thread.
 
 use std::ffi::c_char;
 use std::future::Future;
@@ -10,15 +11,51 @@ use phaseo_agent::{AgentError, CancellationToken, RunResult};
 use crate::error::{guard, write_out, CError, PhaseoStatus};
 use crate::host::Host;
 
-struct Shared {
+pub(crate) struct Shared {
     outcome: Mutex<Option<Result<String, String>>>,
     ended: Condvar,
 }
 
+impl Shared {
+    /// Records the run's outcome (its state's JSON, or its error's) and wakes the waiters.
+    pub(crate) fn end(&self, outcome: Result<String, String>) {
+        *lock(&self.outcome) = Some(outcome);
+        self.ended.notify_all();
+    }
+}
+
+/// The outcome of a run's future: its state's JSON, or its error's.
+pub(crate) fn outcome_of(result: Result<RunResult, AgentError>) -> Result<String, String> {
+    match result {
+        Ok(result) => Ok(result.to_json()),
+        Err(e) => Err(CError::from(e).to_json()),
+    }
+}
+
+/// The outcome of a run whose future panicked (a core bug): it still ends for the host.
+pub(crate) fn panicked(message: String) -> Result<String, String> {
+    Err(CError::new(
+        phaseo_agent::ErrorCode::ToolFailed,
+        format!("internal error: {message}"),
+    )
+    .to_json())
+}
+
+/// How a run is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// As a task of the core's runtime.
+    Spawn,
+    /// Not at all: the host drives it with `phaseo_run_poll` on its own thread.
+    Driven,
+}
+
 /// A run in flight (or ended). Freeing an unfinished run cancels it.
 pub struct PhaseoRun {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     cancel: CancellationToken,
+    /// The run's future when the host drives it (`Start::Driven`).
+    pub(crate) driven: Option<crate::drive::Driven>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -26,8 +63,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl PhaseoRun {
-    /// Starts `run` on the core's runtime; `host.on_done` is called when it ends.
-    pub fn start<F>(host: Arc<Host>, cancel: CancellationToken, run: F) -> Self
+    /// Starts `run` as `start` says; `host.on_done` is called when it ends.
+    pub(crate) fn new<F>(start: Start, host: Arc<Host>, cancel: CancellationToken, run: F) -> Self
     where
         F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
     {
@@ -35,23 +72,29 @@ impl PhaseoRun {
             outcome: Mutex::new(None),
             ended: Condvar::new(),
         });
+        if start == Start::Driven {
+            let driven = crate::drive::Driven::new(shared.clone(), host, run);
+            return Self {
+                shared,
+                cancel,
+                driven: Some(driven),
+            };
+        }
         let done = shared.clone();
         phaseo_agent::exec::runtime().spawn(async move {
             // A panic in the run (a core bug) must still end it for the host.
             let outcome = match futures_catch(run).await {
-                Ok(Ok(result)) => Ok(result.to_json()),
-                Ok(Err(e)) => Err(CError::from(e).to_json()),
-                Err(message) => Err(CError::new(
-                    phaseo_agent::ErrorCode::ToolFailed,
-                    format!("internal error: {message}"),
-                )
-                .to_json()),
+                Ok(result) => outcome_of(result),
+                Err(message) => panicked(message),
             };
-            *lock(&done.outcome) = Some(outcome);
-            done.ended.notify_all();
+            done.end(outcome);
             host.done();
         });
-        Self { shared, cancel }
+        Self {
+            shared,
+            cancel,
+            driven: None,
+        }
     }
 }
 
@@ -103,6 +146,11 @@ pub unsafe extern "C" fn phaseo_run_wait(
         if tokio::runtime::Handle::try_current().is_ok() {
             return Err(CError::argument(
                 "phaseo_run_wait was called from a callback (a core thread); wait elsewhere",
+            ));
+        }
+        if run.driven.as_ref().is_some_and(|d| !d.ended()) {
+            return Err(CError::argument(
+                "phaseo_run_wait was called on a driven run that has not ended; poll it with phaseo_run_poll until it ends",
             ));
         }
         let mut slot = lock(&run.shared.outcome);

@@ -21,6 +21,8 @@ typedef enum PhaseoStatus {
   PHASEO_STATUS_ERROR = 1,
   // A stream has no further events (`phaseo_stream_next`).
   PHASEO_STATUS_END = 2,
+  // A driven run waits for something; poll it again once woken (`phaseo_run_poll`).
+  PHASEO_STATUS_PENDING = 3,
 } PhaseoStatus;
 
 // What a call is for: tells the host which of its functions `phaseo_call_callback` names
@@ -137,6 +139,10 @@ typedef struct PhaseoHost {
   PhaseoNotifyFn release;
 } PhaseoHost;
 
+// Called when a driven run can make progress: poll it again (from the host's thread, not
+// inside this call). May be called from any thread, during `phaseo_run_poll` included.
+typedef void (*PhaseoWakeFn)(void *wake_data);
+
 // One queued callback.
 typedef struct PhaseoQueued {
   // Which callback.
@@ -178,6 +184,16 @@ enum PhaseoStatus phaseo_agent_run(const struct PhaseoAgent *agent,
                                    struct PhaseoRun **out_run_ptr,
                                    char **out_error);
 
+// As `phaseo_agent_run`, but the run does nothing until the caller drives it with
+// `phaseo_run_poll` on a thread of its own (see there).
+enum PhaseoStatus phaseo_agent_run_driven(const struct PhaseoAgent *agent,
+                                          const char *options_json,
+                                          const struct PhaseoClient *client,
+                                          const struct PhaseoStore *store,
+                                          struct PhaseoHost host,
+                                          struct PhaseoRun **out_run_ptr,
+                                          char **out_error);
+
 // Continues a paused run: from `state_json` (canonical state text), or, when it is NULL,
 // the stored run `run_id` of the run store (claiming its pause once). `options_json` is
 // `{approvals?, rejections?, toolOutputs?, humanInput?, context?, …overrides}`; a refused
@@ -193,6 +209,17 @@ enum PhaseoStatus phaseo_agent_continue(const struct PhaseoAgent *agent,
                                         struct PhaseoRun **out_run_ptr,
                                         char **out_error);
 
+// As `phaseo_agent_continue`, driven by the caller with `phaseo_run_poll`.
+enum PhaseoStatus phaseo_agent_continue_driven(const struct PhaseoAgent *agent,
+                                               const char *state_json,
+                                               const char *run_id,
+                                               const char *options_json,
+                                               const struct PhaseoClient *client,
+                                               const struct PhaseoStore *store,
+                                               struct PhaseoHost host,
+                                               struct PhaseoRun **out_run_ptr,
+                                               char **out_error);
+
 // Recovers stored run `run_id` whose worker died (docs/behaviour.md §10): continues it from its last
 // checkpoint. `options_json` may hold overrides only. Otherwise as `phaseo_agent_run`.
 enum PhaseoStatus phaseo_agent_recover(const struct PhaseoAgent *agent,
@@ -203,6 +230,16 @@ enum PhaseoStatus phaseo_agent_recover(const struct PhaseoAgent *agent,
                                        struct PhaseoHost host,
                                        struct PhaseoRun **out_run_ptr,
                                        char **out_error);
+
+// As `phaseo_agent_recover`, driven by the caller with `phaseo_run_poll`.
+enum PhaseoStatus phaseo_agent_recover_driven(const struct PhaseoAgent *agent,
+                                              const char *run_id,
+                                              const char *options_json,
+                                              const struct PhaseoClient *client,
+                                              const struct PhaseoStore *store,
+                                              struct PhaseoHost host,
+                                              struct PhaseoRun **out_run_ptr,
+                                              char **out_error);
 
 // A scripted client: `responses_json` is a JSON array of responses `{text?, toolCalls?,
 // usage?, cost?, finishReason?, fail?}`, consumed in order across every run and continue
@@ -237,6 +274,18 @@ enum PhaseoStatus phaseo_client_host(struct PhaseoHost host,
 
 // Frees a client handle (runs using it keep it alive). NULL is ignored.
 void phaseo_client_free(struct PhaseoClient *client);
+
+// Polls a run started by `phaseo_agent_run_driven` (or `_continue_driven`,
+// `_recover_driven`) on the calling thread: the run does its work here, its host's
+// `invoke` and `on_event` are called here, until it waits for something.
+// `PHASEO_STATUS_PENDING`: it waits; `wake(wake_data)` will be called (from any thread,
+// maybe before this function returns) when it should be polled again.
+// `PHASEO_STATUS_OK`: it ended (`on_done` was called); take its result with
+// `phaseo_run_wait`, which does not block. One thread at a time; never from a callback.
+enum PhaseoStatus phaseo_run_poll(const struct PhaseoRun *run,
+                                  PhaseoWakeFn wake,
+                                  void *wake_data,
+                                  char **out_error);
 
 // Frees a string the SDK returned (`out_error`, `out_json`, …). NULL is ignored.
 void phaseo_string_free(char *text);

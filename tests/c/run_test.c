@@ -1,8 +1,9 @@
 #define _DEFAULT_SOURCE
 /* Drives the C ABI directly (compiled by `make c-tests`, linked to the static library):
  * a run with a tool answered from another thread, a pause + continue, a failed run, a
- * refused continue, an invalid definition, and a cancelled run whose tool sees the
- * cancellation. Exits non-zero on the first failed check. */
+ * refused continue, an invalid definition, a cancelled run whose tool sees the
+ * cancellation, and runs driven by the caller's thread (phaseo_run_poll). Exits non-zero
+ * on the first failed check. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -170,6 +171,169 @@ static PhaseoStatus run_once(PhaseoAgent *agent, PhaseoClient *client, const cha
   return status;
 }
 
+/* The wake-up of a driven run: a flag and a condition variable the driving thread waits on. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  int woken;
+  atomic_int wakes;
+} Waker;
+
+static void wake_driver(void *data) {
+  Waker *w = data;
+  atomic_fetch_add(&w->wakes, 1);
+  pthread_mutex_lock(&w->mu);
+  w->woken = 1;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Polls a driven run on this thread until it ends; returns how many polls it took. */
+static int drive(PhaseoRun *run, Waker *w, char **err) {
+  int polls = 0;
+  for (;;) {
+    polls++;
+    PhaseoStatus st = phaseo_run_poll(run, wake_driver, w, err);
+    if (st != PHASEO_STATUS_PENDING) return st == PHASEO_STATUS_OK ? polls : -1;
+    pthread_mutex_lock(&w->mu);
+    while (!w->woken) pthread_cond_wait(&w->cond, &w->mu);
+    w->woken = 0;
+    pthread_mutex_unlock(&w->mu);
+  }
+}
+
+/* Runs driven by this thread: a tool answered from another thread (the wake-up comes from
+ * there), one answered inside invoke (during the poll), a continue, a cancellation, and
+ * the misuses the ABI refuses. */
+static void check_driven(PhaseoAgent *agent, HostState *hs) {
+  char *err = NULL;
+  PhaseoClient *client = NULL;
+  CHECK(phaseo_client_scripted(SCRIPT, 0, &client, &err) == PHASEO_STATUS_OK, "client: %s", err);
+  Waker w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+  RunState rs = {0};
+  PhaseoRun *run = NULL;
+  CHECK(phaseo_agent_run_driven(agent, "{\"input\":\"2+3?\"}", client, NULL, run_host(&rs), &run,
+                                &err) == PHASEO_STATUS_OK,
+        "driven run: %s", err);
+  usleep(20000);
+  CHECK(atomic_load(&rs.events) == 0, "a driven run does nothing before it is polled");
+  char *state = NULL;
+  CHECK(phaseo_run_wait(run, &state, &err) == PHASEO_STATUS_ERROR, "wait before the end is refused");
+  CONTAINS(err, "poll it with phaseo_run_poll until it ends");
+  phaseo_string_free(err);
+  err = NULL;
+  int polls = drive(run, &w, &err);
+  CHECK(polls >= 2, "the tool answered from another thread woke the driver (%d polls): %s", polls, err);
+  CHECK(atomic_load(&w.wakes) >= 1, "wake was called");
+  CHECK(rs.done == 1 && rs.released == 1, "done %d released %d when the poll ended it", rs.done,
+        rs.released);
+  CHECK(phaseo_run_is_done(run), "ended");
+  CHECK(phaseo_run_wait(run, &state, &err) == PHASEO_STATUS_OK, "result: %s", err);
+  CONTAINS(state, "\"status\":\"completed\"");
+  CONTAINS(state, "{\"sum\":5}");
+  CHECK(phaseo_run_poll(run, wake_driver, &w, &err) == PHASEO_STATUS_OK, "an ended run polls as ended");
+  phaseo_run_free(run);
+  phaseo_string_free(state);
+
+  /* A tool answered inside invoke, during the poll; then the pause is continued, driven. */
+  RunState rs2 = {0};
+  run = NULL;
+  CHECK(phaseo_agent_run_driven(agent, "{\"input\":\"deploy\"}", client, NULL, run_host(&rs2), &run,
+                                &err) == PHASEO_STATUS_OK,
+        "driven run 2: %s", err);
+  CHECK(drive(run, &w, &err) > 0, "driven run 2: %s", err);
+  char *paused = NULL;
+  CHECK(phaseo_run_wait(run, &paused, &err) == PHASEO_STATUS_OK, "paused: %s", err);
+  CONTAINS(paused, "\"status\":\"waiting_for_human\"");
+  phaseo_run_free(run);
+  RunState rs3 = {0};
+  run = NULL;
+  CHECK(phaseo_agent_continue_driven(agent, paused, NULL, "{\"approvals\":[\"d1\"]}", client, NULL,
+                                     run_host(&rs3), &run, &err) == PHASEO_STATUS_OK,
+        "driven continue: %s", err);
+  CHECK(drive(run, &w, &err) > 0, "driven continue: %s", err);
+  char *done = NULL;
+  CHECK(phaseo_run_wait(run, &done, &err) == PHASEO_STATUS_OK, "continued: %s", err);
+  CONTAINS(done, "Deployed.");
+  CHECK(atomic_load(&hs->deploy_run) == &rs3, "the approved call names the driven continue's run");
+  phaseo_run_free(run);
+  phaseo_string_free(paused);
+  phaseo_string_free(done);
+
+  /* Skip the broken turn; the slow tool holds the run until it is cancelled. */
+  RunState rs4 = {0};
+  run = NULL;
+  CHECK(phaseo_agent_run_driven(agent, "{\"input\":\"break\"}", client, NULL, run_host(&rs4), &run,
+                                &err) == PHASEO_STATUS_OK,
+        "driven run 4: %s", err);
+  CHECK(drive(run, &w, &err) < 0 || phaseo_run_wait(run, &state, &err) == PHASEO_STATUS_ERROR,
+        "the broken tool fails the driven run");
+  CONTAINS(err, "disk full");
+  phaseo_string_free(err);
+  err = NULL;
+  phaseo_run_free(run);
+  RunState rs5 = {0};
+  run = NULL;
+  atomic_store(&hs->cancelled_seen, 0);
+  atomic_store(&hs->saw_cancelled_flag, 0);
+  CHECK(phaseo_agent_run_driven(agent, "{\"input\":\"slow\"}", client, NULL, run_host(&rs5), &run,
+                                &err) == PHASEO_STATUS_OK,
+        "driven run 5: %s", err);
+  int calls_before = atomic_load(&hs->calls);
+  while (atomic_load(&hs->calls) == calls_before) {
+    CHECK(phaseo_run_poll(run, wake_driver, &w, &err) == PHASEO_STATUS_PENDING, "the slow tool holds it");
+    if (atomic_load(&hs->calls) != calls_before) break;
+    pthread_mutex_lock(&w.mu);
+    while (!w.woken) pthread_cond_wait(&w.cond, &w.mu);
+    w.woken = 0;
+    pthread_mutex_unlock(&w.mu);
+  }
+  phaseo_run_cancel(run);
+  CHECK(drive(run, &w, &err) > 0, "cancelled driven run: %s", err);
+  char *cancelled = NULL;
+  CHECK(phaseo_run_wait(run, &cancelled, &err) == PHASEO_STATUS_OK, "cancelled: %s", err);
+  CONTAINS(cancelled, "\"status\":\"cancelled\"");
+  phaseo_string_free(cancelled);
+  phaseo_run_free(run);
+  for (int i = 0; i < 1000 && atomic_load(&hs->saw_cancelled_flag) == 0; i++) usleep(1000);
+  CHECK(hs->saw_cancelled_flag == 1, "the driven run's cancelled call polls as cancelled");
+
+  /* Misuse: NULL, a run the core runs itself, no wake function; a driven run freed
+   * before its end is cancelled and lets its host go. */
+  CHECK(phaseo_run_poll(NULL, wake_driver, &w, &err) == PHASEO_STATUS_ERROR, "NULL run refused");
+  CONTAINS(err, "the run handle is NULL");
+  phaseo_string_free(err);
+  err = NULL;
+  RunState rs6 = {0};
+  run = NULL;
+  CHECK(phaseo_agent_run(agent, "{\"input\":\"x\"}", client, NULL, run_host(&rs6), &run, &err) ==
+            PHASEO_STATUS_OK,
+        "spawned run: %s", err);
+  CHECK(phaseo_run_poll(run, wake_driver, &w, &err) == PHASEO_STATUS_ERROR, "a spawned run is not polled");
+  CONTAINS(err, "not started driven");
+  phaseo_string_free(err);
+  err = NULL;
+  phaseo_run_wait(run, &state, &err);
+  phaseo_string_free(state);
+  phaseo_string_free(err);
+  err = NULL;
+  phaseo_run_free(run);
+  RunState rs7 = {0};
+  run = NULL;
+  CHECK(phaseo_agent_run_driven(agent, "{\"input\":\"x\"}", client, NULL, run_host(&rs7), &run, &err) ==
+            PHASEO_STATUS_OK,
+        "driven run 7: %s", err);
+  CHECK(phaseo_run_poll(run, NULL, NULL, &err) == PHASEO_STATUS_ERROR, "a poll without wake is refused");
+  CONTAINS(err, "wake is NULL");
+  phaseo_string_free(err);
+  err = NULL;
+  phaseo_run_free(run);
+  CHECK(rs7.released == 1 && rs7.done == 0, "a driven run freed unpolled releases its host (%d)",
+        rs7.released);
+  phaseo_client_free(client);
+}
+
 // The later entry points (tracing, a run's traceparent, host
 // stream clients, state accessors): their refusals; the Go tests drive them end to end.
 static void check_additions(PhaseoAgent *agent, PhaseoClient *client) {
@@ -335,6 +499,7 @@ int main(void) {
   phaseo_schema_free(schema);
 
   check_additions(agent, client);
+  check_driven(agent, &hs);
 
   /* HTTP client options are read by the core: wrong values name their field. */
   PhaseoClient *http = NULL;
