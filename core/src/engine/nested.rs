@@ -163,7 +163,8 @@ async fn finish(
     run: NestedRun,
     before: Usage,
 ) -> Result<Resolved, AgentError> {
-    let Some(outcome) = within(tool.timeout, &token, run).await else {
+    let outcome = within(tool.timeout, &token, std::pin::pin!(run)).await;
+    let Some(outcome) = outcome else {
         return call_failed(
             ctx,
             scope,

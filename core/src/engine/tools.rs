@@ -366,10 +366,10 @@ pub(crate) async fn classify(
         let answered = within(
             tool.timeout,
             &token,
-            guarded_error(
+            std::pin::pin!(guarded_error(
                 hook.on_tool_called(call.input.clone(), runtime.clone()),
                 tool,
-            ),
+            )),
         )
         .await;
         let Some(answered) = answered else {
@@ -478,7 +478,9 @@ pub(crate) async fn execute_call(
         t.tool_started(&call, Some(tool));
     }
     if let Some(nested) = &tool.nested {
-        return super::nested::execute(ctx, scope, tool, nested, call).await;
+        // Boxed: an agent tool's state would make every call's future larger, and a
+        // turn's calls are moved into the set that runs them.
+        return Box::pin(super::nested::execute(ctx, scope, tool, nested, call)).await;
     }
     let attempts = tool.retry.map_or(1, |r| r.max_attempts.max(1));
     let mut preliminary = Vec::new();
@@ -572,7 +574,7 @@ async fn run_attempt(
             }
             Ok::<_, AgentError>(finished)
         };
-        within(tool.timeout, token, work).await
+        within(tool.timeout, token, std::pin::pin!(work)).await
     };
     runtime.close_progress();
     Ok(match finished.transpose()? {
@@ -588,19 +590,21 @@ async fn run_attempt(
 }
 
 /// Runs `work` to its end, or until `limit` elapses: then `token` is cancelled first (so
-/// the work is told why it stops), `work` is dropped and the result is `None`.
-pub(crate) async fn within<T>(
+/// the work is told why it stops) and the result is `None`; the caller drops `work`.
+/// `work` is pinned by the caller, so that this future holds a reference and not a second
+/// copy of it: a turn's calls are moved into the set that runs them, and a smaller future
+/// is a cheaper move.
+pub(crate) async fn within<F: std::future::Future>(
     limit: Option<std::time::Duration>,
     token: &CancellationToken,
-    work: impl std::future::Future<Output = T>,
-) -> Option<T> {
+    mut work: std::pin::Pin<&mut F>,
+) -> Option<F::Output> {
     let Some(limit) = limit else {
         return Some(work.await);
     };
-    tokio::pin!(work);
     tokio::select! {
         biased;
-        r = &mut work => Some(r),
+        r = work.as_mut() => Some(r),
         _ = tokio::time::sleep(limit) => {
             token.cancel();
             None
