@@ -65,8 +65,10 @@ enum Answer {
 }
 
 /// A call not yet taken.
-struct Queued {
+pub(crate) struct Queued {
     id: i64,
+    /// The driven run whose driver queued it (`jvm_drive.rs`), 0 when none did.
+    driver: u64,
     tool: i64,
     input: String,
     runtime: Arc<ToolRuntime>,
@@ -248,8 +250,14 @@ impl Pool {
 
     fn submit(&'static self, call: Queued) {
         let mut state = self.lock();
+        // The first call queued by a run's driver is the driver's to take if it stays the
+        // only one (a turn of one call): no thread is woken for it. The next one wakes one.
+        let for_driver = call.driver != 0 && state.queue.is_empty();
         state.queue.push_back(call);
         self.queued.store(state.queue.len(), Ordering::Relaxed);
+        if for_driver {
+            return;
+        }
         // The supervisor is needed once calls may wait behind busy threads: not for a call
         // that a thread looking for work (or woken for it here) takes at once, as in a run
         // that goes turn by turn, where waking it for every call would cost a thread
@@ -327,6 +335,13 @@ impl Pool {
     }
 }
 
+impl Queued {
+    /// The call's id (the host's name for it).
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+}
+
 /// Numbers the calls of the process (the host finds a running call by it).
 static NEXT_CALL: AtomicI64 = AtomicI64::new(1);
 
@@ -376,10 +391,13 @@ impl pa::ToolExecutor for JvmBlockingExecutor {
         turn.wait_queued().await;
         let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         let phase = Arc::new(AtomicU8::new(QUEUED));
-        let alone = rt.runs_alone();
+        let driver = crate::jvm_drive::driving();
+        // A driven run's driver waits for nothing: it runs the call itself or parks.
+        let alone = rt.runs_alone() && driver == 0;
         let (done, mut answer) = tokio::sync::oneshot::channel();
         pool().submit(Queued {
             id,
+            driver,
             tool: self.tool,
             input: to_json(&input),
             runtime: Arc::new(ToolRuntime::new(rt)),
@@ -448,7 +466,43 @@ pub unsafe extern "C" fn phaseo_jvm_next(keep_alive_ms: i64, out: *mut i64) -> i
     let Some(call) = pool.next(keep_alive) else {
         return 0;
     };
-    slot.store(ticks(), Ordering::Relaxed);
+    // SAFETY: the caller passes 5 writable i64s.
+    unsafe { hand_over(call, out) };
+    1
+}
+
+/// The only queued call, when it is one that the driver of run `driver` queued: taken for
+/// the driver to run (`jvm_drive.rs`). Calls cancelled before they began are dropped.
+pub(crate) fn take_for_driver(driver: u64) -> Option<Queued> {
+    let pool = pool();
+    let mut state = pool.lock();
+    while let Some(front) = state.queue.front() {
+        if front.phase.load(Ordering::Acquire) != CANCELLED {
+            break;
+        }
+        state.queue.pop_front();
+    }
+    pool.queued.store(state.queue.len(), Ordering::Relaxed);
+    if state.queue.len() != 1 || state.queue.front()?.driver != driver {
+        return None;
+    }
+    let call = state.queue.pop_front()?;
+    pool.queued.store(0, Ordering::Relaxed);
+    call.phase
+        .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+        .ok()?;
+    state.taken += 1;
+    Some(call)
+}
+
+/// Hands `call` to the calling host thread: `out` = `[call, tool, input pointer, input
+/// length, runtime handle]`, as [`phaseo_jvm_next`] describes.
+///
+/// # Safety
+/// `out` points to 5 writable `i64`s.
+pub(crate) unsafe fn hand_over(call: Queued, out: *mut i64) {
+    let pool = pool();
+    my_slot(pool).store(ticks(), Ordering::Relaxed);
     call.started.cancel();
     let runtime = <Arc<ToolRuntime> as uniffi::Lower<crate::UniFfiTag>>::lower(call.runtime);
     let fields = [
@@ -468,7 +522,6 @@ pub unsafe extern "C" fn phaseo_jvm_next(keep_alive_ms: i64, out: *mut i64) -> i
     );
     // SAFETY: the caller passes 5 writable i64s.
     unsafe { std::ptr::copy_nonoverlapping(fields.as_ptr(), out, fields.len()) };
-    1
 }
 
 /// The answer of call `call`: `status` 1 = its result (JSON text), 0 = it failed (the
@@ -484,6 +537,7 @@ pub unsafe extern "C" fn phaseo_jvm_complete(call: i64, status: i32, text: *cons
             slot.store(0, Ordering::Relaxed);
         }
     });
+    crate::jvm_drive::call_returned(call);
     let Some(taken) = relock(&pool.taken).remove(&call) else {
         return;
     };

@@ -18,6 +18,7 @@ mod conversions;
 mod defs;
 mod errors;
 mod jvm_dispatch;
+mod jvm_drive;
 mod mcp;
 mod serve;
 mod start_order;

@@ -682,6 +682,27 @@ public protocol AgentProtocol: AnyObject, Sendable {
      */
     func stream(options: RunOptions) throws  -> AgentStream
     
+    /**
+     * [`Agent::run_driven`] for a continue of the stored run `run_id`.
+     */
+    func continueByIdDriven(runId: String, options: ContinueOptions) throws  -> UInt64
+    
+    /**
+     * [`Agent::run_driven`] for a continue of `state`.
+     */
+    func continueDriven(state: RunResult, options: ContinueOptions) throws  -> UInt64
+    
+    /**
+     * [`Agent::run_driven`] for a recovery of the stored run `run_id`.
+     */
+    func recoverDriven(runId: String, options: ContinueOptions) throws  -> UInt64
+    
+    /**
+     * Starts a run that the calling JVM thread drives (`JvmDispatch.drive`, then
+     * [`driven_result`]); returns its key. The Java API's blocking `run`.
+     */
+    func runDriven(options: RunOptions) throws  -> UInt64
+    
 }
 /**
  * An agent. Cheap to share; runs share nothing but the definition.
@@ -906,6 +927,62 @@ open func stream(options: RunOptions)throws  -> AgentStream  {
     return try  FfiConverterTypeAgentStream_lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
         uniffiCallStatus in
     uniffi_phaseo_agent_uniffi_fn_method_agent_stream(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeRunOptions_lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * [`Agent::run_driven`] for a continue of the stored run `run_id`.
+     */
+open func continueByIdDriven(runId: String, options: ContinueOptions)throws  -> UInt64  {
+    return try  FfiConverterUInt64.lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_agent_continue_by_id_driven(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(runId),
+        FfiConverterTypeContinueOptions_lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * [`Agent::run_driven`] for a continue of `state`.
+     */
+open func continueDriven(state: RunResult, options: ContinueOptions)throws  -> UInt64  {
+    return try  FfiConverterUInt64.lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_agent_continue_driven(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeRunResult_lower(state),
+        FfiConverterTypeContinueOptions_lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * [`Agent::run_driven`] for a recovery of the stored run `run_id`.
+     */
+open func recoverDriven(runId: String, options: ContinueOptions)throws  -> UInt64  {
+    return try  FfiConverterUInt64.lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_agent_recover_driven(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(runId),
+        FfiConverterTypeContinueOptions_lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Starts a run that the calling JVM thread drives (`JvmDispatch.drive`, then
+     * [`driven_result`]); returns its key. The Java API's blocking `run`.
+     */
+open func runDriven(options: RunOptions)throws  -> UInt64  {
+    return try  FfiConverterUInt64.lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_method_agent_run_driven(
             self.uniffiCloneHandle(),
         FfiConverterTypeRunOptions_lower(options),uniffiCallStatus
     )
@@ -11793,6 +11870,18 @@ public func schemaStrict(schemaJson: String)throws  -> String  {
 })
 }
 /**
+ * The outcome of the driven run `key`, once `JvmDispatch.drive` saw it end; the run is
+ * forgotten.
+ */
+public func drivenResult(key: UInt64)throws  -> RunResult  {
+    return try  FfiConverterTypeRunResult_lift(try rustCallWithError(FfiConverterTypePhaseoError_lift) {
+        uniffiCallStatus in
+    uniffi_phaseo_agent_uniffi_fn_func_driven_result(
+        FfiConverterUInt64.lower(key),uniffiCallStatus
+    )
+})
+}
+/**
  * Starts an MCP server exposing `tools` (docs/behaviour.md §19). An empty list, a tool
  * without an executor, duplicate ids and an address that cannot be bound are refused
  * with `definition_invalid`.
@@ -11930,6 +12019,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_phaseo_agent_uniffi_checksum_func_schema_strict() != 20674) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_phaseo_agent_uniffi_checksum_func_driven_result() != 32905) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp() != 14220) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -11982,6 +12074,18 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agent_stream() != 48645) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_by_id_driven() != 13875) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_driven() != 12227) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_recover_driven() != 18474) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_phaseo_agent_uniffi_checksum_method_agent_run_driven() != 63275) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_phaseo_agent_uniffi_checksum_method_agentstream_cancel() != 9285) {

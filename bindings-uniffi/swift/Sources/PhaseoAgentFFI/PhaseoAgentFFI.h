@@ -561,6 +561,26 @@ uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_run(uint64_t ptr, RustBuffer
 uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_stream(uint64_t ptr, RustBuffer options, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CONTINUE_BY_ID_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CONTINUE_BY_ID_DRIVEN
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_continue_by_id_driven(uint64_t ptr, RustBuffer run_id, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CONTINUE_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_CONTINUE_DRIVEN
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_continue_driven(uint64_t ptr, uint64_t state, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_RECOVER_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_RECOVER_DRIVEN
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_recover_driven(uint64_t ptr, RustBuffer run_id, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_RUN_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_METHOD_AGENT_RUN_DRIVEN
+uint64_t uniffi_phaseo_agent_uniffi_fn_method_agent_run_driven(uint64_t ptr, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_AGENTSTREAM
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_CLONE_AGENTSTREAM
 uint64_t uniffi_phaseo_agent_uniffi_fn_clone_agentstream(uint64_t handle, RustCallStatus *_Nonnull out_status
@@ -1313,6 +1333,11 @@ uint64_t uniffi_phaseo_agent_uniffi_fn_func_json_schema_validator(RustBuffer sch
 RustBuffer uniffi_phaseo_agent_uniffi_fn_func_schema_strict(RustBuffer schema_json, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_DRIVEN_RESULT
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_DRIVEN_RESULT
+uint64_t uniffi_phaseo_agent_uniffi_fn_func_driven_result(uint64_t key, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_SERVE_MCP
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_FN_FUNC_SERVE_MCP
 uint64_t uniffi_phaseo_agent_uniffi_fn_func_serve_mcp(RustBuffer tools, RustBuffer options
@@ -1633,6 +1658,12 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_func_schema_strict(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_DRIVEN_RESULT
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_DRIVEN_RESULT
+uint16_t uniffi_phaseo_agent_uniffi_checksum_func_driven_result(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SERVE_MCP
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_FUNC_SERVE_MCP
 uint16_t uniffi_phaseo_agent_uniffi_checksum_func_serve_mcp(void
@@ -1738,6 +1769,30 @@ uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_run(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_STREAM
 #define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_STREAM
 uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_stream(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_CONTINUE_BY_ID_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_CONTINUE_BY_ID_DRIVEN
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_by_id_driven(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_CONTINUE_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_CONTINUE_DRIVEN
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_continue_driven(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_RECOVER_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_RECOVER_DRIVEN
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_recover_driven(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_RUN_DRIVEN
+#define UNIFFI_FFIDEF_UNIFFI_PHASEO_AGENT_UNIFFI_CHECKSUM_METHOD_AGENT_RUN_DRIVEN
+uint16_t uniffi_phaseo_agent_uniffi_checksum_method_agent_run_driven(void
     
 );
 #endif

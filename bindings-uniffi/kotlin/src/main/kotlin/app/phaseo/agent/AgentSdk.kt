@@ -1336,8 +1336,11 @@ class AgentSdk private constructor() {
             Tool(nested.id(), NestedAgentExecutor(nested), nested.description(), parameters, null)
         }
 
-        /** Runs and waits for the result. */
-        fun run(options: RunOptions): RunResult = javaCall { runBlocking { runNow(options) } }
+        /**
+         * Runs and waits for the result. The run is driven by this thread: it works here
+         * while this waits, and a turn's only tool call runs here too.
+         */
+        fun run(options: RunOptions): RunResult = javaCall { RunResult(sdk { JvmDispatch.drive(native.runDriven(nativeRunOptions(options))) }) }
 
         /** Runs [input] with [client] and waits for the result. */
         fun run(input: Any?, client: ModelClient): RunResult = run(RunOptions(input, client))
@@ -1346,8 +1349,23 @@ class AgentSdk private constructor() {
         @OptIn(DelicateCoroutinesApi::class)
         fun runAsync(options: RunOptions): CompletableFuture<RunResult> = GlobalScope.future { javaCall { runNow(options) } }
 
-        /** Continues a paused run and waits for the result. */
-        fun continueRun(options: ContinueOptions): RunResult = javaCall { runBlocking { continueNow(options) } }
+        /** Continues a paused run and waits for the result (driven by this thread, as [run]). */
+        fun continueRun(options: ContinueOptions): RunResult = javaCall {
+            val state = options.run
+            val id = options.runId
+            val native = nativeContinueOptions(options, store = if (state == null) options.store else null)
+            RunResult(
+                sdk {
+                    JvmDispatch.drive(
+                        when {
+                            state != null -> this.native.continueDriven(state.native, native)
+                            id != null -> this.native.continueByIdDriven(id, native)
+                            else -> throw KotlinAgentException("continue_invalid", "A run or a runId is required to continue")
+                        },
+                    )
+                },
+            )
+        }
 
         /** Continues a paused run; the future completes with the result or an [AgentException]. */
         @OptIn(DelicateCoroutinesApi::class)
@@ -1357,7 +1375,8 @@ class AgentSdk private constructor() {
         /** Recovers the stored run [runId] whose worker died, from its last checkpoint. */
         @JvmOverloads
         fun recover(runId: String, client: ModelClient, store: RunStore? = null): RunResult = javaCall {
-            runBlocking { RunResult(native.recover(runId, nativeClient(client), store = store)) }
+            val options = continueOptions(nativeClient(client), emptyList(), emptyList(), emptyMap(), null, null, null, null, null, store)
+            RunResult(sdk { JvmDispatch.drive(native.recoverDriven(runId, options)) })
         }
 
         /** Starts a streamed run. */
@@ -1387,6 +1406,22 @@ class AgentSdk private constructor() {
 
         /** Stops the agent's MCP servers. */
         override fun close() = native.close()
+
+        /** The native options of a run of [o], for the driven run. */
+        private fun nativeRunOptions(o: RunOptions): app.phaseo.agent.RunOptions = app.phaseo.agent.RunOptions(
+            runValue("input", o.input).toString(), nativeClient(o.client), o.context?.let { runValue("context", it).toString() },
+            o.messages?.let(::runMessages)?.toString(),
+            overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides),
+            listener(o.onEvent)?.let { KotlinListener(it, o.cancel) }, o.cancel, o.store, hostTraceparent(),
+        )
+
+        /** The native options of a continue of [o], for the driven run. */
+        private fun nativeContinueOptions(o: ContinueOptions, store: RunStore?) = continueOptions(
+            nativeClient(o.client), decisions(o.approvals), decisions(o.rejections), outputs(o.toolOutputs), o.humanInput,
+            o.context?.let { runValue("context", it) },
+            overrides(o.model, o.preset, o.maxSteps, o.modelRetry, o.toolExecution, o.overrides),
+            listener(o.onEvent), o.cancel, store, responses = responses(o.responses),
+        )
 
         private suspend fun runNow(o: RunOptions) = RunResult(
             native.run(

@@ -11,6 +11,7 @@ import com.sun.jna.Callback
 import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
 import com.sun.jna.Structure
+import java.util.concurrent.CancellationException
 import java.util.concurrent.ConcurrentHashMap
 
 /**
@@ -55,6 +56,26 @@ internal object BlockingCalls {
         var interrupted = false
     }
 
+    /**
+     * Thrown by [run] for a call run by the thread that drives its run ([onCaller]) when the
+     * call ended with an [InterruptedException] that no cancellation caused: the run's
+     * caller interrupted its own thread, which cancels the run.
+     */
+    class CallerInterrupted(cause: InterruptedException) : CancellationException(cause.message ?: "interrupted") {
+        init {
+            initCause(cause)
+        }
+    }
+
+    /**
+     * Whether [e] was thrown by a blocking method of the JDK, which throws it only when the
+     * thread was interrupted; one that the block made itself is the block's own failure.
+     */
+    private fun thrownByTheJdk(e: InterruptedException): Boolean {
+        val top = e.stackTrace.firstOrNull()?.className ?: return false
+        return top.startsWith("java.") || top.startsWith("jdk.") || top.startsWith("sun.")
+    }
+
     /** Put for a call cancelled before it began here: it must not begin. */
     private val CANCELLED = Any()
 
@@ -63,10 +84,12 @@ internal object BlockingCalls {
     /**
      * Runs [block] as call [call] on this thread, unless the call was cancelled first. An
      * [InterruptedException] the block throws while nothing cancelled the call is the
-     * block's own failure (its message, as any exception's); after a cancellation the
-     * outcome is dropped by the core.
+     * block's own failure (its message, as any exception's), except on the thread that
+     * drives the call's run ([onCaller]), where one thrown by the JDK is [CallerInterrupted]
+     * (the run's caller interrupted its thread); after a
+     * cancellation the outcome is dropped by the core.
      */
-    fun <T> run(call: Long, block: () -> T): T {
+    fun <T> run(call: Long, onCaller: Boolean = false, block: () -> T): T {
         val me = Running(Thread.currentThread())
         if (calls.putIfAbsent(call, me) != null) {
             calls.remove(call)
@@ -74,6 +97,9 @@ internal object BlockingCalls {
         }
         try {
             return block()
+        } catch (e: InterruptedException) {
+            if (onCaller && !synchronized(me) { me.interrupted } && thrownByTheJdk(e)) throw CallerInterrupted(e)
+            throw e
         } finally {
             val interrupted = synchronized(me) {
                 me.done = true

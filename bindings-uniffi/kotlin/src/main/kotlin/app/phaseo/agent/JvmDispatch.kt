@@ -43,6 +43,10 @@ internal object JvmDispatch {
 
     @JvmStatic private external fun phaseo_jvm_release_runtime(handle: Long)
 
+    @JvmStatic private external fun phaseo_jvm_drive(key: Long, out: LongArray): Int
+
+    @JvmStatic private external fun phaseo_jvm_drive_end(key: Long)
+
     init {
         // The library the generated bindings load, under the same name (and the same
         // override property); UniffiLib first: it checks the library's contract.
@@ -95,30 +99,71 @@ internal object JvmDispatch {
     /** A thread that takes calls until none came for [KEEP_ALIVE_MS]. */
     private fun work() {
         val out = LongArray(5)
-        while (phaseo_jvm_next(KEEP_ALIVE_MS, out) == 1) {
-            val call = out[0]
-            // First: from here on the handle is this side's to lift or release.
-            val context = context(out[4])
-            var status = 1
-            val text = try {
-                val body = bodies[out[1]] ?: throw ToolException.Failed("the tool's body was released")
-                val input = String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8)
-                run(call, body, input, context)
-            } catch (e: ToolException.InvalidValue) {
-                status = 2
-                e.reason
-            } catch (e: ToolException.Failed) {
-                status = 0
-                e.reason
-            } catch (e: Throwable) {
-                status = 0
-                describe(e)
+        while (phaseo_jvm_next(KEEP_ALIVE_MS, out) == 1) runCall(out)
+    }
+
+    /**
+     * Drives the run [key] (started by `runDriven`, `continueDriven`… of the native agent)
+     * on this thread until it ends, and returns its result: the run is polled here, and a
+     * turn's only call is run here too (bindings-uniffi/src/jvm_drive.rs). A failed run
+     * throws its [PhaseoException]; interrupting this thread cancels the run and throws
+     * [InterruptedException] (the thread's interrupt status is cleared, as by any method
+     * that throws it).
+     */
+    fun drive(key: ULong): RunResult {
+        val out = LongArray(5)
+        try {
+            while (true) {
+                if (Thread.interrupted()) throw InterruptedException("the thread driving the run was interrupted")
+                when (phaseo_jvm_drive(key.toLong(), out)) {
+                    0 -> break
+                    1 -> runCall(out, driving = key.toLong())
+                }
             }
-            // Lone surrogates become U+FFFD, as in every string the bindings send.
-            val bytes = FfiConverterString.toUtf8(text)
-            val array = ByteArray(bytes.remaining()).also { bytes.get(it) }
-            phaseo_jvm_complete(call, status, array, array.size.toLong())
+        } catch (e: Throwable) {
+            // An interrupt, or an error of the JVM's own (a tool's failure is its answer):
+            // the run is dropped, which cancels it and its calls.
+            phaseo_jvm_drive_end(key.toLong())
+            throw e
         }
+        return drivenResult(key)
+    }
+
+    /**
+     * Runs the call handed over in [out] and answers it. [driving]: the key of the run this
+     * thread drives (0: a thread of the SDK), whose caller's interrupt cancels that run.
+     */
+    private fun runCall(out: LongArray, driving: Long = 0) {
+        val call = out[0]
+        // First: from here on the handle is this side's to lift or release.
+        val context = context(out[4])
+        var status = 1
+        val text = try {
+            val body = bodies[out[1]] ?: throw ToolException.Failed("the tool's body was released")
+            val input = String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8)
+            run(call, body, input, context, driving != 0L)
+        } catch (e: BlockingCalls.CallerInterrupted) {
+            // The caller of the run interrupted its thread while the call ran there: the run
+            // is cancelled (dropped before the call's answer could reach it), and the thread
+            // keeps its interrupt status for `drive` to see.
+            phaseo_jvm_drive_end(driving)
+            Thread.currentThread().interrupt()
+            status = 0
+            describe(e)
+        } catch (e: ToolException.InvalidValue) {
+            status = 2
+            e.reason
+        } catch (e: ToolException.Failed) {
+            status = 0
+            e.reason
+        } catch (e: Throwable) {
+            status = 0
+            describe(e)
+        }
+        // Lone surrogates become U+FFFD, as in every string the bindings send.
+        val bytes = FfiConverterString.toUtf8(text)
+        val array = ByteArray(bytes.remaining()).also { bytes.get(it) }
+        phaseo_jvm_complete(call, status, array, array.size.toLong())
     }
 
     /**
@@ -160,9 +205,11 @@ internal object JvmDispatch {
     }
 
     /** One call: the body's result as JSON text, or a [ToolException]. */
-    private fun run(call: Long, body: Body, input: String, context: ToolContext): String =
+    private fun run(call: Long, body: Body, input: String, context: ToolContext, onCaller: Boolean): String =
         try {
-            hostCall { BlockingCalls.run(call) { body.run(parseJson(input), context) }.toString() }
+            hostCall { BlockingCalls.run(call, onCaller) { body.run(parseJson(input), context) }.toString() }
+        } catch (e: BlockingCalls.CallerInterrupted) {
+            throw e
         } catch (e: CancellationException) {
             // No coroutine here to cancel: a CancellationException the body throws is its
             // own failure, with its message.

@@ -1,0 +1,386 @@
+//! Runs of the Java API driven by the JVM thread that waits for them (`Agent.run`,
+//! `continueRun`, `recover`): the run's future is polled on that thread, through
+//! [`phaseo_jvm_drive`], which JNA maps directly (`JvmDispatch.drive`), not on a thread of
+//! the core's runtime.
+//!
+//! Why: a run on the core's runtime hands every blocking tool call over to a JVM thread
+//! and back, and in a run that goes turn by turn each hand-over wakes a sleeping thread:
+//! two thread wake-ups per turn, far more than the turn itself. Driven, a turn whose only
+//! call is a blocking body of the JVM host (`jvm_dispatch.rs`) has that call run by the
+//! driving thread itself, between two polls, with no other thread involved; the calls of a
+//! turn with several go to the host's threads as before, and their answers wake the driver
+//! (a parked thread) instead of a core thread.
+//!
+//! A call run by the driver may block for any time, and the run must still see its
+//! timeout, its cancellation and its other calls' answers on time: a wake-up that comes
+//! while the driver is in a call starts a rescue on the core's blocking pool, which polls
+//! the run until the driver is back (or nothing more is to be done). Polls are serialized
+//! by the run's lock, so the driver, once back, takes over where the rescue stopped.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use phaseo_agent as pa;
+
+use crate::api::{Agent, RunResult};
+use crate::conversions::{core_continue_options, core_run_options};
+use crate::defs::{ContinueOptions, RunOptions};
+use crate::errors::PhaseoError;
+use crate::jvm_dispatch;
+
+type RunFuture = Pin<Box<dyn Future<Output = Result<pa::RunResult, pa::AgentError>> + Send>>;
+
+/// How many times one poll goes round for a run woken while it was polled, before the
+/// driver looks at its calls.
+const MAX_ROUNDS: usize = 64;
+
+/// How long the driver waits for its run at most before it returns to the JVM, which looks
+/// whether the thread was interrupted (that cancels the run) and calls again.
+const LOOK_AT_INTERRUPTS: Duration = Duration::from_millis(10);
+
+/// A run driven by a JVM thread.
+struct Drive {
+    /// The key the host knows the run by.
+    key: u64,
+    /// The run's future until it ends.
+    run: Mutex<Option<RunFuture>>,
+    /// Set (before the driver is unparked) once the run's outcome is in `outcome`.
+    ended: AtomicBool,
+    outcome: Mutex<Option<Result<pa::RunResult, PhaseoError>>>,
+    signal: Arc<Signal>,
+}
+
+/// The run's waker, and what it must do when woken.
+struct Signal {
+    state: Mutex<SignalState>,
+    /// The JVM thread that drives the run (unparked when the run can make progress).
+    driver: Thread,
+    drive: Weak<Drive>,
+}
+
+#[derive(Default)]
+struct SignalState {
+    /// The run was woken since its last poll began.
+    notified: bool,
+    /// The driver runs one of the run's calls in the JVM: a wake-up needs a rescue.
+    in_call: bool,
+    /// A rescue polls the run (or is about to).
+    rescuing: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing runs host code under these locks: a poisoned one still holds whole data.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Wake for Signal {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let mut state = lock(&self.state);
+        if state.notified {
+            return;
+        }
+        state.notified = true;
+        if !state.in_call {
+            drop(state);
+            self.driver.unpark();
+            return;
+        }
+        if state.rescuing {
+            return; // the rescue sees `notified` once its poll is over
+        }
+        state.rescuing = true;
+        drop(state);
+        if let Some(drive) = self.drive.upgrade() {
+            pa::exec::runtime().spawn_blocking(move || drive.rescue());
+        }
+    }
+}
+
+thread_local! {
+    /// The key of the run this thread is polling as its driver (0: none). A call that run
+    /// queues while this is set may be run by the driver itself (`jvm_dispatch.rs`).
+    static DRIVING: Cell<u64> = const { Cell::new(0) };
+    /// The driven runs whose call this thread runs, by call id (a call's body may drive a
+    /// run of its own, whose call is then the innermost).
+    static IN_CALL: RefCell<Vec<(i64, Arc<Drive>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The run this thread polls as its driver (0: none).
+pub(crate) fn driving() -> u64 {
+    DRIVING.with(Cell::get)
+}
+
+/// Sets [`DRIVING`] for one poll, then puts back what was there (a hook of the run may
+/// drive a run of its own on this thread).
+struct DrivingAs(u64);
+
+impl DrivingAs {
+    fn set(key: u64) -> Self {
+        Self(DRIVING.with(|d| d.replace(key)))
+    }
+}
+
+impl Drop for DrivingAs {
+    fn drop(&mut self) {
+        DRIVING.with(|d| d.set(self.0));
+    }
+}
+
+/// Call `call`, run by this thread as its run's driver, returned: wake-ups from now on
+/// are the driver's to handle (the call's own answer among them).
+pub(crate) fn call_returned(call: i64) {
+    let drive = IN_CALL.with(|calls| {
+        let mut calls = calls.borrow_mut();
+        let at = calls.iter().rposition(|(id, _)| *id == call)?;
+        Some(calls.remove(at).1)
+    });
+    if let Some(drive) = drive {
+        lock(&drive.signal.state).in_call = false;
+    }
+}
+
+impl Drive {
+    /// Polls the run until it is pending and was not woken meanwhile, or ended; true when
+    /// it has ended. `as_driver`: polled by the driver (not a rescue).
+    fn poll(&self, as_driver: bool) -> bool {
+        let mut slot = lock(&self.run);
+        let Some(future) = slot.as_mut() else {
+            return true;
+        };
+        let _driving = DrivingAs::set(if as_driver { self.key } else { 0 });
+        // Timers, spawned tasks and the blocking pool of the run belong to the core's runtime.
+        let _runtime = pa::exec::runtime().enter();
+        let waker = Waker::from(Arc::clone(&self.signal));
+        let mut cx = Context::from_waker(&waker);
+        for _ in 0..MAX_ROUNDS {
+            lock(&self.signal.state).notified = false;
+            let outcome = match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+                Ok(Poll::Pending) => {
+                    if lock(&self.signal.state).notified {
+                        continue; // woken while it was polled: there is more to do now
+                    }
+                    return false;
+                }
+                Ok(Poll::Ready(result)) => result.map_err(PhaseoError::from),
+                Err(panic) => Err(PhaseoError::internal(pa::panic_message(panic.as_ref()))),
+            };
+            // Dropped before the outcome is told: whatever the run held (its store's
+            // claim, its options' callbacks) is let go first, as a spawned run's task is.
+            // Both under the run's lock: whoever polls next finds the outcome there.
+            drop_quietly(slot.take());
+            *lock(&self.outcome) = Some(outcome);
+            drop(slot);
+            self.ended.store(true, Ordering::SeqCst);
+            self.signal.driver.unpark();
+            return true;
+        }
+        false // a run that keeps waking itself: `notified` stays set, it is polled again
+    }
+
+    /// The driver's loop: polls until the run ends (0), hands it the run's only queued
+    /// call to run (1, `out` as `phaseo_jvm_next`'s), or has waited [`LOOK_AT_INTERRUPTS`]
+    /// for the run (2).
+    fn drive(self: &Arc<Self>, out: *mut i64) -> i32 {
+        lock(&self.signal.state).in_call = false;
+        loop {
+            if self.poll(true) {
+                return 0;
+            }
+            let mut state = lock(&self.signal.state);
+            if state.notified {
+                continue;
+            }
+            if let Some(call) = jvm_dispatch::take_for_driver(self.key) {
+                state.in_call = true;
+                drop(state);
+                IN_CALL.with(|calls| calls.borrow_mut().push((call.id(), Arc::clone(self))));
+                // SAFETY: the caller passes 5 writable i64s (`phaseo_jvm_drive`).
+                unsafe { jvm_dispatch::hand_over(call, out) };
+                return 1;
+            }
+            drop(state);
+            let until = Instant::now() + LOOK_AT_INTERRUPTS;
+            loop {
+                if lock(&self.signal.state).notified || self.ended.load(Ordering::SeqCst) {
+                    break;
+                }
+                let now = Instant::now();
+                if now >= until {
+                    return 2;
+                }
+                std::thread::park_timeout(until - now);
+            }
+        }
+    }
+
+    /// Polls the run while the driver is in a call and the run keeps being woken.
+    fn rescue(&self) {
+        loop {
+            self.poll(false);
+            let mut state = lock(&self.signal.state);
+            if state.notified && state.in_call && !self.ended.load(Ordering::SeqCst) {
+                continue;
+            }
+            state.rescuing = false;
+            let back = !state.in_call;
+            drop(state);
+            if back {
+                self.signal.driver.unpark();
+            }
+            return;
+        }
+    }
+}
+
+impl Drop for Drive {
+    fn drop(&mut self) {
+        // A run let go before it ended: its future is dropped where its resources live.
+        let future = lock(&self.run).take();
+        if future.is_some() {
+            let _runtime = pa::exec::runtime().enter();
+            drop_quietly(future);
+        }
+    }
+}
+
+/// Drops a run's future; a panic while dropping it (a core bug) must not cross the ABI.
+fn drop_quietly(future: Option<RunFuture>) {
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(future)));
+}
+
+/// The driven runs by key, from their start until their result is taken (or the driver
+/// let them go).
+fn drives() -> MutexGuard<'static, HashMap<u64, Arc<Drive>>> {
+    static DRIVES: LazyLock<Mutex<HashMap<u64, Arc<Drive>>>> = LazyLock::new(Default::default);
+    lock(&DRIVES)
+}
+
+fn start<F>(run: F) -> u64
+where
+    F: Future<Output = Result<pa::RunResult, pa::AgentError>> + Send + 'static,
+{
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let key = NEXT.fetch_add(1, Ordering::Relaxed);
+    let drive = Arc::new_cyclic(|weak| Drive {
+        key,
+        run: Mutex::new(Some(Box::pin(run))),
+        ended: AtomicBool::new(false),
+        outcome: Mutex::new(None),
+        signal: Arc::new(Signal {
+            state: Mutex::new(SignalState::default()),
+            driver: std::thread::current(),
+            drive: weak.clone(),
+        }),
+    });
+    drives().insert(key, drive);
+    key
+}
+
+#[uniffi::export]
+impl Agent {
+    /// Starts a run that the calling JVM thread drives (`JvmDispatch.drive`, then
+    /// [`driven_result`]); returns its key. The Java API's blocking `run`.
+    pub fn run_driven(&self, options: RunOptions) -> Result<u64, PhaseoError> {
+        let (options, _cancel) = core_run_options(options)?;
+        let agent = self.core().clone();
+        Ok(start(async move { agent.run(options).await }))
+    }
+
+    /// [`Agent::run_driven`] for a continue of `state`.
+    pub fn continue_driven(
+        &self,
+        state: Arc<RunResult>,
+        options: ContinueOptions,
+    ) -> Result<u64, PhaseoError> {
+        let (options, _cancel) = core_continue_options(options)?;
+        let agent = self.core().clone();
+        Ok(start(async move {
+            agent.continue_run(&state.result, options).await
+        }))
+    }
+
+    /// [`Agent::run_driven`] for a continue of the stored run `run_id`.
+    pub fn continue_by_id_driven(
+        &self,
+        run_id: String,
+        options: ContinueOptions,
+    ) -> Result<u64, PhaseoError> {
+        let (options, _cancel) = core_continue_options(options)?;
+        let agent = self.core().clone();
+        Ok(start(
+            async move { agent.continue_by_id(run_id, options).await },
+        ))
+    }
+
+    /// [`Agent::run_driven`] for a recovery of the stored run `run_id`.
+    pub fn recover_driven(
+        &self,
+        run_id: String,
+        options: ContinueOptions,
+    ) -> Result<u64, PhaseoError> {
+        let (options, _cancel) = core_continue_options(options)?;
+        let agent = self.core().clone();
+        Ok(start(async move { agent.recover(&run_id, options).await }))
+    }
+}
+
+/// The outcome of the driven run `key`, once `JvmDispatch.drive` saw it end; the run is
+/// forgotten.
+#[uniffi::export]
+pub fn driven_result(key: u64) -> Result<Arc<RunResult>, PhaseoError> {
+    let drive = drives()
+        .remove(&key)
+        .ok_or_else(|| PhaseoError::internal(format!("no driven run {key}")))?;
+    let outcome = lock(&drive.outcome).take();
+    match outcome {
+        Some(outcome) => outcome.map(RunResult::wrap),
+        None => Err(PhaseoError::internal(format!(
+            "the driven run {key} has not ended"
+        ))),
+    }
+}
+
+/// Drives run `key` on the calling thread: returns 0 when it has ended (take its result
+/// with `driven_result`), 1 with `out` = one of its calls for this thread to run, as
+/// `phaseo_jvm_next` hands one (then `phaseo_jvm_complete`, then this again), or 2 when the
+/// run has waited for something for a while (look at the thread's interrupt status, then
+/// call this again). Blocks (parked) while the run waits.
+///
+/// # Safety
+/// `out` points to 5 writable `i64`s.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_drive(key: i64, out: *mut i64) -> i32 {
+    let Some(drive) = drives().get(&(key as u64)).cloned() else {
+        return 0; // `driven_result` names the unknown run
+    };
+    match catch_unwind(AssertUnwindSafe(|| drive.drive(out))) {
+        Ok(status) => status,
+        Err(panic) => {
+            *lock(&drive.outcome) = Some(Err(PhaseoError::internal(pa::panic_message(
+                panic.as_ref(),
+            ))));
+            drive.ended.store(true, Ordering::SeqCst);
+            0
+        }
+    }
+}
+
+/// The driving thread stops driving run `key` before it ended (an error of the JVM's own):
+/// the run is dropped, which cancels its calls.
+#[no_mangle]
+pub extern "C" fn phaseo_jvm_drive_end(key: i64) {
+    let drive = drives().remove(&(key as u64));
+    drop(drive);
+}
