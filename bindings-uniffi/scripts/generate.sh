@@ -40,6 +40,14 @@ if [ "$mode" = kotlin ]; then
     exit 1
   fi
   sed -i 's/onMalformedInput(CodingErrorAction\.REPORT)/onMalformedInput(CodingErrorAction.REPLACE).replaceWith(byteArrayOf(0xEF.toByte(), 0xBF.toByte(), 0xBD.toByte()))/' "$kt"
+  # A string with no lone surrogate (nearly all) is written by the JDK's own conversion,
+  # which is the same bytes without an encoder and its buffers per string.
+  encoder='return Charsets.UTF_8.newEncoder().run {'
+  if [ "$(grep -cF "$encoder" "$kt")" != 1 ]; then
+    echo "generate.sh: the generated Kotlin string conversion changed; check its fast path" >&2
+    exit 1
+  fi
+  sed -i 's/^\( *\)return Charsets\.UTF_8\.newEncoder()\.run {$/\1if (isWellFormed(value)) return ByteBuffer.wrap(value.toByteArray(Charsets.UTF_8))\n&/' "$kt"
   # Every native thread that calls into the JVM stays attached to it (JvmCallbacks.kt says
   # why): JNA reads that setting when it first hands out a callback's pointer, so the
   # vtables' callbacks get it just before they are registered, and the two callbacks every

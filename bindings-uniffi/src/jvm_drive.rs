@@ -377,6 +377,27 @@ pub unsafe extern "C" fn phaseo_jvm_drive(key: i64, out: *mut i64) -> i32 {
     }
 }
 
+/// `phaseo_jvm_complete(call, status, text, len)`, then `phaseo_jvm_drive(key, out)`: the
+/// driver answers the call it ran and drives on, in one call from the JVM.
+///
+/// # Safety
+/// `text` points to `len` readable bytes, `out` to 5 writable `i64`s.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_complete_and_drive(
+    key: i64,
+    call: i64,
+    status: i32,
+    text: *const u8,
+    len: i64,
+    out: *mut i64,
+) -> i32 {
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe {
+        jvm_dispatch::phaseo_jvm_complete(call, status, text, len);
+        phaseo_jvm_drive(key, out)
+    }
+}
+
 /// The driving thread stops driving run `key` before it ended (an error of the JVM's own):
 /// the run is dropped, which cancels its calls.
 #[no_mangle]

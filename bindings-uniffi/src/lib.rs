@@ -13,6 +13,12 @@
 
 uniffi::setup_scaffolding!();
 
+// The run loop allocates many small, short-lived values, and on the JVM they are often freed
+// on another thread than the one that made them (a result released by the cleaner's
+// thread): glibc's arenas then spend more time consolidating than the run spends working.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod api;
 mod conversions;
 mod defs;

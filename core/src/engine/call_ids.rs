@@ -3,8 +3,37 @@
 //! when a model repeats an id or sends none.
 
 use std::collections::HashSet;
+use std::sync::Mutex;
 
 use crate::state::{Message, ToolCall};
+
+/// The call ids of a run's messages, kept as the run goes (one per run invocation, in its
+/// `RunCtx`): a run's messages only grow at its end while it runs, so each turn indexes
+/// what was added since the last, and checking a turn's ids no longer costs a scan of the
+/// whole conversation (a run of n turns paid n² comparisons).
+#[derive(Default)]
+pub(crate) struct CallIdIndex(Mutex<Indexed>);
+
+#[derive(Default)]
+struct Indexed {
+    ids: HashSet<String>,
+    /// How many of the run's messages are in `ids`.
+    messages: usize,
+}
+
+impl Indexed {
+    fn catch_up(&mut self, messages: &[Message]) {
+        if messages.len() < self.messages {
+            // Shorter than when last seen: not the same conversation, index it anew.
+            *self = Self::default();
+        }
+        for m in &messages[self.messages..] {
+            self.ids
+                .extend(m.tool_calls.iter().flatten().map(|c| c.id.clone()));
+        }
+        self.messages = messages.len();
+    }
+}
 
 /// Gives every call of a new model response an id no earlier call of the run has (the
 /// run's messages, the caller's earlier conversation included) and no other call of the
@@ -13,6 +42,7 @@ use crate::state::{Message, ToolCall};
 /// then on: in its events, its result, the state and the conversation sent back to the
 /// model, so the model sees each call answered under the id it is recorded with.
 pub(crate) fn make_unique<'a>(
+    index: &CallIdIndex,
     earlier: &[Message],
     calls: impl IntoIterator<Item = &'a mut ToolCall>,
 ) {
@@ -20,21 +50,16 @@ pub(crate) fn make_unique<'a>(
     if calls.is_empty() {
         return;
     }
-    let earlier_ids = || {
-        earlier
-            .iter()
-            .flat_map(|m| m.tool_calls.iter().flatten())
-            .map(|c| c.id.as_str())
-    };
-    // Nearly always every id is new: a run going turn by turn checks its few new ids
-    // against its earlier ones without hashing (or copying) each earlier id every turn.
+    let mut index = index.0.lock().unwrap_or_else(|p| p.into_inner());
+    index.catch_up(earlier);
+    let earlier_taken = &index.ids;
+    // Nearly always every id is new: a few are checked pairwise, with no set of their own.
     if calls.len() <= FEW
         && all_distinct(&calls)
-        && earlier_ids().all(|id| !calls.iter().any(|c| c.id == id))
+        && calls.iter().all(|c| !earlier_taken.contains(&c.id))
     {
         return;
     }
-    let earlier_taken: HashSet<&str> = earlier_ids().collect();
     let mut taken: HashSet<String> = HashSet::new();
     for call in calls.iter_mut() {
         let is_taken = |id: &str| earlier_taken.contains(id) || taken.contains(id);
@@ -86,14 +111,14 @@ mod tests {
     #[test]
     fn distinct_ids_are_kept() {
         let mut calls = vec![call("a"), call("b")];
-        make_unique(&[], calls.iter_mut());
+        make_unique(&CallIdIndex::default(), &[], calls.iter_mut());
         assert_eq!(ids(&calls), ["a", "b"]);
     }
 
     #[test]
     fn a_repeated_id_in_one_response_gets_the_next_free_suffix() {
         let mut calls = vec![call("d"), call("d"), call("d_2"), call("d")];
-        make_unique(&[], calls.iter_mut());
+        make_unique(&CallIdIndex::default(), &[], calls.iter_mut());
         assert_eq!(ids(&calls), ["d", "d_2", "d_2_2", "d_3"]);
     }
 
@@ -104,8 +129,31 @@ mod tests {
             ..Message::assistant(String::new())
         }];
         let mut calls = vec![call("d"), call(""), call("")];
-        make_unique(&earlier, calls.iter_mut());
+        make_unique(&CallIdIndex::default(), &earlier, calls.iter_mut());
         assert_eq!(ids(&calls), ["d_2", "call_2", "call_3"]);
+    }
+
+    #[test]
+    fn a_run_s_index_sees_the_messages_added_since_its_last_turn() {
+        let index = CallIdIndex::default();
+        let mut messages = vec![Message {
+            tool_calls: Some(vec![call("a")]),
+            ..Message::assistant(String::new())
+        }];
+        let mut first = vec![call("b")];
+        make_unique(&index, &messages, first.iter_mut());
+        assert_eq!(ids(&first), ["b"]);
+        messages.push(Message {
+            tool_calls: Some(first),
+            ..Message::assistant(String::new())
+        });
+        let mut next = vec![call("b"), call("a")];
+        make_unique(&index, &messages, next.iter_mut());
+        assert_eq!(ids(&next), ["b_2", "a_2"]);
+        // Another, shorter conversation: indexed anew.
+        let mut other = vec![call("b")];
+        make_unique(&index, &messages[..1], other.iter_mut());
+        assert_eq!(ids(&other), ["b"]);
     }
 
     #[test]
@@ -115,14 +163,18 @@ mod tests {
             ..Message::assistant(String::new())
         }];
         let mut many: Vec<ToolCall> = (0..20).map(|i| call(&format!("c{i}"))).collect();
-        make_unique(&earlier, many.iter_mut());
+        make_unique(&CallIdIndex::default(), &earlier, many.iter_mut());
         assert_eq!(ids(&many)[19], "c19", "distinct new ids are kept");
         many.extend([call("x"), call("y"), call("y"), call("")]);
         let mut response = many.split_off(20);
-        make_unique(&earlier, many.iter_mut().chain(response.iter_mut()));
+        make_unique(
+            &CallIdIndex::default(),
+            &earlier,
+            many.iter_mut().chain(response.iter_mut()),
+        );
         assert_eq!(ids(&response), ["x_2", "y", "y_3", "call_1"]);
         let mut repeated = vec![call("x")];
-        make_unique(&earlier, repeated.iter_mut());
+        make_unique(&CallIdIndex::default(), &earlier, repeated.iter_mut());
         assert_eq!(
             ids(&repeated),
             ["x_2"],

@@ -106,6 +106,8 @@ pub(crate) struct RunCtx {
     pub(crate) trace: Option<Arc<RunTrace>>,
     /// The binding's tag of the run, given to its tool calls' runtimes.
     pub(crate) host_tag: Option<u64>,
+    /// The call ids of the run's messages (`call_ids.rs`).
+    pub(crate) call_ids: call_ids::CallIdIndex,
 }
 
 /// Why the loop stopped early.
@@ -282,6 +284,7 @@ pub(crate) async fn run(
         durable,
         trace,
         host_tag,
+        call_ids: Default::default(),
     };
     ctx.emitter
         .emit(EventType::RunStarted, Some(RunStatus::Queued), None, || {
@@ -455,6 +458,7 @@ fn continue_ctx(
         durable,
         trace,
         host_tag: options.host_tag,
+        call_ids: Default::default(),
     }
 }
 

@@ -159,6 +159,7 @@ impl ServedTools {
             durable: None,
             trace,
             host_tag: None,
+            call_ids: Default::default(),
         };
         let scope = PhaseScope::served(cancel.child_token(), self.permits.available_permits() <= 1);
         let call = ToolCall {

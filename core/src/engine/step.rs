@@ -424,7 +424,11 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
             )
         })
         .collect();
-    call_ids::make_unique(&state.run.messages, parsed.iter_mut().map(|(c, _)| c));
+    call_ids::make_unique(
+        &ctx.call_ids,
+        &state.run.messages,
+        parsed.iter_mut().map(|(c, _)| c),
+    );
     let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();
     let text = response.message.content;
     state.run.step_count = state.run.step_count.saturating_add(1);

@@ -47,6 +47,8 @@ internal object JvmDispatch {
 
     @JvmStatic private external fun phaseo_jvm_drive_end(key: Long)
 
+    @JvmStatic private external fun phaseo_jvm_complete_and_drive(key: Long, call: Long, status: Int, text: ByteArray, len: Long, out: LongArray): Int
+
     init {
         // The library the generated bindings load, under the same name (and the same
         // override property); UniffiLib first: it checks the library's contract.
@@ -99,7 +101,11 @@ internal object JvmDispatch {
     /** A thread that takes calls until none came for [KEEP_ALIVE_MS]. */
     private fun work() {
         val out = LongArray(5)
-        while (phaseo_jvm_next(KEEP_ALIVE_MS, out) == 1) runCall(out)
+        while (phaseo_jvm_next(KEEP_ALIVE_MS, out) == 1) {
+            val call = out[0]
+            val answer = answer(out)
+            phaseo_jvm_complete(call, answer.status, answer.text, answer.text.size.toLong())
+        }
     }
 
     /**
@@ -111,13 +117,24 @@ internal object JvmDispatch {
      * that throws it).
      */
     fun drive(key: ULong): RunResult {
+        val k = key.toLong()
         val out = LongArray(5)
         try {
-            while (true) {
+            var next = 2 // what phaseo_jvm_drive said: 0 ended, 1 a call in `out`, 2 drive on
+            while (next != 0) {
                 if (Thread.interrupted()) throw InterruptedException("the thread driving the run was interrupted")
-                when (phaseo_jvm_drive(key.toLong(), out)) {
-                    0 -> break
-                    1 -> runCall(out, driving = key.toLong())
+                next = if (next == 1) {
+                    val call = out[0]
+                    val answer = answer(out, driving = k)
+                    if (Thread.currentThread().isInterrupted) {
+                        // Answered, but the run is not driven on: the loop cancels it.
+                        phaseo_jvm_complete(call, answer.status, answer.text, answer.text.size.toLong())
+                        2
+                    } else {
+                        phaseo_jvm_complete_and_drive(k, call, answer.status, answer.text, answer.text.size.toLong(), out)
+                    }
+                } else {
+                    phaseo_jvm_drive(k, out)
                 }
             }
         } catch (e: Throwable) {
@@ -129,11 +146,14 @@ internal object JvmDispatch {
         return drivenResult(key)
     }
 
+    /** A call's answer: its status for `phaseo_jvm_complete` and its text in UTF-8. */
+    private class Answer(val status: Int, val text: ByteArray)
+
     /**
-     * Runs the call handed over in [out] and answers it. [driving]: the key of the run this
-     * thread drives (0: a thread of the SDK), whose caller's interrupt cancels that run.
+     * Runs the call handed over in [out] and returns its answer. [driving]: the key of the run
+     * this thread drives (0: a thread of the SDK), whose caller's interrupt cancels that run.
      */
-    private fun runCall(out: LongArray, driving: Long = 0) {
+    private fun answer(out: LongArray, driving: Long = 0): Answer {
         val call = out[0]
         // First: from here on the handle is this side's to lift or release.
         val context = context(out[4])
@@ -161,9 +181,9 @@ internal object JvmDispatch {
             describe(e)
         }
         // Lone surrogates become U+FFFD, as in every string the bindings send.
+        if (isWellFormed(text)) return Answer(status, text.toByteArray(Charsets.UTF_8))
         val bytes = FfiConverterString.toUtf8(text)
-        val array = ByteArray(bytes.remaining()).also { bytes.get(it) }
-        phaseo_jvm_complete(call, status, array, array.size.toLong())
+        return Answer(status, ByteArray(bytes.remaining()).also { bytes.get(it) })
     }
 
     /**
