@@ -250,8 +250,8 @@ impl Pool {
 
     fn submit(&'static self, call: Queued) {
         let mut state = self.lock();
-        // The first call queued by a run's driver is the driver's to take if it stays the
-        // only one (a turn of one call): no thread is woken for it. The next one wakes one.
+        // The first call queued by a run's driver is the driver's to take (a turn of one
+        // call runs on the driver alone): no thread is woken for it. The next one wakes one.
         let for_driver = call.driver != 0 && state.queue.is_empty();
         state.queue.push_back(call);
         self.queued.store(state.queue.len(), Ordering::Relaxed);
@@ -471,7 +471,7 @@ pub unsafe extern "C" fn phaseo_jvm_next(keep_alive_ms: i64, out: *mut i64) -> i
     1
 }
 
-/// The only queued call, when it is one that the driver of run `driver` queued: taken for
+/// The oldest queued call, when it is one that the driver of run `driver` queued: taken for
 /// the driver to run (`jvm_drive.rs`). Calls cancelled before they began are dropped.
 pub(crate) fn take_for_driver(driver: u64) -> Option<Queued> {
     let pool = pool();
@@ -483,11 +483,11 @@ pub(crate) fn take_for_driver(driver: u64) -> Option<Queued> {
         state.queue.pop_front();
     }
     pool.queued.store(state.queue.len(), Ordering::Relaxed);
-    if state.queue.len() != 1 || state.queue.front()?.driver != driver {
+    if state.queue.front()?.driver != driver {
         return None;
     }
     let call = state.queue.pop_front()?;
-    pool.queued.store(0, Ordering::Relaxed);
+    pool.queued.store(state.queue.len(), Ordering::Relaxed);
     call.phase
         .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
         .ok()?;

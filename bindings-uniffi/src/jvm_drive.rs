@@ -5,17 +5,18 @@
 //!
 //! Why: a run on the core's runtime hands every blocking tool call over to a JVM thread
 //! and back, and in a run that goes turn by turn each hand-over wakes a sleeping thread:
-//! two thread wake-ups per turn, far more than the turn itself. Driven, a turn whose only
-//! call is a blocking body of the JVM host (`jvm_dispatch.rs`) has that call run by the
-//! driving thread itself, between two polls, with no other thread involved; the calls of a
-//! turn with several go to the host's threads as before, and their answers wake the driver
-//! (a parked thread) instead of a core thread.
+//! two thread wake-ups per turn, far more than the turn itself. Driven, the driver runs
+//! its run's oldest queued call itself (a blocking body of the JVM host, `jvm_dispatch.rs`)
+//! whenever the run has nothing else to do: a turn of one call then runs on the driving
+//! thread alone, with no other thread involved, and in a turn of many calls the driver
+//! works through them beside the host's threads, whose answers it takes in between.
 //!
 //! A call run by the driver may block for any time, and the run must still see its
 //! timeout, its cancellation and its other calls' answers on time: a wake-up that comes
-//! while the driver is in a call starts a rescue on the core's blocking pool, which polls
-//! the run until the driver is back (or nothing more is to be done). Polls are serialized
-//! by the run's lock, so the driver, once back, takes over where the rescue stopped.
+//! while the driver is in a call starts a rescue on the core's blocking pool
+//! [`RESCUE_AFTER`] later (most calls are over by then), which polls the run until the
+//! driver is back (or nothing more is to be done). Polls are serialized by the run's lock,
+//! so the driver, once back, takes over where the rescue stopped.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -45,6 +46,10 @@ const MAX_ROUNDS: usize = 64;
 /// How long the driver waits for its run at most before it returns to the JVM, which looks
 /// whether the thread was interrupted (that cancels the run) and calls again.
 const LOOK_AT_INTERRUPTS: Duration = Duration::from_millis(10);
+
+/// How long a wake-up that comes while the driver runs a call waits before a rescue polls
+/// the run: a run's timers (a call's timeout) then fire at most this late.
+const RESCUE_AFTER: Duration = Duration::from_millis(1);
 
 /// A run driven by a JVM thread.
 struct Drive {
@@ -103,7 +108,11 @@ impl Wake for Signal {
         state.rescuing = true;
         drop(state);
         if let Some(drive) = self.drive.upgrade() {
-            pa::exec::runtime().spawn_blocking(move || drive.rescue());
+            // Most calls the driver runs are over well within this; those are not rescued.
+            pa::exec::runtime().spawn(async move {
+                tokio::time::sleep(RESCUE_AFTER).await;
+                let _ = tokio::task::spawn_blocking(move || drive.rescue()).await;
+            });
         }
     }
 }
@@ -227,6 +236,19 @@ impl Drive {
 
     /// Polls the run while the driver is in a call and the run keeps being woken.
     fn rescue(&self) {
+        let back = {
+            let mut state = lock(&self.signal.state);
+            let back = !state.in_call;
+            if back {
+                state.rescuing = false;
+            }
+            back
+        };
+        if back {
+            // The driver came back meanwhile: the wake-up is its to handle.
+            self.signal.driver.unpark();
+            return;
+        }
         loop {
             self.poll(false);
             let mut state = lock(&self.signal.state);
