@@ -44,8 +44,9 @@ type RunFuture = Pin<Box<dyn Future<Output = Result<pa::RunResult, pa::AgentErro
 const MAX_ROUNDS: usize = 64;
 
 /// How long the driver waits for its run at most before it returns to the JVM, which looks
-/// whether the thread was interrupted (that cancels the run) and calls again.
-const LOOK_AT_INTERRUPTS: Duration = Duration::from_millis(10);
+/// whether the thread was interrupted (that cancels the run) and calls again: an interrupt
+/// is seen this late at most, and a run waiting for a slow model costs 20 looks a second.
+const LOOK_AT_INTERRUPTS: Duration = Duration::from_millis(50);
 
 /// How long a wake-up that comes while the driver runs a call waits before a rescue polls
 /// the run: a run's timers (a call's timeout) then fire at most this late.
