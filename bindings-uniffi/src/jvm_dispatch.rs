@@ -14,10 +14,12 @@
 //! calls back to back; a call handed over while no thread is awake wakes one (or has the
 //! host start one); and a supervisor thread, while calls wait, looks every
 //! [`SUPERVISE_EVERY`]: the calls running longer than that count as blocked, and when no
-//! call was taken since its last look and fewer threads than cores are awake and not
-//! blocked, it wakes (or has the host start) one more thread per blocked one (at least
-//! one, at most one per waiting call): the threads double each period, so a turn of a
-//! hundred blocking calls has them all running within about seven periods. A pause of the whole process (the JVM's garbage
+//! call was taken since its last look (or every thread awake is blocked) and fewer threads
+//! than cores are awake and not blocked, it wakes (or has the host start) one more thread
+//! per blocked one (at least one, at most one per waiting call), and when every thread
+//! awake is blocked, every parked thread (as many as calls wait): new threads double each
+//! period, so a turn of a hundred blocking calls has them all running within about seven
+//! periods, and at once when the threads exist from earlier turns. A pause of the whole process (the JVM's garbage
 //! collector) looks like blocking and wakes threads that were not needed: a thread that
 //! ends a call while more threads than cores are awake and not blocked parks instead of
 //! taking the next one. One thread out of work first looks at the queue for [`SPIN`] (the
@@ -241,8 +243,18 @@ impl Pool {
             state = self.lock();
             state.blocked = blocked;
             let free = state.awake().saturating_sub(blocked);
-            if state.taken == taken && !state.queue.is_empty() && free < cores() {
-                let more = blocked.max(1).min(state.queue.len());
+            // Every thread awake is in a call that blocks: the calls waiting will likely
+            // block too, and each waits for a thread. Parked threads cost a wake-up only,
+            // so all of them are woken; new threads are still started by doubling.
+            let all_blocked = free == 0 && blocked > 0;
+            if (state.taken == taken || all_blocked) && !state.queue.is_empty() && free < cores() {
+                let parked = state.parked - state.notified;
+                let more = if all_blocked {
+                    blocked.max(parked)
+                } else {
+                    blocked.max(1)
+                };
+                let more = more.min(state.queue.len());
                 self.wake(&mut state, more);
             }
         }
