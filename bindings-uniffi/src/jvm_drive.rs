@@ -311,6 +311,19 @@ where
     key
 }
 
+impl Agent {
+    /// Starts a driven continue, resumption or recovery: `run` makes its future from the
+    /// core agent and the options.
+    fn start_continuing<F, Fut>(&self, options: ContinueOptions, run: F) -> Result<u64, PhaseoError>
+    where
+        F: FnOnce(pa::Agent, pa::ContinueOptions) -> Fut,
+        Fut: Future<Output = Result<pa::RunResult, pa::AgentError>> + Send + 'static,
+    {
+        let (options, _cancel) = core_continue_options(options)?;
+        Ok(start(run(self.core().clone(), options)))
+    }
+}
+
 #[uniffi::export]
 impl Agent {
     /// Starts a run that the calling JVM thread drives (`JvmDispatch.drive`, then
@@ -327,11 +340,9 @@ impl Agent {
         state: Arc<RunResult>,
         options: ContinueOptions,
     ) -> Result<u64, PhaseoError> {
-        let (options, _cancel) = core_continue_options(options)?;
-        let agent = self.core().clone();
-        Ok(start(async move {
+        self.start_continuing(options, |agent, options| async move {
             agent.continue_run(&state.result, options).await
-        }))
+        })
     }
 
     /// [`Agent::run_driven`] for a continue of the stored run `run_id`.
@@ -340,11 +351,9 @@ impl Agent {
         run_id: String,
         options: ContinueOptions,
     ) -> Result<u64, PhaseoError> {
-        let (options, _cancel) = core_continue_options(options)?;
-        let agent = self.core().clone();
-        Ok(start(
-            async move { agent.continue_by_id(run_id, options).await },
-        ))
+        self.start_continuing(options, |agent, options| async move {
+            agent.continue_by_id(run_id, options).await
+        })
     }
 
     /// [`Agent::run_driven`] for a recovery of the stored run `run_id`.
@@ -353,9 +362,9 @@ impl Agent {
         run_id: String,
         options: ContinueOptions,
     ) -> Result<u64, PhaseoError> {
-        let (options, _cancel) = core_continue_options(options)?;
-        let agent = self.core().clone();
-        Ok(start(async move { agent.recover(&run_id, options).await }))
+        self.start_continuing(options, |agent, options| async move {
+            agent.recover(&run_id, options).await
+        })
     }
 }
 
