@@ -109,13 +109,18 @@ impl Wake for Signal {
         state.rescuing = true;
         drop(state);
         if let Some(drive) = self.drive.upgrade() {
-            // Most calls the driver runs are over well within this; those are not rescued.
-            pa::exec::runtime().spawn(async move {
-                tokio::time::sleep(RESCUE_AFTER).await;
-                let _ = tokio::task::spawn_blocking(move || drive.rescue()).await;
-            });
+            rescue_later(drive);
         }
     }
+}
+
+/// Has a rescue poll `drive` [`RESCUE_AFTER`] from now (its `rescuing` is set): most calls
+/// the driver runs are over by then, and are not rescued.
+fn rescue_later(drive: Arc<Drive>) {
+    pa::exec::runtime().spawn(async move {
+        tokio::time::sleep(RESCUE_AFTER).await;
+        let _ = tokio::task::spawn_blocking(move || drive.rescue()).await;
+    });
 }
 
 thread_local! {
@@ -208,19 +213,29 @@ impl Drive {
             if self.poll(true) {
                 return 0;
             }
-            let mut state = lock(&self.signal.state);
-            if state.notified {
+            if lock(&self.signal.state).notified {
                 continue;
             }
+            // Not under the run's signal lock: taking a call may drop cancelled ones, whose
+            // answer channels wake their runs (this one too), and the pool's threads take
+            // the pool's lock before a run's signal lock.
             if let Some(call) = jvm_dispatch::take_for_driver(self.key) {
-                state.in_call = true;
-                drop(state);
+                let rescue = {
+                    let mut state = lock(&self.signal.state);
+                    state.in_call = true;
+                    // Woken since the last poll: what woke it must not wait for the call.
+                    let rescue = state.notified && !state.rescuing;
+                    state.rescuing |= rescue;
+                    rescue
+                };
+                if rescue {
+                    rescue_later(Arc::clone(self));
+                }
                 IN_CALL.with(|calls| calls.borrow_mut().push((call.id(), Arc::clone(self))));
                 // SAFETY: the caller passes 5 writable i64s (`phaseo_jvm_drive`).
                 unsafe { jvm_dispatch::hand_over(call, out) };
                 return 1;
             }
-            drop(state);
             let until = Instant::now() + LOOK_AT_INTERRUPTS;
             loop {
                 if lock(&self.signal.state).notified || self.ended.load(Ordering::SeqCst) {
