@@ -212,18 +212,24 @@ $rows = [['workload', 'unit', 'ours', 'floor', 'ours ÷ floor', 'ours (fastest r
 foreach ($WORKLOADS as $w) {
     $o = $figures['ours'][$w];
     $f = $figures['floor'][$w];
-    $rows[] = [$w, $UNITS[$w], fmt($o), fmt($f), fmt($o / $f) . '×', fmt($fastest['ours'][$w])];
+    $rows[] = [$w, $UNITS[$w], fmt($o), fmt($f), ($f > 0 ? fmt($o / $f) . '×' : '–'), fmt($fastest['ours'][$w])];
 }
+/** Characters in a UTF-8 text (without mbstring, which a PHP build may lack). */
+function textWidth(string $text): int
+{
+    return preg_match_all('/./us', $text);
+}
+
 $widths = [];
 foreach ($rows as $r) {
     foreach ($r as $i => $c) {
-        $widths[$i] = max($widths[$i] ?? 0, mb_strlen($c));
+        $widths[$i] = max($widths[$i] ?? 0, textWidth($c));
     }
 }
 foreach ($rows as $j => $r) {
     $cells = [];
     foreach ($r as $i => $c) {
-        $pad = str_repeat(' ', $widths[$i] - mb_strlen($c));
+        $pad = str_repeat(' ', $widths[$i] - textWidth($c));
         $cells[] = $i < 2 ? $c . $pad : $pad . $c;
     }
     echo implode('  ', $cells), "\n";

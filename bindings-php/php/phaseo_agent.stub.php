@@ -21,6 +21,9 @@ function phaseo_run_start(string $mode, int $agent, ?string $options, ?string $s
 /** Cancels a run (it still ends, `cancelled`). */
 function phaseo_run_cancel(int $run): void {}
 
+/** The state (canonical JSON) of a run whose `done` message has no error; taken once. */
+function phaseo_run_state(int $run): string {}
+
 /** The next message for the PHP thread (JSON: call, cancel, event, done), waiting up to $wait_ms; null if none. */
 function phaseo_poll(int $wait_ms): ?string {}
 

@@ -1,17 +1,18 @@
 //! The PHP side of every call: one process-wide queue of messages for the PHP thread.
 //!
-//! PHP (NTS) has one thread and its engine must only be touched from it. The core runs on
-//! its own tokio threads; whenever it needs a PHP function (a tool, a hook, a validator, a
-//! model client) it pushes a `call` message here and awaits the answer. The PHP layer
+//! PHP (NTS) has one thread and its engine must only be touched from it. Whenever the core
+//! needs a PHP function (a tool, a hook, a validator, a model client) it pushes a `call`
+//! message here and awaits the answer, from a run the PHP thread drives itself
+//! ([`crate::drive`]) or from a core thread (streams, served MCP tools). The PHP layer
 //! pumps the queue (`phaseo_poll`) while it waits for a run, runs each call in a `Fiber`,
 //! and answers with `phaseo_respond`. Events, cancellations of calls and the end of runs
 //! travel through the same queue, so they reach PHP in the order they happened and calls
 //! start in call order (one FIFO, pushed synchronously when the core starts the call).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
 use phaseo_agent::{
@@ -43,6 +44,12 @@ struct Pending {
 struct Queue {
     messages: Mutex<VecDeque<String>>,
     ready: Condvar,
+    /// Whether the PHP thread waits on `ready` (changed with `messages` locked): a message
+    /// pushed while it does not wait needs no wake-up (a system call each).
+    waiting: AtomicBool,
+    /// Whether a driven run was woken on the PHP thread (see [`crate::drive`]): the pump
+    /// polls it before it takes or waits for a message.
+    driven: AtomicBool,
     calls: Mutex<HashMap<u64, Pending>>,
     next_call: AtomicU64,
 }
@@ -56,34 +63,78 @@ fn queue() -> &'static Queue {
     Q.get_or_init(|| Queue {
         messages: Mutex::new(VecDeque::new()),
         ready: Condvar::new(),
+        waiting: AtomicBool::new(false),
+        driven: AtomicBool::new(false),
         calls: Mutex::new(HashMap::new()),
         next_call: AtomicU64::new(1),
     })
 }
 
-/// Appends a message (JSON text) for the PHP thread.
+/// Appends a message for the PHP thread.
 pub fn push(message: Value) {
-    let q = queue();
-    lock(&q.messages).push_back(phaseo_agent::json::to_canonical_string(&message));
-    q.ready.notify_all();
+    push_text(phaseo_agent::json::to_canonical_string(&message));
 }
 
-/// The next message, waiting up to `wait` for one.
-pub fn poll(wait: Duration) -> Option<String> {
+/// Appends a message (its JSON text) for the PHP thread.
+fn push_text(text: String) {
     let q = queue();
     let mut messages = lock(&q.messages);
-    if messages.is_empty() && !wait.is_zero() {
+    messages.push_back(text);
+    let waiting = q.waiting.load(Ordering::SeqCst);
+    drop(messages);
+    if waiting {
+        q.ready.notify_all();
+    }
+}
+
+/// Tells the pump that a driven run was woken on the PHP thread.
+pub fn driven_woken() {
+    queue().driven.store(true, Ordering::SeqCst);
+}
+
+/// The next message, waiting up to `wait` for one; the runs the PHP thread drives are
+/// polled first (on the PHP thread: this is its pump).
+pub fn poll(wait: Duration) -> Option<String> {
+    crate::drive::mark_php_thread();
+    let q = queue();
+    let mut deadline = None;
+    loop {
+        if q.driven.swap(false, Ordering::SeqCst) {
+            crate::drive::drive_woken();
+        }
+        let mut messages = lock(&q.messages);
+        if let Some(message) = messages.pop_front() {
+            return Some(message);
+        }
+        if q.driven.load(Ordering::SeqCst) {
+            continue; // a run polled just now woke itself
+        }
+        if wait.is_zero() {
+            return None;
+        }
+        let until = *deadline.get_or_insert_with(|| Instant::now() + wait);
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        // Only this thread sets `driven`: while it waits, a message is what can come.
+        q.waiting.store(true, Ordering::SeqCst);
         messages = q
             .ready
-            .wait_timeout_while(messages, wait, |m| m.is_empty())
+            .wait_timeout_while(messages, left, |m| m.is_empty())
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .0;
+        q.waiting.store(false, Ordering::SeqCst);
+        if let Some(message) = messages.pop_front() {
+            return Some(message);
+        }
     }
-    messages.pop_front()
 }
 
 /// Completes a call (a late answer to an abandoned call is dropped).
 pub fn respond(call: u64, answer: Answer) {
+    // The answer wakes the run here: a driven run is then polled by this thread's pump.
+    crate::drive::mark_php_thread();
     if let Some(p) = lock(&queue().calls).remove(&call) {
         let _ = p.answer.send(answer);
     }
@@ -152,14 +203,15 @@ impl HostFn {
         args: Value,
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
-        self.call_streaming(kind, args, runtime, None).await
+        self.call_streaming(kind, Args::Value(args), runtime, None)
+            .await
     }
 
     /// [`HostFn::call`], with the sender a model client's `stream` call yields events to.
     pub async fn call_streaming(
         &self,
         kind: &'static str,
-        args: Value,
+        args: Args<'_>,
         runtime: Option<&ToolRuntime>,
         stream: Option<HostStreamSender>,
     ) -> Result<Value, ToolError> {
@@ -183,9 +235,7 @@ impl HostFn {
             token: token.clone(),
             armed: true,
         };
-        let mut args = args;
-        mark_big_integers(&mut args);
-        push(serde_json::json!({"t": "call", "id": id, "kind": kind, "cb": self.id, "args": args}));
+        push_text(call_message(id, kind, self.id, args));
         let mut cancel_seen = false;
         let answer = loop {
             tokio::select! {
@@ -223,7 +273,8 @@ impl JsonHostFn for HostFn {
         args: JsonArgs<'_>,
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
-        HostFn::call(self, kind.name(), args.into_value(), runtime).await
+        self.call_streaming(kind.name(), Args::Json(args), runtime, None)
+            .await
     }
 
     async fn call_streaming(
@@ -232,7 +283,58 @@ impl JsonHostFn for HostFn {
         events: HostStreamSender,
     ) -> Result<Value, ToolError> {
         let name = CallKind::Stream.name();
-        HostFn::call_streaming(self, name, args.into_value(), None, Some(events)).await
+        HostFn::call_streaming(self, name, Args::Json(args), None, Some(events)).await
+    }
+}
+
+/// The arguments of a call to PHP.
+pub enum Args<'a> {
+    /// As a value.
+    Value(Value),
+    /// As the core's adapters give them (written without being copied into a value).
+    Json(JsonArgs<'a>),
+}
+
+/// The `call` message of a call (`{"t":"call","id","kind","cb","args"}`), its arguments'
+/// big integers marked. Arguments without one (nearly all) are written straight from the
+/// core's values; the others are copied into a value to be marked.
+fn call_message(id: u64, kind: &str, callback: u64, args: Args<'_>) -> String {
+    let mut args = match args {
+        Args::Json(args) if !json_args_hold_big_integers(&args) => {
+            let args = phaseo_agent::json::to_canonical_string(&args);
+            return format!(
+                r#"{{"t":"call","id":{id},"kind":"{kind}","cb":{callback},"args":{args}}}"#
+            );
+        }
+        Args::Json(args) => args.into_value(),
+        Args::Value(args) => args,
+    };
+    mark_big_integers(&mut args);
+    phaseo_agent::json::to_canonical_string(
+        &serde_json::json!({"t": "call", "id": id, "kind": kind, "cb": callback, "args": args}),
+    )
+}
+
+/// Whether a call's arguments hold an integer PHP's `int` cannot hold.
+fn json_args_hold_big_integers(args: &JsonArgs<'_>) -> bool {
+    match args {
+        JsonArgs::List(items) => items.iter().any(holds_big_integer),
+        JsonArgs::WithRuntime(value, rt) => {
+            holds_big_integer(value)
+                || holds_big_integer(rt.context())
+                || holds_big_integer(&rt.tool_call().input)
+                || rt.tool_annotations().is_some_and(holds_big_integer)
+        }
+    }
+}
+
+/// Whether a value holds an integer above `i64::MAX` (see [`mark_big_integers`]).
+fn holds_big_integer(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.is_u64() && n.as_i64().is_none(),
+        Value::Array(items) => items.iter().any(holds_big_integer),
+        Value::Object(map) => map.values().any(holds_big_integer),
+        _ => false,
     }
 }
 

@@ -16,6 +16,7 @@
 
 mod adapters;
 mod client;
+mod drive;
 mod error;
 mod handles;
 mod host;
@@ -95,6 +96,17 @@ pub fn phaseo_array_id(value: &ext_php_rs::types::Zval) -> i64 {
 #[php_function]
 pub fn phaseo_run_cancel(run: i64) {
     run::cancel(run);
+}
+
+/// The state of a run that ended (its `done` message said so), taken once.
+#[php_function]
+pub fn phaseo_run_state(run: i64) -> PhpResult<String> {
+    run::take_state(run).ok_or_else(|| {
+        NativeError::argument(format!(
+            "run {run} has no state to take (not ended, or taken)"
+        ))
+        .into()
+    })
 }
 
 /// The next message for the PHP thread (JSON text), waiting up to `wait_ms`; null if none.
@@ -414,6 +426,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_agent_free))
         .function(wrap_function!(phaseo_run_start))
         .function(wrap_function!(phaseo_run_cancel))
+        .function(wrap_function!(phaseo_run_state))
         .function(wrap_function!(phaseo_array_id))
         .function(wrap_function!(phaseo_poll))
         .function(wrap_function!(phaseo_respond))

@@ -1,7 +1,9 @@
-//! Runs: started on the core's runtime, reporting their end (and their events) through the
+//! Runs: driven by the PHP thread (`run`, `continue`, `recover`; see [`crate::drive`]) or
+//! streamed from the core's runtime, reporting their end (and their events) through the
 //! PHP thread's queue; agents, options and states as JSON text.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use phaseo_agent::{AgentError, AgentStream, CancellationToken, RunResult, StreamItem};
 
@@ -35,9 +37,40 @@ fn host() -> Arc<Host> {
     Arc::new(Host)
 }
 
+/// The states of runs that ended, by run handle, until PHP takes them
+/// ([`take_state`]): a state's text stays out of the `done` message, where it would be
+/// escaped as a string and read twice by PHP (the message, then the state).
+fn ended_states() -> &'static Mutex<HashMap<i64, String>> {
+    static STATES: OnceLock<Mutex<HashMap<i64, String>>> = OnceLock::new();
+    STATES.get_or_init(Mutex::default)
+}
+
+/// The state of a run that ended (`{"t":"done"}` said it has one), taken once.
+pub fn take_state(run: i64) -> Option<String> {
+    ended_states()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(&run)
+}
+
+/// The `done` message of a run: its status and output (what most callers read first, so
+/// the PHP layer reads the whole state only when asked), the state left for
+/// [`take_state`]; or its error.
 fn done_message(run: i64, outcome: Result<RunResult, AgentError>) -> serde_json::Value {
     match outcome {
-        Ok(result) => serde_json::json!({"t": "done", "run": run, "state": result.to_json()}),
+        Ok(result) => {
+            let done = serde_json::json!({
+                "t": "done",
+                "run": run,
+                "status": result.status().as_str(),
+                "output": result.output(),
+            });
+            ended_states()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(run, result.to_json());
+            done
+        }
         Err(e) => {
             serde_json::json!({"t": "done", "run": run, "error": NativeError::from(e).to_value()})
         }
@@ -79,7 +112,7 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
                 let _enter = rt.enter();
                 pump_stream(id, agent.stream(options), cancel);
             } else {
-                rt.spawn(async move { finish(id, agent.run(options).await) });
+                crate::drive::start(id, async move { finish(id, agent.run(options).await) });
             }
         }
         "continue" | "recover" | "continueStream" => {
@@ -116,7 +149,7 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
                 return Ok(id);
             }
             let recover = s.mode == "recover";
-            rt.spawn(async move {
+            crate::drive::start(id, async move {
                 let outcome = match (state, run_id) {
                     (Err(e), _) => Err(e),
                     (Ok(Some(state)), _) => agent.continue_run(&state, options).await,
@@ -167,7 +200,7 @@ fn pump_stream(id: i64, stream: AgentStream, cancel: CancellationToken) {
 }
 
 /// Reports a run's end and forgets its handle.
-fn finish(id: i64, outcome: Result<RunResult, AgentError>) {
+pub fn finish(id: i64, outcome: Result<RunResult, AgentError>) {
     RUNS.remove(id);
     push(done_message(id, outcome));
 }

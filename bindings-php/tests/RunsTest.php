@@ -120,6 +120,37 @@ final class RunsTest extends TestCase
         $this->assertStringContainsString('timed out', $message['content']);
     }
 
+    public function testAResultReadsItsStateWhenAskedAndKeepsItReadOnly(): void
+    {
+        $add = new Tool(id: 'add', execute: fn (array $in) => $in['a'] + $in['b']);
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$add]));
+        $turns = [];
+        for ($i = 0; $i < 3; $i++) {
+            $turns[] = ['toolCalls' => [['id' => "c{$i}", 'name' => 'add', 'arguments' => ['a' => $i, 'b' => 1]]]];
+        }
+        $result = $agent->run('go', new ScriptedClient([...$turns, ['text' => 'sum']]));
+        $this->assertSame('completed', $result->status());
+        $this->assertSame('sum', $result->output());
+        $this->assertTrue(isset($result->usage));
+        $this->assertCount(8, $result->messages, 'user, three assistant + tool pairs, the final text');
+        $this->assertSame('3', $result->messages[6]['content']);
+        $this->assertSame($result->runId(), $result->run['id']);
+        $this->assertSame('completed', $result->run['status']);
+        $this->assertSame('sum', $result->run['result']);
+        $this->assertNull($result->pause());
+        $again = RunResult::fromJson($result->toJson());
+        $this->assertSame($result->run, $again->run);
+        $this->assertSame($result->messages, $again->messages);
+        try {
+            $result->run = [];
+            $this->fail('a result is read-only');
+        } catch (\Error $e) {
+            $this->assertStringContainsString('readonly', $e->getMessage());
+        }
+        // A state read back after a run: its properties come from the text at once.
+        $this->assertSame('sum', json_decode($result->toJson(), true)['run']['result']);
+    }
+
     public function testABlockingToolDelaysTheRunAndItsLateResultIsDiscarded(): void
     {
         $tool = new Tool(id: 'block', execute: function (array $input, $rt) {

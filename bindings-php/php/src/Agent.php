@@ -306,7 +306,9 @@ final class Agent
         if (isset($m['error'])) {
             throw AgentError::fromArray($m['error']);
         }
-        return new RunResult($m['state']);
+        // The state's text is taken apart from the message; the status and output came with
+        // it, so the state is decoded only when something else of it is read.
+        return new RunResult(Native::call(fn () => phaseo_run_state($run)), $m);
     }
 
     /** @return array{0: int, 1: \Closure} */

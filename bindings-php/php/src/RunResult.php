@@ -23,14 +23,61 @@ final class RunResult implements \JsonSerializable, \Stringable
     /** @var array<string, mixed> */
     public readonly array $usage;
 
-    /** @internal the canonical JSON text of a state */
-    public function __construct(private readonly string $json)
+    /** The run's status when it was known without decoding the state. */
+    private readonly ?string $knownStatus;
+    /** Whether `$run`, `$messages` and `$usage` were read from the state's text. */
+    private bool $decoded = false;
+
+    /**
+     * @internal the canonical JSON text of a state; `$known`, what the run's end said of it
+     * (`status`, `output`): then `$run`, `$messages` and `$usage` are decoded from the text
+     * the first time one of them is read (a run's caller often reads only its output).
+     */
+    public function __construct(private readonly string $json, ?array $known = null)
     {
-        $state = Json::decode($json);
-        $this->run = $state['run'] ?? [];
+        if ($known !== null && isset($known['status']) && array_key_exists('output', $known)) {
+            $this->knownStatus = (string) $known['status'];
+            $this->output = $known['output'];
+            unset($this->run, $this->messages, $this->usage);
+            return;
+        }
+        $this->knownStatus = null;
+        $this->decode();
         $this->output = $this->run['result'] ?? null;
+    }
+
+    /** Reads the run record, its messages and usage from the state's text (once). */
+    private function decode(): void
+    {
+        if ($this->decoded) {
+            return;
+        }
+        $this->decoded = true;
+        $state = Json::decode($this->json);
+        $this->run = $state['run'] ?? [];
         $this->messages = $this->run['messages'] ?? [];
         $this->usage = $this->run['usage'] ?? [];
+    }
+
+    /** @internal the first read of `$run`, `$messages` or `$usage` decodes the state */
+    public function __get(string $name): mixed
+    {
+        if (!in_array($name, ['run', 'messages', 'usage'], true)) {
+            trigger_error('Undefined property: ' . self::class . '::$' . $name, E_USER_WARNING);
+            return null;
+        }
+        $this->decode();
+        return $this->$name;
+    }
+
+    /** @internal as __get, for isset() and empty() */
+    public function __isset(string $name): bool
+    {
+        if (!in_array($name, ['run', 'messages', 'usage'], true)) {
+            return false;
+        }
+        $this->decode();
+        return isset($this->$name);
     }
 
     /**
@@ -85,7 +132,7 @@ final class RunResult implements \JsonSerializable, \Stringable
     /** `completed`, `waiting_for_human`, `failed`, `cancelled`, … */
     public function status(): string
     {
-        return (string) ($this->run['status'] ?? '');
+        return $this->knownStatus ?? (string) ($this->run['status'] ?? '');
     }
 
     /** The final output (null unless completed or stopped). */

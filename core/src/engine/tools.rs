@@ -684,9 +684,12 @@ where
         }
         return Ok(out);
     }
+    // Each call's future is built on the heap when it is first polled: the set that runs
+    // them moves every entry into an allocation of its own, and a call's future is over a
+    // kilobyte, while the job that makes it is a few words.
     let mut running = futures::stream::iter(
         jobs.into_iter()
-            .map(|(i, job)| async move { (i, job().await) }),
+            .map(|(i, job)| async move { (i, Box::pin(job()).await) }),
     )
     .buffer_unordered(concurrency);
     while let Some((i, r)) = running.next().await {

@@ -8,9 +8,9 @@ use Phaseo\AgentSdk\RuntimeContext;
 use Phaseo\AgentSdk\ToolCall;
 
 /**
- * The PHP thread's side of the bridge (internal). The core runs on its own threads and
- * hands every call of a PHP function to this thread through one queue (`phaseo_poll`).
- * Whoever waits for a run pumps the queue: each call runs in a `Fiber` of its own, started
+ * The PHP thread's side of the bridge (internal). The core hands every call of a PHP
+ * function to this thread through one queue (`phaseo_poll`, which also polls the runs this
+ * thread drives). Whoever waits for a run pumps the queue: each call runs in a `Fiber`, started
  * in the order the core made the calls, and answered with `phaseo_respond` when its fiber
  * returns. A fiber that waits (`$runtime->sleep()`, a nested run) suspends, so other calls
  * proceed: that is how tool calls overlap up to the concurrency limit on one PHP thread.
@@ -26,8 +26,21 @@ final class Scheduler
     public const FOREIGN_SUSPEND = 'the PHP function called Fiber::suspend() outside a Fiber of its own: '
         . 'the SDK runs each call in a Fiber that only it may suspend';
 
-    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int, since?: float, told?: true, parked?: true}> calls in flight */
+    /** @var array<int, array{fiber: \Fiber, wake: ?float, run: ?int, job?: array, since?: float, told?: true, parked?: true}> calls in flight */
     private static array $tasks = [];
+    /**
+     * Fibers whose call has ended, kept for the next calls (at most IDLE_FIBERS): a new
+     * Fiber maps a stack and a dropped one unmaps it, and while the core's threads run, each
+     * unmap makes every core flush its TLB, which cost more than a trivial tool.
+     *
+     * @var list<\Fiber>
+     */
+    private static array $idle = [];
+    private const IDLE_FIBERS = 64;
+    /** @var array<int, mixed> call id => the value its function returned (see invoke()) */
+    private static array $results = [];
+    /** The value a pooled fiber suspends with when its call has ended (see free()). */
+    private static ?object $free = null;
     /** @var array<int, int> spl_object_id(fiber) => call id */
     private static array $byFiber = [];
     /** @var array<int, true> */
@@ -256,19 +269,30 @@ final class Scheduler
 
     private static function start(int $id, string $kind, int $cb, array $args): void
     {
-        $fiber = new \Fiber(static function () use ($id, $kind, $cb, $args): mixed {
-            return self::invoke($id, $kind, $cb, $args);
+        $fiber = array_pop(self::$idle) ?? new \Fiber(static function (array $job): void {
+            // One call after the other: each call's value goes to $results (see invoke()),
+            // then the fiber tells the scheduler it is free and waits for its next call.
+            while (true) {
+                self::$results[$job[0]] = self::invoke(...$job);
+                $job = \Fiber::suspend(self::free());
+            }
         });
-        self::$tasks[$id] = ['fiber' => $fiber, 'wake' => null, 'run' => null];
+        self::$tasks[$id] = ['fiber' => $fiber, 'wake' => null, 'run' => null, 'job' => [$id, $kind, $cb, $args]];
         self::$byFiber[spl_object_id($fiber)] = $id;
         self::resume($id);
     }
 
+    /** What a fiber of the pool hands the scheduler when its call has ended. */
+    private static function free(): object
+    {
+        return self::$free ??= new \stdClass();
+    }
+
     /**
      * Runs one call's PHP function and answers the core; nothing it throws escapes. Returns
-     * what the function returned: the fiber keeps it until the scheduler drops the fiber,
-     * outside it, so that freeing a value nested deep (refused, but PHP frees nested arrays
-     * recursively) uses the main stack, not the fiber's small one.
+     * what the function returned: the fiber puts it in $results, and the scheduler drops it
+     * there, outside the fiber, so that freeing a value nested deep (refused, but PHP frees
+     * nested arrays recursively) uses the main stack, not the fiber's small one.
      */
     private static function invoke(int $id, string $kind, int $cb, array $args): mixed
     {
@@ -376,29 +400,38 @@ final class Scheduler
     private static function resume(int $id): void
     {
         $t = self::$tasks[$id];
+        $job = $t['job'] ?? null;
+        unset(self::$tasks[$id]['job'], $t['job']);
         self::$tasks[$id]['wake'] = null;
         self::$tasks[$id]['run'] = null;
         self::$tasks[$id]['since'] = self::now();
+        $said = null;
         try {
             if (!$t['fiber']->isStarted()) {
-                $t['fiber']->start();
+                $said = $t['fiber']->start($job);
             } else {
-                $t['fiber']->resume();
+                $said = $t['fiber']->resume($job);
             }
         } catch (\Throwable $e) {
             // Only our own plumbing can get here (invoke catches everything).
             phaseo_respond($id, null, self::message($e), false);
         }
+        $job = null;
+        $ended = self::$free !== null && $said === self::$free;
+        unset(self::$results[$id]);
         $now = self::$tasks[$id] ?? null;
-        if ($now !== null && $t['fiber']->isSuspended() && $now['wake'] === null && $now['run'] === null && !isset($now['parked'])) {
+        if (!$ended && $now !== null && $t['fiber']->isSuspended() && $now['wake'] === null && $now['run'] === null && !isset($now['parked'])) {
             // The PHP function itself called Fiber::suspend() in the call's fiber (not in a
             // Fiber of its own): nothing would ever resume it. The call fails, and the fiber
             // is dropped (unwound, `finally` blocks run) like a parked one.
             phaseo_respond($id, null, self::FOREIGN_SUSPEND, false);
             self::$tasks[$id]['parked'] = true;
         }
-        if ($t['fiber']->isTerminated() || isset(self::$tasks[$id]['parked'])) {
+        if ($ended || $t['fiber']->isTerminated() || isset(self::$tasks[$id]['parked'])) {
             unset(self::$tasks[$id], self::$byFiber[spl_object_id($t['fiber'])], self::$cancelled[$id]);
+            if ($ended && count(self::$idle) < self::IDLE_FIBERS) {
+                self::$idle[] = $t['fiber'];
+            }
         }
     }
 
