@@ -679,7 +679,7 @@ namespace PhaseoAgentSdk
                 try
                 {
                     int s = Native.phaseo_run_wait(ptr, out var json, out var err);
-                    if (s == Native.OK) result = RunResult.FromJson(Native.Take(json));
+                    if (s == Native.OK) result = RunResult.FromCore(Native.Take(json));
                     else error = AgentException.FromErrorJson(Native.Take(err));
                 }
                 catch (Exception e) { error = e; }

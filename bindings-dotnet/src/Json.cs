@@ -49,6 +49,24 @@ namespace PhaseoAgentSdk
             return v;
         }
 
+        /// <summary>The value at <paramref name="path"/> (object keys, from the top) of a
+        /// document known to be well formed (a state the core wrote), read without building
+        /// the rest of it; <paramref name="found"/> is false when a key is missing or a value
+        /// on the path is not an object.</summary>
+        internal static object Find(string text, out bool found, params string[] path)
+        {
+            var r = new Reader(text);
+            found = false;
+            foreach (var key in path)
+            {
+                r.SkipWs();
+                if (!r.Member(key)) return null;
+            }
+            found = true;
+            r.SkipWs();
+            return r.Value(0);
+        }
+
         /// <summary>Writes a value as compact JSON text. Strings, chars, booleans, every
         /// numeric type and null are JSON scalars; <see cref="RawJson"/> is written verbatim.
         /// Dictionaries with string keys (<see cref="IDictionary"/>, or any
@@ -465,6 +483,58 @@ namespace PhaseoAgentSdk
                     case 'n': Lit("null"); return null;
                     default: return Num();
                 }
+            }
+
+            /// <summary>At an object: moves to the value of <paramref name="key"/> (true),
+            /// passing over the members before it unread; false when it has no such key.</summary>
+            public bool Member(string key)
+            {
+                if (Pos >= t.Length || t[Pos] != '{') return false;
+                Pos++;
+                while (true)
+                {
+                    SkipWs();
+                    if (Pos >= t.Length || t[Pos] != '"') return false;
+                    var name = Str();
+                    SkipWs();
+                    if (Pos >= t.Length || t[Pos] != ':') return false;
+                    Pos++;
+                    SkipWs();
+                    if (name == key) return true;
+                    Skip();
+                    SkipWs();
+                    if (Pos < t.Length && t[Pos] == ',') { Pos++; continue; }
+                    return false;
+                }
+            }
+
+            /// <summary>Passes over one value without building it.</summary>
+            void Skip()
+            {
+                if (Pos >= t.Length) return;
+                char c = t[Pos];
+                if (c == '"') { SkipString(); return; }
+                if (c != '{' && c != '[')
+                {
+                    while (Pos < t.Length && ",}] \n\r\t".IndexOf(t[Pos]) < 0) Pos++;
+                    return;
+                }
+                int depth = 0;
+                while (Pos < t.Length)
+                {
+                    c = t[Pos];
+                    if (c == '"') { SkipString(); continue; }
+                    Pos++;
+                    if (c == '{' || c == '[') depth++;
+                    else if ((c == '}' || c == ']') && --depth == 0) return;
+                }
+            }
+
+            void SkipString()
+            {
+                Pos++;
+                while (Pos < t.Length && t[Pos] != '"') Pos += t[Pos] == '\\' ? 2 : 1;
+                Pos++;
             }
 
             void Lit(string w)

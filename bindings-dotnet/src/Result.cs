@@ -193,13 +193,16 @@ namespace PhaseoAgentSdk
     public sealed class RunResult
     {
         readonly string json;
-        readonly Dictionary<string, object> value;
+        Dictionary<string, object> value;
+        RunRecord run;
+        string status;
+        // One object, assigned once: a reader on another thread sees the output whole or not at all.
+        Tuple<object> output;
 
         RunResult(string json, Dictionary<string, object> value)
         {
             this.json = json;
             this.value = value;
-            Run = new RunRecord(V.Obj(V.Get(value, "run")));
         }
 
         /// <summary>Reads a state's JSON text (as written by <see cref="ToJson"/> in any
@@ -215,26 +218,48 @@ namespace PhaseoAgentSdk
             return new RunResult(json, m);
         }
 
+        /// <summary>A state the core has just written: read when first asked for (a run's
+        /// caller often reads only its status and output, which are found in the text
+        /// without building the rest).</summary>
+        internal static RunResult FromCore(string json) => new RunResult(json, null);
+
         internal static RunResult FromValue(object v) => new RunResult(Json.Write(v), V.Obj(v));
+
+        /// <summary>The whole state, read from its text the first time it is needed.</summary>
+        Dictionary<string, object> State => value ?? (value = V.Obj(Json.Parse(json)) ?? new Dictionary<string, object>());
 
         /// <summary>The canonical state JSON text (exactly as the core wrote it).</summary>
         public string ToJson() => json;
         /// <inheritdoc/>
         public override string ToString() => json;
         /// <summary>The run record.</summary>
-        public RunRecord Run { get; }
+        public RunRecord Run => run ?? (run = new RunRecord(V.Obj(V.Get(State, "run"))));
         /// <summary>Shortcut for <c>Run.Status</c>.</summary>
-        public string Status => Run.Status;
+        public string Status
+        {
+            get
+            {
+                if (run != null || value != null) return Run.Status;
+                return status ?? (status = Json.Find(json, out _, "run", "status") as string);
+            }
+        }
         /// <summary>The final output (text, or the parsed value of an output schema).</summary>
-        public object Output => V.Get(value, "output");
+        public object Output
+        {
+            get
+            {
+                if (value != null) return V.Get(value, "output");
+                return (output ?? (output = Tuple.Create(Json.Find(json, out _, "output")))).Item1;
+            }
+        }
         /// <summary>The steps (JSON data).</summary>
-        public IReadOnlyList<object> Steps => V.List(V.Get(value, "steps"));
+        public IReadOnlyList<object> Steps => V.List(V.Get(State, "steps"));
         /// <summary>The conversation.</summary>
         public IReadOnlyList<Message> Messages => Run.Messages;
         /// <summary>The usage totals.</summary>
-        public UsageSummary Usage => UsageSummary.From(V.Get(value, "usage"));
+        public UsageSummary Usage => UsageSummary.From(V.Get(State, "usage"));
         /// <summary>The whole state as JSON data.</summary>
-        public Dictionary<string, object> Value => value;
+        public Dictionary<string, object> Value => State;
     }
 
     /// <summary>An event of a run (docs/behaviour.md §6): <see cref="Details"/> holds the type's other

@@ -123,7 +123,7 @@ namespace PhaseoAgentSdk
                 int s = Native.phaseo_stream_result(p, out var json, out var err);
                 GC.KeepAlive(keep);
                 return s == Native.OK
-                    ? Tuple.Create(RunResult.FromJson(Native.Take(json)), (AgentException)null)
+                    ? Tuple.Create(RunResult.FromCore(Native.Take(json)), (AgentException)null)
                     : Tuple.Create((RunResult)null, AgentException.FromErrorJson(Native.Take(err)));
             }
             finally { Exit(); }

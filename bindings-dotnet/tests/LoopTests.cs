@@ -25,6 +25,36 @@ namespace PhaseoAgentSdk.Tests
     public class LoopTests
     {
         [Test]
+        public async Task AResultReadsItsStateWhenAsked()
+        {
+            var definition = new AgentDefinition
+            {
+                Id = "adder",
+                Tools = new[] { new Tool("add", (i, rt) => Task.FromResult<object>(3L)) },
+            };
+            using (var agent = AgentSdk.CreateAgent(definition))
+            {
+                var script = new object[] { Calls("c1", "add", "{}"), Calls("c2", "add", "{}"), O("text", "sum \"quoted\"") };
+                var result = await agent.Run(new RunOptions("go", new ScriptedClient(script)));
+                // Status and output first (found in the text), then the rest (read whole).
+                Assert.AreEqual("completed", result.Status);
+                Assert.AreEqual("sum \"quoted\"", result.Output);
+                Assert.AreEqual(6, result.Messages.Count);
+                Assert.AreEqual("3", result.Messages[2].Content);
+                Assert.AreEqual("completed", result.Run.Status);
+                Assert.AreEqual("sum \"quoted\"", result.Output);
+                Assert.AreEqual(3, result.Steps.Count);
+                var again = RunResult.FromJson(result.ToJson());
+                Assert.AreEqual(result.Run.Id, again.Run.Id);
+                Assert.AreEqual(again.Output, result.Output);
+                Assert.AreEqual(result.Value.Count, again.Value.Count);
+                // A structured output is found in the text as well.
+                var structured = await agent.Run(new RunOptions("go", new ScriptedClient(new object[] { O("text", "{\"n\": [1, {\"k\": \"}\"}]}") })));
+                Assert.AreEqual("{\"n\": [1, {\"k\": \"}\"}]}", structured.Output);
+            }
+        }
+
+        [Test]
         public async Task PerTurnFunctionsAndHumanReview()
         {
             var definition = new AgentDefinition
