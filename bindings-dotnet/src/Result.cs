@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Threading;
 
 namespace PhaseoAgentSdk
 {
@@ -225,15 +226,31 @@ namespace PhaseoAgentSdk
 
         internal static RunResult FromValue(object v) => new RunResult(Json.Write(v), V.Obj(v));
 
-        /// <summary>The whole state, read from its text the first time it is needed.</summary>
-        Dictionary<string, object> State => value ?? (value = V.Obj(Json.Parse(json)) ?? new Dictionary<string, object>());
+        /// <summary>The whole state, read from its text the first time it is needed (one
+        /// instance for every reader, whichever thread reads first).</summary>
+        Dictionary<string, object> State
+        {
+            get
+            {
+                if (value == null)
+                    Interlocked.CompareExchange(ref value, V.Obj(Json.Parse(json)) ?? new Dictionary<string, object>(), null);
+                return value;
+            }
+        }
 
         /// <summary>The canonical state JSON text (exactly as the core wrote it).</summary>
         public string ToJson() => json;
         /// <inheritdoc/>
         public override string ToString() => json;
         /// <summary>The run record.</summary>
-        public RunRecord Run => run ?? (run = new RunRecord(V.Obj(V.Get(State, "run"))));
+        public RunRecord Run
+        {
+            get
+            {
+                if (run == null) Interlocked.CompareExchange(ref run, new RunRecord(V.Obj(V.Get(State, "run"))), null);
+                return run;
+            }
+        }
         /// <summary>Shortcut for <c>Run.Status</c>.</summary>
         public string Status
         {
