@@ -2,8 +2,9 @@
 //! each tool, made once by [`crate::create_agent`] and shared by the run loop (which sits
 //! above this module and is the only one to read it).
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
 
 use crate::controls::ToolChoice;
 use crate::definition::AgentDefinition;
@@ -76,10 +77,13 @@ pub(crate) fn check_fixed_controls(
     Ok(())
 }
 
+/// Tool ids to their slot in the definition: looked up several times per call.
+pub(crate) type ToolIndex = HashMap<String, usize>;
+
 pub(crate) struct AgentInner {
     pub(crate) def: AgentDefinition,
     /// Every tool by id (the built-in `tool_search` at [`SEARCH_INDEX`]).
-    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) tool_index: ToolIndex,
     /// What a request offers before any tool is loaded: the tools that are not deferred,
     /// in definition order, then `tool_search` when some are (docs/behaviour.md §17).
     pub(crate) tool_specs: Arc<Vec<ToolSpec>>,

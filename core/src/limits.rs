@@ -34,18 +34,20 @@ pub fn check_value(value: &Value) -> Result<(), ValueLimitError> {
 
 /// [`check_value`] with another limit.
 pub(crate) fn check_depth(value: &Value, max: usize) -> Result<(), ValueLimitError> {
+    if !matches!(value, Value::Array(_) | Value::Object(_)) {
+        return Ok(()); // a scalar (most tool results): nothing to walk
+    }
     let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
     while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
         let depth = depth + 1;
-        if depth > max {
-            return Err(ValueLimitError::TooDeep);
+        match v {
+            Value::Array(_) | Value::Object(_) if depth > max => {
+                return Err(ValueLimitError::TooDeep)
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth))),
+            Value::Object(map) => stack.extend(map.values().map(|c| (c, depth))),
+            _ => {}
         }
-        stack.extend(children.map(|c| (c, depth)));
     }
     Ok(())
 }

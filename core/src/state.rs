@@ -384,8 +384,13 @@ impl ToolCallCounts {
     /// exceeded) rather than wrapping to 0.
     pub fn admit(&mut self, tool: &str) {
         self.total = self.total.saturating_add(1);
-        let count = self.by_tool.entry(tool.to_owned()).or_default();
-        *count = count.saturating_add(1);
+        // Looked up first: the tool's id is copied only for its first call.
+        match self.by_tool.get_mut(tool) {
+            Some(count) => *count = count.saturating_add(1),
+            None => {
+                self.by_tool.insert(tool.to_owned(), 1);
+            }
+        }
     }
 
     /// The admitted calls of `tool`.

@@ -134,7 +134,7 @@ impl ToolRuntime {
     /// `recover`. A side-effecting tool hands it to its service so the effect happens at
     /// most once (docs/behaviour.md §15).
     pub fn idempotency_key(&self) -> String {
-        format!("{}:{}", self.inner.run_id, self.inner.tool_call.id)
+        IdempotencyKey(self).to_string()
     }
 
     /// Whether no other call of the turn runs while this one does (the turn has one call
@@ -266,5 +266,15 @@ impl ToolRuntime {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+}
+
+/// Writes a call's idempotency key, `<run id>:<call id>` ([`ToolRuntime::idempotency_key`]),
+/// where it is needed without building the string first (a call's JSON arguments).
+pub(crate) struct IdempotencyKey<'a>(pub(crate) &'a ToolRuntime);
+
+impl std::fmt::Display for IdempotencyKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.0.inner.run_id, self.0.inner.tool_call.id)
     }
 }

@@ -2,8 +2,9 @@
 //! side-effecting tool uses for idempotency, so two calls of one run never share it, even
 //! when a model repeats an id or sends none.
 
-use std::collections::HashSet;
 use std::sync::Mutex;
+
+use foldhash::{HashSet, HashSetExt};
 
 use crate::state::{Message, ToolCall};
 
@@ -53,11 +54,13 @@ pub(crate) fn make_unique<'a>(
     let mut index = index.0.lock().unwrap_or_else(|p| p.into_inner());
     index.catch_up(earlier);
     let earlier_taken = &index.ids;
-    // Nearly always every id is new: a few are checked pairwise, with no set of their own.
-    if calls.len() <= FEW
-        && all_distinct(&calls)
-        && calls.iter().all(|c| !earlier_taken.contains(&c.id))
-    {
+    // Nearly always every id is new: checked without copying one (a few pairwise).
+    let distinct = if calls.len() <= FEW {
+        all_distinct(&calls)
+    } else {
+        all_distinct_many(&calls)
+    };
+    if distinct && calls.iter().all(|c| !earlier_taken.contains(&c.id)) {
         return;
     }
     let mut taken: HashSet<String> = HashSet::new();
@@ -79,6 +82,14 @@ fn all_distinct(calls: &[&mut ToolCall]) -> bool {
         .iter()
         .enumerate()
         .all(|(i, c)| !c.id.is_empty() && calls[..i].iter().all(|other| other.id != c.id))
+}
+
+/// [`all_distinct`] for many calls: one set of borrowed ids.
+fn all_distinct_many(calls: &[&mut ToolCall]) -> bool {
+    let mut seen = HashSet::with_capacity(calls.len());
+    calls
+        .iter()
+        .all(|c| !c.id.is_empty() && seen.insert(c.id.as_str()))
 }
 
 /// The first of `<id>_2`, `<id>_3`, … (`call_1`, `call_2`, … for an empty id) not taken.

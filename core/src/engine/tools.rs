@@ -249,6 +249,41 @@ pub(crate) async fn accept_result(
     preliminary: Vec<Value>,
 ) -> Result<Resolved, AgentError> {
     check_value(&value).map_err(|e| output_invalid(ctx, scope, call, e.to_string()))?;
+    if tool.output_schema.is_none() && tool.next_turn_params.is_none() {
+        // Nothing to await: no future of the checks below in every call's future.
+        return Ok(accepted(
+            ctx,
+            scope,
+            tool,
+            call,
+            runtime,
+            value,
+            preliminary,
+            None,
+        ));
+    }
+    Box::pin(accept_checked(
+        ctx,
+        scope,
+        tool,
+        call,
+        runtime,
+        value,
+        preliminary,
+    ))
+    .await
+}
+
+/// [`accept_result`] for a tool with an `outputSchema` or next-turn overrides.
+async fn accept_checked(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: &ToolCall,
+    runtime: &ToolRuntime,
+    value: Value,
+    preliminary: Vec<Value>,
+) -> Result<Resolved, AgentError> {
     let value = match &tool.output_schema {
         None => value,
         Some(v) => guarded(v.validate(value), tool)
@@ -272,11 +307,35 @@ pub(crate) async fn accept_result(
             }
         },
     };
+    Ok(accepted(
+        ctx,
+        scope,
+        tool,
+        call,
+        runtime,
+        value,
+        preliminary,
+        next_turn,
+    ))
+}
+
+/// An accepted result: traced, `tool.completed`, resolved.
+#[allow(clippy::too_many_arguments)]
+fn accepted(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: &ToolCall,
+    runtime: &ToolRuntime,
+    value: Value,
+    preliminary: Vec<Value>,
+    next_turn: Option<Box<NextTurnParams>>,
+) -> Resolved {
     if let Some(t) = &ctx.trace {
         t.tool_ended(call, Some(tool), Ok(&value));
     }
     emit_completed(ctx, scope, &call.id, &call.name, &value);
-    Ok(Resolved {
+    Resolved {
         call_id: call.id.clone(),
         tool_name: call.name.clone(),
         outcome: Ok(value),
@@ -284,7 +343,7 @@ pub(crate) async fn accept_result(
         context_update: runtime.take_context_update(),
         next_turn,
         nested_pause: None,
-    })
+    }
 }
 
 /// Where a call goes after classification.
@@ -294,6 +353,15 @@ pub(crate) enum Plan {
     Execute(ToolCall),
 }
 
+/// What a call's classification decides without awaiting anything: its plan, or the
+/// tool whose input validator, `onToolCalled` hook or approval rule must be awaited first.
+pub(crate) enum Checked<'a> {
+    Planned(Plan),
+    Awaits(ToolCall, &'a Tool),
+}
+
+/// Classifies a call (docs/behaviour.md §4): unknown tool, invalid input, hook, approval,
+/// manual or executed.
 pub(crate) async fn classify(
     ctx: &RunCtx,
     scope: &PhaseScope,
@@ -301,6 +369,22 @@ pub(crate) async fn classify(
     args: Result<(), String>,
     offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Plan, AgentError> {
+    match check_call(ctx, scope, call, args, offered)? {
+        Checked::Planned(plan) => Ok(plan),
+        Checked::Awaits(call, tool) => classify_awaited(ctx, scope, call, tool).await,
+    }
+}
+
+/// The part of [`classify`] that awaits nothing. Most calls end here: a call whose plan
+/// needs no callback is decided without building the (large) future of
+/// [`classify_awaited`], which a turn of many calls would otherwise move once per call.
+pub(crate) fn check_call<'a>(
+    ctx: &'a RunCtx,
+    scope: &PhaseScope,
+    call: ToolCall,
+    args: Result<(), String>,
+    offered: &Arc<Vec<ToolSpec>>,
+) -> Result<Checked<'a>, AgentError> {
     let known = ctx.agent.tool(&call.name);
     // Every tool is offered unless the turn narrowed the list (`activeTools`, next-turn
     // `tools`): then a call to a tool left out is as unknown as a made-up name.
@@ -323,26 +407,76 @@ pub(crate) async fn classify(
             message,
             vec![],
         )
-        .map(Plan::Done);
+        .map(|r| Checked::Planned(Plan::Done(r)));
     };
-    let invalid = |message: String| {
-        call_failed(
+    let checked = args.and_then(|()| tool.check_input(&call.input));
+    if let Err(e) = checked {
+        return invalid_input(ctx, scope, tool, &call, e).map(Checked::Planned);
+    }
+    let awaits = tool.input_schema.is_some()
+        || tool.on_tool_called.is_some()
+        || ctx.agent.def.require_approval.is_some()
+        || matches!(tool.approval, Approval::Predicate(_));
+    if awaits {
+        return Ok(Checked::Awaits(call, tool));
+    }
+    let needs_approval = matches!(tool.approval, Approval::Always);
+    decided(ctx, scope, tool, call, Ok(needs_approval)).map(Checked::Planned)
+}
+
+/// A call whose input its tool refuses: a failed result, or the run fails (`onError`).
+fn invalid_input(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: &ToolCall,
+    message: String,
+) -> Result<Plan, AgentError> {
+    call_failed(
+        ctx,
+        scope,
+        Some(tool),
+        call,
+        ErrorCode::ToolInputInvalid,
+        format!("Invalid tool input: {message}"),
+        vec![],
+    )
+    .map(Plan::Done)
+}
+
+/// Where a call goes once whether it needs approval is known (an approval rule that threw:
+/// a failed result).
+fn decided(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: ToolCall,
+    needs_approval: Result<bool, String>,
+) -> Result<Plan, AgentError> {
+    match needs_approval {
+        Err(m) => call_failed(
             ctx,
             scope,
             Some(tool),
             &call,
-            ErrorCode::ToolInputInvalid,
-            format!("Invalid tool input: {message}"),
+            ErrorCode::ToolFailed,
+            m,
             vec![],
         )
-        .map(Plan::Done)
-    };
-    if let Err(e) = args {
-        return invalid(e);
+        .map(Plan::Done),
+        Ok(true) => Ok(pending(call, PendingKind::Approval)),
+        Ok(false) if tool.executor.is_none() => Ok(pending(call, PendingKind::Manual)),
+        Ok(false) => Ok(Plan::Execute(call)),
     }
-    if let Err(e) = tool.check_input(&call.input) {
-        return invalid(e);
-    }
+}
+
+/// The rest of [`classify`] for a call that [`check_call`] could not decide alone.
+pub(crate) async fn classify_awaited(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    call: ToolCall,
+    tool: &Tool,
+) -> Result<Plan, AgentError> {
     let call = match &tool.input_schema {
         None => call,
         Some(validator) => {
@@ -354,7 +488,7 @@ pub(crate) async fn classify(
             }
             let input = match guarded(validator.validate(input), tool).await {
                 Ok(v) => v,
-                Err(e) => return invalid(e),
+                Err(e) => return invalid_input(ctx, scope, tool, &call, e),
             };
             ToolCall { input, ..call }
         }
@@ -415,21 +549,7 @@ pub(crate) async fn classify(
             guarded(p.requires_approval(&call.input, &runtime), tool).await
         }
     };
-    match needs_approval {
-        Err(m) => call_failed(
-            ctx,
-            scope,
-            Some(tool),
-            &call,
-            ErrorCode::ToolFailed,
-            m,
-            vec![],
-        )
-        .map(Plan::Done),
-        Ok(true) => Ok(pending(call, PendingKind::Approval)),
-        Ok(false) if tool.executor.is_none() => Ok(pending(call, PendingKind::Manual)),
-        Ok(false) => Ok(Plan::Execute(call)),
-    }
+    decided(ctx, scope, tool, call, needs_approval)
 }
 
 fn pending(call: ToolCall, kind: PendingKind) -> Plan {
@@ -562,7 +682,10 @@ async fn run_attempt(
                     biased;
                     _ = runtime.progress_ready() => {
                         for value in runtime.take_progress() {
-                            progress(ctx, scope, tool, call, token, value, preliminary).await?;
+                            // On the heap: most calls report no progress, and every call's
+                            // future is as large as its largest part.
+                            Box::pin(progress(ctx, scope, tool, call, token, value, preliminary))
+                                .await?;
                         }
                     }
                     r = &mut exec => break r,
@@ -570,7 +693,7 @@ async fn run_attempt(
             };
             runtime.close_progress();
             for value in runtime.take_progress() {
-                progress(ctx, scope, tool, call, token, value, preliminary).await?;
+                Box::pin(progress(ctx, scope, tool, call, token, value, preliminary)).await?;
             }
             Ok::<_, AgentError>(finished)
         };
@@ -726,6 +849,8 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usiz
         .step_results
         .last_mut()
         .expect("a tool phase follows a step");
+    state.run.messages.reserve(resolved.len());
+    step.tool_results.reserve(resolved.len());
     for (_, r) in resolved {
         let content = message_content(ctx, &r.outcome);
         state.run.messages.push(Message::tool(
@@ -833,17 +958,22 @@ pub(crate) async fn tool_phase(
     let scope = PhaseScope::new(ctx, state, index);
     let mut done = Vec::new();
     let mut waiting = Waiting::default();
-    let mut execute = Vec::new();
+    let mut execute = Vec::with_capacity(calls.len());
     for (i, (call, args)) in calls.into_iter().enumerate() {
         if let Some(message) = over_budget(ctx, &state.run.tool_call_counts, &call) {
             done.push((i, refused_by_budget(ctx, &scope, &call, message)));
             continue;
         }
         state.run.tool_call_counts.admit(&call.name);
-        match classify(ctx, &scope, call, args, offered)
-            .await
-            .map_err(fail_in_step(index))?
-        {
+        let plan = match check_call(ctx, &scope, call, args, offered) {
+            Ok(Checked::Planned(plan)) => Ok(plan),
+            // On the heap: the phase's own future stays small for the calls decided above.
+            Ok(Checked::Awaits(call, tool)) => {
+                Box::pin(classify_awaited(ctx, &scope, call, tool)).await
+            }
+            Err(e) => Err(e),
+        };
+        match plan.map_err(fail_in_step(index))? {
             Plan::Done(r) => done.push((i, r)),
             Plan::Pending(p) => waiting.calls.push((i, p)),
             Plan::Execute(call) => execute.push((i, call)),
@@ -858,7 +988,11 @@ pub(crate) async fn tool_phase(
     scope.settle_usage(state);
     let mut executed = executed.map_err(fail_in_step(index))?;
     waiting.take_paused(&mut executed);
-    done.extend(executed);
+    if done.is_empty() {
+        done = executed;
+    } else {
+        done.extend(executed);
+    }
     apply(ctx, state, done);
     Ok(waiting)
 }

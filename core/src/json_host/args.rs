@@ -2,6 +2,7 @@
 
 use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
 
+use crate::tool_runtime::IdempotencyKey;
 use crate::{ToolRuntime, Value};
 
 /// The JSON array a host function receives.
@@ -51,11 +52,20 @@ impl Serialize for RuntimeView<'_> {
         map.serialize_entry("context", rt.context())?;
         map.serialize_entry("toolCall", rt.tool_call())?;
         map.serialize_entry("attempt", &rt.attempt())?;
-        map.serialize_entry("idempotencyKey", &rt.idempotency_key())?;
+        map.serialize_entry("idempotencyKey", &Displayed(IdempotencyKey(rt)))?;
         if let Some(annotations) = annotations {
             map.serialize_entry("toolAnnotations", annotations)?;
         }
         map.end()
+    }
+}
+
+/// A value written as its text (`Display`), with no string built first.
+struct Displayed<T>(T);
+
+impl<T: std::fmt::Display> Serialize for Displayed<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
     }
 }
 

@@ -1,7 +1,6 @@
 //! MCP tools as agent tools (docs/behaviour.md §11): listing with a per-agent cache, filters, prefix,
 //! approval from annotations, and the per-run tool set (agent tools + listed MCP tools).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -239,7 +238,7 @@ impl McpSet {
             }
         }
         let mut def = base.def.clone();
-        let mut tool_index: HashMap<String, usize> = base.tool_index.clone();
+        let mut tool_index: crate::checked_agent::ToolIndex = base.tool_index.clone();
         for (entry, list) in self.entries.iter().zip(&lists) {
             for tool in list.iter().flat_map(|l| l.iter()) {
                 if tool_index.contains_key(&tool.id) {
