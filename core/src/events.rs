@@ -435,5 +435,43 @@ where
 
 /// Current time as ISO-8601 UTC with milliseconds.
 pub fn now_iso() -> String {
-    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+    // A run stamps its state and events many times per millisecond: the text of the
+    // current millisecond is formatted once per thread and copied after that.
+    thread_local! {
+        static LAST: std::cell::RefCell<(u128, String)> =
+            const { std::cell::RefCell::new((0, String::new())) };
+    }
+    let now = SystemTime::now();
+    let format = || humantime::format_rfc3339_millis(now).to_string();
+    let Ok(since_epoch) = now.duration_since(SystemTime::UNIX_EPOCH) else {
+        return format();
+    };
+    let millis = since_epoch.as_millis();
+    LAST.try_with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != millis || last.1.is_empty() {
+            *last = (millis, format());
+        }
+        last.1.clone()
+    })
+    .unwrap_or_else(|_| format())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::now_iso;
+
+    #[test]
+    fn the_time_is_iso_8601_utc_with_milliseconds_and_follows_the_clock() {
+        let first = now_iso();
+        let again = now_iso();
+        for t in [&first, &again] {
+            assert_eq!(t.len(), "2026-01-01T00:00:00.000Z".len(), "{t}");
+            assert!(t.ends_with('Z') && t.as_bytes()[10] == b'T', "{t}");
+            assert!(humantime::parse_rfc3339(t).is_ok(), "{t}");
+        }
+        assert!(again >= first, "{first} then {again}");
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        assert!(now_iso() > again, "a later millisecond is written anew");
+    }
 }
