@@ -249,52 +249,14 @@ pub(crate) async fn accept_result(
     preliminary: Vec<Value>,
 ) -> Result<Resolved, AgentError> {
     check_value(&value).map_err(|e| output_invalid(ctx, scope, call, e.to_string()))?;
-    if tool.output_schema.is_none() && tool.next_turn_params.is_none() {
-        // Nothing to await: no future of the checks below in every call's future.
-        return Ok(accepted(
-            ctx,
-            scope,
-            tool,
-            call,
-            runtime,
-            value,
-            preliminary,
-            None,
-        ));
-    }
-    Box::pin(accept_checked(
-        ctx,
-        scope,
-        tool,
-        call,
-        runtime,
-        value,
-        preliminary,
-    ))
-    .await
-}
-
-/// [`accept_result`] for a tool with an `outputSchema` or next-turn overrides.
-async fn accept_checked(
-    ctx: &RunCtx,
-    scope: &PhaseScope,
-    tool: &Tool,
-    call: &ToolCall,
-    runtime: &ToolRuntime,
-    value: Value,
-    preliminary: Vec<Value>,
-) -> Result<Resolved, AgentError> {
-    let value = match &tool.output_schema {
-        None => value,
-        Some(v) => guarded(v.validate(value), tool)
-            .await
-            .map_err(|m| output_invalid(ctx, scope, call, m))?,
-    };
-    let next_turn = match &tool.next_turn_params {
-        None => None,
-        Some(source) => match guarded(source.resolve(&call.input, runtime), tool).await {
-            Ok(p) => Some(Box::new(p)),
-            Err(m) => {
+    let (value, next_turn) = if tool.output_schema.is_none() && tool.next_turn_params.is_none() {
+        // Nothing to await: no future of the checks in every call's future.
+        (value, None)
+    } else {
+        match Box::pin(awaited_checks(tool, call, runtime, value)).await {
+            Ok(checked) => checked,
+            Err(Refused::Invalid(m)) => return Err(output_invalid(ctx, scope, call, m)),
+            Err(Refused::Failed(m)) => {
                 return call_failed(
                     ctx,
                     scope,
@@ -305,37 +267,13 @@ async fn accept_checked(
                     preliminary,
                 )
             }
-        },
+        }
     };
-    Ok(accepted(
-        ctx,
-        scope,
-        tool,
-        call,
-        runtime,
-        value,
-        preliminary,
-        next_turn,
-    ))
-}
-
-/// An accepted result: traced, `tool.completed`, resolved.
-#[allow(clippy::too_many_arguments)]
-fn accepted(
-    ctx: &RunCtx,
-    scope: &PhaseScope,
-    tool: &Tool,
-    call: &ToolCall,
-    runtime: &ToolRuntime,
-    value: Value,
-    preliminary: Vec<Value>,
-    next_turn: Option<Box<NextTurnParams>>,
-) -> Resolved {
     if let Some(t) = &ctx.trace {
         t.tool_ended(call, Some(tool), Ok(&value));
     }
     emit_completed(ctx, scope, &call.id, &call.name, &value);
-    Resolved {
+    Ok(Resolved {
         call_id: call.id.clone(),
         tool_name: call.name.clone(),
         outcome: Ok(value),
@@ -343,7 +281,39 @@ fn accepted(
         context_update: runtime.take_context_update(),
         next_turn,
         nested_pause: None,
-    }
+    })
+}
+
+/// Why [`awaited_checks`] refused a result.
+enum Refused {
+    /// The `outputSchema` refused it (its message): the run fails.
+    Invalid(String),
+    /// The next-turn overrides could not be resolved: the call failed.
+    Failed(String),
+}
+
+/// A result's `outputSchema` check and next-turn overrides, for a tool that has either.
+async fn awaited_checks(
+    tool: &Tool,
+    call: &ToolCall,
+    runtime: &ToolRuntime,
+    value: Value,
+) -> Result<(Value, Option<Box<NextTurnParams>>), Refused> {
+    let value = match &tool.output_schema {
+        None => value,
+        Some(v) => guarded(v.validate(value), tool)
+            .await
+            .map_err(Refused::Invalid)?,
+    };
+    let next_turn = match &tool.next_turn_params {
+        None => None,
+        Some(source) => Some(Box::new(
+            guarded(source.resolve(&call.input, runtime), tool)
+                .await
+                .map_err(Refused::Failed)?,
+        )),
+    };
+    Ok((value, next_turn))
 }
 
 /// Where a call goes after classification.
