@@ -330,8 +330,8 @@ pub(crate) enum Checked<'a> {
     Awaits(ToolCall, &'a Tool),
 }
 
-/// Classifies a call (docs/behaviour.md §4): unknown tool, invalid input, hook, approval,
-/// manual or executed.
+/// Classifies a call (docs/behaviour.md §3.1, step 4): unknown tool, invalid input,
+/// interactive, needs approval, manual or automatic.
 pub(crate) async fn classify(
     ctx: &RunCtx,
     scope: &PhaseScope,
