@@ -325,7 +325,7 @@ pub(crate) enum Plan {
 
 /// What a call's classification decides without awaiting anything: its plan, or the
 /// tool whose input validator, `onToolCalled` hook or approval rule must be awaited first.
-pub(crate) enum Checked<'a> {
+enum Checked<'a> {
     Planned(Plan),
     Awaits(ToolCall, &'a Tool),
 }
@@ -341,14 +341,15 @@ pub(crate) async fn classify(
 ) -> Result<Plan, AgentError> {
     match check_call(ctx, scope, call, args, offered)? {
         Checked::Planned(plan) => Ok(plan),
-        Checked::Awaits(call, tool) => classify_awaited(ctx, scope, call, tool).await,
+        // On the heap: this future stays a few words for the calls decided above, and a
+        // turn of many calls moves it once per call.
+        Checked::Awaits(call, tool) => Box::pin(classify_awaited(ctx, scope, call, tool)).await,
     }
 }
 
-/// The part of [`classify`] that awaits nothing. Most calls end here: a call whose plan
-/// needs no callback is decided without building the (large) future of
-/// [`classify_awaited`], which a turn of many calls would otherwise move once per call.
-pub(crate) fn check_call<'a>(
+/// The part of [`classify`] that awaits nothing: most calls end here, their plan needing
+/// no callback.
+fn check_call<'a>(
     ctx: &'a RunCtx,
     scope: &PhaseScope,
     call: ToolCall,
@@ -441,7 +442,7 @@ fn decided(
 }
 
 /// The rest of [`classify`] for a call that [`check_call`] could not decide alone.
-pub(crate) async fn classify_awaited(
+async fn classify_awaited(
     ctx: &RunCtx,
     scope: &PhaseScope,
     call: ToolCall,
@@ -935,15 +936,10 @@ pub(crate) async fn tool_phase(
             continue;
         }
         state.run.tool_call_counts.admit(&call.name);
-        let plan = match check_call(ctx, &scope, call, args, offered) {
-            Ok(Checked::Planned(plan)) => Ok(plan),
-            // On the heap: the phase's own future stays small for the calls decided above.
-            Ok(Checked::Awaits(call, tool)) => {
-                Box::pin(classify_awaited(ctx, &scope, call, tool)).await
-            }
-            Err(e) => Err(e),
-        };
-        match plan.map_err(fail_in_step(index))? {
+        match classify(ctx, &scope, call, args, offered)
+            .await
+            .map_err(fail_in_step(index))?
+        {
             Plan::Done(r) => done.push((i, r)),
             Plan::Pending(p) => waiting.calls.push((i, p)),
             Plan::Execute(call) => execute.push((i, call)),
