@@ -181,3 +181,14 @@ pub unsafe extern "C" fn phaseo_string_free(text: *mut c_char) {
         drop(CString::from_raw(text));
     }
 }
+
+/// The length in bytes (without its NUL) of a string the SDK gave (a call's arguments, a
+/// result's JSON): for hosts that copy it without a C library at hand. 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_string_len(text: *const c_char) -> usize {
+    if text.is_null() {
+        return 0;
+    }
+    // SAFETY: the ABI contract: a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(text) }.count_bytes()
+}

@@ -21,6 +21,7 @@ pub mod drive;
 pub mod error;
 pub mod host;
 pub mod queue;
+pub mod queue_drive;
 pub mod run;
 pub mod schema;
 pub mod serve;

@@ -35,6 +35,9 @@ pub enum PhaseoQueuedKind {
     /// Posted by the host itself with `phaseo_queue_post` (a marker: every item queued
     /// before it has been taken).
     Post = 5,
+    /// A run polled with `phaseo_queue_run_poll` can make progress: poll it again.
+    /// `user_data` is the `driver` given there.
+    Wake = 6,
 }
 
 /// One queued callback.
@@ -70,20 +73,24 @@ fn queue() -> &'static Queue {
     })
 }
 
-fn push(
+/// Queues an item (or keeps it for the thread that polls its run: `queue_drive`).
+pub(crate) fn push(
     kind: PhaseoQueuedKind,
     user_data: *mut c_void,
     call: *mut PhaseoCall,
     event_json: *mut c_char,
 ) {
-    let q = queue();
-    let mut items = q.items.lock().unwrap_or_else(|e| e.into_inner());
-    items.push_back(Item(PhaseoQueued {
+    let Some(item) = crate::queue_drive::keep_local(PhaseoQueued {
         kind,
         user_data,
         call,
         event_json,
-    }));
+    }) else {
+        return;
+    };
+    let q = queue();
+    let mut items = q.items.lock().unwrap_or_else(|e| e.into_inner());
+    items.push_back(Item(item));
     drop(items);
     q.ready.notify_one();
 }

@@ -435,7 +435,7 @@ namespace PhaseoAgentSdk
             var m = RunJson(options);
             return Start(m, options, (agent, opts, client, st, host) =>
             {
-                int s = Native.phaseo_agent_run(agent, opts, client, st, host, out var run, out var err);
+                int s = Native.phaseo_agent_run_driven(agent, opts, client, st, host, out var run, out var err);
                 return (s, run, err);
             });
         }
@@ -449,7 +449,7 @@ namespace PhaseoAgentSdk
             var state = StateArgs(options, out var runId);
             return Start(ContinueJson(options), options, (agent, opts, client, st, host) =>
             {
-                int s = Native.phaseo_agent_continue(agent, state, runId, opts, client, st, host, out var run, out var err);
+                int s = Native.phaseo_agent_continue_driven(agent, state, runId, opts, client, st, host, out var run, out var err);
                 return (s, run, err);
             });
         }
@@ -461,7 +461,7 @@ namespace PhaseoAgentSdk
             var id = Native.Utf8(runId);
             return Start(new Dictionary<string, object>(), options, (agent, opts, client, st, host) =>
             {
-                int s = Native.phaseo_agent_recover(agent, id, opts, client, st, host, out var run, out var err);
+                int s = Native.phaseo_agent_recover_driven(agent, id, opts, client, st, host, out var run, out var err);
                 return (s, run, err);
             });
         }
@@ -598,7 +598,10 @@ namespace PhaseoAgentSdk
             var host = new HostObject { Events = events };
             var run = new RunHandle(new object[] { this, o.Client, st, host }, events);
             host.OnDone = run.Ended;
-            run.Set(Begin(m, o, st, host, true, start));
+            // Without a handler the driver reports the end; with one, the end is queued after
+            // the run's events, so that every event is delivered before the Task completes.
+            run.Set(Begin(m, o, st, host, events != null, start));
+            RunDriver.Start(run, events == null);
             // The registration calls into the core on the cancelling thread: no pool thread
             // is needed for the run to learn it was cancelled.
             if (o.CancellationToken.CanBeCanceled) run.Registered(o.CancellationToken.Register(run.Cancel));
@@ -620,8 +623,8 @@ namespace PhaseoAgentSdk
 
     /// <summary>A PhaseoRun handle and the run's Task: cancelled and freed under one lock, so
     /// a late cancellation never touches a freed handle. The Task completes on the thread
-    /// that learns of the run's end (the dispatch thread, or the starter's when the run ended
-    /// before the handle was returned) once the run's events were delivered; its
+    /// that learns of the run's end (its driver, or the dispatch thread when the run has an
+    /// event handler) once the run's events were delivered; its
     /// continuations run asynchronously, so no application code runs on that thread.</summary>
     internal sealed class RunHandle
     {
@@ -645,11 +648,17 @@ namespace PhaseoAgentSdk
             if (complete) Complete();
         }
 
-        /// <summary>The core reported the run's end (on the dispatch thread).</summary>
+        /// <summary>The run ended (reported by its driver, or by the core on the dispatch
+        /// thread); once.</summary>
         internal void Ended()
         {
             bool complete;
-            lock (gate) { ended = true; complete = set; }
+            lock (gate)
+            {
+                if (ended) return;
+                ended = true;
+                complete = set;
+            }
             if (complete) Complete();
         }
 
@@ -659,6 +668,28 @@ namespace PhaseoAgentSdk
             bool now;
             lock (gate) { now = completed; if (!now) registration = r; }
             if (now) r.Dispose();
+        }
+
+        /// <summary>Polls the driven run (its <see cref="RunDriver"/>, one thread at a time):
+        /// false once it has ended. The poll runs no C# code (the host is a queue host), so
+        /// holding the lock is short.</summary>
+        internal bool Poll(IntPtr driver)
+        {
+            lock (gate)
+            {
+                if (freed || ptr == IntPtr.Zero) return false;
+                int s = Native.phaseo_queue_run_poll(ptr, driver, out var err);
+                if (s == Native.ERROR) throw AgentException.FromErrorJson(Native.Take(err));
+                return s == Native.PENDING;
+            }
+        }
+
+        /// <summary>A poll was refused (a defect of the SDK): the run is cancelled and its
+        /// Task fails with the reason instead of never completing.</summary>
+        internal void Failed(Exception e)
+        {
+            lock (gate) { if (!freed && ptr != IntPtr.Zero) Native.phaseo_run_cancel(ptr); }
+            tcs.TrySetException(e);
         }
 
         /// <summary>Cancels the run; its end stops waiting for a handler that does not return.</summary>

@@ -35,6 +35,9 @@ namespace PhaseoAgentSdk
             return new Dictionary<string, object> { { "$callback", (long)funcs.Count } };
         }
 
+        /// <summary>No call of this host waits to start (the start loop is not running).</summary>
+        internal bool Idle { get { lock (startGate) return !starting; } }
+
         internal Action<HostCall> Lookup(ulong id) => id == 0 || id > (ulong)funcs.Count ? null : funcs[(int)(id - 1)];
 
         /// <summary>The native host: a queue host of the C ABI (its callbacks are drained by
@@ -59,7 +62,7 @@ namespace PhaseoAgentSdk
         /// turn's calls cost no pool hop and no wait each. A delegate that blocks before
         /// returning its Task holds the loop 20 ms at most: a watch on the dispatch thread then
         /// hands the queue to a new loop (the blocked one stops once its delegate returns).
-        /// Called on the dispatch thread.</summary>
+        /// Called on the dispatch thread or a run's driver (<see cref="RunDriver"/>).</summary>
         internal void Enqueue(HostCall c, Action<HostCall> f)
         {
             bool launch = false, watch = false;
@@ -236,6 +239,7 @@ namespace PhaseoAgentSdk
                         break;
                     }
                 case Native.QueuedDone: Target(item.UserData)?.OnDone?.Invoke(); break;
+                case Native.QueuedWake: RunDriver.Wake(item.UserData); break;
                 case Native.QueuedRelease: GCHandle.FromIntPtr(item.UserData).Free(); break;
                 case Native.QueuedPost:
                     if (flushes.TryRemove((long)item.UserData, out var flushed)) flushed();
@@ -279,22 +283,33 @@ namespace PhaseoAgentSdk
         // The call is started on the thread pool by its host, in call order (HostObject.Enqueue).
         static void Invoke(IntPtr ud, IntPtr call)
         {
+            var c = Prepare(ud, call, out var host, out var f);
+            if (c != null) host.Enqueue(c, f);
+        }
+
+        /// <summary>The call of an invoke item, its host and its function; null when the call
+        /// cannot be started (it has been answered with the reason).</summary>
+        internal static HostCall Prepare(IntPtr ud, IntPtr call, out HostObject host, out Action<HostCall> f)
+        {
+            host = null;
+            f = null;
             try
             {
-                var host = Target(ud);
+                host = Target(ud);
                 var id = Native.phaseo_call_callback(call);
                 var c = new HostCall(call, Native.phaseo_call_kind(call), Native.Read(Native.phaseo_call_args(call)));
-                var f = host?.Lookup(id);
+                f = host?.Lookup(id);
                 if (f == null)
                 {
                     c.Fail(new InvalidOperationException("PhaseoAgentSdk: no C# function for callback " + id));
-                    return;
+                    return null;
                 }
-                host.Enqueue(c, f);
+                return c;
             }
             catch (Exception)
             {
                 try { Native.phaseo_call_complete(call, Native.Utf8("PhaseoAgentSdk: unreadable call"), true); } catch (Exception) { }
+                return null;
             }
         }
     }

@@ -13,7 +13,7 @@ namespace PhaseoAgentSdk
         /// (LD_LIBRARY_PATH, or next to the assembly / the NuGet runtime asset).</summary>
         const string Lib = "phaseo_agent_c";
 
-        internal const int OK = 0, ERROR = 1, END = 2;
+        internal const int OK = 0, ERROR = 1, END = 2, PENDING = 3;
 
         internal const int KindExecute = 0, KindValidate = 1, KindApprove = 2, KindToolCalled = 3,
             KindResponseReceived = 4, KindNextTurn = 5, KindStop = 6, KindReview = 7, KindTurn = 8, KindGenerate = 9;
@@ -39,7 +39,7 @@ namespace PhaseoAgentSdk
             public IntPtr EventJson;
         }
 
-        internal const int QueuedInvoke = 0, QueuedEvent = 1, QueuedDone = 2, QueuedRelease = 3, QueuedCancel = 4, QueuedPost = 5;
+        internal const int QueuedInvoke = 0, QueuedEvent = 1, QueuedDone = 2, QueuedRelease = 3, QueuedCancel = 4, QueuedPost = 5, QueuedWake = 6;
 
         [DllImport(Lib)] internal static extern Host phaseo_queue_host(IntPtr userData, [MarshalAs(UnmanagedType.I1)] bool events, [MarshalAs(UnmanagedType.I1)] bool done);
         [DllImport(Lib)] internal static extern int phaseo_queue_on_cancel(IntPtr call, IntPtr userData, out IntPtr error);
@@ -48,9 +48,9 @@ namespace PhaseoAgentSdk
 
         [DllImport(Lib)] internal static extern int phaseo_agent_new(byte[] definition, IntPtr store, Host host, out IntPtr agent, out IntPtr error);
         [DllImport(Lib)] internal static extern void phaseo_agent_free(IntPtr agent);
-        [DllImport(Lib)] internal static extern int phaseo_agent_run(IntPtr agent, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr run, out IntPtr error);
-        [DllImport(Lib)] internal static extern int phaseo_agent_continue(IntPtr agent, byte[] state, byte[] runId, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr run, out IntPtr error);
-        [DllImport(Lib)] internal static extern int phaseo_agent_recover(IntPtr agent, byte[] runId, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr run, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_agent_run_driven(IntPtr agent, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr run, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_agent_continue_driven(IntPtr agent, byte[] state, byte[] runId, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr run, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_agent_recover_driven(IntPtr agent, byte[] runId, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr run, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_agent_stream(IntPtr agent, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr stream, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_agent_continue_stream(IntPtr agent, byte[] state, byte[] runId, byte[] options, IntPtr client, IntPtr store, Host host, out IntPtr stream, out IntPtr error);
 
@@ -63,6 +63,7 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern void phaseo_client_free(IntPtr client);
 
         [DllImport(Lib)] internal static extern void phaseo_string_free(IntPtr text);
+        [DllImport(Lib)] internal static extern UIntPtr phaseo_string_len(IntPtr text);
 
         [DllImport(Lib)] internal static extern int phaseo_serve_mcp(byte[] options, IntPtr client, Host host, out IntPtr server, out IntPtr error);
         [DllImport(Lib)] internal static extern IntPtr phaseo_mcp_server_url(IntPtr server);
@@ -82,6 +83,11 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_call_complete(IntPtr call, byte[] text, [MarshalAs(UnmanagedType.I1)] bool isError);
         [DllImport(Lib)] internal static extern int phaseo_call_complete_invalid(IntPtr call, byte[] message);
         [DllImport(Lib)] internal static extern int phaseo_call_pause(IntPtr call);
+
+        [DllImport(Lib)] internal static extern int phaseo_queue_run_poll(IntPtr run, IntPtr driver, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_queue_take_local(out Queued item, out IntPtr error);
+        [DllImport(Lib)] internal static extern IntPtr phaseo_queue_inline_begin(IntPtr driver);
+        [DllImport(Lib)] internal static extern void phaseo_queue_inline_end(IntPtr previous);
 
         [DllImport(Lib)] internal static extern void phaseo_run_cancel(IntPtr run);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.I1)] internal static extern bool phaseo_run_is_done(IntPtr run);
@@ -126,8 +132,7 @@ namespace PhaseoAgentSdk
         internal static string Read(IntPtr p)
         {
             if (p == IntPtr.Zero) return null;
-            int n = 0;
-            while (Marshal.ReadByte(p, n) != 0) n++;
+            int n = checked((int)(ulong)phaseo_string_len(p));
             var bytes = new byte[n];
             Marshal.Copy(p, bytes, 0, n);
             return Encoding.UTF8.GetString(bytes);

@@ -130,6 +130,41 @@ namespace PhaseoAgentSdk.Tests
             }
         }
 
+        /// <summary>A turn of one call after the first is run by the run's own driver thread.
+        /// When that call blocks (here until the test ends), the run still sees its timeout
+        /// on time: another thread polls the run on, and the run fails with
+        /// <c>tool_timeout</c> while the call is still blocked.</summary>
+        [Test]
+        public void ACallThatBlocksTheRunsDriverDoesNotHoldItsTimeout()
+        {
+            var release = new ManualResetEventSlim();
+            int blocked = 0;
+            var block = new Tool("block", (i, rt) =>
+            {
+                Interlocked.Increment(ref blocked);
+                release.Wait(Bound); // synchronous: the delegate has not returned its Task
+                return Task.FromResult<object>("released");
+            }, Timeout: TimeSpan.FromMilliseconds(200));
+            var mark = new Tool("mark", (i, rt) => Task.FromResult<object>(rt.ToolCall.Id));
+            try
+            {
+                using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "a", Tools = new[] { block, mark } }))
+                {
+                    var client = new RecordingClient(Calls("m1", "mark", "{}"), Calls("b1", "block", "{}"), Text("done"));
+                    var run = agent.Run(new RunOptions("go", client));
+                    Assert.IsTrue(Ends(run, Bound), "the run waited for the blocked call");
+                    Assert.IsFalse(release.IsSet);
+                    Assert.AreEqual(1, Volatile.Read(ref blocked));
+                    var e = run.Exception.InnerException as AgentException;
+                    Assert.IsNotNull(e, run.Exception.ToString());
+                    Assert.AreEqual("tool_timeout", e.Code);
+                    Assert.AreEqual("failed", e.State.Status);
+                    Assert.AreEqual(2, client.Requests.Count);
+                }
+            }
+            finally { release.Set(); }
+        }
+
         /// <summary>A run whose handler keeps up still sees every event, <c>run.cancelled</c>
         /// included, before its cancelled run returns.</summary>
         [Test]

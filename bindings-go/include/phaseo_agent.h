@@ -85,6 +85,9 @@ typedef enum PhaseoQueuedKind {
   // Posted by the host itself with `phaseo_queue_post` (a marker: every item queued
   // before it has been taken).
   PHASEO_QUEUED_KIND_POST = 5,
+  // A run polled with `phaseo_queue_run_poll` can make progress: poll it again.
+  // `user_data` is the `driver` given there.
+  PHASEO_QUEUED_KIND_WAKE = 6,
 } PhaseoQueuedKind;
 
 // An agent. Thread-safe: any number of runs may use it at once, from any thread.
@@ -290,6 +293,10 @@ enum PhaseoStatus phaseo_run_poll(const struct PhaseoRun *run,
 // Frees a string the SDK returned (`out_error`, `out_json`, …). NULL is ignored.
 void phaseo_string_free(char *text);
 
+// The length in bytes (without its NUL) of a string the SDK gave (a call's arguments, a
+// result's JSON): for hosts that copy it without a C library at hand. 0 for NULL.
+size_t phaseo_string_len(const char *text);
+
 // The kind of a call.
 enum PhaseoCallKind phaseo_call_kind(const struct PhaseoCall *call);
 
@@ -394,6 +401,30 @@ void phaseo_queue_post(void *user_data);
 enum PhaseoStatus phaseo_queue_next(uint32_t timeout_ms,
                                     struct PhaseoQueued *out_item,
                                     char **out_error);
+
+// Polls a driven run whose host is a queue host (see `phaseo_run_poll` for the statuses).
+// The calls the poll produces on this thread are not queued: take them with
+// `phaseo_queue_take_local` and start them. When the run can make progress later, a
+// `PHASEO_QUEUED_KIND_WAKE` item whose `user_data` is `driver` is queued (unless it happens
+// in a call `driver` runs on its own thread, see `phaseo_queue_inline_begin`): poll again.
+// One thread at a time per run.
+enum PhaseoStatus phaseo_queue_run_poll(const struct PhaseoRun *run,
+                                        void *driver,
+                                        char **out_error);
+
+// Takes the next call this thread's polls produced into `*out_item` (an `Invoke` item, as
+// `phaseo_queue_next` gives it): `PHASEO_STATUS_OK`, or `PHASEO_STATUS_END` when none is
+// left. Never blocks.
+enum PhaseoStatus phaseo_queue_take_local(struct PhaseoQueued *out_item, char **out_error);
+
+// Marks this thread as running a call for `driver` until `phaseo_queue_inline_end`: a
+// wake-up of `driver`'s run on this thread meanwhile is not queued (the driver polls the
+// run again when the call returns). Returns the mark it replaces, for
+// `phaseo_queue_inline_end`.
+void *phaseo_queue_inline_begin(void *driver);
+
+// Ends the mark of `phaseo_queue_inline_begin`, restoring `previous` (what it returned).
+void phaseo_queue_inline_end(void *previous);
 
 // Cancels the run: it ends `cancelled` and returns its result (docs/behaviour.md §3.4). Any thread.
 void phaseo_run_cancel(const struct PhaseoRun *run);

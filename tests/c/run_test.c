@@ -2,8 +2,8 @@
 /* Drives the C ABI directly (compiled by `make c-tests`, linked to the static library):
  * a run with a tool answered from another thread, a pause + continue, a failed run, a
  * refused continue, an invalid definition, a cancelled run whose tool sees the
- * cancellation, and runs driven by the caller's thread (phaseo_run_poll). Exits non-zero
- * on the first failed check. */
+ * cancellation, runs driven by the caller's thread (phaseo_run_poll), and driven runs of
+ * queue hosts (phaseo_queue_run_poll). Exits non-zero on the first failed check. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -336,6 +336,91 @@ static void check_driven(PhaseoAgent *agent, HostState *hs) {
 
 // The later entry points (tracing, a run's traceparent, host
 // stream clients, state accessors): their refusals; the Go tests drive them end to end.
+/* Takes the queued items until none comes within timeout_ms; counts them by kind. */
+static void drain_queue(uint32_t timeout_ms, int counts[7]) {
+  PhaseoQueued item;
+  char *err = NULL;
+  while (phaseo_queue_next(timeout_ms, &item, &err) == PHASEO_STATUS_OK) {
+    if ((int)item.kind >= 0 && (int)item.kind < 7) counts[item.kind]++;
+    if (item.kind == PHASEO_QUEUED_KIND_EVENT) phaseo_string_free(item.event_json);
+    if (item.kind == PHASEO_QUEUED_KIND_INVOKE) phaseo_call_complete(item.call, "unexpected", true);
+  }
+  phaseo_string_free(err);
+}
+
+static void *complete_later(void *call) {
+  usleep(2000);
+  phaseo_call_complete(call, "{\"sum\":7}", false);
+  return NULL;
+}
+
+/* A driven run of a queue host: the calls its polls produce stay with the polling thread,
+ * an answer given while that thread runs the call wakes nothing, and an answer from
+ * elsewhere queues a WAKE item naming the driver. */
+static void check_queue_driven(void) {
+  char *err = NULL;
+  void *tag = (void *)0x7a6;
+  void *driver = (void *)0x77;
+  PhaseoAgent *agent = NULL;
+  CHECK(phaseo_agent_new("{\"id\":\"q\",\"tools\":[{\"id\":\"add\",\"execute\":{\"$callback\":1}}]}",
+                         NULL, phaseo_queue_host(tag, false, false), &agent, &err) == PHASEO_STATUS_OK,
+        "queue agent: %s", err);
+  PhaseoClient *client = NULL;
+  CHECK(phaseo_client_scripted(
+            "[{\"toolCalls\":[{\"id\":\"q1\",\"name\":\"add\",\"arguments\":\"{}\"}]},"
+            "{\"toolCalls\":[{\"id\":\"q2\",\"name\":\"add\",\"arguments\":\"{}\"}]},{\"text\":\"ok\"}]",
+            0, &client, &err) == PHASEO_STATUS_OK,
+        "queue client: %s", err);
+  PhaseoRun *run = NULL;
+  CHECK(phaseo_agent_run_driven(agent, "{\"input\":\"go\"}", client, NULL, phaseo_queue_host(tag, false, true),
+                                &run, &err) == PHASEO_STATUS_OK,
+        "queue driven run: %s", err);
+  CHECK(phaseo_queue_run_poll(run, driver, &err) == PHASEO_STATUS_PENDING, "waits for q1: %s", err);
+  PhaseoQueued item;
+  CHECK(phaseo_queue_take_local(&item, &err) == PHASEO_STATUS_OK, "q1 kept for this thread");
+  CHECK(item.kind == PHASEO_QUEUED_KIND_INVOKE && item.user_data == tag && phaseo_call_callback(item.call) == 1,
+        "q1 is the add call of the agent's host");
+  PhaseoQueued none;
+  CHECK(phaseo_queue_take_local(&none, &err) == PHASEO_STATUS_END, "one call only");
+  int counts[7] = {0};
+  drain_queue(20, counts);
+  CHECK(counts[PHASEO_QUEUED_KIND_INVOKE] == 0, "the call did not go through the queue");
+
+  /* Answered while this thread runs it for the driver: no wake-up is queued. */
+  void *previous = phaseo_queue_inline_begin(driver);
+  phaseo_call_complete(item.call, "{\"sum\":5}", false);
+  phaseo_queue_inline_end(previous);
+  drain_queue(20, counts);
+  CHECK(counts[PHASEO_QUEUED_KIND_WAKE] == 0, "an inline answer queues no wake-up");
+
+  /* Polled again: q2, answered from another thread, queues one wake-up for the driver. */
+  CHECK(phaseo_queue_run_poll(run, driver, &err) == PHASEO_STATUS_PENDING, "waits for q2: %s", err);
+  CHECK(phaseo_queue_take_local(&item, &err) == PHASEO_STATUS_OK, "q2 kept for this thread");
+  pthread_t thread;
+  pthread_create(&thread, NULL, complete_later, item.call);
+  PhaseoQueued wake;
+  CHECK(phaseo_queue_next(5000, &wake, &err) == PHASEO_STATUS_OK && wake.kind == PHASEO_QUEUED_KIND_WAKE &&
+            wake.user_data == driver,
+        "the answer from another thread queues a WAKE naming the driver");
+  pthread_join(thread, NULL);
+  CHECK(phaseo_queue_run_poll(run, driver, &err) == PHASEO_STATUS_OK, "the run ends: %s", err);
+  char *state = NULL;
+  CHECK(phaseo_run_wait(run, &state, &err) == PHASEO_STATUS_OK, "queue driven result: %s", err);
+  CONTAINS(state, "\"status\":\"completed\"");
+  CONTAINS(state, "{\\\"sum\\\":7}");
+  phaseo_string_free(state);
+  phaseo_run_free(run);
+  memset(counts, 0, sizeof counts);
+  drain_queue(50, counts);
+  CHECK(counts[PHASEO_QUEUED_KIND_DONE] == 1, "the run's end is queued once: %d", counts[PHASEO_QUEUED_KIND_DONE]);
+  CHECK(counts[PHASEO_QUEUED_KIND_WAKE] == 0, "no wake-up after the end");
+  CHECK(phaseo_queue_take_local(NULL, &err) == PHASEO_STATUS_ERROR, "NULL item refused");
+  CONTAINS(err, "out_item is NULL");
+  phaseo_string_free(err);
+  phaseo_client_free(client);
+  phaseo_agent_free(agent);
+}
+
 static void check_additions(PhaseoAgent *agent, PhaseoClient *client) {
   char *err = NULL;
   CHECK(phaseo_tracing_enable("{\"endpoint\":\"not a url\"}", &err) == PHASEO_STATUS_ERROR,
@@ -500,6 +585,7 @@ int main(void) {
 
   check_additions(agent, client);
   check_driven(agent, &hs);
+  check_queue_driven();
 
   /* HTTP client options are read by the core: wrong values name their field. */
   PhaseoClient *http = NULL;
