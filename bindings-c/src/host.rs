@@ -5,6 +5,7 @@
 //! answer, which the host gives later, from any thread, with `phaseo_call_complete`.
 
 use std::ffi::{c_char, c_void, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
@@ -177,7 +178,11 @@ pub struct PhaseoCall {
     callback: u64,
     args: CString,
     runtime: Option<ToolRuntime>,
+    /// The token of the call's runtime (a fresh one for calls without a runtime): the call
+    /// is cancelled with it, or when the core abandons it (`abandoned`). Not a child token
+    /// of its own: making and dropping one per call locks the runtime token's node twice.
     token: CancellationToken,
+    abandoned: AtomicBool,
     state: Mutex<CallState>,
     /// Where a `Stream` call's events go.
     stream: Option<HostStreamSender>,
@@ -197,6 +202,11 @@ pub struct HostFn {
 }
 
 impl PhaseoCall {
+    /// Whether the core stopped waiting for the call.
+    fn is_cancelled(&self) -> bool {
+        self.abandoned.load(Ordering::Acquire) || self.token.is_cancelled()
+    }
+
     /// Calls the host's `on_cancel` once, if registered and the call is still unanswered
     /// (under the state lock, so never after `phaseo_call_complete`).
     fn fire_hook(&self) {
@@ -218,7 +228,7 @@ struct Abandon(Arc<PhaseoCall>, bool);
 impl Drop for Abandon {
     fn drop(&mut self) {
         if self.1 {
-            self.0.token.cancel();
+            self.0.abandoned.store(true, Ordering::Release);
             self.0.fire_hook();
         }
     }
@@ -266,9 +276,8 @@ impl HostFn {
                 self.id
             )));
         };
-        let token = runtime.map_or_else(CancellationToken::new, |rt| {
-            rt.cancellation_token().child_token()
-        });
+        let token =
+            runtime.map_or_else(CancellationToken::new, |rt| rt.cancellation_token().clone());
         let args = CString::new(text).map_err(|e| ToolError::new(e.to_string()))?;
         let (tx, rx) = oneshot::channel();
         let call = Arc::new(PhaseoCall {
@@ -277,6 +286,7 @@ impl HostFn {
             args,
             runtime: runtime.cloned(),
             token: token.clone(),
+            abandoned: AtomicBool::new(false),
             state: Mutex::new(CallState {
                 answer: Some(tx),
                 hook: None,
@@ -292,8 +302,8 @@ impl HostFn {
                 Arc::into_raw(call.clone()).cast_mut(),
             )
         };
-        // The token can also be cancelled while the call is still awaited (a parent token):
-        // the host hears of it at once, with no task of its own per call.
+        // The runtime's token can be cancelled while the call is still awaited (a timeout, the
+        // run cancelled): the host hears of it at once, with no task of its own per call.
         let mut rx = rx;
         let mut cancel_seen = false;
         let answer = loop {
@@ -418,7 +428,7 @@ pub unsafe extern "C" fn phaseo_call_run_user_data(call: *const PhaseoCall) -> *
 /// failed): the host should stop its work; its answer will be discarded.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_call_is_cancelled(call: *const PhaseoCall) -> bool {
-    call.as_ref().is_some_and(|c| c.token.is_cancelled())
+    call.as_ref().is_some_and(PhaseoCall::is_cancelled)
 }
 
 /// Registers `on_cancel(user_data)`, called at most once when the call is cancelled: from
@@ -444,7 +454,7 @@ pub unsafe extern "C" fn phaseo_call_on_cancel(
             }
             state.hook = Some(CancelHook { f, user_data });
         }
-        if call.token.is_cancelled() {
+        if call.is_cancelled() {
             call.fire_hook();
         }
         Ok(PhaseoStatus::Ok)

@@ -314,6 +314,24 @@ namespace PhaseoAgentSdk
         }
     }
 
+    /// <summary>The runtime argument of a call (<c>{runId, agentId, stepIndex, context,
+    /// toolCall, attempt, idempotencyKey}</c>), read into fields by
+    /// <see cref="Json.ParseCallArgs"/>.</summary>
+    internal sealed class CallRuntime
+    {
+        internal string RunId, AgentId, IdempotencyKey;
+        internal object StepIndex, Context, Attempt;
+        /// <summary>The call (from a dictionary) when known as a whole.</summary>
+        internal ToolCall Call;
+        /// <summary>Whether the arguments named a call (read into the three below).</summary>
+        internal bool HasCall;
+        internal string CallId, CallName;
+        /// <summary>The call's input as JSON text, parsed when the call's Input is read.</summary>
+        internal string CallInput;
+
+        internal ToolCall ToolCall => Call ?? (HasCall ? ToolCall.Lazy(CallId, CallName, CallInput) : null);
+    }
+
     /// <summary>One invocation the core handed to C#: answered exactly once.</summary>
     internal sealed class HostCall
     {
@@ -322,6 +340,7 @@ namespace PhaseoAgentSdk
         readonly object gate = new object();
         bool done;
         List<object> args;
+        CallRuntime runtime;
         internal readonly int Kind;
 
         internal HostCall(IntPtr call, int kind, string argsText)
@@ -331,7 +350,16 @@ namespace PhaseoAgentSdk
             this.argsText = argsText;
         }
 
-        internal void Decode() => args = Json.Parse(argsText ?? "[]") as List<object> ?? new List<object>();
+        internal void Decode()
+        {
+            if (HasRuntime(Kind) && argsText != null) args = Json.ParseCallArgs(argsText, out runtime);
+            else args = Json.Parse(argsText ?? "[]") as List<object> ?? new List<object>();
+        }
+
+        /// <summary>The call kinds whose arguments are <c>[value, runtime]</c>.</summary>
+        static bool HasRuntime(int kind) =>
+            kind == Native.KindExecute || kind == Native.KindApprove || kind == Native.KindToolCalled ||
+            kind == Native.KindResponseReceived || kind == Native.KindNextTurn;
 
         internal object Arg(int i) => args != null && i < args.Count ? args[i] : null;
 
@@ -438,7 +466,7 @@ namespace PhaseoAgentSdk
         internal void WithRuntime<T>(int runtimeArg, Func<RuntimeContext, Task<T>> f, Func<T, object> map = null)
         {
             var cts = new CancellationTokenSource();
-            WithRuntimeless(cts, () => f(Runtime(V.Obj(Arg(runtimeArg)), cts.Token)), map);
+            WithRuntimeless(cts, () => f(runtime != null ? Runtime(runtime, cts.Token) : Runtime(V.Obj(Arg(runtimeArg)), cts.Token)), map);
         }
 
         /// <summary>Answers with f's outcome, <paramref name="cts"/> cancelled when the core
@@ -449,7 +477,19 @@ namespace PhaseoAgentSdk
             Finish(f, map, () => Dispatcher.Forget(id));
         }
 
-        RuntimeContext Runtime(Dictionary<string, object> m, CancellationToken token)
+        RuntimeContext Runtime(Dictionary<string, object> m, CancellationToken token) =>
+            Runtime(new CallRuntime
+            {
+                RunId = V.Str(m, "runId"),
+                AgentId = V.Str(m, "agentId"),
+                StepIndex = V.Get(m, "stepIndex"),
+                Context = V.Get(m, "context"),
+                Call = ToolCall.From(V.Get(m, "toolCall")),
+                Attempt = V.Get(m, "attempt"),
+                IdempotencyKey = V.Str(m, "idempotencyKey"),
+            }, token);
+
+        RuntimeContext Runtime(CallRuntime rt, CancellationToken token)
         {
             bool executor = Kind == Native.KindExecute;
             Func<object, Task> emit = v =>
@@ -463,9 +503,8 @@ namespace PhaseoAgentSdk
                 if (!executor) throw new InvalidOperationException("only a tool's executor can set the context");
                 SetContextValue(v);
             };
-            return new RuntimeContext(V.Str(m, "runId"), V.Str(m, "agentId"), (int)V.Long(m, "stepIndex"), V.Get(m, "context"),
-                token, ToolCall.From(V.Get(m, "toolCall")), emit, setContext,
-                V.Get(m, "attempt") == null ? 1 : (int)V.Long(m, "attempt"), V.Str(m, "idempotencyKey"));
+            return new RuntimeContext(rt.RunId, rt.AgentId, (int)V.Long(rt.StepIndex), rt.Context,
+                token, rt.ToolCall, emit, setContext, rt.Attempt == null ? 1 : (int)V.Long(rt.Attempt), rt.IdempotencyKey);
         }
 
         void Progress(object value)

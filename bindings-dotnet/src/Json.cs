@@ -36,6 +36,29 @@ namespace PhaseoAgentSdk
         /// enumeration would otherwise grow until the process runs out of memory).</summary>
         const int MaxWriteChars = 1 << 28;
 
+        /// <summary>A call's arguments <c>[value, runtime]</c> (see <see cref="CallRuntime"/>):
+        /// the value parsed as by <see cref="Parse"/>, the runtime read straight into
+        /// <paramref name="runtime"/> (a tool's call costs no dictionary for it, and its
+        /// input, given twice, is parsed once: the call's copy only when read).</summary>
+        internal static List<object> ParseCallArgs(string text, out CallRuntime runtime)
+        {
+            if (text == null) throw new ArgumentNullException(nameof(text));
+            var r = new Reader(text);
+            r.SkipWs();
+            r.Expect('[');
+            r.SkipWs();
+            var value = r.Value(0);
+            r.SkipWs();
+            r.Expect(',');
+            r.SkipWs();
+            runtime = r.Runtime();
+            r.SkipWs();
+            r.Expect(']');
+            r.SkipWs();
+            if (r.Pos != text.Length) throw r.Error("unexpected text after the value");
+            return new List<object> { value, null };
+        }
+
         /// <summary>Parses JSON text into plain values; throws <see cref="FormatException"/>
         /// on malformed text.</summary>
         public static object Parse(string text)
@@ -419,6 +442,8 @@ namespace PhaseoAgentSdk
             sb.Append('"');
         }
 
+        static readonly char[] QuoteOrBackslash = { '"', '\\' };
+
         sealed class Reader
         {
             readonly string t;
@@ -427,9 +452,20 @@ namespace PhaseoAgentSdk
 
             public FormatException Error(string what) => new FormatException("invalid JSON at offset " + Pos + ": " + what);
 
+            // The scanning loops work on locals and store Pos once: Mono's JIT keeps neither
+            // a field nor the text's length in a register, which made each character cost
+            // several loads and a store.
             public void SkipWs()
             {
-                while (Pos < t.Length && (t[Pos] == ' ' || t[Pos] == '\n' || t[Pos] == '\r' || t[Pos] == '\t')) Pos++;
+                string s = t;
+                int p = Pos;
+                while (p < s.Length)
+                {
+                    char c = s[p];
+                    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
+                    p++;
+                }
+                Pos = p;
             }
 
             public object Value(int depth)
@@ -508,33 +544,125 @@ namespace PhaseoAgentSdk
                 }
             }
 
+            public void Expect(char c)
+            {
+                if (Pos >= t.Length || t[Pos] != c) throw Error("expected '" + c + "'");
+                Pos++;
+            }
+
+            /// <summary>The runtime object of a call's arguments, read into fields; members
+            /// the SDK does not read are passed over.</summary>
+            public CallRuntime Runtime()
+            {
+                var rt = new CallRuntime();
+                Members(key =>
+                {
+                    switch (key)
+                    {
+                        case "runId": rt.RunId = Value(1) as string; break;
+                        case "agentId": rt.AgentId = Value(1) as string; break;
+                        case "stepIndex": rt.StepIndex = Value(1); break;
+                        case "context": rt.Context = Value(1); break;
+                        case "attempt": rt.Attempt = Value(1); break;
+                        case "idempotencyKey": rt.IdempotencyKey = Value(1) as string; break;
+                        case "toolCall":
+                            if (Pos < t.Length && t[Pos] == '{')
+                            {
+                                rt.HasCall = true;
+                                Members(callKey =>
+                                {
+                                    switch (callKey)
+                                    {
+                                        case "id": rt.CallId = Value(1) as string; break;
+                                        case "name": rt.CallName = Value(1) as string; break;
+                                        case "input":
+                                            {
+                                                int start = Pos;
+                                                Skip();
+                                                rt.CallInput = t.Substring(start, Pos - start);
+                                                break;
+                                            }
+                                        default: Value(1); break;
+                                    }
+                                });
+                            }
+                            else Value(1);
+                            break;
+                        default: Value(1); break;
+                    }
+                });
+                return rt;
+            }
+
+            /// <summary>Reads an object, calling <paramref name="member"/> at each member's
+            /// value (which it must read).</summary>
+            void Members(Action<string> member)
+            {
+                Expect('{');
+                SkipWs();
+                if (Pos < t.Length && t[Pos] == '}') { Pos++; return; }
+                while (true)
+                {
+                    SkipWs();
+                    if (Pos >= t.Length || t[Pos] != '"') throw Error("expected a key");
+                    var key = Str();
+                    SkipWs();
+                    Expect(':');
+                    SkipWs();
+                    member(key);
+                    SkipWs();
+                    if (Pos < t.Length && t[Pos] == ',') { Pos++; continue; }
+                    if (Pos < t.Length && t[Pos] == '}') { Pos++; return; }
+                    throw Error("expected ',' or '}'");
+                }
+            }
+
             /// <summary>Passes over one value without building it.</summary>
             void Skip()
             {
-                if (Pos >= t.Length) return;
-                char c = t[Pos];
+                string s = t;
+                int p = Pos;
+                if (p >= s.Length) return;
+                char c = s[p];
                 if (c == '"') { SkipString(); return; }
                 if (c != '{' && c != '[')
                 {
-                    while (Pos < t.Length && ",}] \n\r\t".IndexOf(t[Pos]) < 0) Pos++;
+                    while (p < s.Length && ",}] \n\r\t".IndexOf(s[p]) < 0) p++;
+                    Pos = p;
                     return;
                 }
                 int depth = 0;
-                while (Pos < t.Length)
+                while (p < s.Length)
                 {
-                    c = t[Pos];
-                    if (c == '"') { SkipString(); continue; }
-                    Pos++;
+                    c = s[p];
+                    if (c == '"')
+                    {
+                        Pos = p;
+                        SkipString();
+                        p = Pos;
+                        continue;
+                    }
+                    p++;
                     if (c == '{' || c == '[') depth++;
-                    else if ((c == '}' || c == ']') && --depth == 0) return;
+                    else if ((c == '}' || c == ']') && --depth == 0) break;
                 }
+                Pos = p;
             }
 
             void SkipString()
             {
-                Pos++;
-                while (Pos < t.Length && t[Pos] != '"') Pos += t[Pos] == '\\' ? 2 : 1;
-                Pos++;
+                string s = t;
+                int p = Pos + 1;
+                while (true)
+                {
+                    int q = s.IndexOf('"', p);
+                    if (q < 0) { Pos = s.Length + 1; return; }
+                    // A quote after an odd number of backslashes is escaped.
+                    int slashes = 0;
+                    while (q - 1 - slashes >= p && s[q - 1 - slashes] == '\\') slashes++;
+                    if ((slashes & 1) == 0) { Pos = q + 1; return; }
+                    p = q + 1;
+                }
             }
 
             void Lit(string w)
@@ -547,8 +675,8 @@ namespace PhaseoAgentSdk
             {
                 Pos++;
                 // Most strings have no escape: one substring, no builder.
-                int start = Pos, end = Pos;
-                while (end < t.Length && t[end] != '"' && t[end] != '\\') end++;
+                int start = Pos, end = t.IndexOfAny(QuoteOrBackslash, start);
+                if (end < 0) end = t.Length;
                 if (end < t.Length && t[end] == '"')
                 {
                     Pos = end + 1;

@@ -13,9 +13,29 @@ namespace PhaseoAgentSdk
         /// <summary>The tool id.</summary>
         public string Name { get; }
         /// <summary>The validated input (null where not known yet).</summary>
-        public object Input { get; }
+        public object Input
+        {
+            get
+            {
+                var text = inputText;
+                if (text == null) return input;
+                // Parsed once: a value published by another thread first wins.
+                var parsed = Json.Parse(text);
+                Interlocked.CompareExchange(ref input, parsed, null);
+                inputText = null;
+                return input;
+            }
+        }
+        object input;
+        volatile string inputText;
+
         /// <summary>A call.</summary>
-        public ToolCall(string Id, string Name, object Input = null) { this.Id = Id; this.Name = Name; this.Input = Input; }
+        public ToolCall(string Id, string Name, object Input = null) { this.Id = Id; this.Name = Name; input = Input; }
+
+        /// <summary>A call whose input is parsed from <paramref name="inputText"/> when first
+        /// read (a tool's runtime: most tools never read it).</summary>
+        internal static ToolCall Lazy(string id, string name, string inputText) =>
+            new ToolCall(id, name) { inputText = inputText };
         internal static ToolCall From(object v)
         {
             var m = V.Obj(v);

@@ -11,9 +11,9 @@ namespace PhaseoAgentSdk
         internal static object Get(Dictionary<string, object> m, string k) =>
             m != null && m.TryGetValue(k, out var v) ? v : null;
         internal static string Str(Dictionary<string, object> m, string k) => Get(m, k) as string;
-        internal static long Long(Dictionary<string, object> m, string k)
+        internal static long Long(Dictionary<string, object> m, string k) => Long(Get(m, k));
+        internal static long Long(object v)
         {
-            var v = Get(m, k);
             if (v is long l) return l;
             if (v is double d) return (long)d;
             if (v is ulong u) return (long)u;

@@ -79,7 +79,16 @@ namespace PhaseoAgentSdk.Tests
             for (int i = 0; i < runs / 2; i++) One(seed, base0 + 300 + runs / 2 + i, true);
             var (t2, r2) = Settle();
             Report("measured threads " + t0 + " -> " + t1 + " -> " + t2 + ", RSS " + (r0 >> 20) + " MB -> " + (r1 >> 20) + " MB -> " + (r2 >> 20) + " MB over " + runs + " runs");
-            if (t2 > t0 + 10) Report("leak threads " + t0 + " after warm-up, " + t2 + " after " + runs + " more runs");
+            // Threads the pool or the SDK started for a busy moment end after their idle time
+            // (the SDK's: 10 s); a leaked thread never does. Under load the busy moments come
+            // more often, so a count above the bound is looked at again for up to 30 s.
+            var settling = Stopwatch.StartNew();
+            while (t2 > t0 + 10 && settling.Elapsed < TimeSpan.FromSeconds(30))
+            {
+                Thread.Sleep(1000);
+                t2 = Settle().Threads;
+            }
+            if (t2 > t0 + 10) Report("leak threads " + t0 + " after warm-up, " + t2 + " after " + runs + " more runs (and 30 s)");
             if (r2 > r1 + (24L << 20) && r2 - r1 > (r1 - r0) / 2 + (8L << 20)) Report("leak RSS " + (r0 >> 20) + " -> " + (r1 >> 20) + " -> " + (r2 >> 20) + " MB");
             Release.Set();
             Report("done");

@@ -117,5 +117,40 @@ namespace PhaseoAgentSdk.Tests
                 Assert.IsFalse(seen.Any(t => t.StartsWith("tool.input_")));
             }
         }
+
+        /// <summary>A tool's runtime names its run, agent, step, attempt, idempotency key and
+        /// call; the call's input is a copy of its own (changing the tool's input leaves it as
+        /// the model wrote it).</summary>
+        [Test]
+        public void TheRuntimeNamesTheCallWithACopyOfItsInput()
+        {
+            RuntimeContext seen = null;
+            object input = null;
+            var tool = new Tool("t", (i, rt) =>
+            {
+                seen = rt;
+                input = i;
+                ((Dictionary<string, object>)i)["a"] = 99L;
+                return Task.FromResult<object>("ok");
+            });
+            using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "ag", Tools = new[] { tool } }))
+            {
+                var client = new RecordingClient(J.Calls("c9", "t", "{\"a\":1,\"b\":[true,\"x\\\"y\"]}"), J.Text("done"));
+                var r = agent.Run(new RunOptions("go", client)).Result;
+                Assert.AreEqual("completed", r.Status);
+                Assert.AreEqual("ag", seen.AgentId);
+                Assert.AreEqual(r.Run.Id, seen.RunId);
+                Assert.AreEqual(0, seen.StepIndex);
+                Assert.AreEqual(1, seen.Attempt);
+                Assert.AreEqual(r.Run.Id + ":c9", seen.IdempotencyKey);
+                Assert.AreEqual("c9", seen.ToolCall.Id);
+                Assert.AreEqual("t", seen.ToolCall.Name);
+                var callInput = (Dictionary<string, object>)seen.ToolCall.Input;
+                Assert.AreNotSame(input, callInput);
+                Assert.AreEqual(1L, callInput["a"]);
+                CollectionAssert.AreEqual(new object[] { true, "x\"y" }, (List<object>)callInput["b"]);
+                Assert.AreSame(callInput, seen.ToolCall.Input, "read once");
+            }
+        }
     }
 }
