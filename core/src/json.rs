@@ -39,7 +39,16 @@ impl Formatter for CanonicalFormatter {
 
 /// Serializes a value as canonical JSON text.
 pub fn to_canonical_string<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut out = Vec::with_capacity(128);
+    to_canonical_string_with_capacity(value, 128)
+}
+
+/// [`to_canonical_string`] into a buffer that starts with `capacity` bytes (a text known to
+/// be large then grows without a chain of reallocations).
+pub fn to_canonical_string_with_capacity<T: Serialize + ?Sized>(
+    value: &T,
+    capacity: usize,
+) -> String {
+    let mut out = Vec::with_capacity(capacity);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, CanonicalFormatter);
     value
         .serialize(&mut ser)

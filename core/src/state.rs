@@ -1,6 +1,8 @@
 //! The run result, which is also the whole resumable state (docs/behaviour.md §7), and its canonical,
 //! versioned JSON form.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -8,6 +10,13 @@ use crate::error::{AgentError, ErrorCode, GatewayErrorInfo};
 use crate::json::to_canonical_string;
 use crate::limits::{check_depth, check_state_text, MAX_DEPTH, STATE_NESTING};
 use crate::next_turn::NextTurnParams;
+
+/// The length of the last state text written (`RunResult::to_json`): the capacity the next
+/// one starts with.
+static STATE_TEXT_HINT: AtomicUsize = AtomicUsize::new(0);
+
+/// The largest capacity a state text starts with.
+const MAX_STATE_TEXT_HINT: usize = 8 << 20;
 
 /// The state format version this core writes. It reads every version up to this one.
 pub const STATE_VERSION: u64 = 1;
@@ -804,7 +813,17 @@ impl RunResult {
 
     /// The canonical JSON text of the state.
     pub fn to_json(&self) -> String {
-        to_canonical_string(self)
+        // A state's text is written at the end of every run (and at each checkpoint) and
+        // grows to hundreds of kilobytes in a run of many calls: from a small buffer that is
+        // a dozen reallocations, copies and freshly faulted pages. The buffer starts at the
+        // size of the last state written instead; one much larger than its text is shrunk.
+        let hint = STATE_TEXT_HINT.load(Ordering::Relaxed);
+        let mut text = crate::json::to_canonical_string_with_capacity(self, hint.max(1024));
+        STATE_TEXT_HINT.store(text.len().min(MAX_STATE_TEXT_HINT), Ordering::Relaxed);
+        if text.len() < text.capacity() / 2 {
+            text.shrink_to_fit();
+        }
+        text
     }
 
     /// The state as a JSON value (same content as `to_json`).

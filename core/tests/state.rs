@@ -218,3 +218,32 @@ async fn states_and_events_are_canonical() {
         .to_json()
         .ends_with(r#""output":{"b":2,"a":0.3}}"#));
 }
+
+/// A run's state of `calls` calls in one turn, completed.
+async fn state_of(calls: usize) -> RunResult {
+    let agent = agent(AgentDefinition::new("sizes").tool(echo("t")));
+    let turn = ModelResponse::tool_calls(
+        (0..calls).map(|i| (format!("c{i}"), "t".to_owned(), format!(r#"{{"i":{i}}}"#))),
+    );
+    let client = scripted([turn, text("done")]);
+    agent
+        .run(RunOptions::new(json!("go"), client))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_states_text_is_the_same_whatever_was_written_before() {
+    let large = state_of(400).await;
+    let small = state_of(1).await;
+    for state in [&large, &small, &small, &large, &small] {
+        let text = state.to_json();
+        assert_eq!(text, to_canonical_string(state));
+        assert!(
+            text.capacity() <= 2 * text.len().max(1024),
+            "a {}-byte text kept {} bytes",
+            text.len(),
+            text.capacity()
+        );
+    }
+}
