@@ -35,7 +35,11 @@ pub enum Answer {
 struct Pending {
     answer: oneshot::Sender<Answer>,
     runtime: Option<ToolRuntime>,
+    /// The token of the call's runtime (a fresh one for calls without a runtime): the call
+    /// is cancelled with it, or when the core abandons it (`abandoned`). Not a child token
+    /// of its own: making and dropping one per call locks the runtime token's node twice.
     token: CancellationToken,
+    abandoned: bool,
     /// Where a host model client's `stream` call sends the events it yields.
     stream: Option<HostStreamSender>,
 }
@@ -161,7 +165,7 @@ pub fn stream_event(call: u64, event: &Value) -> Result<(), String> {
 pub fn is_cancelled(call: u64) -> bool {
     lock(&queue().calls)
         .get(&call)
-        .is_none_or(|p| p.token.is_cancelled())
+        .is_none_or(|p| p.abandoned || p.token.is_cancelled())
 }
 
 /// The host: PHP's functions are named by ids of the PHP layer's registry.
@@ -178,18 +182,19 @@ pub struct HostFn {
     pub id: u64,
 }
 
-/// Cancels the call (its token, and tells PHP) when the core stops waiting before PHP
+/// Marks the call abandoned (and tells PHP) when the core stops waiting before PHP
 /// answered: a timeout, the run's cancellation, a sibling's fatal error.
 struct Abandon {
     call: u64,
-    token: CancellationToken,
     armed: bool,
 }
 
 impl Drop for Abandon {
     fn drop(&mut self) {
         if self.armed {
-            self.token.cancel();
+            if let Some(p) = lock(&queue().calls).get_mut(&self.call) {
+                p.abandoned = true;
+            }
             push(serde_json::json!({"t": "cancel", "id": self.call}));
         }
     }
@@ -216,9 +221,8 @@ impl HostFn {
         stream: Option<HostStreamSender>,
     ) -> Result<Value, ToolError> {
         let q = queue();
-        let token = runtime.map_or_else(CancellationToken::new, |rt| {
-            rt.cancellation_token().child_token()
-        });
+        let token =
+            runtime.map_or_else(CancellationToken::new, |rt| rt.cancellation_token().clone());
         let id = q.next_call.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = oneshot::channel();
         lock(&q.calls).insert(
@@ -227,12 +231,12 @@ impl HostFn {
                 answer: tx,
                 runtime: runtime.filter(|_| kind == "execute").cloned(),
                 token: token.clone(),
+                abandoned: false,
                 stream,
             },
         );
         let mut abandon = Abandon {
             call: id,
-            token: token.clone(),
             armed: true,
         };
         push_text(call_message(id, kind, self.id, args));
