@@ -165,6 +165,58 @@ namespace PhaseoAgentSdk.Tests
             finally { release.Set(); }
         }
 
+        /// <summary>A turn's calls start one after the other on one pool thread: a call that
+        /// blocks there after another one was answered on that thread does not hold the run's
+        /// timeout.</summary>
+        [Test]
+        public void ACallBlockingAfterOneAnsweredOnTheSameThreadDoesNotHoldTheTimeout()
+        {
+            var release = new ManualResetEventSlim();
+            var block = new Tool("block", (i, rt) =>
+            {
+                release.Wait(Bound);
+                return Task.FromResult<object>("released");
+            }, Timeout: TimeSpan.FromMilliseconds(200));
+            var mark = new Tool("mark", (i, rt) => Task.FromResult<object>(rt.ToolCall.Id));
+            try
+            {
+                using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "a", Tools = new[] { mark, block } }))
+                {
+                    var client = new RecordingClient(Calls("m1", "mark", "{}", "b1", "block", "{}"), Text("done"));
+                    var run = agent.Run(new RunOptions("go", client));
+                    Assert.IsTrue(Ends(run, Bound), "the run waited for the blocked call");
+                    Assert.IsFalse(release.IsSet);
+                    var e = run.Exception.InnerException as AgentException;
+                    Assert.IsNotNull(e, run.Exception.ToString());
+                    Assert.AreEqual("tool_timeout", e.Code);
+                }
+            }
+            finally { release.Set(); }
+        }
+
+        /// <summary>A tool that cancels its own run (on the thread that starts the run's
+        /// calls) and returns a Task that never completes: the run still ends, cancelled.</summary>
+        [Test]
+        public void AToolCancellingItsOwnRunWithoutAnsweringEndsTheRun()
+        {
+            using (var cts = new CancellationTokenSource())
+            {
+                var never = new TaskCompletionSource<object>();
+                var cancel = new Tool("cancel", (i, rt) =>
+                {
+                    cts.Cancel();
+                    return never.Task;
+                });
+                using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "a", Tools = new[] { cancel } }))
+                {
+                    var client = new RecordingClient(Calls("c1", "cancel", "{}"), Text("done"));
+                    var run = agent.Run(new RunOptions("go", client) { CancellationToken = cts.Token });
+                    Assert.IsTrue(Ends(run, Bound), "the cancelled run never ended");
+                    Assert.AreEqual("cancelled", run.Result.Status);
+                }
+            }
+        }
+
         /// <summary>A run whose handler keeps up still sees every event, <c>run.cancelled</c>
         /// included, before its cancelled run returns.</summary>
         [Test]
