@@ -315,10 +315,50 @@ namespace PhaseoAgentSdk
     }
 
     /// <summary>The runtime argument of a call (<c>{runId, agentId, stepIndex, context,
-    /// toolCall, attempt, idempotencyKey}</c>), read into fields by
-    /// <see cref="Json.ParseCallArgs"/>.</summary>
+    /// toolCall, attempt, idempotencyKey}</c>): read into fields from the call's arguments
+    /// text the first time <see cref="Read"/> is called (<see cref="Json.ParseCallArgs"/>),
+    /// or made from a dictionary (<see cref="From"/>).</summary>
     internal sealed class CallRuntime
     {
+        /// <summary>The arguments text and where the runtime begins in it; null once read.</summary>
+        string text;
+        readonly int start;
+
+        internal CallRuntime() { }
+
+        internal CallRuntime(string text, int start)
+        {
+            this.text = text;
+            this.start = start;
+        }
+
+        /// <summary>The runtime of a call whose arguments arrived as a dictionary.</summary>
+        internal static CallRuntime From(Dictionary<string, object> m) => new CallRuntime
+        {
+            RunId = V.Str(m, "runId"),
+            AgentId = V.Str(m, "agentId"),
+            StepIndex = V.Get(m, "stepIndex"),
+            Context = V.Get(m, "context"),
+            Call = ToolCall.From(V.Get(m, "toolCall")),
+            Attempt = V.Get(m, "attempt"),
+            IdempotencyKey = V.Str(m, "idempotencyKey"),
+        };
+
+        /// <summary>This runtime, its fields read (once, whichever thread asks first).</summary>
+        internal CallRuntime Read()
+        {
+            if (Volatile.Read(ref text) == null) return this;
+            lock (this)
+            {
+                if (text != null)
+                {
+                    Json.ReadCallRuntime(text, start, this);
+                    Volatile.Write(ref text, null);
+                }
+            }
+            return this;
+        }
+
         internal string RunId, AgentId, IdempotencyKey;
         internal object StepIndex, Context, Attempt;
         /// <summary>The call (from a dictionary) when known as a whole.</summary>
@@ -341,6 +381,8 @@ namespace PhaseoAgentSdk
         bool done;
         List<object> args;
         CallRuntime runtime;
+        CancellationTokenSource tokenSource;
+        long cancelRegistration;
         internal readonly int Kind;
 
         internal HostCall(IntPtr call, int kind, string argsText)
@@ -465,8 +507,50 @@ namespace PhaseoAgentSdk
         /// sibling's fatal error); answers with its outcome.</summary>
         internal void WithRuntime<T>(int runtimeArg, Func<RuntimeContext, Task<T>> f, Func<T, object> map = null)
         {
-            var cts = new CancellationTokenSource();
-            WithRuntimeless(cts, () => f(runtime != null ? Runtime(runtime, cts.Token) : Runtime(V.Obj(Arg(runtimeArg)), cts.Token)), map);
+            if (runtime == null) runtime = CallRuntime.From(V.Obj(Arg(runtimeArg)));
+            Finish(() => f(new RuntimeContext(this)), map, ForgetToken);
+        }
+
+        /// <summary>The call's runtime, read (the calls of WithRuntime only).</summary>
+        internal CallRuntime Runtime => runtime.Read();
+
+        /// <summary>The call's token (<see cref="RuntimeContext.CancellationToken"/>), made and
+        /// registered with the core when a tool first asks for it: a call whose tool never
+        /// does costs no registration. Asked for after the answer, it is a token that is
+        /// never cancelled (the SDK no longer waits for the call).</summary>
+        internal CancellationToken Token()
+        {
+            lock (gate)
+            {
+                if (tokenSource == null)
+                {
+                    tokenSource = new CancellationTokenSource();
+                    if (!done) cancelRegistration = Dispatcher.Register(call, tokenSource);
+                }
+                return tokenSource.Token;
+            }
+        }
+
+        void ForgetToken()
+        {
+            long id;
+            lock (gate) id = cancelRegistration;
+            if (id != 0) Dispatcher.Forget(id);
+        }
+
+        /// <summary><see cref="RuntimeContext.EmitProgress"/>: an executor's only.</summary>
+        internal Task EmitProgress(object value)
+        {
+            if (Kind != Native.KindExecute) throw new InvalidOperationException("only a tool's executor can emit progress");
+            Progress(value);
+            return Task.CompletedTask;
+        }
+
+        /// <summary><see cref="RuntimeContext.SetContext"/>: an executor's only.</summary>
+        internal void SetContext(object value)
+        {
+            if (Kind != Native.KindExecute) throw new InvalidOperationException("only a tool's executor can set the context");
+            SetContextValue(value);
         }
 
         /// <summary>Answers with f's outcome, <paramref name="cts"/> cancelled when the core
@@ -475,36 +559,6 @@ namespace PhaseoAgentSdk
         {
             var id = Dispatcher.Register(call, cts);
             Finish(f, map, () => Dispatcher.Forget(id));
-        }
-
-        RuntimeContext Runtime(Dictionary<string, object> m, CancellationToken token) =>
-            Runtime(new CallRuntime
-            {
-                RunId = V.Str(m, "runId"),
-                AgentId = V.Str(m, "agentId"),
-                StepIndex = V.Get(m, "stepIndex"),
-                Context = V.Get(m, "context"),
-                Call = ToolCall.From(V.Get(m, "toolCall")),
-                Attempt = V.Get(m, "attempt"),
-                IdempotencyKey = V.Str(m, "idempotencyKey"),
-            }, token);
-
-        RuntimeContext Runtime(CallRuntime rt, CancellationToken token)
-        {
-            bool executor = Kind == Native.KindExecute;
-            Func<object, Task> emit = v =>
-            {
-                if (!executor) throw new InvalidOperationException("only a tool's executor can emit progress");
-                Progress(v);
-                return Task.CompletedTask;
-            };
-            Action<object> setContext = v =>
-            {
-                if (!executor) throw new InvalidOperationException("only a tool's executor can set the context");
-                SetContextValue(v);
-            };
-            return new RuntimeContext(rt.RunId, rt.AgentId, (int)V.Long(rt.StepIndex), rt.Context,
-                token, rt.ToolCall, emit, setContext, rt.Attempt == null ? 1 : (int)V.Long(rt.Attempt), rt.IdempotencyKey);
         }
 
         void Progress(object value)

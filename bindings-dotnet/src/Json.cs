@@ -37,9 +37,9 @@ namespace PhaseoAgentSdk
         const int MaxWriteChars = 1 << 28;
 
         /// <summary>A call's arguments <c>[value, runtime]</c> (see <see cref="CallRuntime"/>):
-        /// the value parsed as by <see cref="Parse"/>, the runtime read straight into
-        /// <paramref name="runtime"/> (a tool's call costs no dictionary for it, and its
-        /// input, given twice, is parsed once: the call's copy only when read).</summary>
+        /// the value parsed as by <see cref="Parse"/>; the runtime is read into fields when a
+        /// tool first looks at its <see cref="RuntimeContext"/> (most never do: the runtime is
+        /// most of the text), the call's copy of the input only when read.</summary>
         internal static List<object> ParseCallArgs(string text, out CallRuntime runtime)
         {
             if (text == null) throw new ArgumentNullException(nameof(text));
@@ -51,12 +51,21 @@ namespace PhaseoAgentSdk
             r.SkipWs();
             r.Expect(',');
             r.SkipWs();
-            runtime = r.Runtime();
+            runtime = new CallRuntime(text, r.Pos);
+            return new List<object> { value, null };
+        }
+
+        /// <summary>Reads the runtime of a call's arguments text (<see cref="ParseCallArgs"/>),
+        /// which begins at <paramref name="start"/>, into <paramref name="into"/>; throws
+        /// <see cref="FormatException"/> on malformed text.</summary>
+        internal static void ReadCallRuntime(string text, int start, CallRuntime into)
+        {
+            var r = new Reader(text) { Pos = start };
+            r.Runtime(into);
             r.SkipWs();
             r.Expect(']');
             r.SkipWs();
             if (r.Pos != text.Length) throw r.Error("unexpected text after the value");
-            return new List<object> { value, null };
         }
 
         /// <summary>Parses JSON text into plain values; throws <see cref="FormatException"/>
@@ -552,9 +561,8 @@ namespace PhaseoAgentSdk
 
             /// <summary>The runtime object of a call's arguments, read into fields; members
             /// the SDK does not read are passed over.</summary>
-            public CallRuntime Runtime()
+            public void Runtime(CallRuntime rt)
             {
-                var rt = new CallRuntime();
                 Members(key =>
                 {
                     switch (key)
@@ -591,7 +599,6 @@ namespace PhaseoAgentSdk
                         default: Value(1); break;
                     }
                 });
-                return rt;
             }
 
             /// <summary>Reads an object, calling <paramref name="member"/> at each member's

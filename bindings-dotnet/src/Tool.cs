@@ -8,37 +8,56 @@ namespace PhaseoAgentSdk
     /// <summary>What an executor (and every tool-side hook) sees of its call.</summary>
     public sealed class RuntimeContext
     {
+        // A runtime the SDK made reads its call's runtime and registers its token when first
+        // asked (most tools never look); one made with the public constructor holds its values.
+        readonly HostCall call;
+        readonly string runId, agentId, idempotencyKey;
+        readonly int stepIndex, attempt;
+        readonly object context;
+        readonly CancellationToken token;
+        ToolCall toolCall;
+        Func<object, Task> emitProgress;
+        Action<object> setContext;
+
         /// <summary>The run's id.</summary>
-        public string RunId { get; }
+        public string RunId => call != null ? call.Runtime.RunId : runId;
         /// <summary>The agent's id.</summary>
-        public string AgentId { get; }
+        public string AgentId => call != null ? call.Runtime.AgentId : agentId;
         /// <summary>The step that requested the call (0-based).</summary>
-        public int StepIndex { get; }
+        public int StepIndex => call != null ? (int)V.Long(call.Runtime.StepIndex) : stepIndex;
         /// <summary>The application context as it was when the tool phase began.</summary>
-        public object Context { get; }
+        public object Context => call != null ? call.Runtime.Context : context;
         /// <summary>Cancelled when the SDK stops waiting for the call: its timeout elapsed, the
         /// run was cancelled, or a sibling call failed the run. A tool that ignores it keeps
         /// running, but its late result is discarded and the run does not wait for it.</summary>
-        public CancellationToken CancellationToken { get; }
+        public CancellationToken CancellationToken => call != null ? call.Token() : token;
         /// <summary>The call (its id is unique in the run).</summary>
-        public ToolCall ToolCall { get; }
+        public ToolCall ToolCall
+        {
+            get
+            {
+                if (call == null) return toolCall;
+                var c = Volatile.Read(ref toolCall);
+                return c ?? Interlocked.CompareExchange(ref toolCall, c = call.Runtime.ToolCall, null) ?? c;
+            }
+        }
         /// <summary>The number of this attempt at the call, from 1 (above 1 only for a tool
         /// with <see cref="Tool.Retry"/>; docs/behaviour.md §15).</summary>
-        public int Attempt { get; }
+        public int Attempt => call == null ? attempt : call.Runtime.Attempt == null ? 1 : (int)V.Long(call.Runtime.Attempt);
         /// <summary><c>"&lt;runId&gt;:&lt;toolCallId&gt;"</c>: the same for every attempt, for a
         /// call approved on continue in another process or language, and for a call run again
         /// by recovery. Hand it to a side-effecting service so the effect happens at most
         /// once.</summary>
-        public string IdempotencyKey { get; }
+        public string IdempotencyKey => call != null ? call.Runtime.IdempotencyKey : idempotencyKey;
         /// <summary>Publishes a preliminary result (checked by EventSchema, emitted as a
         /// <c>tool.preliminary_result</c> event). Only an executor has progress. A value
         /// without JSON form (see <see cref="Json.Write"/>) throws an
         /// <see cref="ArgumentException"/> naming the problem.</summary>
-        public Func<object, Task> EmitProgress { get; }
+        public Func<object, Task> EmitProgress => call == null ? emitProgress : emitProgress ?? (emitProgress = call.EmitProgress);
         /// <summary>Replaces the application context for later turns (applied after the tool
         /// phase, in call order). Only an executor can set it. A value without JSON form (see
         /// <see cref="Json.Write"/>) throws an <see cref="ArgumentException"/>.</summary>
-        public Action<object> SetContext { get; }
+        public Action<object> SetContext => call == null ? setContext : setContext ?? (setContext = call.SetContext);
 
         /// <summary>A runtime (the SDK makes these; public for tests of tools).</summary>
         public RuntimeContext(string RunId, string AgentId, int StepIndex, object Context = null,
@@ -46,11 +65,14 @@ namespace PhaseoAgentSdk
             Func<object, Task> EmitProgress = null, Action<object> SetContext = null, int Attempt = 1,
             string IdempotencyKey = null)
         {
-            this.RunId = RunId; this.AgentId = AgentId; this.StepIndex = StepIndex; this.Context = Context;
-            this.CancellationToken = CancellationToken; this.ToolCall = ToolCall;
-            this.EmitProgress = EmitProgress; this.SetContext = SetContext;
-            this.Attempt = Attempt; this.IdempotencyKey = IdempotencyKey;
+            runId = RunId; agentId = AgentId; stepIndex = StepIndex; context = Context;
+            token = CancellationToken; toolCall = ToolCall;
+            emitProgress = EmitProgress; setContext = SetContext;
+            attempt = Attempt; idempotencyKey = IdempotencyKey;
         }
+
+        /// <summary>The runtime of one of the SDK's calls.</summary>
+        internal RuntimeContext(HostCall call) { this.call = call; }
     }
 
     /// <summary>Overrides of the next model request only (docs/behaviour.md §2.6), after a call of the
