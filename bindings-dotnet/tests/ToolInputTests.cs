@@ -152,5 +152,29 @@ namespace PhaseoAgentSdk.Tests
                 Assert.AreSame(callInput, seen.ToolCall.Input, "read once");
             }
         }
+
+        /// <summary>A runtime kept past its call: its values still read (from many threads at
+        /// once, the same), and its token, first asked for after the answer, is one that is
+        /// never cancelled (the SDK no longer waits for the call, whose native half is gone).</summary>
+        [Test]
+        public void ARuntimeKeptPastItsCallStillReadsAndItsLateTokenIsNeverCancelled()
+        {
+            RuntimeContext kept = null;
+            var tool = new Tool("t", (i, rt) => { kept = rt; return Task.FromResult<object>("ok"); });
+            using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "ag", Tools = new[] { tool } }))
+            {
+                var r = agent.Run(new RunOptions("go", new RecordingClient(J.Calls("c1", "t", "{}"), J.Text("done")))).Result;
+                Assert.AreEqual("completed", r.Status);
+                var ids = new string[8];
+                var calls = new ToolCall[8];
+                Parallel.For(0, 8, k => { ids[k] = kept.RunId; calls[k] = kept.ToolCall; });
+                foreach (var id in ids) Assert.AreEqual(r.Run.Id, id);
+                foreach (var c in calls) Assert.AreSame(calls[0], c, "one ToolCall for every reader");
+                var token = kept.CancellationToken;
+                Assert.IsFalse(token.IsCancellationRequested);
+                Assert.AreEqual(token, kept.CancellationToken, "the same token when asked again");
+                Assert.Throws<InvalidOperationException>(() => kept.EmitProgress(1).Wait());
+            }
+        }
     }
 }
