@@ -709,8 +709,8 @@ namespace PhaseoAgentSdk
             {
                 try
                 {
-                    int s = Native.phaseo_run_wait(ptr, out var json, out var err);
-                    if (s == Native.OK) result = RunResult.FromCore(Native.Take(json));
+                    int s = Native.phaseo_run_take_state(ptr, out var state, out var head, out var err);
+                    if (s == Native.OK) result = RunResult.FromCore(new StateHandle(state), Native.Take(head));
                     else error = AgentException.FromErrorJson(Native.Take(err));
                 }
                 catch (Exception e) { error = e; }

@@ -92,6 +92,10 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern void phaseo_run_cancel(IntPtr run);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.I1)] internal static extern bool phaseo_run_is_done(IntPtr run);
         [DllImport(Lib)] internal static extern int phaseo_run_wait(IntPtr run, out IntPtr json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int phaseo_run_take_state(IntPtr run, out IntPtr state, out IntPtr head, out IntPtr error);
+        [DllImport(Lib)] internal static extern IntPtr phaseo_state_json(StateHandle state);
+        [DllImport(Lib)] internal static extern UIntPtr phaseo_state_size(IntPtr state);
+        [DllImport(Lib)] internal static extern void phaseo_state_free(IntPtr state);
         [DllImport(Lib)] internal static extern void phaseo_run_free(IntPtr run);
 
         [DllImport(Lib)] internal static extern int phaseo_store_memory(out IntPtr store, out IntPtr error);

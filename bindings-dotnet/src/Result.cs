@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace PhaseoAgentSdk
@@ -213,7 +214,13 @@ namespace PhaseoAgentSdk
     /// and continue it later, in any process or language.</summary>
     public sealed class RunResult
     {
-        readonly string json;
+        // The canonical text; for a state the core has just ended, written (from `native`)
+        // the first time it is asked for.
+        string json;
+        // A state the core ended: held natively until its text is needed, with its head
+        // (the text without the history), where the status and output are found.
+        readonly StateHandle native;
+        readonly string head;
         Dictionary<string, object> value;
         RunRecord run;
         string status;
@@ -224,6 +231,12 @@ namespace PhaseoAgentSdk
         {
             this.json = json;
             this.value = value;
+        }
+
+        RunResult(StateHandle native, string head)
+        {
+            this.native = native;
+            this.head = head;
         }
 
         /// <summary>Reads a state's JSON text (as written by <see cref="ToJson"/> in any
@@ -244,7 +257,34 @@ namespace PhaseoAgentSdk
         /// without building the rest).</summary>
         internal static RunResult FromCore(string json) => new RunResult(json, null);
 
+        /// <summary>A state the core has just ended, taken natively (<c>phaseo_run_take_state</c>):
+        /// its text is written only if something asks for more than its head holds.</summary>
+        internal static RunResult FromCore(StateHandle native, string head) => new RunResult(native, head);
+
         internal static RunResult FromValue(object v) => new RunResult(Json.Write(v), V.Obj(v));
+
+        /// <summary>The canonical text, written from the native state the first time it is
+        /// asked for (once, whichever thread asks first); the native state is freed then.</summary>
+        string Text
+        {
+            get
+            {
+                var text = Volatile.Read(ref json);
+                if (text != null) return text;
+                lock (native)
+                {
+                    if (json == null)
+                    {
+                        Volatile.Write(ref json, Native.Take(Native.phaseo_state_json(native)));
+                        native.Dispose();
+                    }
+                    return json;
+                }
+            }
+        }
+
+        /// <summary>Where the status and output are read: the head of a native state, else the text.</summary>
+        string Summary => head ?? Text;
 
         /// <summary>The whole state, read from its text the first time it is needed (one
         /// instance for every reader, whichever thread reads first).</summary>
@@ -253,15 +293,15 @@ namespace PhaseoAgentSdk
             get
             {
                 if (value == null)
-                    Interlocked.CompareExchange(ref value, V.Obj(Json.Parse(json)) ?? new Dictionary<string, object>(), null);
+                    Interlocked.CompareExchange(ref value, V.Obj(Json.Parse(Text)) ?? new Dictionary<string, object>(), null);
                 return value;
             }
         }
 
         /// <summary>The canonical state JSON text (exactly as the core wrote it).</summary>
-        public string ToJson() => json;
+        public string ToJson() => Text;
         /// <inheritdoc/>
-        public override string ToString() => json;
+        public override string ToString() => Text;
         /// <summary>The run record.</summary>
         public RunRecord Run
         {
@@ -277,7 +317,7 @@ namespace PhaseoAgentSdk
             get
             {
                 if (run != null || value != null) return Run.Status;
-                return status ?? (status = Json.Find(json, out _, "run", "status") as string);
+                return status ?? (status = Json.Find(Summary, out _, "run", "status") as string);
             }
         }
         /// <summary>The final output (text, or the parsed value of an output schema).</summary>
@@ -286,7 +326,7 @@ namespace PhaseoAgentSdk
             get
             {
                 if (value != null) return V.Get(value, "output");
-                return (output ?? (output = Tuple.Create(Json.Find(json, out _, "output")))).Item1;
+                return (output ?? (output = Tuple.Create(Json.Find(Summary, out _, "output")))).Item1;
             }
         }
         /// <summary>The steps (JSON data).</summary>
@@ -297,6 +337,29 @@ namespace PhaseoAgentSdk
         public UsageSummary Usage => UsageSummary.From(V.Get(State, "usage"));
         /// <summary>The whole state as JSON data.</summary>
         public Dictionary<string, object> Value => State;
+    }
+
+    /// <summary>A run's state held by the native library (<c>phaseo_run_take_state</c>); the
+    /// garbage collector is told its size, so that dropped results are collected in time.</summary>
+    sealed class StateHandle : SafeHandle
+    {
+        readonly long size;
+
+        internal StateHandle(IntPtr state) : base(IntPtr.Zero, true)
+        {
+            SetHandle(state);
+            size = (long)Math.Min((ulong)Native.phaseo_state_size(state), long.MaxValue / 2);
+            if (size > 0) GC.AddMemoryPressure(size);
+        }
+
+        public override bool IsInvalid => handle == IntPtr.Zero;
+
+        protected override bool ReleaseHandle()
+        {
+            Native.phaseo_state_free(handle);
+            if (size > 0) GC.RemoveMemoryPressure(size);
+            return true;
+        }
     }
 
     /// <summary>An event of a run (docs/behaviour.md §6): <see cref="Details"/> holds the type's other

@@ -55,6 +55,39 @@ namespace PhaseoAgentSdk.Tests
         }
 
         [Test]
+        public async Task AResultsTextIsWrittenOnceWhicheverThreadAsksFirst()
+        {
+            var definition = new AgentDefinition
+            {
+                Id = "adder",
+                Tools = new[] { new Tool("add", (i, rt) => Task.FromResult<object>(3L)) },
+            };
+            using (var agent = AgentSdk.CreateAgent(definition))
+            {
+                var script = new object[] { Calls("c1", "add", "{}"), Calls("c2", "add", "{}"), O("text", "done") };
+                var result = await agent.Run(new RunOptions("go", new ScriptedClient(script)));
+                // Status, output and usage come before the text exists.
+                Assert.AreEqual("completed", result.Status);
+                Assert.AreEqual("done", result.Output);
+                var texts = new string[8];
+                using (var start = new Barrier(texts.Length))
+                {
+                    var threads = Enumerable.Range(0, texts.Length).Select(i => new Thread(() =>
+                    {
+                        start.SignalAndWait();
+                        texts[i] = i % 2 == 0 ? result.ToJson() : result.ToString();
+                    })).ToList();
+                    threads.ForEach(t => t.Start());
+                    threads.ForEach(t => t.Join());
+                }
+                Assert.IsTrue(texts.All(t => ReferenceEquals(t, texts[0])), "one text for every reader");
+                StringAssert.Contains("\"toolCallId\":\"c2\"", texts[0]);
+                Assert.AreEqual(6, result.Messages.Count);
+                Assert.AreEqual(result.ToJson(), RunResult.FromJson(texts[0]).ToJson());
+            }
+        }
+
+        [Test]
         public async Task PerTurnFunctionsAndHumanReview()
         {
             var definition = new AgentDefinition

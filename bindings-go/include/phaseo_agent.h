@@ -108,6 +108,9 @@ typedef struct PhaseoRun PhaseoRun;
 // A compiled JSON Schema (draft 2020-12).
 typedef struct PhaseoSchema PhaseoSchema;
 
+// A run's state held natively (`phaseo_run_take_state`).
+typedef struct PhaseoState PhaseoState;
+
 // A run store; shared by any number of agents and runs (it lives until the last of them
 // and the handle are gone).
 typedef struct PhaseoStore PhaseoStore;
@@ -435,8 +438,34 @@ bool phaseo_run_is_done(const struct PhaseoRun *run);
 // Waits for the run to end. Paused, completed, stopped and cancelled runs give
 // `PHASEO_STATUS_OK` and their canonical state JSON in `out_json`; a failed run gives
 // `PHASEO_STATUS_ERROR` and an error whose `state` is the failed state. May be called
-// again (same answer). Blocks: never call it from a callback.
+// again (same answer), until the state is taken with `phaseo_run_take_state`. Blocks:
+// never call it from a callback.
 enum PhaseoStatus phaseo_run_wait(const struct PhaseoRun *run, char **out_json, char **out_error);
+
+// Takes the ended run's state as a native handle, without writing its JSON text:
+// `PHASEO_STATUS_OK` gives the state in `out_state` (free it with `phaseo_state_free`)
+// and, in `out_head`, the canonical JSON text of the state with its growing parts
+// (`run.messages`, `steps`, `stepResults`) empty and `items` holding only the output's
+// entry; the whole text is
+// `phaseo_state_json`'s. A failed run gives `PHASEO_STATUS_ERROR` as `phaseo_run_wait`
+// does (and may be asked again). Once taken, the state is the host's: `phaseo_run_wait`
+// and this function refuse to give it again. Blocks until the run ended, like
+// `phaseo_run_wait`.
+enum PhaseoStatus phaseo_run_take_state(const struct PhaseoRun *run,
+                                        struct PhaseoState **out_state,
+                                        char **out_head,
+                                        char **out_error);
+
+// The state's canonical JSON text (free it with `phaseo_string_free`); NULL for a NULL
+// state. Any thread, any number of times.
+char *phaseo_state_json(const struct PhaseoState *state);
+
+// A rough size in bytes of the memory the state holds (0 for a NULL state): what a host
+// holding it tells its garbage collector.
+size_t phaseo_state_size(const struct PhaseoState *state);
+
+// Frees a state taken with `phaseo_run_take_state`. NULL is ignored.
+void phaseo_state_free(struct PhaseoState *state);
 
 // Frees a run handle; an unfinished run is cancelled. NULL is ignored.
 void phaseo_run_free(struct PhaseoRun *run);

@@ -284,61 +284,12 @@ pub struct NativeState {
 
 impl NativeState {
     pub(crate) fn new(mut state: RunResult) -> Self {
-        let messages = std::mem::take(&mut state.run.messages);
-        let steps = std::mem::take(&mut state.steps);
-        let step_results = std::mem::take(&mut state.step_results);
-        let head = state.to_json();
-        state.run.messages = messages;
-        state.steps = steps;
-        state.step_results = step_results;
+        let head = state.head_json();
         Self {
             state,
             head,
             reported: 0,
         }
-    }
-
-    /// A rough size in bytes of the growing parts (what JS does not hold yet).
-    fn estimated_size(&self) -> usize {
-        const NODE: usize = 256;
-        fn value(v: &Value) -> usize {
-            NODE + match v {
-                Value::String(s) => s.len(),
-                Value::Array(a) => a.iter().map(value).sum(),
-                Value::Object(o) => o.iter().map(|(k, v)| k.len() + value(v)).sum(),
-                _ => 0,
-            }
-        }
-        fn call(c: &phaseo_agent::ToolCall) -> usize {
-            NODE + c.id.len() + c.name.len() + value(&c.input)
-        }
-        let s = &self.state;
-        let messages: usize = s
-            .run
-            .messages
-            .iter()
-            .map(|m| {
-                2 * NODE + m.content.len() + m.tool_calls.iter().flatten().map(call).sum::<usize>()
-            })
-            .sum();
-        let results: usize = s
-            .step_results
-            .iter()
-            .map(|r| {
-                2 * NODE
-                    + r.text.len()
-                    + r.tool_calls.iter().map(call).sum::<usize>()
-                    + r.tool_results
-                        .iter()
-                        .map(|t| {
-                            2 * NODE
-                                + t.result.as_ref().map_or(0, value)
-                                + t.preliminary_results.iter().map(value).sum::<usize>()
-                        })
-                        .sum::<usize>()
-            })
-            .sum();
-        messages + results + s.steps.len() * 2 * NODE
     }
 }
 
@@ -358,7 +309,7 @@ impl NativeState {
     #[napi]
     pub fn head(&mut self, env: Env) -> String {
         if self.reported == 0 {
-            let size = i64::try_from(self.estimated_size()).unwrap_or(i64::MAX);
+            let size = i64::try_from(self.state.estimated_size()).unwrap_or(i64::MAX);
             if env.adjust_external_memory(size).is_ok() {
                 self.reported = size;
             }

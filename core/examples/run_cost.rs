@@ -20,6 +20,10 @@ use phaseo_agent::{
     ToolExecutionConfig, Value,
 };
 
+/// The allocator every binding's library is built with, so that the counts are theirs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The scripted model of one run: a turn of `calls` calls, or `turns` turns of one call.
 fn client(workload: &str) -> Arc<ScriptedClient> {
     let turns: Vec<ModelResponse> = match workload {

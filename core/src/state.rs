@@ -826,6 +826,66 @@ impl RunResult {
         text
     }
 
+    /// The canonical JSON text of the state with the parts that grow with the run empty
+    /// (`run.messages`, `steps`, `stepResults`; `items` then holds only the output's entry):
+    /// what a host that reads a run's status, output and usage needs, without writing its
+    /// history. The state is unchanged afterwards.
+    pub fn head_json(&mut self) -> String {
+        let messages = std::mem::take(&mut self.run.messages);
+        let steps = std::mem::take(&mut self.steps);
+        let step_results = std::mem::take(&mut self.step_results);
+        // Not `to_json`: its buffer is sized for whole states, and its size hint is theirs.
+        let head = to_canonical_string(self);
+        self.run.messages = messages;
+        self.steps = steps;
+        self.step_results = step_results;
+        head
+    }
+
+    /// A rough size in bytes of the memory the state's growing parts hold (its messages,
+    /// steps and step results): what a host holding the state natively tells its garbage
+    /// collector, so that dropped states are collected in time.
+    pub fn estimated_size(&self) -> usize {
+        const NODE: usize = 256;
+        fn value(v: &Value) -> usize {
+            NODE + match v {
+                Value::String(s) => s.len(),
+                Value::Array(a) => a.iter().map(value).sum(),
+                Value::Object(o) => o.iter().map(|(k, v)| k.len() + value(v)).sum(),
+                _ => 0,
+            }
+        }
+        fn call(c: &ToolCall) -> usize {
+            NODE + c.id.len() + c.name.len() + value(&c.input)
+        }
+        let messages: usize = self
+            .run
+            .messages
+            .iter()
+            .map(|m| {
+                2 * NODE + m.content.len() + m.tool_calls.iter().flatten().map(call).sum::<usize>()
+            })
+            .sum();
+        let results: usize = self
+            .step_results
+            .iter()
+            .map(|r| {
+                2 * NODE
+                    + r.text.len()
+                    + r.tool_calls.iter().map(call).sum::<usize>()
+                    + r.tool_results
+                        .iter()
+                        .map(|t| {
+                            2 * NODE
+                                + t.result.as_ref().map_or(0, value)
+                                + t.preliminary_results.iter().map(value).sum::<usize>()
+                        })
+                        .sum::<usize>()
+            })
+            .sum();
+        messages + results + self.steps.len() * 2 * NODE
+    }
+
     /// The state as a JSON value (same content as `to_json`).
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("the state is JSON-compatible")

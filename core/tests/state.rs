@@ -247,3 +247,34 @@ async fn a_states_text_is_the_same_whatever_was_written_before() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_states_head_is_its_text_without_the_history() {
+    let mut state = state_of(50).await;
+    let whole = state.to_json();
+    let head = state.head_json();
+    assert_eq!(
+        state.to_json(),
+        whole,
+        "taking the head leaves the state as it was"
+    );
+    let head: Value = serde_json::from_str(&head).unwrap();
+    let mut expected: Value = serde_json::from_str(&whole).unwrap();
+    for (object, key) in [("run", "messages"), ("", "steps"), ("", "stepResults")] {
+        let target = if object.is_empty() {
+            &mut expected
+        } else {
+            &mut expected[object]
+        };
+        assert_ne!(target[key], json!([]), "{key} grows with the run");
+        target[key] = json!([]);
+    }
+    // The items are the steps' and then the output: only the output is left.
+    expected["items"] = json!([{"type": "output", "value": "done"}]);
+    assert_eq!(head, expected, "everything else is in the head");
+    assert_eq!(head["output"], json!("done"));
+    assert_eq!(head["run"]["status"], json!("completed"));
+    // The size estimate grows with the history.
+    assert!(state.estimated_size() > state_of(1).await.estimated_size() * 10);
+    assert!(state.estimated_size() >= whole.len() / 2);
+}

@@ -233,7 +233,45 @@ static void check_driven(PhaseoAgent *agent, HostState *hs) {
   CONTAINS(state, "\"status\":\"completed\"");
   CONTAINS(state, "{\"sum\":5}");
   CHECK(phaseo_run_poll(run, wake_driver, &w, &err) == PHASEO_STATUS_OK, "an ended run polls as ended");
+  /* The state taken natively: its head without the history, its whole text on demand. */
+  PhaseoState *native = NULL;
+  char *head = NULL;
+  CHECK(phaseo_run_take_state(run, &native, &head, &err) == PHASEO_STATUS_OK, "take: %s", err);
+  CHECK(native != NULL, "a state handle");
+  CONTAINS(head, "\"status\":\"completed\"");
+  CONTAINS(head, "\"messages\":[]");
+  CONTAINS(head, "\"stepResults\":[]");
+  CHECK(strstr(head, "{\"sum\":5}") == NULL, "the head holds no tool result: %s", head);
+  CONTAINS(head, "\"output\":\"5\"");
+  char *whole = phaseo_state_json(native);
+  CHECK(whole != NULL && strcmp(whole, state) == 0, "the handle's text is the state's: %s", whole);
+  CHECK(phaseo_state_size(native) > 0, "a state has a size");
+  CHECK(phaseo_state_size(NULL) == 0 && phaseo_state_json(NULL) == NULL, "NULL state");
+  PhaseoState *again = NULL;
+  CHECK(phaseo_run_take_state(run, &again, &head, &err) == PHASEO_STATUS_ERROR && again == NULL,
+        "a state is taken once");
+  CONTAINS(err, "already taken");
+  phaseo_string_free(err);
+  err = NULL;
+  char *after = NULL;
+  CHECK(phaseo_run_wait(run, &after, &err) == PHASEO_STATUS_ERROR && after == NULL,
+        "wait after the take is refused");
+  CONTAINS(err, "already taken");
+  phaseo_string_free(err);
+  err = NULL;
+  CHECK(phaseo_run_take_state(run, NULL, NULL, &err) == PHASEO_STATUS_ERROR, "NULL out_state");
+  CONTAINS(err, "out_state is NULL");
+  phaseo_string_free(err);
+  err = NULL;
   phaseo_run_free(run);
+  /* The state outlives its run. */
+  char *later = phaseo_state_json(native);
+  CHECK(later != NULL && strcmp(later, state) == 0, "the state outlives its run");
+  phaseo_string_free(whole);
+  phaseo_string_free(later);
+  phaseo_string_free(head);
+  phaseo_state_free(native);
+  phaseo_state_free(NULL);
   phaseo_string_free(state);
 
   /* A tool answered inside invoke, during the poll; then the pause is continued, driven. */
@@ -272,6 +310,15 @@ static void check_driven(PhaseoAgent *agent, HostState *hs) {
   CONTAINS(err, "disk full");
   phaseo_string_free(err);
   err = NULL;
+  for (int i = 0; i < 2; i++) {
+    PhaseoState *failed_state = NULL;
+    CHECK(phaseo_run_take_state(run, &failed_state, NULL, &err) == PHASEO_STATUS_ERROR &&
+              failed_state == NULL,
+          "a failed run has no state to take (asked %d times)", i + 1);
+    CONTAINS(err, "disk full");
+    phaseo_string_free(err);
+    err = NULL;
+  }
   phaseo_run_free(run);
   RunState rs5 = {0};
   run = NULL;
