@@ -23,13 +23,14 @@ use crate::spec::{self, ruby_keyword, ruby_names, CallSpec, RB_CALLBACKS};
 #[magnus::wrap(class = "PhaseoAgentSdk::Native::Agent", free_immediately, size)]
 pub struct NativeAgent(Agent);
 
-/// The outcome handed to Ruby: `["ok", state_json, cursor]` or `["error", error_json, cursor]`.
+/// The outcome handed to Ruby: `["ok", state, cursor]` (a `Native::State`) or
+/// `["error", error_json, cursor]`.
 fn outcome(ruby: &Ruby, result: Result<RunResult, AgentError>, cursor: usize) -> RArray {
     let a = ruby.ary_new();
     match result {
         Ok(state) => {
             let _ = a.push("ok");
-            let _ = a.push(state.to_json());
+            let _ = a.push(crate::state::NativeState::new(ruby, state));
         }
         Err(e) => {
             let _ = a.push("error");

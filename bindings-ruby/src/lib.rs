@@ -11,6 +11,7 @@ mod model;
 mod runtime;
 mod serve;
 mod spec;
+mod state;
 mod store;
 mod tracing;
 
@@ -30,6 +31,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     let module = ruby.define_module("PhaseoAgentSdk")?;
     runtime::init(ruby, module)?;
     agent::init(ruby, module)?;
+    state::init(ruby, module)?;
     store::init(ruby, module)?;
     model::init(ruby, module)?;
     tracing::init(ruby, module)?;
@@ -50,6 +52,7 @@ fn resolve_wrapped_classes(ruby: &Ruby) {
     let _ = agent::NativeStream::class(ruby);
     let _ = agent::NativeHttpClient::class(ruby);
     let _ = agent::NativeCancelToken::class(ruby);
+    let _ = state::NativeState::class(ruby);
     let _ = model::StreamSink::class(ruby);
     let _ = runtime::RbToolRuntime::class(ruby);
     let _ = runtime::Completion::class(ruby);

@@ -29,6 +29,26 @@ class PauseContinueTest < Minitest::Test
     assert_includes tool_messages(done).last["content"], "not today"
   end
 
+  def test_a_results_small_fields_come_before_its_text_and_agree_with_it
+    agent, client, = agent_and_client
+    paused = agent.run(input: "deploy", client: client)
+    # Read from the state's head: the whole text is not written for these.
+    assert_equal "waiting_for_human", paused.status
+    assert_equal %w[c1 c2], paused.pending.map { |p| p["call"]["id"] }
+    assert_nil paused.instance_variable_get(:@json), "the status and pause need no text"
+    assert_equal paused.run_id, paused.run["id"]
+    texts = Array.new(4) { Thread.new { paused.to_json } }.map(&:value)
+    assert_equal 1, texts.uniq.size
+    state = JSON.parse(texts.first)
+    assert_equal 2, state["run"]["messages"].size # the input and the calls
+    %w[status id pause usage error context stopReason].each do |key|
+      assert_equal state["run"][key], paused.run[key], key
+    end
+    assert_equal state["run"]["usage"], paused.usage
+    assert_equal texts.first, PhaseoAgentSdk::RunResult.from_json(texts.first).to_json
+    assert_match(/status="waiting_for_human"/, paused.inspect)
+  end
+
   def test_the_products_decision_and_output_structs
     agent, client, ran = agent_and_client
     paused = agent.run(input: "deploy", client: client)

@@ -11,49 +11,62 @@ module PhaseoAgentSdk
       new(Internal.native { Native.canonical_state(text) })
     end
 
+    # `json`: the state's text, or the state a run just ended with, held natively (its
+    # text is then written only when asked for; the status, output and other small fields
+    # are read from its head, the text without the history).
     def initialize(json)
-      @json = json
+      if json.is_a?(String)
+        @json = json
+      else
+        @native = json
+      end
     end
 
     # The canonical JSON text of the state (store it; continue from it later).
-    def to_json(*_args) = @json
+    def to_json(*_args)
+      @json ||= begin
+        text = @native.to_json
+        @native = nil # the text holds the state from now on
+        text
+      end
+    end
     alias to_s to_json
 
     # The state as plain Ruby (String keys).
-    def state = (@state ||= Native.parse_json(@json))
+    def state = (@state ||= Native.parse_json(to_json))
 
     # The run record.
     def run = state["run"]
 
     # "completed", "waiting_for_human", "failed", "cancelled", "stopped"...
-    def status = run["status"]
+    def status = summary["status"]
 
     # The final output (nil unless completed or stopped).
-    def output = run["result"]
+    def output = summary["result"]
 
     # The run id.
-    def run_id = run["id"]
+    def run_id = summary["id"]
 
     # Why the run stopped early, if it did.
-    def stop_reason = run["stopReason"]
+    def stop_reason = summary["stopReason"]
 
     # The final application context.
-    def context = run["context"]
+    def context = summary["context"]
 
     # The conversation.
     def messages = run["messages"]
 
     # Cumulative usage (`{"inputTokens", "outputTokens", "totalTokens", "cost"}`).
-    def usage = run["usage"]
+    def usage = summary["usage"]
 
     # The pause, when the run waits for a person.
-    def pause = run["pause"]
+    def pause = summary["pause"]
 
     # The calls waiting for a decision or an output.
     def pending = (pause && pause["pendingToolCalls"]) || []
 
     # The run's error record, when it failed.
-    def error = run["error"]
+    def error = summary["error"]
 
     # One record per model step (the product's `steps`: tool calls, usage, finish reason).
     def steps = state["steps"]
@@ -65,5 +78,13 @@ module PhaseoAgentSdk
     def items = state["items"]
 
     def inspect = "#<PhaseoAgentSdk::RunResult status=#{status.inspect} run_id=#{run_id.inspect}>"
+
+    private
+
+    # The run record without its messages: from the native state's head while the whole
+    # text has not been needed, else from the whole state.
+    def summary
+      @summary ||= (native = @native) ? Native.parse_json(native.head)["run"] : run
+    end
   end
 end
