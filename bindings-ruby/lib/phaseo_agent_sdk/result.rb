@@ -24,11 +24,14 @@ module PhaseoAgentSdk
 
     # The canonical JSON text of the state (store it; continue from it later).
     def to_json(*_args)
-      @json ||= begin
-        text = @native.to_json
-        @native = nil # the text holds the state from now on
-        text
-      end
+      return @json if @json
+
+      # The native state is let go only once the text is there: a thread that finds neither
+      # the text nor the native state reads the text another thread has just set.
+      native = @native or return @json
+      @json = native.to_json
+      @native = nil
+      @json
     end
     alias to_s to_json
 
