@@ -304,8 +304,9 @@ impl ObjectFinalize for NativeState {
 
 #[napi]
 impl NativeState {
-    /// The canonical JSON text of the state with `run.messages`, `steps`, `stepResults` and
-    /// `items` empty (filled in by the JS layer from `part`).
+    /// The canonical JSON text of the state with `run.messages`, `steps` and `stepResults`
+    /// empty, `items` holding only the output's entry (`RunResult::head_json`); the JS
+    /// layer fills them in from `part`.
     #[napi]
     pub fn head(&mut self, env: Env) -> String {
         if self.reported == 0 {
