@@ -407,7 +407,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
     let finish_reason = response.finish_reason_or_default();
     let raw_calls = response.message.tool_calls;
     // Each call keeps its parsed arguments (or the raw text and why it is not JSON).
-    let mut parsed: Vec<(ToolCall, Result<(), String>)> = raw_calls
+    let mut parsed: tools::TurnCalls = raw_calls
         .into_iter()
         .map(|c| {
             let (input, args) = match parse_arguments(&c.arguments) {

@@ -25,6 +25,10 @@ use crate::tool_runtime::ToolRuntime;
 use crate::tool_search::{found_ids, TOOL_SEARCH};
 use crate::truncate::truncate_output;
 
+/// A turn's calls, each with whether its arguments parsed: inline while there is one, so
+/// that a turn of one call allocates no list for it.
+pub(crate) type TurnCalls = smallvec::SmallVec<[(ToolCall, Result<(), String>); 1]>;
+
 /// How one call ended (for calls that did not pause).
 pub(crate) struct Resolved {
     pub(crate) call_id: String,
@@ -923,7 +927,7 @@ pub(crate) async fn tool_phase(
     ctx: &RunCtx,
     state: &mut RunResult,
     index: usize,
-    calls: Vec<(ToolCall, Result<(), String>)>,
+    calls: TurnCalls,
     offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Waiting, Failure> {
     let scope = PhaseScope::new(ctx, state, index);
@@ -945,12 +949,24 @@ pub(crate) async fn tool_phase(
             Plan::Execute(call) => execute.push((i, call)),
         }
     }
-    let scope_ref = &scope;
-    let jobs = execute
-        .into_iter()
-        .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call, false)))
-        .collect();
-    let executed = run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs).await;
+    let executed = if execute.len() == 1 {
+        // A lone call runs here, as `run_concurrently` would run it, without a list of one
+        // job to build for it (every sequential turn would allocate it).
+        scope
+            .alone
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let (i, call) = execute.pop().expect("one call");
+        execute_call(ctx, &scope, call, false)
+            .await
+            .map(|r| vec![(i, r)])
+    } else {
+        let scope_ref = &scope;
+        let jobs = execute
+            .into_iter()
+            .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call, false)))
+            .collect();
+        run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs).await
+    };
     scope.settle_usage(state);
     let mut executed = executed.map_err(fail_in_step(index))?;
     waiting.take_paused(&mut executed);
