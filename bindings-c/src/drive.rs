@@ -17,12 +17,11 @@
 
 use std::ffi::c_void;
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 
+use phaseo_agent::driven::{DrivenRun, Polled};
 use phaseo_agent::{AgentError, RunResult};
 
 use crate::error::{guard, CError, PhaseoStatus};
@@ -33,8 +32,6 @@ use crate::run::{outcome_of, panicked, PhaseoRun, Shared};
 /// inside this call). May be called from any thread, during `phaseo_run_poll` included.
 pub type PhaseoWakeFn = Option<unsafe extern "C" fn(wake_data: *mut c_void)>;
 
-type RunFuture = Pin<Box<dyn Future<Output = Result<RunResult, AgentError>> + Send>>;
-
 /// The driven part of a [`PhaseoRun`]: its future and host until it ends, and its waker.
 pub(crate) struct Driven {
     running: Mutex<Option<Running>>,
@@ -42,9 +39,10 @@ pub(crate) struct Driven {
     waker: Arc<DriveWaker>,
 }
 
-/// A driven run that has not ended.
+/// A driven run that has not ended. Let go before it ends, its future is dropped first
+/// (inside the core's runtime, `DrivenRun`), then its host.
 struct Running {
-    future: RunFuture,
+    run: DrivenRun<Result<RunResult, AgentError>>,
     /// Told `on_done`, then let go (its `release`), when the run ends.
     host: Arc<Host>,
 }
@@ -56,7 +54,7 @@ impl Driven {
     {
         Self {
             running: Mutex::new(Some(Running {
-                future: Box::pin(run),
+                run: DrivenRun::new(run),
                 host,
             })),
             shared,
@@ -78,63 +76,40 @@ impl Driven {
         *lock(&self.waker.target) = Some(wake);
         let waker = Waker::from(self.waker.clone());
         let mut cx = Context::from_waker(&waker);
-        // Timers, spawned tasks and the blocking pool of the run belong to the core's runtime.
-        let _runtime = phaseo_agent::exec::runtime().enter();
-        for _ in 0..MAX_ROUNDS {
-            self.waker.state.store(POLLING, Ordering::SeqCst);
-            let outcome =
-                match catch_unwind(AssertUnwindSafe(|| running.future.as_mut().poll(&mut cx))) {
-                    Ok(Poll::Pending) => {
-                        if self
-                            .waker
-                            .state
-                            .compare_exchange(POLLING, IDLE, Ordering::SeqCst, Ordering::SeqCst)
-                            .is_ok()
-                        {
-                            return PhaseoStatus::Pending;
-                        }
-                        continue; // woken while it was polled: there is more to do now
-                    }
-                    Ok(Poll::Ready(result)) => outcome_of(result),
-                    Err(panic) => panicked(phaseo_agent::panic_message(panic.as_ref())),
-                };
-            // Dropped before the outcome is told: whatever the run held (its store's
-            // claim, its options' callbacks) is let go first, as a spawned run's task is.
-            let Some(Running { future, host }) = slot.take() else {
-                unreachable!("polled a running run");
-            };
-            drop(slot);
-            drop_quietly(Some(future));
-            self.shared.end(outcome);
-            host.done();
-            return PhaseoStatus::Ok;
-        }
-        // A run that keeps waking itself: give the host's thread back, and be polled again.
-        self.waker.state.store(IDLE, Ordering::SeqCst);
-        self.waker.wake_by_ref();
-        PhaseoStatus::Pending
+        let state = &self.waker.state;
+        let polled = running.run.poll(
+            &mut cx,
+            || state.store(POLLING, Ordering::SeqCst),
+            // A wake-up during the poll left WOKEN_WHILE_POLLING: there is more to do now.
+            || {
+                state
+                    .compare_exchange(POLLING, IDLE, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_err()
+            },
+        );
+        let outcome = match polled {
+            Polled::Pending => return PhaseoStatus::Pending,
+            Polled::Busy => {
+                // A run that keeps waking itself: give the host's thread back, and be
+                // polled again.
+                state.store(IDLE, Ordering::SeqCst);
+                self.waker.wake_by_ref();
+                return PhaseoStatus::Pending;
+            }
+            Polled::Ended(result) => outcome_of(result),
+            Polled::Panicked(message) => panicked(message),
+        };
+        // The run's future is gone already: what it held is let go before the outcome
+        // is told.
+        let Some(Running { host, .. }) = slot.take() else {
+            unreachable!("polled a running run");
+        };
+        drop(slot);
+        self.shared.end(outcome);
+        host.done();
+        PhaseoStatus::Ok
     }
 }
-
-impl Drop for Driven {
-    fn drop(&mut self) {
-        // A run freed before it ended: its future is dropped where its resources live.
-        let running = lock(&self.running).take();
-        if let Some(Running { future, host }) = running {
-            let _runtime = phaseo_agent::exec::runtime().enter();
-            drop_quietly(Some(future));
-            drop(host);
-        }
-    }
-}
-
-/// Drops a run's future; a panic while dropping it (a core bug) must not cross the ABI.
-fn drop_quietly(future: Option<RunFuture>) {
-    let _ = catch_unwind(AssertUnwindSafe(move || drop(future)));
-}
-
-/// How many times one `phaseo_run_poll` polls a run that was woken while it was polled.
-const MAX_ROUNDS: usize = 64;
 
 const IDLE: u8 = 0;
 const POLLING: u8 = 1;

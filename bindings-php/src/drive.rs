@@ -16,20 +16,17 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, TryLockError};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 
+use phaseo_agent::driven::{DrivenRun, Polled, MAX_ROUNDS};
 use phaseo_agent::{AgentError, ErrorCode};
-
-type RunFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A run polled by whoever it woke.
 struct Driven {
     /// The run until it ends (it reports its end itself, see `crate::run`).
-    future: Mutex<Option<RunFuture>>,
+    future: Mutex<DrivenRun<()>>,
     /// Set by every wake-up; a poller clears it before it polls.
     woken: AtomicBool,
     /// The run's handle (its end is reported under it if polling it panics).
@@ -60,7 +57,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// at its next pump.
 pub fn start(run: i64, future: impl Future<Output = ()> + Send + 'static) {
     let driven = Arc::new(Driven {
-        future: Mutex::new(Some(Box::pin(future))),
+        future: Mutex::new(DrivenRun::new(future)),
         woken: AtomicBool::new(true),
         run,
     });
@@ -88,38 +85,31 @@ impl Driven {
             if !self.woken.load(Ordering::SeqCst) {
                 return;
             }
-            let mut slot = match self.future.try_lock() {
-                Ok(slot) => slot,
+            let mut run = match self.future.try_lock() {
+                Ok(run) => run,
                 Err(TryLockError::Poisoned(p)) => p.into_inner(),
                 Err(TryLockError::WouldBlock) => return,
             };
-            let Some(future) = slot.as_mut() else {
+            if run.has_ended() {
                 return;
-            };
+            }
             self.woken.store(false, Ordering::SeqCst);
             let waker = Waker::from(self.clone());
             let mut cx = Context::from_waker(&waker);
-            // Timers, spawned tasks and the blocking pool of the run are the core runtime's.
-            let _runtime = phaseo_agent::exec::runtime().enter();
-            let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
-            if let Ok(Poll::Pending) = polled {
-                continue;
-            }
-            let ended = slot.take();
-            drop(slot);
-            // Dropped outside the lock; a panic while dropping (a core bug) stays here.
-            let _ = catch_unwind(AssertUnwindSafe(move || drop(ended)));
-            lock(runs()).retain(|d| !Arc::ptr_eq(d, self));
-            if let Err(panic) = polled {
-                let message = phaseo_agent::panic_message(panic.as_ref());
-                crate::run::finish(
+            let polled = run.poll_once(&mut cx);
+            drop(run);
+            match polled {
+                Polled::Pending | Polled::Busy => continue,
+                Polled::Ended(()) => {}
+                Polled::Panicked(message) => crate::run::finish(
                     self.run,
                     Err(AgentError::new(
                         ErrorCode::ToolFailed,
                         format!("internal error: {message}"),
                     )),
-                );
+                ),
             }
+            lock(runs()).retain(|d| !Arc::ptr_eq(d, self));
             return;
         }
         // A run that keeps waking itself: the thread is given back (the PHP thread serves
@@ -127,9 +117,6 @@ impl Driven {
         self.wake_by_ref();
     }
 }
-
-/// How many times one [`Driven::drive`] polls a run that woke meanwhile.
-const MAX_ROUNDS: usize = 64;
 
 impl Wake for Driven {
     fn wake(self: Arc<Self>) {

@@ -202,19 +202,27 @@ impl Pool {
         relock(&self.state)
     }
 
-    /// Wakes `n` parked threads, and asks the host for threads for the rest.
-    fn wake(&self, state: &mut State, n: usize) {
+    /// Counts `n` parked threads as woken, and asks the host for threads for the rest.
+    /// Returns how many parked threads the caller must wake ([`Pool::notify`]) once it has
+    /// let go of the lock: woken under it, each would wait for the lock at once.
+    #[must_use]
+    fn wake(&self, state: &mut State, n: usize) -> usize {
         let sleeping = state.parked - state.notified;
         let woken = n.min(sleeping);
-        for _ in 0..woken {
-            state.notified += 1;
-            self.ready.notify_one();
-        }
+        state.notified += woken;
         let start = n - woken;
         if start > 0 {
             state.threads += start;
             state.control.push_back(Control::Start(start));
             self.controls.notify_one();
+        }
+        woken
+    }
+
+    /// Wakes `n` parked threads (counted by [`Pool::wake`]).
+    fn notify(&self, n: usize) {
+        for _ in 0..n {
+            self.ready.notify_one();
         }
     }
 
@@ -255,7 +263,10 @@ impl Pool {
                     blocked.max(1)
                 };
                 let more = more.min(state.queue.len());
-                self.wake(&mut state, more);
+                let woken = self.wake(&mut state, more);
+                drop(state);
+                self.notify(woken);
+                state = self.lock();
             }
         }
     }
@@ -275,9 +286,10 @@ impl Pool {
         // that goes turn by turn, where waking it for every call would cost a thread
         // switch per turn.
         let taker = state.spinning || state.awake() == 0;
-        if state.awake() == 0 {
-            self.wake(&mut state, 1);
-        }
+        let woken = match state.awake() {
+            0 => self.wake(&mut state, 1),
+            _ => 0,
+        };
         if !taker || state.queue.len() > 1 {
             self.waiting.notify_one();
         }
@@ -290,6 +302,8 @@ impl Pool {
                 state.supervised = false;
             }
         }
+        drop(state);
+        self.notify(woken);
     }
 
     /// The next call for this host thread, or None when none came for `keep_alive` (the

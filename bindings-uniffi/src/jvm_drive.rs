@@ -22,26 +22,20 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use phaseo_agent as pa;
+use phaseo_agent::driven::{DrivenRun, Polled};
 
 use crate::api::{Agent, RunResult};
 use crate::conversions::{core_continue_options, core_run_options};
 use crate::defs::{ContinueOptions, RunOptions};
 use crate::errors::PhaseoError;
 use crate::jvm_dispatch;
-
-type RunFuture = Pin<Box<dyn Future<Output = Result<pa::RunResult, pa::AgentError>> + Send>>;
-
-/// How many times one poll goes round for a run woken while it was polled, before the
-/// driver looks at its calls.
-const MAX_ROUNDS: usize = 64;
 
 /// How long the driver waits for its run at most before it returns to the JVM, which looks
 /// whether the thread was interrupted (that cancels the run) and calls again: an interrupt
@@ -57,7 +51,7 @@ struct Drive {
     /// The key the host knows the run by.
     key: u64,
     /// The run's future until it ends.
-    run: Mutex<Option<RunFuture>>,
+    run: Mutex<DrivenRun<Result<pa::RunResult, pa::AgentError>>>,
     /// Set (before the driver is unparked) once the run's outcome is in `outcome`.
     ended: AtomicBool,
     outcome: Mutex<Option<Result<pa::RunResult, PhaseoError>>>,
@@ -170,38 +164,32 @@ impl Drive {
     /// Polls the run until it is pending and was not woken meanwhile, or ended; true when
     /// it has ended. `as_driver`: polled by the driver (not a rescue).
     fn poll(&self, as_driver: bool) -> bool {
-        let mut slot = lock(&self.run);
-        let Some(future) = slot.as_mut() else {
-            return true;
-        };
-        let _driving = DrivingAs::set(if as_driver { self.key } else { 0 });
-        // Timers, spawned tasks and the blocking pool of the run belong to the core's runtime.
-        let _runtime = pa::exec::runtime().enter();
-        let waker = Waker::from(Arc::clone(&self.signal));
-        let mut cx = Context::from_waker(&waker);
-        for _ in 0..MAX_ROUNDS {
-            lock(&self.signal.state).notified = false;
-            let outcome = match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
-                Ok(Poll::Pending) => {
-                    if lock(&self.signal.state).notified {
-                        continue; // woken while it was polled: there is more to do now
-                    }
-                    return false;
-                }
-                Ok(Poll::Ready(result)) => result.map_err(PhaseoError::from),
-                Err(panic) => Err(PhaseoError::internal(pa::panic_message(panic.as_ref()))),
-            };
-            // Dropped before the outcome is told: whatever the run held (its store's
-            // claim, its options' callbacks) is let go first, as a spawned run's task is.
-            // Both under the run's lock: whoever polls next finds the outcome there.
-            drop_quietly(slot.take());
-            *lock(&self.outcome) = Some(outcome);
-            drop(slot);
-            self.ended.store(true, Ordering::SeqCst);
-            self.signal.driver.unpark();
+        let mut run = lock(&self.run);
+        if run.has_ended() {
             return true;
         }
-        false // a run that keeps waking itself: `notified` stays set, it is polled again
+        let _driving = DrivingAs::set(if as_driver { self.key } else { 0 });
+        let waker = Waker::from(Arc::clone(&self.signal));
+        let mut cx = Context::from_waker(&waker);
+        let signal = &self.signal.state;
+        let polled = run.poll(
+            &mut cx,
+            || lock(signal).notified = false,
+            || lock(signal).notified,
+        );
+        let outcome = match polled {
+            // Busy: a run that keeps waking itself; `notified` stays set, it is polled again.
+            Polled::Pending | Polled::Busy => return false,
+            Polled::Ended(result) => result.map_err(PhaseoError::from),
+            Polled::Panicked(message) => Err(PhaseoError::internal(message)),
+        };
+        // Its future is gone already (what it held is let go before the outcome is told),
+        // and the outcome is stored under the run's lock: whoever polls next finds it.
+        *lock(&self.outcome) = Some(outcome);
+        drop(run);
+        self.ended.store(true, Ordering::SeqCst);
+        self.signal.driver.unpark();
+        true
     }
 
     /// The driver's loop: polls until the run ends (0), hands it the run's only queued
@@ -282,22 +270,6 @@ impl Drive {
     }
 }
 
-impl Drop for Drive {
-    fn drop(&mut self) {
-        // A run let go before it ended: its future is dropped where its resources live.
-        let future = lock(&self.run).take();
-        if future.is_some() {
-            let _runtime = pa::exec::runtime().enter();
-            drop_quietly(future);
-        }
-    }
-}
-
-/// Drops a run's future; a panic while dropping it (a core bug) must not cross the ABI.
-fn drop_quietly(future: Option<RunFuture>) {
-    let _ = catch_unwind(AssertUnwindSafe(move || drop(future)));
-}
-
 /// The driven runs by key, from their start until their result is taken (or the driver
 /// let them go).
 fn drives() -> MutexGuard<'static, HashMap<u64, Arc<Drive>>> {
@@ -313,7 +285,7 @@ where
     let key = NEXT.fetch_add(1, Ordering::Relaxed);
     let drive = Arc::new_cyclic(|weak| Drive {
         key,
-        run: Mutex::new(Some(Box::pin(run))),
+        run: Mutex::new(DrivenRun::new(run)),
         ended: AtomicBool::new(false),
         outcome: Mutex::new(None),
         signal: Arc::new(Signal {

@@ -51,6 +51,7 @@ mod checked_agent;
 pub mod clients;
 pub mod controls;
 mod definition;
+pub mod driven;
 mod engine;
 pub mod error;
 pub mod events;
