@@ -179,7 +179,7 @@ async fn finish(
     scope.add_usage(&usage);
     match ended {
         Ended::Output(value) => {
-            let runtime = scope.runtime(ctx, &call, token, false);
+            let runtime = scope.runtime(ctx, tool, &call, token, false);
             accept_result(ctx, scope, tool, &call, &runtime, value, vec![]).await
         }
         Ended::Failed(message) => call_failed(

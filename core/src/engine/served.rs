@@ -169,7 +169,7 @@ impl ServedTools {
         };
         let refused = {
             let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-            let refused = over_budget(&ctx, &counts, &call);
+            let refused = over_budget(&ctx, &counts, ctx.agent.tool(&call.name), &call);
             if refused.is_none() {
                 counts.admit(&call.name);
             }
@@ -179,7 +179,8 @@ impl ServedTools {
             return outcome(Ok(refused_by_budget(&ctx, &scope, &call, message)));
         }
         let offered = self.agent.tool_specs.clone();
-        let call = match classify(&ctx, &scope, call, Ok(()), &offered).await {
+        let known = ctx.agent.tool(&call.name);
+        let call = match classify(&ctx, &scope, known, call, Ok(()), &offered).await {
             Err(e) => return Err(e.message().to_owned()),
             Ok(Plan::Done(resolved)) => return outcome(Ok(resolved)),
             Ok(Plan::Execute(call)) => call,

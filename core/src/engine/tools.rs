@@ -105,28 +105,28 @@ impl PhaseScope {
         state.run.usage.add(&usage);
     }
 
+    /// A runtime for a call of `tool` (the call's tool: its annotations are the runtime's).
     pub(crate) fn runtime(
         &self,
         ctx: &RunCtx,
+        tool: &Tool,
         call: &ToolCall,
         token: CancellationToken,
         accepts_progress: bool,
     ) -> ToolRuntime {
-        self.runtime_for(ctx, call.clone(), token, accepts_progress)
+        self.runtime_for(ctx, tool, call.clone(), token, accepts_progress)
     }
 
     /// A runtime that takes the call (read it back with `ToolRuntime::tool_call`).
     pub(crate) fn runtime_for(
         &self,
         ctx: &RunCtx,
+        tool: &Tool,
         call: ToolCall,
         token: CancellationToken,
         accepts_progress: bool,
     ) -> ToolRuntime {
-        let annotations = ctx
-            .agent
-            .tool(&call.name)
-            .and_then(|t| t.annotations.clone());
+        let annotations = tool.annotations.clone();
         ToolRuntime::new(
             ctx.emitter.run_id.clone(),
             ctx.emitter.agent_id.clone(),
@@ -336,14 +336,16 @@ enum Checked<'a> {
 
 /// Classifies a call (docs/behaviour.md §3.1, step 4): unknown tool, invalid input,
 /// interactive, needs approval, manual or automatic.
-pub(crate) async fn classify(
-    ctx: &RunCtx,
+/// `known`: the agent's tool of the call's name, if any (looked up once by the caller).
+pub(crate) async fn classify<'a>(
+    ctx: &'a RunCtx,
     scope: &PhaseScope,
+    known: Option<&'a Tool>,
     call: ToolCall,
     args: Result<(), String>,
     offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Plan, AgentError> {
-    match check_call(ctx, scope, call, args, offered)? {
+    match check_call(ctx, scope, known, call, args, offered)? {
         Checked::Planned(plan) => Ok(plan),
         // On the heap: this future stays a few words for the calls decided above, and a
         // turn of many calls moves it once per call.
@@ -356,11 +358,11 @@ pub(crate) async fn classify(
 fn check_call<'a>(
     ctx: &'a RunCtx,
     scope: &PhaseScope,
+    known: Option<&'a Tool>,
     call: ToolCall,
     args: Result<(), String>,
     offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Checked<'a>, AgentError> {
-    let known = ctx.agent.tool(&call.name);
     // Every tool is offered unless the turn narrowed the list (`activeTools`, next-turn
     // `tools`): then a call to a tool left out is as unknown as a made-up name.
     // A deferred tool is offered only once loaded (docs/behaviour.md §17).
@@ -470,7 +472,7 @@ async fn classify_awaited(
     };
     if let Some(hook) = &tool.on_tool_called {
         let token = scope.token.child_token();
-        let runtime = scope.runtime(ctx, &call, token.clone(), false);
+        let runtime = scope.runtime(ctx, tool, &call, token.clone(), false);
         // `timeoutMs` bounds the hook like an executor: it is the tool's work.
         let answered = within(
             tool.timeout,
@@ -514,13 +516,13 @@ async fn classify_awaited(
     }
     let needs_approval = match (&ctx.agent.def.require_approval, &tool.approval) {
         (Some(agent_rule), _) => {
-            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
+            let runtime = scope.runtime(ctx, tool, &call, scope.token.child_token(), false);
             guarded(agent_rule.requires_approval(&call.input, &runtime), tool).await
         }
         (None, Approval::Never) => Ok(false),
         (None, Approval::Always) => Ok(true),
         (None, Approval::Predicate(p)) => {
-            let runtime = scope.runtime(ctx, &call, scope.token.child_token(), false);
+            let runtime = scope.runtime(ctx, tool, &call, scope.token.child_token(), false);
             guarded(p.requires_approval(&call.input, &runtime), tool).await
         }
     };
@@ -590,7 +592,7 @@ pub(crate) async fn execute_call(
         }
         .expect("the call is kept until its last attempt");
         let runtime = scope
-            .runtime_for(ctx, this_call, token.clone(), true)
+            .runtime_for(ctx, tool, this_call, token.clone(), true)
             .with_attempt(attempt)
             .with_alone(scope.alone.load(std::sync::atomic::Ordering::Relaxed));
         let outcome = run_attempt(ctx, scope, tool, &runtime, &token, &mut preliminary).await?;
@@ -884,13 +886,15 @@ fn load_found(ctx: &RunCtx, loaded: &mut Vec<String>, result: &Value) {
 }
 
 /// Why a call would go beyond a budget of the run (docs/behaviour.md §15): its tool's
-/// `maxCalls`, then `toolExecution.maxToolCalls`; `None` admits it.
+/// `maxCalls` (`tool`: the agent's tool of the call's name), then
+/// `toolExecution.maxToolCalls`; `None` admits it.
 pub(crate) fn over_budget(
     ctx: &RunCtx,
     counts: &ToolCallCounts,
+    tool: Option<&Tool>,
     call: &ToolCall,
 ) -> Option<String> {
-    if let Some(max) = ctx.agent.tool(&call.name).and_then(|t| t.max_calls) {
+    if let Some(max) = tool.and_then(|t| t.max_calls) {
         if counts.of(&call.name) >= max as usize {
             return Some(format!(
                 "Tool {} may be called at most {max} times in a run",
@@ -935,12 +939,13 @@ pub(crate) async fn tool_phase(
     let mut waiting = Waiting::default();
     let mut execute = Vec::with_capacity(calls.len());
     for (i, (call, args)) in calls.into_iter().enumerate() {
-        if let Some(message) = over_budget(ctx, &state.run.tool_call_counts, &call) {
+        let known = ctx.agent.tool(&call.name);
+        if let Some(message) = over_budget(ctx, &state.run.tool_call_counts, known, &call) {
             done.push((i, refused_by_budget(ctx, &scope, &call, message)));
             continue;
         }
         state.run.tool_call_counts.admit(&call.name);
-        match classify(ctx, &scope, call, args, offered)
+        match classify(ctx, &scope, known, call, args, offered)
             .await
             .map_err(fail_in_step(index))?
         {
