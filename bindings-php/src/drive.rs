@@ -98,18 +98,19 @@ impl Driven {
             let mut cx = Context::from_waker(&waker);
             let polled = run.poll_once(&mut cx);
             drop(run);
-            match polled {
-                Polled::Pending | Polled::Busy => continue,
-                Polled::Ended(()) => {}
-                Polled::Panicked(message) => crate::run::finish(
+            if matches!(polled, Polled::Pending | Polled::Busy) {
+                continue;
+            }
+            lock(runs()).retain(|d| !Arc::ptr_eq(d, self));
+            if let Polled::Panicked(message) = polled {
+                crate::run::finish(
                     self.run,
                     Err(AgentError::new(
                         ErrorCode::ToolFailed,
                         format!("internal error: {message}"),
                     )),
-                ),
+                );
             }
-            lock(runs()).retain(|d| !Arc::ptr_eq(d, self));
             return;
         }
         // A run that keeps waking itself: the thread is given back (the PHP thread serves
