@@ -407,23 +407,20 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
     let finish_reason = response.finish_reason_or_default();
     let raw_calls = response.message.tool_calls;
     // Each call keeps its parsed arguments (or the raw text and why it is not JSON).
-    let mut parsed: tools::TurnCalls = raw_calls
-        .into_iter()
-        .map(|c| {
-            let (input, args) = match parse_arguments(&c.arguments) {
-                Ok(v) => (v, Ok(())),
-                Err(e) => (Value::String(c.arguments), Err(e)),
-            };
-            (
-                ToolCall {
-                    id: c.id,
-                    name: c.name,
-                    input,
-                },
-                args,
-            )
-        })
-        .collect();
+    let mut parsed = tools::turn_calls(raw_calls.into_iter().map(|c| {
+        let (input, args) = match parse_arguments(&c.arguments) {
+            Ok(v) => (v, Ok(())),
+            Err(e) => (Value::String(c.arguments), Err(e)),
+        };
+        (
+            ToolCall {
+                id: c.id,
+                name: c.name,
+                input,
+            },
+            args,
+        )
+    }));
     call_ids::make_unique(
         &ctx.call_ids,
         &state.run.messages,

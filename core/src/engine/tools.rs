@@ -29,6 +29,18 @@ use crate::truncate::truncate_output;
 /// that a turn of one call allocates no list for it.
 pub(crate) type TurnCalls = smallvec::SmallVec<[(ToolCall, Result<(), String>); 1]>;
 
+/// Collects a turn's calls: a list of many is collected as a `Vec` (the fastest way to fill
+/// one of known length) and kept as it is.
+pub(crate) fn turn_calls(
+    calls: impl ExactSizeIterator<Item = (ToolCall, Result<(), String>)>,
+) -> TurnCalls {
+    if calls.len() <= 1 {
+        calls.collect()
+    } else {
+        TurnCalls::from_vec(calls.collect())
+    }
+}
+
 /// How one call ended (for calls that did not pause).
 pub(crate) struct Resolved {
     pub(crate) call_id: String,
