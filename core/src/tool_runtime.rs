@@ -3,7 +3,10 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::sync::Notify;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use futures::task::AtomicWaker;
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{check_value, ValueLimitError};
@@ -30,12 +33,17 @@ struct RuntimeInner {
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
 /// runtime's allocation: a call that never reports progress costs nothing extra.
+/// The run loop's task is woken through an `AtomicWaker` it registers each time it polls
+/// the call (a few atomic operations), rather than through a waiter list it would join and
+/// leave on every call.
 #[derive(Default)]
 struct ProgressQueue {
     /// A value, or the message of a value the binding could not convert.
     values: Mutex<Vec<Result<Value, String>>>,
-    ready: Notify,
-    closed: std::sync::atomic::AtomicBool,
+    /// Set when a value is queued, cleared when the queue is taken.
+    queued: AtomicBool,
+    waker: AtomicWaker,
+    closed: AtomicBool,
 }
 
 /// What a tool call sees of its run: ids, the application context as it was when the tool
@@ -208,7 +216,7 @@ impl ToolRuntime {
     fn push_progress(&self, value: Result<Value, String>) {
         if let Some(queue) = &self.inner.progress {
             // Progress after the call ended is dropped.
-            if queue.closed.load(std::sync::atomic::Ordering::Acquire) {
+            if queue.closed.load(Ordering::Acquire) {
                 return;
             }
             queue
@@ -216,15 +224,21 @@ impl ToolRuntime {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(value);
-            queue.ready.notify_one();
+            queue.queued.store(true, Ordering::Release);
+            queue.waker.wake();
         }
     }
 
-    /// Waits until progress is queued (never completes for calls without progress).
-    pub(crate) async fn progress_ready(&self) {
-        match &self.inner.progress {
-            Some(queue) => queue.ready.notified().await,
-            None => std::future::pending().await,
+    /// Ready when progress is queued; otherwise `cx` is woken when some is (never for calls
+    /// without progress).
+    pub(crate) fn poll_progress(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(queue) = &self.inner.progress else {
+            return Poll::Pending;
+        };
+        queue.waker.register(cx.waker());
+        match queue.queued.load(Ordering::Acquire) {
+            true => Poll::Ready(()),
+            false => Poll::Pending,
         }
     }
 
@@ -232,6 +246,10 @@ impl ToolRuntime {
     pub(crate) fn take_progress(&self) -> Vec<Result<Value, String>> {
         match &self.inner.progress {
             Some(queue) => {
+                // Cleared before the values are taken: a value queued in between is taken
+                // now and leaves the flag set, which costs one empty take later, never a
+                // value left behind unseen.
+                queue.queued.store(false, Ordering::Release);
                 std::mem::take(&mut *queue.values.lock().unwrap_or_else(|e| e.into_inner()))
             }
             None => Vec::new(),
@@ -241,9 +259,7 @@ impl ToolRuntime {
     /// Stops accepting progress (the call ended).
     pub(crate) fn close_progress(&self) {
         if let Some(queue) = &self.inner.progress {
-            queue
-                .closed
-                .store(true, std::sync::atomic::Ordering::Release);
+            queue.closed.store(true, Ordering::Release);
         }
     }
 

@@ -36,18 +36,40 @@ impl Indexed {
     }
 }
 
+/// Something that holds a call of a model response: the call itself, or the call with what
+/// else the run keeps beside it (its arguments' check).
+pub(crate) trait HoldsCall {
+    /// The call, to rename.
+    fn call_mut(&mut self) -> &mut ToolCall;
+    /// The call's id.
+    fn id(&self) -> &str;
+}
+
+impl HoldsCall for ToolCall {
+    fn call_mut(&mut self) -> &mut ToolCall {
+        self
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl<T> HoldsCall for (ToolCall, T) {
+    fn call_mut(&mut self) -> &mut ToolCall {
+        &mut self.0
+    }
+    fn id(&self) -> &str {
+        &self.0.id
+    }
+}
+
 /// Gives every call of a new model response an id no earlier call of the run has (the
 /// run's messages, the caller's earlier conversation included) and no other call of the
 /// response has. A call whose id is taken becomes `<id>_<n>`, an empty id `call_<n>`, with
 /// the smallest `n` (from 2, resp. 1) that is free. The renamed id is the call's id from
 /// then on: in its events, its result, the state and the conversation sent back to the
 /// model, so the model sees each call answered under the id it is recorded with.
-pub(crate) fn make_unique<'a>(
-    index: &CallIdIndex,
-    earlier: &[Message],
-    calls: impl IntoIterator<Item = &'a mut ToolCall>,
-) {
-    let mut calls: Vec<&mut ToolCall> = calls.into_iter().collect();
+pub(crate) fn make_unique(index: &CallIdIndex, earlier: &[Message], calls: &mut [impl HoldsCall]) {
     if calls.is_empty() {
         return;
     }
@@ -56,15 +78,16 @@ pub(crate) fn make_unique<'a>(
     let earlier_taken = &index.ids;
     // Nearly always every id is new: checked without copying one (a few pairwise).
     let distinct = if calls.len() <= FEW {
-        all_distinct(&calls)
+        all_distinct(calls)
     } else {
-        all_distinct_many(&calls)
+        all_distinct_many(calls)
     };
-    if distinct && calls.iter().all(|c| !earlier_taken.contains(&c.id)) {
+    if distinct && calls.iter().all(|c| !earlier_taken.contains(c.id())) {
         return;
     }
     let mut taken: HashSet<String> = HashSet::new();
-    for call in calls.iter_mut() {
+    for held in calls.iter_mut() {
+        let call = held.call_mut();
         let is_taken = |id: &str| earlier_taken.contains(id) || taken.contains(id);
         if call.id.is_empty() || is_taken(&call.id) {
             call.id = free_id(&call.id, is_taken);
@@ -77,19 +100,19 @@ pub(crate) fn make_unique<'a>(
 const FEW: usize = 8;
 
 /// Whether the calls' ids are non-empty and pairwise different.
-fn all_distinct(calls: &[&mut ToolCall]) -> bool {
+fn all_distinct(calls: &[impl HoldsCall]) -> bool {
     calls
         .iter()
         .enumerate()
-        .all(|(i, c)| !c.id.is_empty() && calls[..i].iter().all(|other| other.id != c.id))
+        .all(|(i, c)| !c.id().is_empty() && calls[..i].iter().all(|other| other.id() != c.id()))
 }
 
 /// [`all_distinct`] for many calls: one set of borrowed ids.
-fn all_distinct_many(calls: &[&mut ToolCall]) -> bool {
+fn all_distinct_many(calls: &[impl HoldsCall]) -> bool {
     let mut seen = HashSet::with_capacity(calls.len());
     calls
         .iter()
-        .all(|c| !c.id.is_empty() && seen.insert(c.id.as_str()))
+        .all(|c| !c.id().is_empty() && seen.insert(c.id()))
 }
 
 /// The first of `<id>_2`, `<id>_3`, … (`call_1`, `call_2`, … for an empty id) not taken.
@@ -122,14 +145,14 @@ mod tests {
     #[test]
     fn distinct_ids_are_kept() {
         let mut calls = vec![call("a"), call("b")];
-        make_unique(&CallIdIndex::default(), &[], calls.iter_mut());
+        make_unique(&CallIdIndex::default(), &[], &mut calls);
         assert_eq!(ids(&calls), ["a", "b"]);
     }
 
     #[test]
     fn a_repeated_id_in_one_response_gets_the_next_free_suffix() {
         let mut calls = vec![call("d"), call("d"), call("d_2"), call("d")];
-        make_unique(&CallIdIndex::default(), &[], calls.iter_mut());
+        make_unique(&CallIdIndex::default(), &[], &mut calls);
         assert_eq!(ids(&calls), ["d", "d_2", "d_2_2", "d_3"]);
     }
 
@@ -140,7 +163,7 @@ mod tests {
             ..Message::assistant(String::new())
         }];
         let mut calls = vec![call("d"), call(""), call("")];
-        make_unique(&CallIdIndex::default(), &earlier, calls.iter_mut());
+        make_unique(&CallIdIndex::default(), &earlier, &mut calls);
         assert_eq!(ids(&calls), ["d_2", "call_2", "call_3"]);
     }
 
@@ -152,18 +175,18 @@ mod tests {
             ..Message::assistant(String::new())
         }];
         let mut first = vec![call("b")];
-        make_unique(&index, &messages, first.iter_mut());
+        make_unique(&index, &messages, &mut first);
         assert_eq!(ids(&first), ["b"]);
         messages.push(Message {
             tool_calls: Some(first),
             ..Message::assistant(String::new())
         });
         let mut next = vec![call("b"), call("a")];
-        make_unique(&index, &messages, next.iter_mut());
+        make_unique(&index, &messages, &mut next);
         assert_eq!(ids(&next), ["b_2", "a_2"]);
         // Another, shorter conversation: indexed anew.
         let mut other = vec![call("b")];
-        make_unique(&index, &messages[..1], other.iter_mut());
+        make_unique(&index, &messages[..1], &mut other);
         assert_eq!(ids(&other), ["b"]);
     }
 
@@ -174,18 +197,14 @@ mod tests {
             ..Message::assistant(String::new())
         }];
         let mut many: Vec<ToolCall> = (0..20).map(|i| call(&format!("c{i}"))).collect();
-        make_unique(&CallIdIndex::default(), &earlier, many.iter_mut());
+        make_unique(&CallIdIndex::default(), &earlier, &mut many);
         assert_eq!(ids(&many)[19], "c19", "distinct new ids are kept");
         many.extend([call("x"), call("y"), call("y"), call("")]);
-        let mut response = many.split_off(20);
-        make_unique(
-            &CallIdIndex::default(),
-            &earlier,
-            many.iter_mut().chain(response.iter_mut()),
-        );
+        make_unique(&CallIdIndex::default(), &earlier, &mut many);
+        let response = many.split_off(20);
         assert_eq!(ids(&response), ["x_2", "y", "y_3", "call_1"]);
         let mut repeated = vec![call("x")];
-        make_unique(&CallIdIndex::default(), &earlier, repeated.iter_mut());
+        make_unique(&CallIdIndex::default(), &earlier, &mut repeated);
         assert_eq!(
             ids(&repeated),
             ["x_2"],

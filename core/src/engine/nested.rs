@@ -226,12 +226,12 @@ pub(crate) struct Waiting {
 
 impl Waiting {
     /// Takes the calls whose nested run paused out of `resolved`.
-    pub(crate) fn take_paused(&mut self, resolved: &mut Vec<(usize, Resolved)>) {
+    pub(crate) fn take_paused(&mut self, resolved: &mut super::tools::Resolutions) {
         // Nearly always no call paused: nothing to move.
         if resolved.iter().all(|(_, r)| r.nested_pause.is_none()) {
             return;
         }
-        let mut kept = Vec::with_capacity(resolved.len());
+        let mut kept = super::tools::Resolutions::with_capacity(resolved.len());
         for (i, mut r) in resolved.drain(..) {
             match r.nested_pause.take() {
                 Some(state) => {

@@ -571,7 +571,7 @@ pub(crate) async fn resolve(
         super::checkpoint(ctx, state, RunStatus::Running, index).await?;
         return Ok(Start::AfterReviewPause);
     }
-    let scope = PhaseScope::new(ctx, state, index);
+    let scope = PhaseScope::new(ctx, state, index, plan.decisions.len());
     // Call order of the paused turn: position of each call in the assistant message.
     let order: HashMap<String, usize> = state
         .step_results

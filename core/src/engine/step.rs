@@ -421,11 +421,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
             args,
         )
     }));
-    call_ids::make_unique(
-        &ctx.call_ids,
-        &state.run.messages,
-        parsed.iter_mut().map(|(c, _)| c),
-    );
+    call_ids::make_unique(&ctx.call_ids, &state.run.messages, &mut parsed);
     let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();
     let text = response.message.content;
     state.run.step_count = state.run.step_count.saturating_add(1);

@@ -1,8 +1,10 @@
 //! The tool phase: classify calls in call order, run automatic ones with bounded
 //! concurrency, apply results in call order.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
@@ -41,6 +43,10 @@ pub(crate) fn turn_calls(
     }
 }
 
+/// A phase's resolved calls, each with its position in the turn: held inline for one call,
+/// so that a turn of one call allocates no list for its result.
+pub(crate) type Resolutions = smallvec::SmallVec<[(usize, Resolved); 1]>;
+
 /// How one call ended (for calls that did not pause).
 pub(crate) struct Resolved {
     pub(crate) call_id: String,
@@ -72,7 +78,12 @@ impl Resolved {
 pub(crate) struct PhaseScope {
     pub(crate) step_index: usize,
     pub(crate) context: Arc<Value>,
+    /// Cancelled when the run is, or (a phase of several calls) when one of its calls fails
+    /// the run, to stop the others: a phase of one call shares the run's token, as nothing
+    /// else would ever cancel its own (see [`PhaseScope::stop_others`]).
     pub(crate) token: CancellationToken,
+    /// Whether `token` is the phase's own (a child of the run's).
+    own_token: bool,
     /// The executor calls of the phase run one at a time (`ToolRuntime::runs_alone`).
     pub(crate) alone: std::sync::atomic::AtomicBool,
     /// What the phase's nested agent runs spent (docs/behaviour.md §18), added to the
@@ -81,11 +92,17 @@ pub(crate) struct PhaseScope {
 }
 
 impl PhaseScope {
-    pub(crate) fn new(ctx: &RunCtx, state: &RunResult, step_index: usize) -> Self {
+    /// The scope of a phase of `calls` calls.
+    pub(crate) fn new(ctx: &RunCtx, state: &RunResult, step_index: usize, calls: usize) -> Self {
+        let own_token = calls > 1;
         PhaseScope {
             step_index,
             context: Arc::new(state.run.context.clone()),
-            token: ctx.cancel.child_token(),
+            token: match own_token {
+                true => ctx.cancel.child_token(),
+                false => ctx.cancel.clone(),
+            },
+            own_token,
             alone: std::sync::atomic::AtomicBool::new(false),
             usage: std::sync::Mutex::new(Usage::default()),
         }
@@ -98,8 +115,18 @@ impl PhaseScope {
             step_index: 0,
             context: Arc::new(Value::Null),
             token,
+            own_token: false,
             alone: std::sync::atomic::AtomicBool::new(alone),
             usage: std::sync::Mutex::new(Usage::default()),
+        }
+    }
+
+    /// Stops the phase's other calls (one of them failed the run). Only a phase of several
+    /// calls has others, and its own token to cancel.
+    fn stop_others(&self) {
+        debug_assert!(self.own_token, "only a phase of several calls has others");
+        if self.own_token {
+            self.token.cancel();
         }
     }
 
@@ -573,6 +600,18 @@ pub(crate) async fn execute_call(
         .agent
         .tool(&call.name)
         .expect("classified calls name known tools");
+    execute_known(ctx, scope, tool, call, input_edited).await
+}
+
+/// [`execute_call`] for a caller that holds the call's tool already (`tool`: the agent's
+/// tool of the call's name).
+async fn execute_known(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    call: ToolCall,
+    input_edited: bool,
+) -> Result<Resolved, AgentError> {
     ctx.emitter.emit(
         EventType::ToolStarted,
         Some(RunStatus::Running),
@@ -667,17 +706,19 @@ async fn run_attempt(
                 .catch_unwind();
             tokio::pin!(exec);
             let finished = loop {
-                tokio::select! {
-                    biased;
-                    _ = runtime.progress_ready() => {
-                        for value in runtime.take_progress() {
-                            // On the heap: most calls report no progress, and every call's
-                            // future is as large as its largest part.
-                            Box::pin(progress(ctx, scope, tool, call, token, value, preliminary))
-                                .await?;
-                        }
-                    }
-                    r = &mut exec => break r,
+                // Progress first: values reported before the result are delivered before it.
+                let next = std::future::poll_fn(|cx| match runtime.poll_progress(cx) {
+                    Poll::Ready(()) => Poll::Ready(None),
+                    Poll::Pending => exec.as_mut().poll(cx).map(Some),
+                })
+                .await;
+                if let Some(r) = next {
+                    break r;
+                }
+                for value in runtime.take_progress() {
+                    // On the heap: most calls report no progress, and every call's
+                    // future is as large as its largest part.
+                    Box::pin(progress(ctx, scope, tool, call, token, value, preliminary)).await?;
                 }
             };
             runtime.close_progress();
@@ -781,12 +822,12 @@ pub(crate) async fn run_concurrently<F, Fut>(
     scope: &PhaseScope,
     concurrency: usize,
     jobs: Vec<(usize, F)>,
-) -> Result<Vec<(usize, Resolved)>, AgentError>
+) -> Result<Resolutions, AgentError>
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<Resolved, AgentError>>,
 {
-    let mut out = Vec::with_capacity(jobs.len());
+    let mut out = Resolutions::with_capacity(jobs.len());
     if concurrency <= 1 || jobs.len() <= 1 {
         scope
             .alone
@@ -808,7 +849,7 @@ where
         match r {
             Ok(resolved) => out.push((i, resolved)),
             Err(e) => {
-                scope.token.cancel();
+                scope.stop_others();
                 return Err(e);
             }
         }
@@ -832,7 +873,7 @@ pub(crate) fn message_content(ctx: &RunCtx, outcome: &Result<Value, String>) -> 
 
 /// Applies resolved calls in call order: tool messages, tool results, context
 /// replacements and next-turn overrides.
-pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Vec<(usize, Resolved)>) {
+pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Resolutions) {
     resolved.sort_by_key(|(i, _)| *i);
     let step = state
         .step_results
@@ -946,10 +987,10 @@ pub(crate) async fn tool_phase(
     calls: TurnCalls,
     offered: &Arc<Vec<ToolSpec>>,
 ) -> Result<Waiting, Failure> {
-    let scope = PhaseScope::new(ctx, state, index);
-    let mut done = Vec::new();
+    let scope = PhaseScope::new(ctx, state, index, calls.len());
+    let mut done = Resolutions::new();
     let mut waiting = Waiting::default();
-    let mut execute = Vec::with_capacity(calls.len());
+    let mut execute = smallvec::SmallVec::<[_; 1]>::with_capacity(calls.len());
     for (i, (call, args)) in calls.into_iter().enumerate() {
         let known = ctx.agent.tool(&call.name);
         if let Some(message) = over_budget(ctx, &state.run.tool_call_counts, known, &call) {
@@ -963,7 +1004,9 @@ pub(crate) async fn tool_phase(
         {
             Plan::Done(r) => done.push((i, r)),
             Plan::Pending(p) => waiting.calls.push((i, p)),
-            Plan::Execute(call) => execute.push((i, call)),
+            Plan::Execute(call) => {
+                execute.push((i, call, known.expect("classified calls name known tools")))
+            }
         }
     }
     let executed = if execute.len() == 1 {
@@ -972,15 +1015,15 @@ pub(crate) async fn tool_phase(
         scope
             .alone
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        let (i, call) = execute.pop().expect("one call");
-        execute_call(ctx, &scope, call, false)
+        let (i, call, tool) = execute.pop().expect("one call");
+        execute_known(ctx, &scope, tool, call, false)
             .await
-            .map(|r| vec![(i, r)])
+            .map(|r| smallvec::smallvec![(i, r)])
     } else {
         let scope_ref = &scope;
         let jobs = execute
             .into_iter()
-            .map(|(i, call)| (i, move || execute_call(ctx, scope_ref, call, false)))
+            .map(|(i, call, tool)| (i, move || execute_known(ctx, scope_ref, tool, call, false)))
             .collect();
         run_concurrently(&scope, ctx.settings.exec.concurrency(), jobs).await
     };
