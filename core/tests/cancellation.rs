@@ -291,3 +291,39 @@ async fn a_run_cancelled_while_its_tool_answers_takes_no_further_step() {
         assert_cancelled(&result);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_cancels_its_own_token_stops_only_itself() {
+    // Alone in its turn and beside another call: the call's token is its own, never the
+    // run's or the other calls'.
+    let tool = Tool::new_async("quit", "", Value::Null, |_, rt| async move {
+        rt.cancellation_token().cancel();
+        Ok(json!(rt.is_cancelled()))
+    });
+    let slow = Tool::new_async("slow", "", Value::Null, |_, rt| async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(json!(rt.is_cancelled()))
+    });
+    let agent = agent(AgentDefinition::new("c").tool(tool).tool(slow));
+    let client = Arc::new(ScriptedClient::from_responses([
+        ModelResponse::tool_calls([("c1", "quit", "{}")]),
+        ModelResponse::tool_calls([("c2", "quit", "{}"), ("c3", "slow", "{}")]),
+        ModelResponse::text("ok"),
+    ]));
+    let result = agent.run(RunOptions::new("go", client)).await.unwrap();
+    assert_eq!(result.status(), RunStatus::Completed);
+    let results: Vec<_> = result
+        .step_results
+        .iter()
+        .flat_map(|s| &s.tool_results)
+        .map(|r| (r.tool_call_id.as_str(), r.result.clone()))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("c1", Some(json!(true))),
+            ("c2", Some(json!(true))),
+            ("c3", Some(json!(false)))
+        ]
+    );
+}

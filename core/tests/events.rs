@@ -135,3 +135,53 @@ async fn preliminary_results_come_between_start_and_completion() {
         [json!(1), json!(2)]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reported_while_a_call_waits_reaches_listeners_before_the_call_ends() {
+    // The call waits until a listener has seen its progress, reported from another thread
+    // after the call began waiting: a run that looked at progress only when the call
+    // returned would never end (the wait below fails the test instead).
+    let seen = Arc::new(tokio::sync::Notify::new());
+    let tool = Tool::new_async("p", "", Value::Null, {
+        let seen = seen.clone();
+        move |_, rt| {
+            let seen = seen.clone();
+            async move {
+                let reported = seen.notified();
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                std::thread::spawn(move || rt.emit_progress(json!("half")))
+                    .join()
+                    .unwrap();
+                tokio::select! {
+                    biased;
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(20)) => {
+                        Ok(json!("progress was not delivered while the call waited"))
+                    }
+                    () = reported => Ok(json!("done")),
+                }
+            }
+        }
+    });
+    let agent = agent(AgentDefinition::new("ev").tool(tool));
+    let rec = Recorder::default();
+    let recorded = rec.listener();
+    let listener = Arc::new(move |e: &AgentEvent| {
+        recorded.on_event(e);
+        if e.type_name() == "tool.preliminary_result" {
+            seen.notify_one();
+        }
+    });
+    let client = scripted([call("c1", "p", "{}"), text("ok")]);
+    let result = agent
+        .run(RunOptions::new("go", client).on_event(listener))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.step_results[0].tool_results[0].result,
+        Some(json!("done"))
+    );
+    assert_eq!(
+        result.step_results[0].tool_results[0].preliminary_results,
+        [json!("half")]
+    );
+}
