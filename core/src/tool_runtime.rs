@@ -242,6 +242,15 @@ impl ToolRuntime {
         }
     }
 
+    /// Forgets the waker [`ToolRuntime::poll_progress`] keeps: the run loop's wait for the
+    /// call is over (or was dropped), and a runtime a host keeps after its call must not
+    /// keep the run's task, nor what the task's waker holds, alive.
+    pub(crate) fn forget_waker(&self) {
+        if let Some(queue) = &self.inner.progress {
+            drop(queue.waker.take());
+        }
+    }
+
     /// Takes the queued progress values, in order.
     pub(crate) fn take_progress(&self) -> Vec<Result<Value, String>> {
         match &self.inner.progress {

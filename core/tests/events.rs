@@ -185,3 +185,69 @@ async fn progress_reported_while_a_call_waits_reaches_listeners_before_the_call_
         [json!("half")]
     );
 }
+
+/// A waker that counts nothing itself: its `Arc`'s count says who still holds it.
+struct Unpark(std::thread::Thread);
+
+impl std::task::Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+#[test]
+fn a_runtime_kept_after_its_call_keeps_nothing_of_the_run_alive() {
+    // A host may keep a call's runtime after the call (a Python coroutine abandoned with its
+    // event loop): it must not keep the waker of the run's task, which holds whatever
+    // drives the run (a loop's bridge and its sockets). Once with the call answered, once
+    // with the run dropped while the call still waits.
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let rt = runtime(1);
+    let _entered = rt.enter();
+    for answered in [true, false] {
+        let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let tool = Tool::new_async("t", "", Value::Null, {
+            let kept = kept.clone();
+            move |_, runtime| {
+                kept.lock().unwrap().push(runtime);
+                async move {
+                    if !answered {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok(json!("done"))
+                }
+            }
+        });
+        let agent = agent(AgentDefinition::new("ev").tool(tool));
+        let unpark = Arc::new(Unpark(std::thread::current()));
+        let waker = Waker::from(unpark.clone());
+        let mut run = Box::pin(agent.run(RunOptions::new(
+            "go",
+            scripted([call("c1", "t", "{}"), text("ok")]),
+        )));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            match run.as_mut().poll(&mut Context::from_waker(&waker)) {
+                Poll::Ready(result) => {
+                    assert!(answered, "the call never answers");
+                    assert_eq!(result.unwrap().status(), RunStatus::Completed);
+                    break;
+                }
+                Poll::Pending if !answered && !kept.lock().unwrap().is_empty() => break,
+                Poll::Pending => {
+                    assert!(std::time::Instant::now() < deadline, "the run did not end");
+                    std::thread::park_timeout(std::time::Duration::from_millis(10));
+                }
+            }
+        }
+        drop(run);
+        assert_eq!(kept.lock().unwrap().len(), 1, "the tool ran once");
+        drop(waker);
+        assert_eq!(
+            Arc::strong_count(&unpark),
+            1,
+            "the kept runtime holds the run's waker (answered: {answered})"
+        );
+    }
+}

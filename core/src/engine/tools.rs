@@ -702,6 +702,8 @@ async fn run_attempt(
     // `eventSchema` holds the run, and progress values still queued are discarded.
     let finished = {
         let work = async {
+            // Dropped with this future, however it ends (a timeout or a dropped run too).
+            let _forget = ForgetWaker(runtime);
             let exec = AssertUnwindSafe(executor.execute(call.input.clone(), runtime.clone()))
                 .catch_unwind();
             tokio::pin!(exec);
@@ -740,6 +742,16 @@ async fn run_attempt(
         Some(Ok(Err(e))) => Attempt::Failed(e.code(), e.message),
         Some(Err(p)) => Attempt::Failed(ErrorCode::ToolFailed, panic_text(tool, p.as_ref())),
     })
+}
+
+/// Makes a call's runtime forget the run loop's waker when the wait for the call ends or is
+/// dropped (see `ToolRuntime::forget_waker`).
+struct ForgetWaker<'a>(&'a ToolRuntime);
+
+impl Drop for ForgetWaker<'_> {
+    fn drop(&mut self) {
+        self.0.forget_waker();
+    }
 }
 
 /// Runs `work` to its end, or until `limit` elapses: then `token` is cancelled first (so
