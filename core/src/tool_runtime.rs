@@ -1,12 +1,11 @@
 //! The runtime passed to executors, predicates and hooks (docs/behaviour.md §2.1).
 
-use std::sync::{Arc, Mutex};
-
-use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures::task::AtomicWaker;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{check_value, ValueLimitError};
