@@ -4,19 +4,18 @@
 //! call `pollRun(id)`, and JS takes the calls a poll queued right after it. So a run whose
 //! tools are JavaScript functions never waits for a thread wake-up between its turns: the
 //! model turn, the calls, their answers and the next turn all happen on the JS thread.
-//! Tokio still provides the timers and sockets (each poll enters the runtime).
+//! Tokio still provides the timers and sockets (each poll enters the module's runtime).
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 
 use napi::bindgen_prelude::*;
 use napi::JsDeferred;
 use napi_derive::napi;
+use phaseo_agent::driven::{DrivenRun, Polled};
 use phaseo_agent::{AgentError, ErrorCode, RunResult};
 
 use crate::agent::NativeState;
@@ -24,13 +23,12 @@ use crate::errors::to_napi;
 use crate::host::{outbox_waiting, request_poll, JsThreadPoll};
 
 type Outcome = std::result::Result<RunResult, AgentError>;
-type RunFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 type Resolve = Box<dyn FnOnce(Env) -> napi::Result<NativeState> + Send>;
 
 /// One run driven on the JS thread.
 struct Driver {
     id: u32,
-    future: Mutex<Option<RunFuture>>,
+    run: Mutex<DrivenRun<Outcome>>,
     /// A poll is requested and has not started yet (wake-ups coalesce).
     scheduled: AtomicBool,
     deferred: Mutex<Option<JsDeferred<NativeState, Resolve>>>,
@@ -61,30 +59,24 @@ impl Wake for Driver {
 impl Driver {
     fn poll(self: &Arc<Self>) {
         self.scheduled.store(false, Ordering::Release);
-        let Ok(mut slot) = self.future.try_lock() else {
+        let Ok(mut run) = self.run.try_lock() else {
             self.wake_by_ref();
             return;
         };
-        let Some(future) = slot.as_mut() else {
-            return;
-        };
         let waker = Waker::from(self.clone());
-        let polled = napi::bindgen_prelude::within_runtime_if_available(|| {
+        let polled = {
             let _js_thread = JsThreadPoll::enter();
-            std::panic::catch_unwind(AssertUnwindSafe(|| {
-                future.as_mut().poll(&mut Context::from_waker(&waker))
-            }))
-        });
+            run.poll_once(&mut Context::from_waker(&waker))
+        };
         let outcome = match polled {
-            Ok(Poll::Pending) => return,
-            Ok(Poll::Ready(outcome)) => outcome,
-            Err(_) => Err(AgentError::new(
+            Polled::Pending | Polled::Busy => return,
+            Polled::Ended(outcome) => outcome,
+            Polled::Panicked(message) => Err(AgentError::new(
                 ErrorCode::ToolFailed,
-                "internal error: the run panicked",
+                format!("internal error: {message}"),
             )),
         };
-        *slot = None;
-        drop(slot);
+        drop(run);
         lock(drivers()).remove(&self.id);
         if let Some(deferred) = lock(&self.deferred).take() {
             match outcome {
@@ -106,11 +98,16 @@ where
         return Err(napi::Error::from_reason(format!("run id {id} is in use")));
     }
     let (deferred, promise) = env.create_deferred::<NativeState, Resolve>()?;
+    // The run lives in the runtime napi's async functions use (`lib.rs` builds it), not in
+    // the core's: one set of worker threads for the whole module. (Once Node has shut
+    // that runtime down, the core's.)
+    let runtime = within_runtime_if_available(tokio::runtime::Handle::try_current)
+        .unwrap_or_else(|_| phaseo_agent::exec::runtime().handle().clone());
     registry.insert(
         id,
         Arc::new(Driver {
             id,
-            future: Mutex::new(Some(Box::pin(run))),
+            run: Mutex::new(DrivenRun::in_runtime(runtime, run)),
             scheduled: AtomicBool::new(true),
             deferred: Mutex::new(Some(deferred)),
         }),

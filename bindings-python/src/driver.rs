@@ -9,24 +9,22 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::thread::ThreadId;
 
 use futures::FutureExt;
+use phaseo_agent::driven::{DrivenRun, Polled};
 use phaseo_agent::CancellationToken;
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyDict};
 
 use crate::host::{BridgeInner, PollingGuard};
 
-type RunFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
-
 /// One run driven on its loop thread.
 pub struct LoopDriver {
-    future: Mutex<Option<RunFuture>>,
+    run: Mutex<DrivenRun<()>>,
     /// A poll is queued and has not started yet (wake-ups coalesce).
     scheduled: AtomicBool,
     bridge: Arc<BridgeInner>,
@@ -111,42 +109,37 @@ impl LoopDriver {
     fn poll_now(self: &Arc<Self>, py: Python<'_>) {
         use std::sync::TryLockError;
         self.scheduled.store(false, Ordering::Release);
-        let mut slot = match self.future.try_lock() {
-            Ok(slot) => slot,
+        let mut run = match self.run.try_lock() {
+            Ok(run) => run,
             // Re-entered (a callback ran a nested event loop): poll again after this poll.
             Err(TryLockError::WouldBlock) => {
                 self.wake_by_ref();
                 return;
             }
-            // An earlier poll panicked; it settled the run already.
-            Err(TryLockError::Poisoned(_)) => return,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         };
-        let Some(future) = slot.as_mut() else {
+        if run.has_ended() {
             return;
-        };
-        let waker = Waker::from(self.clone());
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let _runtime = phaseo_agent::exec::runtime().enter();
-            let _polling = PollingGuard::enter(&self.bridge);
-            future.as_mut().poll(&mut Context::from_waker(&waker))
-        }));
-        let panicked = polled.is_err();
-        if panicked
-            || matches!(polled, Ok(Poll::Ready(())))
-            || self.abandoned.load(Ordering::Acquire)
-        {
-            *slot = None;
-            drop(slot);
-            self.bridge.forget(self);
         }
-        if panicked {
+        let waker = Waker::from(self.clone());
+        let polled = {
+            let _polling = PollingGuard::enter(&self.bridge);
+            run.poll_once(&mut Context::from_waker(&waker))
+        };
+        if matches!(polled, Polled::Pending) && !self.abandoned.load(Ordering::Acquire) {
+            return;
+        }
+        run.abandon();
+        drop(run);
+        self.bridge.forget(self);
+        if let Polled::Panicked(message) = polled {
             let target = self.target.bind(py);
             if matches!(
                 target.call_method0("done").and_then(|d| d.is_truthy()),
                 Ok(false)
             ) {
                 let error =
-                    pyo3::exceptions::PyRuntimeError::new_err("internal error: the run panicked");
+                    pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {message}"));
                 if let Err(e) = target.call_method1("set_exception", (error.into_value(py),)) {
                     e.write_unraisable(py, Some(target));
                 }
@@ -157,10 +150,8 @@ impl LoopDriver {
     /// Drops the run (its loop is gone); a poll in progress drops it when it ends.
     pub fn abandon(&self) {
         self.abandoned.store(true, Ordering::Release);
-        if let Ok(mut slot) = self.future.try_lock() {
-            let future = slot.take();
-            drop(slot);
-            drop(future);
+        if let Ok(mut run) = self.run.try_lock() {
+            run.abandon();
         }
     }
 }
@@ -182,7 +173,7 @@ where
     let (event_loop, future) = crate::awaitable::loop_future(py, Some(cancel))?;
 
     let target = future.clone().unbind();
-    let run: RunFuture = Box::pin(async move {
+    let run = DrivenRun::new(async move {
         let outcome = AssertUnwindSafe(work).catch_unwind().await;
         // Polled on the loop thread with the GIL held: attaching is free.
         Python::attach(|py| {
@@ -215,7 +206,7 @@ where
 
     let context = py.import("contextvars")?.call_method0("copy_context")?;
     let driver = Arc::new(LoopDriver {
-        future: Mutex::new(Some(run)),
+        run: Mutex::new(run),
         scheduled: AtomicBool::new(true),
         bridge: bridge.clone(),
         context: context.clone().unbind(),

@@ -1,9 +1,10 @@
 //! Runs polled by a thread of the host instead of a task of the core's runtime ("driven"
-//! runs: the Go, PHP and Java bindings drive their runs where they wait for them, so that a
-//! turn's tool call needs no hand-over between threads).
+//! runs: the Go, PHP and Java bindings drive their runs where they wait for them, and the
+//! Python and Node bindings on their event loop's thread, so that a turn's tool call needs
+//! no hand-over between threads).
 //!
-//! What every driver shares is here: each poll runs inside the core's runtime (a run's
-//! timers, spawned tasks and blocking pool live there), a panic of the run's future stays
+//! What every driver shares is here: each poll runs inside a runtime (the core's, or the
+//! one a binding names: a run's timers, spawned tasks and blocking pool live there), a panic of the run's future stays
 //! on this side of the host's boundary, an ended run's future is dropped before its outcome
 //! is handed out (whatever it held, a store's claim or the options' callbacks, is let go
 //! first, as a spawned run's task is), and a run that keeps waking itself gives the host's
@@ -14,6 +15,8 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+
+use tokio::runtime::Handle;
 
 /// How many times one [`DrivenRun::poll`] polls a run that was woken while it was polled.
 pub const MAX_ROUNDS: usize = 64;
@@ -36,6 +39,8 @@ pub enum Polled<T> {
 /// A run's future, polled by the host's thread until it ends.
 pub struct DrivenRun<T> {
     future: Option<Pin<Box<dyn Future<Output = T> + Send>>>,
+    /// The runtime every poll and the future's drop run inside.
+    runtime: Handle,
 }
 
 impl<T> std::fmt::Debug for DrivenRun<T> {
@@ -47,10 +52,17 @@ impl<T> std::fmt::Debug for DrivenRun<T> {
 }
 
 impl<T> DrivenRun<T> {
-    /// A run to drive; nothing of it runs before its first poll.
+    /// A run to drive inside the core's runtime; nothing of it runs before its first poll.
     pub fn new(run: impl Future<Output = T> + Send + 'static) -> Self {
+        Self::in_runtime(crate::exec::runtime().handle().clone(), run)
+    }
+
+    /// A run to drive inside `runtime` (a binding whose host library owns the process's
+    /// runtime names it here); nothing of it runs before its first poll.
+    pub fn in_runtime(runtime: Handle, run: impl Future<Output = T> + Send + 'static) -> Self {
         Self {
             future: Some(Box::pin(run)),
+            runtime,
         }
     }
 
@@ -65,7 +77,7 @@ impl<T> DrivenRun<T> {
         let Some(future) = self.future.as_mut() else {
             return Polled::Pending;
         };
-        let _runtime = crate::exec::runtime().enter();
+        let _runtime = self.runtime.enter();
         let polled = match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(Poll::Pending) => return Polled::Pending,
             Ok(Poll::Ready(value)) => Polled::Ended(value),
@@ -94,15 +106,21 @@ impl<T> DrivenRun<T> {
         }
         Polled::Busy
     }
+
+    /// Lets go of a run before it ended (its host is gone: a closed event loop, an exiting
+    /// process): its future is dropped now, inside the runtime where its resources live,
+    /// and later polls answer [`Polled::Pending`].
+    pub fn abandon(&mut self) {
+        if self.future.is_some() {
+            let _runtime = self.runtime.enter();
+            drop_quietly(self.future.take());
+        }
+    }
 }
 
 impl<T> Drop for DrivenRun<T> {
     fn drop(&mut self) {
-        // A run let go before it ended: its future is dropped where its resources live.
-        if self.future.is_some() {
-            let _runtime = crate::exec::runtime().enter();
-            drop_quietly(self.future.take());
-        }
+        self.abandon();
     }
 }
 
@@ -214,5 +232,51 @@ mod tests {
         });
         drop(run);
         assert_eq!(DROPPED.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_abandoned_run_drops_its_future_at_once_and_ends_nothing() {
+        struct Held(Arc<AtomicUsize>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                let _ = tokio::runtime::Handle::current(); // inside a runtime, or panics
+                self.0.store(1, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let held = Held(dropped.clone());
+        let (_, waker) = waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut run = DrivenRun::new(async move {
+            let _held = held;
+            std::future::pending::<()>().await
+        });
+        assert!(matches!(run.poll_once(&mut cx), Polled::Pending));
+        run.abandon();
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            1,
+            "the future was not dropped"
+        );
+        assert!(run.has_ended());
+        assert!(matches!(run.poll_once(&mut cx), Polled::Pending));
+    }
+
+    #[test]
+    fn a_run_given_a_runtime_is_polled_inside_that_runtime() {
+        let own = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let expected = own.handle().id();
+        let (_, waker) = waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut run = DrivenRun::in_runtime(own.handle().clone(), async {
+            tokio::runtime::Handle::current().id()
+        });
+        match run.poll_once(&mut cx) {
+            Polled::Ended(id) => assert_eq!(id, expected),
+            other => panic!("expected the run to end, got {other:?}"),
+        }
+        assert_ne!(expected, crate::exec::runtime().handle().id());
     }
 }
