@@ -18,7 +18,8 @@
 //              timer lateness, last timer to resolved
 //   result     size of the state JSON of a fan-out run, and what JSON.parse of it costs (the
 //              run resolves with the state's head; its growing parts are parsed when read)
-//   profile    40 fan-out runs and nothing else (for `node --cpu-prof` / `perf record`)
+//   profile    40 fan-out runs (PROFILE_RUNS) and nothing else (for `node --cpu-prof` /
+//              `perf record`)
 //
 // Timing: as bench.mjs (setup untimed, gc() before each run, 1 warm-up + RUNS runs, median).
 // This file reads the binding's private `native.js` (by path) only to instrument it.
@@ -361,7 +362,7 @@ if (SECTIONS.has('result')) {
 
 if (SECTIONS.has('profile')) {
   const [setup, run, check] = fanout(1000);
-  const states = Array.from({ length: 40 }, setup);
+  const states = Array.from({ length: Number(process.env.PROFILE_RUNS || 40) }, setup);
   const t0 = Date.now();
   for (const s of states) { counter.n = 0; await check(s, await run(s)); }
   log(`profile: 40 fan-out runs of 1000 in ${Date.now() - t0} ms`);

@@ -361,7 +361,11 @@ impl JsonHostFn for HostFn {
         args: JsonArgs<'_>,
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
-        HostFn::call(self, kind.into(), &args, runtime).await
+        // Written before the first await: the future does not hold `args`.
+        let text = args.to_canonical_text();
+        self.call_with(kind.into(), text, runtime, None)
+            .await?
+            .ok_or_else(|| ToolError::new("the host answered pause to a call that cannot pause"))
     }
 
     async fn call_streaming(
@@ -379,7 +383,7 @@ impl JsonHostFn for HostFn {
         args: JsonArgs<'_>,
         runtime: &ToolRuntime,
     ) -> Result<Option<Value>, ToolError> {
-        let text = phaseo_agent::json::to_canonical_string(&args);
+        let text = args.to_canonical_text();
         self.call_with(PhaseoCallKind::ToolCalled, text, Some(runtime), None)
             .await
     }

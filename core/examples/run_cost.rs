@@ -10,29 +10,68 @@
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/run_cost fan-out 2
 //! ```
 //!
-//! `run_cost fan-out|sequential [RUNS]` (RUNS: 20); it prints the mean wall time of a run.
+//! `run_cost fan-out|sequential|host-fan-out|host-sequential [RUNS]` (RUNS: 20); it prints
+//! the mean wall time of a run. The `host-` workloads call a tool the way every binding's
+//! tools are called: through the core's JSON host adapter (`phaseo_agent::json_host`), with
+//! `{"a": 1, "b": 2}` checked against the tool's JSON Schema, the arguments written as JSON
+//! text for the host and the host's answer read back from text; the host itself answers at
+//! once. The others call a Rust closure with no schema.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use phaseo_agent::json_host::{CallKind, JsonArgs, JsonExecutor, JsonHostFn};
 use phaseo_agent::{
-    create_agent, json, AgentDefinition, ModelResponse, RunOptions, ScriptedClient, Tool,
-    ToolExecutionConfig, Value,
+    async_trait, create_agent, json, AgentDefinition, HostStreamSender, ModelResponse, RunOptions,
+    ScriptedClient, Tool, ToolError, ToolExecutionConfig, ToolRuntime, Value,
 };
 
 /// The allocator every binding's library is built with, so that the counts are theirs.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// A host that answers every call at once, as a binding's host would after its function
+/// returned: the arguments written as JSON text (as the C ABI writes them for Go and C#),
+/// the answer read from JSON text.
+struct TextHost;
+
+#[async_trait]
+impl JsonHostFn for TextHost {
+    async fn call(
+        &self,
+        _kind: CallKind,
+        args: JsonArgs<'_>,
+        _runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        // What the C ABI hands its hosts (Go, C#).
+        std::hint::black_box(args.to_canonical_text());
+        serde_json::from_str("3").map_err(|e| ToolError::new(e.to_string()))
+    }
+
+    async fn call_streaming(
+        &self,
+        _args: JsonArgs<'_>,
+        _events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        Err(ToolError::new("not a model"))
+    }
+}
+
 /// The scripted model of one run: a turn of `calls` calls, or `turns` turns of one call.
 fn client(workload: &str) -> Arc<ScriptedClient> {
-    let turns: Vec<ModelResponse> = match workload {
-        "sequential" => (0..200)
-            .map(|i| ModelResponse::tool_calls([(format!("c{i}"), "k", "{}")]))
+    let arguments = match workload.starts_with("host-") {
+        true => r#"{"a":1,"b":2}"#,
+        false => "{}",
+    };
+    let turns: Vec<ModelResponse> = match workload.ends_with("sequential") {
+        true => (0..200)
+            .map(|i| ModelResponse::tool_calls([(format!("c{i}"), "k", arguments)]))
             .collect(),
-        _ => vec![ModelResponse::tool_calls(
-            (0..1_000).map(|i| (format!("c{i}"), "k".to_owned(), "{}".to_owned())),
-        )],
+        false => {
+            vec![ModelResponse::tool_calls((0..1_000).map(|i| {
+                (format!("c{i}"), "k".to_owned(), arguments.to_owned())
+            }))]
+        }
     };
     Arc::new(ScriptedClient::from_responses(
         turns.into_iter().chain([ModelResponse::text("done")]),
@@ -47,7 +86,19 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let tool = Tool::new_async("k", "Constant", Value::Null, |_, _| async { Ok(json!(1)) });
+    let tool = match workload.starts_with("host-") {
+        true => Tool::with_executor(
+            "k",
+            "Adds two integers",
+            json!({
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"]
+            }),
+            Arc::new(JsonExecutor(TextHost)),
+        ),
+        false => Tool::new_async("k", "Constant", Value::Null, |_, _| async { Ok(json!(1)) }),
+    };
     let agent = create_agent(
         AgentDefinition::new("bench")
             .tool(tool)

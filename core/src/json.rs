@@ -49,11 +49,16 @@ pub fn to_canonical_string_with_capacity<T: Serialize + ?Sized>(
     capacity: usize,
 ) -> String {
     let mut out = Vec::with_capacity(capacity);
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, CanonicalFormatter);
+    write_canonical(&mut out, value);
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Appends the canonical JSON text of a value to `out` (UTF-8).
+pub fn write_canonical<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let mut ser = serde_json::Serializer::with_formatter(out, CanonicalFormatter);
     value
         .serialize(&mut ser)
         .expect("serializing to memory cannot fail for JSON-compatible values");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// The shortest JSON text of a number, integral values without a fraction

@@ -133,8 +133,8 @@ pub use stream::{AgentStream, EventCursor, StreamItem};
 pub use strict_schema::{drop_strict_nulls, is_strict_compatible, make_strict, strict_problem};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    check_annotations, validator_fn, Approval, ApprovalPredicate, OnError, ResponseReceivedHook,
-    Tool, ToolCalledHook, ToolExecutor, ToolRetry,
+    check_annotations, validator_fn, Approval, ApprovalPredicate, ExecuteFuture, OnError,
+    ResponseReceivedHook, Tool, ToolCalledHook, ToolExecutor, ToolRetry,
 };
 pub use tool_runtime::ToolRuntime;
 pub use turn::{TurnContext, TurnResolver, TurnValue};

@@ -12,6 +12,10 @@ use crate::next_turn::{NextTurnParams, NextTurnParamsProvider, NextTurnSource};
 use crate::schema::{JsonSchema, Validator};
 use crate::tool_runtime::ToolRuntime;
 
+/// The future of a tool call's execution ([`ToolExecutor::execute_call`]).
+pub type ExecuteFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+
 /// Runs a tool call. Bindings wrap host callables (Python `def`/`async def`/generators, JS
 /// functions, Kotlin `suspend` functions) in one adapter implementing this trait.
 ///
@@ -21,6 +25,17 @@ use crate::tool_runtime::ToolRuntime;
 pub trait ToolExecutor: Send + Sync {
     /// Executes the call with its validated input.
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError>;
+
+    /// Executes the call whose validated input is `runtime.tool_call().input`: what the run
+    /// loop calls. The default hands a copy of that input to [`execute`](Self::execute); an
+    /// executor that only reads its input (one that writes it as JSON for its host)
+    /// overrides this and skips the copy.
+    /// (Not an `async fn`: the default returns [`execute`](Self::execute)'s own future, with
+    /// no second allocation around it.)
+    fn execute_call<'a>(&'a self, runtime: ToolRuntime) -> ExecuteFuture<'a> {
+        let input = runtime.tool_call().input.clone();
+        self.execute(input, runtime)
+    }
 }
 
 /// Decides per call whether it needs approval (tool level `(input, runtime)`; agent level

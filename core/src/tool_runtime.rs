@@ -1,7 +1,7 @@
 //! The runtime passed to executors, predicates and hooks (docs/behaviour.md §2.1).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use futures::task::AtomicWaker;
@@ -11,11 +11,47 @@ use tokio_util::sync::CancellationToken;
 use crate::limits::{check_value, ValueLimitError};
 use crate::state::ToolCall;
 
-struct RuntimeInner {
+/// What the calls of one tool phase share, in one allocation for all of them: the run's
+/// ids, the step, the application context as the phase began, and (made by the first call
+/// that needs it) those four as JSON text, for the hosts that receive a call's runtime as
+/// JSON text (`json_host::JsonArgs::to_canonical_text`): with a large context, writing it
+/// once per phase instead of once per call.
+pub(crate) struct PhaseShared {
     run_id: Arc<str>,
     agent_id: Arc<str>,
     step_index: usize,
-    context: Arc<Value>,
+    /// Boxed: the rest then takes mimalloc's 96-byte size class, which a run keeps in use;
+    /// in a class with no other block in use, each phase's short-lived allocation would be
+    /// served from a fresh page (see docs/performance.md, Core).
+    context: Box<Value>,
+    json_head: OnceLock<Box<str>>,
+}
+
+impl PhaseShared {
+    /// The shared part of the runtimes of one phase.
+    pub(crate) fn new(
+        run_id: Arc<str>,
+        agent_id: Arc<str>,
+        step_index: usize,
+        context: Value,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            run_id,
+            agent_id,
+            step_index,
+            context: Box::new(context),
+            json_head: OnceLock::new(),
+        })
+    }
+
+    /// The application context as the phase began.
+    pub(crate) fn context(&self) -> &Value {
+        &self.context
+    }
+}
+
+struct RuntimeInner {
+    phase: Arc<PhaseShared>,
     tool_call: ToolCall,
     cancellation: CancellationToken,
     /// Progress accepted while the call runs (executor calls only); the run loop drains it.
@@ -56,8 +92,8 @@ pub struct ToolRuntime {
 impl std::fmt::Debug for ToolRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolRuntime")
-            .field("run_id", &self.inner.run_id)
-            .field("step_index", &self.inner.step_index)
+            .field("run_id", &self.inner.phase.run_id)
+            .field("step_index", &self.inner.phase.step_index)
             .field("tool_call", &self.inner.tool_call)
             .finish()
     }
@@ -65,20 +101,14 @@ impl std::fmt::Debug for ToolRuntime {
 
 impl ToolRuntime {
     pub(crate) fn new(
-        run_id: Arc<str>,
-        agent_id: Arc<str>,
-        step_index: usize,
-        context: Arc<Value>,
+        phase: Arc<PhaseShared>,
         tool_call: ToolCall,
         cancellation: CancellationToken,
         accepts_progress: bool,
     ) -> Self {
         Self {
             inner: Arc::new(RuntimeInner {
-                run_id,
-                agent_id,
-                step_index,
-                context,
+                phase,
                 tool_call,
                 cancellation,
                 progress: accepts_progress.then(ProgressQueue::default),
@@ -154,22 +184,28 @@ impl ToolRuntime {
 
     /// The run id.
     pub fn run_id(&self) -> &str {
-        &self.inner.run_id
+        &self.inner.phase.run_id
     }
 
     /// The agent id.
     pub fn agent_id(&self) -> &str {
-        &self.inner.agent_id
+        &self.inner.phase.agent_id
     }
 
     /// Index of the step that requested the call.
     pub fn step_index(&self) -> usize {
-        self.inner.step_index
+        self.inner.phase.step_index
     }
 
     /// The application context as it was when the tool phase began.
     pub fn context(&self) -> &Value {
-        &self.inner.context
+        &self.inner.phase.context
+    }
+
+    /// The JSON text that the calls of this runtime's phase share (`write` makes it, once
+    /// per phase; see [`PhaseShared`]).
+    pub(crate) fn phase_json_head(&self, write: impl FnOnce() -> Box<str>) -> &str {
+        self.inner.phase.json_head.get_or_init(write)
     }
 
     /// The called tool's annotations (MCP `readOnlyHint`, `destructiveHint`, …), so an
@@ -299,6 +335,10 @@ pub(crate) struct IdempotencyKey<'a>(pub(crate) &'a ToolRuntime);
 
 impl std::fmt::Display for IdempotencyKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.0.inner.run_id, self.0.inner.tool_call.id)
+        write!(
+            f,
+            "{}:{}",
+            self.0.inner.phase.run_id, self.0.inner.tool_call.id
+        )
     }
 }

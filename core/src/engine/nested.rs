@@ -107,7 +107,7 @@ pub(crate) async fn execute(
 ) -> Result<Resolved, AgentError> {
     let token = scope.token.child_token();
     let mut options = RunOptions::new(nested_input(&call.input), client(ctx, nested));
-    options.context = (*scope.context).clone();
+    options.context = scope.phase.context().clone();
     options.cancel = Some(token.clone());
     options.on_event = listener(ctx, &call);
     options.host_tag = ctx.host_tag;

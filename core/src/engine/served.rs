@@ -161,7 +161,11 @@ impl ServedTools {
             host_tag: None,
             call_ids: Default::default(),
         };
-        let scope = PhaseScope::served(cancel.child_token(), self.permits.available_permits() <= 1);
+        let scope = PhaseScope::served(
+            &ctx,
+            cancel.child_token(),
+            self.permits.available_permits() <= 1,
+        );
         let call = ToolCall {
             id: call_id,
             name: name.to_owned(),

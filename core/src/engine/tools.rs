@@ -23,7 +23,7 @@ use crate::state::{
     ToolResult, Usage,
 };
 use crate::tool::{Approval, OnError, Tool};
-use crate::tool_runtime::ToolRuntime;
+use crate::tool_runtime::{PhaseShared, ToolRuntime};
 use crate::tool_search::{found_ids, TOOL_SEARCH};
 use crate::truncate::truncate_output;
 
@@ -77,7 +77,8 @@ impl Resolved {
 /// Shared per step: ids and the context as of the start of the tool phase.
 pub(crate) struct PhaseScope {
     pub(crate) step_index: usize,
-    pub(crate) context: Arc<Value>,
+    /// The run's ids, the step and the context as the phase began, for every call's runtime.
+    pub(crate) phase: Arc<PhaseShared>,
     /// Cancelled when the run is, or (a phase of several calls) when one of its calls fails
     /// the run, to stop the others: a phase of one call shares the run's token, as nothing
     /// else would ever cancel its own (see [`PhaseScope::stop_others`]).
@@ -97,7 +98,12 @@ impl PhaseScope {
         let own_token = calls > 1;
         PhaseScope {
             step_index,
-            context: Arc::new(state.run.context.clone()),
+            phase: PhaseShared::new(
+                ctx.emitter.run_id.clone(),
+                ctx.emitter.agent_id.clone(),
+                step_index,
+                state.run.context.clone(),
+            ),
             token: match own_token {
                 true => ctx.cancel.child_token(),
                 false => ctx.cancel.clone(),
@@ -110,10 +116,15 @@ impl PhaseScope {
 
     /// The scope of one call served over MCP (docs/behaviour.md §19): no step, no context;
     /// `alone` when the server runs one call at a time.
-    pub(crate) fn served(token: CancellationToken, alone: bool) -> Self {
+    pub(crate) fn served(ctx: &RunCtx, token: CancellationToken, alone: bool) -> Self {
         PhaseScope {
             step_index: 0,
-            context: Arc::new(Value::Null),
+            phase: PhaseShared::new(
+                ctx.emitter.run_id.clone(),
+                ctx.emitter.agent_id.clone(),
+                0,
+                Value::Null,
+            ),
             token,
             own_token: false,
             alone: std::sync::atomic::AtomicBool::new(alone),
@@ -166,17 +177,9 @@ impl PhaseScope {
         accepts_progress: bool,
     ) -> ToolRuntime {
         let annotations = tool.annotations.clone();
-        ToolRuntime::new(
-            ctx.emitter.run_id.clone(),
-            ctx.emitter.agent_id.clone(),
-            self.step_index,
-            self.context.clone(),
-            call,
-            token,
-            accepts_progress,
-        )
-        .with_annotations(annotations)
-        .with_host_tag(ctx.host_tag)
+        ToolRuntime::new(self.phase.clone(), call, token, accepts_progress)
+            .with_annotations(annotations)
+            .with_host_tag(ctx.host_tag)
     }
 }
 
@@ -704,8 +707,7 @@ async fn run_attempt(
         let work = async {
             // Dropped with this future, however it ends (a timeout or a dropped run too).
             let _forget = ForgetWaker(runtime);
-            let exec = AssertUnwindSafe(executor.execute(call.input.clone(), runtime.clone()))
-                .catch_unwind();
+            let exec = AssertUnwindSafe(executor.execute_call(runtime.clone())).catch_unwind();
             tokio::pin!(exec);
             let finished = loop {
                 // Progress first: values reported before the result are delivered before it.

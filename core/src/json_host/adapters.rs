@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use super::{CallKind as Kind, JsonArgs, JsonHostFn};
 use crate::tool::approval_from_answer;
 use crate::{
-    stop, ApprovalPredicate, HumanReview, HumanReviewContext, NextTurnParams,
+    stop, ApprovalPredicate, ExecuteFuture, HumanReview, HumanReviewContext, NextTurnParams,
     NextTurnParamsProvider, ResponseReceivedHook, ReviewRequest, StopCondition, StopState,
     ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, TurnContext, TurnResolver, Validator,
     Value,
@@ -19,6 +19,14 @@ impl<H: JsonHostFn> ToolExecutor for JsonExecutor<H> {
     async fn execute(&self, input: Value, runtime: ToolRuntime) -> Result<Value, ToolError> {
         let args = JsonArgs::WithRuntime(&input, &runtime);
         self.0.call(Kind::Execute, args, Some(&runtime)).await
+    }
+
+    /// The input is written from the runtime's call as it is: no copy of it is made.
+    fn execute_call<'a>(&'a self, runtime: ToolRuntime) -> ExecuteFuture<'a> {
+        Box::pin(async move {
+            let args = JsonArgs::WithRuntime(&runtime.tool_call().input, &runtime);
+            self.0.call(Kind::Execute, args, Some(&runtime)).await
+        })
     }
 }
 

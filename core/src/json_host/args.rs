@@ -2,6 +2,7 @@
 
 use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
 
+use crate::json::{to_canonical_string, write_canonical};
 use crate::tool_runtime::IdempotencyKey;
 use crate::{ToolRuntime, Value};
 
@@ -14,6 +15,46 @@ pub enum JsonArgs<'a> {
 }
 
 impl JsonArgs<'_> {
+    /// The arguments as canonical JSON text: the same text as
+    /// [`to_canonical_string`](crate::json::to_canonical_string) of `self`, with the part of
+    /// a call's runtime that every call of its tool phase shares (run and agent ids, step,
+    /// context) written once per phase instead of once per call.
+    pub fn to_canonical_text(&self) -> String {
+        let Self::WithRuntime(value, rt) = self else {
+            return to_canonical_string(self);
+        };
+        let head = rt.phase_json_head(|| {
+            // The map of the four shared entries, its closing brace left off.
+            let mut text = to_canonical_string(&HeadView(rt));
+            text.pop();
+            text.into_boxed_str()
+        });
+        let mut out = Vec::with_capacity(head.len() + 256);
+        out.push(b'[');
+        write_canonical(&mut out, *value);
+        out.push(b',');
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(br#","toolCall":"#);
+        write_canonical(&mut out, rt.tool_call());
+        out.extend_from_slice(br#","attempt":"#);
+        write_canonical(&mut out, &rt.attempt());
+        out.extend_from_slice(br#","idempotencyKey":"#);
+        // `"<runId>:<toolCallId>"`: the two strings written as JSON, joined inside one pair
+        // of quotes (cheaper than formatting the key first).
+        write_canonical(&mut out, rt.run_id());
+        out.pop();
+        out.push(b':');
+        let id_at = out.len();
+        write_canonical(&mut out, &rt.tool_call().id);
+        out.remove(id_at);
+        if let Some(annotations) = rt.tool_annotations() {
+            out.extend_from_slice(br#","toolAnnotations":"#);
+            write_canonical(&mut out, annotations);
+        }
+        out.extend_from_slice(b"}]");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+
     /// The arguments as a JSON value (an array).
     pub fn into_value(self) -> Value {
         match self {
@@ -37,8 +78,9 @@ impl Serialize for JsonArgs<'_> {
     }
 }
 
-/// `{runId, agentId, stepIndex, context, toolCall, toolAnnotations?}`, as
-/// [`runtime_value`] builds it.
+/// `{runId, agentId, stepIndex, context, toolCall, attempt, idempotencyKey,
+/// toolAnnotations?}`, as [`runtime_value`] builds it (and [`JsonArgs::to_canonical_text`]
+/// writes it, the first four entries from [`HeadView`]).
 struct RuntimeView<'a>(&'a ToolRuntime);
 
 impl Serialize for RuntimeView<'_> {
@@ -56,6 +98,22 @@ impl Serialize for RuntimeView<'_> {
         if let Some(annotations) = annotations {
             map.serialize_entry("toolAnnotations", annotations)?;
         }
+        map.end()
+    }
+}
+
+/// The entries of a runtime that the calls of one phase share: `{runId, agentId,
+/// stepIndex, context}`.
+struct HeadView<'a>(&'a ToolRuntime);
+
+impl Serialize for HeadView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rt = self.0;
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry("runId", rt.run_id())?;
+        map.serialize_entry("agentId", rt.agent_id())?;
+        map.serialize_entry("stepIndex", &rt.step_index())?;
+        map.serialize_entry("context", rt.context())?;
         map.end()
     }
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::*;
 use crate::spec::HostCallbacks;
 use crate::state::ToolCall;
+use crate::tool_runtime::PhaseShared;
 use crate::{CancellationToken, HostStreamSender, StopState, ToolError, ToolRuntime, Value};
 
 /// What the host was called with: (kind, args, had a runtime).
@@ -29,6 +30,11 @@ impl JsonHostFn for Recorder {
         runtime: Option<&ToolRuntime>,
     ) -> Result<Value, ToolError> {
         let serialized = serde_json::to_value(&args).unwrap();
+        assert_eq!(
+            args.to_canonical_text(),
+            crate::json::to_canonical_string(&args),
+            "the text and the serialized arguments differ"
+        );
         let value = args.into_value();
         assert_eq!(serialized, value, "serialized and built arguments differ");
         self.calls
@@ -63,10 +69,7 @@ fn runtime() -> ToolRuntime {
         input: json!({"a": 1}),
     };
     ToolRuntime::new(
-        "run".into(),
-        "agent".into(),
-        2,
-        Arc::new(json!({"k": "v"})),
+        PhaseShared::new("run".into(), "agent".into(), 2, json!({"k": "v"})),
         call,
         CancellationToken::new(),
         false,
@@ -268,4 +271,84 @@ async fn a_client_without_generate_drains_its_stream_and_one_with_neither_fails(
     .await
     .unwrap_err();
     assert_eq!(err.message, "the model client has no generate function");
+}
+
+/// A runtime of `phase` for call `id` with `input`.
+fn runtime_of(phase: &Arc<PhaseShared>, id: &str, input: Value) -> ToolRuntime {
+    let call = ToolCall {
+        id: id.into(),
+        name: "t\u{e9}l\u{e9}".into(),
+        input,
+    };
+    ToolRuntime::new(phase.clone(), call, CancellationToken::new(), true)
+}
+
+#[test]
+fn the_arguments_text_is_their_canonical_serialization() {
+    let awkward = "q\"uote\\ back\nline \u{1F600} \u{7f}\u{1}";
+    let phases = [
+        PhaseShared::new("run".into(), "agent".into(), 0, Value::Null),
+        PhaseShared::new(
+            awkward.into(),
+            awkward.into(),
+            41,
+            json!({"n": 18446744073709551615u64, "f": 0.5, "i": -7, "s": awkward,
+                "deep": [[{"a": null, "b": true}]], "e": {}}),
+        ),
+    ];
+    for phase in &phases {
+        for (id, input) in [
+            ("c1", json!({"a": 1, "b": 2})),
+            (awkward, json!(awkward)),
+            ("", json!([1.5, 2.5, {"z": []}])),
+        ] {
+            let plain = runtime_of(phase, id, input.clone());
+            let annotated = runtime_of(phase, id, input.clone())
+                .with_annotations(Some(Arc::new(json!({"readOnlyHint": true}))))
+                .with_attempt(3);
+            for rt in [&plain, &annotated] {
+                let args = JsonArgs::WithRuntime(&input, rt);
+                let text = args.to_canonical_text();
+                assert_eq!(text, crate::json::to_canonical_string(&args));
+                let parsed: Value = serde_json::from_str(&text).expect("valid JSON");
+                assert_eq!(parsed, JsonArgs::WithRuntime(&input, rt).into_value());
+            }
+        }
+    }
+    let list = JsonArgs::List(vec![json!(1), json!("x")]);
+    assert_eq!(list.to_canonical_text(), r#"[1,"x"]"#);
+}
+
+#[test]
+fn the_shared_part_of_a_phases_runtimes_is_written_once() {
+    let phase = PhaseShared::new("run".into(), "agent".into(), 1, json!({"big": "context"}));
+    let first = runtime_of(&phase, "c1", json!({}));
+    let second = runtime_of(&phase, "c2", json!({}));
+    let first_text = JsonArgs::WithRuntime(&json!({}), &first).to_canonical_text();
+    let second_text = JsonArgs::WithRuntime(&json!({}), &second).to_canonical_text();
+    assert!(
+        first_text.contains(r#""idempotencyKey":"run:c1""#),
+        "{first_text}"
+    );
+    assert!(
+        second_text.contains(r#""idempotencyKey":"run:c2""#),
+        "{second_text}"
+    );
+    // The second call found the text the first one wrote.
+    let head = second.phase_json_head(|| panic!("the phase's text was written twice"));
+    assert_eq!(
+        head,
+        r#"{"runId":"run","agentId":"agent","stepIndex":1,"context":{"big":"context"}"#
+    );
+    // Another phase writes its own.
+    let other = runtime_of(
+        &PhaseShared::new("run".into(), "agent".into(), 2, Value::Null),
+        "c3",
+        json!({}),
+    );
+    let other_text = JsonArgs::WithRuntime(&json!({}), &other).to_canonical_text();
+    assert!(
+        other_text.contains(r#""stepIndex":2,"context":null"#),
+        "{other_text}"
+    );
 }
