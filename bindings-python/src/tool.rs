@@ -5,9 +5,9 @@ use std::sync::Arc;
 use phaseo_agent::spec;
 use phaseo_agent::AgentError;
 use phaseo_agent::{
-    async_trait, ApprovalPredicate, JsonSchema, NextTurnParams, NextTurnParamsProvider, OnError,
-    ResponseReceivedHook, Tool, ToolCalledHook, ToolError, ToolExecutor, ToolRuntime, Validator,
-    Value,
+    async_trait, ApprovalPredicate, ExecuteFuture, JsonSchema, NextTurnParams,
+    NextTurnParamsProvider, OnError, ResponseReceivedHook, Tool, ToolCalledHook, ToolError,
+    ToolExecutor, ToolRuntime, Validator, Value,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -39,6 +39,13 @@ impl ToolExecutor for PyExecutor {
         self.0
             .call_result(move |py| input_and_runtime(py, &input, runtime))
             .await
+    }
+
+    /// The input is converted from the runtime's call as it is: no copy of it is made.
+    fn execute_call<'a>(&'a self, runtime: ToolRuntime) -> ExecuteFuture<'a> {
+        Box::pin(self.0.call_result(move |py| {
+            input_and_runtime(py, &runtime.tool_call().input, runtime.clone())
+        }))
     }
 }
 

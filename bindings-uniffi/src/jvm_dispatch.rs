@@ -412,6 +412,19 @@ impl Drop for CancelOnDrop<'_> {
 #[pa::async_trait]
 impl pa::ToolExecutor for JvmBlockingExecutor {
     async fn execute(&self, input: Value, rt: pa::ToolRuntime) -> Result<Value, pa::ToolError> {
+        self.run(to_json(&input), rt).await
+    }
+
+    /// The input is written from the runtime's call as it is: no copy of it is made.
+    fn execute_call<'a>(&'a self, rt: pa::ToolRuntime) -> pa::ExecuteFuture<'a> {
+        let input = to_json(&rt.tool_call().input);
+        Box::pin(self.run(input, rt))
+    }
+}
+
+impl JvmBlockingExecutor {
+    /// Queues the call whose input is the JSON text `input` and waits for its answer.
+    async fn run(&self, input: String, rt: pa::ToolRuntime) -> Result<Value, pa::ToolError> {
         // Before the first await: the core asks for the calls in call order.
         let mut turn = StartTurn::take_pooled();
         turn.wait_queued().await;
@@ -425,7 +438,7 @@ impl pa::ToolExecutor for JvmBlockingExecutor {
             id,
             driver,
             tool: self.tool,
-            input: to_json(&input),
+            input,
             runtime: Arc::new(ToolRuntime::new(rt)),
             phase: Arc::clone(&phase),
             started: turn.started_signal(),

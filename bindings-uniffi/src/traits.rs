@@ -207,14 +207,26 @@ pub(crate) struct HostExecutor(pub Arc<dyn ToolExecutor>);
 #[pa::async_trait]
 impl pa::ToolExecutor for HostExecutor {
     async fn execute(&self, input: Value, rt: pa::ToolRuntime) -> Result<Value, pa::ToolError> {
+        self.run(to_json(&input), rt).await
+    }
+
+    /// The input is written from the runtime's call as it is: no copy of it is made.
+    fn execute_call<'a>(&'a self, rt: pa::ToolRuntime) -> pa::ExecuteFuture<'a> {
+        let input = to_json(&rt.tool_call().input);
+        Box::pin(self.run(input, rt))
+    }
+}
+
+impl HostExecutor {
+    /// Calls the host with the JSON text `input` and reads its answer.
+    async fn run(&self, input: String, rt: pa::ToolRuntime) -> Result<Value, pa::ToolError> {
         // Before the first await: the core asks for the calls in call order.
         let mut turn = StartTurn::take();
         turn.wait_turn().await;
-        let runtime =
-            Arc::new(ToolRuntime::new(rt.clone()).with_start_signal(turn.started_signal()));
+        let runtime = Arc::new(ToolRuntime::new(rt).with_start_signal(turn.started_signal()));
         let out = self
             .0
-            .execute(to_json(&input), runtime)
+            .execute(input, runtime)
             .await
             .map_err(ToolError::into_core)?;
         // A result the core cannot store is an invalid output (`tool_output_invalid`).
