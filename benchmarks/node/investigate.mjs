@@ -249,12 +249,12 @@ if (SECTIONS.has('jsfloor')) {
   // What lib/bridge.js does for the OP_EXECUTE entries of one batch, without crossing to the
   // core: the batch text as the core sends it (one PHASE entry with the runtime data shared
   // by the calls of the tool phase, then `[0, callable, request, input, callId, toolName,
-  // toolCallInput]`), and, for comparison, the earlier format (the whole runtime data in
-  // every call).
+  // toolCallInput, attempt]`), and, for comparison, the earlier format (the whole runtime
+  // data in every call).
   const N = 1000;
   const runId = '6f1c2f6e-2d5b-4a53-9a55-0e1c8b0d9b1e';
   const batch = `[[8,0,0,{"runId":"${runId}","agentId":"bench","stepIndex":0,"context":null}],` +
-    Array.from({ length: N }, (_, i) => `[0,1,${i + 1},{"a":${i},"b":1},"c${i}","add",{"a":${i},"b":1}]`).join(',') + ']';
+    Array.from({ length: N }, (_, i) => `[0,1,${i + 1},{"a":${i},"b":1},"c${i}","add",{"a":${i},"b":1},1]`).join(',') + ']';
   const oldBatch = '[' + Array.from({ length: N }, (_, i) => `[0,1,${i + 1},${JSON.stringify({
     input: { a: i, b: 1 },
     runtime: { runId, agentId: 'bench', stepIndex: 0, context: null, toolCall: { id: `c${i}`, name: 'add', input: { a: i, b: 1 } } },
@@ -270,7 +270,7 @@ if (SECTIONS.has('jsfloor')) {
       let answers = '';
       for (const e of entries) {
         if (e[0] === 8) { phase = e[3]; continue; }
-        const context = { _requestId: e[2], _controller: null, _aborted: false, runId: phase.runId, agentId: phase.agentId, stepIndex: phase.stepIndex, context: phase.context, toolCall: { id: e[4], name: e[5], input: e[6] } };
+        const context = { _requestId: e[2], _controller: null, _aborted: false, runId: phase.runId, agentId: phase.agentId, stepIndex: phase.stepIndex, context: phase.context, toolCall: { id: e[4], name: e[5], input: e[6] }, attempt: e[7], idempotencyKey: `${phase.runId}:${e[4]}` };
         answers += `${e[2]} 1${JSON.stringify(fn(e[3], context))}\n`;
       }
       sink ^= answers.length;

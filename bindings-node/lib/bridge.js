@@ -371,8 +371,9 @@ function drain() {
 // away and compiles it again on the next calls. Keeping the last context alive keeps it.
 let lastContext = null;
 
-/** `[OP_EXECUTE, callable, request, input, callId, toolName, toolCallInput, attempt,
- * idempotencyKey]`. */
+/** `[OP_EXECUTE, callable, request, input, callId, toolName, toolCallInput, attempt]`; the
+ * idempotency key is `<runId>:<callId>` (docs/behaviour.md §15), made here from the phase's
+ * run id. */
 function execute(call, phase) {
   const requestId = call[2];
   const entry = callables.get(call[1]);
@@ -381,7 +382,7 @@ function execute(call, phase) {
   const shared = phase.contextText === undefined ? phase.context
     : phase.contextBig ? parseExact(phase.contextText) : JSON.parse(phase.contextText);
   const context = new ToolContext(requestId, phase.runId, phase.agentId, phase.stepIndex, shared,
-    { id: call[4], name: call[5], input: call[6] }, call[7], call[8]);
+    { id: call[4], name: call[5], input: call[6] }, call[7], `${phase.runId}:${call[4]}`);
   lastContext = context;
   let value;
   try {

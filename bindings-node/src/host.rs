@@ -568,22 +568,16 @@ pub async fn request(
 
 /// Runs tool executor `callable` on `input`: the call's runtime data travels once per
 /// batch and tool phase (a PHASE entry), the call itself as
-/// `[0, callable, request, input, callId, toolName, toolCallInput, attempt, idempotencyKey]`.
+/// `[0, callable, request, input, callId, toolName, toolCallInput, attempt]` (JS makes the
+/// idempotency key, `<runId>:<callId>`, from the phase's run id and the call's id).
 pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Value, ToolError> {
     let call = rt.tool_call();
     // `(a, b, …)` serializes as `[a,b,…]`: the entry takes its elements.
-    let written = json_text(&(
-        input,
-        &call.id,
-        &call.name,
-        &call.input,
-        rt.attempt(),
-        rt.idempotency_key(),
-    ));
+    let written = json_text(&(input, &call.id, &call.name, &call.input, rt.attempt()));
     let tail = written
         .text
         .get(1..written.text.len().saturating_sub(1))
-        .unwrap_or("null,null,null,null,1,null");
+        .unwrap_or("null,null,null,null,1");
     call_js(Some(rt.clone()), None, true, written.big, |text, id| {
         let _ = write!(text, "{},{callable},{id},{tail}", op::EXECUTE);
     })
