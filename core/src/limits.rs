@@ -131,7 +131,8 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
                     i += 1;
                 }
                 let literal = &text[start..i];
-                let integral = integers && !literal.contains(['.', 'e', 'E']);
+                // A literal of up to 18 characters is never an integer beyond 64 bits.
+                let integral = integers && literal.len() > 18 && !literal.contains(['.', 'e', 'E']);
                 if integral
                     && literal.parse::<i64>().is_err()
                     && literal.parse::<u64>().is_err()
