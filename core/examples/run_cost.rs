@@ -10,8 +10,9 @@
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/run_cost fan-out 2
 //! ```
 //!
-//! `run_cost fan-out|sequential|host-fan-out|host-sequential [RUNS]` (RUNS: 20); it prints
-//! the mean wall time of a run. The `host-` workloads call a tool the way every binding's
+//! `run_cost fan-out|sequential|host-fan-out|host-sequential|empty [RUNS]` (RUNS: 20); it
+//! prints the mean wall time of a run. `empty` is a run whose one model turn returns the
+//! final text (the run loop's own floor). The `host-` workloads call a tool the way every binding's
 //! tools are called: through the core's JSON host adapter (`phaseo_agent::json_host`), with
 //! `{"a": 1, "b": 2}` checked against the tool's JSON Schema, the arguments written as JSON
 //! text for the host and the host's answer read back from text; the host itself answers at
@@ -64,6 +65,7 @@ fn client(workload: &str) -> Arc<ScriptedClient> {
         false => "{}",
     };
     let turns: Vec<ModelResponse> = match workload.ends_with("sequential") {
+        _ if workload == "empty" => Vec::new(),
         true => (0..200)
             .map(|i| ModelResponse::tool_calls([(format!("c{i}"), "k", arguments)]))
             .collect(),

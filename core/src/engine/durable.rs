@@ -112,14 +112,18 @@ impl Durable {
     }
 }
 
-/// Runs `work` while renewing the run's lease.
-pub(crate) async fn with_lease<T>(ctx: &RunCtx, work: impl Future<Output = T>) -> T {
+/// Runs the future `work` makes while renewing the run's lease.
+///
+/// `work` makes the future here rather than being it: a future passed to an `async fn` is
+/// held twice in that function's own future (as its argument, and where it is awaited), and
+/// a run's step loop is kilobytes that every run would move and carry twice.
+pub(crate) async fn with_lease<F: Future>(ctx: &RunCtx, work: impl FnOnce() -> F) -> F::Output {
     match &ctx.durable {
-        None => work.await,
+        None => work().await,
         Some(d) => {
             tokio::select! {
                 biased;
-                r = work => r,
+                r = work() => r,
                 _ = d.keep_alive() => unreachable!("keep_alive never returns"),
             }
         }

@@ -13,6 +13,7 @@ mod tools;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -177,7 +178,9 @@ async fn run_agent(
         return tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
-            r = mcp.run_agent(&agent) => Some(r),
+            // Boxed: listing MCP servers is kilobytes of future that a run of an agent
+            // without servers would otherwise carry too.
+            r = Box::pin(mcp.run_agent(&agent)) => Some(r),
         };
     }
     let _ = cancel;
@@ -324,7 +327,8 @@ pub(crate) async fn run(
             Some(Ok(())) => {}
         }
     }
-    drive_and_finish(&ctx, state, Start::NextStep).await
+    let outcome = drive_steps(&ctx, &mut state, Start::NextStep).await;
+    finish(&ctx, state, outcome).await
 }
 
 pub(crate) async fn continue_run(
@@ -340,10 +344,9 @@ pub(crate) async fn continue_run(
         check_value(context)
             .map_err(|e| AgentError::state_invalid(format!("Invalid continue context: {e}")))?;
     }
-    let (mut state, plan, durable) = unless_cancelled(
-        options.cancel.as_ref(),
-        durable::prepare_continue(&agent, state, &options),
-    )
+    let (mut state, plan, durable) = unless_cancelled(options.cancel.as_ref(), || {
+        durable::prepare_continue(&agent, state, &options)
+    })
     .await?;
     // A new signature is made when the run ends, and only by an agent with a secret.
     state.signature = None;
@@ -354,17 +357,22 @@ pub(crate) async fn continue_run(
 /// cancelled first: a store that does not answer (an application's accessor blocked) holds
 /// no cancelled continue. Nothing ran yet, so the error has no result and the state stays
 /// as it was.
-async fn unless_cancelled<T>(
+///
+/// `work` makes the future here, as in [`with_lease`]: passed in, it would be held twice.
+async fn unless_cancelled<T, F>(
     cancel: Option<&CancellationToken>,
-    work: impl std::future::Future<Output = Result<T, AgentError>>,
-) -> Result<T, AgentError> {
+    work: impl FnOnce() -> F,
+) -> Result<T, AgentError>
+where
+    F: std::future::Future<Output = Result<T, AgentError>>,
+{
     let Some(cancel) = cancel else {
-        return work.await;
+        return work().await;
     };
     tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(AgentError::new(ErrorCode::Cancelled, CANCELLED_MESSAGE)),
-        r = work => r,
+        r = work() => r,
     }
 }
 
@@ -382,10 +390,9 @@ pub(crate) async fn recover(
 ) -> Result<RunResult, AgentError> {
     // As for a continue: the MCP tools are listed before the stored run is checked.
     let agent = continue_agent(agent, &options).await?;
-    let (recovered, durable) = unless_cancelled(
-        options.cancel.as_ref(),
-        durable::prepare_recover(&agent, run_id, options.clone()),
-    )
+    let (recovered, durable) = unless_cancelled(options.cancel.as_ref(), || {
+        durable::prepare_recover(&agent, run_id, options.clone())
+    })
     .await?;
     match recovered {
         durable::Recovered::Claimed(claimed) => {
@@ -404,7 +411,8 @@ pub(crate) async fn recover(
                 },
             );
             state.run.status = RunStatus::Running;
-            drive_and_finish(&ctx, state, Start::NextStep).await
+            let outcome = drive_steps(&ctx, &mut state, Start::NextStep).await;
+            finish(&ctx, state, outcome).await
         }
     }
 }
@@ -487,7 +495,7 @@ async fn resume_paused(
         },
     );
     let outcome = {
-        let fut = with_lease(&ctx, resume::resolve(&ctx, &mut state, plan, options));
+        let fut = with_lease(&ctx, || resume::resolve(&ctx, &mut state, plan, options));
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => None,
@@ -496,20 +504,26 @@ async fn resume_paused(
     };
     match outcome {
         None => finish(&ctx, state, Err(None)).await,
-        // As in `drive_and_finish`: a failure reached while cancelling is the cancellation.
+        // As in `drive_steps`: a failure reached while cancelling is the cancellation.
         Some(Err(_)) if ctx.cancel.is_cancelled() => finish(&ctx, state, Err(None)).await,
         Some(Err(failure)) => finish(&ctx, state, Err(Some(failure))).await,
-        Some(Ok(start)) => drive_and_finish(&ctx, state, start).await,
+        Some(Ok(start)) => {
+            let outcome = drive_steps(&ctx, &mut state, start).await;
+            finish(&ctx, state, outcome).await
+        }
     }
 }
 
-async fn drive_and_finish(
+/// Drives a run's steps, its lease renewed, until they end or the run is cancelled: how the
+/// run ends ([`finish`]'s outcome). The state is borrowed, not moved in: a value moved into
+/// an `async fn` is held twice in its future, and the callers' futures hold it already.
+async fn drive_steps(
     ctx: &RunCtx,
-    mut state: RunResult,
+    state: &mut RunResult,
     start: Start,
-) -> Result<RunResult, AgentError> {
+) -> Result<(), Option<Failure>> {
     let outcome = {
-        let fut = with_lease(ctx, step::drive(ctx, &mut state, start));
+        let fut = with_lease(ctx, || step::drive(ctx, state, start));
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => None,
@@ -517,13 +531,13 @@ async fn drive_and_finish(
         }
     };
     match outcome {
-        None => finish(ctx, state, Err(None)).await,
-        Some(Ok(())) => finish(ctx, state, Ok(())).await,
+        None => Err(None),
+        Some(Ok(())) => Ok(()),
         // A failure the run reached while it was being cancelled is the cancellation's: a
         // host may answer a call with its error (its context cancelled) within the very
         // poll that checked for cancellation and then started the call.
-        Some(Err(_)) if ctx.cancel.is_cancelled() => finish(ctx, state, Err(None)).await,
-        Some(Err(failure)) => finish(ctx, state, Err(Some(failure))).await,
+        Some(Err(_)) if ctx.cancel.is_cancelled() => Err(None),
+        Some(Err(failure)) => Err(Some(failure)),
     }
 }
 
@@ -531,23 +545,29 @@ async fn drive_and_finish(
 /// by its last checkpoint; after a failure of the store itself nothing more is written
 /// (the run stays recoverable). A final save that fails fails the run with
 /// `store_failed`, the result attached. The run span ends with what the caller gets.
-async fn finish(
+///
+/// Boxed: ending a run (the final save, the state's signature) is kilobytes of future, made
+/// once per run; inline, every run, continue and recover future would carry it from its
+/// start, and they are moved whole when a binding starts them.
+fn finish(
     ctx: &RunCtx,
     state: RunResult,
     outcome: Result<(), Option<Failure>>,
-) -> Result<RunResult, AgentError> {
-    let result = finish_and_save(ctx, state, outcome).await;
-    if let Some(t) = &ctx.trace {
-        match &result {
-            Ok(state) => t.run_ended(state),
-            Err(e) => {
-                if let Some(state) = e.result() {
-                    t.run_ended(state);
+) -> BoxFuture<'_, Result<RunResult, AgentError>> {
+    Box::pin(async move {
+        let result = finish_and_save(ctx, state, outcome).await;
+        if let Some(t) = &ctx.trace {
+            match &result {
+                Ok(state) => t.run_ended(state),
+                Err(e) => {
+                    if let Some(state) = e.result() {
+                        t.run_ended(state);
+                    }
                 }
             }
         }
-    }
-    result
+        result
+    })
 }
 
 async fn finish_and_save(

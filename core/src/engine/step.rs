@@ -46,7 +46,7 @@ pub(crate) async fn drive(ctx: &RunCtx, state: &mut RunResult, start: Start) -> 
         // A run cancelled while its step ran starts no further step (docs/behaviour.md
         // §3.4): the step's last awaited value (a host's answer to its cancelled call) can
         // arrive within the very poll that had checked the cancellation first
-        // (`drive_and_finish`). Parked here, the run ends `cancelled` on the next poll.
+        // (`drive_steps`). Parked here, the run ends `cancelled` on the next poll.
         if ctx.cancel.is_cancelled() {
             std::future::pending::<()>().await;
         }

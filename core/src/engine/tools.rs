@@ -847,7 +847,9 @@ where
             .alone
             .store(true, std::sync::atomic::Ordering::Relaxed);
         for (i, job) in jobs {
-            out.push((i, job().await?));
+            // Boxed, as below: inline, the largest job's future would be part of every
+            // caller's future (a continue's whole future among them).
+            out.push((i, Box::pin(job()).await?));
         }
         return Ok(out);
     }

@@ -29,24 +29,38 @@ impl JsonArgs<'_> {
             text.pop();
             text.into_boxed_str()
         });
+        let call = rt.tool_call();
         let mut out = Vec::with_capacity(head.len() + 256);
         out.push(b'[');
+        let value_at = out.len();
         write_canonical(&mut out, *value);
+        let value_end = out.len();
         out.push(b',');
         out.extend_from_slice(head.as_bytes());
-        out.extend_from_slice(br#","toolCall":"#);
-        write_canonical(&mut out, rt.tool_call());
-        out.extend_from_slice(br#","attempt":"#);
+        // `toolCall` is `{"id","name","input"}` (the field order of `ToolCall`), written
+        // here rather than through its `Serialize`: an executor's value is the call's own
+        // input, whose text was just written, and the id's text is wanted again below.
+        out.extend_from_slice(br#","toolCall":{"id":"#);
+        let id_at = out.len();
+        write_canonical(&mut out, &call.id);
+        let id_end = out.len();
+        out.extend_from_slice(br#","name":"#);
+        write_canonical(&mut out, &call.name);
+        out.extend_from_slice(br#","input":"#);
+        if std::ptr::eq(*value, &call.input) {
+            out.extend_from_within(value_at..value_end);
+        } else {
+            write_canonical(&mut out, &call.input);
+        }
+        out.extend_from_slice(br#"},"attempt":"#);
         write_canonical(&mut out, &rt.attempt());
         out.extend_from_slice(br#","idempotencyKey":"#);
-        // `"<runId>:<toolCallId>"`: the two strings written as JSON, joined inside one pair
-        // of quotes (cheaper than formatting the key first).
+        // `"<runId>:<toolCallId>"`: the run id written as JSON and the id's text from
+        // above, joined inside one pair of quotes (cheaper than formatting the key first).
         write_canonical(&mut out, rt.run_id());
         out.pop();
         out.push(b':');
-        let id_at = out.len();
-        write_canonical(&mut out, &rt.tool_call().id);
-        out.remove(id_at);
+        out.extend_from_within(id_at + 1..id_end);
         if let Some(annotations) = rt.tool_annotations() {
             out.extend_from_slice(br#","toolAnnotations":"#);
             write_canonical(&mut out, annotations);

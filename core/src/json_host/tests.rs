@@ -306,12 +306,16 @@ fn the_arguments_text_is_their_canonical_serialization() {
             let annotated = runtime_of(phase, id, input.clone())
                 .with_annotations(Some(Arc::new(json!({"readOnlyHint": true}))))
                 .with_attempt(3);
+            let other = json!({"other": awkward});
             for rt in [&plain, &annotated] {
-                let args = JsonArgs::WithRuntime(&input, rt);
-                let text = args.to_canonical_text();
-                assert_eq!(text, crate::json::to_canonical_string(&args));
-                let parsed: Value = serde_json::from_str(&text).expect("valid JSON");
-                assert_eq!(parsed, JsonArgs::WithRuntime(&input, rt).into_value());
+                // The call's own input (as an executor hands it), an equal copy, another value.
+                for value in [&rt.tool_call().input, &input, &other] {
+                    let args = JsonArgs::WithRuntime(value, rt);
+                    let text = args.to_canonical_text();
+                    assert_eq!(text, crate::json::to_canonical_string(&args));
+                    let parsed: Value = serde_json::from_str(&text).expect("valid JSON");
+                    assert_eq!(parsed, JsonArgs::WithRuntime(value, rt).into_value());
+                }
             }
         }
     }
