@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use phaseo_agent as pa;
 use phaseo_agent::driven::{DrivenRun, Polled};
 
-use crate::api::{Agent, RunResult};
+use crate::api::{Agent, RunResult, RunStatus};
 use crate::conversions::{core_continue_options, core_run_options};
 use crate::defs::{ContinueOptions, RunOptions};
 use crate::errors::PhaseoError;
@@ -369,6 +369,44 @@ pub fn driven_result(key: u64) -> Result<Arc<RunResult>, PhaseoError> {
             "the driven run {key} has not ended"
         ))),
     }
+}
+
+/// The status and final output of the ended driven run `key`, read before
+/// [`driven_result`] takes it: the Java API's blocking run answers `status()` and
+/// `output()` from them, without two more calls through the generated bindings (each of
+/// those allocates JNA structures, and is the dearest part of a short run while the JVM
+/// still interprets it). Returns the status's position in [`RunStatus`] and writes the
+/// output's JSON to `buf` when it fits in `cap` bytes, its length to `out_len` in any case;
+/// -1 when the run ended without a result (an error) or is unknown.
+///
+/// # Safety
+/// `buf` points to `cap` writable bytes, `out_len` to a writable `i64`.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_driven_head(
+    key: i64,
+    buf: *mut u8,
+    cap: i64,
+    out_len: *mut i64,
+) -> i32 {
+    let head = catch_unwind(|| {
+        let drive = drives().get(&(key as u64)).cloned()?;
+        let outcome = lock(&drive.outcome);
+        let result = outcome.as_ref()?.as_ref().ok()?;
+        let status = RunStatus::from(result.status()) as i32;
+        Some((status, crate::traits::to_json(result.output())))
+    });
+    let Ok(Some((status, output))) = head else {
+        return -1;
+    };
+    let len = output.len();
+    // SAFETY: the caller's guarantees: `out_len` is writable, `buf` has `cap` bytes.
+    unsafe {
+        *out_len = len as i64;
+        if len as i64 <= cap {
+            std::ptr::copy_nonoverlapping(output.as_ptr(), buf, len);
+        }
+    }
+    status
 }
 
 /// Drives run `key` on the calling thread: returns 0 when it has ended (take its result

@@ -1461,7 +1461,16 @@ class AgentSdk private constructor() {
      * [fromJson] move a paused run between processes.
      */
     @JvmSuppressWildcards
-    class RunResult internal constructor(internal val native: NativeRunResult) {
+    class RunResult internal constructor(
+        internal val native: NativeRunResult,
+        /** The status, when the run that made this result handed it over at its end. */
+        private val knownStatus: RunStatus? = null,
+        /** The output's JSON, likewise (null: read it from [native]). */
+        private val knownOutputJson: String? = null,
+    ) {
+        /** The result of a run this thread drove, with the status and output it ended with. */
+        internal constructor(driven: JvmDispatch.Driven) : this(driven.result, driven.status, driven.outputJson)
+
         private val state: Map<String, Any?> by lazy { javaMap(native.state) }
 
         /** The run id. */
@@ -1471,10 +1480,18 @@ class AgentSdk private constructor() {
         fun agentId(): String = native.agentId()
 
         /** The status, snake_case (`completed`, `waiting_for_human`, `stopped`, `failed`, …). */
-        fun status(): String = native.status().name.lowercase()
+        fun status(): String = (knownStatus ?: native.status()).name.lowercase()
 
         /** The final output (`null` unless completed or stopped). */
-        fun output(): Any? = javaValue(native.output)
+        fun output(): Any? {
+            val json = knownOutputJson ?: return javaValue(native.output)
+            // A text output (the usual final answer) with nothing escaped is its own content:
+            // in the core's JSON a quote or a control character inside a string is escaped.
+            if (json.length >= 2 && json[0] == '"' && json[json.length - 1] == '"' && json.indexOf('\\') < 0) {
+                return json.substring(1, json.length - 1)
+            }
+            return javaValue(parseJson(json))
+        }
 
         /** The final output as text. */
         fun outputText(): String = native.outputText()

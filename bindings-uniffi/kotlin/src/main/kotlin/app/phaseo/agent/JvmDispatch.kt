@@ -23,6 +23,9 @@ internal object JvmDispatch {
     /** How long a thread with no call waits before it ends. */
     private const val KEEP_ALIVE_MS = 60_000L
 
+    /** The output a driven run's head carries (a longer one is read from the result). */
+    private const val HEAD_BYTES = 1024
+
     /** A registered body: what it runs, and whether a cancelled call's thread is interrupted. */
     private class Body(val run: BlockingToolFunction, val interruptible: Boolean)
 
@@ -48,6 +51,8 @@ internal object JvmDispatch {
     @JvmStatic private external fun phaseo_jvm_drive_end(key: Long)
 
     @JvmStatic private external fun phaseo_jvm_complete_and_drive(key: Long, call: Long, status: Int, text: ByteArray, len: Long, out: LongArray): Int
+
+    @JvmStatic private external fun phaseo_jvm_driven_head(key: Long, buf: ByteArray, cap: Long, outLen: LongArray): Int
 
     init {
         // The library the generated bindings load, under the same name (and the same
@@ -116,7 +121,7 @@ internal object JvmDispatch {
      * [InterruptedException] (the thread's interrupt status is cleared, as by any method
      * that throws it).
      */
-    fun drive(key: ULong): RunResult {
+    fun drive(key: ULong): Driven {
         val k = key.toLong()
         val out = LongArray(5)
         try {
@@ -143,7 +148,24 @@ internal object JvmDispatch {
             phaseo_jvm_drive_end(key.toLong())
             throw e
         }
-        return drivenResult(key)
+        val head = head(key.toLong())
+        return Driven(drivenResult(key), head?.first, head?.second)
+    }
+
+    /**
+     * A driven run's result, with its status and its output's JSON when [head] read them
+     * (they are then answered without a call through the generated bindings).
+     */
+    class Driven(val result: RunResult, val status: RunStatus?, val outputJson: String?)
+
+    /** The status and output JSON of the ended run [key] (`phaseo_jvm_driven_head`). */
+    private fun head(key: Long): Pair<RunStatus, String?>? {
+        val buf = ByteArray(HEAD_BYTES)
+        val len = LongArray(1)
+        val status = phaseo_jvm_driven_head(key, buf, buf.size.toLong(), len)
+        if (status < 0 || status >= RunStatus.entries.size) return null
+        val output = if (len[0] <= buf.size) String(buf, 0, len[0].toInt(), Charsets.UTF_8) else null
+        return RunStatus.entries[status] to output
     }
 
     /** A call's answer: its status for `phaseo_jvm_complete` and its text in UTF-8. */

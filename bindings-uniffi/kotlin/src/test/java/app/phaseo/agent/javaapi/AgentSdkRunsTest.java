@@ -39,6 +39,30 @@ class AgentSdkRunsTest {
     }
 
     @Test
+    void aBlockingRunsStatusAndOutputAreThoseOfItsState() {
+        // The blocking run hands its status and a short output over as it ends; the state
+        // read back from JSON answers from the native result: both must agree, for texts
+        // that need escaping, for an output longer than what is handed over, and for a
+        // paused run (no output).
+        String escaped = "say \"hi\"\n\\ tab\t é 😀 \u0001";
+        String longText = "x".repeat(5_000);
+        for (String answer : List.of("done", "", escaped, longText)) {
+            RunResult run = agent().run("go", client(text(answer)));
+            RunResult read = RunResult.fromJson(run.toJson());
+            assertEquals("completed", run.status());
+            if (!answer.isEmpty()) {
+                assertEquals(answer, run.output());
+            }
+            assertEquals(read.output(), run.output());
+            assertEquals(read.status(), run.status());
+        }
+        RunResult paused = agent(approvalTool()).run("pay 5", client(calls(call("c1", "pay", "{\"amount\":5}"))));
+        assertEquals("waiting_for_human", paused.status());
+        assertNull(paused.output());
+        assertEquals(RunResult.fromJson(paused.toJson()).status(), paused.status());
+    }
+
+    @Test
     void pauseGoesThroughJsonAndAnotherAgentContinues() {
         RunResult paused = agent(approvalTool()).run("pay 5", client(calls(call("c1", "pay", "{\"amount\":5}")), text("Paid.")));
         assertEquals("waiting_for_human", paused.status());
