@@ -78,8 +78,32 @@ func (d *driver) keepWake() {
 	}
 }
 
-// batches are the C buffers drivers take queued calls into (newBatch).
-var batches = sync.Pool{New: func() any { b := newBatch(); return &b }}
+// freeBatches are the C buffers of drivers that ended, for the next drivers to take queued
+// calls into (newBatch). Not a sync.Pool: a pool drops what it holds at a collection, and
+// C memory dropped by the collector is never freed.
+var freeBatches = make(chan []C.PhaseoGoCall, maxFreeBatches)
+
+// maxFreeBatches bounds the buffers kept: one per run driven at once, up to this many.
+const maxFreeBatches = 64
+
+// getBatch is a kept buffer, or a new one when none is kept.
+func getBatch() []C.PhaseoGoCall {
+	select {
+	case b := <-freeBatches:
+		return b
+	default:
+		return newBatch()
+	}
+}
+
+// putBatch keeps b for the next driver, or frees it when enough are kept.
+func putBatch(b []C.PhaseoGoCall) {
+	select {
+	case freeBatches <- b:
+	default:
+		freeBatch(b)
+	}
+}
 
 // drive polls the run until it ends. When ctx is done the run is cancelled (it ends
 // "cancelled") and its event handler is no longer waited for, as in wait; that happens
@@ -113,14 +137,14 @@ func (s *started) drive(ctx context.Context) error {
 // from the caller's goroutine (onCaller) at the first call to run inline, from a driver
 // goroutine to a rescuer while it ran a call.
 func (d *driver) loop(onCaller bool) {
-	batch := batches.Get().(*[]C.PhaseoGoCall)
-	defer batches.Put(batch)
+	batch := getBatch()
+	defer putBatch(batch)
 	for {
 		st, err := status(func(e **C.char) C.enum_PhaseoStatus {
 			return C.enum_PhaseoStatus(C.phaseo_go_poll(d.s.run, C.uintptr_t(d.handle), e))
 		})
 		if err != nil || st != C.PHASEO_STATUS_PENDING {
-			takeAndDispatch(*batch)
+			takeAndDispatch(batch)
 			d.once.Do(func() {
 				d.err = err
 				close(d.ended)
@@ -129,7 +153,7 @@ func (d *driver) loop(onCaller bool) {
 		}
 		// The calls the poll queued (and any other run's) are started before anything
 		// waits: the answer this driver waits for may be one of them.
-		if c, f := d.takeOwn(*batch); c != nil {
+		if c, f := d.takeOwn(batch); c != nil {
 			if onCaller {
 				go d.runThenLoop(c, f)
 				return

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -126,8 +127,19 @@ const batchSize = 256
 // Go memory argument for Go pointers, and the entries' pointer fields made that check
 // walk the whole batch on each take.
 func newBatch() []C.PhaseoGoCall {
+	liveBatches.Add(1)
 	return unsafe.Slice((*C.PhaseoGoCall)(C.malloc(C.size_t(batchSize)*C.size_t(unsafe.Sizeof(C.PhaseoGoCall{})))), batchSize)
 }
+
+// freeBatch frees a buffer of newBatch.
+func freeBatch(b []C.PhaseoGoCall) {
+	liveBatches.Add(-1)
+	C.free(unsafe.Pointer(&b[0]))
+}
+
+// liveBatches counts the buffers of newBatch not freed (the dispatcher's and the drivers',
+// in use or kept): a test checks that it does not grow with the runs.
+var liveBatches atomic.Int64
 
 // dispatchMu makes a take and the dispatch of what it took one step: the dispatcher and
 // the drivers of driven runs (drive.go) both take from the queue, and calls must start

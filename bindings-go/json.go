@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"unsafe"
 )
 
 // decodeValue reads a JSON value the core sent. Objects become map[string]any, arrays
@@ -151,6 +152,22 @@ func (o keyOrder) lookup(m uintptr) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// decodeText is decodeValue for a value the core wrote (a state's output), read by the
+// parser of decodeOrdered without the key order: its strings are parts of text (no copy),
+// and no encoding/json decoder is made for it (most of the decoding of a short run's state).
+func decodeText(text string) (any, error) {
+	p := &orderedParser{data: unsafe.Slice(unsafe.StringData(text), len(text)), noOrder: true, src: text}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.at != len(p.data) {
+		return nil, fmt.Errorf("unexpected text after the value at offset %d", p.at)
+	}
+	return v, nil
 }
 
 // decodeOrdered is decodeValue recording the key order of every object. It reads the

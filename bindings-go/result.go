@@ -126,6 +126,8 @@ type stateView struct {
 	Usage       UsageSummary      `json:"usage"`
 	Steps       []json.RawMessage `json:"steps"`
 	StepResults []json.RawMessage `json:"stepResults"`
+	// outputText is Output as a part of the state's text (decodeState only).
+	outputText string
 }
 
 // ParseRunResult reads a state's canonical JSON text. Only the shape is read here: the
@@ -152,7 +154,13 @@ func ParseRunResult(text string) (RunResult, error) {
 		raw:         text,
 	}
 	if len(view.Output) > 0 {
-		out, err := decodeValue(view.Output)
+		var out any
+		var err error
+		if view.outputText != "" {
+			out, err = decodeText(view.outputText)
+		} else {
+			out, err = decodeValue(view.Output)
+		}
 		if err != nil {
 			return RunResult{}, &Error{Code: CodeStateInvalid, Message: fmt.Sprintf("Invalid state: output: %v", err)}
 		}

@@ -34,6 +34,7 @@ func decodeState(text string) (stateView, error) {
 				return err
 			}
 			v.Output = json.RawMessage(d.data[start:d.at])
+			v.outputText = text[start:d.at]
 			return nil
 		case "usage":
 			return d.usage(&v.Usage)

@@ -93,3 +93,42 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(data)
 }
+
+// A state's output reads as decodeValue reads it (objects, arrays, escapes, large and
+// fractional numbers, deep nesting), its strings parts of the state's text.
+func TestStateOutputReadsAsDecodeValue(t *testing.T) {
+	agent, err := CreateAgent(AgentDefinition{ID: "outputs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	client, err := NewScriptedClient([]map[string]any{{"text": "done"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := agent.Run(context.Background(), RunOptions{Input: "go", Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.JSON(), `"output":"done"`) {
+		t.Fatalf("no output in %s", r.JSON())
+	}
+	for _, output := range []string{
+		`{"a":[1,2.5,-3e2,12345678901234567,9007199254740993,0.1,null,true,false],"s":"é\"\\\n\u2028 \ud83d\ude00","o":{},"l":[]}`,
+		`[]`, `"plain"`, `"esc\"aped"`, `123`, `-0.5`, `null`, `true`, `1e400`,
+		strings.Repeat(`{"k":[`, 32) + `"deep"` + strings.Repeat(`]}`, 32),
+	} {
+		text := strings.Replace(r.JSON(), `"output":"done"`, `"output":`+output, 1)
+		parsed, err := ParseRunResult(text)
+		if err != nil {
+			t.Fatalf("%s: %v", output, err)
+		}
+		want, err := decodeValue([]byte(output))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(parsed.Output, want) {
+			t.Fatalf("output %s: read %#v, decodeValue %#v", output, parsed.Output, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@
 //! versioned JSON form.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -97,8 +98,21 @@ pub struct ToolCall {
     /// The tool id the model called.
     pub name: String,
     /// The arguments (validated input for pending calls; the raw string when the model
-    /// sent arguments that are not JSON).
-    pub input: Value,
+    /// sent arguments that are not JSON). Shared: a call is recorded in its assistant
+    /// message, in its step's results and in the runtime of its execution, and a clone of
+    /// the call shares one input rather than copying it.
+    pub input: Arc<Value>,
+}
+
+impl ToolCall {
+    /// A call of tool `name` with id `id` and input `input`.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input: Arc::new(input),
+        }
+    }
 }
 
 /// One conversation message.
@@ -574,7 +588,7 @@ impl Item {
             items.push(Item::ToolCall {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
-                input: call.input.clone(),
+                input: Value::clone(&call.input),
             });
         }
         for r in &step.tool_results {

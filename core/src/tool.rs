@@ -33,7 +33,7 @@ pub trait ToolExecutor: Send + Sync {
     /// (Not an `async fn`: the default returns [`execute`](Self::execute)'s own future, with
     /// no second allocation around it.)
     fn execute_call<'a>(&'a self, runtime: ToolRuntime) -> ExecuteFuture<'a> {
-        let input = runtime.tool_call().input.clone();
+        let input = Value::clone(&runtime.tool_call().input);
         self.execute(input, runtime)
     }
 }

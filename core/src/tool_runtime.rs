@@ -219,6 +219,15 @@ impl ToolRuntime {
         &self.inner.tool_call
     }
 
+    /// The call's id and tool name, for the record of its result: taken from the runtime
+    /// when nothing else holds it (the host let go of its copy), copied otherwise.
+    pub(crate) fn into_id_and_name(self) -> (String, String) {
+        match Arc::try_unwrap(self.inner) {
+            Ok(inner) => (inner.tool_call.id, inner.tool_call.name),
+            Err(shared) => (shared.tool_call.id.clone(), shared.tool_call.name.clone()),
+        }
+    }
+
     /// The call's cancellation token: cancelled when the call times out or the run is
     /// cancelled.
     pub fn cancellation_token(&self) -> &CancellationToken {

@@ -176,7 +176,7 @@ fn a_nested_approval_pauses_the_outer_run_and_a_decision_completes_it() {
     let p = &pause.pending_tool_calls[0];
     assert_eq!(p.call.id, "c1/n1");
     assert_eq!(p.call.name, "lookup");
-    assert_eq!(p.call.input, json!({"q": "x"}));
+    assert_eq!(*p.call.input, json!({"q": "x"}));
     assert!(state.to_value()["run"]["pause"]["nestedRuns"]["c1"].is_object());
 
     let recorder = Recorder::default();

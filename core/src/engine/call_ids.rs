@@ -131,11 +131,7 @@ mod tests {
     use super::*;
 
     fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "t".into(),
-            input: json!({}),
-        }
+        ToolCall::new(id, "t", json!({}))
     }
 
     fn ids(calls: &[ToolCall]) -> Vec<&str> {

@@ -180,7 +180,7 @@ async fn finish(
     match ended {
         Ended::Output(value) => {
             let runtime = scope.runtime(ctx, tool, &call, token, false);
-            accept_result(ctx, scope, tool, &call, &runtime, value, vec![]).await
+            accept_result(ctx, scope, tool, runtime, value, vec![]).await
         }
         Ended::Failed(message) => call_failed(
             ctx,

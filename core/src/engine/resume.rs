@@ -500,7 +500,7 @@ async fn supply(
             }
         }
     };
-    accept_result(ctx, scope, tool, call, &runtime, output, vec![]).await
+    accept_result(ctx, scope, tool, runtime, output, vec![]).await
 }
 
 fn reject(ctx: &RunCtx, scope: &PhaseScope, pending: &PendingToolCall, reason: String) -> Resolved {
@@ -540,13 +540,15 @@ fn record_edits(state: &mut RunResult, edits: Vec<(String, Value)>) {
         .expect("a paused tool step has a result");
     for (id, input) in edits {
         let mut original = None;
+        let shared = Arc::new(input.clone());
         for call in assistant
             .iter_mut()
             .flat_map(|m| m.tool_calls.iter_mut().flatten())
             .chain(step.tool_calls.iter_mut())
             .filter(|c| c.id == id)
         {
-            original = Some(std::mem::replace(&mut call.input, input.clone()));
+            let replaced = std::mem::replace(&mut call.input, shared.clone());
+            original = Some(Arc::unwrap_or_clone(replaced));
         }
         if let Some(result) = step.tool_results.iter_mut().find(|r| r.tool_call_id == id) {
             result.original_input = original;
@@ -630,7 +632,7 @@ pub(crate) async fn resolve(
                     }
                     Decision::Execute(Some(input)) => {
                         let call = ToolCall {
-                            input,
+                            input: Arc::new(input),
                             ..pending.call
                         };
                         tools::execute_call(ctx, scope_ref, call, true).await

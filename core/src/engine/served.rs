@@ -166,11 +166,7 @@ impl ServedTools {
             cancel.child_token(),
             self.permits.available_permits() <= 1,
         );
-        let call = ToolCall {
-            id: call_id,
-            name: name.to_owned(),
-            input,
-        };
+        let call = ToolCall::new(call_id, name, input);
         let refused = {
             let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
             let refused = over_budget(&ctx, &counts, ctx.agent.tool(&call.name), &call);

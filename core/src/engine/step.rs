@@ -412,14 +412,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
             Ok(v) => (v, Ok(())),
             Err(e) => (Value::String(c.arguments), Err(e)),
         };
-        (
-            ToolCall {
-                id: c.id,
-                name: c.name,
-                input,
-            },
-            args,
-        )
+        (ToolCall::new(c.id, c.name, input), args)
     }));
     call_ids::make_unique(&ctx.call_ids, &state.run.messages, &mut parsed);
     let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();

@@ -289,17 +289,17 @@ pub(crate) async fn accept_result(
     ctx: &RunCtx,
     scope: &PhaseScope,
     tool: &Tool,
-    call: &ToolCall,
-    runtime: &ToolRuntime,
+    runtime: ToolRuntime,
     value: Value,
     preliminary: Vec<Value>,
 ) -> Result<Resolved, AgentError> {
+    let call = runtime.tool_call();
     check_value(&value).map_err(|e| output_invalid(ctx, scope, call, e.to_string()))?;
     let (value, next_turn) = if tool.output_schema.is_none() && tool.next_turn_params.is_none() {
         // Nothing to await: no future of the checks in every call's future.
         (value, None)
     } else {
-        match Box::pin(awaited_checks(tool, call, runtime, value)).await {
+        match Box::pin(awaited_checks(tool, call, &runtime, value)).await {
             Ok(checked) => checked,
             Err(Refused::Invalid(m)) => return Err(output_invalid(ctx, scope, call, m)),
             Err(Refused::Failed(m)) => {
@@ -319,12 +319,14 @@ pub(crate) async fn accept_result(
         t.tool_ended(call, Some(tool), Ok(&value));
     }
     emit_completed(ctx, scope, &call.id, &call.name, &value);
+    let context_update = runtime.take_context_update();
+    let (call_id, tool_name) = runtime.into_id_and_name();
     Ok(Resolved {
-        call_id: call.id.clone(),
-        tool_name: call.name.clone(),
+        call_id,
+        tool_name,
         outcome: Ok(value),
         preliminary,
-        context_update: runtime.take_context_update(),
+        context_update,
         next_turn,
         nested_pause: None,
     })
@@ -499,7 +501,7 @@ async fn classify_awaited(
     let call = match &tool.input_schema {
         None => call,
         Some(validator) => {
-            let mut input = call.input.clone();
+            let mut input = Value::clone(&call.input);
             if let Some(loose) = &tool.loose_parameters {
                 // A strict tool's generated schema asked for null where the type has a
                 // default (docs/behaviour.md §20): the host type decodes it as left out.
@@ -509,7 +511,10 @@ async fn classify_awaited(
                 Ok(v) => v,
                 Err(e) => return invalid_input(ctx, scope, tool, &call, e),
             };
-            ToolCall { input, ..call }
+            ToolCall {
+                input: Arc::new(input),
+                ..call
+            }
         }
     };
     if let Some(hook) = &tool.on_tool_called {
@@ -520,7 +525,7 @@ async fn classify_awaited(
             tool.timeout,
             &token,
             std::pin::pin!(guarded_error(
-                hook.on_tool_called(call.input.clone(), runtime.clone()),
+                hook.on_tool_called(Value::clone(&call.input), runtime.clone()),
                 tool,
             )),
         )
@@ -540,7 +545,7 @@ async fn classify_awaited(
         };
         return match answered {
             Ok(None) => Ok(pending(call, PendingKind::Hitl)),
-            Ok(Some(value)) => accept_result(ctx, scope, tool, &call, &runtime, value, vec![])
+            Ok(Some(value)) => accept_result(ctx, scope, tool, runtime, value, vec![])
                 .await
                 .map(Plan::Done),
             Err(e) if e.is_invalid_output() => Err(output_invalid(ctx, scope, &call, e.message)),
@@ -653,7 +658,7 @@ async fn execute_known(
         let call = runtime.tool_call();
         let (code, message) = match outcome {
             Attempt::Returned(value) => {
-                return accept_result(ctx, scope, tool, call, &runtime, value, preliminary).await
+                return accept_result(ctx, scope, tool, runtime, value, preliminary).await
             }
             Attempt::InvalidOutput(message) => {
                 return Err(output_invalid(ctx, scope, call, message))

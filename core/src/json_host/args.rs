@@ -47,7 +47,7 @@ impl JsonArgs<'_> {
         out.extend_from_slice(br#","name":"#);
         write_canonical(&mut out, &call.name);
         out.extend_from_slice(br#","input":"#);
-        if std::ptr::eq(*value, &call.input) {
+        if std::ptr::eq(*value, &*call.input) {
             out.extend_from_within(value_at..value_end);
         } else {
             write_canonical(&mut out, &call.input);

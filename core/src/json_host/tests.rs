@@ -63,11 +63,7 @@ fn host(answer: Value) -> (Recorder, Calls) {
 }
 
 fn runtime() -> ToolRuntime {
-    let call = ToolCall {
-        id: "c1".into(),
-        name: "add".into(),
-        input: json!({"a": 1}),
-    };
+    let call = ToolCall::new("c1", "add", json!({"a": 1}));
     ToolRuntime::new(
         PhaseShared::new("run".into(), "agent".into(), 2, json!({"k": "v"})),
         call,
@@ -275,11 +271,7 @@ async fn a_client_without_generate_drains_its_stream_and_one_with_neither_fails(
 
 /// A runtime of `phase` for call `id` with `input`.
 fn runtime_of(phase: &Arc<PhaseShared>, id: &str, input: Value) -> ToolRuntime {
-    let call = ToolCall {
-        id: id.into(),
-        name: "t\u{e9}l\u{e9}".into(),
-        input,
-    };
+    let call = ToolCall::new(id, "t\u{e9}l\u{e9}", input);
     ToolRuntime::new(phase.clone(), call, CancellationToken::new(), true)
 }
 
