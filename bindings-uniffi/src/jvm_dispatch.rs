@@ -109,6 +109,10 @@ struct State {
     notified: usize,
     /// Whether the supervisor thread runs.
     supervised: bool,
+    /// Whether the supervisor waits for a call to be queued (on `Pool::waiting`): only then
+    /// does a submit notify it. A notification is a system call even with no one waiting,
+    /// and a turn of a thousand calls made one per call on the thread that queued them.
+    supervisor_idle: bool,
     /// Whether a thread out of work is looking at the queue before it parks (one at a
     /// time: a crowd of them would only take the cores from the threads that work).
     spinning: bool,
@@ -151,6 +155,7 @@ fn pool() -> &'static Pool {
             parked: 0,
             notified: 0,
             supervised: false,
+            supervisor_idle: false,
             spinning: false,
             blocked: 0,
             control: VecDeque::new(),
@@ -242,7 +247,9 @@ impl Pool {
         let mut state = self.lock();
         loop {
             while state.queue.is_empty() {
+                state.supervisor_idle = true;
                 state = self.waiting.wait(state).unwrap_or_else(|p| p.into_inner());
+                state.supervisor_idle = false;
             }
             let taken = state.taken;
             drop(state);
@@ -290,7 +297,8 @@ impl Pool {
             0 => self.wake(&mut state, 1),
             _ => 0,
         };
-        if !taker || state.queue.len() > 1 {
+        if (!taker || state.queue.len() > 1) && state.supervisor_idle {
+            state.supervisor_idle = false;
             self.waiting.notify_one();
         }
         if !state.supervised {
