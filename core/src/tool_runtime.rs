@@ -24,7 +24,7 @@ pub(crate) struct PhaseShared {
     /// in a class with no other block in use, each phase's short-lived allocation would be
     /// served from a fresh page (see docs/performance.md, Core).
     context: Box<Value>,
-    json_head: OnceLock<Box<str>>,
+    json_head: OnceLock<PhaseHead>,
 }
 
 impl PhaseShared {
@@ -48,6 +48,14 @@ impl PhaseShared {
     pub(crate) fn context(&self) -> &Value {
         &self.context
     }
+}
+
+/// The JSON text of the runtime entries the calls of one phase share (`{"runId":…,
+/// "agentId":…,"stepIndex":…,"context":…`, its closing brace left off), and where the run
+/// id's text ends in it (after its closing quote): a call's idempotency key reuses it.
+pub(crate) struct PhaseHead {
+    pub(crate) text: String,
+    pub(crate) run_id_end: usize,
 }
 
 struct RuntimeInner {
@@ -204,7 +212,7 @@ impl ToolRuntime {
 
     /// The JSON text that the calls of this runtime's phase share (`write` makes it, once
     /// per phase; see [`PhaseShared`]).
-    pub(crate) fn phase_json_head(&self, write: impl FnOnce() -> Box<str>) -> &str {
+    pub(crate) fn phase_json_head(&self, write: impl FnOnce() -> PhaseHead) -> &PhaseHead {
         self.inner.phase.json_head.get_or_init(write)
     }
 

@@ -3,7 +3,7 @@
 use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
 
 use crate::json::{to_canonical_string, write_canonical};
-use crate::tool_runtime::IdempotencyKey;
+use crate::tool_runtime::{IdempotencyKey, PhaseHead};
 use crate::{ToolRuntime, Value};
 
 /// The JSON array a host function receives.
@@ -23,20 +23,15 @@ impl JsonArgs<'_> {
         let Self::WithRuntime(value, rt) = self else {
             return to_canonical_string(self);
         };
-        let head = rt.phase_json_head(|| {
-            // The map of the four shared entries, its closing brace left off.
-            let mut text = to_canonical_string(&HeadView(rt));
-            text.pop();
-            text.into_boxed_str()
-        });
+        let head = rt.phase_json_head(|| phase_head(rt));
         let call = rt.tool_call();
-        let mut out = Vec::with_capacity(head.len() + 256);
+        let mut out = Vec::with_capacity(head.text.len() + 256);
         out.push(b'[');
         let value_at = out.len();
         write_canonical(&mut out, *value);
         let value_end = out.len();
         out.push(b',');
-        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(head.text.as_bytes());
         // `toolCall` is `{"id","name","input"}` (the field order of `ToolCall`), written
         // here rather than through its `Serialize`: an executor's value is the call's own
         // input, whose text was just written, and the id's text is wanted again below.
@@ -55,10 +50,9 @@ impl JsonArgs<'_> {
         out.extend_from_slice(br#"},"attempt":"#);
         write_canonical(&mut out, &rt.attempt());
         out.extend_from_slice(br#","idempotencyKey":"#);
-        // `"<runId>:<toolCallId>"`: the run id written as JSON and the id's text from
-        // above, joined inside one pair of quotes (cheaper than formatting the key first).
-        write_canonical(&mut out, rt.run_id());
-        out.pop();
+        // `"<runId>:<toolCallId>"`: the run id's JSON text from the head and the id's text
+        // from above, joined inside one pair of quotes (cheaper than formatting the key).
+        out.extend_from_slice(&head.text.as_bytes()[RUN_ID_AT..head.run_id_end - 1]);
         out.push(b':');
         out.extend_from_within(id_at + 1..id_end);
         if let Some(annotations) = rt.tool_annotations() {
@@ -94,7 +88,7 @@ impl Serialize for JsonArgs<'_> {
 
 /// `{runId, agentId, stepIndex, context, toolCall, attempt, idempotencyKey,
 /// toolAnnotations?}`, as [`runtime_value`] builds it (and [`JsonArgs::to_canonical_text`]
-/// writes it, the first four entries from [`HeadView`]).
+/// writes it, the first four entries from [`phase_head`]).
 struct RuntimeView<'a>(&'a ToolRuntime);
 
 impl Serialize for RuntimeView<'_> {
@@ -116,19 +110,26 @@ impl Serialize for RuntimeView<'_> {
     }
 }
 
-/// The entries of a runtime that the calls of one phase share: `{runId, agentId,
-/// stepIndex, context}`.
-struct HeadView<'a>(&'a ToolRuntime);
+/// Where the run id's text begins in a [`PhaseHead`] (its opening quote).
+const RUN_ID_AT: usize = r#"{"runId":"#.len();
 
-impl Serialize for HeadView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let rt = self.0;
-        let mut map = s.serialize_map(Some(4))?;
-        map.serialize_entry("runId", rt.run_id())?;
-        map.serialize_entry("agentId", rt.agent_id())?;
-        map.serialize_entry("stepIndex", &rt.step_index())?;
-        map.serialize_entry("context", rt.context())?;
-        map.end()
+/// The entries of a runtime that the calls of one phase share, `{runId, agentId, stepIndex,
+/// context}`, as [`RuntimeView`] writes them, the closing brace left off; the keys are
+/// written as they are (no key needs escaping), the values as canonical JSON.
+fn phase_head(rt: &ToolRuntime) -> PhaseHead {
+    let mut text = Vec::with_capacity(128);
+    text.extend_from_slice(br#"{"runId":"#);
+    write_canonical(&mut text, rt.run_id());
+    let run_id_end = text.len();
+    text.extend_from_slice(br#","agentId":"#);
+    write_canonical(&mut text, rt.agent_id());
+    text.extend_from_slice(br#","stepIndex":"#);
+    write_canonical(&mut text, &rt.step_index());
+    text.extend_from_slice(br#","context":"#);
+    write_canonical(&mut text, rt.context());
+    PhaseHead {
+        text: String::from_utf8(text).expect("serde_json writes UTF-8"),
+        run_id_end,
     }
 }
 

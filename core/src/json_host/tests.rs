@@ -333,9 +333,10 @@ fn the_shared_part_of_a_phases_runtimes_is_written_once() {
     // The second call found the text the first one wrote.
     let head = second.phase_json_head(|| panic!("the phase's text was written twice"));
     assert_eq!(
-        head,
+        head.text,
         r#"{"runId":"run","agentId":"agent","stepIndex":1,"context":{"big":"context"}"#
     );
+    assert_eq!(&head.text[..head.run_id_end], r#"{"runId":"run""#);
     // Another phase writes its own.
     let other = runtime_of(
         &PhaseShared::new("run".into(), "agent".into(), 2, Value::Null),
