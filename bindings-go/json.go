@@ -159,6 +159,23 @@ func (o keyOrder) lookup(m uintptr) ([]string, bool) {
 // and no encoding/json decoder is made for it (most of the decoding of a short run's state).
 func decodeText(text string) (any, error) {
 	p := &orderedParser{data: unsafe.Slice(unsafe.StringData(text), len(text)), noOrder: true, src: text}
+	return p.whole()
+}
+
+// decodeOrdered is decodeValue recording the key order of every object. It reads the
+// core's JSON text with a small recursive parser (encoding/json's token reader was the
+// largest cost of a tool call); strings with escapes are unquoted by encoding/json.
+func decodeOrdered(data []byte) (any, keyOrder, error) {
+	p := &orderedParser{data: data, src: string(data)}
+	v, err := p.whole()
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, p.order, nil
+}
+
+// whole reads the parser's text as exactly one value (white space around it allowed).
+func (p *orderedParser) whole() (any, error) {
 	v, err := p.value(0)
 	if err != nil {
 		return nil, err
@@ -168,22 +185,6 @@ func decodeText(text string) (any, error) {
 		return nil, fmt.Errorf("unexpected text after the value at offset %d", p.at)
 	}
 	return v, nil
-}
-
-// decodeOrdered is decodeValue recording the key order of every object. It reads the
-// core's JSON text with a small recursive parser (encoding/json's token reader was the
-// largest cost of a tool call); strings with escapes are unquoted by encoding/json.
-func decodeOrdered(data []byte) (any, keyOrder, error) {
-	p := &orderedParser{data: data, src: string(data)}
-	v, err := p.value(0)
-	if err != nil {
-		return nil, nil, err
-	}
-	p.space()
-	if p.at != len(p.data) {
-		return nil, nil, fmt.Errorf("unexpected text after the value at offset %d", p.at)
-	}
-	return v, p.order, nil
 }
 
 type orderedParser struct {
