@@ -8,7 +8,8 @@
 #                                            # behind the best peer's (a ratio below 1)
 #
 # Environment: PROFILE (cargo profile of our native library: `release`, the default, or
-# `dist`, the packages' fat-LTO build), ROUNDS (3), RUNS (5), WARMUP (3), FANOUT_N (1000),
+# `dist`, the packages' fat-LTO build), ROUNDS (3), RUNS (5), WARMUP (3, the fewest warm-up
+# runs), WARMUP_SECONDS (3, the shortest warm-up per workload), FANOUT_N (1000),
 # SEQ_N (200), SLEEPY_N (100), WORKLOADS (comma list), SDKS (ours,langchain4j,spring-ai),
 # SKIP_BUILD=1 (measure what is built).
 #
