@@ -149,7 +149,7 @@ public final class Bench {
             long startedBefore = 0;
             long startedTotal = 0;
             int peakLive = 0;
-            int warmed = warmUp(sdk, w, warmup, warmupNanos);
+            double[] warm = warmUp(sdk, w, warmup, warmupNanos);
             for (int i = 0; i < runs; i++) {
                 CALLS.set(0);
                 Run run = sdk.prepare(w);
@@ -174,7 +174,9 @@ public final class Bench {
             r.put("min_ms", samples.stream().mapToDouble(Double::doubleValue).min().orElse(0));
             r.put("per_unit", w.perUnit());
             r.put("runs", runs);
-            r.put("warmup", warmed);
+            r.put("warmup", (int) warm[0]);
+            // The first run of the workload in this JVM (for the first workload: a fresh JVM's).
+            r.put("first_run_ms", warm[1]);
             // JVM threads started during a timed run (average), and the most alive at once.
             r.put("threads_started_per_run", (double) startedTotal / runs);
             r.put("peak_live_threads", peakLive);
@@ -191,18 +193,22 @@ public final class Bench {
 
     /**
      * Untimed runs of {@code w} until at least {@code min} ran and {@code nanos} went by (no
-     * collection forced between them); returns how many ran.
+     * collection forced between them); returns how many ran and the first one's wall ms.
      */
-    private static int warmUp(Sdk sdk, Workload w, int min, long nanos) throws Exception {
+    private static double[] warmUp(Sdk sdk, Workload w, int min, long nanos) throws Exception {
         long start = System.nanoTime();
         int n = 0;
+        double first = 0;
         while (n < min || System.nanoTime() - start < nanos) {
             CALLS.set(0);
-            String out = sdk.prepare(w).run();
+            Run run = sdk.prepare(w);
+            long t0 = System.nanoTime();
+            String out = run.run();
+            if (n == 0) first = (System.nanoTime() - t0) / 1e6;
             if (!"done".equals(out)) throw new IllegalStateException(sdk.name() + " " + w.name() + ": final text " + out);
             n++;
         }
-        return n;
+        return new double[] {n, first};
     }
 
     /** A number as the table prints it. */

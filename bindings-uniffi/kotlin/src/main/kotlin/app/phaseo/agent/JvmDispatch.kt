@@ -64,8 +64,27 @@ internal object JvmDispatch {
         // be another instance, which from a JAR is another extracted copy of the library,
         // with its own call queue that nothing fills.
         Native.register(JvmDispatch::class.java, library)
+        warmUp()
         daemon("phaseo-agent-control") { control() }
     }
+
+    /**
+     * Loads and initializes, once, the classes every call's values pass through (the JSON
+     * parser and writer, the Java API's plain values). Left to the first calls, a turn of
+     * many calls in a fresh JVM had them wait for one another, one class at a time.
+     */
+    private fun warmUp() {
+        try {
+            parseJson(toJsonElement(javaValue(parseJson(WARM_UP_JSON))).toString())
+            BlockingCalls.hashCode()
+        } catch (_: Throwable) {
+            // Only a head start: the calls load what they need anyway.
+        }
+    }
+
+    /** A value of every JSON kind, as [warmUp] reads and writes it. */
+    private const val WARM_UP_JSON =
+        """{"s":"text","i":1,"l":12345678901,"d":0.5,"e":1e300,"t":true,"n":null,"a":[1,"x",[]],"o":{"k":{}}}"""
 
     /** Registers [body]; the key goes into the tool's definition (`blockingTool`). */
     fun register(body: BlockingToolFunction, interruptible: Boolean): Long {
