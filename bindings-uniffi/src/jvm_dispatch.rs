@@ -15,14 +15,19 @@
 //! host start one); and a supervisor thread, while calls wait, looks every
 //! [`SUPERVISE_EVERY`]: the calls running longer than that count as blocked, and when no
 //! call was taken since its last look (or every thread awake is blocked) and fewer threads
-//! than cores are awake and not blocked, it wakes (or has the host start) one more thread
-//! per blocked one (at least one, at most one per waiting call), and when every thread
-//! awake is blocked, every parked thread (as many as calls wait): new threads double each
-//! period, so a turn of a hundred blocking calls has them all running within about seven
-//! periods, and at once when the threads exist from earlier turns. A pause of the whole process (the JVM's garbage
-//! collector) looks like blocking and wakes threads that were not needed: a thread that
-//! ends a call while more threads than cores are awake and not blocked parks instead of
-//! taking the next one. One thread out of work first looks at the queue for [`SPIN`] (the
+//! than cores are awake and not blocked, it wakes one more parked thread per blocked one
+//! (at least one, at most one per waiting call), and when every thread awake is blocked,
+//! every parked thread (as many as calls wait). Where no parked thread is left it has the
+//! host start new ones: a core's worth per look, doubling with each look in a row at which
+//! no call ended (calls that block for real: a turn of a hundred of them in a fresh process
+//! has its threads within about seven looks and the threads' own start-up), back to a
+//! core's worth as soon as one does, and none while threads asked for before have not come.
+//! A pause of the whole JVM (its collector, a class loaded while every call waits for it)
+//! holds every call in progress at once and looks like blocking: it starts a core's worth
+//! of threads at most (doubling at every such pause would grow the pool to hundreds of
+//! threads within seconds of back-to-back turns of quick calls). The parked threads it
+//! wakes that were not needed park again: a thread that ends a call while more threads
+//! than cores are awake and not blocked parks instead of taking the next one. One thread out of work first looks at the queue for [`SPIN`] (the
 //! next call of a run that goes turn by turn comes within microseconds, and waking a
 //! parked thread on a busy machine can cost a time slice), then parks; a thread idle for
 //! the host's keep-alive ends. Likewise the run loop looks for the answer of a call that
@@ -30,7 +35,7 @@
 //! `yield_now` between looks, not a busy loop: on a machine with more runnable threads than
 //! cores, the thread that owes the answer may be waiting for the very core that looks.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -103,6 +108,12 @@ struct State {
     taken: u64,
     /// Host threads that take calls (started, or asked to be).
     threads: usize,
+    /// Threads asked for that have not yet come for a call: the supervisor asks for no
+    /// more until they have.
+    starting: usize,
+    /// Looks in a row that asked for threads while no call ended: the next asks for
+    /// `cores() << streak` (see [`Pool::supervise`]).
+    streak: u32,
     /// Threads parked, waiting for work.
     parked: usize,
     /// Wake-ups sent to parked threads and not yet taken (spurious wake-ups take none).
@@ -143,6 +154,8 @@ struct Pool {
     slots: Mutex<Vec<Arc<AtomicU64>>>,
     /// Calls taken and not yet completed, by id.
     taken: Mutex<HashMap<i64, Taken>>,
+    /// Calls completed so far (the supervisor's sign that calls in progress do end).
+    completed: AtomicU64,
 }
 
 fn pool() -> &'static Pool {
@@ -152,6 +165,8 @@ fn pool() -> &'static Pool {
             queue: VecDeque::new(),
             taken: 0,
             threads: 0,
+            starting: 0,
+            streak: 0,
             parked: 0,
             notified: 0,
             supervised: false,
@@ -166,6 +181,7 @@ fn pool() -> &'static Pool {
         controls: Condvar::new(),
         slots: Mutex::new(Vec::new()),
         taken: Mutex::new(HashMap::new()),
+        completed: AtomicU64::new(0),
     })
 }
 
@@ -190,6 +206,8 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 thread_local! {
     /// This host thread's slot in [`Pool::slots`], registered on its first call.
     static SLOT: RefCell<Option<Arc<AtomicU64>>> = const { RefCell::new(None) };
+    /// Whether this thread came for calls before (it is then no longer [`State::starting`]).
+    static ARRIVED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn my_slot(pool: &Pool) -> Arc<AtomicU64> {
@@ -218,6 +236,7 @@ impl Pool {
         let start = n - woken;
         if start > 0 {
             state.threads += start;
+            state.starting += start;
             state.control.push_back(Control::Start(start));
             self.controls.notify_one();
         }
@@ -252,11 +271,15 @@ impl Pool {
                 state.supervisor_idle = false;
             }
             let taken = state.taken;
+            let completed = self.completed.load(Ordering::Relaxed);
             drop(state);
             std::thread::sleep(SUPERVISE_EVERY);
             let blocked = self.count_blocked();
             state = self.lock();
             state.blocked = blocked;
+            if self.completed.load(Ordering::Relaxed) != completed {
+                state.streak = 0;
+            }
             let free = state.awake().saturating_sub(blocked);
             // Every thread awake is in a call that blocks: the calls waiting will likely
             // block too, and each waits for a thread. Parked threads cost a wake-up only,
@@ -270,6 +293,17 @@ impl Pool {
                     blocked.max(1)
                 };
                 let more = more.min(state.queue.len());
+                // New threads: see the module comment.
+                let sleeping = state.parked - state.notified;
+                let start = if state.starting > 0 {
+                    0
+                } else {
+                    cores() << state.streak.min(16)
+                };
+                let more = more.min(sleeping + start);
+                if more > sleeping {
+                    state.streak += 1;
+                }
                 let woken = self.wake(&mut state, more);
                 drop(state);
                 self.notify(woken);
@@ -318,6 +352,9 @@ impl Pool {
     /// thread then ends).
     fn next(&self, keep_alive: Duration) -> Option<Queued> {
         let mut state = self.lock();
+        if !ARRIVED.replace(true) {
+            state.starting = state.starting.saturating_sub(1);
+        }
         // A thread that just ended a call parks when more threads than cores are awake
         // and not blocked (it was woken for calls that only seemed blocked).
         let mut park = state.awake().saturating_sub(state.blocked) > cores();
@@ -588,6 +625,7 @@ pub unsafe extern "C" fn phaseo_jvm_complete(call: i64, status: i32, text: *cons
     let Some(taken) = relock(&pool.taken).remove(&call) else {
         return;
     };
+    pool.completed.fetch_add(1, Ordering::Relaxed);
     taken.phase.store(OVER, Ordering::Release);
     // SAFETY: the caller passes `len` readable bytes.
     let bytes = unsafe { std::slice::from_raw_parts(text, len.max(0) as usize) };
@@ -642,5 +680,7 @@ pub unsafe extern "C" fn phaseo_jvm_release_runtime(handle: i64) {
 /// The host could not start a thread it was asked for: the calls wait for the others.
 #[no_mangle]
 pub extern "C" fn phaseo_jvm_thread_failed() {
-    pool().lock().threads -= 1;
+    let mut state = pool().lock();
+    state.threads -= 1;
+    state.starting = state.starting.saturating_sub(1);
 }

@@ -12,6 +12,8 @@ import app.phaseo.agent.AgentSdk.AgentDefinition;
 import app.phaseo.agent.AgentSdk.RunOptions;
 import app.phaseo.agent.AgentSdk.RunResult;
 import app.phaseo.agent.AgentSdk.Tool;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,6 +98,36 @@ class JvmDispatchTest {
                 assertEquals("keeper", ctx.toolCall().name());
                 assertEquals(i, ctx.stepIndex());
             }
+        }
+    }
+
+    @Test
+    void turnsOfManyQuickCallsBackToBackStartFewThreads() throws Exception {
+        // While a turn's calls wait, a call in progress for longer than a moment counts as
+        // blocked and threads are started for the calls behind it. A pause of the whole JVM
+        // (the collector's) or a class being loaded holds every call in progress at once:
+        // one such moment may start a few threads, not double them every time. Turns of 500
+        // quick calls, back to back, with collections in between.
+        Tool quick = new Tool("quick", (input, ctx) -> ((Map<?, ?>) input).get("n"));
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        AgentDefinition definition = new AgentDefinition("quick-turns", List.of(quick))
+            .withMaxSteps(5)
+            .withToolExecution(new AgentSdk.ToolExecutionConfig(1000));
+        try (AgentSdk.Agent agent = AgentSdk.createAgent(definition)) {
+            List<Map<String, Object>> fan = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                fan.add(call("c" + i, "quick", "{\"n\":" + i + "}"));
+            }
+            long before = threads.getTotalStartedThreadCount();
+            for (int run = 0; run < 200; run++) {
+                if (run % 10 == 0) {
+                    System.gc();
+                }
+                RunResult result = agent.run(new RunOptions("go", AgentSdk.scriptedClient(List.of(Map.of("toolCalls", fan), text("done")))));
+                assertEquals("completed", result.status());
+            }
+            long started = threads.getTotalStartedThreadCount() - before;
+            assertTrue(started <= 64, started + " threads started over 200 turns of 500 quick calls");
         }
     }
 }
