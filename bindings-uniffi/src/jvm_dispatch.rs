@@ -7,13 +7,13 @@
 //! proxy, structures built per argument, a thread to attach), far more than a trivial
 //! tool; a directly mapped call costs well under one.
 //!
-//! Calls begin in the order the core hands them over (docs/behaviour.md §3.1): one FIFO, taken oldest
-//! first. A body may block (sleep, I/O, a run of its own), so a call must never wait long
-//! behind a blocked one, yet most calls are over in microseconds, and a thread per call
-//! (a turn of a thousand calls) costs far more than the calls. So the threads awake take
-//! calls back to back; a call handed over while no thread is awake wakes one (or has the
-//! host start one); and a supervisor thread, while calls wait, looks every
-//! [`SUPERVISE_EVERY`]: the calls running longer than that count as blocked, and when no
+//! Calls begin in the order the core hands them over (docs/behaviour.md §3.1): one FIFO,
+//! taken oldest first. A body may block (sleep, I/O, a run of its own), so a call must
+//! never wait long behind a blocked one, yet most calls are over in microseconds, and a
+//! thread per call (a turn of a thousand calls) costs far more than the calls. So the
+//! threads awake take calls back to back; a call handed over while no thread is awake
+//! wakes one (or has the host start one); and a supervisor thread, while calls wait, looks
+//! every [`SUPERVISE_EVERY`]: the calls running longer than that count as blocked, and when no
 //! call was taken since its last look (or every thread awake is blocked) and fewer threads
 //! than cores are awake and not blocked, it wakes one more parked thread per blocked one
 //! (at least one, at most one per waiting call), and when every thread awake is blocked,
@@ -27,13 +27,14 @@
 //! of threads at most (doubling at every such pause would grow the pool to hundreds of
 //! threads within seconds of back-to-back turns of quick calls). The parked threads it
 //! wakes that were not needed park again: a thread that ends a call while more threads
-//! than cores are awake and not blocked parks instead of taking the next one. One thread out of work first looks at the queue for [`SPIN`] (the
-//! next call of a run that goes turn by turn comes within microseconds, and waking a
-//! parked thread on a busy machine can cost a time slice), then parks; a thread idle for
-//! the host's keep-alive ends. Likewise the run loop looks for the answer of a call that
-//! runs alone for [`ANSWER_SPIN`] before it waits (see [`wait_briefly`]). Both look with
-//! `yield_now` between looks, not a busy loop: on a machine with more runnable threads than
-//! cores, the thread that owes the answer may be waiting for the very core that looks.
+//! than cores are awake and not blocked parks instead of taking the next one. One thread
+//! out of work first looks at the queue for [`SPIN`] (the next call of a run that goes
+//! turn by turn comes within microseconds, and waking a parked thread on a busy machine
+//! can cost a time slice), then parks; a thread idle for the host's keep-alive ends.
+//! Likewise the run loop looks for the answer of a call that runs alone for
+//! [`ANSWER_SPIN`] before it waits (see [`wait_briefly`]). Both look with `yield_now`
+//! between looks, not a busy loop: on a machine with more runnable threads than cores, the
+//! thread that owes the answer may be waiting for the very core that looks.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};

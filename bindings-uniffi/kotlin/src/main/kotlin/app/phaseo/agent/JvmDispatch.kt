@@ -71,7 +71,8 @@ internal object JvmDispatch {
     /**
      * Loads and initializes, once, the classes every call's values pass through (the JSON
      * parser and writer, the Java API's plain values). Left to the first calls, a turn of
-     * many calls in a fresh JVM had them wait for one another, one class at a time.
+     * many calls in a fresh JVM has them wait for one another, one class at a time, and
+     * look blocked to the pool's supervisor (bindings-uniffi/src/jvm_dispatch.rs).
      */
     private fun warmUp() {
         try {
