@@ -63,6 +63,23 @@ if [ "$mode" = kotlin ]; then
   fi
   sed -i "s/$vtables/\1keepCallbackThreadsAttached(vtable)\n\1lib.\2(vtable)/" "$kt"
   sed -i 's/^\( *\)Native.register(UniffiLib::class.java/\1keepCallbackThreadsAttached(uniffiRustFutureContinuationCallbackImpl, uniffiForeignFutureDroppedCallbackImpl)\n&/' "$kt"
+  # Every call takes its status from the calling thread's own (CallStatuses.kt says why)
+  # instead of allocating one.
+  fresh='^    var status = UniffiRustCallStatus()$'
+  if [ "$(grep -c "$fresh" "$kt")" != 1 ] \
+     || [ "$(grep -A3 "$fresh" "$kt" | tail -n 3 | tr -d ' \n')" != 'valreturn_value=callback(status)uniffiCheckCallStatus(errorHandler,status)returnreturn_value' ]; then
+    echo "generate.sh: the generated call helper changed; check how it gets its call status (CallStatuses.kt)" >&2
+    exit 1
+  fi
+  sed -i "/$fresh/,+3c\\
+    val status = CallStatuses.take()\\
+    try {\\
+        val return_value = callback(status)\\
+        uniffiCheckCallStatus(errorHandler, status)\\
+        return return_value\\
+    } finally {\\
+        CallStatuses.give(status)\\
+    }" "$kt"
   kt_dir="$here/kotlin/src/main/kotlin/app/phaseo/agent"
   mkdir -p "$kt_dir"
   # Only replace the file when it changed, so Maven's up-to-date checks keep working.
