@@ -11,6 +11,7 @@
 # `dist`, the packages' fat-LTO build), ROUNDS (3), RUNS (5), WARMUP (3, the fewest warm-up
 # runs), WARMUP_SECONDS (3, the shortest warm-up per workload), FANOUT_N (1000),
 # SEQ_N (200), SLEEPY_N (100), WORKLOADS (comma list), SDKS (ours,langchain4j,spring-ai),
+# GC_BEFORE_RUN (1: a collection before each timed run; 0: timed runs back to back),
 # SKIP_BUILD=1 (measure what is built).
 #
 # Builds, every time (cargo and Maven make it a no-op when nothing changed): our native

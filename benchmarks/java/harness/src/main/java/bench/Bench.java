@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * JIT compiles an SDK's hot code over hundreds of runs, and an application serves many runs,
  * so the figure is the steady state's, for every SDK alike (the peers' code is Java, most of
  * ours is native and gains far less). Then {@code RUNS} (5) timed runs, {@code System.gc()}
- * before each; the median and the fastest are reported. Every run checks the final text,
+ * before each (no run pays for the garbage of the one before, and each starts with cold
+ * caches), or none with {@code GC_BEFORE_RUN=0} (runs back to back, as in a busy service; use
+ * more {@code RUNS}); the median and the fastest are reported. Every run checks the final text,
  * every timed run the number of tool invocations too. Each process prints one
  * {@code RESULT {json}} line per workload.
  */
@@ -143,6 +145,7 @@ public final class Bench {
         int runs = env("RUNS", 5);
         int warmup = env("WARMUP", 3);
         long warmupNanos = (long) (envDouble("WARMUP_SECONDS", 3) * 1e9);
+        boolean gcBeforeRun = env("GC_BEFORE_RUN", 1) != 0;
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         for (Workload w : workloads()) {
             List<Double> samples = new ArrayList<>();
@@ -153,7 +156,7 @@ public final class Bench {
             for (int i = 0; i < runs; i++) {
                 CALLS.set(0);
                 Run run = sdk.prepare(w);
-                System.gc();
+                if (gcBeforeRun) System.gc();
                 startedBefore = threads.getTotalStartedThreadCount();
                 threads.resetPeakThreadCount();
                 long t0 = System.nanoTime();

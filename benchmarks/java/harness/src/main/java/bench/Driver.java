@@ -182,8 +182,9 @@ public final class Driver {
 
         System.out.println();
         System.out.printf(Locale.ROOT, "Phaseo Agent SDK (Java API) vs JVM peers: %d rounds, each SDK in its own JVM per round, "
-            + "order rotating; figure = median over rounds of each round's median run; %d CPUs, load before %.2f %.2f %.2f, after %.2f %.2f %.2f; %.0f s%n",
-            rounds, Runtime.getRuntime().availableProcessors(), loadBefore[0], loadBefore[1], loadBefore[2],
+            + "order rotating; figure = median over rounds of each round's median run (%s); %d CPUs, load before %.2f %.2f %.2f, after %.2f %.2f %.2f; %.0f s%n",
+            rounds, "0".equals(System.getenv("GC_BEFORE_RUN")) ? "timed runs back to back" : "a collection before each timed run",
+            Runtime.getRuntime().availableProcessors(), loadBefore[0], loadBefore[1], loadBefore[2],
             loadAfter[0], loadAfter[1], loadAfter[2], elapsed);
         System.out.println("java " + System.getProperty("java.version") + "; our native library: " + native_);
         System.out.println("versions: " + Json.write(versions));
