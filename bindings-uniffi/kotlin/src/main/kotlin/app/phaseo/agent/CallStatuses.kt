@@ -1,10 +1,10 @@
 // The status structure every call through the generated bindings passes to the library
 // (`UniffiRustCallStatus`: a code and an error buffer, written by the library only when the
-// call fails). Generated as it is, every call made a new one: a JNA structure whose native
-// memory JNA allocates, records in a process-wide map and frees through a cleaner after a
-// collection, and a second such allocation for its error buffer. That made the statuses, not
-// the calls, most of the cost of a run with no tool calls. Each thread now keeps the
-// statuses it used and hands them out again (`bindings-uniffi/scripts/generate.sh` makes
+// call fails). As generated, every call makes a new one: a JNA structure whose native memory
+// JNA allocates, records in a process-wide map and frees through a cleaner after a
+// collection, and a second such allocation for its error buffer; the statuses, not the
+// calls, would then be most of the cost of a run with no tool calls. So each thread keeps
+// the statuses it used and hands them out again (`bindings-uniffi/scripts/generate.sh` makes
 // the generated calls take them from here).
 package app.phaseo.agent
 
