@@ -125,10 +125,12 @@ func CreateAgent(def AgentDefinition) (*Agent, error) {
 		store = def.Store.ptr
 		a.stores = append(a.stores, def.Store)
 	}
-	host := C.phaseo_go_agent_host(C.uintptr_t(handle))
-	// The core takes the host: its release deletes the handle, also on failure.
+	// The core takes the host made from the handle: its release deletes the handle, also on
+	// failure.
 	var ptr *C.PhaseoAgent
-	if _, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_agent_new(ct, store, host, &ptr, e) }); err != nil {
+	if _, err := status(func(e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_go_agent_new(ct, store, C.uintptr_t(handle), &ptr, e)
+	}); err != nil {
 		return nil, err
 	}
 	a.ptr = ptr

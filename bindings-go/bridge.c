@@ -1,4 +1,4 @@
-// The C side of the cgo bridge: builds PhaseoHost values whose callbacks are the Go
+// The C side of the cgo bridge: builds PhaseoHost values whose callbacks pass on to the Go
 // functions exported in host.go, and the call queue. Kept in a .c file because a Go file
 // with //export may only declare C functions in its preamble.
 //
@@ -131,17 +131,84 @@ int phaseo_go_take(PhaseoGoCall *out, int max) {
   return (int)n;
 }
 
-PhaseoHost phaseo_go_agent_host(uintptr_t handle) {
-  PhaseoHost host = {(void *)handle, phaseo_go_enqueue, NULL, NULL, goPhaseoRelease};
+// The host's callbacks: the Go functions, given the handle as an integer (see bridge.h).
+static void phaseo_go_on_event(void *user_data, const char *event_json) {
+  goPhaseoEvent((uintptr_t)user_data, (char *)event_json);
+}
+static void phaseo_go_on_done(void *user_data) { goPhaseoDone((uintptr_t)user_data); }
+static void phaseo_go_release(void *user_data) { goPhaseoRelease((uintptr_t)user_data); }
+static void phaseo_go_cancelled(void *user_data) { goPhaseoCancel((uintptr_t)user_data); }
+
+static PhaseoHost agent_host(uintptr_t handle) {
+  PhaseoHost host = {(void *)handle, phaseo_go_enqueue, NULL, NULL, phaseo_go_release};
   return host;
 }
 
-PhaseoHost phaseo_go_run_host(uintptr_t handle, bool with_events) {
-  PhaseoHost host = {(void *)handle, phaseo_go_enqueue, with_events ? (PhaseoEventFn)goPhaseoEvent : NULL,
-                     goPhaseoDone, goPhaseoRelease};
+static PhaseoHost run_host(uintptr_t handle, bool events) {
+  PhaseoHost host = {(void *)handle, phaseo_go_enqueue, events ? phaseo_go_on_event : NULL, phaseo_go_on_done,
+                     phaseo_go_release};
   return host;
+}
+
+enum PhaseoStatus phaseo_go_agent_new(const char *definition_json, const PhaseoStore *store, uintptr_t handle,
+                                      PhaseoAgent **out_agent, char **out_error) {
+  return phaseo_agent_new(definition_json, store, agent_host(handle), out_agent, out_error);
+}
+
+enum PhaseoStatus phaseo_go_client_host_stream(uintptr_t handle, uint64_t generate_callback,
+                                               uint64_t stream_callback, PhaseoClient **out_client,
+                                               char **out_error) {
+  return phaseo_client_host_stream(agent_host(handle), generate_callback, stream_callback, out_client, out_error);
+}
+
+enum PhaseoStatus phaseo_go_store_accessor(uintptr_t handle, uint64_t load_callback, uint64_t save_callback,
+                                           PhaseoStore **out_store, char **out_error) {
+  return phaseo_store_accessor(agent_host(handle), load_callback, save_callback, out_store, out_error);
+}
+
+enum PhaseoStatus phaseo_go_serve_mcp(const char *options_json, const PhaseoClient *client, uintptr_t handle,
+                                      bool events, PhaseoMcpServer **out_server, char **out_error) {
+  return phaseo_serve_mcp(options_json, client, run_host(handle, events), out_server, out_error);
+}
+
+enum PhaseoStatus phaseo_go_run_driven(const PhaseoAgent *agent, const char *options_json,
+                                       const PhaseoClient *client, const PhaseoStore *store, uintptr_t handle,
+                                       bool events, PhaseoRun **out_run, char **out_error) {
+  return phaseo_agent_run_driven(agent, options_json, client, store, run_host(handle, events), out_run, out_error);
+}
+
+enum PhaseoStatus phaseo_go_continue_driven(const PhaseoAgent *agent, const char *state_json,
+                                            const char *run_id, const char *options_json,
+                                            const PhaseoClient *client, const PhaseoStore *store,
+                                            uintptr_t handle, bool events, PhaseoRun **out_run,
+                                            char **out_error) {
+  return phaseo_agent_continue_driven(agent, state_json, run_id, options_json, client, store,
+                                      run_host(handle, events), out_run, out_error);
+}
+
+enum PhaseoStatus phaseo_go_recover_driven(const PhaseoAgent *agent, const char *run_id,
+                                           const char *options_json, const PhaseoClient *client,
+                                           const PhaseoStore *store, uintptr_t handle, bool events,
+                                           PhaseoRun **out_run, char **out_error) {
+  return phaseo_agent_recover_driven(agent, run_id, options_json, client, store, run_host(handle, events), out_run,
+                                     out_error);
+}
+
+enum PhaseoStatus phaseo_go_stream(const PhaseoAgent *agent, const char *options_json,
+                                   const PhaseoClient *client, const PhaseoStore *store, uintptr_t handle,
+                                   bool events, PhaseoStream **out_stream, char **out_error) {
+  return phaseo_agent_stream(agent, options_json, client, store, run_host(handle, events), out_stream, out_error);
+}
+
+enum PhaseoStatus phaseo_go_continue_stream(const PhaseoAgent *agent, const char *state_json,
+                                            const char *run_id, const char *options_json,
+                                            const PhaseoClient *client, const PhaseoStore *store,
+                                            uintptr_t handle, bool events, PhaseoStream **out_stream,
+                                            char **out_error) {
+  return phaseo_agent_continue_stream(agent, state_json, run_id, options_json, client, store,
+                                      run_host(handle, events), out_stream, out_error);
 }
 
 PhaseoStatus phaseo_go_on_cancel(PhaseoCall *call, uintptr_t handle, char **out_error) {
-  return phaseo_call_on_cancel(call, goPhaseoCancel, (void *)handle, out_error);
+  return phaseo_call_on_cancel(call, phaseo_go_cancelled, (void *)handle, out_error);
 }

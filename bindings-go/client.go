@@ -256,9 +256,8 @@ func clientFor(c ModelClient) (ptr *C.PhaseoClient, keep any, release func(), er
 		streamID = 2
 	}
 	handle := cgo.NewHandle(h)
-	host := C.phaseo_go_agent_host(C.uintptr_t(handle))
 	if _, err := status(func(e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_client_host_stream(host, 1, streamID, &ptr, e)
+		return C.phaseo_go_client_host_stream(C.uintptr_t(handle), 1, streamID, &ptr, e)
 	}); err != nil {
 		return nil, nil, nil, err
 	}

@@ -259,7 +259,7 @@ func runStarted() {
 // it hands the event to the handler's goroutine and waits for it (see eventDelivery).
 //
 //export goPhaseoEvent
-func goPhaseoEvent(userData unsafe.Pointer, eventJSON *C.char) {
+func goPhaseoEvent(userData C.uintptr_t, eventJSON *C.char) {
 	h, _ := cgo.Handle(uintptr(userData)).Value().(*runHost)
 	if h == nil || h.events == nil {
 		return
@@ -268,14 +268,14 @@ func goPhaseoEvent(userData unsafe.Pointer, eventJSON *C.char) {
 }
 
 //export goPhaseoDone
-func goPhaseoDone(userData unsafe.Pointer) {
+func goPhaseoDone(userData C.uintptr_t) {
 	if h, ok := cgo.Handle(uintptr(userData)).Value().(*runHost); ok {
 		h.finish()
 	}
 }
 
 //export goPhaseoRelease
-func goPhaseoRelease(userData unsafe.Pointer) {
+func goPhaseoRelease(userData C.uintptr_t) {
 	handle := cgo.Handle(uintptr(userData))
 	if h, ok := handle.Value().(*runHost); ok {
 		h.finish()
@@ -284,7 +284,7 @@ func goPhaseoRelease(userData unsafe.Pointer) {
 }
 
 //export goPhaseoCancel
-func goPhaseoCancel(userData unsafe.Pointer) {
+func goPhaseoCancel(userData C.uintptr_t) {
 	if x, ok := cgo.Handle(uintptr(userData)).Value().(*callCtx); ok {
 		x.cancel()
 	}

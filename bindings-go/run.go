@@ -59,8 +59,10 @@ func (a *Agent) prepare(ctx context.Context, m map[string]any, o *RunOverrides, 
 	return p, nil
 }
 
-func (p *prepared) cHost() C.PhaseoHost {
-	return C.phaseo_go_run_host(C.uintptr_t(p.handle), C.bool(p.host.events != nil))
+// cHandle is the run host's handle, from which the bridge makes the run's PhaseoHost
+// (bridge.h says why Go never holds one), and whether the host takes the run's events.
+func (p *prepared) cHandle() (C.uintptr_t, C.bool) {
+	return C.uintptr_t(p.handle), C.bool(p.host.events != nil)
 }
 
 // live returns the agent's handle with the read lock held (the caller unlocks once the
@@ -91,7 +93,8 @@ func (a *Agent) Run(ctx context.Context, o RunOptions) (RunResult, error) {
 		return RunResult{}, err
 	}
 	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_agent_run_driven(agent, opts, p.client, p.store, p.cHost(), run, e)
+		handle, events := p.cHandle()
+		return C.phaseo_go_run_driven(agent, opts, p.client, p.store, handle, events, run, e)
 	})
 	if err != nil {
 		return RunResult{}, err
@@ -349,7 +352,8 @@ func (a *Agent) Continue(ctx context.Context, o ContinueOptions) (RunResult, err
 	defer freeC(state)
 	defer freeC(runID)
 	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_agent_continue_driven(agent, state, runID, opts, p.client, p.store, p.cHost(), run, e)
+		handle, events := p.cHandle()
+		return C.phaseo_go_continue_driven(agent, state, runID, opts, p.client, p.store, handle, events, run, e)
 	})
 	if err != nil {
 		return RunResult{}, err
@@ -373,7 +377,8 @@ func (a *Agent) Recover(ctx context.Context, runID string, o ContinueOptions) (R
 	id := cString(runID)
 	defer freeC(id)
 	s, err := a.start(p, func(agent *C.PhaseoAgent, opts *C.char, run **C.PhaseoRun, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_agent_recover_driven(agent, id, opts, p.client, p.store, p.cHost(), run, e)
+		handle, events := p.cHandle()
+		return C.phaseo_go_recover_driven(agent, id, opts, p.client, p.store, handle, events, run, e)
 	})
 	if err != nil {
 		return RunResult{}, err

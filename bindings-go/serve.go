@@ -92,13 +92,13 @@ func ServeMCP(ctx context.Context, opts MCPServeOptions) (*MCPToolServer, error)
 		defer release()
 	}
 	handle := cgo.NewHandle(h)
-	host := C.phaseo_go_run_host(C.uintptr_t(handle), C.bool(h.events != nil))
+	events := C.bool(h.events != nil)
 	ct := cString(text)
 	defer freeC(ct)
 	// The core takes the host: its release deletes the handle, also on failure.
 	var ptr *C.PhaseoMcpServer
 	if _, err := status(func(e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_serve_mcp(ct, client, host, &ptr, e)
+		return C.phaseo_go_serve_mcp(ct, client, C.uintptr_t(handle), events, &ptr, e)
 	}); err != nil {
 		return nil, err
 	}

@@ -68,10 +68,10 @@ func NewAccessorStore(acc StateAccessor) (*RunStore, error) {
 		}))
 	})
 	handle := cgo.NewHandle(h)
-	host := C.phaseo_go_agent_host(C.uintptr_t(handle))
-	// The core takes the host: its release deletes the handle, also on failure.
+	// The core takes the host made from the handle: its release deletes the handle, also on
+	// failure.
 	return newStore(func(out **C.PhaseoStore, e **C.char) C.enum_PhaseoStatus {
-		return C.phaseo_store_accessor(host, 1, 2, out, e)
+		return C.phaseo_go_store_accessor(C.uintptr_t(handle), 1, 2, out, e)
 	})
 }
 

@@ -82,9 +82,11 @@ func (a *Agent) stream(ctx context.Context, m map[string]any, o *RunOverrides, c
 	var ptr *C.PhaseoStream
 	_, err = status(func(e **C.char) C.enum_PhaseoStatus {
 		if state != nil || runID != nil {
-			return C.phaseo_agent_continue_stream(agent, state, runID, opts, p.client, p.store, p.cHost(), &ptr, e)
+			handle, events := p.cHandle()
+			return C.phaseo_go_continue_stream(agent, state, runID, opts, p.client, p.store, handle, events, &ptr, e)
 		}
-		return C.phaseo_agent_stream(agent, opts, p.client, p.store, p.cHost(), &ptr, e)
+		handle, events := p.cHandle()
+		return C.phaseo_go_stream(agent, opts, p.client, p.store, handle, events, &ptr, e)
 	})
 	s.ptr = ptr
 	p.release()
