@@ -34,8 +34,9 @@ func TestHandlesSurviveStackMoves(t *testing.T) {
 	}
 }
 
-// stackMoves is the child's work: until about 3,000 handles have been made (every one below
-// 4,096, the smallest value Go takes for a pointer).
+// stackMoves is the child's work: 1,000 runs, which make the process's first few thousand
+// handles (those below 4,096, the smallest value Go takes for a pointer, are the ones that
+// kill the process when a frame holds them as one).
 func stackMoves(t *testing.T) {
 	debug.SetGCPercent(1)
 	var stop atomic.Bool
