@@ -639,6 +639,16 @@ pub unsafe extern "C" fn phaseo_jvm_complete(call: i64, status: i32, text: *cons
     let _ = taken.done.send(answer);
 }
 
+/// Whether call `call` was handed over and not yet completed: 1 if so, 0 if not. The host's
+/// control thread asks after it marked a call cancelled that had not begun on the host's
+/// side: a call completed meanwhile never begins, so the mark must go (the host's completing
+/// thread removes it too, once it has completed the call: between them no mark outlives its
+/// call).
+#[no_mangle]
+pub extern "C" fn phaseo_jvm_taken(call: i64) -> i32 {
+    i32::from(relock(&pool().taken).contains_key(&call))
+}
+
 /// Waits for work for the host's control thread. Returns 1 with `out[0]` = how many
 /// threads to start (each calls [`phaseo_jvm_next`] until it returns 0), 2 with `out` =
 /// `[call, tool]`: that call was cancelled while it ran (interrupt its thread if it has

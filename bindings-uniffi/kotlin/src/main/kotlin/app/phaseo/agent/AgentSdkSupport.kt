@@ -74,7 +74,7 @@ internal fun javaMap(element: JsonElement?): Map<String, Any?> =
  * thread, until the one before it has started (or was cancelled before starting), so a slow
  * first call is running before an instant second one can finish, as with coroutine
  * executors. Executor calls reach it in call order: the native side hands a call over only
- * once the one before it was marked started (`ToolRuntime.markStarted`, see `KotlinExecutor`).
+ * once the one before it began (bindings-uniffi/src/jvm_dispatch.rs).
  */
 internal object JvmThreads {
     private val elastic = Dispatchers.IO.limitedParallelism(1 shl 20)

@@ -111,6 +111,11 @@ internal object BlockingCalls {
         }
     }
 
+    /** Drops the mark of call [call], cancelled before it began, which has completed. */
+    fun forget(call: Long) {
+        calls.remove(call, CANCELLED)
+    }
+
     /**
      * Call [call] was cancelled while it ran: it must not begin here if it has not yet,
      * and its thread is interrupted if [interruptThread] and the call has not returned.

@@ -1,6 +1,7 @@
-// The Java API's tool bodies (blocking functions) run by threads of this JVM that take the
-// core's calls themselves, through three C functions JNA maps directly
-// (bindings-uniffi/src/jvm_dispatch.rs): no JNA callback, no coroutine and no dispatcher per
+// The tool bodies of the Java API (blocking functions) and of the Kotlin API (suspend
+// functions, see SuspendingCalls.kt) run by threads of this JVM that take the core's calls
+// themselves, through three C functions JNA maps directly
+// (bindings-uniffi/src/jvm_dispatch.rs): no JNA callback, no dispatcher and no thread hop per
 // call. A JNA callback builds a reflective proxy call and a structure per argument and costs
 // tens of microseconds; a directly mapped call costs well under one.
 package app.phaseo.agent
@@ -15,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong
 import kotlinx.serialization.json.JsonElement
 
 /**
- * Registers blocking tool bodies and runs their calls. The core decides when a thread
+ * Registers tool bodies and runs their calls. The core decides when a thread
  * starts (one thread per call at most while calls block, see jvm_dispatch.rs); threads idle
  * for [KEEP_ALIVE_MS] end. All threads are daemons: the JVM may exit while they wait.
  */
@@ -26,8 +27,14 @@ internal object JvmDispatch {
     /** The output a driven run's head carries (a longer one is read from the result). */
     private const val HEAD_BYTES = 1024
 
-    /** A registered body: what it runs, and whether a cancelled call's thread is interrupted. */
-    private class Body(val run: BlockingToolFunction, val interruptible: Boolean)
+    /** A registered body. */
+    private sealed interface Body
+
+    /** A blocking body, and whether a cancelled call's thread is interrupted. */
+    private class Blocking(val run: BlockingToolFunction, val interruptible: Boolean) : Body
+
+    /** A suspend body: a cancelled call's coroutine is cancelled. */
+    private class Suspending(val run: ToolFunction) : Body
 
     private val bodies = ConcurrentHashMap<Long, Body>()
     private val keys = AtomicLong(1)
@@ -41,6 +48,8 @@ internal object JvmDispatch {
     @JvmStatic private external fun phaseo_jvm_complete(call: Long, status: Int, text: ByteArray, len: Long)
 
     @JvmStatic private external fun phaseo_jvm_control(out: LongArray): Int
+
+    @JvmStatic private external fun phaseo_jvm_taken(call: Long): Int
 
     @JvmStatic private external fun phaseo_jvm_thread_failed()
 
@@ -88,9 +97,14 @@ internal object JvmDispatch {
         """{"s":"text","i":1,"l":12345678901,"d":0.5,"e":1e300,"t":true,"n":null,"a":[1,"x",[]],"o":{"k":{}}}"""
 
     /** Registers [body]; the key goes into the tool's definition (`blockingTool`). */
-    fun register(body: BlockingToolFunction, interruptible: Boolean): Long {
+    fun register(body: BlockingToolFunction, interruptible: Boolean): Long = register(Blocking(body, interruptible))
+
+    /** Registers the suspend [body]; the key goes into the tool's definition (`blockingTool`). */
+    fun registerSuspending(body: ToolFunction): Long = register(Suspending(body))
+
+    private fun register(body: Body): Long {
         val key = keys.getAndIncrement()
-        bodies[key] = Body(body, interruptible)
+        bodies[key] = body
         return key
     }
 
@@ -117,10 +131,30 @@ internal object JvmDispatch {
                         phaseo_jvm_thread_failed()
                     }
                 }
-                2 -> BlockingCalls.cancel(out[0], bodies[out[1]]?.interruptible ?: true)
+                2 -> cancel(out[0], bodies[out[1]])
                 3 -> bodies.remove(out[0])
             }
         }
+    }
+
+    /**
+     * Cancels call [call] of [body] (null: released): its coroutine is cancelled, or its
+     * thread interrupted; one that has not begun here is marked, and does not begin.
+     */
+    private fun cancel(call: Long, body: Body?) {
+        when (body) {
+            is Suspending -> SuspendingCalls.cancel(call)
+            else -> BlockingCalls.cancel(call, (body as Blocking?)?.interruptible ?: true)
+        }
+        // Completed before the cancellation came here: the mark (if one was made) goes, as
+        // no call will begin and take it (see `complete`, which removes it otherwise).
+        if (phaseo_jvm_taken(call) == 0) forget(call)
+    }
+
+    /** Drops a cancellation mark of call [call], which has completed. */
+    private fun forget(call: Long) {
+        SuspendingCalls.forget(call)
+        BlockingCalls.forget(call)
     }
 
     /** A thread that takes calls until none came for [KEEP_ALIVE_MS]. */
@@ -128,8 +162,9 @@ internal object JvmDispatch {
         val out = LongArray(5)
         while (phaseo_jvm_next(KEEP_ALIVE_MS, out) == 1) {
             val call = out[0]
-            val answer = answer(out)
-            phaseo_jvm_complete(call, answer.status, answer.text, answer.text.size.toLong())
+            // None yet: the call's coroutine suspended, and answers when it ends.
+            val answer = answer(out) ?: continue
+            complete(call, answer)
         }
     }
 
@@ -150,13 +185,15 @@ internal object JvmDispatch {
                 if (Thread.interrupted()) throw InterruptedException("the thread driving the run was interrupted")
                 next = if (next == 1) {
                     val call = out[0]
-                    val answer = answer(out, driving = k)
+                    // Never null here: a driver runs a suspend body to its end (runHere).
+                    val answer = answer(out, driving = k)!!
                     if (Thread.currentThread().isInterrupted) {
                         // Answered, but the run is not driven on: the loop cancels it.
-                        phaseo_jvm_complete(call, answer.status, answer.text, answer.text.size.toLong())
+                        complete(call, answer)
                         2
                     } else {
                         phaseo_jvm_complete_and_drive(k, call, answer.status, answer.text, answer.text.size.toLong(), out)
+                            .also { forget(call) }
                     }
                 } else {
                     phaseo_jvm_drive(k, out)
@@ -191,27 +228,63 @@ internal object JvmDispatch {
     /** A call's answer: its status for `phaseo_jvm_complete` and its text in UTF-8. */
     private class Answer(val status: Int, val text: ByteArray)
 
+    /** Answers call [call], then drops a cancellation mark that came too late for it. */
+    private fun complete(call: Long, answer: Answer) {
+        phaseo_jvm_complete(call, answer.status, answer.text, answer.text.size.toLong())
+        forget(call)
+    }
+
     /**
-     * Runs the call handed over in [out] and returns its answer. [driving]: the key of the run
+     * Runs the call handed over in [out] and returns its answer, or null when the call's
+     * coroutine suspended (it completes the call when it ends). [driving]: the key of the run
      * this thread drives (0: a thread of the SDK), whose caller's interrupt cancels that run.
      */
-    private fun answer(out: LongArray, driving: Long = 0): Answer {
+    private fun answer(out: LongArray, driving: Long = 0): Answer? {
         val call = out[0]
         // First: from here on the handle is this side's to lift or release.
         val context = context(out[4])
-        var status = 1
-        val text = try {
-            val body = bodies[out[1]] ?: throw ToolException.Failed("the tool's body was released")
-            val input = String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8)
-            run(call, body, input, context, driving != 0L)
-        } catch (e: BlockingCalls.CallerInterrupted) {
+        val body = bodies[out[1]]
+        val input = String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8)
+        if (body is Suspending && driving == 0L) {
+            val block: suspend () -> String = { hostCall { body.run(parseJson(input), context).toString() } }
+            val outcome = SuspendingCalls.launch(call, block) { complete(call, answerOf { it.getOrThrow() }) }
+            return outcome?.let { answerOf { it.getOrThrow() } }
+        }
+        var callerInterrupted = false
+        val answer = answerOf {
+            try {
+                when (body) {
+                    null -> throw ToolException.Failed("the tool's body was released")
+                    is Blocking -> run(call, body, input, context, driving != 0L)
+                    is Suspending -> try {
+                        SuspendingCalls.runHere(call) { hostCall { body.run(parseJson(input), context).toString() } }
+                    } catch (e: InterruptedException) {
+                        throw BlockingCalls.CallerInterrupted(e)
+                    }
+                }
+            } catch (e: BlockingCalls.CallerInterrupted) {
+                callerInterrupted = true
+                throw e
+            }
+        }
+        if (callerInterrupted) {
             // The caller of the run interrupted its thread while the call ran there: the run
             // is cancelled (dropped before the call's answer could reach it), and the thread
             // keeps its interrupt status for `drive` to see.
             phaseo_jvm_drive_end(driving)
             Thread.currentThread().interrupt()
-            status = 0
-            describe(e)
+        }
+        return answer
+    }
+
+    /**
+     * The answer of [block] (the body's result as JSON text): a [ToolException] is the
+     * call's failure or invalid value, anything else thrown a failure with its message.
+     */
+    private inline fun answerOf(block: () -> String): Answer {
+        var status = 1
+        val text = try {
+            block()
         } catch (e: ToolException.InvalidValue) {
             status = 2
             e.reason
@@ -267,7 +340,7 @@ internal object JvmDispatch {
     }
 
     /** One call: the body's result as JSON text, or a [ToolException]. */
-    private fun run(call: Long, body: Body, input: String, context: ToolContext, onCaller: Boolean): String =
+    private fun run(call: Long, body: Blocking, input: String, context: ToolContext, onCaller: Boolean): String =
         try {
             hostCall { BlockingCalls.run(call, onCaller) { body.run(parseJson(input), context) }.toString() }
         } catch (e: BlockingCalls.CallerInterrupted) {

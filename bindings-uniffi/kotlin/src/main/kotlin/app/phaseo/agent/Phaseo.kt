@@ -331,16 +331,6 @@ typealias ToolFunction = suspend (input: JsonElement, runtime: ToolContext) -> J
 /** A hook or predicate of the input (or output) and the call's runtime. */
 typealias ToolHook<T> = suspend (value: JsonElement, runtime: ToolContext) -> T
 
-private class KotlinExecutor(val fn: ToolFunction) : ToolExecutor {
-    override suspend fun execute(inputJson: String, runtime: ToolRuntime): String =
-        hostCall {
-            // The next call of the turn is handed over once this one has begun (calls start
-            // in call order, whatever order the coroutines get their threads in).
-            runtime.markStarted()
-            fn(parseJson(inputJson), ToolContext(runtime)).toString()
-        }
-}
-
 private class KotlinApproval(val fn: ToolHook<Boolean>) : ApprovalPredicate {
     override suspend fun requiresApproval(inputJson: String, runtime: ToolRuntime): Boolean =
         hostCall { fn(parseJson(inputJson), ToolContext(runtime)) }
@@ -438,16 +428,17 @@ fun defineTool(
 ): Tool = newTool(
     id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
     eventSchema, onToolCalled, onResponseReceived, nextTurnParams, nextTurnParamsFn, strict, inputExamples,
-    maxCalls, retry, deferLoading, execute?.let(::KotlinExecutor), null, annotations = annotations,
+    maxCalls, retry, deferLoading, suspendingExecute = execute, annotations = annotations,
 )
 
 /** A blocking tool body: runs on the calling thread, which it may block. */
 internal typealias BlockingToolFunction = (input: JsonElement, runtime: ToolContext) -> JsonElement
 
 /**
- * [defineTool] with the executor given as either a coroutine executor or a blocking body
- * ([blockingExecute], run on a thread of [JvmDispatch]: no callback, coroutine or
- * dispatcher per call; a cancelled call's thread is interrupted when [interruptible]).
+ * [defineTool] with the executor given as a suspend body ([suspendingExecute], see
+ * SuspendingCalls.kt), a blocking body ([blockingExecute]; a cancelled call's thread is
+ * interrupted when [interruptible]), both run by the threads of [JvmDispatch] (no callback
+ * or dispatcher per call), or an executor of the generated bindings ([execute]).
  */
 internal fun newTool(
     id: String,
@@ -472,9 +463,11 @@ internal fun newTool(
     execute: ToolExecutor? = null,
     blockingExecute: BlockingToolFunction? = null,
     interruptible: Boolean = true,
+    suspendingExecute: ToolFunction? = null,
     annotations: JsonObject? = null,
 ): Tool {
     val blocking = blockingExecute?.let { JvmDispatch.register(it, interruptible) }
+        ?: suspendingExecute?.let(JvmDispatch::registerSuspending)
     try {
         return defineNative(
             id, description, parameters, timeoutMs, requireApproval, approval, onError, inputSchema, outputSchema,
