@@ -16,28 +16,30 @@ import java.util.Map;
  * Starts every SDK in a JVM of its own, {@code ROUNDS} (3) times, the order rotating from
  * round to round (so no SDK always runs first, or always after the same neighbour), collects
  * their RESULT lines and prints one table: per SDK the median of its rounds' medians, and the
- * ratio of each peer to ours (peer ÷ ours: above 1 we are faster). Then one JSON document.
+ * ratio of each peer to ours (peer ÷ ours (Java API): above 1 we are faster), and with our
+ * Kotlin API measured too, the best peer's figure ÷ its. Then one JSON document.
  *
  * <pre>
- *   java -cp harness/target/classes bench.Driver [--check] [--sdks ours,langchain4j,spring-ai]
+ *   java -cp harness/target/classes bench.Driver [--check] [--sdks ours,ours-kotlin,langchain4j,spring-ai]
  * </pre>
  *
  * Each SDK's JVM is {@code java -Xmx1g -Xss2m -cp <module>/target/classes:<module>/target/classpath.txt
- * <main>}; ours also gets {@code -Djna.library.path=$PHASEO_NATIVE_DIR} and the class path in
+ * <main>}; ours (both APIs) also gets {@code -Djna.library.path=$PHASEO_NATIVE_DIR} and the class path in
  * {@code target/phaseo-classpath.txt} (our JAR and its runtime dependencies). With {@code --check}
- * the exit status is 1 when our fan-out or sequential figure is slower than the best peer's
+ * the exit status is 1 when either API's fan-out or sequential figure is slower than the best peer's
  * (a ratio below 1), 0 otherwise.
  */
 public final class Driver {
     private Driver() {}
 
-    /** An SDK's module folder, main class and label. */
-    private record Sdk(String name, String module, String main, String label) {}
+    /** An SDK's module folder, main class and label; {@code ours}: one of our APIs. */
+    private record Sdk(String name, String module, String main, String label, boolean ours) {}
 
     private static final List<Sdk> ALL = List.of(
-        new Sdk("ours", "ours", "bench.ours.OursBench", "ours (Java API)"),
-        new Sdk("langchain4j", "langchain4j", "bench.langchain4j.LangChain4jBench", "LangChain4j"),
-        new Sdk("spring-ai", "spring-ai", "bench.springai.SpringAiBench", "Spring AI"));
+        new Sdk("ours", "ours", "bench.ours.OursBench", "ours (Java API)", true),
+        new Sdk("ours-kotlin", "ours-kotlin", "bench.ourskotlin.OursKotlinBenchKt", "ours (Kotlin)", true),
+        new Sdk("langchain4j", "langchain4j", "bench.langchain4j.LangChain4jBench", "LangChain4j", false),
+        new Sdk("spring-ai", "spring-ai", "bench.springai.SpringAiBench", "Spring AI", false));
 
     private static final List<String> GUARDED = List.of("fanout", "sequential");
 
@@ -67,14 +69,14 @@ public final class Driver {
                 Sdk sdk = sdks.get((k + r) % sdks.size());
                 List<String> cmd = new ArrayList<>(List.of(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g", "-Xss2m"));
-                if (sdk.name().equals("ours")) {
+                if (sdk.ours()) {
                     if (native_ == null) throw new IllegalStateException("PHASEO_NATIVE_DIR is not set");
                     cmd.add("-Djna.library.path=" + native_);
                 }
                 Path mod = dir.resolve(sdk.module());
                 String cp = mod.resolve("target/classes") + File.pathSeparator
                     + Files.readString(mod.resolve("target/classpath.txt")).trim();
-                if (sdk.name().equals("ours")) {
+                if (sdk.ours()) {
                     // Our library is a system-scope dependency of the module: run.sh writes
                     // its JAR and runtime class path.
                     cp += File.pathSeparator + Files.readString(dir.resolve("target/phaseo-classpath.txt")).trim();
@@ -139,7 +141,9 @@ public final class Driver {
         List<Bench.Workload> defs = Bench.workloads();
         List<String> header = new ArrayList<>(List.of("workload", "unit"));
         for (Sdk s : sdks) header.add(s.label());
-        for (Sdk s : sdks) if (!s.name().equals("ours")) header.add(s.label() + " ÷ ours");
+        for (Sdk s : sdks) if (!s.ours()) header.add(s.label() + " ÷ ours");
+        boolean kotlin = sdks.stream().anyMatch(s -> s.name().equals("ours-kotlin"));
+        if (kotlin) header.add("best peer ÷ ours (Kotlin)");
         header.add("ours (fastest run)");
         List<List<String>> rows = new ArrayList<>();
         rows.add(header);
@@ -152,17 +156,21 @@ public final class Driver {
             for (Sdk s : sdks) row.add(Bench.fmt(fig.getOrDefault(s.name(), Map.of()).getOrDefault(w, Double.NaN)));
             double bestPeer = Double.NaN;
             for (Sdk s : sdks) {
-                if (s.name().equals("ours")) continue;
+                if (s.ours()) continue;
                 Double v = fig.getOrDefault(s.name(), Map.of()).get(w);
                 row.add(v == null || ours == null ? "–" : Bench.fmt(v / ours) + "×");
                 if (v != null && !(v >= bestPeer)) bestPeer = v;
             }
+            Double ourKotlin = fig.getOrDefault("ours-kotlin", Map.of()).get(w);
+            if (kotlin) row.add(ourKotlin == null || Double.isNaN(bestPeer) ? "–" : Bench.fmt(bestPeer / ourKotlin) + "×");
             row.add(Bench.fmt(best.getOrDefault("ours", Map.of()).getOrDefault(w, Double.NaN)));
             rows.add(row);
-            if (GUARDED.contains(w) && ours != null && !Double.isNaN(bestPeer) && bestPeer / ours < 1.0) {
+            for (Sdk s : sdks) {
+                Double mine = fig.getOrDefault(s.name(), Map.of()).get(w);
+                if (!s.ours() || !GUARDED.contains(w) || mine == null || Double.isNaN(bestPeer) || bestPeer / mine >= 1.0) continue;
                 ok = false;
-                failures.add(String.format(Locale.ROOT, "%s: best peer %s ÷ ours %s = %s×", w,
-                    Bench.fmt(bestPeer), Bench.fmt(ours), Bench.fmt(bestPeer / ours)));
+                failures.add(String.format(Locale.ROOT, "%s, %s: best peer %s ÷ ours %s = %s×", w, s.label(),
+                    Bench.fmt(bestPeer), Bench.fmt(mine), Bench.fmt(bestPeer / mine)));
             }
         }
         int[] widths = new int[header.size()];
@@ -181,7 +189,7 @@ public final class Driver {
         }
 
         System.out.println();
-        System.out.printf(Locale.ROOT, "Phaseo Agent SDK (Java API) vs JVM peers: %d rounds, each SDK in its own JVM per round, "
+        System.out.printf(Locale.ROOT, "Phaseo Agent SDK (Java and Kotlin APIs) vs JVM peers: %d rounds, each SDK in its own JVM per round, "
             + "order rotating; figure = median over rounds of each round's median run (%s); %d CPUs, load before %.2f %.2f %.2f, after %.2f %.2f %.2f; %.0f s%n",
             rounds, "0".equals(System.getenv("GC_BEFORE_RUN")) ? "timed runs back to back" : "a collection before each timed run",
             Runtime.getRuntime().availableProcessors(), loadBefore[0], loadBefore[1], loadBefore[2],
