@@ -27,6 +27,18 @@ import org.junit.jupiter.api.Test
 class SuspendingToolsTest {
     private fun iOf(input: kotlinx.serialization.json.JsonElement) = input.jsonObject.getValue("i").jsonPrimitive.int
 
+    /** A tool whose calls count down [begun], wait a minute, and count down [cancelled] when cancelled. */
+    private fun waitingTool(begun: CountDownLatch, cancelled: CountDownLatch) = defineTool("wait") { _, _ ->
+        try {
+            begun.countDown()
+            delay(60_000)
+            JsonPrimitive("late")
+        } catch (e: CancellationException) {
+            cancelled.countDown()
+            throw e
+        }
+    }
+
     @Test
     fun `bodies that suspend and bodies that do not answer every call of a turn, in call order`() = runBlocking {
         val n = 300
@@ -82,16 +94,7 @@ class SuspendingToolsTest {
     fun `cancelling the coroutine that awaits a run cancels the tools' coroutines`() = runBlocking {
         val begun = CountDownLatch(3)
         val cancelled = CountDownLatch(3)
-        val wait = defineTool("wait") { _, _ ->
-            try {
-                begun.countDown()
-                delay(60_000)
-                JsonPrimitive("late")
-            } catch (e: CancellationException) {
-                cancelled.countDown()
-                throw e
-            }
-        }
+        val wait = waitingTool(begun, cancelled)
         val client = scriptedClient(callsResponse(call("c1", "wait"), call("c2", "wait"), call("c3", "wait")))
         val agent = createAgent("a", tools = listOf(wait), toolExecution = toolExecution(toolConcurrency = 3))
         val run = async(Dispatchers.Default) { agent.run("go", client) }
@@ -159,16 +162,7 @@ class SuspendingToolsTest {
     fun `interrupting the caller of a driven run cancels a suspended body`() {
         val begun = CountDownLatch(1)
         val cancelled = CountDownLatch(1)
-        val wait = defineTool("wait") { _, _ ->
-            try {
-                begun.countDown()
-                delay(60_000)
-                JsonPrimitive("late")
-            } catch (e: CancellationException) {
-                cancelled.countDown()
-                throw e
-            }
-        }
+        val wait = waitingTool(begun, cancelled)
         val agent = javaAgent(wait)
         val outcome = AtomicReference<Any?>()
         val stillInterrupted = AtomicBoolean()
