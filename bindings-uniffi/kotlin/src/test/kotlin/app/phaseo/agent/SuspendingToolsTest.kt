@@ -5,10 +5,13 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.coroutines.cancellation.CancellationException
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import kotlinx.coroutines.yield
 import kotlinx.serialization.json.JsonPrimitive
@@ -122,6 +125,29 @@ class SuspendingToolsTest {
         val (first, second) = model.toolMessages(1)
         assertEquals(json("""{"error":"too deep"}"""), json(first.content))
         assertEquals("ok", second.content)
+    }
+
+    @Test
+    fun `a body that ignores its cancellation answers late, harmlessly`() = runBlocking {
+        val finished = CompletableDeferred<Unit>()
+        val stubborn = defineTool("stubborn", timeoutMs = 50, onError = OnError.RETURN_TO_MODEL) { _, _ ->
+            withContext(NonCancellable) { delay(300) }
+            finished.complete(Unit)
+            JsonPrimitive("too late")
+        }
+        val quick = defineTool("quick") { _, _ -> JsonPrimitive("ok") }
+        val agent = createAgent("a", tools = listOf(stubborn, quick))
+        val model = RecordingModel(listOf(callsResponse(call("c1", "stubborn")), textResponse("moved on")))
+
+        val result = agent.run("go", model.client)
+
+        assertEquals(RunStatus.COMPLETED, result.status())
+        assertEquals(json("""{"error":"Tool stubborn timed out after 50ms"}"""), json(model.toolMessages(1).single().content))
+        withTimeout(10_000) { finished.await() }
+        // The late answer went nowhere; the tools still answer.
+        val again = RecordingModel(listOf(callsResponse(call("c2", "quick")), textResponse("fine")))
+        assertEquals(RunStatus.COMPLETED, agent.run("again", again.client).status())
+        assertEquals("ok", again.toolMessages(1).single().content)
     }
 
     /** A Java API agent whose only tool is [tool] (a Kotlin one): its runs are driven by their callers. */
