@@ -244,10 +244,14 @@ internal object JvmDispatch {
         // First: from here on the handle is this side's to lift or release.
         val context = context(out[4])
         val body = bodies[out[1]]
-        val input = String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8)
+        // Whatever fails from here on (the JVM out of memory included) is the call's answer:
+        // a call left unanswered would hold its run until a timeout, or for ever.
+        val input = runCatching { String(Pointer(out[2]).getByteArray(0, out[3].toInt()), Charsets.UTF_8) }
+            .getOrElse { e -> return answerOf { throw e } }
         if (body is Suspending && driving == 0L) {
             val block: suspend () -> String = { hostCall { body.run(parseJson(input), context).toString() } }
-            val outcome = SuspendingCalls.launch(call, block) { complete(call, answerOf { it.getOrThrow() }) }
+            val outcome = runCatching { SuspendingCalls.launch(call, block) { complete(call, answerOf { it.getOrThrow() }) } }
+                .getOrElse { e -> return answerOf { throw e } }
             return outcome?.let { answerOf { it.getOrThrow() } }
         }
         var callerInterrupted = false
