@@ -73,8 +73,7 @@ internal fun javaMap(element: JsonElement?): Map<String, Any?> =
  * Callbacks start in the order they reach the binding: each waits, without holding a
  * thread, until the one before it has started (or was cancelled before starting), so a slow
  * first call is running before an instant second one can finish, as with coroutine
- * executors. Executor calls reach it in call order: the native side hands a call over only
- * once the one before it began (bindings-uniffi/src/jvm_dispatch.rs).
+ * executors. (Tool bodies do not come here: they run on the threads of [JvmDispatch].)
  */
 internal object JvmThreads {
     private val elastic = Dispatchers.IO.limitedParallelism(1 shl 20)
