@@ -14,6 +14,7 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import kotlinx.coroutines.yield
+import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.int
 import kotlinx.serialization.json.jsonObject
@@ -28,7 +29,7 @@ import org.junit.jupiter.api.Test
  * never suspends ends there, one that suspends answers from wherever it resumes.
  */
 class SuspendingToolsTest {
-    private fun iOf(input: kotlinx.serialization.json.JsonElement) = input.jsonObject.getValue("i").jsonPrimitive.int
+    private fun iOf(input: JsonElement) = input.jsonObject.getValue("i").jsonPrimitive.int
 
     /** A tool whose calls count down [begun], wait a minute, and count down [cancelled] when cancelled. */
     private fun waitingTool(begun: CountDownLatch, cancelled: CountDownLatch) = defineTool("wait") { _, _ ->
