@@ -609,6 +609,20 @@ pub(crate) unsafe fn hand_over(call: Queued, out: *mut i64) {
     unsafe { std::ptr::copy_nonoverlapping(fields.as_ptr(), out, fields.len()) };
 }
 
+/// The calling thread is no longer in call `call`, which it took: the call answered, or its
+/// body (a coroutine) suspended and answers from wherever it resumes. The pool's
+/// supervisor no longer counts the thread as busy, and a driver's wake-ups are its own
+/// again (`jvm_drive.rs`).
+#[no_mangle]
+pub extern "C" fn phaseo_jvm_call_left(call: i64) {
+    SLOT.with(|slot| {
+        if let Some(slot) = slot.borrow().as_ref() {
+            slot.store(0, Ordering::Relaxed);
+        }
+    });
+    crate::jvm_drive::call_returned(call);
+}
+
 /// The answer of call `call`: `status` 1 = its result (JSON text), 0 = it failed (the
 /// message), 2 = its value has no JSON form (the message); `len` UTF-8 bytes at `text`.
 ///
@@ -617,12 +631,7 @@ pub(crate) unsafe fn hand_over(call: Queued, out: *mut i64) {
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_jvm_complete(call: i64, status: i32, text: *const u8, len: i64) {
     let pool = pool();
-    SLOT.with(|slot| {
-        if let Some(slot) = slot.borrow().as_ref() {
-            slot.store(0, Ordering::Relaxed);
-        }
-    });
-    crate::jvm_drive::call_returned(call);
+    phaseo_jvm_call_left(call);
     let Some(taken) = relock(&pool.taken).remove(&call) else {
         return;
     };

@@ -17,13 +17,19 @@
 //! [`RESCUE_AFTER`] later (most calls are over by then), which polls the run until the
 //! driver is back (or nothing more is to be done). Polls are serialized by the run's lock,
 //! so the driver, once back, takes over where the rescue stopped.
+//!
+//! A Kotlin run is driven the same way by the coroutine that awaits it
+//! (`JvmDispatch.driveSuspending`), through [`phaseo_jvm_step`]: where a thread parks while
+//! its run waits, the coroutine suspends, and the run's wake-up is posted to the JVM's waker
+//! thread ([`phaseo_jvm_woken`]), which resumes it. A run that never waits (a turn of one
+//! call whose body does not suspend, a run with no tool) then costs no thread hop at all.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, Weak};
 use std::task::{Context, Wake, Waker};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -74,6 +80,10 @@ struct SignalState {
     in_call: bool,
     /// A rescue polls the run (or is about to).
     rescuing: bool,
+    /// Driven by a coroutine ([`phaseo_jvm_step`]): its wake-ups go to the waker thread.
+    by_coroutine: bool,
+    /// The driving coroutine waits for a wake-up (it was told 3 by [`phaseo_jvm_step`]).
+    waiting: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -93,8 +103,7 @@ impl Wake for Signal {
         }
         state.notified = true;
         if !state.in_call {
-            drop(state);
-            self.driver.unpark();
+            self.tell_driver(state);
             return;
         }
         if state.rescuing {
@@ -104,6 +113,26 @@ impl Wake for Signal {
         drop(state);
         if let Some(drive) = self.drive.upgrade() {
             rescue_later(drive);
+        }
+    }
+}
+
+impl Signal {
+    /// Tells the driver that its run can go on (`state` is the signal's, held): a thread is
+    /// unparked, a waiting coroutine resumed through the waker thread (one that does not
+    /// wait is polling, and sees `notified`).
+    fn tell_driver(&self, mut state: MutexGuard<'_, SignalState>) {
+        if !state.by_coroutine {
+            drop(state);
+            self.driver.unpark();
+            return;
+        }
+        if !std::mem::take(&mut state.waiting) {
+            return;
+        }
+        drop(state);
+        if let Some(drive) = self.drive.upgrade() {
+            post_wake_up(drive.key);
         }
     }
 }
@@ -188,8 +217,41 @@ impl Drive {
         *lock(&self.outcome) = Some(outcome);
         drop(run);
         self.ended.store(true, Ordering::SeqCst);
-        self.signal.driver.unpark();
+        self.signal.tell_driver(lock(&self.signal.state));
         true
+    }
+
+    /// Polls until the run ends (`Some(0)`) or hands the driver the run's only queued call
+    /// to run (`Some(1)`, `out` as `phaseo_jvm_next`'s); `None` when the run waits and was
+    /// not woken meanwhile.
+    fn advance(self: &Arc<Self>, out: *mut i64) -> Option<i32> {
+        loop {
+            if self.poll(true) {
+                return Some(0);
+            }
+            if lock(&self.signal.state).notified {
+                continue;
+            }
+            // Not under the run's signal lock: taking a call may drop cancelled ones, whose
+            // answer channels wake their runs (this one too), and the pool's threads take
+            // the pool's lock before a run's signal lock.
+            let call = jvm_dispatch::take_for_driver(self.key)?;
+            let rescue = {
+                let mut state = lock(&self.signal.state);
+                state.in_call = true;
+                // Woken since the last poll: what woke it must not wait for the call.
+                let rescue = state.notified && !state.rescuing;
+                state.rescuing |= rescue;
+                rescue
+            };
+            if rescue {
+                rescue_later(Arc::clone(self));
+            }
+            IN_CALL.with(|calls| calls.borrow_mut().push((call.id(), Arc::clone(self))));
+            // SAFETY: the caller passes 5 writable i64s (`phaseo_jvm_drive`).
+            unsafe { jvm_dispatch::hand_over(call, out) };
+            return Some(1);
+        }
     }
 
     /// The driver's loop: polls until the run ends (0), hands it the run's only queued
@@ -198,31 +260,8 @@ impl Drive {
     fn drive(self: &Arc<Self>, out: *mut i64) -> i32 {
         lock(&self.signal.state).in_call = false;
         loop {
-            if self.poll(true) {
-                return 0;
-            }
-            if lock(&self.signal.state).notified {
-                continue;
-            }
-            // Not under the run's signal lock: taking a call may drop cancelled ones, whose
-            // answer channels wake their runs (this one too), and the pool's threads take
-            // the pool's lock before a run's signal lock.
-            if let Some(call) = jvm_dispatch::take_for_driver(self.key) {
-                let rescue = {
-                    let mut state = lock(&self.signal.state);
-                    state.in_call = true;
-                    // Woken since the last poll: what woke it must not wait for the call.
-                    let rescue = state.notified && !state.rescuing;
-                    state.rescuing |= rescue;
-                    rescue
-                };
-                if rescue {
-                    rescue_later(Arc::clone(self));
-                }
-                IN_CALL.with(|calls| calls.borrow_mut().push((call.id(), Arc::clone(self))));
-                // SAFETY: the caller passes 5 writable i64s (`phaseo_jvm_drive`).
-                unsafe { jvm_dispatch::hand_over(call, out) };
-                return 1;
+            if let Some(next) = self.advance(out) {
+                return next;
             }
             let until = Instant::now() + LOOK_AT_INTERRUPTS;
             loop {
@@ -238,6 +277,28 @@ impl Drive {
         }
     }
 
+    /// The driving coroutine's step: as [`Drive::drive`], but where a thread would park it
+    /// returns 3, and the run's next wake-up is posted to the waker thread.
+    fn step(self: &Arc<Self>, out: *mut i64) -> i32 {
+        {
+            let mut state = lock(&self.signal.state);
+            state.in_call = false;
+            state.by_coroutine = true;
+            state.waiting = false;
+        }
+        loop {
+            if let Some(next) = self.advance(out) {
+                return next;
+            }
+            let mut state = lock(&self.signal.state);
+            if state.notified || self.ended.load(Ordering::SeqCst) {
+                continue;
+            }
+            state.waiting = true;
+            return 3;
+        }
+    }
+
     /// Polls the run while the driver is in a call and the run keeps being woken.
     fn rescue(&self) {
         let back = {
@@ -250,7 +311,7 @@ impl Drive {
         };
         if back {
             // The driver came back meanwhile: the wake-up is its to handle.
-            self.signal.driver.unpark();
+            self.signal.tell_driver(lock(&self.signal.state));
             return;
         }
         loop {
@@ -260,10 +321,8 @@ impl Drive {
                 continue;
             }
             state.rescuing = false;
-            let back = !state.in_call;
-            drop(state);
-            if back {
-                self.signal.driver.unpark();
+            if !state.in_call {
+                self.signal.tell_driver(state);
             }
             return;
         }
@@ -275,6 +334,23 @@ impl Drive {
 fn drives() -> MutexGuard<'static, HashMap<u64, Arc<Drive>>> {
     static DRIVES: LazyLock<Mutex<HashMap<u64, Arc<Drive>>>> = LazyLock::new(Default::default);
     lock(&DRIVES)
+}
+
+/// The runs whose driving coroutine waits and was woken, oldest first, until the waker
+/// thread takes them ([`phaseo_jvm_woken`]).
+struct WakeUps {
+    keys: Mutex<VecDeque<u64>>,
+    posted: Condvar,
+}
+
+static WAKE_UPS: LazyLock<WakeUps> = LazyLock::new(|| WakeUps {
+    keys: Mutex::new(VecDeque::new()),
+    posted: Condvar::new(),
+});
+
+fn post_wake_up(key: u64) {
+    lock(&WAKE_UPS.keys).push_back(key);
+    WAKE_UPS.posted.notify_one();
 }
 
 fn start<F>(run: F) -> u64
@@ -453,6 +529,71 @@ pub unsafe extern "C" fn phaseo_jvm_complete_and_drive(
         jvm_dispatch::phaseo_jvm_complete(call, status, text, len);
         phaseo_jvm_drive(key, out)
     }
+}
+
+/// [`phaseo_jvm_drive`] for a coroutine (`JvmDispatch.driveSuspending`): 0 and 1 as there,
+/// or 3 where that would park: the run waits, and its key will be posted to the waker
+/// thread ([`phaseo_jvm_woken`]) when it can go on; call this again then.
+///
+/// # Safety
+/// `out` points to 5 writable `i64`s.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_step(key: i64, out: *mut i64) -> i32 {
+    let Some(drive) = drives().get(&(key as u64)).cloned() else {
+        return 0; // `driven_result` names the unknown run
+    };
+    match catch_unwind(AssertUnwindSafe(|| drive.step(out))) {
+        Ok(status) => status,
+        Err(panic) => {
+            *lock(&drive.outcome) = Some(Err(PhaseoError::internal(pa::panic_message(
+                panic.as_ref(),
+            ))));
+            drive.ended.store(true, Ordering::SeqCst);
+            0
+        }
+    }
+}
+
+/// `phaseo_jvm_complete(call, status, text, len)`, then `phaseo_jvm_step(key, out)`.
+///
+/// # Safety
+/// `text` points to `len` readable bytes, `out` to 5 writable `i64`s.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_complete_and_step(
+    key: i64,
+    call: i64,
+    status: i32,
+    text: *const u8,
+    len: i64,
+    out: *mut i64,
+) -> i32 {
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe {
+        jvm_dispatch::phaseo_jvm_complete(call, status, text, len);
+        phaseo_jvm_step(key, out)
+    }
+}
+
+/// The waker thread's wait: blocks until the run of a waiting coroutine was woken, then
+/// writes the keys of such runs to `out` (at most `cap`, oldest first) and returns how many.
+///
+/// # Safety
+/// `out` points to `cap` writable `i64`s.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_jvm_woken(out: *mut i64, cap: i64) -> i32 {
+    let mut keys = lock(&WAKE_UPS.keys);
+    while keys.is_empty() {
+        keys = WAKE_UPS
+            .posted
+            .wait(keys)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+    let n = keys.len().min(cap.max(0) as usize);
+    for (i, key) in keys.drain(..n).enumerate() {
+        // SAFETY: the caller passes `cap` writable i64s, and `i < n <= cap`.
+        unsafe { *out.add(i) = key as i64 };
+    }
+    n as i32
 }
 
 /// The driving thread stops driving run `key` before it ended (an error of the JVM's own):

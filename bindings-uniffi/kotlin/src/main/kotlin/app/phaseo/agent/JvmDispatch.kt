@@ -13,6 +13,13 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
+import kotlinx.coroutines.DelicateCoroutinesApi
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.GlobalScope
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.ensureActive
 import kotlinx.serialization.json.JsonElement
 
 /**
@@ -37,6 +44,12 @@ internal object JvmDispatch {
     private class Suspending(val run: ToolFunction) : Body
 
     private val bodies = ConcurrentHashMap<Long, Body>()
+
+    /** The wake-ups of the runs that coroutines drive, by run key ([driveSuspending]). */
+    private val wakeUps = ConcurrentHashMap<Long, Channel<Unit>>()
+
+    /** The thread that resumes the coroutines whose runs were woken; started on first use. */
+    private val waker: Thread by lazy { daemon("phaseo-agent-waker") { wake() } }
     private val keys = AtomicLong(1)
     private val threadNumbers = AtomicLong(1)
 
@@ -62,6 +75,14 @@ internal object JvmDispatch {
     @JvmStatic private external fun phaseo_jvm_complete_and_drive(key: Long, call: Long, status: Int, text: ByteArray, len: Long, out: LongArray): Int
 
     @JvmStatic private external fun phaseo_jvm_driven_head(key: Long, buf: ByteArray, cap: Long, outLen: LongArray): Int
+
+    @JvmStatic private external fun phaseo_jvm_step(key: Long, out: LongArray): Int
+
+    @JvmStatic private external fun phaseo_jvm_complete_and_step(key: Long, call: Long, status: Int, text: ByteArray, len: Long, out: LongArray): Int
+
+    @JvmStatic private external fun phaseo_jvm_call_left(call: Long)
+
+    @JvmStatic private external fun phaseo_jvm_woken(out: LongArray, cap: Long): Int
 
     init {
         // The library the generated bindings load, under the same name (and the same
@@ -207,6 +228,79 @@ internal object JvmDispatch {
         }
         val head = head(key.toLong())
         return Driven(drivenResult(key), head?.first, head?.second)
+    }
+
+    /**
+     * Drives the run [key] (started by `runDriven`, `continueDriven`… of the native agent) in
+     * this coroutine until it ends, and returns its result: as [drive] does on a thread, but
+     * where a thread would park while the run waits, the coroutine suspends until the waker
+     * thread resumes it (bindings-uniffi/src/jvm_drive.rs). A suspend body of a call the run
+     * hands to the driver starts here and runs until it first suspends (it then answers from
+     * where it resumes, and the driver drives on); a blocking body runs on a thread of its
+     * own ([runElsewhere]). Cancelling the coroutine cancels the run.
+     */
+    suspend fun driveSuspending(key: ULong): RunResult {
+        val k = key.toLong()
+        val out = LongArray(5)
+        val woken = Channel<Unit>(Channel.CONFLATED)
+        wakeUps[k] = woken
+        waker.hashCode()
+        try {
+            var next = phaseo_jvm_step(k, out) // 0 ended, 1 a call in `out`, 3 wait
+            while (next != 0) {
+                // A run that never waits is still cancelled with its coroutine.
+                currentCoroutineContext().ensureActive()
+                next = if (next == 1) {
+                    val call = out[0]
+                    val answer = if (bodies[out[1]] is Blocking) runElsewhere(out) else answer(out)
+                    if (answer == null) {
+                        // The body suspended: it answers when it ends, the run goes on.
+                        phaseo_jvm_call_left(call)
+                        phaseo_jvm_step(k, out)
+                    } else {
+                        phaseo_jvm_complete_and_step(k, call, answer.status, answer.text, answer.text.size.toLong(), out)
+                            .also { forget(call) }
+                    }
+                } else {
+                    woken.receive()
+                    phaseo_jvm_step(k, out)
+                }
+            }
+        } catch (e: Throwable) {
+            // Cancelled, or an error of the JVM's own (a tool's failure is its answer): the
+            // run is dropped, which cancels it and its calls.
+            phaseo_jvm_drive_end(k)
+            throw e
+        } finally {
+            wakeUps.remove(k)
+        }
+        return drivenResult(key)
+    }
+
+    /**
+     * Runs the blocking body of the call handed over in [out] on a thread of
+     * `Dispatchers.IO`, which answers the call: a body that blocks for ever then holds that
+     * thread only, and the run (its timeout, its cancellation, its end) does not wait for it.
+     * Returns null, as [answer] does for a body that suspended; or the answer when the body
+     * could not be started.
+     */
+    @OptIn(DelicateCoroutinesApi::class)
+    private fun runElsewhere(out: LongArray): Answer? {
+        val call = out[0]
+        val handed = out.copyOf()
+        return runCatching {
+            GlobalScope.launch(Dispatchers.IO) { answer(handed)?.let { complete(call, it) } }
+            null
+        }.getOrElse { e -> answerOf { throw e } }
+    }
+
+    /** The waker thread: resumes the coroutines whose runs were woken. */
+    private fun wake() {
+        val keys = LongArray(64)
+        while (true) {
+            val n = phaseo_jvm_woken(keys, keys.size.toLong())
+            for (i in 0 until n) wakeUps[keys[i]]?.trySend(Unit)
+        }
     }
 
     /**

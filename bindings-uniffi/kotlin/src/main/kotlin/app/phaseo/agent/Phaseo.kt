@@ -402,6 +402,11 @@ fun generator(fn: suspend ProgressScope.(input: JsonElement, runtime: ToolContex
  * (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`, `title`) are listed
  * when the tool is served over MCP ([serveMcp], docs/behaviour.md §19). An invalid
  * definition (`maxCalls = 0`, …) throws [AgentException] `definition_invalid`.
+ *
+ * [execute] starts on the thread that takes the call, often the thread of the coroutine
+ * that awaits the run (which drives it), and must not block it: blocking work belongs in
+ * [blocking] or `withContext(Dispatchers.IO)`. A body that blocks holds that thread, and so
+ * the run's caller, until it returns; the call's timeout still ends the call on time.
  */
 fun defineTool(
     id: String,
@@ -811,7 +816,9 @@ suspend fun Agent.run(
 ): RunResult {
     val listener = onEvent?.let { KotlinListener(it, cancel, currentCoroutineContext()[Job]) }
     return sdk {
-        run(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, listener, cancel, store, hostTraceparent(traceparent)))
+        JvmDispatch.driveSuspending(
+            runDriven(RunOptions(input.toString(), client, context?.toString(), messages?.toString(), overrides, listener, cancel, store, hostTraceparent(traceparent))),
+        )
     }
 }
 
@@ -881,11 +888,13 @@ suspend fun Agent.continueRun(
 ): RunResult {
     val job = currentCoroutineContext()[Job]
     return sdk {
-        continueRun(
-            state,
-            continueOptions(
-                client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel,
-                traceparent = traceparent, job = job, responses = responses,
+        JvmDispatch.driveSuspending(
+            continueDriven(
+                state,
+                continueOptions(
+                    client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel,
+                    traceparent = traceparent, job = job, responses = responses,
+                ),
             ),
         )
     }

@@ -71,11 +71,13 @@ suspend fun Agent.continueRun(
 ): RunResult {
     val job = currentCoroutineContext()[Job]
     return sdk {
-        continueById(
-            runId,
-            continueOptions(
-                client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store,
-                job = job, responses = responses,
+        JvmDispatch.driveSuspending(
+            continueByIdDriven(
+                runId,
+                continueOptions(
+                    client, approvals, rejections, toolOutputs, humanInput, context, overrides, onEvent, cancel, store,
+                    job = job, responses = responses,
+                ),
             ),
         )
     }
@@ -95,7 +97,8 @@ suspend fun Agent.recover(
     store: RunStore? = null,
 ): RunResult {
     val job = currentCoroutineContext()[Job]
-    return sdk { recover(runId, continueOptions(client, emptyList(), emptyList(), emptyMap(), null, context, overrides, onEvent, cancel, store, job = job)) }
+    val options = continueOptions(client, emptyList(), emptyList(), emptyMap(), null, context, overrides, onEvent, cancel, store, job = job)
+    return sdk { JvmDispatch.driveSuspending(recoverDriven(runId, options)) }
 }
 
 /**
