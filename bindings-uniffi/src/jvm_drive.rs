@@ -495,10 +495,16 @@ pub unsafe extern "C" fn phaseo_jvm_driven_head(
 /// `out` points to 5 writable `i64`s.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_jvm_drive(key: i64, out: *mut i64) -> i32 {
+    with_drive(key, |drive| drive.drive(out))
+}
+
+/// `go` on the driven run `key` (0 for an unknown run: `driven_result` names it); a panic
+/// ends the run with an internal error.
+fn with_drive(key: i64, go: impl FnOnce(&Arc<Drive>) -> i32) -> i32 {
     let Some(drive) = drives().get(&(key as u64)).cloned() else {
-        return 0; // `driven_result` names the unknown run
+        return 0;
     };
-    match catch_unwind(AssertUnwindSafe(|| drive.drive(out))) {
+    match catch_unwind(AssertUnwindSafe(|| go(&drive))) {
         Ok(status) => status,
         Err(panic) => {
             *lock(&drive.outcome) = Some(Err(PhaseoError::internal(pa::panic_message(
@@ -539,19 +545,7 @@ pub unsafe extern "C" fn phaseo_jvm_complete_and_drive(
 /// `out` points to 5 writable `i64`s.
 #[no_mangle]
 pub unsafe extern "C" fn phaseo_jvm_step(key: i64, out: *mut i64) -> i32 {
-    let Some(drive) = drives().get(&(key as u64)).cloned() else {
-        return 0; // `driven_result` names the unknown run
-    };
-    match catch_unwind(AssertUnwindSafe(|| drive.step(out))) {
-        Ok(status) => status,
-        Err(panic) => {
-            *lock(&drive.outcome) = Some(Err(PhaseoError::internal(pa::panic_message(
-                panic.as_ref(),
-            ))));
-            drive.ended.store(true, Ordering::SeqCst);
-            0
-        }
-    }
+    with_drive(key, |drive| drive.step(out))
 }
 
 /// `phaseo_jvm_complete(call, status, text, len)`, then `phaseo_jvm_step(key, out)`.
