@@ -13,13 +13,16 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
+import kotlin.coroutines.ContinuationInterceptor
+import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.DelicateCoroutinesApi
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.GlobalScope
 import kotlinx.coroutines.channels.Channel
-import kotlinx.coroutines.launch
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.ensureActive
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.JsonElement
 
 /**
@@ -243,13 +246,15 @@ internal object JvmDispatch {
         val k = key.toLong()
         val out = LongArray(5)
         val woken = Channel<Unit>(Channel.CONFLATED)
+        val context = currentCoroutineContext()
+        val resumesWhereWoken = (context[ContinuationInterceptor] as? CoroutineDispatcher)?.isDispatchNeeded(context) != true
         wakeUps[k] = woken
         waker.hashCode()
         try {
             var next = phaseo_jvm_step(k, out) // 0 ended, 1 a call in `out`, 3 wait
             while (next != 0) {
                 // A run that never waits is still cancelled with its coroutine.
-                currentCoroutineContext().ensureActive()
+                context.ensureActive()
                 next = if (next == 1) {
                     val call = out[0]
                     val answer = if (bodies[out[1]] is Blocking) runElsewhere(out) else answer(out)
@@ -262,7 +267,10 @@ internal object JvmDispatch {
                             .also { forget(call) }
                     }
                 } else {
-                    woken.receive()
+                    // The waker thread only hands the wake-up over: a coroutine with no
+                    // dispatcher of its own (Unconfined, a `suspend fun main`) would go on
+                    // on that thread, and run the run there, so it waits on another.
+                    if (resumesWhereWoken) withContext(Dispatchers.Default) { woken.receive() } else woken.receive()
                     phaseo_jvm_step(k, out)
                 }
             }

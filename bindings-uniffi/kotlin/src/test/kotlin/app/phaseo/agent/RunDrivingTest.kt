@@ -95,6 +95,29 @@ class RunDrivingTest {
         assertEquals(0, SuspendingCalls.running())
     }
 
+    @Test
+    fun `a run awaited where nothing dispatches goes on off the waker thread`() = runBlocking {
+        val threads = Collections.synchronizedList(mutableListOf<String>())
+        val tool = defineTool("t") { input, _ ->
+            threads.add(Thread.currentThread().name)
+            JsonPrimitive(iOf(input))
+        }
+        val responses = sequentialTurns(5)
+        val turn = AtomicInteger()
+        // The model suspends: the run waits for it, and the waker thread resumes the run.
+        val client = modelClient {
+            delay(1)
+            responses[turn.getAndIncrement()]
+        }
+        val agent = createAgent("a", tools = listOf(tool), maxSteps = 10)
+
+        val result = withContext(Dispatchers.Unconfined) { agent.run("go", client) }
+
+        assertEquals(RunStatus.COMPLETED, result.status())
+        assertEquals(5, threads.size)
+        assertTrue(threads.none { it.startsWith("phaseo-agent-waker") }, threads.toString())
+    }
+
     @OptIn(ExperimentalCoroutinesApi::class)
     @Test
     fun `a run waiting for its model holds no thread`() = runBlocking {
