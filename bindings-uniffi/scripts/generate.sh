@@ -80,6 +80,21 @@ if [ "$mode" = kotlin ]; then
     } finally {\\
         CallStatuses.give(status)\\
     }" "$kt"
+  # A run result that a coroutine drove (JvmDispatch.driveSuspending) carries the status and
+  # output JSON read as the run ended, and answers `status()` and `outputJson()` from them
+  # without a call (the result never changes; each call returns a JNA structure by value).
+  class='/^open class RunResult: /,/^public object FfiConverterTypeRunResult: /'
+  if [ "$(sed -n "$class{/^ *\*\/override fun \`status\`(): RunStatus {$/p}" "$kt" | wc -l)" != 1 ] \
+     || [ "$(sed -n "$class{/^ *\*\/override fun \`outputJson\`(): kotlin.String {$/p}" "$kt" | wc -l)" != 1 ] \
+     || [ "$(grep -c '^open class RunResult: Disposable, AutoCloseable, RunResultInterface$' "$kt")" != 1 ]; then
+    echo "generate.sh: the generated RunResult changed; check how a driven run's head reaches it (JvmDispatch.kt)" >&2
+    exit 1
+  fi
+  sed -i "$class{
+    s/^{$/{\\n    \/** Status and output JSON read as the run ended, when a coroutine drove it. *\/\\n    @Volatile internal var head: Pair<RunStatus, String?>? = null/
+    s/^ *\*\/override fun \`status\`(): RunStatus {$/&\\n        head?.let { return it.first }/
+    s/^ *\*\/override fun \`outputJson\`(): kotlin.String {$/&\\n        head?.second?.let { return it }/
+  }" "$kt"
   kt_dir="$here/kotlin/src/main/kotlin/app/phaseo/agent"
   mkdir -p "$kt_dir"
   # Only replace the file when it changed, so Maven's up-to-date checks keep working.

@@ -282,7 +282,10 @@ internal object JvmDispatch {
         } finally {
             wakeUps.remove(k)
         }
-        return drivenResult(key)
+        // Its status and output, read now in one direct call, spare the caller two calls
+        // through the generated bindings (`generate.sh` has the result answer from them).
+        val head = head(k)
+        return drivenResult(key).also { it.head = head }
     }
 
     /**

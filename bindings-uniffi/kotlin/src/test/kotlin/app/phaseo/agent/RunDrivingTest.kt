@@ -14,6 +14,7 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.int
 import kotlinx.serialization.json.jsonObject
@@ -116,6 +117,26 @@ class RunDrivingTest {
         assertEquals(RunStatus.COMPLETED, result.status())
         assertEquals(5, threads.size)
         assertTrue(threads.none { it.startsWith("phaseo-agent-waker") }, threads.toString())
+    }
+
+    @Test
+    fun `a driven run's status and output are its state's`() = runBlocking {
+        val gated = defineTool("gated", requireApproval = true) { _, _ -> JsonPrimitive("ok") }
+        val agent = createAgent("a", tools = listOf(gated))
+        val long = "x".repeat(5000) // longer than what the run's end reads at once
+        val results = listOf(
+            agent.run("go", scriptedClient(textResponse("done"))),
+            agent.run("go", scriptedClient(textResponse(long))),
+            agent.run("go", scriptedClient(callsResponse(call("c1", "gated")))),
+        )
+
+        for (result in results) {
+            val fromState = RunResult.fromJson(result.toJson())
+            assertEquals(fromState.status(), result.status())
+            assertEquals(fromState.outputJson(), result.outputJson())
+        }
+        assertEquals(listOf(RunStatus.COMPLETED, RunStatus.COMPLETED, RunStatus.WAITING_FOR_HUMAN), results.map { it.status() })
+        assertEquals(listOf(JsonPrimitive("done"), JsonPrimitive(long), JsonNull), results.map { it.output })
     }
 
     @OptIn(ExperimentalCoroutinesApi::class)
