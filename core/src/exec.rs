@@ -12,6 +12,8 @@ static RUNTIME: OnceLock<(u32, Runtime)> = OnceLock::new();
 /// no worker threads).
 pub fn runtime() -> &'static Runtime {
     let (pid, rt) = RUNTIME.get_or_init(|| {
+        #[cfg(feature = "mimalloc")]
+        crate::allocator::tune();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name("phaseo-agent")
             .on_thread_start(block_sigpipe)

@@ -47,6 +47,8 @@
 
 pub mod agent;
 pub mod agent_tool;
+#[cfg(feature = "mimalloc")]
+pub mod allocator;
 mod checked_agent;
 pub mod clients;
 pub mod controls;
