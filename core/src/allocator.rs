@@ -9,9 +9,10 @@
 //!
 //! So the core sets the delay to [`PURGE_DELAY_MS`] when it first builds its runtime
 //! ([`crate::exec::runtime`], which every binding's runs go through): memory freed still
-//! goes back, ten seconds after a burst rather than one. `MIMALLOC_PURGE_DELAY` in the
-//! environment (mimalloc's own setting, in milliseconds; `-1` never purges) is left as
-//! the process's owner set it.
+//! goes back, ten seconds after a burst rather than one, and counts in the process's RSS
+//! until then. `MIMALLOC_PURGE_DELAY` in the environment (mimalloc's own setting, in
+//! milliseconds; `0` gives memory back at once, `-1` never) is left as the process's owner
+//! set it: a check of RSS for leaks sets it to 0, as the Go and C# hostile probes do.
 
 /// The purge delay the core sets, in milliseconds.
 pub const PURGE_DELAY_MS: i64 = 10_000;
