@@ -3,6 +3,10 @@
 #   scripts/pg-test-server.sh start   # prints `export PHASEO_TEST_POSTGRES_URL=...`
 #   scripts/pg-test-server.sh stop    # stops it and deletes its folder
 #   scripts/pg-test-server.sh halt|resume  # stops / restarts it, keeping data and port
+#   scripts/pg-test-server.sh database     # creates an empty database, prints its URL
+# A test that must see only its own runs (a prune of every completed run, say) opens its
+# store on a database of its own, since the suites share one database across their
+# concurrent tests.
 # State lives in $PHASEO_PG_DIR (default /tmp/phaseo-pg-test). As root (CI), initdb and
 # postgres refuse to run, so they run as the `postgres` user on a chowned folder.
 set -euo pipefail
@@ -40,6 +44,12 @@ case "${1:-}" in
     as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
       -o "-h 127.0.0.1 -p $PORT -k $DIR -c fsync=off -c max_connections=200" start >/dev/null
     ;;
+  database)
+    URL="${PHASEO_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:$(cat "$DIR/port")/postgres}"
+    NAME="phaseo_t_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+    "$BIN/createdb" --maintenance-db="$URL" "$NAME"
+    echo "${URL%/*}/$NAME"
+    ;;
   stop)
     if [ -d "$DIR/data" ]; then
       as_owner "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
@@ -47,7 +57,7 @@ case "${1:-}" in
     rm -rf "$DIR"
     ;;
   *)
-    echo "usage: $0 start|stop|halt|resume" >&2
+    echo "usage: $0 start|stop|halt|resume|database" >&2
     exit 2
     ;;
 esac

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.IO;
 using System.Linq;
 using System.Net;
@@ -116,6 +117,33 @@ namespace PhaseoAgentSdk.Tests
             }
         }
 
+        /// <summary>
+        /// The URL of an empty database of the test PostgreSQL server, so that the store's
+        /// prune of every completed run sees only this test's runs (a suite's tests may share
+        /// the server's one database).
+        /// </summary>
+        static string DatabaseOfItsOwn()
+        {
+            Assert.IsNotNull(Environment.GetEnvironmentVariable("PHASEO_TEST_POSTGRES_URL"),
+                "PHASEO_TEST_POSTGRES_URL is not set (make csharp-tests starts a throwaway PostgreSQL)");
+            var repo = Environment.GetEnvironmentVariable("PHASEO_REPO");
+            Assert.IsNotNull(repo, "PHASEO_REPO is not set (make csharp-tests sets it)");
+            var start = new ProcessStartInfo("bash", "\"" + Path.Combine(repo, "scripts", "pg-test-server.sh") + "\" database")
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+            };
+            using (var server = Process.Start(start))
+            {
+                var stdout = server.StandardOutput.ReadToEndAsync();
+                var stderr = server.StandardError.ReadToEnd();
+                Assert.IsTrue(server.WaitForExit(60_000), "pg-test-server.sh database did not finish in 60 s");
+                Assert.AreEqual(0, server.ExitCode, stderr);
+                return stdout.Result.Trim().Split('\n').Last();
+            }
+        }
+
         static async Task StoreRoundTrip(RunStore store)
         {
             var deploy = new Tool("deploy", (i, rt) => Task.FromResult<object>("deployed")) { RequireApproval = true };
@@ -137,11 +165,11 @@ namespace PhaseoAgentSdk.Tests
                 Assert.AreEqual(ErrorCodes.ContinueInvalid, again.Code);
                 Assert.AreEqual("completed", (await store.Load(id)).Status);
                 // Pruning: too recent, an unknown status, then every completed run (the store
-                // may be shared with other tests: at least this one).
+                // is this test's own: exactly this one).
                 Assert.AreEqual(0, await store.Prune(new[] { "completed" }, TimeSpan.FromHours(1)));
                 var unknown = Assert.Throws<AgentException>(() => store.Prune(new[] { "done" }, TimeSpan.Zero).GetAwaiter().GetResult());
                 StringAssert.Contains("unknown run status 'done'", unknown.Message);
-                Assert.GreaterOrEqual(await store.Prune(new[] { "completed" }, TimeSpan.FromMinutes(-1)), 1);
+                Assert.AreEqual(1, await store.Prune(new[] { "completed" }, TimeSpan.FromMinutes(-1)));
                 Assert.IsNull(await store.Load(id));
                 Assert.IsFalse(await store.Delete(id));
             }
@@ -167,9 +195,7 @@ namespace PhaseoAgentSdk.Tests
         [Test]
         public async Task PostgresStore()
         {
-            var url = Environment.GetEnvironmentVariable("PHASEO_TEST_POSTGRES_URL");
-            Assert.IsNotNull(url, "PHASEO_TEST_POSTGRES_URL is not set (make csharp-tests starts a throwaway PostgreSQL)");
-            using (var store = await RunStore.Postgres(url)) await StoreRoundTrip(store);
+            using (var store = await RunStore.Postgres(DatabaseOfItsOwn())) await StoreRoundTrip(store);
         }
 
         [Test]

@@ -3,7 +3,7 @@
 // recovery after a SIGKILLed worker, the approval inbox listing, prune, the product's
 // {load, save} accessor, and the error classes.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import {
 import { call, calls, sleep } from './helpers.mjs';
 
 const WORKER = fileURLToPath(new URL('../test-fixtures/store-worker.mjs', import.meta.url));
+const PG_SERVER = fileURLToPath(new URL('../../scripts/pg-test-server.sh', import.meta.url));
 
 function postgresUrl() {
   const url = process.env.PHASEO_TEST_POSTGRES_URL;
@@ -25,6 +26,17 @@ function postgresUrl() {
       + '(e.g. scripts/with-test-postgres.sh make node-tests); a PostgreSQL test never skips');
   }
   return url;
+}
+
+/**
+ * The spec of a store only this test writes to. The suites' concurrent tests share one
+ * PostgreSQL database, and a test that prunes every completed run would delete the runs
+ * another test is still racing to continue; it gets an empty database instead.
+ */
+function databaseOfItsOwn(spec) {
+  if (spec.startsWith('sqlite:')) return spec; // already a file of this test's own
+  const out = execFileSync('bash', [PG_SERVER, 'database'], { encoding: 'utf8', timeout: 60_000 });
+  return out.trim().split('\n').at(-1);
 }
 
 const openStore = async (spec) => (spec.startsWith('sqlite:') ? createSqliteRunStore(spec.slice(7)) : createPostgresRunStore(spec));
@@ -197,7 +209,7 @@ for (const backend of ['sqlite', 'postgres']) {
     });
 
     test('the approval inbox pages; prune and delete', async () => {
-      const store = await openStore(spec());
+      const store = await openStore(databaseOfItsOwn(spec()));
       const agentId = `inbox-${randomUUID()}`;
       const agent = deployAgent(store, null, agentId);
       const paused = [];
@@ -221,7 +233,7 @@ for (const backend of ['sqlite', 'postgres']) {
       assert.deepEqual([...seen].sort(), [...paused].sort());
       const every = await store.list({ agentId });
       assert.deepEqual(new Set(every.runs.map((r) => r.runId)), new Set([...paused, done.run.id]));
-      assert.ok(await store.prune(['completed'], { olderThan: -60_000 }) >= 1);
+      assert.equal(await store.prune(['completed'], { olderThan: -60_000 }), 1);
       assert.equal(await store.load(done.run.id), null);
       assert.ok(await store.load(paused[0]));
       assert.equal(await store.delete(paused[0]), true);

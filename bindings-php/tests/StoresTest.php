@@ -49,8 +49,8 @@ final class StoresTest extends TestCase
         } catch (ContinueError $e) {
             $this->assertSame('continue_invalid', $e->getCode());
         }
-        // Pruning: too recent, an unknown status, then every completed run (the store may be
-        // shared with other tests: at least this one).
+        // Pruning: too recent, an unknown status, then every completed run (each test's store
+        // is its own: exactly this one).
         $this->assertSame(0, $store->prune(['completed'], 3_600_000));
         try {
             $store->prune(['done'], 0);
@@ -58,7 +58,7 @@ final class StoresTest extends TestCase
         } catch (AgentError $e) {
             $this->assertStringContainsString("unknown run status 'done'", $e->getMessage());
         }
-        $this->assertGreaterThanOrEqual(1, $store->prune(['completed'], -60_000));
+        $this->assertSame(1, $store->prune(['completed'], -60_000));
         $this->assertNull($store->load($paused->runId()));
         $this->assertFalse($store->delete($paused->runId()));
     }
@@ -112,6 +112,19 @@ final class StoresTest extends TestCase
         if (!is_string($url) || $url === '') {
             $this->fail('PHASEO_TEST_POSTGRES_URL is not set: run under scripts/with-test-postgres.sh (make php-tests); a PostgreSQL test never skips');
         }
-        $this->pauseAndContinueById(RunStore::postgres($url));
+        $this->pauseAndContinueById(RunStore::postgres(self::databaseOfItsOwn()));
+    }
+
+    /**
+     * The URL of an empty database of the test PostgreSQL server, so that the store's prune of
+     * every completed run sees only this test's runs (a suite's tests may share the server's
+     * one database).
+     */
+    private static function databaseOfItsOwn(): string
+    {
+        $script = dirname(__DIR__, 2) . '/scripts/pg-test-server.sh';
+        exec('bash ' . escapeshellarg($script) . ' database 2>&1', $out, $status);
+        self::assertSame(0, $status, 'pg-test-server.sh database: ' . implode("\n", $out));
+        return (string) end($out);
     }
 }

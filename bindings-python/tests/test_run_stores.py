@@ -25,6 +25,7 @@ from phaseo_agent import (AgentContinueError, AgentStoreError, AgentTool, InMemo
 from conftest import call, calls
 
 WORKER = str(Path(__file__).with_name("store_worker.py"))
+PG_SERVER = Path(__file__).resolve().parents[2] / "scripts" / "pg-test-server.sh"
 
 
 def postgres_url() -> str:
@@ -40,6 +41,17 @@ def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:{tmp_path / 'runs.db'}"
     return postgres_url()
+
+
+def database_of_its_own(spec: str) -> str:
+    """The spec of a store only this test writes to. The suite's concurrent tests share one
+    PostgreSQL database, and a test that prunes every completed run would delete the runs
+    another test is still racing to continue; it gets an empty database instead."""
+    if spec.startswith("sqlite:"):
+        return spec  # already a file of this test's own
+    out = subprocess.run(["bash", str(PG_SERVER), "database"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]
 
 
 def open_store(spec: str) -> RunStore:
@@ -207,7 +219,7 @@ def test_a_worker_whose_lease_was_taken_over_gets_lease_lost(store_spec: str, ex
 
 
 def test_inbox_listing_pages_and_prune(store_spec: str) -> None:
-    store = open_store(store_spec)
+    store = open_store(database_of_its_own(store_spec))
     agent_id = f"inbox-{uuid.uuid4()}"
     agent = deploy_agent(store, agent_id=agent_id)
     paused = [pause(agent).run_id for _ in range(5)]
@@ -230,7 +242,7 @@ def test_inbox_listing_pages_and_prune(store_spec: str) -> None:
     assert sorted(seen) == sorted(paused)
     every = store.list(agent_id=agent_id)
     assert {r.run_id for r in every.runs} == set(paused) | {done.run_id}
-    assert store.prune(["completed"], older_than=timedelta(seconds=-60)) >= 1
+    assert store.prune(["completed"], older_than=timedelta(seconds=-60)) == 1
     assert store.load(done.run_id) is None
     assert store.load(paused[0]) is not None
     assert store.delete(paused[0]) is True

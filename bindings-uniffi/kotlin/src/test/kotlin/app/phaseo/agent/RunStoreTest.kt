@@ -1,7 +1,9 @@
 package app.phaseo.agent
 
 import java.nio.file.Files
+import java.nio.file.Paths
 import java.util.UUID
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
@@ -22,6 +24,21 @@ class RunStoreTest {
     private fun postgresUrl(): String =
         System.getenv("PHASEO_TEST_POSTGRES_URL")
             ?: fail("PHASEO_TEST_POSTGRES_URL is not set: run the Kotlin tests under scripts/with-test-postgres.sh; a PostgreSQL test never skips")
+
+    /**
+     * The URL of an empty database of the test PostgreSQL server, so that the store's prune of
+     * every completed run sees only this test's runs (a suite's tests may share the server's
+     * one database).
+     */
+    private fun databaseOfItsOwn(): String {
+        postgresUrl()
+        val script = Paths.get("../../scripts/pg-test-server.sh").toAbsolutePath().normalize()
+        val server = ProcessBuilder("bash", script.toString(), "database").redirectErrorStream(true).start()
+        val out = server.inputStream.bufferedReader().readText()
+        assertTrue(server.waitFor(60, TimeUnit.SECONDS), "pg-test-server.sh database did not finish in 60 s")
+        assertEquals(0, server.exitValue(), out)
+        return out.trim().lines().last()
+    }
 
     private fun sqlite(): RunStore = sqliteStore(Files.createTempDirectory("phaseo-store").resolve("runs.db").toString())
 
@@ -90,7 +107,7 @@ class RunStoreTest {
         } while (cursor != null)
         assertEquals(3, pages)
         assertEquals(paused, seen.toSet())
-        assertTrue(store.pruneOlderThan(listOf("completed"), -60_000) >= 1)
+        assertEquals(1L, store.pruneOlderThan(listOf("completed"), -60_000))
         assertNull(store.loadRun(done.runId()))
         assertTrue(store.deleteRun(paused.first()))
         assertEquals(4, store.listRuns(listOf("waiting_for_human"), agentId).runs.size)
@@ -100,7 +117,7 @@ class RunStoreTest {
     fun `sqlite - inbox pages, prune and delete`() = runBlocking { inbox(sqlite()) }
 
     @Test
-    fun `postgres - inbox pages, prune and delete`() = runBlocking { inbox(postgresStore(postgresUrl())) }
+    fun `postgres - inbox pages, prune and delete`() = runBlocking { inbox(postgresStore(databaseOfItsOwn())) }
 
     @Test
     fun `recover refuses a run no dead worker holds - an unknown status is a store error`() = runBlocking {
