@@ -5,7 +5,7 @@
 //! delay from the first free since its last purge: with its default of one second, a
 //! process that runs agents back to back hands back, once a second, the pages between two
 //! runs, and the next run takes a page fault for every one of them again. Measured in the
-//! JVM benchmark (`docs/performance.md`), that was about a tenth of a sequential run's time.
+//! JVM benchmark (`docs/performance.md`), that was about a seventh of a sequential run's time.
 //!
 //! So the core sets the delay to [`PURGE_DELAY_MS`] when it first builds its runtime
 //! ([`crate::exec::runtime`], which every binding's runs go through): memory freed still
@@ -27,7 +27,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Sets mimalloc's purge delay to [`PURGE_DELAY_MS`], unless `MIMALLOC_PURGE_DELAY` is
 /// set. Called once, as the runtime is built; calling it again changes nothing.
-pub fn tune() {
+pub(crate) fn tune() {
     if std::env::var_os(PURGE_DELAY_VAR).is_some() {
         return;
     }

@@ -1,8 +1,9 @@
 //! The purge delay the core gives mimalloc (core/src/allocator.rs): set when the runtime is
 //! built, unless the process's environment sets it.
 //!
-//! Each case runs in a child process (this test binary again, filtered to the case), so
-//! that the delay is read and set in a process whose environment the case chose.
+//! The cases that name an environment run `child_reports_its_delay` in a child process
+//! (this test binary again, filtered to that case), so that the delay is read and set in a
+//! process whose environment the case chose; run on its own, that case checks this process.
 
 use std::process::Command;
 
