@@ -38,4 +38,4 @@ pub use error::PhaseoStatus;
 // The run loop allocates many small, short-lived values on the core's threads, where
 // glibc's per-thread arenas keep growing and trimming (as in the Python and Node bindings).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;

@@ -18,7 +18,7 @@ mod values;
 /// mimalloc for everything the addon allocates: runs allocate many small short-lived
 /// values on the runtime's threads, where glibc keeps growing and trimming its arenas.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;
 
 /// The tokio runtime of the addon. A run is one task (its concurrent tool calls are futures
 /// of that task), and the JavaScript thread needs a core of its own to run the tools, so

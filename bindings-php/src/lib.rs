@@ -34,7 +34,7 @@ use crate::error::NativeError;
 use crate::handles::{AGENTS, CLIENTS, SCHEMAS, SERVERS, STORES};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;
 
 /// Creates an agent from its definition's JSON text (callables as `{"$callback": id}`).
 #[php_function]

@@ -28,7 +28,7 @@ use pyo3::prelude::*;
 /// allocate many small short-lived values, also on tokio threads, where glibc keeps
 /// growing and trimming its arenas. Python objects keep using Python's allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

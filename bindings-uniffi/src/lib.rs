@@ -17,7 +17,7 @@ uniffi::setup_scaffolding!();
 // on another thread than the one that made them (a result released by the cleaner's
 // thread): glibc's arenas then spend more time consolidating than the run spends working.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;
 
 mod api;
 mod conversions;

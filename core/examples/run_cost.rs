@@ -5,7 +5,7 @@
 //! set-up and the process's own start excluded:
 //!
 //! ```text
-//! cargo build --release -p phaseo-agent --example run_cost
+//! cargo build --release -p phaseo-agent --features mimalloc --example run_cost
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/run_cost fan-out 22
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/run_cost fan-out 2
 //! ```
@@ -29,7 +29,7 @@ use phaseo_agent::{
 
 /// The allocator every binding's library is built with, so that the counts are theirs.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;
 
 /// A host that answers every call at once, as a binding's host would after its function
 /// returned: the arguments written as JSON text (as the C ABI writes them for Go and C#),
