@@ -50,7 +50,19 @@ pub fn to_canonical_string_with_capacity<T: Serialize + ?Sized>(
 ) -> String {
     let mut out = Vec::with_capacity(capacity);
     write_canonical(&mut out, value);
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+    json_text(out)
+}
+
+/// The JSON text `out` holds, made of [`write_canonical`]'s output, ASCII and whole slices
+/// of such texts, as a `String`, without checking it again (as `serde_json`'s own
+/// `to_string` does not): the check cost about 150 instructions a tool call, in writing its
+/// arguments for the host. Debug builds check it.
+pub(crate) fn json_text(out: Vec<u8>) -> String {
+    debug_assert!(std::str::from_utf8(&out).is_ok(), "JSON text is UTF-8");
+    // SAFETY: every caller fills `out` only with serde_json's output (UTF-8, as it writes
+    // `str`s and ASCII), ASCII literals, and slices of such text cut at ASCII bytes (quotes
+    // and commas), so every byte sequence is whole UTF-8.
+    unsafe { String::from_utf8_unchecked(out) }
 }
 
 /// Appends the canonical JSON text of a value to `out` (UTF-8).

@@ -60,7 +60,7 @@ impl JsonArgs<'_> {
             write_canonical(&mut out, annotations);
         }
         out.extend_from_slice(b"}]");
-        String::from_utf8(out).expect("serde_json writes UTF-8")
+        crate::json::json_text(out)
     }
 
     /// The arguments as a JSON value (an array).
@@ -128,7 +128,7 @@ fn phase_head(rt: &ToolRuntime) -> PhaseHead {
     text.extend_from_slice(br#","context":"#);
     write_canonical(&mut text, rt.context());
     PhaseHead {
-        text: String::from_utf8(text).expect("serde_json writes UTF-8"),
+        text: crate::json::json_text(text),
         run_id_end,
     }
 }
