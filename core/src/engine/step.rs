@@ -88,34 +88,37 @@ async fn resolve_turn(
         messages: &state.run.messages,
         context: &state.run.context,
     };
-    async fn value(
-        field: &Option<TurnValue>,
-        turn: &TurnContext<'_>,
-        name: &str,
-    ) -> Result<Value, AgentError> {
-        match field {
-            None => Ok(Value::Null),
-            Some(v) => match std::panic::AssertUnwindSafe(v.resolve(turn))
-                .catch_unwind()
-                .await
-            {
-                Ok(r) => r.map_err(|e| {
-                    AgentError::new(ErrorCode::ToolFailed, format!("{name}: {}", e.message))
-                }),
-                Err(p) => Err(AgentError::new(
-                    ErrorCode::ToolFailed,
-                    format!("{name}: panicked: {}", crate::panic_message(p.as_ref())),
-                )),
-            },
+    async fn value(v: &TurnValue, turn: &TurnContext<'_>, name: &str) -> Result<Value, AgentError> {
+        match std::panic::AssertUnwindSafe(v.resolve(turn))
+            .catch_unwind()
+            .await
+        {
+            Ok(r) => r.map_err(|e| {
+                AgentError::new(ErrorCode::ToolFailed, format!("{name}: {}", e.message))
+            }),
+            Err(p) => Err(AgentError::new(
+                ErrorCode::ToolFailed,
+                format!("{name}: panicked: {}", crate::panic_message(p.as_ref())),
+            )),
         }
     }
-    let model = value(&def.model, &turn, "model").await?;
-    let instructions = value(&def.instructions, &turn, "instructions").await?;
-    let temperature = value(&def.temperature, &turn, "temperature").await?;
-    let max_output_tokens = value(&def.max_output_tokens, &turn, "maxOutputTokens").await?;
-    let top_p = value(&def.top_p, &turn, "topP").await?;
-    let tool_choice = value(&def.tool_choice, &turn, "toolChoice").await?;
-    let active_tools = value(&def.active_tools, &turn, "activeTools").await?;
+    // An unset field is null with no future made and polled for it: most definitions set
+    // none of these, and every turn resolves all seven.
+    macro_rules! resolve {
+        ($field:ident, $name:literal) => {
+            match &def.$field {
+                None => Value::Null,
+                Some(v) => value(v, &turn, $name).await?,
+            }
+        };
+    }
+    let model = resolve!(model, "model");
+    let instructions = resolve!(instructions, "instructions");
+    let temperature = resolve!(temperature, "temperature");
+    let max_output_tokens = resolve!(max_output_tokens, "maxOutputTokens");
+    let top_p = resolve!(top_p, "topP");
+    let tool_choice = resolve!(tool_choice, "toolChoice");
+    let active_tools = resolve!(active_tools, "activeTools");
     let s = &ctx.settings;
     let known = Some(&ctx.agent.tool_index);
     let bad_value = |m: String| AgentError::new(ErrorCode::ToolFailed, m);
@@ -701,7 +704,12 @@ pub(crate) async fn after_step(
         stop(ctx, state, reason, (!resumed).then_some(index));
         return Ok(true);
     }
-    state.run.updated_at = now_iso();
+    // The time is read where the state is seen: in a checkpoint saved here, or when the run
+    // ends, pauses or stops (each sets it). With no store, formatting it after every step
+    // was work no one saw.
+    if ctx.durable.is_some() {
+        state.run.updated_at = now_iso();
+    }
     if !resumed {
         let status = Some(RunStatus::Running);
         ctx.emitter
