@@ -48,9 +48,19 @@ typedef struct {
   atomic_int released;
 } RunState;
 
+/* While set, `add` answers only once the driving thread's poll has returned pending
+ * (`driver_pending`, set by `drive`), so that the driven check's answer comes while the
+ * driver waits, however the threads are scheduled: a driver descheduled mid-poll for longer
+ * than the tool's delay would otherwise see the answer within that poll, and never wait. */
+static atomic_int add_waits_for_driver;
+static atomic_int driver_pending;
+
 /* Answers `add` later, from a thread of its own: the asynchronous completion path. */
 static void *answer_add(void *arg) {
   PhaseoCall *call = arg;
+  if (atomic_load(&add_waits_for_driver)) {
+    for (int i = 0; i < 10000 && atomic_load(&driver_pending) == 0; i++) usleep(1000);
+  }
   const char *args = phaseo_call_args(call);
   int a = 0, b = 0;
   const char *pa = strstr(args, "\"a\":");
@@ -195,6 +205,7 @@ static int drive(PhaseoRun *run, Waker *w, char **err) {
     polls++;
     PhaseoStatus st = phaseo_run_poll(run, wake_driver, w, err);
     if (st != PHASEO_STATUS_PENDING) return st == PHASEO_STATUS_OK ? polls : -1;
+    atomic_store(&driver_pending, 1);
     pthread_mutex_lock(&w->mu);
     while (!w->woken) pthread_cond_wait(&w->cond, &w->mu);
     w->woken = 0;
@@ -223,7 +234,10 @@ static void check_driven(PhaseoAgent *agent, HostState *hs) {
   CONTAINS(err, "poll it with phaseo_run_poll until it ends");
   phaseo_string_free(err);
   err = NULL;
+  atomic_store(&driver_pending, 0);
+  atomic_store(&add_waits_for_driver, 1);
   int polls = drive(run, &w, &err);
+  atomic_store(&add_waits_for_driver, 0);
   CHECK(polls >= 2, "the tool answered from another thread woke the driver (%d polls): %s", polls, err);
   CHECK(atomic_load(&w.wakes) >= 1, "wake was called");
   CHECK(rs.done == 1 && rs.released == 1, "done %d released %d when the poll ended it", rs.done,
