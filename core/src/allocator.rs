@@ -46,9 +46,12 @@ fn plain(size: usize, align: usize) -> bool {
 /// mimalloc as a Rust global allocator, the plain functions for the alignments every block
 /// has (see the module comment). Declared by each binding's library:
 ///
-/// ```ignore
+/// ```
 /// #[global_allocator]
 /// static GLOBAL: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMalloc;
+///
+/// let words: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+/// assert_eq!(words[999], "999");
 /// ```
 pub struct MiMalloc;
 
