@@ -117,7 +117,7 @@ type RunResult struct {
 	// StepResults is the per-step tool results (with preliminary results), as JSON.
 	StepResults []json.RawMessage
 
-	raw string
+	state *stateText
 }
 
 type stateView struct {
@@ -132,8 +132,14 @@ type stateView struct {
 
 // ParseRunResult reads a state's canonical JSON text. Only the shape is read here: the
 // core checks the whole state (version, signature, every field) when it is continued.
-func ParseRunResult(text string) (RunResult, error) {
-	view, err := decodeState(text)
+func ParseRunResult(text string) (RunResult, error) { return parseState(text, false) }
+
+// parseCoreState is ParseRunResult for a state text the core has just written for this
+// process (see decodeStateText).
+func parseCoreState(text string) (RunResult, error) { return parseState(text, true) }
+
+func parseState(text string, fromCore bool) (RunResult, error) {
+	view, err := decodeStateText(text, fromCore)
 	if err != nil {
 		// Not shaped as a state: encoding/json names what is wrong.
 		view = stateView{}
@@ -151,7 +157,7 @@ func ParseRunResult(text string) (RunResult, error) {
 		Usage:       view.Usage,
 		Steps:       view.Steps,
 		StepResults: view.StepResults,
-		raw:         text,
+		state:       givenStateText(text),
 	}
 	if len(view.Output) > 0 {
 		var out any
@@ -177,15 +183,18 @@ func reread(v any) (any, error) {
 	return decodeValue(data)
 }
 
-// JSON is the canonical state text (empty for a zero RunResult).
-func (r RunResult) JSON() string { return r.raw }
+// JSON is the canonical state text (empty for a zero RunResult). A run's result has the
+// state the core still holds, whose text the core writes when it is first asked for (here,
+// by json.Marshal or by a continue), once.
+func (r RunResult) JSON() string { return r.state.get() }
 
 // MarshalJSON writes the canonical state.
 func (r RunResult) MarshalJSON() ([]byte, error) {
-	if r.raw == "" {
+	text := r.state.get()
+	if text == "" {
 		return nil, fmt.Errorf("phaseoagent: this RunResult holds no state (it was not produced by a run)")
 	}
-	return []byte(r.raw), nil
+	return []byte(text), nil
 }
 
 // UnmarshalJSON reads a canonical state (as ParseRunResult).

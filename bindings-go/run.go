@@ -315,9 +315,10 @@ func outputsJSON(list []ToolOutput) ([]any, error) {
 
 // stateArgs are the state text (or NULL) and run id (or NULL) of a continue.
 func stateArgs(o *ContinueOptions) (state, runID *C.char, err error) {
+	if text := o.Run.JSON(); text != "" {
+		return cString(text), nil, nil
+	}
 	switch {
-	case o.Run.raw != "":
-		return cString(o.Run.raw), nil, nil
 	case o.StateJSON != "":
 		return cString(o.StateJSON), nil, nil
 	case o.RunID != "":
@@ -422,12 +423,14 @@ func (s *started) wait(ctx context.Context) (RunResult, error) {
 		runtime.KeepAlive(s.keep)
 		return RunResult{}, err
 	}
-	var out *C.char
-	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_run_wait(s.run, &out, e) })
+	var native *C.PhaseoState
+	_, err := status(func(e **C.char) C.enum_PhaseoStatus {
+		return C.phaseo_run_take_state(s.run, &native, nil, e)
+	})
 	C.phaseo_run_free(s.run)
 	runtime.KeepAlive(s.keep)
 	if err != nil {
 		return RunResult{}, err
 	}
-	return ParseRunResult(takeString(out))
+	return resultOfNative(native)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -130,5 +132,139 @@ func TestStateOutputReadsAsDecodeValue(t *testing.T) {
 		if !reflect.DeepEqual(parsed.Output, want) {
 			t.Fatalf("output %s: read %#v, decodeValue %#v", output, parsed.Output, want)
 		}
+	}
+}
+
+// The state text of a run's end is read without its items (passed over in one step), to
+// the same result as ParseRunResult reads it, signed or not, ended or paused.
+func TestCoreStateSkipsItemsToTheSameResult(t *testing.T) {
+	tools := []Tool{
+		{ID: "add", Execute: func(input any, _ RuntimeContext) (any, error) { return map[string]any{"in": input, "s": "]}\"],"}, nil }},
+		{ID: "deploy", RequireApproval: true, Execute: func(any, RuntimeContext) (any, error) { return "ok", nil }},
+	}
+	calls := []any{
+		map[string]any{"id": "c1", "name": "add", "arguments": `{"a":1,"text":"],\"signature\":\"x\"}"}`},
+		map[string]any{"id": "c2", "name": "add", "arguments": `{"a":2}`},
+	}
+	for _, secret := range []string{"", "a secret of the test"} {
+		agent, err := CreateAgent(AgentDefinition{ID: "items", Tools: tools, StateSecret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, script := range [][]map[string]any{
+			{{"toolCalls": calls}, {"text": "done ]}"}},
+			{{"toolCalls": []any{map[string]any{"id": "d1", "name": "deploy", "arguments": `{}`}}}},
+		} {
+			client, err := NewScriptedClient(script, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := agent.Run(context.Background(), RunOptions{Input: "go", Client: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := r.JSON()
+			end := itemsEnd(text)
+			at := strings.Index(text, `"items":[`) + len(`"items":`)
+			if end <= at || text[end-1] != ']' || (secret != "") != strings.HasPrefix(text[end:], `,"signature":"`) {
+				t.Fatalf("items end at %d of %q", end, text)
+			}
+			var items []any
+			if err := json.Unmarshal([]byte(text[at:end]), &items); err != nil || len(items) == 0 {
+				t.Fatalf("items %q: %v", text[at:end], err)
+			}
+			fromCore, err := parseCoreState(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := ParseRunResult(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fromCore.JSON() != text || read.JSON() != text {
+				t.Fatal("the state's text changed")
+			}
+			fromCore.state, read.state = nil, nil
+			if !reflect.DeepEqual(fromCore, read) {
+				t.Fatalf("read differently:\ncore %#v\nread %#v", fromCore, read)
+			}
+			if r.Status() != StatusCompleted && r.Status() != StatusWaitingForHuman {
+				t.Fatalf("status %s", r.Status())
+			}
+		}
+		agent.Close()
+	}
+	// Text that does not end as the core's does is read in full.
+	for _, text := range []string{`{"run":{},"items":[1] }`, `{"items":[],"run":{}}`} {
+		if _, err := parseCoreState(text); err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+	}
+}
+
+// A run's result reads its fields from the state the core still holds, whose whole text is
+// written only when asked for, once: the same text from every copy and goroutine, the
+// same fields as that text read back, and the native state freed once the text is written.
+func TestRunResultWritesItsTextWhenAsked(t *testing.T) {
+	agent, err := CreateAgent(AgentDefinition{ID: "lazy", Tools: []Tool{{ID: "add",
+		Execute: func(input any, _ RuntimeContext) (any, error) { return input, nil }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	calls := []any{}
+	for i := 0; i < 3; i++ {
+		calls = append(calls, map[string]any{"id": "c" + strconv.Itoa(i), "name": "add", "arguments": `{"i":` + strconv.Itoa(i) + `}`})
+	}
+	client, err := NewScriptedClient([]map[string]any{{"toolCalls": calls}, {"text": "done"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := agent.Run(context.Background(), RunOptions{Input: "go", Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.state == nil || r.state.native == nil {
+		t.Fatal("a run's result does not hold the core's state")
+	}
+	if r.Status() != StatusCompleted || r.Output != "done" || len(r.Messages) != 6 || len(r.StepResults) != 2 {
+		t.Fatalf("fields %s %v %d %d", r.Status(), r.Output, len(r.Messages), len(r.StepResults))
+	}
+	copied := r
+	texts := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				texts[i] = copied.JSON()
+			} else {
+				texts[i] = r.JSON()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, text := range texts {
+		if text != texts[0] {
+			t.Fatalf("texts differ:\n%s\n%s", text, texts[0])
+		}
+	}
+	if !strings.Contains(texts[0], `"items":[{"type":"tool_call"`) || !strings.HasSuffix(texts[0], `}]}`) {
+		t.Fatalf("not the whole state: %s", texts[0])
+	}
+	if r.state.native != nil {
+		t.Fatal("the native state is kept after its text was written")
+	}
+	if marshalled, err := json.Marshal(r); err != nil || string(marshalled) != texts[0] {
+		t.Fatalf("json.Marshal: %s (%v)", marshalled, err)
+	}
+	read, err := ParseRunResult(texts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.state, r.state = nil, nil
+	if !reflect.DeepEqual(read, r) {
+		t.Fatalf("the fields differ from the text's:\n%#v\n%#v", read, r)
 	}
 }

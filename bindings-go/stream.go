@@ -148,7 +148,7 @@ func (s *StreamResult) pump() {
 	_, err := status(func(e **C.char) C.enum_PhaseoStatus { return C.phaseo_stream_result(s.ptr, &out, e) })
 	var result RunResult
 	if err == nil {
-		result, err = ParseRunResult(takeString(out))
+		result, err = parseCoreState(takeString(out))
 	}
 	s.mu.Lock()
 	s.result, s.err, s.ended = result, err, true

@@ -446,7 +446,7 @@ enum PhaseoStatus phaseo_run_wait(const struct PhaseoRun *run, char **out_json, 
 // `PHASEO_STATUS_OK` gives the state in `out_state` (free it with `phaseo_state_free`)
 // and, in `out_head`, the canonical JSON text of the state with its growing parts
 // (`run.messages`, `steps`, `stepResults`) empty and `items` holding only the output's
-// entry; the whole text is
+// entry (none is written when `out_head` is NULL); the whole text is
 // `phaseo_state_json`'s. A failed run gives `PHASEO_STATUS_ERROR` as `phaseo_run_wait`
 // does (and may be asked again). Once taken, the state is the host's: `phaseo_run_wait`
 // and this function refuse to give it again. Blocks until the run ended, like
@@ -459,6 +459,14 @@ enum PhaseoStatus phaseo_run_take_state(const struct PhaseoRun *run,
 // The state's canonical JSON text (free it with `phaseo_string_free`); NULL for a NULL
 // state. Any thread, any number of times.
 char *phaseo_state_json(const struct PhaseoState *state);
+
+// The state's canonical JSON text without its `items` (free it with
+// `phaseo_string_free`); NULL for a NULL state. Every other part is as in
+// `phaseo_state_json`'s text, in its order; the items repeat every call's input and output,
+// so a host that gives the application the conversation, steps and step results at once
+// reads them from this shorter text and asks for the whole one only when it is wanted. Not a
+// state to continue. Any thread, any number of times.
+char *phaseo_state_json_without_items(const struct PhaseoState *state);
 
 // A rough size in bytes of the memory the state holds (0 for a NULL state): what a host
 // holding it tells its garbage collector.

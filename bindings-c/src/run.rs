@@ -170,7 +170,7 @@ pub unsafe extern "C" fn phaseo_run_wait(
 /// `PHASEO_STATUS_OK` gives the state in `out_state` (free it with `phaseo_state_free`)
 /// and, in `out_head`, the canonical JSON text of the state with its growing parts
 /// (`run.messages`, `steps`, `stepResults`) empty and `items` holding only the output's
-/// entry; the whole text is
+/// entry (none is written when `out_head` is NULL); the whole text is
 /// `phaseo_state_json`'s. A failed run gives `PHASEO_STATUS_ERROR` as `phaseo_run_wait`
 /// does (and may be asked again). Once taken, the state is the host's: `phaseo_run_wait`
 /// and this function refuse to give it again. Blocks until the run ended, like
@@ -203,7 +203,9 @@ pub unsafe extern "C" fn phaseo_run_take_state(
             unreachable!("the outcome was a state")
         };
         drop(slot);
-        write_out(out_head, state.head_json());
+        if !out_head.is_null() {
+            write_out(out_head, state.head_json());
+        }
         *out_state = Box::into_raw(Box::new(PhaseoState { state }));
         Ok(PhaseoStatus::Ok)
     })
@@ -253,6 +255,20 @@ pub struct PhaseoState {
 pub unsafe extern "C" fn phaseo_state_json(state: *const PhaseoState) -> *mut c_char {
     match state.as_ref() {
         Some(s) => owned_string(s.state.to_json()),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// The state's canonical JSON text without its `items` (free it with
+/// `phaseo_string_free`); NULL for a NULL state. Every other part is as in
+/// `phaseo_state_json`'s text, in its order; the items repeat every call's input and output,
+/// so a host that gives the application the conversation, steps and step results at once
+/// reads them from this shorter text and asks for the whole one only when it is wanted. Not a
+/// state to continue. Any thread, any number of times.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_state_json_without_items(state: *const PhaseoState) -> *mut c_char {
+    match state.as_ref() {
+        Some(s) => owned_string(s.state.to_json_without_items()),
         None => std::ptr::null_mut(),
     }
 }

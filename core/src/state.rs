@@ -639,7 +639,9 @@ struct StateOut<'a> {
     step_results: &'a [StepResult],
     usage: &'a Usage,
     output: &'a Value,
-    items: ItemsOut<'a>,
+    /// Left out only by [`RunResult::to_json_without_items`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items: Option<ItemsOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     signature: Option<&'a str>,
 }
@@ -754,7 +756,7 @@ impl RunResult {
             step_results: &self.step_results,
             usage: &self.run.usage,
             output: &self.run.result,
-            items: ItemsOut(self),
+            items: Some(ItemsOut(self)),
             signature: self.signature.as_deref().filter(|_| signed),
         }
     }
@@ -834,6 +836,27 @@ impl RunResult {
         let hint = STATE_TEXT_HINT.load(Ordering::Relaxed);
         let mut text = crate::json::to_canonical_string_with_capacity(self, hint.max(1024));
         STATE_TEXT_HINT.store(text.len().min(MAX_STATE_TEXT_HINT), Ordering::Relaxed);
+        if text.len() < text.capacity() / 2 {
+            text.shrink_to_fit();
+        }
+        text
+    }
+
+    /// The canonical JSON text of the state without its `items` (and so not a state to
+    /// continue): every other part as [`to_json`](Self::to_json) writes it. The items repeat
+    /// every call's input and output; a host that keeps the state itself and gives its
+    /// conversation, steps and step results to the application at once reads them from this
+    /// text, and asks for the whole text only when it is wanted (about a third shorter for a
+    /// run of many calls).
+    pub fn to_json_without_items(&self) -> String {
+        let hint = STATE_TEXT_HINT.load(Ordering::Relaxed);
+        let mut text = crate::json::to_canonical_string_with_capacity(
+            &StateOut {
+                items: None,
+                ..self.out(true)
+            },
+            hint.max(1024),
+        );
         if text.len() < text.capacity() / 2 {
             text.shrink_to_fit();
         }

@@ -5,8 +5,8 @@ mod common;
 use common::*;
 use phaseo_agent::json::to_canonical_string;
 use phaseo_agent::{
-    json, AgentDefinition, ErrorCode, ModelResponse, NextTurnParams, RunOptions, RunResult, Tool,
-    Value,
+    create_agent, json, AgentDefinition, ErrorCode, ModelResponse, NextTurnParams, RunOptions,
+    RunResult, Tool, Value,
 };
 
 fn assert_round_trip(state: &RunResult) {
@@ -245,6 +245,34 @@ async fn a_states_text_is_the_same_whatever_was_written_before() {
             text.len(),
             text.capacity()
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_states_text_without_items_is_its_text_with_the_items_cut_out() {
+    let signed = create_agent(
+        AgentDefinition::new("signed")
+            .tool(Tool::new("t", "Echo", Value::Null, |input, _| Ok(input)))
+            .state_secret("a secret of the test"),
+    )
+    .unwrap();
+    let turn = ModelResponse::tool_calls([("c1", "t", r#"{"i":1}"#), ("c2", "t", r#"{"i":2}"#)]);
+    let signed = signed
+        .run(RunOptions::new(json!("go"), scripted([turn, text("done")])))
+        .await
+        .unwrap();
+    for state in [state_of(30).await, state_of(0).await, signed] {
+        let whole = state.to_json();
+        let without = state.to_json_without_items();
+        let items_at = whole.find(r#","items":["#).expect("the items");
+        let items_end = whole.rfind(']').expect("the items' end") + 1;
+        assert!(!state.items().is_empty());
+        assert_eq!(
+            without,
+            format!("{}{}", &whole[..items_at], &whole[items_end..]),
+            "every other part written as in the whole text, in its order"
+        );
+        assert_eq!(state.to_json(), whole, "the state is unchanged");
     }
 }
 

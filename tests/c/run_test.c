@@ -259,6 +259,15 @@ static void check_driven(PhaseoAgent *agent, HostState *hs) {
   CONTAINS(head, "\"output\":\"5\"");
   char *whole = phaseo_state_json(native);
   CHECK(whole != NULL && strcmp(whole, state) == 0, "the handle's text is the state's: %s", whole);
+  /* Without its items: the whole text with `,"items":[…]` (its last part here) cut out. */
+  char *without = phaseo_state_json_without_items(native);
+  const char *items = strstr(whole, ",\"items\":[");
+  CHECK(without != NULL && items != NULL && strncmp(without, whole, (size_t)(items - whole)) == 0 &&
+            strcmp(without + (items - whole), "}") == 0 && strcmp(whole + strlen(whole) - 2, "]}") == 0,
+        "the text without items: %s", without);
+  CONTAINS(without, "{\"sum\":5}");
+  CHECK(phaseo_state_json_without_items(NULL) == NULL, "NULL state, no text");
+  phaseo_string_free(without);
   CHECK(phaseo_state_size(native) > 0, "a state has a size");
   CHECK(phaseo_state_size(NULL) == 0 && phaseo_state_json(NULL) == NULL, "NULL state");
   PhaseoState *again = NULL;
