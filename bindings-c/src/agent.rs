@@ -196,7 +196,12 @@ unsafe fn start_run(
         let cancel = CancellationToken::new();
         let options = run_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
-        let run = PhaseoRun::new(start, host, cancel, async move { core.run(options).await });
+        let run = PhaseoRun::new(
+            start,
+            host,
+            cancel,
+            Box::pin(async move { core.run(options).await }),
+        );
         out_run(out_run_ptr, run)
     })
 }
@@ -279,21 +284,32 @@ unsafe fn start_continue(
         let options = continue_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
         let run = match read_state(state_json) {
-            Ok(Some(state)) => PhaseoRun::new(start, host, cancel, async move {
-                core.continue_run(&state, options).await
-            }),
+            Ok(Some(state)) => PhaseoRun::new(
+                start,
+                host,
+                cancel,
+                Box::pin(async move { core.continue_run(&state, options).await }),
+            ),
             Ok(None) => {
                 let id = read_str(run_id, "run_id (state_json is NULL)")?.to_owned();
-                PhaseoRun::new(start, host, cancel, async move {
-                    core.continue_by_id(id, options).await
-                })
+                PhaseoRun::new(
+                    start,
+                    host,
+                    cancel,
+                    Box::pin(async move { core.continue_by_id(id, options).await }),
+                )
             }
             // Invalid state is the continue's refusal, reported like the others.
-            Err(e) => PhaseoRun::new(start, host, cancel, async move {
-                Err(phaseo_agent::AgentError::state_invalid(
-                    e.message().to_owned(),
-                ))
-            }),
+            Err(e) => PhaseoRun::new(
+                start,
+                host,
+                cancel,
+                Box::pin(async move {
+                    Err(phaseo_agent::AgentError::state_invalid(
+                        e.message().to_owned(),
+                    ))
+                }),
+            ),
         };
         out_run(out_run_ptr, run)
     })
@@ -369,9 +385,12 @@ unsafe fn start_recover(
         let cancel = CancellationToken::new();
         let options = continue_options(options_json, client, store, &host, &cancel)?;
         let core = agent.agent.clone();
-        let run = PhaseoRun::new(start, host, cancel, async move {
-            core.recover(&id, options).await
-        });
+        let run = PhaseoRun::new(
+            start,
+            host,
+            cancel,
+            Box::pin(async move { core.recover(&id, options).await }),
+        );
         out_run(out_run_ptr, run)
     })
 }

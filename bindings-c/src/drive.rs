@@ -16,12 +16,11 @@
 //! connections) stay on the core's runtime.
 
 use std::ffi::c_void;
-use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
 
-use phaseo_agent::driven::{DrivenRun, Polled};
+use phaseo_agent::driven::{BoxedRun, DrivenRun, Polled};
 use phaseo_agent::{AgentError, RunResult};
 
 use crate::error::{guard, CError, PhaseoStatus};
@@ -48,13 +47,14 @@ struct Running {
 }
 
 impl Driven {
-    pub(crate) fn new<F>(shared: Arc<Shared>, host: Arc<Host>, run: F) -> Self
-    where
-        F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
-    {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        host: Arc<Host>,
+        run: BoxedRun<Result<RunResult, AgentError>>,
+    ) -> Self {
         Self {
             running: Mutex::new(Some(Running {
-                run: DrivenRun::new(run),
+                run: DrivenRun::boxed(run),
                 host,
             })),
             shared,

@@ -6,6 +6,7 @@ use std::ffi::c_char;
 use std::future::Future;
 use std::sync::{Arc, Condvar, Mutex};
 
+use phaseo_agent::driven::BoxedRun;
 use phaseo_agent::{AgentError, CancellationToken, RunResult};
 
 use crate::error::{guard, owned_string, write_out, CError, PhaseoStatus};
@@ -75,11 +76,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl PhaseoRun {
-    /// Starts `run` as `start` says; `host.on_done` is called when it ends.
-    pub(crate) fn new<F>(start: Start, host: Arc<Host>, cancel: CancellationToken, run: F) -> Self
-    where
-        F: Future<Output = Result<RunResult, AgentError>> + Send + 'static,
-    {
+    /// Starts `run` as `start` says; `host.on_done` is called when it ends. The future
+    /// comes boxed from where it is made (see `BoxedRun`).
+    pub(crate) fn new(
+        start: Start,
+        host: Arc<Host>,
+        cancel: CancellationToken,
+        run: BoxedRun<Result<RunResult, AgentError>>,
+    ) -> Self {
         let shared = Arc::new(Shared {
             outcome: Mutex::new(None),
             ended: Condvar::new(),

@@ -13,7 +13,7 @@ if (!function_exists('phaseo_poll')) {
 }
 
 foreach ([
-    'Internal/Json.php', 'BigInt.php', 'Internal/Registry.php', 'Internal/Native.php', 'Internal/Scheduler.php',
+    'Internal/Json.php', 'BigInt.php', 'Internal/Registry.php', 'Internal/Native.php', 'Internal/EndedState.php', 'Internal/Scheduler.php',
     'Internal/Spec.php', 'Errors.php', 'RunResult.php', 'ToolCall.php', 'RuntimeContext.php', 'Attributes.php', 'Internal/TypeSchema.php', 'Internal/TypedToolFactory.php', 'Tool.php', 'ToolRetry.php', 'ToolDecision.php',
     'AgentDefinition.php', 'Clients.php', 'GatewayAgentClientOptions.php', 'Stores.php', 'AgentStreamResult.php', 'Agent.php', 'AgentSdk.php',
 ] as $file) {

@@ -24,6 +24,9 @@ function phaseo_run_cancel(int $run): void {}
 /** The state (canonical JSON) of a run whose `done` message has no error; taken once. */
 function phaseo_run_state(int $run): string {}
 
+/** Lets go of the state of a run that ended whose text was not taken. */
+function phaseo_run_state_free(int $run): void {}
+
 /** The next message for the PHP thread (JSON: call, cancel, event, done), waiting up to $wait_ms; null if none. */
 function phaseo_poll(int $wait_ms): ?string {}
 

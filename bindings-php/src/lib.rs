@@ -109,6 +109,13 @@ pub fn phaseo_run_state(run: i64) -> PhpResult<String> {
     })
 }
 
+/// Lets go of the state of a run that ended whose text was not taken (a result that was
+/// never read whole); nothing for a run that has none.
+#[php_function]
+pub fn phaseo_run_state_free(run: i64) {
+    run::drop_state(run);
+}
+
 /// The next message for the PHP thread (JSON text), waiting up to `wait_ms`; null if none.
 #[php_function]
 pub fn phaseo_poll(wait_ms: i64) -> Option<String> {
@@ -427,6 +434,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(phaseo_run_start))
         .function(wrap_function!(phaseo_run_cancel))
         .function(wrap_function!(phaseo_run_state))
+        .function(wrap_function!(phaseo_run_state_free))
         .function(wrap_function!(phaseo_array_id))
         .function(wrap_function!(phaseo_poll))
         .function(wrap_function!(phaseo_respond))

@@ -37,20 +37,31 @@ fn host() -> Arc<Host> {
     Arc::new(Host)
 }
 
-/// The states of runs that ended, by run handle, until PHP takes them
-/// ([`take_state`]): a state's text stays out of the `done` message, where it would be
-/// escaped as a string and read twice by PHP (the message, then the state).
-fn ended_states() -> &'static Mutex<HashMap<i64, String>> {
-    static STATES: OnceLock<Mutex<HashMap<i64, String>>> = OnceLock::new();
+/// The states of runs that ended, by run handle, until PHP takes their text
+/// ([`take_state`]) or lets them go ([`drop_state`]): a state's text stays out of the
+/// `done` message, where it would be escaped as a string and read twice by PHP (the
+/// message, then the state), and is written only when PHP first reads more of the result
+/// than its status and output (a 1,000-call turn's state is ~400 KB of text).
+fn ended_states() -> &'static Mutex<HashMap<i64, RunResult>> {
+    static STATES: OnceLock<Mutex<HashMap<i64, RunResult>>> = OnceLock::new();
     STATES.get_or_init(Mutex::default)
 }
 
-/// The state of a run that ended (`{"t":"done"}` said it has one), taken once.
-pub fn take_state(run: i64) -> Option<String> {
+fn remove_state(run: i64) -> Option<RunResult> {
     ended_states()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .remove(&run)
+}
+
+/// The text of the state of a run that ended (`{"t":"done"}` said it has one), taken once.
+pub fn take_state(run: i64) -> Option<String> {
+    remove_state(run).map(|state| state.to_json())
+}
+
+/// Lets go of the state of a run that ended without its text being taken.
+pub fn drop_state(run: i64) {
+    drop(remove_state(run));
 }
 
 /// The `done` message of a run: its status and output (what most callers read first, so
@@ -68,7 +79,7 @@ fn done_message(run: i64, outcome: Result<RunResult, AgentError>) -> serde_json:
             ended_states()
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(run, result.to_json());
+                .insert(run, result);
             done
         }
         Err(e) => {

@@ -151,6 +151,56 @@ final class RunsTest extends TestCase
         $this->assertSame('sum', json_decode($result->toJson(), true)['run']['result']);
     }
 
+    public function testARunsStateIsWrittenWhenFirstReadAndLetGoOfWithItsResult(): void
+    {
+        $agent = AgentSdk::createAgent(new AgentDefinition(
+            id: 'held',
+            tools: [new Tool(id: 'add', execute: fn (array $in) => $in['a'] + $in['b'])],
+        ));
+        $run = fn () => $agent->run('go', new ScriptedClient([
+            ['toolCalls' => [['id' => 'c1', 'name' => 'add', 'arguments' => ['a' => 1, 'b' => 2]]]],
+            ['text' => 'done'],
+        ]));
+        // The run handle whose state the extension holds for the result.
+        $handle = function (RunResult $result): int {
+            $state = (new \ReflectionProperty(RunResult::class, 'state'))->getValue($result);
+            $this->assertInstanceOf(\Phaseo\AgentSdk\Internal\EndedState::class, $state);
+            return (new \ReflectionProperty($state, 'run'))->getValue($state);
+        };
+        $unheld = function (int $run): void {
+            $message = null;
+            try {
+                phaseo_run_state($run);
+            } catch (\Exception $e) {
+                $message = $e->getMessage();
+            }
+            $this->assertNotNull($message, "run {$run}'s state is still held");
+            $this->assertStringContainsString('no state to take', $message);
+        };
+
+        // Read whole: written once, the same text from a copy made before.
+        $result = $run();
+        $id = $handle($result);
+        $copy = clone $result;
+        $this->assertSame('done', $result->output());
+        $text = $result->toJson();
+        $this->assertStringContainsString('"items":[{"type":"tool_call"', $text);
+        $this->assertSame($text, $copy->toJson());
+        $this->assertSame($text, (string) $copy);
+        $this->assertSame('3', $copy->messages[2]['content']);
+        $unheld($id);
+
+        // Never read whole: let go of with the last copy of the result.
+        $result = $run();
+        $id = $handle($result);
+        $copy = clone $result;
+        $this->assertSame('completed', $result->status());
+        unset($result);
+        $this->assertSame('done', $copy->output());
+        unset($copy);
+        $unheld($id);
+    }
+
     public function testABlockingToolDelaysTheRunAndItsLateResultIsDiscarded(): void
     {
         $tool = new Tool(id: 'block', execute: function (array $input, $rt) {

@@ -36,9 +36,15 @@ pub enum Polled<T> {
     Panicked(String),
 }
 
+/// A run's future boxed where it is made. A run's future is several kilobytes before its
+/// first poll, and one moved by value through the functions that hand it to its driver is
+/// copied by each (the C ABI's was copied three times before it reached its box): make it
+/// with `Box::pin(async move { … })` and hand the box to [`DrivenRun::boxed`].
+pub type BoxedRun<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
 /// A run's future, polled by the host's thread until it ends.
 pub struct DrivenRun<T> {
-    future: Option<Pin<Box<dyn Future<Output = T> + Send>>>,
+    future: Option<BoxedRun<T>>,
     /// The runtime every poll and the future's drop run inside.
     runtime: Handle,
 }
@@ -60,8 +66,18 @@ impl<T> DrivenRun<T> {
     /// A run to drive inside `runtime` (a binding whose host library owns the process's
     /// runtime names it here); nothing of it runs before its first poll.
     pub fn in_runtime(runtime: Handle, run: impl Future<Output = T> + Send + 'static) -> Self {
+        Self::boxed_in_runtime(runtime, Box::pin(run))
+    }
+
+    /// [`new`](Self::new) for a future already boxed (see [`BoxedRun`]).
+    pub fn boxed(run: BoxedRun<T>) -> Self {
+        Self::boxed_in_runtime(crate::exec::runtime().handle().clone(), run)
+    }
+
+    /// [`in_runtime`](Self::in_runtime) for a future already boxed (see [`BoxedRun`]).
+    pub fn boxed_in_runtime(runtime: Handle, run: BoxedRun<T>) -> Self {
         Self {
-            future: Some(Box::pin(run)),
+            future: Some(run),
             runtime,
         }
     }

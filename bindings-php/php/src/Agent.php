@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Phaseo\AgentSdk;
 
+use Phaseo\AgentSdk\Internal\EndedState;
 use Phaseo\AgentSdk\Internal\Json;
 use Phaseo\AgentSdk\Internal\Native;
 use Phaseo\AgentSdk\Internal\Registry;
@@ -306,9 +307,9 @@ final class Agent
         if (isset($m['error'])) {
             throw AgentError::fromArray($m['error']);
         }
-        // The state's text is taken apart from the message; the status and output came with
-        // it, so the state is decoded only when something else of it is read.
-        return new RunResult(Native::call(fn () => phaseo_run_state($run)), $m);
+        // The status and output came with the message; the state stays in the extension,
+        // written as text and decoded only when something else of it is read.
+        return new RunResult(new EndedState($run), $m);
     }
 
     /** @return array{0: int, 1: \Closure} */

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Phaseo\AgentSdk;
 
+use Phaseo\AgentSdk\Internal\EndedState;
 use Phaseo\AgentSdk\Internal\Json;
 use Phaseo\AgentSdk\Internal\Native;
 
@@ -28,13 +29,18 @@ final class RunResult implements \JsonSerializable, \Stringable
     /** Whether `$run`, `$messages` and `$usage` were read from the state's text. */
     private bool $decoded = false;
 
+    /** The state's canonical JSON text, or the ended run's state whose text is not written yet. */
+    private string|EndedState $state;
+
     /**
-     * @internal the canonical JSON text of a state; `$known`, what the run's end said of it
-     * (`status`, `output`): then `$run`, `$messages` and `$usage` are decoded from the text
-     * the first time one of them is read (a run's caller often reads only its output).
+     * @internal the canonical JSON text of a state (or the state of a run that ended, its
+     * text written when first read); `$known`, what the run's end said of it (`status`,
+     * `output`): then `$run`, `$messages` and `$usage` are decoded from the text the first
+     * time one of them is read (a run's caller often reads only its output).
      */
-    public function __construct(private readonly string $json, ?array $known = null)
+    public function __construct(string|EndedState $json, ?array $known = null)
     {
+        $this->state = $json;
         if ($known !== null && isset($known['status']) && array_key_exists('output', $known)) {
             $this->knownStatus = (string) $known['status'];
             $this->output = $known['output'];
@@ -53,7 +59,7 @@ final class RunResult implements \JsonSerializable, \Stringable
             return;
         }
         $this->decoded = true;
-        $state = Json::decode($this->json);
+        $state = Json::decode($this->json());
         $this->run = $state['run'] ?? [];
         $this->messages = $this->run['messages'] ?? [];
         $this->usage = $this->run['usage'] ?? [];
@@ -116,17 +122,26 @@ final class RunResult implements \JsonSerializable, \Stringable
     /** The canonical JSON text of the state (store it; continue from it later). */
     public function toJson(): string
     {
-        return $this->json;
+        return $this->json();
     }
 
     public function __toString(): string
     {
-        return $this->json;
+        return $this->json();
     }
 
     public function jsonSerialize(): mixed
     {
-        return Json::decode($this->json);
+        return Json::decode($this->json());
+    }
+
+    /** The state's text, written by the extension the first time it is read. */
+    private function json(): string
+    {
+        if ($this->state instanceof EndedState) {
+            $this->state = $this->state->text();
+        }
+        return $this->state;
     }
 
     /** `completed`, `waiting_for_human`, `failed`, `cancelled`, … */
