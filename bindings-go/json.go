@@ -245,7 +245,7 @@ func (p *orderedParser) value(depth int) (any, error) {
 		return nil, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		start := p.at
-		for p.at < len(p.data) && bytes.IndexByte([]byte("+-.eE0123456789"), p.data[p.at]) >= 0 {
+		for p.at < len(p.data) && numberByte(p.data[p.at]) {
 			p.at++
 		}
 		digits := p.data[start:p.at]
@@ -265,6 +265,11 @@ func (p *orderedParser) value(depth int) (any, error) {
 		return normalizeNumbers(n), nil
 	}
 	return nil, p.fail("unexpected character")
+}
+
+// numberByte is whether c can be part of a JSON number's text (what strconv then checks).
+func numberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
 // boxedInts are the numbers 0–255 as interface values: boxing a float64 allocates, and
