@@ -8,7 +8,10 @@ work="$(mktemp -d /tmp/phaseo-ruby-gem-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 stage="$work/src"
 mkdir -p "$stage"
-cp -r "$root/bindings-ruby/lib" "$root/bindings-ruby/phaseo-agent-sdk.gemspec" "$stage/"
+# The Ruby sources without the development build's extension (`make ruby` replaces it
+# through a temporary file beside it, maybe while this runs): the gem gets the dist one.
+(cd "$root/bindings-ruby" && tar cf - --exclude='*.so' --exclude='*.so.tmp' lib phaseo-agent-sdk.gemspec) |
+  (cd "$stage" && tar xf -)
 cp "${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-gnu/${DIST_PROFILE:-dist}/libphaseo_agent_sdk.so" "$stage/lib/phaseo_agent_sdk/phaseo_agent_sdk.so"
 strip --strip-debug "$stage/lib/phaseo_agent_sdk/phaseo_agent_sdk.so"
 (cd "$stage" && gem build -q phaseo-agent-sdk.gemspec >/dev/null)
