@@ -646,6 +646,21 @@ struct StateOut<'a> {
     signature: Option<&'a str>,
 }
 
+/// A state's text (whole, or without its items). A state's text is written at the end of
+/// every run (and at each checkpoint) and grows to hundreds of kilobytes in a run of many
+/// calls: from a small buffer that is a dozen reallocations, copies and freshly faulted
+/// pages. The buffer starts at the size of the last state text written instead; one much
+/// larger than its text is shrunk.
+fn state_text<T: Serialize + ?Sized>(state: &T) -> String {
+    let hint = STATE_TEXT_HINT.load(Ordering::Relaxed);
+    let mut text = crate::json::to_canonical_string_with_capacity(state, hint.max(1024));
+    STATE_TEXT_HINT.store(text.len().min(MAX_STATE_TEXT_HINT), Ordering::Relaxed);
+    if text.len() < text.capacity() / 2 {
+        text.shrink_to_fit();
+    }
+    text
+}
+
 /// The items of a state, serialized straight from the steps (no copies).
 struct ItemsOut<'a>(&'a RunResult);
 
@@ -829,17 +844,7 @@ impl RunResult {
 
     /// The canonical JSON text of the state.
     pub fn to_json(&self) -> String {
-        // A state's text is written at the end of every run (and at each checkpoint) and
-        // grows to hundreds of kilobytes in a run of many calls: from a small buffer that is
-        // a dozen reallocations, copies and freshly faulted pages. The buffer starts at the
-        // size of the last state written instead; one much larger than its text is shrunk.
-        let hint = STATE_TEXT_HINT.load(Ordering::Relaxed);
-        let mut text = crate::json::to_canonical_string_with_capacity(self, hint.max(1024));
-        STATE_TEXT_HINT.store(text.len().min(MAX_STATE_TEXT_HINT), Ordering::Relaxed);
-        if text.len() < text.capacity() / 2 {
-            text.shrink_to_fit();
-        }
-        text
+        state_text(self)
     }
 
     /// The canonical JSON text of the state without its `items` (and so not a state to
@@ -849,18 +854,10 @@ impl RunResult {
     /// text, and asks for the whole text only when it is wanted (about a third shorter for a
     /// run of many calls).
     pub fn to_json_without_items(&self) -> String {
-        let hint = STATE_TEXT_HINT.load(Ordering::Relaxed);
-        let mut text = crate::json::to_canonical_string_with_capacity(
-            &StateOut {
-                items: None,
-                ..self.out(true)
-            },
-            hint.max(1024),
-        );
-        if text.len() < text.capacity() / 2 {
-            text.shrink_to_fit();
-        }
-        text
+        state_text(&StateOut {
+            items: None,
+            ..self.out(true)
+        })
     }
 
     /// The canonical JSON text of the state with the parts that grow with the run empty
