@@ -82,8 +82,11 @@ type hostCall struct {
 	// parent of the call's context.
 	parent context.Context
 	order  keyOrder
-	mu     sync.Mutex
-	done   bool
+	// The argument text until readArgs reads it (the core's memory, the call's until it
+	// is completed).
+	text []byte
+	mu   sync.Mutex
+	done bool
 	// The driver (a cgo.Handle) that runs this call itself (drive.go), 0 for a call on a
 	// goroutine of its own: the wake-up its answer gives that driver is not needed.
 	ownDriver uintptr
@@ -211,15 +214,24 @@ func prepare(item *C.PhaseoGoCall) (*hostCall, callbackFn) {
 		c.fail(fmt.Errorf("phaseoagent: no Go function for callback %d", id))
 		return nil, nil
 	}
-	// The arguments belong to the call until it is completed: read in place, here on the
-	// dispatcher (or a driver), whose stack has grown once for good (each new goroutine's
-	// small stack would otherwise be grown and copied by the parser).
-	text := unsafe.Slice((*byte)(unsafe.Pointer(item.args)), int(item.args_len))
+	// The arguments belong to the call until it is completed: read in place when it is
+	// served (readArgs).
+	c.text = unsafe.Slice((*byte)(unsafe.Pointer(item.args)), int(item.args_len))
+	return c, f
+}
+
+// readArgs reads the call's arguments where it is served: on the goroutine that runs it,
+// not on the dispatcher or driver that started it, which then goes on to the next call
+// (or polls the run) while this one is read on another core. False when they are
+// unreadable: the call has failed.
+func (c *hostCall) readArgs() bool {
+	text := c.text
+	c.text = nil
 	if err := c.decodeCallArgs(text, hasRuntime(c.kind)); err != nil {
 		c.fail(fmt.Errorf("phaseoagent: unreadable arguments: %v", err))
-		return nil, nil
+		return false
 	}
-	return c, f
+	return true
 }
 
 // startItem is a call dispatched and not yet started: the call and its function (a pair,
@@ -378,6 +390,10 @@ func (c *hostCall) serve(f callbackFn) {
 		}
 		c.failText("phaseoagent: " + callbackName(c.kind) + " called runtime.Goexit instead of returning")
 	}()
+	if !c.readArgs() {
+		returned = true
+		return
+	}
 	f(c)
 	returned = true
 }
