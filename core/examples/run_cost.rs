@@ -11,7 +11,9 @@
 //! ```
 //!
 //! `run_cost fan-out|sequential|host-fan-out|host-sequential|empty [RUNS]` (RUNS: 20); it
-//! prints the mean wall time of a run. `empty` is a run whose one model turn returns the
+//! prints the mean wall time of a run. With `RUN_COST_TEXT=whole` or `without-items` each
+//! run's state is also written as that text (`RunResult::to_json`,
+//! `to_json_without_items`); `print` prints the text without items. `empty` is a run whose one model turn returns the
 //! final text (the run loop's own floor). The `host-` workloads call a tool the way every binding's
 //! tools are called: through the core's JSON host adapter (`phaseo_agent::json_host`), with
 //! `{"a": 1, "b": 2}` checked against the tool's JSON Schema, the arguments written as JSON
@@ -84,6 +86,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().unwrap_or_else(|| "fan-out".to_owned());
     let runs: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
+    // `RUN_COST_TEXT=whole|without-items`: each run's state is also written as its text
+    // (as a binding's run end does); `print` prints the text without items.
+    let text = std::env::var("RUN_COST_TEXT").ok();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -113,7 +118,12 @@ fn main() {
         let result = runtime
             .block_on(agent.run(RunOptions::new("go", client(&workload))))
             .expect("the run ends");
-        std::hint::black_box(result);
+        match text.as_deref() {
+            Some("whole") => drop(std::hint::black_box(result.to_json())),
+            Some("without-items") => drop(std::hint::black_box(result.to_json_without_items())),
+            Some("print") => println!("{}", result.to_json_without_items()),
+            _ => drop(std::hint::black_box(result)),
+        }
     }
     println!("{workload}: {:?} per run", started.elapsed() / runs.max(1));
 }
