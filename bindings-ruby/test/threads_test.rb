@@ -220,4 +220,39 @@ class ThreadsTest < Minitest::Test
       assert_operator counts.fetch("tool_timeout", 0), :>, 0, line
     end
   end
+
+  # A call the core abandons (its timeout, the run's cancellation) before any thread took
+  # it never starts: its thread finds nothing to run. The threads are held at their start
+  # (a gate in front of `run_oldest_call`) so that the cancellation comes first whatever
+  # the scheduler does; the second call, not cancelled, still runs once the gate opens.
+  def test_a_call_cancelled_before_a_thread_took_it_never_runs
+    internal = PhaseoAgentSdk::Internal
+    gate = Queue.new
+    ran = Queue.new
+    answers = Queue.new
+    completion = Struct.new(:name) do
+      define_method(:ok) { |value| answers << [name, :ok, value] }
+      define_method(:err) { |text| answers << [name, :err, text] }
+    end
+    original = internal.method(:run_oldest_call)
+    internal.define_singleton_method(:run_oldest_call) do
+      gate.pop
+      original.call
+    end
+    begin
+      id = internal.register(->(name) { ran << name; name })
+      internal.start_call(id, ["first"], completion.new("first"), -1)
+      internal.start_call(id, ["second"], completion.new("second"), -2)
+      internal.cancel_call(-1)
+      2.times { gate << true }
+      assert_equal ["second", :ok, "second"], answers.pop
+      sleep 0.05
+      assert_equal ["second"], Array.new(ran.size) { ran.pop }
+      assert answers.empty?, -> { "the cancelled call was answered: #{answers.pop.inspect}" }
+      assert_empty internal::PENDING
+    ensure
+      internal.define_singleton_method(:run_oldest_call, original)
+      internal.release([id]) if id
+    end
+  end
 end

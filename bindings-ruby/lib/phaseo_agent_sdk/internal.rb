@@ -6,6 +6,8 @@ module PhaseoAgentSdk
   module Internal
     REGISTRY = {} # rubocop:disable Style/MutableConstant
     THREADS = {} # rubocop:disable Style/MutableConstant
+    # Calls started and not yet taken by a thread, oldest first (see `start_call`).
+    PENDING = [] # rubocop:disable Style/MutableConstant
     MUTEX = Mutex.new
     # Ids of collected agents, dropped from REGISTRY at the next registration.
     RELEASED = Queue.new
@@ -71,45 +73,51 @@ module PhaseoAgentSdk
       # Starts a call (a tool, a validator, a hook, a model client...) on a Ruby thread of
       # its own with `args`; the thread answers on `completion`, exactly once, whatever
       # happens to it. An exception of ANY class (even Interrupt or SystemExit raised by the
-      # callable) becomes the call's error: a callable never takes the process down. Waits
-      # until the thread has started, so calls start in call order (a thread started later
-      # never overtakes an earlier one). The thread serving the run only starts threads, so
-      # a callable that blocks never keeps a cancelled run from returning (see cancel_call).
+      # callable) becomes the call's error: a callable never takes the process down. The
+      # call is queued and a thread started for it; Ruby starts threads in no particular
+      # order, so a thread runs the oldest call no thread has taken (`run_oldest_call`):
+      # calls start in call order, and the thread serving the run goes on at once (it only
+      # queues calls and starts threads, so a callable that blocks never keeps a cancelled
+      # run from returning, see cancel_call).
       #
       # Interrupts from other threads (the cancellation's Timeout::Error, Thread#raise,
-      # Thread#kill) are deferred everywhere but inside the callable itself: one that came
-      # before the thread said it started would leave this method waiting forever, and one
-      # landing in the rescue or ensure would leave the call unanswered.
+      # Thread#kill) are deferred everywhere but inside the callable itself: one landing in
+      # the rescue or ensure would leave the call unanswered.
       def start_call(id, args, completion, key)
         fn = REGISTRY.fetch(id)
-        started = Queue.new
+        MUTEX.synchronize { PENDING << [fn, args, completion, key] }
         # Created inside the deferring block, the thread starts with interrupts deferred
         # (a thread inherits its creator's interrupt mask): none can come before its first line.
-        Thread.handle_interrupt(Object => :never) do
-          Thread.new do
-            Thread.current.report_on_exception = false
-            # Registered by the thread itself, before it says it started and before its
-            # ensure can run: registered from outside, a thread that ended at once stayed
-            # registered for good (its ensure had run before it was registered).
-            MUTEX.synchronize { THREADS[key] = Thread.current }
-            started << true
-            answered = false
-            begin
-              value = Thread.handle_interrupt(Object => :immediate) { fn.call(*args) }
-              answered = true
-              completion.ok(value)
-            rescue Exception => e # rubocop:disable Lint/RescueException
-              answered = true
-              completion.err(exception_text(e))
-            ensure
-              # The callable left by Thread.exit or `throw`: no value and no exception.
-              completion.err("the tool's thread ended without returning a value") unless answered
-              MUTEX.synchronize { THREADS.delete(key) }
-            end
-          end
-        end
-        started.pop
+        Thread.handle_interrupt(Object => :never) { Thread.new { run_oldest_call } }
         nil
+      end
+
+      # The body of a call's thread: takes the oldest queued call and runs it, registered
+      # (for cancel_call) under the call's key from the moment it is taken until it is
+      # answered. Nothing to take: the call this thread was started for was cancelled
+      # before any thread took it.
+      def run_oldest_call
+        Thread.current.report_on_exception = false
+        fn, args, completion, key = MUTEX.synchronize do
+          call = PENDING.shift
+          THREADS[call[3]] = Thread.current if call
+          call
+        end
+        return if completion.nil?
+
+        answered = false
+        begin
+          value = Thread.handle_interrupt(Object => :immediate) { fn.call(*args) }
+          answered = true
+          completion.ok(value)
+        rescue Exception => e # rubocop:disable Lint/RescueException
+          answered = true
+          completion.err(exception_text(e))
+        ensure
+          # The callable left by Thread.exit or `throw`: no value and no exception.
+          completion.err("the tool's thread ended without returning a value") unless answered
+          MUTEX.synchronize { THREADS.delete(key) }
+        end
       end
 
       # What an exception says: its message, else its class name; never raises (a message
@@ -141,7 +149,11 @@ module PhaseoAgentSdk
       # true at once; a thread still running after CANCEL_GRACE seconds is interrupted the
       # way `Timeout.timeout` does (Timeout::Error raised in it). The run does not wait.
       def cancel_call(key)
-        thread = MUTEX.synchronize { THREADS.delete(key) }
+        thread = MUTEX.synchronize do
+          # Not taken yet: it never starts (the core no longer waits for its answer).
+          PENDING.reject! { |call| call[3] == key } unless THREADS.key?(key)
+          THREADS.delete(key)
+        end
         return unless thread&.alive?
 
         Thread.new do
