@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "rbconfig"
+require "minitest/mock"
 
 # Tools on Ruby threads: concurrency, timeouts, interrupts.
 class ThreadsTest < Minitest::Test
@@ -254,5 +255,19 @@ class ThreadsTest < Minitest::Test
       internal.define_singleton_method(:run_oldest_call, original)
       internal.release([id]) if id
     end
+  end
+
+  # A call whose thread cannot be started (the system's limit on threads) fails where it is
+  # started and is not left queued, where the thread of a later call would run it.
+  def test_a_call_whose_thread_cannot_start_is_not_left_queued
+    internal = PhaseoAgentSdk::Internal
+    id = internal.register(->(*) { flunk "the call ran" })
+    Thread.stub(:new, ->(*) { raise ThreadError, "can't create Thread: Resource temporarily unavailable" }) do
+      error = assert_raises(ThreadError) { internal.start_call(id, [], Object.new, -3) }
+      assert_match(/can't create Thread/, error.message)
+    end
+    assert_empty internal::PENDING
+  ensure
+    internal.release([id]) if id
   end
 end

@@ -85,10 +85,21 @@ module PhaseoAgentSdk
       # the rescue or ensure would leave the call unanswered.
       def start_call(id, args, completion, key)
         fn = REGISTRY.fetch(id)
-        MUTEX.synchronize { PENDING << [fn, args, completion, key] }
-        # Created inside the deferring block, the thread starts with interrupts deferred
-        # (a thread inherits its creator's interrupt mask): none can come before its first line.
-        Thread.handle_interrupt(Object => :never) { Thread.new { run_oldest_call } }
+        # Deferred for the whole hand-over: an interrupt of the serving thread between
+        # queueing the call and starting its thread would leave the call queued with no
+        # thread started for it. Created inside the deferring block, the thread starts with
+        # interrupts deferred too (a thread inherits its creator's interrupt mask): none can
+        # come before its first line.
+        Thread.handle_interrupt(Object => :never) do
+          MUTEX.synchronize { PENDING << [fn, args, completion, key] }
+          begin
+            Thread.new { run_oldest_call }
+          rescue Exception # rubocop:disable Lint/RescueException
+            # No thread (the system's limit): the call is not left queued for another's.
+            MUTEX.synchronize { PENDING.reject! { |call| call[3] == key } }
+            raise
+          end
+        end
         nil
       end
 
