@@ -11,14 +11,15 @@
 //! ```
 //!
 //! `run_cost fan-out|sequential|host-fan-out|host-sequential|empty [RUNS]` (RUNS: 20); it
-//! prints the mean wall time of a run. With `RUN_COST_TEXT=whole` or `without-items` each
-//! run's state is also written as that text (`RunResult::to_json`,
-//! `to_json_without_items`); `print` prints the text without items. `empty` is a run whose one model turn returns the
-//! final text (the run loop's own floor). The `host-` workloads call a tool the way every binding's
-//! tools are called: through the core's JSON host adapter (`phaseo_agent::json_host`), with
-//! `{"a": 1, "b": 2}` checked against the tool's JSON Schema, the arguments written as JSON
-//! text for the host and the host's answer read back from text; the host itself answers at
-//! once. The others call a Rust closure with no schema.
+//! prints the mean wall time of a run. `empty` is a run whose one model turn returns the
+//! final text (the run loop's own floor). The `host-` workloads call a tool the way every
+//! binding's tools are called: through the core's JSON host adapter
+//! (`phaseo_agent::json_host`), with `{"a": 1, "b": 2}` checked against the tool's JSON
+//! Schema, the arguments written as JSON text for the host and the host's answer read back
+//! from text; the host itself answers at once. The others call a Rust closure with no
+//! schema. With `RUN_COST_TEXT=whole` or `without-items` each run's state is also written
+//! as that text (`RunResult::to_json`, `to_json_without_items`), as a binding's run end
+//! does; `print` prints the text without items.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -86,8 +87,6 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().unwrap_or_else(|| "fan-out".to_owned());
     let runs: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
-    // `RUN_COST_TEXT=whole|without-items`: each run's state is also written as its text
-    // (as a binding's run end does); `print` prints the text without items.
     let text = std::env::var("RUN_COST_TEXT").ok();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
