@@ -414,6 +414,42 @@ pub unsafe extern "C" fn phaseo_call_args(call: *const PhaseoCall) -> *const c_c
     call.as_ref().map_or(std::ptr::null(), |c| c.args.as_ptr())
 }
 
+/// What a host needs to start a call, read in one step (`phaseo_call_read`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseoCallInfo {
+    /// As `phaseo_call_kind`.
+    pub kind: PhaseoCallKind,
+    /// As `phaseo_call_callback`.
+    pub callback: u64,
+    /// As `phaseo_call_args` (owned by the call: valid until `phaseo_call_complete`).
+    pub args: *const c_char,
+    /// The length of `args` in bytes, its NUL left out.
+    pub args_len: usize,
+}
+
+/// Writes the call's kind, callback id and arguments (their text and its length) into
+/// `*out_info`: what `phaseo_call_kind`, `phaseo_call_callback`, `phaseo_call_args` and
+/// `phaseo_string_len` give, in one call (a host whose every foreign call has a cost of its
+/// own reads a call once). `PHASEO_STATUS_ERROR` (and `*out_info` untouched) when `call` or
+/// `out_info` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn phaseo_call_read(
+    call: *const PhaseoCall,
+    out_info: *mut PhaseoCallInfo,
+) -> PhaseoStatus {
+    let (Some(c), false) = (call.as_ref(), out_info.is_null()) else {
+        return PhaseoStatus::Error;
+    };
+    out_info.write(PhaseoCallInfo {
+        kind: c.kind,
+        callback: c.callback,
+        args: c.args.as_ptr(),
+        args_len: c.args.as_bytes().len(),
+    });
+    PhaseoStatus::Ok
+}
+
 /// The `user_data` of the host given to the run this call belongs to (`phaseo_agent_run`,
 /// `phaseo_agent_continue`, `phaseo_agent_recover`, a stream; a nested agent run's calls
 /// give their parent run's), so a host can serve a tool call with what its caller passed

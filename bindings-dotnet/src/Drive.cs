@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Threading;
 
 namespace PhaseoAgentSdk
@@ -117,7 +118,7 @@ namespace PhaseoAgentSdk
 
         /// <summary>Starts the calls the last poll produced; returns the one this thread is
         /// to run itself (none: null; never when <paramref name="mayRunCalls"/> is false).</summary>
-        static System.Collections.Generic.KeyValuePair<HostCall, Action<HostCall>>? StartCalls(bool mayRunCalls)
+        static KeyValuePair<HostCall, Action<HostCall>>? StartCalls(bool mayRunCalls)
         {
             Native.Queued first;
             if (!Take(out first)) return null;
@@ -130,17 +131,35 @@ namespace PhaseoAgentSdk
                 if (c == null) return null;
                 // Alone, and no call of its host waits to start before it (docs/behaviour.md
                 // §2.9): run here.
-                if (mayRunCalls && host.Idle) return new System.Collections.Generic.KeyValuePair<HostCall, Action<HostCall>>(c, f);
+                if (mayRunCalls && host.Idle) return new KeyValuePair<HostCall, Action<HostCall>>(c, f);
                 host.Enqueue(c, f);
                 return null;
             }
-            if (c != null) host.Enqueue(c, f);
+            // Queued to their hosts a batch at a time (a small one, so that the first calls
+            // start while the next are read).
+            var batch = new List<KeyValuePair<HostCall, Action<HostCall>>>(BatchSize);
+            HostObject batchHost = null;
+            if (c != null) { batchHost = host; batch.Add(new KeyValuePair<HostCall, Action<HostCall>>(c, f)); }
             do
             {
                 c = Dispatcher.Prepare(more.UserData, more.Call, out host, out f);
-                if (c != null) host.Enqueue(c, f);
+                if (c == null) continue;
+                if (host != batchHost || batch.Count == BatchSize) Flush(batchHost, batch);
+                batchHost = host;
+                batch.Add(new KeyValuePair<HostCall, Action<HostCall>>(c, f));
             } while (Take(out more));
+            Flush(batchHost, batch);
             return null;
+        }
+
+        /// <summary>How many calls <see cref="StartCalls"/> queues to their host at once.</summary>
+        const int BatchSize = 32;
+
+        static void Flush(HostObject host, List<KeyValuePair<HostCall, Action<HostCall>>> batch)
+        {
+            if (batch.Count == 0) return;
+            host.EnqueueAll(batch);
+            batch.Clear();
         }
 
         static bool Take(out Native.Queued item)

@@ -124,6 +124,11 @@ namespace PhaseoAgentSdk
         /// enumeration that throws ("value cannot be read: …").</summary>
         public static string Write(object value)
         {
+            // The commonest answers of a tool, written without a writer's buffers.
+            if (value == null) return "null";
+            if (value is long l) return l.ToString(CultureInfo.InvariantCulture);
+            if (value is int i) return i.ToString(CultureInfo.InvariantCulture);
+            if (value is bool b) return b ? "true" : "false";
             var w = new Writer();
             w.Value(value, 0);
             return w.Text();

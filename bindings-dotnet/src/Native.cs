@@ -74,6 +74,18 @@ namespace PhaseoAgentSdk
         [DllImport(Lib)] internal static extern int phaseo_call_kind(IntPtr call);
         [DllImport(Lib)] internal static extern ulong phaseo_call_callback(IntPtr call);
         [DllImport(Lib)] internal static extern IntPtr phaseo_call_args(IntPtr call);
+
+        /// <summary>struct PhaseoCallInfo (bindings-c/src/host.rs).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct CallInfo
+        {
+            public int Kind;
+            public ulong Callback;
+            public IntPtr Args;
+            public UIntPtr ArgsLen;
+        }
+
+        [DllImport(Lib)] internal static extern int phaseo_call_read(IntPtr call, out CallInfo info);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.I1)] internal static extern bool phaseo_call_is_cancelled(IntPtr call);
         [DllImport(Lib)] internal static extern int phaseo_call_on_cancel(IntPtr call, IntPtr onCancel, IntPtr userData, out IntPtr error);
         [DllImport(Lib)] internal static extern int phaseo_call_emit_progress(IntPtr call, byte[] value, out IntPtr error);
@@ -133,10 +145,13 @@ namespace PhaseoAgentSdk
         }
 
         /// <summary>Reads a NUL-terminated UTF-8 string the SDK owns (not freed).</summary>
-        internal static string Read(IntPtr p)
+        internal static string Read(IntPtr p) => p == IntPtr.Zero ? null : Read(p, phaseo_string_len(p));
+
+        /// <summary>Reads <paramref name="len"/> bytes of UTF-8 the SDK owns (not freed).</summary>
+        internal static string Read(IntPtr p, UIntPtr len)
         {
             if (p == IntPtr.Zero) return null;
-            int n = checked((int)(ulong)phaseo_string_len(p));
+            int n = checked((int)(ulong)len);
             var bytes = new byte[n];
             Marshal.Copy(p, bytes, 0, n);
             return Encoding.UTF8.GetString(bytes);

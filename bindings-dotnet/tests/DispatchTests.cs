@@ -130,6 +130,30 @@ namespace PhaseoAgentSdk.Tests
             }
         }
 
+        /// <summary>The calls of a large turn (more than the driver hands its host at once)
+        /// each start once, in call order, and their messages follow call order.</summary>
+        [Test]
+        public void TheCallsOfALargeTurnStartOnceEachInCallOrder()
+        {
+            var started = new List<string>();
+            var mark = new Tool("mark", (i, rt) =>
+            {
+                lock (started) started.Add(rt.ToolCall.Id);
+                return Task.FromResult<object>(rt.ToolCall.Id);
+            });
+            var ids = Enumerable.Range(0, 150).Select(n => "c" + n).ToArray();
+            using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "a", Tools = new[] { mark } }))
+            {
+                var client = new RecordingClient(Calls(ids.SelectMany(id => new[] { id, "mark", "{}" }).ToArray()), Text("done"));
+                var run = agent.Run(new RunOptions("go", client) { ToolExecution = new ToolExecutionConfig(Concurrency: ids.Length) });
+                Assert.IsTrue(Ends(run, Bound), "the run did not end");
+                Assert.AreEqual("completed", run.Result.Status);
+                lock (started) CollectionAssert.AreEqual(ids, started);
+                var tools = client.Requests[1].Messages.Where(m => m.Role == "tool").Select(m => m.ToolCallId).ToArray();
+                CollectionAssert.AreEqual(ids, tools);
+            }
+        }
+
         /// <summary>A turn of one call after the first is run by the run's own driver thread.
         /// When that call blocks (here until the test ends), the run still sees its timeout
         /// on time: another thread polls the run on, and the run fails with

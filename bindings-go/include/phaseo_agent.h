@@ -149,6 +149,18 @@ typedef struct PhaseoHost {
 // inside this call). May be called from any thread, during `phaseo_run_poll` included.
 typedef void (*PhaseoWakeFn)(void *wake_data);
 
+// What a host needs to start a call, read in one step (`phaseo_call_read`).
+typedef struct PhaseoCallInfo {
+  // As `phaseo_call_kind`.
+  enum PhaseoCallKind kind;
+  // As `phaseo_call_callback`.
+  uint64_t callback;
+  // As `phaseo_call_args` (owned by the call: valid until `phaseo_call_complete`).
+  const char *args;
+  // The length of `args` in bytes, its NUL left out.
+  size_t args_len;
+} PhaseoCallInfo;
+
 // One queued callback.
 typedef struct PhaseoQueued {
   // Which callback.
@@ -310,6 +322,13 @@ uint64_t phaseo_call_callback(const struct PhaseoCall *call);
 // The call's arguments: a JSON array (see `PhaseoCallKind`). Owned by the call: valid
 // until `phaseo_call_complete`.
 const char *phaseo_call_args(const struct PhaseoCall *call);
+
+// Writes the call's kind, callback id and arguments (their text and its length) into
+// `*out_info`: what `phaseo_call_kind`, `phaseo_call_callback`, `phaseo_call_args` and
+// `phaseo_string_len` give, in one call (a host whose every foreign call has a cost of its
+// own reads a call once). `PHASEO_STATUS_ERROR` (and `*out_info` untouched) when `call` or
+// `out_info` is NULL.
+enum PhaseoStatus phaseo_call_read(const struct PhaseoCall *call, struct PhaseoCallInfo *out_info);
 
 // The `user_data` of the host given to the run this call belongs to (`phaseo_agent_run`,
 // `phaseo_agent_continue`, `phaseo_agent_recover`, a stream; a nested agent run's calls

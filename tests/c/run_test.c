@@ -450,6 +450,13 @@ static void check_queue_driven(void) {
   CHECK(phaseo_queue_take_local(&item, &err) == PHASEO_STATUS_OK, "q1 kept for this thread");
   CHECK(item.kind == PHASEO_QUEUED_KIND_INVOKE && item.user_data == tag && phaseo_call_callback(item.call) == 1,
         "q1 is the add call of the agent's host");
+  PhaseoCallInfo info;
+  CHECK(phaseo_call_read(item.call, &info) == PHASEO_STATUS_OK, "q1 read");
+  CHECK(info.kind == PHASEO_CALL_KIND_EXECUTE && info.callback == 1 && info.args == phaseo_call_args(item.call) &&
+            info.args_len == strlen(info.args) && strncmp(info.args, "[{},", 4) == 0,
+        "q1 read in one call: kind, callback and arguments as read one by one (%s)", info.args);
+  CHECK(phaseo_call_read(NULL, &info) == PHASEO_STATUS_ERROR && phaseo_call_read(item.call, NULL) == PHASEO_STATUS_ERROR,
+        "a NULL call or info is refused");
   PhaseoQueued none;
   CHECK(phaseo_queue_take_local(&none, &err) == PHASEO_STATUS_END, "one call only");
   int counts[7] = {0};
