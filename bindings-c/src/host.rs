@@ -6,7 +6,7 @@
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
 use phaseo_agent::{
@@ -178,10 +178,12 @@ pub struct PhaseoCall {
     callback: u64,
     args: CString,
     runtime: Option<ToolRuntime>,
-    /// The token of the call's runtime (a fresh one for calls without a runtime): the call
-    /// is cancelled with it, or when the core abandons it (`abandoned`). Not a child token
-    /// of its own: making and dropping one per call locks the runtime token's node twice.
-    token: CancellationToken,
+    /// The token a call without a runtime is cancelled with, made when first needed (a call
+    /// with one is cancelled with its runtime's token, `PhaseoCall::token`; either also
+    /// when the core abandons it, `abandoned`). The call has neither a child token nor a
+    /// handle of its own to its runtime's: each of those locks the token's node when it is
+    /// made and again when it is dropped.
+    own_token: OnceLock<CancellationToken>,
     abandoned: AtomicBool,
     state: Mutex<CallState>,
     /// Where a `Stream` call's events go.
@@ -202,9 +204,17 @@ pub struct HostFn {
 }
 
 impl PhaseoCall {
+    /// The token the call is cancelled with: its runtime's, else its own.
+    fn token(&self) -> &CancellationToken {
+        match &self.runtime {
+            Some(rt) => rt.cancellation_token(),
+            None => self.own_token.get_or_init(CancellationToken::new),
+        }
+    }
+
     /// Whether the core stopped waiting for the call.
     fn is_cancelled(&self) -> bool {
-        self.abandoned.load(Ordering::Acquire) || self.token.is_cancelled()
+        self.abandoned.load(Ordering::Acquire) || self.token().is_cancelled()
     }
 
     /// Calls the host's `on_cancel` once, if registered and the call is still unanswered
@@ -276,8 +286,6 @@ impl HostFn {
                 self.id
             )));
         };
-        let token =
-            runtime.map_or_else(CancellationToken::new, |rt| rt.cancellation_token().clone());
         let args = CString::new(text).map_err(|e| ToolError::new(e.to_string()))?;
         let (tx, rx) = oneshot::channel();
         let call = Arc::new(PhaseoCall {
@@ -285,7 +293,7 @@ impl HostFn {
             callback: self.id,
             args,
             runtime: runtime.cloned(),
-            token: token.clone(),
+            own_token: OnceLock::new(),
             abandoned: AtomicBool::new(false),
             state: Mutex::new(CallState {
                 answer: Some(tx),
@@ -305,6 +313,7 @@ impl HostFn {
         // The runtime's token can be cancelled while the call is still awaited (a timeout, the
         // run cancelled): the host hears of it at once, with no task of its own per call.
         let mut rx = rx;
+        let token = call.token();
         let mut cancel_seen = false;
         let answer = loop {
             tokio::select! {

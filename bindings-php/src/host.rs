@@ -221,8 +221,16 @@ impl HostFn {
         stream: Option<HostStreamSender>,
     ) -> Result<Value, ToolError> {
         let q = queue();
-        let token =
-            runtime.map_or_else(CancellationToken::new, |rt| rt.cancellation_token().clone());
+        // Borrowed from the runtime where there is one: a handle of its own would lock the
+        // token's node once more to be made and once more to be dropped.
+        let own;
+        let token = match runtime {
+            Some(rt) => rt.cancellation_token(),
+            None => {
+                own = CancellationToken::new();
+                &own
+            }
+        };
         let id = q.next_call.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = oneshot::channel();
         lock(&q.calls).insert(

@@ -643,18 +643,20 @@ async fn execute_known(
     let mut call = Some(call);
     let mut attempt = 1;
     loop {
-        let token = scope.token.child_token();
         // The last attempt takes the call itself: a tool without retries copies nothing.
         let this_call = match attempt < attempts {
             true => call.clone(),
             false => call.take(),
         }
         .expect("the call is kept until its last attempt");
+        // The attempt's token lives in its runtime: a second handle to it would lock its
+        // node once more to be made and once more to be dropped.
         let runtime = scope
-            .runtime_for(ctx, tool, this_call, token.clone(), true)
+            .runtime_for(ctx, tool, this_call, scope.token.child_token(), true)
             .with_attempt(attempt)
             .with_alone(scope.alone.load(std::sync::atomic::Ordering::Relaxed));
-        let outcome = run_attempt(ctx, scope, tool, &runtime, &token, &mut preliminary).await?;
+        let token = runtime.cancellation_token();
+        let outcome = run_attempt(ctx, scope, tool, &runtime, token, &mut preliminary).await?;
         let call = runtime.tool_call();
         let (code, message) = match outcome {
             Attempt::Returned(value) => {
