@@ -463,8 +463,8 @@ fn call_dispatcher() -> bool {
 /// Queues `[op, callable, request, payload]` (`payload`: JSON text, empty for null).
 fn send_simple(op: u32, callable: u32, request: u64, payload: &str, big: bool) -> bool {
     send(None, big, |text| {
-        let payload = if payload.is_empty() { "null" } else { payload };
-        let _ = write!(text, "{op},{callable},{request},{payload}");
+        push_head(text, op, callable, request);
+        text.push_str(if payload.is_empty() { "null" } else { payload });
     })
 }
 
@@ -561,7 +561,8 @@ pub async fn request(
     runtime: Option<ToolRuntime>,
 ) -> Result<Value, ToolError> {
     call_js(runtime, None, false, payload.big, |text, id| {
-        let _ = write!(text, "{op},{callable},{id},{}", payload.text);
+        push_head(text, op, callable, id);
+        text.push_str(&payload.text);
     })
     .await
 }
@@ -572,16 +573,45 @@ pub async fn request(
 /// idempotency key, `<runId>:<callId>`, from the phase's run id and the call's id).
 pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Value, ToolError> {
     let call = rt.tool_call();
-    // `(a, b, …)` serializes as `[a,b,…]`: the entry takes its elements.
-    let written = json_text(&(input, &call.id, &call.name, &call.input, rt.attempt()));
-    let tail = written
-        .text
-        .get(1..written.text.len().saturating_sub(1))
-        .unwrap_or("null,null,null,null,1");
-    call_js(Some(rt.clone()), None, true, written.big, |text, id| {
-        let _ = write!(text, "{},{callable},{id},{tail}", op::EXECUTE);
+    let mut big = false;
+    let mut tail = Vec::with_capacity(128);
+    let mut written = write_json(&mut tail, input, &mut big);
+    let input_len = tail.len();
+    tail.push(b',');
+    written &= write_json(&mut tail, &call.id, &mut big);
+    tail.push(b',');
+    written &= write_json(&mut tail, &call.name, &mut big);
+    tail.push(b',');
+    if std::ptr::eq(input, &*call.input) {
+        // The executor's input is the call's (the common case): its text again, which JS
+        // parses into an object of its own.
+        tail.extend_from_within(..input_len);
+    } else {
+        written &= write_json(&mut tail, &*call.input, &mut big);
+    }
+    tail.push(b',');
+    tail.extend_from_slice(itoa::Buffer::new().format(rt.attempt()).as_bytes());
+    let tail = match written.then(|| String::from_utf8(tail)) {
+        Some(Ok(tail)) => tail,
+        _ => "null,null,null,null,1".to_owned(),
+    };
+    call_js(Some(rt.clone()), None, true, big, |text, id| {
+        push_head(text, op::EXECUTE, callable, id);
+        text.push_str(&tail);
     })
     .await
+}
+
+/// Appends an entry's head, `op,callable,request,` (integers written without `fmt`, which
+/// cost more than the rest of a call's entry).
+fn push_head(text: &mut String, op: u32, callable: u32, request: u64) {
+    let mut digits = itoa::Buffer::new();
+    text.push_str(digits.format(op));
+    text.push(',');
+    text.push_str(digits.format(callable));
+    text.push(',');
+    text.push_str(digits.format(request));
+    text.push(',');
 }
 
 /// Calls a model client's `stream(request)` (callable `callable`): each event it yields goes
@@ -593,7 +623,8 @@ pub async fn stream(
 ) -> Result<Value, ToolError> {
     let payload = json_text(request);
     call_js(None, Some(events), false, payload.big, |text, id| {
-        let _ = write!(text, "{},{callable},{id},{}", op::STREAM, payload.text);
+        push_head(text, op::STREAM, callable, id);
+        text.push_str(&payload.text);
     })
     .await
 }
@@ -696,15 +727,27 @@ impl serde_json::ser::Formatter for Flagging<'_> {
 pub fn json_text<T: serde::Serialize + ?Sized>(value: &T) -> JsonText {
     let mut big = false;
     let mut bytes = Vec::with_capacity(128);
-    let written = value.serialize(&mut serde_json::Serializer::with_formatter(
-        &mut bytes,
-        Flagging(&mut big),
-    ));
-    let text = match written {
-        Ok(()) => String::from_utf8(bytes).unwrap_or_default(),
-        Err(_) => String::new(),
+    let text = if write_json(&mut bytes, value, &mut big) {
+        String::from_utf8(bytes).unwrap_or_default()
+    } else {
+        String::new()
     };
     JsonText { text, big }
+}
+
+/// Appends the JSON text of `value` to `bytes`, setting `big` if it holds an integer beyond
+/// ±(2^53 − 1); false if it could not be written (`bytes` may then hold part of it).
+fn write_json<T: serde::Serialize + ?Sized>(
+    bytes: &mut Vec<u8>,
+    value: &T,
+    big: &mut bool,
+) -> bool {
+    value
+        .serialize(&mut serde_json::Serializer::with_formatter(
+            bytes,
+            Flagging(big),
+        ))
+        .is_ok()
 }
 
 /// Whether JSON text written elsewhere (an event) may hold an integer beyond 2^53: a run
