@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -32,9 +33,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ours is native and gains far less). Then {@code RUNS} (5) timed runs, {@code System.gc()}
  * before each (no run pays for the garbage of the one before, and each starts with cold
  * caches), or none with {@code GC_BEFORE_RUN=0} (runs back to back, as in a busy service; use
- * more {@code RUNS}); the median and the fastest are reported. Every run checks the final text,
- * every timed run the number of tool invocations too. Each process prints one
- * {@code RESULT {json}} line per workload.
+ * more {@code RUNS}); the median and the fastest are reported, with the heap bytes the JVM's
+ * threads allocated during a timed run (a count that a busy machine does not change). Every
+ * run checks the final text, every timed run the number of tool invocations too. Each process
+ * prints one {@code RESULT {json}} line per workload.
  */
 public final class Bench {
     private Bench() {}
@@ -152,6 +154,7 @@ public final class Bench {
             long startedBefore = 0;
             long startedTotal = 0;
             int peakLive = 0;
+            long allocated = 0;
             double[] warm = warmUp(sdk, w, warmup, warmupNanos);
             for (int i = 0; i < runs; i++) {
                 CALLS.set(0);
@@ -159,9 +162,11 @@ public final class Bench {
                 if (gcBeforeRun) System.gc();
                 startedBefore = threads.getTotalStartedThreadCount();
                 threads.resetPeakThreadCount();
+                Map<Long, Long> allocatedBefore = allocatedBytes(threads);
                 long t0 = System.nanoTime();
                 String out = run.run();
                 double ms = (System.nanoTime() - t0) / 1e6;
+                allocated += allocatedSince(threads, allocatedBefore);
                 if (!"done".equals(out)) throw new IllegalStateException(sdk.name() + " " + w.name() + ": final text " + out);
                 if (CALLS.get() != w.expected()) {
                     throw new IllegalStateException(sdk.name() + " " + w.name() + ": " + CALLS.get() + " calls, expected " + w.expected());
@@ -183,6 +188,9 @@ public final class Bench {
             // JVM threads started during a timed run (average), and the most alive at once.
             r.put("threads_started_per_run", (double) startedTotal / runs);
             r.put("peak_live_threads", peakLive);
+            // Heap bytes the JVM's threads allocated during a timed run (average; a thread
+            // that ended during the run is not counted): steadier than time on a busy machine.
+            r.put("allocated_bytes_per_run", (double) allocated / runs);
             r.put("load1", Load.now()[0]);
             System.out.println("RESULT " + Json.write(r));
             System.out.flush();
@@ -192,6 +200,28 @@ public final class Bench {
         v.put("versions", sdk.versions());
         v.put("java", System.getProperty("java.version"));
         System.out.println("VERSIONS " + Json.write(v));
+    }
+
+    /** The heap bytes each live thread has allocated so far, by thread id. */
+    private static Map<Long, Long> allocatedBytes(ThreadMXBean threads) {
+        Map<Long, Long> bytes = new HashMap<>();
+        if (threads instanceof com.sun.management.ThreadMXBean counting) {
+            long[] ids = counting.getAllThreadIds();
+            long[] allocated = counting.getThreadAllocatedBytes(ids);
+            for (int i = 0; i < ids.length; i++) {
+                if (allocated[i] >= 0) bytes.put(ids[i], allocated[i]);
+            }
+        }
+        return bytes;
+    }
+
+    /** The heap bytes live threads allocated since {@code before} (a new thread's from 0). */
+    private static long allocatedSince(ThreadMXBean threads, Map<Long, Long> before) {
+        long total = 0;
+        for (Map.Entry<Long, Long> e : allocatedBytes(threads).entrySet()) {
+            total += e.getValue() - before.getOrDefault(e.getKey(), 0L);
+        }
+        return total;
     }
 
     /**

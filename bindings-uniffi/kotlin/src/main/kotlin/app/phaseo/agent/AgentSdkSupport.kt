@@ -25,7 +25,9 @@ import kotlinx.serialization.json.booleanOrNull
  */
 internal fun javaValue(element: JsonElement?): Any? = when (element) {
     null, JsonNull -> null
-    is JsonObject -> element.entries.associateTo(LinkedHashMap()) { (k, v) -> k to javaValue(v) }
+    is JsonObject -> LinkedHashMap<String, Any?>(capacityFor(element.size)).also { map ->
+        for ((k, v) in element) map[k] = javaValue(v)
+    }
     is JsonArray -> element.mapTo(ArrayList(element.size)) { javaValue(it) }
     is JsonPrimitive -> if (element.isString) element.content else element.booleanOrNull ?: javaNumber(element.content)
 }

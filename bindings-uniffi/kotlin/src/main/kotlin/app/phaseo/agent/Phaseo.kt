@@ -56,6 +56,10 @@ internal const val MAX_VALUE_DEPTH = 64
  */
 private const val CONVERSION_DEPTH = 512
 
+/** The initial capacity of a hash map that holds [size] entries without growing (load 0.75). */
+internal fun capacityFor(size: Int): Int =
+    if (size < 3) size + 1 else if (size < (1 shl 30)) (size / 0.75f + 1f).toInt() else Int.MAX_VALUE
+
 /**
  * A Kotlin or Java value as JSON: a `JsonElement` as is; `null`, strings (any
  * `CharSequence`, a `Char`), finite numbers and booleans as primitives; an enum as its
@@ -70,9 +74,12 @@ fun toJsonElement(value: Any?): JsonElement = JsonValueWriter().write(value, 0)
 /** A JSON number literal (RFC 8259). */
 private val JSON_NUMBER = Regex("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
-/** One conversion: the containers open on the current path (by identity) find cycles. */
+/**
+ * One conversion: the containers open on the current path (by identity) find cycles. Their
+ * set is made when the first container is entered: most values a call returns are scalars.
+ */
 private class JsonValueWriter {
-    private val open = java.util.IdentityHashMap<Any, Boolean>()
+    private var open: java.util.IdentityHashMap<Any, Boolean>? = null
 
     fun write(value: Any?, depth: Int): JsonElement = when (value) {
         null -> JsonNull
@@ -91,7 +98,10 @@ private class JsonValueWriter {
         is java.util.Optional<*> -> write(value.orElse(null), depth)
         is CharSequence -> JsonPrimitive(read { value.toString() })
         is Map<*, *> -> nested(value, depth) {
-            JsonObject(read { value.entries.toList() }.associate { (k, v) -> key(k) to write(v, depth + 1) })
+            val entries = read { value.entries.toList() }
+            val members = LinkedHashMap<String, JsonElement>(capacityFor(entries.size))
+            for ((k, v) in entries) members[key(k)] = write(v, depth + 1)
+            JsonObject(members)
         }
         is Iterable<*> -> nested(value, depth) { JsonArray(read { value.toList() }.map { write(it, depth + 1) }) }
         is Array<*> -> nested(value, depth) { JsonArray(value.map { write(it, depth + 1) }) }
@@ -159,6 +169,7 @@ private class JsonValueWriter {
 
     private inline fun nested(value: Any, depth: Int, body: () -> JsonElement): JsonElement {
         if (depth >= CONVERSION_DEPTH) throw NotJsonValueException("value is nested more than $MAX_VALUE_DEPTH levels deep")
+        val open = open ?: java.util.IdentityHashMap<Any, Boolean>().also { open = it }
         if (open.put(value, true) != null) throw NotJsonValueException("value contains a cycle")
         try {
             return body()
@@ -282,38 +293,59 @@ class ToolContext internal constructor(private val runtime: Lazy<ToolRuntime>) {
     /** The call's runtime object (made on first use for a blocking body, see JvmDispatch.kt). */
     val native: ToolRuntime get() = runtime.value
 
-    val runId: String by lazy { native.runId() }
-    val agentId: String by lazy { native.agentId() }
-    val stepIndex: Int by lazy { native.stepIndex().toInt() }
+    // Each value is read from the runtime when first asked for, then kept: most bodies never
+    // look, and a `lazy` delegate per value cost eight allocations a call. Threads that ask at
+    // once may each read it; they read the same value (immutable, safely published).
+    @Volatile private var runIdValue: String? = null
+    @Volatile private var agentIdValue: String? = null
+    @Volatile private var stepIndexValue: Int = -1
+    @Volatile private var contextValue: JsonElement? = null
+    @Volatile private var toolCallValue: ToolCallInfo? = null
+    @Volatile private var toolAnnotationsValue: Any? = Unread
+    @Volatile private var attemptValue: Int = 0
+    @Volatile private var idempotencyKeyValue: String? = null
+
+    /** Not read from the runtime yet (for values that may be null). */
+    private object Unread
+
+    val runId: String get() = runIdValue ?: native.runId().also { runIdValue = it }
+    val agentId: String get() = agentIdValue ?: native.agentId().also { agentIdValue = it }
+    val stepIndex: Int
+        get() = stepIndexValue.takeIf { it >= 0 } ?: native.stepIndex().toInt().also { stepIndexValue = it }
 
     /** The application context as it was when the tool phase began. */
-    val context: JsonElement by lazy { parseJson(native.contextJson()) }
+    val context: JsonElement get() = contextValue ?: parseJson(native.contextJson()).also { contextValue = it }
 
     /** The call `{id, name, input}`. */
-    val toolCall: ToolCallInfo by lazy {
-        val call = parseJson(native.toolCallJson()).jsonObject
-        ToolCallInfo(
-            call["id"]?.jsonPrimitive?.content ?: "",
-            call["name"]?.jsonPrimitive?.content ?: "",
-            call["input"] ?: JsonNull,
-        )
-    }
+    val toolCall: ToolCallInfo
+        get() = toolCallValue ?: parseJson(native.toolCallJson()).jsonObject.let { call ->
+            ToolCallInfo(
+                call["id"]?.jsonPrimitive?.content ?: "",
+                call["name"]?.jsonPrimitive?.content ?: "",
+                call["input"] ?: JsonNull,
+            )
+        }.also { toolCallValue = it }
 
     /** The tool's annotations (an MCP tool's `readOnlyHint`, `destructiveHint`, …), or null. */
-    val toolAnnotations: JsonObject? by lazy { native.toolAnnotationsJson()?.let { parseJson(it).jsonObject } }
+    val toolAnnotations: JsonObject?
+        get() {
+            val kept = toolAnnotationsValue
+            if (kept !== Unread) return kept as JsonObject?
+            return native.toolAnnotationsJson()?.let { parseJson(it).jsonObject }.also { toolAnnotationsValue = it }
+        }
 
     /** Whether the call was cancelled (timeout or run cancellation). */
     val isCancelled: Boolean get() = native.isCancelled()
 
     /** The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again. */
-    val attempt: Int by lazy { native.attempt().toInt() }
+    val attempt: Int get() = attemptValue.takeIf { it > 0 } ?: native.attempt().toInt().also { attemptValue = it }
 
     /**
      * `"<runId>:<toolCallId>"`: the same for every attempt of the call, for a call approved on
      * continue in another process and for a call run again by `recover`. Hand it to the
      * service a side-effecting tool calls, so that the effect happens at most once.
      */
-    val idempotencyKey: String by lazy { native.idempotencyKey() }
+    val idempotencyKey: String get() = idempotencyKeyValue ?: native.idempotencyKey().also { idempotencyKeyValue = it }
 
     /** Publishes a progress value (`tool.preliminary_result`, checked by `eventSchema`). */
     fun emitProgress(value: JsonElement) = native.emitProgress(value.toString())
