@@ -113,6 +113,8 @@ internal object BlockingCalls {
 
     /** Drops the mark of call [call], cancelled before it began, which has completed. */
     fun forget(call: Long) {
+        // No entry, no mark: nothing to look up (nor a boxed key to make).
+        if (calls.isEmpty()) return
         calls.remove(call, CANCELLED)
     }
 

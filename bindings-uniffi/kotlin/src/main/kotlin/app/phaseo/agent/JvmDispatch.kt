@@ -11,7 +11,7 @@ import com.sun.jna.Pointer
 import java.lang.ref.Cleaner
 import java.util.concurrent.CancellationException
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.coroutines.ContinuationInterceptor
 import kotlinx.coroutines.CoroutineDispatcher
@@ -425,8 +425,11 @@ internal object JvmDispatch {
 
     /** A call's runtime handle: made into a `ToolRuntime` on first use, else released. */
     private class RuntimeHandle(private val handle: Long) : Lazy<ToolRuntime>, Runnable {
-        /** Whether the handle was lifted or released (each happens at most once, never both). */
-        private val taken = AtomicBoolean()
+        /**
+         * 1 once the handle was lifted or released (each happens at most once, never both):
+         * a field set through [TAKEN], not an `AtomicBoolean` of its own (an object a call).
+         */
+        @JvmField @Volatile var taken = 0
 
         @Volatile private var lifted: ToolRuntime? = null
 
@@ -435,7 +438,7 @@ internal object JvmDispatch {
                 lifted?.let { return it }
                 synchronized(this) {
                     lifted?.let { return it }
-                    check(taken.compareAndSet(false, true)) { "the call's runtime was released" }
+                    check(TAKEN.compareAndSet(this, 0, 1)) { "the call's runtime was released" }
                     return FfiConverterTypeToolRuntime.lift(handle).also { lifted = it }
                 }
             }
@@ -444,7 +447,12 @@ internal object JvmDispatch {
 
         /** The cleaner's action: the context is unreachable. */
         override fun run() {
-            if (taken.compareAndSet(false, true)) phaseo_jvm_release_runtime(handle)
+            if (TAKEN.compareAndSet(this, 0, 1)) phaseo_jvm_release_runtime(handle)
+        }
+
+        private companion object {
+            val TAKEN: AtomicIntegerFieldUpdater<RuntimeHandle> =
+                AtomicIntegerFieldUpdater.newUpdater(RuntimeHandle::class.java, "taken")
         }
     }
 
