@@ -11,33 +11,52 @@ use tokio_util::sync::CancellationToken;
 use crate::limits::{check_value, ValueLimitError};
 use crate::state::ToolCall;
 
+/// A run's ids, shared by its tool phases, with (made by the run's first call that needs
+/// it) their JSON text, which begins every call runtime's text.
+pub(crate) struct RunIds {
+    pub(crate) run_id: Arc<str>,
+    pub(crate) agent_id: Arc<str>,
+    json: OnceLock<IdsJson>,
+}
+
+impl RunIds {
+    /// The ids of a run.
+    pub(crate) fn new(run_id: Arc<str>, agent_id: Arc<str>) -> Arc<Self> {
+        Arc::new(Self {
+            run_id,
+            agent_id,
+            json: OnceLock::new(),
+        })
+    }
+}
+
+/// A run's ids as the JSON text that begins a call runtime's (`{"runId":…,"agentId":…`),
+/// and where the run id's text ends in it (after its closing quote).
+pub(crate) struct IdsJson {
+    pub(crate) text: String,
+    pub(crate) run_id_end: usize,
+}
+
 /// What the calls of one tool phase share, in one allocation for all of them: the run's
 /// ids, the step, the application context as the phase began, and (made by the first call
 /// that needs it) those four as JSON text, for the hosts that receive a call's runtime as
 /// JSON text (`json_host::JsonArgs::to_canonical_text`): with a large context, writing it
 /// once per phase instead of once per call.
 pub(crate) struct PhaseShared {
-    run_id: Arc<str>,
-    agent_id: Arc<str>,
+    ids: Arc<RunIds>,
     step_index: usize,
-    /// Boxed: the rest then takes mimalloc's 96-byte size class, which a run keeps in use;
-    /// in a class with no other block in use, each phase's short-lived allocation would be
-    /// served from a fresh page (see docs/performance.md, Core).
+    /// Boxed: the rest then takes one of mimalloc's small size classes that a run keeps in
+    /// use; in a class with no other block in use, each phase's short-lived allocation
+    /// would be served from a fresh page (see docs/performance.md, Core).
     context: Box<Value>,
     json_head: OnceLock<PhaseHead>,
 }
 
 impl PhaseShared {
     /// The shared part of the runtimes of one phase.
-    pub(crate) fn new(
-        run_id: Arc<str>,
-        agent_id: Arc<str>,
-        step_index: usize,
-        context: Value,
-    ) -> Arc<Self> {
+    pub(crate) fn new(ids: Arc<RunIds>, step_index: usize, context: Value) -> Arc<Self> {
         Arc::new(Self {
-            run_id,
-            agent_id,
+            ids,
             step_index,
             context: Box::new(context),
             json_head: OnceLock::new(),
@@ -100,7 +119,7 @@ pub struct ToolRuntime {
 impl std::fmt::Debug for ToolRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolRuntime")
-            .field("run_id", &self.inner.phase.run_id)
+            .field("run_id", &self.inner.phase.ids.run_id)
             .field("step_index", &self.inner.phase.step_index)
             .field("tool_call", &self.inner.tool_call)
             .finish()
@@ -192,12 +211,12 @@ impl ToolRuntime {
 
     /// The run id.
     pub fn run_id(&self) -> &str {
-        &self.inner.phase.run_id
+        &self.inner.phase.ids.run_id
     }
 
     /// The agent id.
     pub fn agent_id(&self) -> &str {
-        &self.inner.phase.agent_id
+        &self.inner.phase.ids.agent_id
     }
 
     /// Index of the step that requested the call.
@@ -214,6 +233,11 @@ impl ToolRuntime {
     /// per phase; see [`PhaseShared`]).
     pub(crate) fn phase_json_head(&self, write: impl FnOnce() -> PhaseHead) -> &PhaseHead {
         self.inner.phase.json_head.get_or_init(write)
+    }
+
+    /// The JSON text of the run's ids (`write` makes it, once per run; see [`RunIds`]).
+    pub(crate) fn ids_json(&self, write: impl FnOnce() -> IdsJson) -> &IdsJson {
+        self.inner.phase.ids.json.get_or_init(write)
     }
 
     /// The called tool's annotations (MCP `readOnlyHint`, `destructiveHint`, …), so an
@@ -355,7 +379,7 @@ impl std::fmt::Display for IdempotencyKey<'_> {
         write!(
             f,
             "{}:{}",
-            self.0.inner.phase.run_id, self.0.inner.tool_call.id
+            self.0.inner.phase.ids.run_id, self.0.inner.tool_call.id
         )
     }
 }

@@ -1,6 +1,7 @@
 //! The scripted client: a list of responses, in order.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -11,9 +12,15 @@ use crate::model::{DeltaSink, ModelClient, ModelError, ModelRequest, ModelRespon
 /// and demos. Running out of responses is an error naming how many were used.
 #[derive(Debug)]
 pub struct ScriptedClient {
-    responses: Vec<Result<ModelResponse, ModelError>>,
+    /// Each response is handed over once, to the request whose turn it is (the cursor gives
+    /// every index out once), so it is moved out of its slot rather than copied: a turn of
+    /// many calls would otherwise copy every call's id, name and arguments.
+    responses: Box<[Slot]>,
     cursor: AtomicUsize,
 }
+
+/// A scripted response until it is handed over.
+type Slot = Mutex<Option<Result<ModelResponse, ModelError>>>;
 
 impl ScriptedClient {
     /// A client answering with `responses` in order.
@@ -25,7 +32,7 @@ impl ScriptedClient {
     /// process before a handoff).
     pub fn starting_at(responses: Vec<Result<ModelResponse, ModelError>>, used: usize) -> Self {
         Self {
-            responses,
+            responses: responses.into_iter().map(|r| Mutex::new(Some(r))).collect(),
             cursor: AtomicUsize::new(used),
         }
     }
@@ -61,8 +68,12 @@ impl ScriptedClient {
 
     fn next(&self) -> Result<ModelResponse, ModelError> {
         let i = self.cursor.fetch_add(1, Ordering::SeqCst);
-        match self.responses.get(i) {
-            Some(r) => r.clone(),
+        let taken = self
+            .responses
+            .get(i)
+            .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
+        match taken {
+            Some(r) => r,
             None => Err(ModelError::new(format!(
                 "Scripted client has no response left ({} scripted)",
                 self.responses.len()

@@ -6,11 +6,14 @@ use std::sync::Arc;
 use crate::events::{now_iso, AgentEvent, EventData, EventListener, EventType};
 use crate::state::RunStatus;
 use crate::stream::StreamShared;
+use crate::tool_runtime::RunIds;
 
 #[derive(Clone)]
 pub(crate) struct Emitter {
     pub(crate) run_id: Arc<str>,
     pub(crate) agent_id: Arc<str>,
+    /// The same ids, as the run's tool phases share them.
+    pub(crate) ids: Arc<RunIds>,
     listener: Option<Arc<dyn EventListener>>,
     stream: Option<Arc<StreamShared>>,
 }
@@ -23,6 +26,7 @@ impl Emitter {
         stream: Option<Arc<StreamShared>>,
     ) -> Self {
         Self {
+            ids: RunIds::new(run_id.clone(), agent_id.clone()),
             run_id,
             agent_id,
             listener,

@@ -99,8 +99,7 @@ impl PhaseScope {
         PhaseScope {
             step_index,
             phase: PhaseShared::new(
-                ctx.emitter.run_id.clone(),
-                ctx.emitter.agent_id.clone(),
+                ctx.emitter.ids.clone(),
                 step_index,
                 state.run.context.clone(),
             ),
@@ -119,12 +118,7 @@ impl PhaseScope {
     pub(crate) fn served(ctx: &RunCtx, token: CancellationToken, alone: bool) -> Self {
         PhaseScope {
             step_index: 0,
-            phase: PhaseShared::new(
-                ctx.emitter.run_id.clone(),
-                ctx.emitter.agent_id.clone(),
-                0,
-                Value::Null,
-            ),
+            phase: PhaseShared::new(ctx.emitter.ids.clone(), 0, Value::Null),
             token,
             own_token: false,
             alone: std::sync::atomic::AtomicBool::new(alone),

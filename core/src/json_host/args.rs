@@ -3,7 +3,7 @@
 use serde::ser::{Serialize, SerializeMap, SerializeTuple, Serializer};
 
 use crate::json::{to_canonical_string, write_canonical};
-use crate::tool_runtime::{IdempotencyKey, PhaseHead};
+use crate::tool_runtime::{IdempotencyKey, IdsJson, PhaseHead};
 use crate::{ToolRuntime, Value};
 
 /// The JSON array a host function receives.
@@ -117,17 +117,29 @@ const RUN_ID_AT: usize = r#"{"runId":"#.len();
 /// context}`, as [`RuntimeView`] writes them, the closing brace left off; the keys are
 /// written as they are (no key needs escaping), the values as canonical JSON.
 fn phase_head(rt: &ToolRuntime) -> PhaseHead {
-    let mut text = Vec::with_capacity(128);
-    text.extend_from_slice(br#"{"runId":"#);
-    write_canonical(&mut text, rt.run_id());
-    let run_id_end = text.len();
-    text.extend_from_slice(br#","agentId":"#);
-    write_canonical(&mut text, rt.agent_id());
+    let ids = rt.ids_json(|| ids_json(rt));
+    let mut text = Vec::with_capacity(ids.text.len() + 64);
+    text.extend_from_slice(ids.text.as_bytes());
     text.extend_from_slice(br#","stepIndex":"#);
     write_canonical(&mut text, &rt.step_index());
     text.extend_from_slice(br#","context":"#);
     write_canonical(&mut text, rt.context());
     PhaseHead {
+        text: crate::json::json_text(text),
+        run_id_end: ids.run_id_end,
+    }
+}
+
+/// The first two entries of a runtime, `{"runId":…,"agentId":…`, as [`RuntimeView`] writes
+/// them (see [`IdsJson`]).
+fn ids_json(rt: &ToolRuntime) -> IdsJson {
+    let mut text = Vec::with_capacity(64);
+    text.extend_from_slice(br#"{"runId":"#);
+    write_canonical(&mut text, rt.run_id());
+    let run_id_end = text.len();
+    text.extend_from_slice(br#","agentId":"#);
+    write_canonical(&mut text, rt.agent_id());
+    IdsJson {
         text: crate::json::json_text(text),
         run_id_end,
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::*;
 use crate::spec::HostCallbacks;
 use crate::state::ToolCall;
-use crate::tool_runtime::PhaseShared;
+use crate::tool_runtime::{PhaseShared, RunIds};
 use crate::{CancellationToken, HostStreamSender, StopState, ToolError, ToolRuntime, Value};
 
 /// What the host was called with: (kind, args, had a runtime).
@@ -65,7 +65,11 @@ fn host(answer: Value) -> (Recorder, Calls) {
 fn runtime() -> ToolRuntime {
     let call = ToolCall::new("c1", "add", json!({"a": 1}));
     ToolRuntime::new(
-        PhaseShared::new("run".into(), "agent".into(), 2, json!({"k": "v"})),
+        PhaseShared::new(
+            RunIds::new("run".into(), "agent".into()),
+            2,
+            json!({"k": "v"}),
+        ),
         call,
         CancellationToken::new(),
         false,
@@ -279,10 +283,9 @@ fn runtime_of(phase: &Arc<PhaseShared>, id: &str, input: Value) -> ToolRuntime {
 fn the_arguments_text_is_their_canonical_serialization() {
     let awkward = "q\"uote\\ back\nline \u{1F600} \u{7f}\u{1}";
     let phases = [
-        PhaseShared::new("run".into(), "agent".into(), 0, Value::Null),
+        PhaseShared::new(RunIds::new("run".into(), "agent".into()), 0, Value::Null),
         PhaseShared::new(
-            awkward.into(),
-            awkward.into(),
+            RunIds::new(awkward.into(), awkward.into()),
             41,
             json!({"n": 18446744073709551615u64, "f": 0.5, "i": -7, "s": awkward,
                 "deep": [[{"a": null, "b": true}]], "e": {}}),
@@ -317,7 +320,11 @@ fn the_arguments_text_is_their_canonical_serialization() {
 
 #[test]
 fn the_shared_part_of_a_phases_runtimes_is_written_once() {
-    let phase = PhaseShared::new("run".into(), "agent".into(), 1, json!({"big": "context"}));
+    let phase = PhaseShared::new(
+        RunIds::new("run".into(), "agent".into()),
+        1,
+        json!({"big": "context"}),
+    );
     let first = runtime_of(&phase, "c1", json!({}));
     let second = runtime_of(&phase, "c2", json!({}));
     let first_text = JsonArgs::WithRuntime(&json!({}), &first).to_canonical_text();
@@ -339,7 +346,7 @@ fn the_shared_part_of_a_phases_runtimes_is_written_once() {
     assert_eq!(&head.text[..head.run_id_end], r#"{"runId":"run""#);
     // Another phase writes its own.
     let other = runtime_of(
-        &PhaseShared::new("run".into(), "agent".into(), 2, Value::Null),
+        &PhaseShared::new(RunIds::new("run".into(), "agent".into()), 2, Value::Null),
         "c3",
         json!({}),
     );
