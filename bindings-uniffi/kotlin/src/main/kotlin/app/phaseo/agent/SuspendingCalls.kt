@@ -6,14 +6,13 @@
 package app.phaseo.agent
 
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.atomic.AtomicReference
-import kotlinx.coroutines.CoroutineStart
-import kotlinx.coroutines.DelicateCoroutinesApi
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
+import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
 import kotlinx.coroutines.Dispatchers
-import kotlinx.coroutines.GlobalScope
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.job
-import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 
 /**
@@ -38,27 +37,42 @@ internal object SuspendingCalls {
      * Starts [block] as call [call] on this thread. When it ends before it first suspends,
      * its outcome is returned; otherwise null is, and [complete] gets the outcome on the
      * thread the coroutine ends on. Exactly one of the two carries it.
+     *
+     * The body starts as a bare coroutine whose completion is the call's end ([CallEnd]),
+     * in a context of a job of its own (the call's cancellation cancels it) and
+     * [Dispatchers.Default] (where it resumes after it suspends); in no scope of the host's,
+     * as the coroutine belongs to the core's call. A body that never suspends returns its
+     * value right here, with no coroutine object, launch or hand-off made around it.
      */
-    @OptIn(DelicateCoroutinesApi::class)
     fun launch(call: Long, block: suspend () -> String, complete: (Result<String>) -> Unit): Result<String>? {
-        val handOff = AtomicReference<Any>(RUNNING)
-        // In no scope of the host's: the coroutine belongs to the core's call, whose
-        // cancellation reaches it through [cancel].
-        GlobalScope.launch(Dispatchers.Default, CoroutineStart.UNDISPATCHED) {
-            val outcome = if (begin(call, coroutineContext.job)) {
-                try {
-                    runCatching { block() }
-                } finally {
-                    calls.remove(call)
-                }
-            } else {
-                cancelledBeforeItBegan()
-            }
-            // Still on the launching thread (it never suspended): that thread answers.
-            if (!handOff.compareAndSet(RUNNING, outcome)) complete(outcome)
+        val end = CallEnd(call, complete)
+        if (!begin(call, end.job)) return cancelledBeforeItBegan()
+        val outcome = try {
+            block.startCoroutineUninterceptedOrReturn(end)
+        } catch (e: Throwable) {
+            end.finish()
+            return Result.failure(e)
         }
-        @Suppress("UNCHECKED_CAST")
-        return handOff.getAndSet(null).takeIf { it !== RUNNING } as Result<String>?
+        if (outcome === COROUTINE_SUSPENDED) return null
+        end.finish()
+        return Result.success(outcome as String)
+    }
+
+    /** The end of a suspend body's coroutine: where it resumes with its outcome after it suspended. */
+    private class CallEnd(private val call: Long, private val complete: (Result<String>) -> Unit) : Continuation<String> {
+        val job = Job()
+        override val context: CoroutineContext = job + Dispatchers.Default
+
+        /** The call's coroutine is over: it leaves the table of running calls, its job completes. */
+        fun finish() {
+            calls.remove(call)
+            job.complete()
+        }
+
+        override fun resumeWith(result: Result<String>) {
+            finish()
+            complete(result)
+        }
     }
 
     /**

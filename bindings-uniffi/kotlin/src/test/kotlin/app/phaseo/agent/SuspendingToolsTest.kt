@@ -1,15 +1,21 @@
 package app.phaseo.agent
 
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.coroutines.cancellation.CancellationException
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
@@ -149,6 +155,43 @@ class SuspendingToolsTest {
         val again = RecordingModel(listOf(callsResponse(call("c2", "quick")), textResponse("fine")))
         assertEquals(RunStatus.COMPLETED, agent.run("again", again.client).status())
         assertEquals("ok", again.toolMessages(1).single().content)
+    }
+
+    @Test
+    fun `a body's coroutine has a job of its own, which a timeout cancels with the coroutines the body started`() = runBlocking {
+        val childrenCancelled = CountDownLatch(2)
+        val active = AtomicInteger()
+        val threads = ConcurrentHashMap.newKeySet<String>()
+        val parent = defineTool("parent", timeoutMs = 100, onError = OnError.RETURN_TO_MODEL) { _, _ ->
+            if (currentCoroutineContext()[Job]?.isActive == true) active.incrementAndGet()
+            coroutineScope {
+                launch {
+                    try {
+                        delay(60_000)
+                    } catch (e: CancellationException) {
+                        childrenCancelled.countDown()
+                        throw e
+                    }
+                }
+                yield()
+                threads.add(Thread.currentThread().name)
+            }
+            JsonPrimitive("never")
+        }
+        val model = RecordingModel(
+            listOf(callsResponse(call("c1", "parent"), call("c2", "parent")), textResponse("done")),
+        )
+        val agent = createAgent("a", tools = listOf(parent), toolExecution = toolExecution(toolConcurrency = 2))
+
+        val result = agent.run("go", model.client)
+
+        assertEquals(RunStatus.COMPLETED, result.status())
+        assertEquals(2, active.get())
+        assertTrue(childrenCancelled.await(20, TimeUnit.SECONDS), "a coroutine the body started was not cancelled")
+        // After its first suspension a body resumes on Dispatchers.Default.
+        assertTrue(threads.all { it.startsWith("DefaultDispatcher-worker") }, threads.toString())
+        val timedOut = json("""{"error":"Tool parent timed out after 100ms"}""")
+        assertEquals(listOf(timedOut, timedOut), model.toolMessages(1).map { json(it.content) })
     }
 
     /** A Java API agent whose only tool is [tool] (a Kotlin one): its runs are driven by their callers. */
