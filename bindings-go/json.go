@@ -328,13 +328,17 @@ func (p *orderedParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := m[k]; !dup && !p.noOrder {
-			if keys == nil {
-				// Room for a typical small object's keys at once: appending from nil
-				// allocated twice for two keys.
-				keys = make([]string, 0, 4)
+		// The key order only where it is kept (a state's values keep none): no lookup for
+		// a duplicate otherwise.
+		if !p.noOrder {
+			if _, dup := m[k]; !dup {
+				if keys == nil {
+					// Room for a typical small object's keys at once: appending from nil
+					// allocated twice for two keys.
+					keys = make([]string, 0, 4)
+				}
+				keys = append(keys, k)
 			}
-			keys = append(keys, k)
 		}
 		m[k] = v
 		p.space()
