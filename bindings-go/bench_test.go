@@ -152,3 +152,31 @@ func BenchmarkTurns(b *testing.B) {
 	b.ReportMetric(perLong/perShort, "ratio")
 	b.ReportMetric(float64(median(at400))/float64(median(at25)), "turn400/turn25")
 }
+
+// BenchmarkParseRunResult: reading a run's state text into a RunResult (what every run's end
+// does with the state the core hands over, and ParseRunResult with a stored one), the
+// state of a 1,000-call turn and of 200 one-call turns; -benchmem shows what it allocates.
+func BenchmarkParseRunResult(b *testing.B) {
+	for _, w := range []struct {
+		name   string
+		script []map[string]any
+	}{{"fanout1000", fanoutScript(1000)}, {"turns200", seqScript(200)}} {
+		b.Run(w.name, func(b *testing.B) {
+			client, err := pa.NewScriptedClient(w.script, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := benchAgent(b).Run(context.Background(), pa.RunOptions{Input: "go", Client: client, RunOverrides: pa.RunOverrides{MaxSteps: 300}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			text := r.JSON()
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if _, err := pa.ParseRunResult(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

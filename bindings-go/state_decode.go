@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -158,6 +159,35 @@ func (d *stateDecoder) array(item func() error) error {
 			return errShape
 		}
 	}
+}
+
+// room is list with room for the elements of the array being read from the current one on,
+// when it has none left: the second element of a list counts the rest ahead (without
+// reading them) and makes room for them at once, so a long list is allocated once rather
+// than grown a dozen times (a 1,000-call turn's messages and calls were most of what
+// reading its state allocated), and a list of one is never counted.
+func room[T any](d *stateDecoder, list []T) []T {
+	if len(list) == 0 || len(list) < cap(list) {
+		return list
+	}
+	return slices.Grow(list, d.rest())
+}
+
+// rest is how many elements of the array being read remain, the current one included,
+// counted ahead; the position is left where it was.
+func (d *stateDecoder) rest() int {
+	at := d.at
+	n := 0
+	for d.skip() == nil {
+		n++
+		d.space()
+		if d.at >= len(d.data) || d.data[d.at] != ',' {
+			break
+		}
+		d.at++
+	}
+	d.at = at
+	return n
 }
 
 // null consumes a null literal.
@@ -331,6 +361,7 @@ func (d *stateDecoder) message(m *Message) error {
 			return d.text(&m.Content)
 		case "toolCalls":
 			return d.array(func() error {
+				m.ToolCalls = room(d, m.ToolCalls)
 				m.ToolCalls = append(m.ToolCalls, ToolCall{})
 				return d.toolCall(&m.ToolCalls[len(m.ToolCalls)-1])
 			})
@@ -401,6 +432,7 @@ func (d *stateDecoder) run(r *RunRecord) error {
 			return d.any(&r.Context)
 		case "messages":
 			return d.array(func() error {
+				r.Messages = room(d, r.Messages)
 				r.Messages = append(r.Messages, Message{})
 				return d.message(&r.Messages[len(r.Messages)-1])
 			})
