@@ -96,11 +96,14 @@ public final class Driver {
                             if (!workloadOrder.contains(w)) workloadOrder.add(w);
                             results.computeIfAbsent(sdk.name(), x -> new LinkedHashMap<>())
                                 .computeIfAbsent(w, x -> new ArrayList<>()).add(res);
+                            // Per call or turn where a run has several, else per run (`empty`
+                            // and `sleepy` count no unit: per_unit 0).
+                            double units = (Double) res.get("per_unit");
                             System.err.printf(Locale.ROOT, "   %-11s %-12s %10.3f ms (min %.3f; first run %.1f; %.1f threads started per run, %d live at most; %,.0f bytes allocated per %s; load %.2f)%n",
                                 w, sdk.name(), (Double) res.get("median_ms"), (Double) res.get("min_ms"), (Double) res.get("first_run_ms"),
                                 (Double) res.get("threads_started_per_run"), ((Double) res.get("peak_live_threads")).intValue(),
-                                (Double) res.get("allocated_bytes_per_run") / (Double) res.get("per_unit"),
-                                ((Double) res.get("per_unit")) > 1 ? ("sequential".equals(w) ? "turn" : "call") : "run",
+                                (Double) res.get("allocated_bytes_per_run") / Math.max(units, 1),
+                                units > 1 ? ("sequential".equals(w) ? "turn" : "call") : "run",
                                 (Double) res.get("load1"));
                         } else if (line.startsWith("VERSIONS ")) {
                             versions.put(sdk.name(), Json.read(line.substring(9)));
