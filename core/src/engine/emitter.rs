@@ -10,9 +10,7 @@ use crate::tool_runtime::RunIds;
 
 #[derive(Clone)]
 pub(crate) struct Emitter {
-    pub(crate) run_id: Arc<str>,
-    pub(crate) agent_id: Arc<str>,
-    /// The same ids, as the run's tool phases share them.
+    /// The run's ids, shared with its tool phases.
     pub(crate) ids: Arc<RunIds>,
     listener: Option<Arc<dyn EventListener>>,
     stream: Option<Arc<StreamShared>>,
@@ -26,9 +24,7 @@ impl Emitter {
         stream: Option<Arc<StreamShared>>,
     ) -> Self {
         Self {
-            ids: RunIds::new(run_id.clone(), agent_id.clone()),
-            run_id,
-            agent_id,
+            ids: RunIds::new(run_id, agent_id),
             listener,
             stream,
         }
@@ -59,8 +55,8 @@ impl Emitter {
         }
         let event = AgentEvent {
             event_type,
-            run_id: self.run_id.clone(),
-            agent_id: self.agent_id.clone(),
+            run_id: self.ids.run_id.clone(),
+            agent_id: self.ids.agent_id.clone(),
             timestamp: now_iso(),
             status,
             step_index,

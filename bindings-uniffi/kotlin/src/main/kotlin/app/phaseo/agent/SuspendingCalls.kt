@@ -24,9 +24,6 @@ internal object SuspendingCalls {
     /** Put for a call cancelled before its coroutine began: it must not begin. */
     private val CANCELLED = Any()
 
-    /** Left in a launch's hand-off while its coroutine runs. */
-    private val RUNNING = Any()
-
     private val calls = ConcurrentHashMap<Long, Any>()
 
     /** What a call cancelled before it began answers (the core no longer waits for it). */
