@@ -575,14 +575,24 @@ pub async fn execute(callable: u32, input: &Value, rt: ToolRuntime) -> Result<Va
     let call = rt.tool_call();
     let mut big = false;
     let mut tail = Vec::with_capacity(128);
-    let mut written = write_json(&mut tail, input, &mut big);
+    let own_input = std::ptr::eq(input, &*call.input);
+    // The model's argument text, when it is already the input's canonical text, is copied
+    // as it is (the same text the writer would make: compact, integers, plain strings).
+    let mut written = match call.input_text().filter(|_| own_input) {
+        Some(text) => {
+            tail.extend_from_slice(text.as_bytes());
+            big |= has_long_digits(text);
+            true
+        }
+        None => write_json(&mut tail, input, &mut big),
+    };
     let input_len = tail.len();
     tail.push(b',');
     written &= write_json(&mut tail, &call.id, &mut big);
     tail.push(b',');
     written &= write_json(&mut tail, &call.name, &mut big);
     tail.push(b',');
-    if std::ptr::eq(input, &*call.input) {
+    if own_input {
         // The executor's input is the call's (the common case): its text again, which JS
         // parses into an object of its own.
         tail.extend_from_within(..input_len);

@@ -313,7 +313,7 @@ pub enum Args<'a> {
 fn call_message(id: u64, kind: &str, callback: u64, args: Args<'_>) -> String {
     let mut args = match args {
         Args::Json(args) if !json_args_hold_big_integers(&args) => {
-            let args = phaseo_agent::json::to_canonical_string(&args);
+            let args = args.to_canonical_text();
             return format!(
                 r#"{{"t":"call","id":{id},"kind":"{kind}","cb":{callback},"args":{args}}}"#
             );

@@ -211,9 +211,18 @@ impl pa::ToolExecutor for HostExecutor {
     }
 
     /// The input is written from the runtime's call as it is: no copy of it is made.
+    /// (Copied as it is when the model's argument text is already the input's canonical text.)
     fn execute_call<'a>(&'a self, rt: pa::ToolRuntime) -> pa::ExecuteFuture<'a> {
-        let input = to_json(&rt.tool_call().input);
+        let call = rt.tool_call();
+        let input = match call.input_text() {
+            Some(text) => text.to_owned(),
+            None => to_json(&call.input),
+        };
         Box::pin(self.run(input, rt))
+    }
+
+    fn writes_input_text(&self) -> bool {
+        true
     }
 }
 

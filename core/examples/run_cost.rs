@@ -19,7 +19,8 @@
 //! from text; the host itself answers at once. The others call a Rust closure with no
 //! schema. With `RUN_COST_TEXT=whole` or `without-items` each run's state is also written
 //! as that text (`RunResult::to_json`, `to_json_without_items`), as a binding's run end
-//! does; `print` prints the text without items.
+//! does; `print` prints the text without items. `RUN_COST_ARGS` replaces the `host-`
+//! workloads' argument text (an object with integers `a` and `b`, other members allowed).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -61,10 +62,11 @@ impl JsonHostFn for TextHost {
     }
 }
 
-/// The scripted model of one run: a turn of `calls` calls, or `turns` turns of one call.
-fn client(workload: &str) -> Arc<ScriptedClient> {
+/// The scripted model of one run: a turn of `calls` calls, or `turns` turns of one call;
+/// `host_arguments` is the argument text of the `host-` workloads' calls.
+fn client(workload: &str, host_arguments: &str) -> Arc<ScriptedClient> {
     let arguments = match workload.starts_with("host-") {
-        true => r#"{"a":1,"b":2}"#,
+        true => host_arguments,
         false => "{}",
     };
     let turns: Vec<ModelResponse> = match workload.ends_with("sequential") {
@@ -88,6 +90,8 @@ fn main() {
     let workload = args.next().unwrap_or_else(|| "fan-out".to_owned());
     let runs: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
     let text = std::env::var("RUN_COST_TEXT").ok();
+    let host_arguments =
+        std::env::var("RUN_COST_ARGS").unwrap_or_else(|_| r#"{"a":1,"b":2}"#.to_owned());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -115,7 +119,7 @@ fn main() {
     let started = Instant::now();
     for _ in 0..runs {
         let result = runtime
-            .block_on(agent.run(RunOptions::new("go", client(&workload))))
+            .block_on(agent.run(RunOptions::new("go", client(&workload, &host_arguments))))
             .expect("the run ends");
         match text.as_deref() {
             Some("whole") => drop(std::hint::black_box(result.to_json())),

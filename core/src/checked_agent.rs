@@ -89,6 +89,10 @@ pub(crate) struct AgentInner {
     pub(crate) tool_specs: Arc<Vec<ToolSpec>>,
     /// The built-in `tool_search`, when some tool is deferred.
     pub(crate) search: Option<Tool>,
+    /// Whether some tool's executor writes its input as JSON text
+    /// ([`ToolExecutor::writes_input_text`](crate::ToolExecutor::writes_input_text)): only
+    /// then does a run keep the model's argument text for it.
+    pub(crate) keeps_input_text: bool,
     /// The agent's MCP servers (shared by its runs and by the per-run agents built from
     /// it); `None` without any.
     #[cfg(feature = "mcp")]
@@ -172,11 +176,16 @@ impl AgentInner {
                 .map(tool_spec)
                 .collect(),
         );
+        let keeps_input_text = def
+            .tools
+            .iter()
+            .any(|t| t.executor.as_ref().is_some_and(|e| e.writes_input_text()));
         Ok(Self {
             def,
             tool_index,
             tool_specs,
             search,
+            keeps_input_text,
             #[cfg(feature = "mcp")]
             mcp: None,
         })

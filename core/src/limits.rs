@@ -71,10 +71,43 @@ fn parse_json_text_within(text: &str, max_depth: usize) -> Result<Value, String>
     // Scan first: the parser would fail on deep text with its own recursion message, and
     // would quietly turn a huge integer into a float.
     match scan_text(text, max_depth, true) {
-        Ok(()) | Err(Scan::NotJson) => {}
+        Ok(_) | Err(Scan::NotJson) => {}
         Err(Scan::Limit(e)) => return Err(e.to_string()),
     }
     serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+/// As [`parse_json_text`], also telling whether `text` is already the value's canonical
+/// JSON text (docs/behaviour.md §7), byte for byte: then a writer may copy the text instead
+/// of writing the value again. Only text that is plainly so counts: compact, integers of
+/// at most 18 characters, no escape in a string but those the canonical writer uses
+/// itself, no key twice in an object.
+pub(crate) fn parse_json_text_canonical(text: &str) -> Result<(Value, bool), String> {
+    let scan = match scan_text(text, MAX_DEPTH, true) {
+        Ok(scan) => Some(scan),
+        Err(Scan::NotJson) => None,
+        Err(Scan::Limit(e)) => return Err(e.to_string()),
+    };
+    let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    // A key given twice leaves one entry: the members the text has and the entries the
+    // value holds then differ (the scan bounded the depth walked here).
+    let canonical = scan.is_some_and(|s| s.canonical && s.members == entries(&value));
+    Ok((value, canonical))
+}
+
+/// How many members the objects in `value` hold, nested ones included.
+fn entries(value: &Value) -> usize {
+    fn nested(n: usize, value: &Value) -> usize {
+        match value {
+            Value::Object(_) | Value::Array(_) => n + entries(value),
+            _ => n,
+        }
+    }
+    match value {
+        Value::Object(map) => map.values().fold(map.len(), nested),
+        Value::Array(items) => items.iter().fold(0, nested),
+        _ => 0,
+    }
 }
 
 /// Scans state text: its nesting within `MAX_DEPTH + STATE_NESTING`. Text that is not JSON
@@ -84,7 +117,7 @@ fn parse_json_text_within(text: &str, max_depth: usize) -> Result<Value, String>
 /// refuse it.
 pub(crate) fn check_state_text(text: &str) -> Result<(), ValueLimitError> {
     match scan_text(text, MAX_DEPTH + STATE_NESTING, false) {
-        Ok(()) | Err(Scan::NotJson) => Ok(()),
+        Ok(_) | Err(Scan::NotJson) => Ok(()),
         Err(Scan::Limit(e)) => Err(e),
     }
 }
@@ -94,18 +127,38 @@ enum Scan {
     Limit(ValueLimitError),
 }
 
+/// What a scan of JSON text found besides its limits.
+struct TextScan {
+    /// No whitespace between tokens, every number a plain integer of at most 18 characters
+    /// other than `-0`, and no escape in a string but `\"`, `\\`, `\b`, `\f`, `\n`, `\r`,
+    /// `\t` (what the canonical writer writes for them).
+    canonical: bool,
+    /// The `:` outside strings: the members of all its objects.
+    members: usize,
+}
+
 /// One pass over the text outside strings: bracket depth and (when `integers`) integer
 /// literals.
-fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
+fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<TextScan, Scan> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
+    let mut canonical = true;
+    let mut members = 0usize;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
                 i += 1;
                 while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                    if bytes[i] == b'\\' {
+                        canonical &= matches!(
+                            bytes.get(i + 1),
+                            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')
+                        );
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
                 }
                 if i >= bytes.len() {
                     return Err(Scan::NotJson);
@@ -125,12 +178,15 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
             }
             b'-' | b'0'..=b'9' => {
                 let start = i;
+                let mut plain = true;
                 while i < bytes.len()
                     && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
                 {
+                    plain &= matches!(bytes[i], b'-' | b'0'..=b'9');
                     i += 1;
                 }
                 let literal = &text[start..i];
+                canonical &= plain && literal.len() <= 18 && literal != "-0";
                 // A literal of up to 18 characters is never an integer beyond 64 bits.
                 let integral = integers && literal.len() > 18 && !literal.contains(['.', 'e', 'E']);
                 if integral
@@ -148,10 +204,18 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<(), Scan> {
                     return Err(Scan::NotJson);
                 }
             }
+            b':' => {
+                members += 1;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                canonical = false;
+                i += 1;
+            }
             _ => i += 1,
         }
     }
-    Ok(())
+    Ok(TextScan { canonical, members })
 }
 
 /// Whether an integral literal beyond 64 bits is exactly how canonical JSON writes a float
@@ -213,5 +277,56 @@ mod tests {
             serde_json::json!(1e20)
         );
         assert!(parse_json_text("\"unterminated").is_err());
+    }
+
+    /// Texts said to be canonical are exactly what the canonical writer makes of their
+    /// value; the others are any that might not be.
+    #[test]
+    fn canonical_argument_text_is_told_only_when_it_is() {
+        let canonical = [
+            r#"{"a":1,"b":2}"#,
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"s":"q\"uote\\ back\nline\ttab\rret\bbs\fff","u":"é😀"}"#,
+            "{\"del\":\"\u{7f}\"}",
+            r#"{"n":[-1,0,123456789012345678,-12345678901234567],"t":true,"f":false,"z":null}"#,
+            r#"{"deep":{"deeper":[{"a":{}},{"a":[]}]},"a":{"a":{"a":1}}}"#,
+            r#""text""#,
+            "42",
+        ];
+        let not_canonical = [
+            r#"{"a": 1}"#,
+            r#" {"a":1}"#,
+            "{\"a\":1}\n",
+            "{\"a\":\t1}",
+            r#"{"a":1.0}"#,
+            r#"{"a":1.5}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":1E3}"#,
+            r#"{"a":-0}"#,
+            r#"{"a":1234567890123456789}"#,
+            r#"{"a":"\u00e9"}"#,
+            r#"{"a":"\u0001"}"#,
+            r#"{"a":"a\/b"}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"x":{"a":1,"a":2},"y":3}"#,
+            r#"[{"a":1},{"b":2,"b":3}]"#,
+        ];
+        for (texts, want) in [(&canonical[..], true), (&not_canonical[..], false)] {
+            for text in texts {
+                let (value, told) = parse_json_text_canonical(text).expect(text);
+                assert_eq!(told, want, "{text}");
+                assert_eq!(value, parse_json_text(text).unwrap(), "{text}");
+                if told {
+                    assert_eq!(crate::json::to_canonical_string(&value), *text);
+                }
+            }
+        }
+        assert!(parse_json_text_canonical(r#"{"a":"#).is_err());
+        assert_eq!(
+            parse_json_text_canonical(&nested(65)).unwrap_err(),
+            "value is nested more than 64 levels deep"
+        );
+        assert!(parse_json_text_canonical(&nested(64)).unwrap().1);
     }
 }

@@ -102,6 +102,10 @@ pub struct ToolCall {
     /// message, in its step's results and in the runtime of its execution, and a clone of
     /// the call shares one input rather than copying it.
     pub input: Arc<Value>,
+    /// The canonical JSON text of `input`, when it came with it (the model's own argument
+    /// text was already canonical): writers copy it rather than write the value again.
+    #[serde(skip)]
+    pub(crate) input_text: InputText,
 }
 
 impl ToolCall {
@@ -111,7 +115,60 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             input: Arc::new(input),
+            input_text: InputText::default(),
         }
+    }
+
+    /// A call whose input is the value of `text`, which is its canonical JSON text
+    /// (see [`crate::limits::parse_json_text_canonical`]).
+    pub(crate) fn with_input_text(id: String, name: String, input: Value, text: String) -> Self {
+        let input = Arc::new(input);
+        Self {
+            id,
+            name,
+            input_text: InputText(Some(Arc::new((Arc::clone(&input), text)))),
+            input,
+        }
+    }
+
+    /// The canonical JSON text of the call's input, when it is known without writing it.
+    pub fn input_text(&self) -> Option<&str> {
+        self.input_text.of(&self.input)
+    }
+}
+
+/// The canonical JSON text of a call's input, with the input it is the text of: a call
+/// whose `input` was replaced (`ToolCall { input, ..call }`) keeps a text that is no
+/// longer its input's, which [`InputText::of`] then does not give. Holding that input
+/// keeps its address from being reused by another. Equal to any other: it is the input's
+/// text, not a part of the call.
+/// (One allocation, one pointer: a call is moved often, and moving it copies its size.)
+#[derive(Clone, Default)]
+pub(crate) struct InputText(Option<Arc<(Arc<Value>, String)>>);
+
+impl InputText {
+    /// The text, when it is the text of `input`.
+    fn of(&self, input: &Arc<Value>) -> Option<&str> {
+        match self.0.as_deref() {
+            Some((value, text)) if Arc::ptr_eq(value, input) => Some(text),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for InputText {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for InputText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "InputText(known)"
+        } else {
+            "InputText(none)"
+        })
     }
 }
 

@@ -36,6 +36,14 @@ pub trait ToolExecutor: Send + Sync {
         let input = Value::clone(&runtime.tool_call().input);
         self.execute(input, runtime)
     }
+
+    /// Whether this executor writes its input as JSON text (a host that receives text):
+    /// then a run keeps each call's argument text when it is already the input's canonical
+    /// text, for [`ToolCall::input_text`](crate::ToolCall::input_text) to give it (copying
+    /// it costs less than writing the value again). `false` by default.
+    fn writes_input_text(&self) -> bool {
+        false
+    }
 }
 
 /// Decides per call whether it needs approval (tool level `(input, runtime)`; agent level

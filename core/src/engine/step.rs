@@ -352,11 +352,31 @@ async fn call_model(
     }
 }
 
-fn parse_arguments(raw: &str) -> Result<Value, String> {
-    if raw.trim().is_empty() {
-        return Ok(json!({}));
+/// A model's tool call as the run records it: its arguments parsed (with `keep_text`, their
+/// text kept when it is already their canonical text), or their raw text and why it is not
+/// JSON.
+fn parse_call(
+    call: crate::model::ModelToolCall,
+    keep_text: bool,
+) -> (ToolCall, Result<(), String>) {
+    if call.arguments.trim().is_empty() {
+        return (ToolCall::new(call.id, call.name, json!({})), Ok(()));
     }
-    crate::limits::parse_json_text(raw)
+    let parsed = match keep_text {
+        true => crate::limits::parse_json_text_canonical(&call.arguments),
+        false => crate::limits::parse_json_text(&call.arguments).map(|v| (v, false)),
+    };
+    match parsed {
+        Ok((input, true)) => (
+            ToolCall::with_input_text(call.id, call.name, input, call.arguments),
+            Ok(()),
+        ),
+        Ok((input, false)) => (ToolCall::new(call.id, call.name, input), Ok(())),
+        Err(e) => (
+            ToolCall::new(call.id, call.name, Value::String(call.arguments)),
+            Err(e),
+        ),
+    }
 }
 
 /// Runs one step; `true` when the run ended or paused.
@@ -410,13 +430,8 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
     let finish_reason = response.finish_reason_or_default();
     let raw_calls = response.message.tool_calls;
     // Each call keeps its parsed arguments (or the raw text and why it is not JSON).
-    let mut parsed = tools::turn_calls(raw_calls.into_iter().map(|c| {
-        let (input, args) = match parse_arguments(&c.arguments) {
-            Ok(v) => (v, Ok(())),
-            Err(e) => (Value::String(c.arguments), Err(e)),
-        };
-        (ToolCall::new(c.id, c.name, input), args)
-    }));
+    let keep_text = ctx.agent.keeps_input_text;
+    let mut parsed = tools::turn_calls(raw_calls.into_iter().map(|c| parse_call(c, keep_text)));
     call_ids::make_unique(&ctx.call_ids, &state.run.messages, &mut parsed);
     let calls: Vec<ToolCall> = parsed.iter().map(|(c, _)| c.clone()).collect();
     let text = response.message.content;

@@ -28,6 +28,11 @@ impl<H: JsonHostFn> ToolExecutor for JsonExecutor<H> {
             self.0.call(Kind::Execute, args, Some(&runtime)).await
         })
     }
+
+    /// The host receives the arguments as text ([`JsonArgs::to_canonical_text`]).
+    fn writes_input_text(&self) -> bool {
+        true
+    }
 }
 
 /// A validator `(value)`, with the JSON Schema it describes itself with (if any).

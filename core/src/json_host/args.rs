@@ -27,8 +27,12 @@ impl JsonArgs<'_> {
         let call = rt.tool_call();
         let mut out = Vec::with_capacity(head.text.len() + 256);
         out.push(b'[');
+        let own_input = std::ptr::eq(*value, &*call.input);
         let value_at = out.len();
-        write_canonical(&mut out, *value);
+        match call.input_text().filter(|_| own_input) {
+            Some(text) => out.extend_from_slice(text.as_bytes()),
+            None => write_canonical(&mut out, *value),
+        }
         let value_end = out.len();
         out.push(b',');
         out.extend_from_slice(head.text.as_bytes());
@@ -42,7 +46,7 @@ impl JsonArgs<'_> {
         out.extend_from_slice(br#","name":"#);
         write_canonical(&mut out, &call.name);
         out.extend_from_slice(br#","input":"#);
-        if std::ptr::eq(*value, &*call.input) {
+        if own_input {
             out.extend_from_within(value_at..value_end);
         } else {
             write_canonical(&mut out, &call.input);

@@ -356,3 +356,91 @@ fn the_shared_part_of_a_phases_runtimes_is_written_once() {
         "{other_text}"
     );
 }
+
+#[test]
+fn a_model_argument_text_copied_as_it_is_is_the_canonical_text() {
+    let phase = PhaseShared::new(RunIds::new("run".into(), "agent".into()), 0, Value::Null);
+    let texts = [
+        r#"{"a":1,"b":2}"#,
+        r#"{"s":"q\"\\\n","u":"é","l":[true,null,{}]}"#,
+        r#"{"a": 1}"#,
+        r#"{"a":1,"a":2}"#,
+        r#"{"a":1.50,"e":"\u00e9"}"#,
+    ];
+    for text in texts {
+        let (input, canonical) = crate::limits::parse_json_text_canonical(text).unwrap();
+        let call = match canonical {
+            true => ToolCall::with_input_text("c".into(), "t".into(), input, text.to_owned()),
+            false => ToolCall::new("c", "t", input),
+        };
+        assert_eq!(call.input_text().is_some(), canonical, "{text}");
+        let rt = ToolRuntime::new(phase.clone(), call, CancellationToken::new(), true);
+        let other = json!({"other": 1});
+        for value in [&rt.tool_call().input, &other] {
+            let args = JsonArgs::WithRuntime(value, &rt);
+            assert_eq!(
+                args.to_canonical_text(),
+                crate::json::to_canonical_string(&args)
+            );
+        }
+    }
+    // A call whose input was replaced no longer gives its old input's text.
+    let text = r#"{"a":1}"#;
+    let (input, _) = crate::limits::parse_json_text_canonical(text).unwrap();
+    let call = ToolCall::with_input_text("c".into(), "t".into(), input, text.to_owned());
+    let replaced = ToolCall {
+        input: Arc::new(json!({"a": 2})),
+        ..call.clone()
+    };
+    assert_eq!(call.clone().input_text(), Some(text));
+    assert_eq!(replaced.input_text(), None);
+    assert_eq!(replaced, ToolCall::new("c", "t", json!({"a": 2})));
+}
+
+/// A run's host tool receives its arguments as their canonical text whatever the model's
+/// text looked like; the recorder checks each call's text against the arguments' own
+/// serialization.
+#[tokio::test]
+async fn a_host_tool_gets_canonical_argument_text_from_any_model_text() {
+    let texts = [
+        r#"{"a":1,"b":"x"}"#,
+        r#"{ "a" : 1 , "b" : "x" }"#,
+        r#"{"a":1,"a":2,"b":"x"}"#,
+        r#"{"a":1.50,"b":"\u00e9\/"}"#,
+        r#"{"a":-0,"b":"q\"\\\n"}"#,
+    ];
+    let (rec, calls) = host(json!(3));
+    let tool = crate::Tool::with_executor(
+        "k",
+        "Records its calls",
+        json!({"type": "object", "properties": {"a": {"type": "number"}}}),
+        Arc::new(JsonExecutor(rec)),
+    );
+    let agent = crate::create_agent(crate::AgentDefinition::new("a").tool(tool)).unwrap();
+    let client = crate::ScriptedClient::from_responses([
+        crate::ModelResponse::tool_calls(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("c{i}"), "k".to_owned(), (*t).to_owned())),
+        ),
+        crate::ModelResponse::text("done"),
+    ]);
+    let result = agent
+        .run(crate::RunOptions::new("go", Arc::new(client)))
+        .await
+        .unwrap();
+    assert_eq!(result.output(), &json!("done"));
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls.len(), texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let input: Value = serde_json::from_str(text).unwrap();
+        let (kind, args, _) = calls
+            .iter()
+            .find(|c| c.1[1]["toolCall"]["id"] == json!(format!("c{i}")))
+            .unwrap();
+        assert_eq!(*kind, CallKind::Execute);
+        assert_eq!(args[0], input, "{text}");
+        assert_eq!(args[1]["toolCall"]["input"], input, "{text}");
+    }
+}
