@@ -5,9 +5,11 @@ mod common;
 
 use common::*;
 use phaseo_agent::exec::block_on;
+use phaseo_agent::json_host::{CallKind, JsonArgs, JsonExecutor, JsonHostFn};
 use phaseo_agent::{
-    human_review_fn, json, Agent, AgentDefinition, AgentError, ContinueOptions, ErrorCode, OnError,
-    ReviewRequest, Role, RunOptions, RunResult, RunStatus, Tool, Value,
+    human_review_fn, json, Agent, AgentDefinition, AgentError, ContinueOptions, ErrorCode,
+    HostStreamSender, OnError, ReviewRequest, Role, RunOptions, RunResult, RunStatus, Tool,
+    ToolError, ToolRuntime, Value,
 };
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -320,6 +322,83 @@ fn mutated_paused_states_are_refused_or_continue_without_panicking() {
                 )?,
             }
             check(parsed.to_json() == before, "the input state is untouched")
+        })
+        .unwrap();
+}
+
+/// A host that checks each call's argument text against the arguments' own canonical
+/// serialization and answers with whether they agree.
+struct TextChecking;
+
+#[phaseo_agent::async_trait]
+impl JsonHostFn for TextChecking {
+    async fn call(
+        &self,
+        _kind: CallKind,
+        args: JsonArgs<'_>,
+        _runtime: Option<&ToolRuntime>,
+    ) -> Result<Value, ToolError> {
+        let text = args.to_canonical_text();
+        Ok(json!(text == json::to_canonical_string(&args)))
+    }
+
+    async fn call_streaming(
+        &self,
+        _args: JsonArgs<'_>,
+        _events: HostStreamSender,
+    ) -> Result<Value, ToolError> {
+        Err(ToolError::new("not a model"))
+    }
+}
+
+/// Model argument texts as models write them: compact or spaced out, keys repeated, numbers
+/// and strings in every spelling JSON allows.
+fn arb_model_text() -> impl Strategy<Value = String> {
+    let spelled = prop_oneof![
+        Just("1.0"),
+        Just("1e2"),
+        Just("-0"),
+        Just("0.50"),
+        Just("12345678901234567890"),
+        Just(r#""\u00e9\/\u0041""#),
+        Just(r#""q\"\\\b\f\n\r\t""#),
+        Just("\"\u{7f}é😀\""),
+        Just("[ 1 , 2 ]"),
+    ];
+    prop_oneof![
+        arb_arguments(),
+        arb_json().prop_map(|v| serde_json::to_string_pretty(&v).unwrap()),
+        (prop::sample::select(KEYS), spelled.clone(), spelled)
+            .prop_map(|(k, a, b)| format!(r#"{{"{k}":{a},"{k}":{b},"n":{a}}}"#)),
+    ]
+}
+
+#[test]
+fn a_host_tools_argument_text_is_canonical_whatever_the_models_text() {
+    let host = agent(
+        AgentDefinition::new("texts").tool(
+            Tool::with_executor(
+                "t",
+                "",
+                json!({}),
+                std::sync::Arc::new(JsonExecutor(TextChecking)),
+            )
+            .on_error(OnError::ReturnToModel),
+        ),
+    );
+    runner(600)
+        .run(&arb_model_text(), |args| {
+            let client = scripted([call("c1", "t", &args), text("done")]);
+            let result = block_on(host.run(RunOptions::new("go", client)))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let answer = result.messages().iter().find(|m| m.role == Role::Tool);
+            if let Some(answer) = answer.filter(|m| !m.is_error) {
+                check(
+                    answer.content == "true",
+                    format!("{args}: {}", answer.content),
+                )?;
+            }
+            Ok(())
         })
         .unwrap();
 }
