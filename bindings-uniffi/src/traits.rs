@@ -210,8 +210,8 @@ impl pa::ToolExecutor for HostExecutor {
         self.run(to_json(&input), rt).await
     }
 
-    /// The input is written from the runtime's call as it is: no copy of it is made.
-    /// (Copied as it is when the model's argument text is already the input's canonical text.)
+    /// The input's text is written from the runtime's call (no copy of the value is made),
+    /// or is the model's argument text when that is already the input's canonical text.
     fn execute_call<'a>(&'a self, rt: pa::ToolRuntime) -> pa::ExecuteFuture<'a> {
         let call = rt.tool_call();
         let input = match call.input_text() {
