@@ -68,13 +68,21 @@ pub(crate) fn parse_json_container_text(text: &str) -> Result<Value, String> {
 }
 
 fn parse_json_text_within(text: &str, max_depth: usize) -> Result<Value, String> {
+    scan_then_parse(text, max_depth).map(|(value, _)| value)
+}
+
+/// The text scanned, then parsed, with what the scan found (`None`: the scan found text
+/// that is not JSON, which the parser then reports).
+fn scan_then_parse(text: &str, max_depth: usize) -> Result<(Value, Option<TextScan>), String> {
     // Scan first: the parser would fail on deep text with its own recursion message, and
     // would quietly turn a huge integer into a float.
-    match scan_text(text, max_depth, true) {
-        Ok(_) | Err(Scan::NotJson) => {}
+    let scan = match scan_text(text, max_depth, true) {
+        Ok(scan) => Some(scan),
+        Err(Scan::NotJson) => None,
         Err(Scan::Limit(e)) => return Err(e.to_string()),
-    }
-    serde_json::from_str(text).map_err(|e| e.to_string())
+    };
+    let value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    Ok((value, scan))
 }
 
 /// As [`parse_json_text`], also telling whether `text` is already the value's canonical
@@ -83,12 +91,7 @@ fn parse_json_text_within(text: &str, max_depth: usize) -> Result<Value, String>
 /// at most 18 characters, no escape in a string but those the canonical writer uses
 /// itself, no key twice in an object.
 pub(crate) fn parse_json_text_canonical(text: &str) -> Result<(Value, bool), String> {
-    let scan = match scan_text(text, MAX_DEPTH, true) {
-        Ok(scan) => Some(scan),
-        Err(Scan::NotJson) => None,
-        Err(Scan::Limit(e)) => return Err(e.to_string()),
-    };
-    let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let (value, scan) = scan_then_parse(text, MAX_DEPTH)?;
     // A key given twice leaves one entry: the members the text has and the entries the
     // value holds then differ (the scan bounded the depth walked here).
     let canonical = scan.is_some_and(|s| s.canonical && s.members == entries(&value));
