@@ -106,7 +106,7 @@ pub fn tool_call_record<'py>(
     })?;
     class
         .bind(py)
-        .call1((&call.id, &call.name, to_py(py, &call.input)?))
+        .call1((&*call.id, &*call.name, to_py(py, &call.input)?))
 }
 
 /// `toolCallId` → `tool_call_id` (the core's spelling of its format's keys).

@@ -149,8 +149,8 @@ impl PyRunResult {
             .iter()
             .map(|p| {
                 Ok(PyPendingToolCall {
-                    tool_call_id: p.call.id.clone(),
-                    tool_name: p.call.name.clone(),
+                    tool_call_id: p.call.id.to_string(),
+                    tool_name: p.call.name.to_string(),
                     input: to_py(py, &p.call.input)?.unbind(),
                     kind: str_of(&p.kind),
                     reason: p.reason.clone(),

@@ -155,7 +155,7 @@ impl ToolRuntime {
 
     /// The call id (unique in the run).
     pub fn tool_call_id(&self) -> String {
-        self.inner.tool_call().id.clone()
+        self.inner.tool_call().id.to_string()
     }
 
     /// The executor's attempt: 1, then 2, 3… when the tool's `retry` runs the call again
@@ -173,7 +173,7 @@ impl ToolRuntime {
 
     /// The tool id.
     pub fn tool_name(&self) -> String {
-        self.inner.tool_call().name.clone()
+        self.inner.tool_call().name.to_string()
     }
 
     /// The annotations of the tool (an MCP tool's `readOnlyHint`, `destructiveHint`, …) as

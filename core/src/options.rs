@@ -245,17 +245,18 @@ pub struct ToolDecision {
 }
 
 impl ToolDecision {
-    /// A decision without a reason.
-    pub fn new(tool_call_id: impl Into<String>) -> Self {
+    /// A decision without a reason (`tool_call_id`: a `&str`, a `String`, or a call's
+    /// `Arc<str>` id).
+    pub fn new(tool_call_id: impl AsRef<str>) -> Self {
         Self {
-            tool_call_id: tool_call_id.into(),
+            tool_call_id: tool_call_id.as_ref().to_owned(),
             reason: None,
             edited_input: None,
         }
     }
 
     /// An approval that runs the call with `input` instead of the model's arguments.
-    pub fn edited(tool_call_id: impl Into<String>, input: Value) -> Self {
+    pub fn edited(tool_call_id: impl AsRef<str>, input: Value) -> Self {
         Self {
             edited_input: Some(input),
             ..Self::new(tool_call_id)
@@ -263,7 +264,7 @@ impl ToolDecision {
     }
 
     /// A decision with a reason.
-    pub fn with_reason(tool_call_id: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub fn with_reason(tool_call_id: impl AsRef<str>, reason: impl Into<String>) -> Self {
         Self {
             reason: Some(reason.into()),
             ..Self::new(tool_call_id)
@@ -283,6 +284,20 @@ impl From<String> for ToolDecision {
     }
 }
 
+/// A call's id as the state holds it (`ToolCall::id`).
+impl From<Arc<str>> for ToolDecision {
+    fn from(id: Arc<str>) -> Self {
+        Self::new(id)
+    }
+}
+
+/// A call's id as the state holds it (`ToolCall::id`).
+impl From<&Arc<str>> for ToolDecision {
+    fn from(id: &Arc<str>) -> Self {
+        Self::new(id)
+    }
+}
+
 /// An output supplied for a manual or hitl call (or a manual tool that also needed
 /// approval).
 #[derive(Clone, Debug, PartialEq)]
@@ -294,10 +309,11 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    /// An output for a call.
-    pub fn new(tool_call_id: impl Into<String>, output: Value) -> Self {
+    /// An output for a call (`tool_call_id`: a `&str`, a `String`, or a call's `Arc<str>`
+    /// id).
+    pub fn new(tool_call_id: impl AsRef<str>, output: Value) -> Self {
         Self {
-            tool_call_id: tool_call_id.into(),
+            tool_call_id: tool_call_id.as_ref().to_owned(),
             output,
         }
     }
@@ -397,13 +413,13 @@ impl ContinueOptions {
     }
 
     /// Answers an approval-gated call in its tool's place: the tool never runs.
-    pub fn respond(mut self, tool_call_id: impl Into<String>, output: Value) -> Self {
+    pub fn respond(mut self, tool_call_id: impl AsRef<str>, output: Value) -> Self {
         self.responses.push(ToolOutput::new(tool_call_id, output));
         self
     }
 
     /// Supplies an output.
-    pub fn output(mut self, tool_call_id: impl Into<String>, output: Value) -> Self {
+    pub fn output(mut self, tool_call_id: impl AsRef<str>, output: Value) -> Self {
         self.tool_outputs
             .push(ToolOutput::new(tool_call_id, output));
         self

@@ -94,9 +94,9 @@ fn is_false(b: &bool) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Call id, unique in the run (the idempotency key for side-effecting tools).
-    pub id: String,
+    pub id: Arc<str>,
     /// The tool id the model called.
-    pub name: String,
+    pub name: Arc<str>,
     /// The arguments (validated input for pending calls; the raw string when the model
     /// sent arguments that are not JSON). Shared: a call is recorded in its assistant
     /// message, in its step's results and in the runtime of its execution, and a clone of
@@ -110,7 +110,7 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A call of tool `name` with id `id` and input `input`.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+    pub fn new(id: impl Into<Arc<str>>, name: impl Into<Arc<str>>, input: Value) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
@@ -121,7 +121,12 @@ impl ToolCall {
 
     /// A call whose input is the value of `text`, which is its canonical JSON text
     /// (see [`crate::limits::parse_json_text_canonical`]).
-    pub(crate) fn with_input_text(id: String, name: String, input: Value, text: String) -> Self {
+    pub(crate) fn with_input_text(
+        id: Arc<str>,
+        name: Arc<str>,
+        input: Value,
+        text: String,
+    ) -> Self {
         let input = Arc::new(input);
         Self {
             id,
@@ -185,10 +190,10 @@ pub struct Message {
     pub tool_calls: Option<Vec<ToolCall>>,
     /// For tool messages: the call answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<Arc<str>>,
     /// For tool messages: the tool id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Arc<str>>,
     /// For tool messages: whether the content is an error (`{"error": …}`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub is_error: bool,
@@ -213,14 +218,14 @@ impl Message {
         Self::plain(Role::Assistant, content.into())
     }
 
-    /// A tool result message.
-    pub fn tool(call_id: &str, tool_name: &str, content: String, is_error: bool) -> Self {
+    /// A tool result message (the call's id and tool name shared, not copied).
+    pub fn tool(call_id: &Arc<str>, tool_name: &Arc<str>, content: String, is_error: bool) -> Self {
         Self {
             role: Role::Tool,
             content,
             tool_calls: None,
-            tool_call_id: Some(call_id.to_owned()),
-            name: Some(tool_name.to_owned()),
+            tool_call_id: Some(Arc::clone(call_id)),
+            name: Some(Arc::clone(tool_name)),
             is_error,
             reasoning: None,
         }
@@ -517,9 +522,9 @@ pub struct StepRecord {
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
     /// The call answered.
-    pub tool_call_id: String,
+    pub tool_call_id: Arc<str>,
     /// The tool id.
-    pub tool_name: String,
+    pub tool_name: Arc<str>,
     /// The result (absent when the call errored; a `null` result stays `Some(Null)`).
     #[serde(
         default,
@@ -643,8 +648,8 @@ impl Item {
         }
         for call in &step.tool_calls {
             items.push(Item::ToolCall {
-                tool_call_id: call.id.clone(),
-                name: call.name.clone(),
+                tool_call_id: call.id.to_string(),
+                name: call.name.to_string(),
                 input: Value::clone(&call.input),
             });
         }
@@ -659,12 +664,12 @@ impl Item {
         match &r.error {
             Some(message) => Item::Error {
                 message: message.clone(),
-                tool_call_id: r.tool_call_id.clone(),
-                tool_name: r.tool_name.clone(),
+                tool_call_id: r.tool_call_id.to_string(),
+                tool_name: r.tool_name.to_string(),
             },
             None => Item::ToolResult {
-                tool_call_id: r.tool_call_id.clone(),
-                name: r.tool_name.clone(),
+                tool_call_id: r.tool_call_id.to_string(),
+                name: r.tool_name.to_string(),
                 output: r.result.clone().unwrap_or(Value::Null),
             },
         }
@@ -1086,7 +1091,7 @@ impl RunResult {
                         step.step_index, run.step_count
                     )));
                 }
-                let is_call = |id: &str| step.tool_calls.iter().any(|c| c.id == id);
+                let is_call = |id: &str| step.tool_calls.iter().any(|c| &*c.id == id);
                 if let Some(id) = pause.nested_runs.keys().find(|id| !is_call(id)) {
                     return Err(AgentError::state_invalid(format!(
                         "Invalid state: nested run of {id}, which is not a call of the paused step"

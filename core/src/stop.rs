@@ -91,7 +91,7 @@ pub fn has_tool_call(name: impl Into<String>) -> Arc<dyn StopCondition> {
     builtin(move |s| {
         s.steps
             .iter()
-            .any(|step| step.tool_calls.iter().any(|c| c.name == name))
+            .any(|step| step.tool_calls.iter().any(|c| *c.name == *name))
             .then(|| format!("tool_call:{name}"))
     })
 }

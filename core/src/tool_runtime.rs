@@ -253,7 +253,7 @@ impl ToolRuntime {
 
     /// The call's id and tool name, for the record of its result: taken from the runtime
     /// when nothing else holds it (the host let go of its copy), copied otherwise.
-    pub(crate) fn into_id_and_name(self) -> (String, String) {
+    pub(crate) fn into_id_and_name(self) -> (Arc<str>, Arc<str>) {
         match Arc::try_unwrap(self.inner) {
             Ok(inner) => (inner.tool_call.id, inner.tool_call.name),
             Err(shared) => (shared.tool_call.id.clone(), shared.tool_call.name.clone()),

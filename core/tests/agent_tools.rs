@@ -174,8 +174,8 @@ fn a_nested_approval_pauses_the_outer_run_and_a_decision_completes_it() {
     assert_eq!(pause.kind, PauseKind::ToolApproval);
     assert_eq!(pause.pending_tool_calls.len(), 1);
     let p = &pause.pending_tool_calls[0];
-    assert_eq!(p.call.id, "c1/n1");
-    assert_eq!(p.call.name, "lookup");
+    assert_eq!(&*p.call.id, "c1/n1");
+    assert_eq!(&*p.call.name, "lookup");
     assert_eq!(*p.call.input, json!({"q": "x"}));
     assert!(state.to_value()["run"]["pause"]["nestedRuns"]["c1"].is_object());
 
@@ -194,7 +194,7 @@ fn a_nested_approval_pauses_the_outer_run_and_a_decision_completes_it() {
     let c1 = done.step_results[0]
         .tool_results
         .iter()
-        .find(|r| r.tool_call_id == "c1")
+        .find(|r| &*r.tool_call_id == "c1")
         .unwrap();
     assert_eq!(c1.result, Some(json!("nested done")));
     assert!(recorder.events().iter().any(
@@ -237,8 +237,8 @@ fn two_levels_deep_pause_and_continue() {
         block(boss.run(RunOptions::new("go", client).on_event(recorder.listener()))).unwrap();
     let pending = &state.pause().unwrap().pending_tool_calls;
     assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].call.id, "c1/m1/d1");
-    assert_eq!(pending[0].call.name, "deploy");
+    assert_eq!(&*pending[0].call.id, "c1/m1/d1");
+    assert_eq!(&*pending[0].call.name, "deploy");
     assert!(recorder
         .events()
         .iter()
@@ -266,7 +266,7 @@ fn a_nested_manual_call_takes_its_output_on_continue() {
     let state = block(boss.run(RunOptions::new("go", client))).unwrap();
     let pause = state.pause().unwrap();
     assert_eq!(pause.kind, PauseKind::ManualTool);
-    assert_eq!(pause.pending_tool_calls[0].call.id, "c1/n1");
+    assert_eq!(&*pause.pending_tool_calls[0].call.id, "c1/n1");
     let err = block(boss.continue_run(&state, cont([]))).unwrap_err();
     assert_eq!(err.message(), "Missing output for tool call c1/n1");
     let done = block(boss.continue_run(
@@ -323,7 +323,7 @@ fn a_nested_run_that_pauses_again_keeps_the_outer_run_paused() {
     .unwrap();
     assert_eq!(again.status(), RunStatus::WaitingForHuman);
     let pending = &again.pause().unwrap().pending_tool_calls;
-    assert_eq!(pending[0].call.id, "c1/n2");
+    assert_eq!(&*pending[0].call.id, "c1/n2");
     assert_ne!(again.pause().unwrap().id, state.pause().unwrap().id);
     let done =
         block(boss.continue_run(&again, cont([text("n"), text("o")]).approve("c1/n2"))).unwrap();
@@ -429,7 +429,7 @@ fn the_json_definition_form_makes_an_agent_tool() {
     ]);
     let state = block(boss.run(RunOptions::new("go", client))).unwrap();
     assert_eq!(
-        state.pause().unwrap().pending_tool_calls[0].call.id,
+        &*state.pause().unwrap().pending_tool_calls[0].call.id,
         "c1/n1"
     );
     let err = match spec::agent_definition(

@@ -316,7 +316,7 @@ async fn a_tool_that_cancels_its_own_token_stops_only_itself() {
         .step_results
         .iter()
         .flat_map(|s| &s.tool_results)
-        .map(|r| (r.tool_call_id.as_str(), r.result.clone()))
+        .map(|r| (&*r.tool_call_id, r.result.clone()))
         .collect();
     assert_eq!(
         results,

@@ -23,7 +23,7 @@ fn tool_ids(result: &RunResult) -> Vec<String> {
         .messages()
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| m.tool_call_id.clone().unwrap())
+        .map(|m| m.tool_call_id.as_deref().unwrap().to_owned())
         .collect()
 }
 

@@ -475,7 +475,7 @@ fn call_ids_a_model_repeats_or_leaves_empty_are_made_unique_in_the_run() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let tool = Tool::new("t", "Records its call id", Value::Null, move |input, rt| {
-        sink.lock().unwrap().push(rt.tool_call().id.clone());
+        sink.lock().unwrap().push(rt.tool_call().id.to_string());
         Ok(input)
     });
     let client = scripted([
@@ -499,7 +499,7 @@ fn call_ids_a_model_repeats_or_leaves_empty_are_made_unique_in_the_run() {
         .messages
         .iter()
         .flat_map(|m| m.tool_calls.iter().flatten())
-        .map(|c| c.id.as_str())
+        .map(|c| &*c.id)
         .collect();
     assert_eq!(called, ["d", "d_2", "d_3", "call_1", "call_2"]);
     let answered: Vec<&str> = result
@@ -515,7 +515,7 @@ fn call_ids_a_model_repeats_or_leaves_empty_are_made_unique_in_the_run() {
         .step_results
         .iter()
         .flat_map(|s| s.tool_results.iter())
-        .map(|r| r.tool_call_id.as_str())
+        .map(|r| &*r.tool_call_id)
         .collect();
     assert_eq!(results, called);
 }

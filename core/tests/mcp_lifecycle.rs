@@ -40,7 +40,7 @@ async fn destructive_calls_pause_and_continue_in_a_new_agent_calls_the_server() 
     let pending: Vec<_> = paused
         .pending()
         .iter()
-        .map(|p| (p.call.id.as_str(), p.kind))
+        .map(|p| (&*p.call.id, p.kind))
         .collect();
     assert_eq!(
         pending,
@@ -69,7 +69,7 @@ async fn destructive_calls_pause_and_continue_in_a_new_agent_calls_the_server() 
     let by_id = |id: &str| {
         results
             .iter()
-            .find(|r| r.tool_call_id == id)
+            .find(|r| *r.tool_call_id == *id)
             .unwrap()
             .clone()
     };

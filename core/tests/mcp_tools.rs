@@ -257,11 +257,7 @@ async fn an_agent_level_approval_predicate_sees_the_annotations() {
     ]);
     let paused = agent.run(RunOptions::new("go", client)).await.unwrap();
     assert_eq!(paused.status(), RunStatus::WaitingForHuman);
-    let pending: Vec<&str> = paused
-        .pending()
-        .iter()
-        .map(|p| p.call.id.as_str())
-        .collect();
+    let pending: Vec<&str> = paused.pending().iter().map(|p| &*p.call.id).collect();
     assert_eq!(pending, ["c2"]);
     assert_eq!(tool_results(&paused)[0].result, Some(json!("free")));
 }
@@ -310,7 +306,7 @@ async fn calls_to_one_server_run_concurrently_up_to_tool_concurrency() {
     let results = tool_results(&result);
     assert_eq!(results.len(), 10);
     for (i, r) in results.iter().enumerate() {
-        assert_eq!(r.tool_call_id, format!("c{i}"));
+        assert_eq!(*r.tool_call_id, format!("c{i}"));
         assert_eq!(r.result, Some(json!("slept 0.5")));
     }
 }

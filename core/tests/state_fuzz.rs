@@ -80,7 +80,7 @@ fn try_continue(state: &RunResult) {
     for p in state.pending() {
         options = options
             .approve(p.call.id.clone())
-            .output(p.call.id.clone(), json!(1));
+            .output(&p.call.id, json!(1));
     }
     let _ = block_on(agent.continue_run(state, options.clone()));
     let mut approve_only = ContinueOptions::new(scripted([text("done"), text("again")]));

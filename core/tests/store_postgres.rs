@@ -123,7 +123,7 @@ async fn a_stopped_server_fails_the_run_and_it_recovers_after_restart() {
     assert_eq!(err.code(), ErrorCode::StoreFailed, "{}", err.message());
     let result = err.result().expect("the result is attached");
     assert_eq!(result.status(), RunStatus::Failed);
-    assert_eq!(result.step_results[0].tool_results[0].tool_call_id, "h");
+    assert_eq!(&*result.step_results[0].tool_results[0].tool_call_id, "h");
     let id = result.run.id.clone();
     server.script("resume");
     tokio::time::sleep(Duration::from_millis(400)).await;

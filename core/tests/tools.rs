@@ -65,7 +65,7 @@ fn a_blocking_sync_tool_does_not_stall_a_concurrent_async_tool() {
         .messages()
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| m.tool_call_id.clone().unwrap())
+        .map(|m| m.tool_call_id.as_deref().unwrap())
         .collect();
     assert_eq!(tool_ids, ["c1", "c2"]);
 }

@@ -144,12 +144,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut options = ContinueOptions::new(client).on_event(on_event);
     for p in restored.pending() {
-        options = match p.call.name.as_str() {
-            "issue_refund" => options.approve(p.call.id.as_str()),
-            _ => options.output(
-                p.call.id.clone(),
-                json!({"assignedTo": "Berta", "eta": "2h"}),
-            ),
+        options = match &*p.call.name {
+            "issue_refund" => options.approve(&*p.call.id),
+            _ => options.output(&*p.call.id, json!({"assignedTo": "Berta", "eta": "2h"})),
         };
     }
     println!("== continue");

@@ -2,7 +2,7 @@
 //! side-effecting tool uses for idempotency, so two calls of one run never share it, even
 //! when a model repeats an id or sends none.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use foldhash::{HashSet, HashSetExt};
 
@@ -17,7 +17,7 @@ pub(crate) struct CallIdIndex(Mutex<Indexed>);
 
 #[derive(Default)]
 struct Indexed {
-    ids: HashSet<String>,
+    ids: HashSet<Arc<str>>,
     /// How many of the run's messages are in `ids`.
     messages: usize,
 }
@@ -85,12 +85,12 @@ pub(crate) fn make_unique(index: &CallIdIndex, earlier: &[Message], calls: &mut 
     if distinct && calls.iter().all(|c| !earlier_taken.contains(c.id())) {
         return;
     }
-    let mut taken: HashSet<String> = HashSet::new();
+    let mut taken: HashSet<Arc<str>> = HashSet::new();
     for held in calls.iter_mut() {
         let call = held.call_mut();
         let is_taken = |id: &str| earlier_taken.contains(id) || taken.contains(id);
         if call.id.is_empty() || is_taken(&call.id) {
-            call.id = free_id(&call.id, is_taken);
+            call.id = free_id(&call.id, is_taken).into();
         }
         taken.insert(call.id.clone());
     }
@@ -135,7 +135,7 @@ mod tests {
     }
 
     fn ids(calls: &[ToolCall]) -> Vec<&str> {
-        calls.iter().map(|c| c.id.as_str()).collect()
+        calls.iter().map(|c| &*c.id).collect()
     }
 
     #[test]

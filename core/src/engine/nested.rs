@@ -42,7 +42,7 @@ fn listener(ctx: &RunCtx, call: &ToolCall) -> Option<Arc<dyn EventListener>> {
     ctx.emitter.is_active().then(|| {
         Arc::new(Forward {
             emitter: ctx.emitter.clone(),
-            parent: call.id.clone(),
+            parent: call.id.to_string(),
         }) as Arc<dyn EventListener>
     })
 }
@@ -207,7 +207,7 @@ pub(crate) fn surfaced(outer: &str, state: &RunResult) -> Vec<PendingToolCall> {
         .flat_map(|p| &p.pending_tool_calls)
         .map(|p| PendingToolCall {
             call: ToolCall {
-                id: nested_id(outer, &p.call.id),
+                id: nested_id(outer, &p.call.id).into(),
                 ..p.call.clone()
             },
             kind: p.kind,
@@ -237,7 +237,8 @@ impl Waiting {
                 Some(state) => {
                     self.calls
                         .extend(surfaced(&r.call_id, &state).into_iter().map(|p| (i, p)));
-                    self.nested_runs.insert(r.call_id, state.to_value());
+                    self.nested_runs
+                        .insert(r.call_id.to_string(), state.to_value());
                 }
                 None => kept.push((i, r)),
             }

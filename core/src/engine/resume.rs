@@ -60,8 +60,8 @@ fn nested_parts(
     let name = state
         .step_results
         .last()
-        .and_then(|s| s.tool_calls.iter().find(|c| c.id == outer))
-        .map(|c| c.name.as_str())
+        .and_then(|s| s.tool_calls.iter().find(|c| *c.id == *outer))
+        .map(|c| &*c.name)
         .unwrap_or_default();
     let Some(nested) = agent.tool(name).and_then(|t| t.nested.as_ref()) else {
         return Err(nested_state_invalid(
@@ -184,7 +184,7 @@ fn check(
     let pending: HashMap<&str, &PendingToolCall> = pause
         .pending_tool_calls
         .iter()
-        .map(|p| (p.call.id.as_str(), p))
+        .map(|p| (&*p.call.id, p))
         .collect();
     for id in options
         .approvals
@@ -264,8 +264,7 @@ fn check(
             PendingKind::Hitl => tool.on_tool_called.is_some(),
             PendingKind::Manual => tool.executor.is_none(),
         };
-        let output_for_executor =
-            tool.executor.is_some() && outputs.contains_key(p.call.id.as_str());
+        let output_for_executor = tool.executor.is_some() && outputs.contains_key(&*p.call.id);
         if !producible && !output_for_executor {
             return Err(AgentError::state_invalid(format!(
                 "Invalid state: pending call {} of tool '{}' has kind {}, which this tool cannot produce",
@@ -285,7 +284,7 @@ fn check(
     let mut decisions = Vec::with_capacity(pause.pending_tool_calls.len());
     let mut nested_edits = Vec::new();
     for (p, tool) in pause.pending_tool_calls.iter().zip(tools) {
-        let id = p.call.id.as_str();
+        let id = &*p.call.id;
         let decision = if let Some(reason) = rejected.get(id) {
             Decision::Reject(
                 reason
@@ -322,12 +321,12 @@ fn check(
                     nested_edits.push((id.to_owned(), tool, input));
                 }
                 // One decision per nested run, at its first call: continue that run.
-                if !decisions.iter().any(|(d, _)| d.call.id == outer) {
+                if !decisions.iter().any(|(d, _)| *d.call.id == *outer) {
                     let (_, inner) = nested_parts(agent, state, outer, value)?;
                     let call = state
                         .step_results
                         .last()
-                        .and_then(|s| s.tool_calls.iter().find(|c| c.id == outer))
+                        .and_then(|s| s.tool_calls.iter().find(|c| *c.id == *outer))
                         .cloned()
                         .expect("checked by nested_parts");
                     let pending = PendingToolCall {
@@ -369,7 +368,7 @@ async fn check_edits(agent: &AgentInner, plan: &mut ResumePlan) -> Result<(), Ag
             return None;
         };
         let tool = agent.tool(&pending.call.name).expect("checked before");
-        Some((pending.call.id.as_str(), tool, input))
+        Some((&*pending.call.id, tool, input))
     });
     // A nested call's edit is checked here too, so nothing runs when it is invalid; the
     // nested run checks it again when it continues.
@@ -430,8 +429,8 @@ async fn respond(
         Some(RunStatus::Running),
         Some(scope.step_index),
         || EventData::ToolCompleted {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            tool_call_id: call.id.to_string(),
+            tool_name: call.name.to_string(),
             output: output.clone(),
             responded_by_human: true,
         },
@@ -509,8 +508,8 @@ fn reject(ctx: &RunCtx, scope: &PhaseScope, pending: &PendingToolCall, reason: S
         Some(RunStatus::Running),
         Some(scope.step_index),
         || EventData::ToolFailed {
-            tool_call_id: pending.call.id.clone(),
-            tool_name: pending.call.name.clone(),
+            tool_call_id: pending.call.id.to_string(),
+            tool_name: pending.call.name.to_string(),
             error: reason.clone(),
         },
     );
@@ -524,7 +523,7 @@ fn reject(ctx: &RunCtx, scope: &PhaseScope, pending: &PendingToolCall, reason: S
 /// The history shows what ran (docs/behaviour.md §14): an edited call's input in the
 /// assistant message and the step's calls, and its result records `input` and
 /// `originalInput`.
-fn record_edits(state: &mut RunResult, edits: Vec<(String, Value)>) {
+fn record_edits(state: &mut RunResult, edits: Vec<(Arc<str>, Value)>) {
     if edits.is_empty() {
         return;
     }
@@ -575,7 +574,7 @@ pub(crate) async fn resolve(
     }
     let scope = PhaseScope::new(ctx, state, index, plan.decisions.len());
     // Call order of the paused turn: position of each call in the assistant message.
-    let order: HashMap<String, usize> = state
+    let order: HashMap<Arc<str>, usize> = state
         .step_results
         .last()
         .map(|s| {
@@ -587,7 +586,7 @@ pub(crate) async fn resolve(
         })
         .unwrap_or_default();
     let position = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
-    let nested_options: HashMap<String, ContinueOptions> = plan
+    let nested_options: HashMap<Arc<str>, ContinueOptions> = plan
         .decisions
         .iter()
         .filter(|(_, d)| matches!(d, Decision::Nested(_)))
@@ -599,7 +598,7 @@ pub(crate) async fn resolve(
         })
         .collect();
     let mut nested_options = nested_options;
-    let edits: Vec<(String, Value)> = plan
+    let edits: Vec<(Arc<str>, Value)> = plan
         .decisions
         .iter()
         .filter_map(|(p, d)| match d {

@@ -243,7 +243,7 @@ async fn decide(
                 pending.call.name
             ));
         }
-        let decision = ToolDecision::new(pending.call.id.clone());
+        let decision = ToolDecision::new(&pending.call.id);
         match host.approve(&pending.call).await? {
             true => options.approvals.push(decision),
             false => options.rejections.push(decision),

@@ -368,7 +368,7 @@ fn parse_call(
     };
     match parsed {
         Ok((input, true)) => (
-            ToolCall::with_input_text(call.id, call.name, input, call.arguments),
+            ToolCall::with_input_text(call.id.into(), call.name.into(), input, call.arguments),
             Ok(()),
         ),
         Ok((input, false)) => (ToolCall::new(call.id, call.name, input), Ok(())),

@@ -49,8 +49,8 @@ pub(crate) type Resolutions = smallvec::SmallVec<[(usize, Resolved); 1]>;
 
 /// How one call ended (for calls that did not pause).
 pub(crate) struct Resolved {
-    pub(crate) call_id: String,
-    pub(crate) tool_name: String,
+    pub(crate) call_id: Arc<str>,
+    pub(crate) tool_name: Arc<str>,
     pub(crate) outcome: Result<Value, String>,
     pub(crate) preliminary: Vec<Value>,
     pub(crate) context_update: Option<Value>,
@@ -189,8 +189,8 @@ fn emit_failed(ctx: &RunCtx, scope: &PhaseScope, call: &ToolCall, message: &str)
         Some(RunStatus::Running),
         Some(scope.step_index),
         || EventData::ToolFailed {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            tool_call_id: call.id.to_string(),
+            tool_name: call.name.to_string(),
             error: message.to_owned(),
         },
     );
@@ -406,7 +406,7 @@ fn check_call<'a>(
     // A deferred tool is offered only once loaded (docs/behaviour.md §17).
     let offered = (Arc::ptr_eq(offered, &ctx.agent.tool_specs)
         && !known.is_some_and(Tool::is_deferred))
-        || offered.iter().any(|s| s.id == call.name);
+        || offered.iter().any(|s| s.id == *call.name);
     let Some(tool) = known.filter(|_| offered) else {
         let message = if known.is_some() {
             format!("Unknown tool '{}' (not offered in this turn)", call.name)
@@ -619,8 +619,8 @@ async fn execute_known(
         Some(RunStatus::Running),
         Some(scope.step_index),
         || EventData::ToolStarted {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            tool_call_id: call.id.to_string(),
+            tool_name: call.name.to_string(),
             input_edited,
         },
     );
@@ -670,8 +670,8 @@ async fn execute_known(
             Some(RunStatus::Running),
             Some(scope.step_index),
             || EventData::ToolRetrying {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
+                tool_call_id: call.id.to_string(),
+                tool_name: call.name.to_string(),
                 attempt,
                 error: message.clone(),
             },
@@ -822,8 +822,8 @@ async fn progress(
         None,
         Some(scope.step_index),
         || EventData::ToolPreliminary {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            tool_call_id: call.id.to_string(),
+            tool_name: call.name.to_string(),
             result: value.clone(),
         },
     );
@@ -927,7 +927,7 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Resolutio
                 });
         }
         if let (Some(v), Some(_)) = (&tool_result.result, &ctx.agent.search) {
-            if tool_result.tool_name == TOOL_SEARCH {
+            if &*tool_result.tool_name == TOOL_SEARCH {
                 load_found(ctx, &mut state.run.loaded_tools, v);
             }
         }

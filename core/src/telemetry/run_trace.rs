@@ -47,7 +47,7 @@ pub(crate) struct RunTrace {
     /// The open model request, and whether its name lacks the model (the client picks
     /// its default model: the response names it).
     chat: Mutex<Option<(Span, bool)>>,
-    tools: Mutex<HashMap<String, Span>>,
+    tools: Mutex<HashMap<Arc<str>, Span>>,
     decisions: Mutex<HashMap<String, &'static str>>,
 }
 
@@ -252,7 +252,7 @@ impl RunTrace {
             .decisions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&call.id)
+            .remove(&*call.id)
         {
             attributes.push(KeyValue::new(a::APPROVAL, d));
         }
@@ -291,7 +291,7 @@ impl RunTrace {
             .tools
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&call.id);
+            .remove(&*call.id);
         let mut span = open.unwrap_or_else(|| self.tool_span(call, tool));
         match outcome {
             Ok(value) => {

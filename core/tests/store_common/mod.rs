@@ -690,7 +690,7 @@ pub async fn list_pagination_inbox_and_prune(b: &dyn Backend) {
         pages += 1;
         for row in &page.runs {
             let state = row.state().unwrap();
-            assert_eq!(state.pending()[0].call.name, "send");
+            assert_eq!(&*state.pending()[0].call.name, "send");
             seen.push(row.run_id.clone());
         }
         cursor = page.next_cursor;

@@ -45,13 +45,13 @@ impl RunningGuard {
         obs.executed
             .lock()
             .unwrap()
-            .push(runtime.tool_call().id.clone());
+            .push(runtime.tool_call().id.to_string());
         obs.active.fetch_add(1, Ordering::SeqCst);
         let now = obs.running.fetch_add(1, Ordering::SeqCst) + 1;
         obs.max_running.fetch_max(now, Ordering::SeqCst);
         Self {
             obs: obs.clone(),
-            call_id: runtime.tool_call().id.clone(),
+            call_id: runtime.tool_call().id.to_string(),
             runtime: runtime.clone(),
             sleeping: false,
         }
@@ -257,7 +257,7 @@ impl ApprovalPredicate for AgentRule {
         if let Some(ids) = self.0.get("toolIds").and_then(Value::as_array) {
             return Ok(ids
                 .iter()
-                .any(|id| id.as_str() == Some(rt.tool_call().name.as_str())));
+                .any(|id| id.as_str() == Some(&*rt.tool_call().name)));
         }
         if let Some(expected) = self.0.get("inputEquals") {
             return Ok(input_equals(expected, input));
