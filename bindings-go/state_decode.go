@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -161,34 +161,62 @@ func (d *stateDecoder) array(item func() error) error {
 	}
 }
 
-// room is list with room for the elements of the array being read from the current one on,
-// when it has none left: the second element of a list counts the rest ahead (without
-// reading them) and makes room for them at once, so a long list is allocated once rather
-// than grown a dozen times (a 1,000-call turn's messages and calls were most of what
-// reading its state allocated), and a list of one is never counted.
-func room[T any](d *stateDecoder, list []T) []T {
-	if len(list) == 0 || len(list) < cap(list) {
-		return list
+// gather reads an array of T into a list of exactly its length: the elements are read
+// into a scratch list kept for the next read (it grows only when a list longer than any
+// before comes) and copied out once, at their number. A 1,000-call turn's messages and
+// calls were most of what reading its state allocated when grown by doubling; counting
+// them ahead instead (a pass over the array without building it) was a quarter of the
+// read's time.
+func gather[T any](d *stateDecoder, kept *scratch[T], item func(*T) error) ([]T, error) {
+	held := kept.take()
+	list := (*held)[:0]
+	err := d.array(func() error {
+		var zero T
+		list = append(list, zero)
+		return item(&list[len(list)-1])
+	})
+	var out []T
+	if err == nil && len(list) > 0 {
+		out = make([]T, len(list))
+		copy(out, list)
 	}
-	return slices.Grow(list, d.rest())
+	kept.give(held, list)
+	return out, err
 }
 
-// rest is how many elements of the array being read remain, the current one included,
-// counted ahead; the position is left where it was.
-func (d *stateDecoder) rest() int {
-	at := d.at
-	n := 0
-	for d.skip() == nil {
-		n++
-		d.space()
-		if d.at >= len(d.data) || d.data[d.at] != ',' {
-			break
-		}
-		d.at++
+// scratch is the list gather keeps for one element type: one, taken by one read at a time
+// (a read that finds it taken grows a list of its own). Not a sync.Pool: a pool drops
+// what it holds at every collection, and the list grown anew by doubling after each one
+// was more to collect than the read saved.
+type scratch[T any] struct{ list atomic.Pointer[[]T] }
+
+// maxScratch bounds the list a scratch keeps (longer lists are left to the collector).
+const maxScratch = 4096
+
+// take is the kept list (a new empty one when none is kept or another read holds it).
+func (s *scratch[T]) take() *[]T {
+	if held := s.list.Swap(nil); held != nil {
+		return held
 	}
-	d.at = at
-	return n
+	return new([]T)
 }
+
+// give keeps list in held, cleared (it holds no string or value of the state read), when
+// it is not too long and no list is kept.
+func (s *scratch[T]) give(held *[]T, list []T) {
+	if cap(list) == 0 || cap(list) > maxScratch {
+		return
+	}
+	clear(list)
+	*held = list[:0]
+	s.list.CompareAndSwap(nil, held)
+}
+
+// The scratch lists of gather.
+var (
+	messageScratch  scratch[Message]
+	toolCallScratch scratch[ToolCall]
+)
 
 // null consumes a null literal.
 func (d *stateDecoder) null() bool {
@@ -360,11 +388,9 @@ func (d *stateDecoder) message(m *Message) error {
 		case "content":
 			return d.text(&m.Content)
 		case "toolCalls":
-			return d.array(func() error {
-				m.ToolCalls = room(d, m.ToolCalls)
-				m.ToolCalls = append(m.ToolCalls, ToolCall{})
-				return d.toolCall(&m.ToolCalls[len(m.ToolCalls)-1])
-			})
+			calls, err := gather(d, &toolCallScratch, d.toolCall)
+			m.ToolCalls = calls
+			return err
 		case "toolCallId":
 			return d.text(&m.ToolCallID)
 		case "name":
@@ -431,11 +457,9 @@ func (d *stateDecoder) run(r *RunRecord) error {
 		case "context":
 			return d.any(&r.Context)
 		case "messages":
-			return d.array(func() error {
-				r.Messages = room(d, r.Messages)
-				r.Messages = append(r.Messages, Message{})
-				return d.message(&r.Messages[len(r.Messages)-1])
-			})
+			messages, err := gather(d, &messageScratch, d.message)
+			r.Messages = messages
+			return err
 		case "result":
 			return d.any(&r.Result)
 		case "error":
