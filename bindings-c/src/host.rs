@@ -6,12 +6,10 @@
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
-use phaseo_agent::{
-    async_trait, CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value,
-};
+use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
@@ -177,13 +175,11 @@ pub struct PhaseoCall {
     kind: PhaseoCallKind,
     callback: u64,
     args: CString,
+    /// The call's runtime: a call with one is cancelled with it (a timeout, the run
+    /// cancelled), any call when the core abandons it (`abandoned`). The call makes no
+    /// cancellation token: one locks its parent's node when it is made and again when it is
+    /// dropped, and the runtime makes its own only when asked.
     runtime: Option<ToolRuntime>,
-    /// The token a call without a runtime is cancelled with, made when first needed (a call
-    /// with one is cancelled with its runtime's token, `PhaseoCall::token`; either also
-    /// when the core abandons it, `abandoned`). The call has neither a child token nor a
-    /// handle of its own to its runtime's: each of those locks the token's node when it is
-    /// made and again when it is dropped.
-    own_token: OnceLock<CancellationToken>,
     abandoned: AtomicBool,
     state: Mutex<CallState>,
     /// Where a `Stream` call's events go.
@@ -204,17 +200,19 @@ pub struct HostFn {
 }
 
 impl PhaseoCall {
-    /// The token the call is cancelled with: its runtime's, else its own.
-    fn token(&self) -> &CancellationToken {
+    /// Completes when the call's runtime is cancelled; never for a call without one (the
+    /// core abandons such a call by dropping its wait, `Abandon`).
+    async fn cancelled(&self) {
         match &self.runtime {
-            Some(rt) => rt.cancellation_token(),
-            None => self.own_token.get_or_init(CancellationToken::new),
+            Some(rt) => rt.cancelled().await,
+            None => std::future::pending().await,
         }
     }
 
     /// Whether the core stopped waiting for the call.
     fn is_cancelled(&self) -> bool {
-        self.abandoned.load(Ordering::Acquire) || self.token().is_cancelled()
+        self.abandoned.load(Ordering::Acquire)
+            || self.runtime.as_ref().is_some_and(ToolRuntime::is_cancelled)
     }
 
     /// Calls the host's `on_cancel` once, if registered and the call is still unanswered
@@ -293,7 +291,6 @@ impl HostFn {
             callback: self.id,
             args,
             runtime: runtime.cloned(),
-            own_token: OnceLock::new(),
             abandoned: AtomicBool::new(false),
             state: Mutex::new(CallState {
                 answer: Some(tx),
@@ -310,16 +307,17 @@ impl HostFn {
                 Arc::into_raw(call.clone()).cast_mut(),
             )
         };
-        // The runtime's token can be cancelled while the call is still awaited (a timeout, the
-        // run cancelled): the host hears of it at once, with no task of its own per call.
+        // The runtime can be cancelled while the call is still awaited (a timeout, the run
+        // cancelled): the host hears of it at once, with no task of its own per call.
         let mut rx = rx;
-        let token = call.token();
+        let cancelled = call.cancelled();
+        tokio::pin!(cancelled);
         let mut cancel_seen = false;
         let answer = loop {
             tokio::select! {
                 biased;
                 answer = &mut rx => break answer,
-                () = token.cancelled(), if !cancel_seen => {
+                () = &mut cancelled, if !cancel_seen => {
                     cancel_seen = true;
                     call.fire_hook();
                 }

@@ -15,9 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
-use phaseo_agent::{
-    async_trait, CancellationToken, HostStreamSender, ToolError, ToolRuntime, Value,
-};
+use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
 /// The host's answer to a call.
@@ -35,10 +33,11 @@ pub enum Answer {
 struct Pending {
     answer: oneshot::Sender<Answer>,
     runtime: Option<ToolRuntime>,
-    /// The token of the call's runtime (a fresh one for calls without a runtime): the call
-    /// is cancelled with it, or when the core abandons it (`abandoned`). Not a child token
-    /// of its own: making and dropping one per call locks the runtime token's node twice.
-    token: CancellationToken,
+    /// The runtime of the call, whatever its kind: the call is cancelled with it (a call
+    /// without one only when the core abandons it, `abandoned`). No cancellation token:
+    /// making and dropping one per call locks its parent's node twice, and the runtime
+    /// makes its own only when asked.
+    cancels: Option<ToolRuntime>,
     abandoned: bool,
     /// Where a host model client's `stream` call sends the events it yields.
     stream: Option<HostStreamSender>,
@@ -165,7 +164,7 @@ pub fn stream_event(call: u64, event: &Value) -> Result<(), String> {
 pub fn is_cancelled(call: u64) -> bool {
     lock(&queue().calls)
         .get(&call)
-        .is_none_or(|p| p.abandoned || p.token.is_cancelled())
+        .is_none_or(|p| p.abandoned || p.cancels.as_ref().is_some_and(ToolRuntime::is_cancelled))
 }
 
 /// The host: PHP's functions are named by ids of the PHP layer's registry.
@@ -221,16 +220,6 @@ impl HostFn {
         stream: Option<HostStreamSender>,
     ) -> Result<Value, ToolError> {
         let q = queue();
-        // Borrowed from the runtime where there is one: a handle of its own would lock the
-        // token's node once more to be made and once more to be dropped.
-        let own;
-        let token = match runtime {
-            Some(rt) => rt.cancellation_token(),
-            None => {
-                own = CancellationToken::new();
-                &own
-            }
-        };
         let id = q.next_call.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = oneshot::channel();
         lock(&q.calls).insert(
@@ -238,7 +227,7 @@ impl HostFn {
             Pending {
                 answer: tx,
                 runtime: runtime.filter(|_| kind == "execute").cloned(),
-                token: token.clone(),
+                cancels: runtime.cloned(),
                 abandoned: false,
                 stream,
             },
@@ -248,12 +237,19 @@ impl HostFn {
             armed: true,
         };
         push_text(call_message(id, kind, self.id, args));
+        let cancelled = async {
+            match runtime {
+                Some(rt) => rt.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
         let mut cancel_seen = false;
         let answer = loop {
             tokio::select! {
                 biased;
                 answer = &mut rx => break answer,
-                () = token.cancelled(), if !cancel_seen => {
+                () = &mut cancelled, if !cancel_seen => {
                     cancel_seen = true;
                     push(serde_json::json!({"t": "cancel", "id": id}));
                 }

@@ -1,11 +1,12 @@
 //! The runtime passed to executors, predicates and hooks (docs/behaviour.md §2.1).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use futures::task::AtomicWaker;
 use serde_json::Value;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{check_value, ValueLimitError};
@@ -50,17 +51,37 @@ pub(crate) struct PhaseShared {
     /// would be served from a fresh page (see docs/performance.md, Core).
     context: Box<Value>,
     json_head: OnceLock<PhaseHead>,
+    /// The phase's cancellation (the run's, or the phase's own child of it): every call of
+    /// the phase is cancelled with it.
+    token: CancellationToken,
 }
 
 impl PhaseShared {
-    /// The shared part of the runtimes of one phase.
+    /// The shared part of the runtimes of one phase, with a cancellation of its own.
+    #[cfg(test)]
     pub(crate) fn new(ids: Arc<RunIds>, step_index: usize, context: Value) -> Arc<Self> {
+        Self::with_token(ids, step_index, context, CancellationToken::new())
+    }
+
+    /// The shared part of the runtimes of one phase cancelled with `token`.
+    pub(crate) fn with_token(
+        ids: Arc<RunIds>,
+        step_index: usize,
+        context: Value,
+        token: CancellationToken,
+    ) -> Arc<Self> {
         Arc::new(Self {
             ids,
             step_index,
             context: Box::new(context),
             json_head: OnceLock::new(),
+            token,
         })
+    }
+
+    /// The phase's cancellation token.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
     }
 
     /// The application context as the phase began.
@@ -80,7 +101,7 @@ pub(crate) struct PhaseHead {
 struct RuntimeInner {
     phase: Arc<PhaseShared>,
     tool_call: ToolCall,
-    cancellation: CancellationToken,
+    cancellation: CallCancellation,
     /// Progress accepted while the call runs (executor calls only); the run loop drains it.
     progress: Option<ProgressQueue>,
     context_update: Mutex<Option<Value>>,
@@ -91,6 +112,31 @@ struct RuntimeInner {
     alone: bool,
     /// The binding's tag of the run (see [`crate::RunOptions::host_tag`]).
     host_tag: Option<u64>,
+}
+
+/// A call's cancellation: its phase's (the run's cancellation reaches every call through
+/// it) or its own (a timeout). Its own is a flag with a wake-up inside the runtime's
+/// allocation, and a `CancellationToken` of the call (a child of the phase's) is made only
+/// when something asks for one: a child token costs an allocation and two locks of the
+/// phase's token to make and as many to drop, about 5 % of a call through the JSON host
+/// adapter, and most calls are never cancelled nor asked for their token.
+struct CallCancellation {
+    /// The call's token, when given at creation or asked for since.
+    token: OnceLock<CancellationToken>,
+    /// The call was cancelled on its own.
+    cancelled: AtomicBool,
+    /// Wakes the waiters of [`ToolRuntime::cancelled`] when `cancelled` is set.
+    notify: Notify,
+}
+
+impl CallCancellation {
+    fn new(token: Option<CancellationToken>) -> Self {
+        Self {
+            token: token.map(OnceLock::from).unwrap_or_default(),
+            cancelled: AtomicBool::new(false),
+            notify: Notify::new(),
+        }
+    }
 }
 
 /// Progress values waiting for the run loop, with a wake-up for it. Lives inside the
@@ -127,17 +173,19 @@ impl std::fmt::Debug for ToolRuntime {
 }
 
 impl ToolRuntime {
+    /// The runtime of `tool_call` in `phase`: cancelled with `token` when one is given,
+    /// else with the phase's token or on its own ([`ToolRuntime::cancel`]).
     pub(crate) fn new(
         phase: Arc<PhaseShared>,
         tool_call: ToolCall,
-        cancellation: CancellationToken,
+        token: Option<CancellationToken>,
         accepts_progress: bool,
     ) -> Self {
         Self {
             inner: Arc::new(RuntimeInner {
                 phase,
                 tool_call,
-                cancellation,
+                cancellation: CallCancellation::new(token),
                 progress: accepts_progress.then(ProgressQueue::default),
                 context_update: Mutex::new(None),
                 annotations: None,
@@ -261,19 +309,72 @@ impl ToolRuntime {
     }
 
     /// The call's cancellation token: cancelled when the call times out or the run is
-    /// cancelled.
+    /// cancelled. Made on the first request (see [`ToolRuntime::cancelled`] and
+    /// [`ToolRuntime::is_cancelled`], which need none).
     pub fn cancellation_token(&self) -> &CancellationToken {
-        &self.inner.cancellation
+        let c = &self.inner.cancellation;
+        let mut made = false;
+        let token = c.token.get_or_init(|| {
+            made = true;
+            self.inner.phase.token.child_token()
+        });
+        // Either `cancel` sees the token made here, or this sees its flag.
+        fence(Ordering::SeqCst);
+        if c.cancelled.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        if made {
+            // Waiters of `cancelled` wait for the token from now on (whoever holds it may
+            // cancel it).
+            c.notify.notify_waiters();
+        }
+        token
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancellation.is_cancelled()
+        let c = &self.inner.cancellation;
+        c.cancelled.load(Ordering::Acquire)
+            || c.token.get().is_some_and(CancellationToken::is_cancelled)
+            || self.inner.phase.token.is_cancelled()
     }
 
     /// Completes when the call is cancelled.
     pub async fn cancelled(&self) {
-        self.inner.cancellation.cancelled().await
+        let c = &self.inner.cancellation;
+        loop {
+            // The call's token, once made, is cancelled with it in every way.
+            if let Some(token) = c.token.get() {
+                return token.cancelled().await;
+            }
+            let notified = c.notify.notified();
+            tokio::pin!(notified);
+            // Registered before the flag and the token are read: a `cancel` or a token
+            // made in between still wakes it.
+            notified.as_mut().enable();
+            if c.token.get().is_some() {
+                continue;
+            }
+            if self.is_cancelled() {
+                return;
+            }
+            tokio::select! {
+                () = notified => {}
+                () = self.inner.phase.token.cancelled() => return,
+            }
+        }
+    }
+
+    /// Cancels the call on its own (its timeout): its token, when one was made, and its
+    /// waiters.
+    pub(crate) fn cancel(&self) {
+        let c = &self.inner.cancellation;
+        c.cancelled.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        c.notify.notify_waiters();
+        if let Some(token) = c.token.get() {
+            token.cancel();
+        }
     }
 
     /// Publishes a progress value (checked by `eventSchema`, emitted as
@@ -383,3 +484,6 @@ impl std::fmt::Display for IdempotencyKey<'_> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

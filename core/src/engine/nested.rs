@@ -105,7 +105,7 @@ pub(crate) async fn execute(
     nested: &NestedAgent,
     call: ToolCall,
 ) -> Result<Resolved, AgentError> {
-    let token = scope.token.child_token();
+    let token = scope.token().child_token();
     let mut options = RunOptions::new(nested_input(&call.input), client(ctx, nested));
     options.context = scope.phase.context().clone();
     options.cancel = Some(token.clone());
@@ -128,7 +128,7 @@ pub(crate) async fn resume(
         .tool(&call.name)
         .expect("checked before resolving");
     let nested = tool.nested.as_ref().expect("checked before resolving");
-    let token = scope.token.child_token();
+    let token = scope.token().child_token();
     options.client = client(ctx, nested);
     options.cancel = Some(token.clone());
     options.on_event = listener(ctx, &call);
@@ -179,7 +179,7 @@ async fn finish(
     scope.add_usage(&usage);
     match ended {
         Ended::Output(value) => {
-            let runtime = scope.runtime(ctx, tool, &call, token, false);
+            let runtime = scope.runtime(ctx, tool, &call, Some(token), false);
             accept_result(ctx, scope, tool, runtime, value, vec![]).await
         }
         Ended::Failed(message) => call_failed(

@@ -458,7 +458,7 @@ async fn supply(
     if let Err(e) = crate::limits::check_value(&output) {
         return Err(tools::output_invalid(ctx, scope, call, e.to_string()));
     }
-    let runtime = scope.runtime(ctx, tool, call, scope.token.child_token(), false);
+    let runtime = scope.runtime(ctx, tool, call, None, false);
     let output = match &tool.on_response_received {
         None => output,
         Some(hook) => {

@@ -82,8 +82,7 @@ pub(crate) struct PhaseScope {
     /// Cancelled when the run is, or (a phase of several calls) when one of its calls fails
     /// the run, to stop the others: a phase of one call shares the run's token, as nothing
     /// else would ever cancel its own (see [`PhaseScope::stop_others`]).
-    pub(crate) token: CancellationToken,
-    /// Whether `token` is the phase's own (a child of the run's).
+    /// Whether the phase's token is its own (a child of the run's).
     own_token: bool,
     /// The executor calls of the phase run one at a time (`ToolRuntime::runs_alone`).
     pub(crate) alone: std::sync::atomic::AtomicBool,
@@ -98,15 +97,15 @@ impl PhaseScope {
         let own_token = calls > 1;
         PhaseScope {
             step_index,
-            phase: PhaseShared::new(
+            phase: PhaseShared::with_token(
                 ctx.emitter.ids.clone(),
                 step_index,
                 state.run.context.clone(),
+                match own_token {
+                    true => ctx.cancel.child_token(),
+                    false => ctx.cancel.clone(),
+                },
             ),
-            token: match own_token {
-                true => ctx.cancel.child_token(),
-                false => ctx.cancel.clone(),
-            },
             own_token,
             alone: std::sync::atomic::AtomicBool::new(false),
             usage: std::sync::Mutex::new(Usage::default()),
@@ -118,8 +117,7 @@ impl PhaseScope {
     pub(crate) fn served(ctx: &RunCtx, token: CancellationToken, alone: bool) -> Self {
         PhaseScope {
             step_index: 0,
-            phase: PhaseShared::new(ctx.emitter.ids.clone(), 0, Value::Null),
-            token,
+            phase: PhaseShared::with_token(ctx.emitter.ids.clone(), 0, Value::Null, token),
             own_token: false,
             alone: std::sync::atomic::AtomicBool::new(alone),
             usage: std::sync::Mutex::new(Usage::default()),
@@ -131,8 +129,13 @@ impl PhaseScope {
     fn stop_others(&self) {
         debug_assert!(self.own_token, "only a phase of several calls has others");
         if self.own_token {
-            self.token.cancel();
+            self.token().cancel();
         }
+    }
+
+    /// The phase's cancellation token (the run's, or the phase's own child of it).
+    pub(crate) fn token(&self) -> &CancellationToken {
+        self.phase.token()
     }
 
     /// Counts a nested run's usage.
@@ -155,19 +158,20 @@ impl PhaseScope {
         ctx: &RunCtx,
         tool: &Tool,
         call: &ToolCall,
-        token: CancellationToken,
+        token: Option<CancellationToken>,
         accepts_progress: bool,
     ) -> ToolRuntime {
         self.runtime_for(ctx, tool, call.clone(), token, accepts_progress)
     }
 
-    /// A runtime that takes the call (read it back with `ToolRuntime::tool_call`).
+    /// A runtime that takes the call (read it back with `ToolRuntime::tool_call`);
+    /// cancelled with `token` when one is given, else with the phase or on its own.
     pub(crate) fn runtime_for(
         &self,
         ctx: &RunCtx,
         tool: &Tool,
         call: ToolCall,
-        token: CancellationToken,
+        token: Option<CancellationToken>,
         accepts_progress: bool,
     ) -> ToolRuntime {
         let annotations = tool.annotations.clone();
@@ -512,8 +516,8 @@ async fn classify_awaited(
         }
     };
     if let Some(hook) = &tool.on_tool_called {
-        let token = scope.token.child_token();
-        let runtime = scope.runtime(ctx, tool, &call, token.clone(), false);
+        let token = scope.token().child_token();
+        let runtime = scope.runtime(ctx, tool, &call, Some(token.clone()), false);
         // `timeoutMs` bounds the hook like an executor: it is the tool's work.
         let answered = within(
             tool.timeout,
@@ -557,13 +561,13 @@ async fn classify_awaited(
     }
     let needs_approval = match (&ctx.agent.def.require_approval, &tool.approval) {
         (Some(agent_rule), _) => {
-            let runtime = scope.runtime(ctx, tool, &call, scope.token.child_token(), false);
+            let runtime = scope.runtime(ctx, tool, &call, None, false);
             guarded(agent_rule.requires_approval(&call.input, &runtime), tool).await
         }
         (None, Approval::Never) => Ok(false),
         (None, Approval::Always) => Ok(true),
         (None, Approval::Predicate(p)) => {
-            let runtime = scope.runtime(ctx, tool, &call, scope.token.child_token(), false);
+            let runtime = scope.runtime(ctx, tool, &call, None, false);
             guarded(p.requires_approval(&call.input, &runtime), tool).await
         }
     };
@@ -643,14 +647,13 @@ async fn execute_known(
             false => call.take(),
         }
         .expect("the call is kept until its last attempt");
-        // The attempt's token lives in its runtime: a second handle to it would lock its
-        // node once more to be made and once more to be dropped.
+        // The attempt is cancelled through its runtime (its own token is made only when
+        // something asks for it).
         let runtime = scope
-            .runtime_for(ctx, tool, this_call, scope.token.child_token(), true)
+            .runtime_for(ctx, tool, this_call, None, true)
             .with_attempt(attempt)
             .with_alone(scope.alone.load(std::sync::atomic::Ordering::Relaxed));
-        let token = runtime.cancellation_token();
-        let outcome = run_attempt(ctx, scope, tool, &runtime, token, &mut preliminary).await?;
+        let outcome = run_attempt(ctx, scope, tool, &runtime, &mut preliminary).await?;
         let call = runtime.tool_call();
         let (code, message) = match outcome {
             Attempt::Returned(value) => {
@@ -661,7 +664,7 @@ async fn execute_known(
             }
             Attempt::Failed(code, message) => (code, message),
         };
-        if attempt >= attempts || scope.token.is_cancelled() {
+        if attempt >= attempts || scope.token().is_cancelled() {
             return call_failed(ctx, scope, Some(tool), call, code, message, preliminary);
         }
         attempt += 1;
@@ -679,7 +682,7 @@ async fn execute_known(
         let backoff = tool.retry.map_or(std::time::Duration::ZERO, |r| r.backoff) * (attempt - 1);
         tokio::select! {
             biased;
-            _ = scope.token.cancelled() => {
+            _ = scope.token().cancelled() => {
                 return call_failed(ctx, scope, Some(tool), call, code, message, preliminary);
             }
             _ = tokio::time::sleep(backoff) => {}
@@ -693,14 +696,12 @@ async fn run_attempt(
     scope: &PhaseScope,
     tool: &Tool,
     runtime: &ToolRuntime,
-    token: &CancellationToken,
     preliminary: &mut Vec<Value>,
 ) -> Result<Attempt, AgentError> {
     let executor = tool
         .executor
         .as_ref()
         .expect("automatic calls have executors");
-    let call = runtime.tool_call();
     // The executor and the checks of its progress values run under the deadline: at the
     // deadline all of it is dropped at once, so neither a slow executor nor a slow
     // `eventSchema` holds the run, and progress values still queued are discarded.
@@ -723,21 +724,21 @@ async fn run_attempt(
                 for value in runtime.take_progress() {
                     // On the heap: most calls report no progress, and every call's
                     // future is as large as its largest part.
-                    Box::pin(progress(ctx, scope, tool, call, token, value, preliminary)).await?;
+                    Box::pin(progress(ctx, scope, tool, runtime, value, preliminary)).await?;
                 }
             };
             runtime.close_progress();
             for value in runtime.take_progress() {
-                Box::pin(progress(ctx, scope, tool, call, token, value, preliminary)).await?;
+                Box::pin(progress(ctx, scope, tool, runtime, value, preliminary)).await?;
             }
             Ok::<_, AgentError>(finished)
         };
-        within(tool.timeout, token, std::pin::pin!(work)).await
+        within(tool.timeout, runtime, std::pin::pin!(work)).await
     };
     runtime.close_progress();
     Ok(match finished.transpose()? {
         None => {
-            token.cancel();
+            runtime.cancel();
             Attempt::Failed(ErrorCode::ToolTimeout, timeout_message(tool))
         }
         Some(Ok(Ok(value))) => Attempt::Returned(value),
@@ -757,6 +758,24 @@ impl Drop for ForgetWaker<'_> {
     }
 }
 
+/// What [`within`] cancels when its time is up: a token, or a call's runtime.
+pub(crate) trait Cancel {
+    /// Cancels it.
+    fn cancel(&self);
+}
+
+impl Cancel for CancellationToken {
+    fn cancel(&self) {
+        CancellationToken::cancel(self);
+    }
+}
+
+impl Cancel for ToolRuntime {
+    fn cancel(&self) {
+        ToolRuntime::cancel(self);
+    }
+}
+
 /// Runs `work` to its end, or until `limit` elapses: then `token` is cancelled first (so
 /// the work is told why it stops) and the result is `None`; the caller drops `work`.
 /// `work` is pinned by the caller, so that this future holds a reference and not a second
@@ -764,7 +783,7 @@ impl Drop for ForgetWaker<'_> {
 /// is a cheaper move.
 pub(crate) async fn within<F: std::future::Future>(
     limit: Option<std::time::Duration>,
-    token: &CancellationToken,
+    token: &impl Cancel,
     mut work: std::pin::Pin<&mut F>,
 ) -> Option<F::Output> {
     let Some(limit) = limit else {
@@ -793,13 +812,13 @@ async fn progress(
     ctx: &RunCtx,
     scope: &PhaseScope,
     tool: &Tool,
-    call: &ToolCall,
-    token: &CancellationToken,
+    runtime: &ToolRuntime,
     value: Result<Value, String>,
     preliminary: &mut Vec<Value>,
 ) -> Result<(), AgentError> {
+    let call = runtime.tool_call();
     let invalid = |m: String| {
-        token.cancel();
+        runtime.cancel();
         let message = format!("Invalid tool event: {m}");
         emit_failed(ctx, scope, call, &message);
         if let Some(t) = &ctx.trace {

@@ -71,7 +71,7 @@ fn runtime() -> ToolRuntime {
             json!({"k": "v"}),
         ),
         call,
-        CancellationToken::new(),
+        None,
         false,
     )
 }
@@ -276,7 +276,7 @@ async fn a_client_without_generate_drains_its_stream_and_one_with_neither_fails(
 /// A runtime of `phase` for call `id` with `input`.
 fn runtime_of(phase: &Arc<PhaseShared>, id: &str, input: Value) -> ToolRuntime {
     let call = ToolCall::new(id, "t\u{e9}l\u{e9}", input);
-    ToolRuntime::new(phase.clone(), call, CancellationToken::new(), true)
+    ToolRuntime::new(phase.clone(), call, None, true)
 }
 
 #[test]
@@ -374,7 +374,7 @@ fn a_model_argument_text_copied_as_it_is_is_the_canonical_text() {
             false => ToolCall::new("c", "t", input),
         };
         assert_eq!(call.input_text().is_some(), canonical, "{text}");
-        let rt = ToolRuntime::new(phase.clone(), call, CancellationToken::new(), true);
+        let rt = ToolRuntime::new(phase.clone(), call, None, true);
         let other = json!({"other": 1});
         for value in [&rt.tool_call().input, &other] {
             let args = JsonArgs::WithRuntime(value, &rt);
