@@ -188,10 +188,15 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<TextScan, S
                     plain &= matches!(bytes[i], b'-' | b'0'..=b'9');
                     i += 1;
                 }
-                let literal = &text[start..i];
-                canonical &= plain && literal.len() <= 18 && literal != "-0";
+                let literal = &bytes[start..i];
+                canonical &= plain && literal.len() <= 18 && literal != b"-0";
                 // A literal of up to 18 characters is never an integer beyond 64 bits.
-                let integral = integers && literal.len() > 18 && !literal.contains(['.', 'e', 'E']);
+                if !integers || literal.len() <= 18 {
+                    continue;
+                }
+                // Only ASCII bytes were taken: a slice of the text at character boundaries.
+                let literal = &text[start..i];
+                let integral = !literal.contains(['.', 'e', 'E']);
                 if integral
                     && literal.parse::<i64>().is_err()
                     && literal.parse::<u64>().is_err()
@@ -331,5 +336,52 @@ mod tests {
             "value is nested more than 64 levels deep"
         );
         assert!(parse_json_text_canonical(&nested(64)).unwrap().1);
+    }
+
+    #[test]
+    fn strings_are_passed_over_whole_whatever_they_hold() {
+        // Long enough for the vectorized search, with escapes at its start, middle and end,
+        // and brackets, colons and quotes inside that must count for nothing.
+        let long = "x".repeat(70);
+        let canonical = [
+            format!(r#"{{"s":"{long}\"{long}\\{long}"}}"#),
+            format!(r#"{{"s":"\\{long}","t":"{long}\\"}}"#),
+            format!(r#"{{"s":"[[[{{{{:{long}:]]]}}}}","n":1}}"#),
+            format!(r#"["{long}","\"","\\","{long}"]"#),
+        ];
+        for text in &canonical {
+            let (value, told) = parse_json_text_canonical(text).expect(text);
+            assert!(told, "{text}");
+            assert_eq!(crate::json::to_canonical_string(&value), *text);
+        }
+        let not_canonical = [
+            format!(r#"{{"s":"{long}\u0041{long}"}}"#),
+            format!(r#"{{"s":"{long}\/"}}"#),
+        ];
+        for text in &not_canonical {
+            let (value, told) = parse_json_text_canonical(text).expect(text);
+            assert!(!told, "{text}");
+            assert_eq!(value, parse_json_text(text).unwrap(), "{text}");
+        }
+        // Ends inside a string, right after a backslash, or after an escaped quote.
+        for text in [
+            format!(r#"{{"s":"{long}"#),
+            format!(r#"{{"s":"{long}\"#),
+            format!(r#"{{"s":"{long}\""#),
+            r#"""#.to_owned(),
+            r#""\"#.to_owned(),
+        ] {
+            assert!(parse_json_text_canonical(&text).is_err(), "{text}");
+            assert!(parse_json_text(&text).is_err(), "{text}");
+        }
+        // Brackets inside a string are not nesting: 64 levels around a string of brackets
+        // are 64 levels.
+        let deep = format!(
+            "{}\"{}\"{}",
+            "[".repeat(64),
+            "[".repeat(100),
+            "]".repeat(64)
+        );
+        assert!(parse_json_text_canonical(&deep).unwrap().1);
     }
 }
