@@ -163,10 +163,10 @@ func (d *stateDecoder) array(item func() error) error {
 
 // gather reads an array of T into a list of exactly its length: the elements are read
 // into a scratch list kept for the next read (it grows only when a list longer than any
-// before comes) and copied out once, at their number. A 1,000-call turn's messages and
-// calls were most of what reading its state allocated when grown by doubling; counting
-// them ahead instead (a pass over the array without building it) was a quarter of the
-// read's time.
+// before comes) and copied out once, at their number: grown by doubling, a long turn's
+// messages and calls were most of what reading its state allocated, and counting them
+// ahead instead (a pass over the array without building it) made the read much slower
+// (docs/performance.md, Go).
 func gather[T any](d *stateDecoder, kept *scratch[T], item func(*T) error) ([]T, error) {
 	held := kept.take()
 	list := (*held)[:0]

@@ -118,8 +118,8 @@ struct RuntimeInner {
 /// it) or its own (a timeout). Its own is a flag with a wake-up inside the runtime's
 /// allocation, and a `CancellationToken` of the call (a child of the phase's) is made only
 /// when something asks for one: a child token costs an allocation and two locks of the
-/// phase's token to make and as many to drop, about 5 % of a call through the JSON host
-/// adapter, and most calls are never cancelled nor asked for their token.
+/// phase's token to make and as many to drop (see docs/performance.md, Core), and most
+/// calls are never cancelled nor asked for their token.
 struct CallCancellation {
     /// The call's token, when given at creation or asked for since.
     token: OnceLock<CancellationToken>,
