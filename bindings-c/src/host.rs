@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::json_host::{call_cancelled, CallKind, JsonArgs, JsonHostFn};
 use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 use serde::Serialize;
 use tokio::sync::oneshot;
@@ -200,15 +200,6 @@ pub struct HostFn {
 }
 
 impl PhaseoCall {
-    /// Completes when the call's runtime is cancelled; never for a call without one (the
-    /// core abandons such a call by dropping its wait, `Abandon`).
-    async fn cancelled(&self) {
-        match &self.runtime {
-            Some(rt) => rt.cancelled().await,
-            None => std::future::pending().await,
-        }
-    }
-
     /// Whether the core stopped waiting for the call.
     fn is_cancelled(&self) -> bool {
         self.abandoned.load(Ordering::Acquire)
@@ -310,7 +301,7 @@ impl HostFn {
         // The runtime can be cancelled while the call is still awaited (a timeout, the run
         // cancelled): the host hears of it at once, with no task of its own per call.
         let mut rx = rx;
-        let cancelled = call.cancelled();
+        let cancelled = call_cancelled(call.runtime.as_ref());
         tokio::pin!(cancelled);
         let mut cancel_seen = false;
         let answer = loop {

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use phaseo_agent::json_host::{CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::json_host::{call_cancelled, CallKind, JsonArgs, JsonHostFn};
 use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
@@ -32,12 +32,13 @@ pub enum Answer {
 /// A call waiting for its answer from PHP.
 struct Pending {
     answer: oneshot::Sender<Answer>,
+    /// The call's runtime, whatever its kind: the call is cancelled with it (a call without
+    /// one only when the core abandons it, `abandoned`), and an executor call's progress
+    /// and context go through it (`with_runtime`). No cancellation token: making and
+    /// dropping one per call locks its parent's node twice.
     runtime: Option<ToolRuntime>,
-    /// The runtime of the call, whatever its kind: the call is cancelled with it (a call
-    /// without one only when the core abandons it, `abandoned`). No cancellation token:
-    /// making and dropping one per call locks its parent's node twice, and the runtime
-    /// makes its own only when asked.
-    cancels: Option<ToolRuntime>,
+    /// Whether the call is an executor's.
+    executes: bool,
     abandoned: bool,
     /// Where a host model client's `stream` call sends the events it yields.
     stream: Option<HostStreamSender>,
@@ -146,7 +147,11 @@ pub fn respond(call: u64, answer: Answer) {
 /// Runs `f` with the tool runtime of an executor call still in flight.
 pub fn with_runtime<T>(call: u64, f: impl FnOnce(&ToolRuntime) -> T) -> Option<T> {
     let calls = lock(&queue().calls);
-    calls.get(&call).and_then(|p| p.runtime.as_ref()).map(f)
+    calls
+        .get(&call)
+        .filter(|p| p.executes)
+        .and_then(|p| p.runtime.as_ref())
+        .map(f)
 }
 
 /// Passes one event a PHP model client's stream yielded to the run (`Err`: what is wrong
@@ -164,7 +169,7 @@ pub fn stream_event(call: u64, event: &Value) -> Result<(), String> {
 pub fn is_cancelled(call: u64) -> bool {
     lock(&queue().calls)
         .get(&call)
-        .is_none_or(|p| p.abandoned || p.cancels.as_ref().is_some_and(ToolRuntime::is_cancelled))
+        .is_none_or(|p| p.abandoned || p.runtime.as_ref().is_some_and(ToolRuntime::is_cancelled))
 }
 
 /// The host: PHP's functions are named by ids of the PHP layer's registry.
@@ -226,8 +231,8 @@ impl HostFn {
             id,
             Pending {
                 answer: tx,
-                runtime: runtime.filter(|_| kind == "execute").cloned(),
-                cancels: runtime.cloned(),
+                runtime: runtime.cloned(),
+                executes: kind == "execute",
                 abandoned: false,
                 stream,
             },
@@ -237,12 +242,7 @@ impl HostFn {
             armed: true,
         };
         push_text(call_message(id, kind, self.id, args));
-        let cancelled = async {
-            match runtime {
-                Some(rt) => rt.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
+        let cancelled = call_cancelled(runtime);
         tokio::pin!(cancelled);
         let mut cancel_seen = false;
         let answer = loop {

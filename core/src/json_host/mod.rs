@@ -38,7 +38,7 @@ use crate::{HostStreamSender, ToolError, ToolRuntime, Value};
 #[async_trait]
 pub trait JsonHostFn: Send + Sync {
     /// Calls the host function with `args` (a JSON array) and waits for its answer;
-    /// `runtime` is the tool call's (its cancellation token, progress and context).
+    /// `runtime` is the tool call's (its cancellation, progress and context).
     async fn call(
         &self,
         kind: CallKind,
@@ -64,5 +64,16 @@ pub trait JsonHostFn: Send + Sync {
     ) -> Result<Option<Value>, ToolError> {
         let v = self.call(CallKind::ToolCalled, args, Some(runtime)).await?;
         Ok((!v.is_null()).then_some(v))
+    }
+}
+
+/// Completes when the call whose runtime is `runtime` is cancelled (a timeout, the run
+/// cancelled), for a host to tell its function while the call is awaited; never for a call
+/// without a runtime, which its host hears of only when the core drops its wait. Makes no
+/// cancellation token (see [`ToolRuntime::cancelled`]).
+pub async fn call_cancelled(runtime: Option<&ToolRuntime>) {
+    match runtime {
+        Some(rt) => rt.cancelled().await,
+        None => std::future::pending().await,
     }
 }
