@@ -89,7 +89,7 @@ impl From<pa::RunStatus> for RunStatus {
 pub struct ToolRuntime {
     inner: pa::ToolRuntime,
     /// Fired when an executor begins (calls start in call order; see `start_order`).
-    started: Option<tokio_util::sync::CancellationToken>,
+    started: Option<crate::start_order::StartSignal>,
 }
 
 impl ToolRuntime {
@@ -100,10 +100,7 @@ impl ToolRuntime {
         }
     }
 
-    pub(crate) fn with_start_signal(
-        mut self,
-        started: tokio_util::sync::CancellationToken,
-    ) -> Self {
+    pub(crate) fn with_start_signal(mut self, started: crate::start_order::StartSignal) -> Self {
         self.started = Some(started);
         self
     }
@@ -124,7 +121,7 @@ impl ToolRuntime {
     pub fn mark_started(&self) {
         crate::start_order::host_marks();
         if let Some(started) = &self.started {
-            started.cancel();
+            started.fire();
         }
     }
 

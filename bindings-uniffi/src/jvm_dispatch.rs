@@ -44,10 +44,9 @@ use std::time::{Duration, Instant};
 
 use phaseo_agent as pa;
 use phaseo_agent::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::api::ToolRuntime;
-use crate::start_order::StartTurn;
+use crate::start_order::{StartSignal, StartTurn};
 use crate::traits::to_json;
 
 /// How often the supervisor looks while calls wait.
@@ -81,7 +80,7 @@ pub(crate) struct Queued {
     input: String,
     runtime: Arc<ToolRuntime>,
     phase: Arc<AtomicU8>,
-    started: CancellationToken,
+    started: StartSignal,
     done: tokio::sync::oneshot::Sender<Answer>,
 }
 
@@ -588,7 +587,7 @@ pub(crate) fn take_for_driver(driver: u64) -> Option<Queued> {
 pub(crate) unsafe fn hand_over(call: Queued, out: *mut i64) {
     let pool = pool();
     my_slot(pool).store(ticks(), Ordering::Relaxed);
-    call.started.cancel();
+    call.started.fire();
     let runtime = <Arc<ToolRuntime> as uniffi::Lower<crate::UniFfiTag>>::lower(call.runtime);
     let fields = [
         call.id,

@@ -18,11 +18,11 @@
 //! a turn's pooled calls are handed over back to back; a coroutine call after a pooled one
 //! still waits until the pooled one began.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
+use tokio::sync::Notify;
 
 /// How long a call waits at most for the one before it to be marked started.
 const HAND_OVER_GRACE: Duration = Duration::from_millis(500);
@@ -39,56 +39,116 @@ pub(crate) fn host_marks() {
     HOST_MARKS.store(true, Ordering::Relaxed);
 }
 
-/// The signals of one handed-over call: `queued` fires once a call after it may be queued
-/// in the pool (for a coroutine call: once it began, the same signal as `started`).
-#[derive(Clone)]
-struct Handed {
-    queued: CancellationToken,
-    started: CancellationToken,
+/// [`Place::reached`]: a call after it may be queued in the pool.
+const QUEUED: u8 = 1;
+/// [`Place::reached`]: its executor began, or the call ended.
+const STARTED: u8 = 2;
+
+/// Where one handed-over call is in its start: one allocation per call, where a pair of
+/// cancellation tokens cost two, and a lock of each token's node for every clone, drop and
+/// firing.
+#[derive(Default)]
+struct Place {
+    /// The signals fired so far ([`QUEUED`], [`STARTED`]).
+    reached: AtomicU8,
+    /// Wakes the call after this one, which waits for a signal.
+    changed: Notify,
 }
 
-/// The signals of the executor call handed over last (process-wide: the order is the
-/// order in which the core asks for the calls).
-static LAST_HANDED_OVER: Mutex<Option<Handed>> = Mutex::new(None);
+impl Place {
+    fn has(&self, signal: u8) -> bool {
+        self.reached.load(Ordering::Acquire) & signal != 0
+    }
+
+    fn fire(&self, signals: u8) {
+        let before = self.reached.fetch_or(signals, Ordering::AcqRel);
+        if before | signals != before {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Waits until `signal` fired, at most the grace of [`HAND_OVER_GRACE`] /
+    /// [`MARKING_HOST_GRACE`].
+    async fn wait(&self, signal: u8) {
+        if self.has(signal) {
+            return;
+        }
+        let grace = if HOST_MARKS.load(Ordering::Relaxed) {
+            MARKING_HOST_GRACE
+        } else {
+            HAND_OVER_GRACE
+        };
+        let _ = tokio::time::timeout(grace, async {
+            loop {
+                // Registered before the flag is read: a firing in between is not missed.
+                let changed = self.changed.notified();
+                if self.has(signal) {
+                    return;
+                }
+                changed.await;
+            }
+        })
+        .await;
+    }
+}
+
+/// The signal the host (or the pool) fires when a call's executor begins.
+#[derive(Clone)]
+pub(crate) struct StartSignal {
+    place: Arc<Place>,
+    /// What beginning fires: a coroutine call lets the next call be queued only then.
+    fires: u8,
+}
+
+impl StartSignal {
+    /// Marks the call begun (harmless when fired twice).
+    pub(crate) fn fire(&self) {
+        self.place.fire(self.fires);
+    }
+}
+
+/// The place of the executor call handed over last (process-wide: the order is the order
+/// in which the core asks for the calls).
+static LAST_HANDED_OVER: Mutex<Option<Arc<Place>>> = Mutex::new(None);
 
 /// One executor call's place in the start order. Dropping it (the call ended, timed out or
 /// was cancelled) counts as started, so the calls after it go on.
 pub(crate) struct StartTurn {
-    previous: Option<Handed>,
-    mine: Handed,
+    previous: Option<Arc<Place>>,
+    mine: Arc<Place>,
+    /// What this call's beginning fires ([`StartSignal::fires`]).
+    fires: u8,
 }
 
 impl StartTurn {
     /// Takes the next place for a coroutine call. Called synchronously where the core asks
     /// for the call, which it does in call order.
     pub(crate) fn take() -> Self {
-        let started = CancellationToken::new();
-        Self::take_with(Handed {
-            queued: started.clone(),
-            started,
-        })
+        Self::take_with(QUEUED | STARTED)
     }
 
     /// Takes the next place for a call of the pool (see the module comment).
     pub(crate) fn take_pooled() -> Self {
-        Self::take_with(Handed {
-            queued: CancellationToken::new(),
-            started: CancellationToken::new(),
-        })
+        Self::take_with(STARTED)
     }
 
-    fn take_with(mine: Handed) -> Self {
+    fn take_with(fires: u8) -> Self {
+        let mine = Arc::new(Place::default());
         let previous = LAST_HANDED_OVER
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .replace(mine.clone());
-        Self { previous, mine }
+            .replace(Arc::clone(&mine));
+        Self {
+            previous,
+            mine,
+            fires,
+        }
     }
 
     /// Resolves once the call before this one started or ended (or the grace passed).
     pub(crate) async fn wait_turn(&mut self) {
         if let Some(previous) = self.previous.take() {
-            wait(previous.started).await;
+            previous.wait(STARTED).await;
         }
     }
 
@@ -96,37 +156,95 @@ impl StartTurn {
     /// pooled one), began (a coroutine call) or ended.
     pub(crate) async fn wait_queued(&mut self) {
         if let Some(previous) = self.previous.take() {
-            wait(previous.queued).await;
+            previous.wait(QUEUED).await;
         }
     }
 
     /// Marks this pooled call queued: the next pooled call may be queued behind it.
     pub(crate) fn mark_queued(&self) {
-        self.mine.queued.cancel();
+        self.mine.fire(QUEUED);
     }
 
     /// The signal the host (or the pool) fires when this call's executor begins.
-    pub(crate) fn started_signal(&self) -> CancellationToken {
-        self.mine.started.clone()
+    pub(crate) fn started_signal(&self) -> StartSignal {
+        StartSignal {
+            place: Arc::clone(&self.mine),
+            fires: self.fires,
+        }
     }
-}
-
-/// Waits for `signal`, at most the grace of [`HAND_OVER_GRACE`] / [`MARKING_HOST_GRACE`].
-async fn wait(signal: CancellationToken) {
-    if signal.is_cancelled() {
-        return;
-    }
-    let grace = if HOST_MARKS.load(Ordering::Relaxed) {
-        MARKING_HOST_GRACE
-    } else {
-        HAND_OVER_GRACE
-    };
-    let _ = tokio::time::timeout(grace, signal.cancelled()).await;
 }
 
 impl Drop for StartTurn {
     fn drop(&mut self) {
-        self.mine.queued.cancel();
-        self.mine.started.cancel();
+        self.mine.fire(QUEUED | STARTED);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `wait` ends within `within` (a long bound: the waits tested never end by
+    /// their grace, which `host_marks` makes ten seconds).
+    async fn ends_within(wait: impl std::future::Future<Output = ()>, within: Duration) -> bool {
+        tokio::time::timeout(within, wait).await.is_ok()
+    }
+
+    #[tokio::test]
+    async fn a_signal_fired_before_the_wait_ends_it_at_once() {
+        host_marks();
+        let place = Place::default();
+        place.fire(QUEUED);
+        assert!(ends_within(place.wait(QUEUED), Duration::from_secs(5)).await);
+        assert!(!place.has(STARTED));
+    }
+
+    #[tokio::test]
+    async fn a_waiter_is_woken_by_its_own_signal_only() {
+        host_marks();
+        let place = Arc::new(Place::default());
+        let waiter = tokio::spawn({
+            let place = Arc::clone(&place);
+            async move { place.wait(STARTED).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        place.fire(QUEUED);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "woken by the other signal");
+        place.fire(STARTED);
+        assert!(ends_within(async { waiter.await.unwrap() }, Duration::from_secs(5)).await);
+    }
+
+    /// The one test of the process-wide order (the others use places of their own).
+    #[tokio::test]
+    async fn calls_are_handed_over_in_the_order_their_places_were_taken() {
+        host_marks();
+        let first = StartTurn::take_pooled();
+        let mut second = StartTurn::take_pooled();
+        let mut third = StartTurn::take();
+        let mut fourth = StartTurn::take();
+        let short = Duration::from_millis(50);
+        let long = Duration::from_secs(5);
+
+        // A pooled call is queued once the pooled call before it was. (A wait given up
+        // forgets the place it waited for: the test hands it back.)
+        assert!(!ends_within(second.wait_queued(), short).await);
+        first.mark_queued();
+        second.previous = Some(Arc::clone(&first.mine));
+        assert!(ends_within(second.wait_queued(), long).await);
+
+        // A coroutine call waits until the pooled call before it began, not until queued.
+        second.mark_queued();
+        assert!(!ends_within(third.wait_turn(), short).await);
+        second.started_signal().fire();
+        third.previous = Some(Arc::clone(&second.mine));
+        assert!(ends_within(third.wait_turn(), long).await);
+
+        // A coroutine call's start lets the next be queued too; an ended call counts as begun.
+        third.started_signal().fire();
+        assert!(third.mine.has(QUEUED) && third.mine.has(STARTED));
+        drop(third);
+        assert!(ends_within(fourth.wait_turn(), long).await);
+        drop((first, second, fourth));
     }
 }
