@@ -44,9 +44,9 @@ const QUEUED: u8 = 1;
 /// [`Place::reached`]: its executor began, or the call ended.
 const STARTED: u8 = 2;
 
-/// Where one handed-over call is in its start: one allocation per call, where a pair of
-/// cancellation tokens cost two, and a lock of each token's node for every clone, drop and
-/// firing.
+/// Where one handed-over call is in its start: one allocation per call, and no lock but the
+/// `Notify`'s when a signal first fires (a pair of cancellation tokens would be two
+/// allocations, each token's node locked at every clone, drop and firing).
 #[derive(Default)]
 struct Place {
     /// The signals fired so far ([`QUEUED`], [`STARTED`]).
