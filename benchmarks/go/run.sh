@@ -11,6 +11,7 @@
 # Environment: PROFILE (cargo profile of our static library: `release`, the default, or
 # `dist`, the packages' fat-LTO build), ROUNDS (3), RUNS (5), WARMUP (3), FANOUT_N (1000),
 # SEQ_N (200), SLEEPY_N (100), WORKLOADS (comma list), SDKS (ours,eino-react,eino-adk,adk),
+# GC_BEFORE_RUN (1: runtime.GC() before each timed run; 0: timed runs back to back),
 # SKIP_BUILD=1 (measure what is built).
 #
 # Builds, every time (cargo and go make it a no-op when nothing changed): our C ABI library

@@ -16,8 +16,9 @@
 // Arguments are JSON strings and call ids unique, as from a real provider. Building the script
 // (our `createScriptedClient(...)`, the peers' scripted models) and the agent is untimed
 // (setup, one per run); the whole `await agent.run(...)` / `generateText(...)` /
-// `runner.run(...)` is timed. 1 warm-up + RUNS (5) timed runs, `gc()` before each, median
-// reported (as nodeutil.measure). Every run checks the final output and the number of tool
+// `runner.run(...)` is timed. 1 warm-up + RUNS (5) timed runs, `gc()` before each (each run
+// starts with cold caches; GC_BEFORE_RUN=0: none, runs back to back), median reported (as
+// nodeutil.measure). Every run checks the final output and the number of tool
 // invocations. Our SDK runs with `toolExecution: {toolConcurrency: 1000}` (≥ the calls of a
 // turn; the peers start every call of a turn at once). Our tools declare JSON Schema
 // `parameters` (integers), which the core validates on every call, as zod does for the peers.
@@ -25,10 +26,11 @@
 // Exception, for time: the @openai/agents fan-out (quadratic, ~26 s per run at N=1000) runs
 // without a warm-up and with OAI_FANOUT_RUNS (2) timed runs; the output says so.
 //
-// Environment overrides: RUNS (5), FANOUT_N (1000), SEQ_SIZES ("25,200,400"), SLEEPY_N (100),
-// OAI_FANOUT_RUNS (2), OAI_FANOUT_WARMUP (0), SDKS ("ours,vercel-ai,openai-agents"),
-// WORKLOADS (comma list of workload names; `empty` always runs), ALLOW_NON_RELEASE (exit 3
-// unless the loaded addon is the cargo release build, see run.sh).
+// Environment overrides: RUNS (5), GC_BEFORE_RUN (1), FANOUT_N (1000), SEQ_SIZES
+// ("25,200,400"), SLEEPY_N (100), OAI_FANOUT_RUNS (2), OAI_FANOUT_WARMUP (0), SDKS
+// ("ours,vercel-ai,openai-agents"), WORKLOADS (comma list of workload names; `empty` always
+// runs), ALLOW_NON_RELEASE (exit 3 unless the loaded addon is the cargo release build, see
+// run.sh).
 // Prints a table, the targets, then one JSON document with every figure.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -55,6 +57,7 @@ const WARMUP = 1;
 const FANOUT_N = envInt('FANOUT_N', 1000);
 const SEQ_SIZES = envList('SEQ_SIZES', '25,200,400').map((s) => parseInt(s, 10));
 const SLEEPY_N = envInt('SLEEPY_N', 100);
+const GC_BEFORE_RUN = envInt('GC_BEFORE_RUN', 1) !== 0;
 const SLEEP_MS = 50;
 const OAI_FANOUT_RUNS = envInt('OAI_FANOUT_RUNS', 2);
 const OAI_FANOUT_WARMUP = envInt('OAI_FANOUT_WARMUP', 0);
@@ -83,7 +86,7 @@ async function measure(setup, run, check, runs = RUNS, warmup = WARMUP) {
   const samples = [];
   for (let i = 0; i < warmup + runs; i++) {
     const state = await setup();
-    if (globalThis.gc) globalThis.gc();
+    if (GC_BEFORE_RUN && globalThis.gc) globalThis.gc();
     const t0 = process.hrtime.bigint();
     const result = await run(state);
     const dt = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -476,6 +479,7 @@ const meta = {
   fanout_n: FANOUT_N,
   seq_sizes: SEQ_SIZES,
   sleepy_n: SLEEPY_N,
+  gc_before_run: GC_BEFORE_RUN,
   oai_fanout: { runs: OAI_FANOUT_RUNS, warmup: OAI_FANOUT_WARMUP },
 };
 const addon = addonInfo();

@@ -16,8 +16,9 @@
 //! free to the system (`MADV_DONTNEED`) once its purge delay has passed, and counts that
 //! delay from the first free since its last purge: with its default of one second, a
 //! process that runs agents back to back hands back, once a second, the pages between two
-//! runs, and the next run takes a page fault for every one of them again. Measured in the
-//! JVM benchmark (`docs/performance.md`), that was about a seventh of a sequential run's time.
+//! runs, and the next run takes a page fault for every one of them again: in a profile of
+//! the Java API's sequential runs with that delay, page faults, `madvise` and the fresh
+//! pages' free lists are about a fifth of the native library's time (`docs/performance.md`).
 //!
 //! So the core sets the delay to [`PURGE_DELAY_MS`] when it first builds its runtime
 //! ([`crate::exec::runtime`], which every binding's runs go through): memory freed still

@@ -50,8 +50,10 @@ func median(xs []float64) float64 {
 }
 
 // Main runs every workload for sdk: WARMUP (3) untimed runs, then RUNS (5) timed ones,
-// runtime.GC() before each; prints one RESULT line per workload and a VERSIONS line. Every
-// run checks the final text and the number of tool invocations.
+// runtime.GC() before each (no run pays for the garbage of the one before, and each starts
+// with cold caches), or none with GC_BEFORE_RUN=0 (runs back to back, as in a busy service;
+// use more RUNS); prints one RESULT line per workload and a VERSIONS line. Every run checks
+// the final text and the number of tool invocations.
 func Main(sdk SDK) {
 	if err := run(sdk); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", sdk.Name(), err)
@@ -61,6 +63,7 @@ func Main(sdk SDK) {
 
 func run(sdk SDK) error {
 	runs, warmup := Env("RUNS", 5), Env("WARMUP", 3)
+	gcBeforeRun := Env("GC_BEFORE_RUN", 1) != 0
 	// CPUPROFILE=file profiles the whole process (the untimed set-up included) for pprof.
 	if path := os.Getenv("CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
@@ -91,7 +94,9 @@ func run(sdk SDK) error {
 			if err != nil {
 				return fmt.Errorf("%s: prepare: %w", w.Name, err)
 			}
-			runtime.GC()
+			if gcBeforeRun {
+				runtime.GC()
+			}
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			c0 := cpuTime()
