@@ -277,8 +277,9 @@ bench: bench-mcp bench-tracing
 PEER_BENCHES += bench-java
 PEER_BENCH_CHECKS += bench-check-java
 .PHONY: bench-java bench-check-java
-# The JVM: ours (the Java API, native library in the release profile; PROFILE=dist for the
-# packages' build) against LangChain4j and Spring AI from Maven Central
+# The JVM: ours (the Java and Kotlin APIs, native library in the release profile;
+# PROFILE=dist for the packages' build) against LangChain4j, Spring AI and Koog from Maven
+# Central
 # (benchmarks/java/run.sh; figures in docs/performance.md).
 bench-java:
 	benchmarks/java/run.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # JVM benchmark of the Phaseo Agent SDK (its Java API and its Kotlin API) against the JVM
-# peers, LangChain4j and Spring AI, each SDK in a JVM of its own, rounds alternating (see
-# harness/.../Bench.java for the workloads, Driver.java for the rounds and the table).
+# peers, LangChain4j, Spring AI and Koog, each SDK in a JVM of its own, rounds alternating
+# (see harness/.../Bench.java for the workloads, Driver.java for the rounds and the table).
 #
 #   bash benchmarks/java/run.sh              # from anywhere
 #   bash benchmarks/java/run.sh --check      # exit 1 if either API's fan-out or sequential
@@ -11,7 +11,7 @@
 # `dist`, the packages' fat-LTO build), ROUNDS (3), RUNS (5), WARMUP (3, the fewest warm-up
 # runs), WARMUP_SECONDS (3, the shortest warm-up per workload), FANOUT_N (1000),
 # SEQ_N (200), SLEEPY_N (100), WORKLOADS (comma list), SDKS (ours,ours-kotlin,langchain4j,
-# spring-ai; ours-kotlin: our Kotlin API, suspend tool bodies),
+# spring-ai,koog; ours-kotlin: our Kotlin API, suspend tool bodies),
 # GC_BEFORE_RUN (1: a collection before each timed run; 0: timed runs back to back),
 # SKIP_BUILD=1 (measure what is built).
 #
@@ -26,7 +26,7 @@ PROFILE="${PROFILE:-release}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 native="$CARGO_TARGET_DIR/$PROFILE"
 kotlin="$REPO/bindings-uniffi/kotlin"
-sdks="${SDKS:-ours,ours-kotlin,langchain4j,spring-ai}"
+sdks="${SDKS:-ours,ours-kotlin,langchain4j,spring-ai,koog}"
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   echo "== our native library, cargo profile $PROFILE"

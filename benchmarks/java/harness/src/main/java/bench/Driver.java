@@ -20,7 +20,7 @@ import java.util.Map;
  * Kotlin API measured too, the best peer's figure ÷ its. Then one JSON document.
  *
  * <pre>
- *   java -cp harness/target/classes bench.Driver [--check] [--sdks ours,ours-kotlin,langchain4j,spring-ai]
+ *   java -cp harness/target/classes bench.Driver [--check] [--sdks ours,ours-kotlin,langchain4j,spring-ai,koog]
  * </pre>
  *
  * Each SDK's JVM is {@code java -Xmx1g -Xss2m -cp <module>/target/classes:<module>/target/classpath.txt
@@ -39,7 +39,8 @@ public final class Driver {
         new Sdk("ours", "ours", "bench.ours.OursBench", "ours (Java API)", true),
         new Sdk("ours-kotlin", "ours-kotlin", "bench.ourskotlin.OursKotlinBenchKt", "ours (Kotlin)", true),
         new Sdk("langchain4j", "langchain4j", "bench.langchain4j.LangChain4jBench", "LangChain4j", false),
-        new Sdk("spring-ai", "spring-ai", "bench.springai.SpringAiBench", "Spring AI", false));
+        new Sdk("spring-ai", "spring-ai", "bench.springai.SpringAiBench", "Spring AI", false),
+        new Sdk("koog", "koog", "bench.koog.KoogBenchKt", "Koog", false));
 
     private static final List<String> GUARDED = List.of("fanout", "sequential");
 
