@@ -37,9 +37,14 @@ demo: system-deps python node mcp-servers go-lib kotlin ruby csharp php
 # Each target is made in turn and timed (scripts/timed-make.sh prints the table at the end).
 # The packages are built in the `dist-test` profile: the release profile's fat LTO is for
 # `make dist` alone. `fresh-machine-check` comes last, once every suite has installed what it needs.
-TEST_TARGETS := system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff typed-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
+TEST_TARGETS := disk-check system-deps tools-page-check rust-checks rust-tests python-tests python-tests-newest node-tests kotlin-tests swift-check conformance handoff store-handoff typed-handoff mcp-handoff trace-handoff versions-check dist dist-check host-tests docs-test fresh-machine-check
 test:
 	MAKE="$(MAKE)" DIST_PROFILE=dist-test scripts/timed-make.sh $(TEST_TARGETS)
+
+# Fails at once when the disk cannot take the run (scripts/disk-check.sh says how much it needs).
+.PHONY: disk-check
+disk-check:
+	scripts/disk-check.sh
 
 # The product's Tools page (../shared/seeds beside the clone): every code sample carried
 # verbatim by a test of its language (scripts/check-tools-page-samples.py says which).
