@@ -8,8 +8,7 @@ use reqwest::header::HeaderMap;
 use serde_json::{json, Map, Value};
 
 use super::http::{self, HttpSettings};
-use super::wire::{wire_client_impls, WireFormat};
-use crate::controls::ToolChoice;
+use super::wire::{self, wire_client_impls, WireFormat};
 use crate::model::{
     DeltaSink, ModelFailure, ModelMessage, ModelRequest, ModelResponse, ModelToolCall,
 };
@@ -92,25 +91,12 @@ impl OpenAICompatibleClient {
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
         }
-        if let Some(choice) = &request.tool_choice {
-            let choice = match choice {
-                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-                other => other.to_value(),
-            };
-            body.insert("tool_choice".into(), choice);
-        }
-        if let Some(parallel) = request.parallel_tool_calls {
-            body.insert("parallel_tool_calls".into(), Value::Bool(parallel));
-        }
-        if let Some(t) = request.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(n) = request.max_output_tokens {
-            body.insert("max_tokens".into(), json!(n));
-        }
-        if let Some(p) = request.top_p {
-            body.insert("top_p".into(), json!(p));
-        }
+        wire::insert_controls(
+            &mut body,
+            request,
+            |name| json!({"type": "function", "function": {"name": name}}),
+            "max_tokens",
+        );
         if let Some(schema) = request.output_schema {
             body.insert(
                 "response_format".into(),

@@ -6,10 +6,11 @@
 use std::future::Future;
 
 use reqwest::header::HeaderMap;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{self, HttpSettings, Reply, SseReader};
+use crate::controls::ToolChoice;
 use crate::model::{DeltaSink, ModelFailure, ModelRequest, ModelResponse, RetryHint};
 
 /// What distinguishes one HTTP wire format (Responses, chat completions) from another.
@@ -39,6 +40,37 @@ pub(crate) trait WireFormat: Send + Sync {
         reader: SseReader,
         deltas: &dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelFailure>> + Send + '_;
+}
+
+/// Writes the turn's controls that both wire formats send alike, in this order:
+/// `tool_choice` (a named tool in the format's own shape, `named_tool`),
+/// `parallel_tool_calls`, `temperature`, the output-token limit under the format's key
+/// (`max_tokens_key`) and `top_p`; an unset control is left out.
+pub(crate) fn insert_controls(
+    body: &mut Map<String, Value>,
+    request: &ModelRequest<'_>,
+    named_tool: impl FnOnce(&str) -> Value,
+    max_tokens_key: &str,
+) {
+    if let Some(choice) = &request.tool_choice {
+        let choice = match choice {
+            ToolChoice::Tool(name) => named_tool(name),
+            other => other.to_value(),
+        };
+        body.insert("tool_choice".into(), choice);
+    }
+    if let Some(parallel) = request.parallel_tool_calls {
+        body.insert("parallel_tool_calls".into(), Value::Bool(parallel));
+    }
+    if let Some(t) = request.temperature {
+        body.insert("temperature".into(), Value::from(t));
+    }
+    if let Some(n) = request.max_output_tokens {
+        body.insert(max_tokens_key.into(), Value::from(n));
+    }
+    if let Some(p) = request.top_p {
+        body.insert("top_p".into(), Value::from(p));
+    }
 }
 
 /// One attempt of a model request through `client`'s wire format: streamed when `deltas`
