@@ -420,3 +420,11 @@ test('a tool error keeps its message and an Error without message its name', asy
     return true;
   });
 });
+
+test('a duration too long for a clock is no limit: the tool runs and the run completes', async () => {
+  const tool = defineTool({ id: 't', timeoutMs: 1e300, execute: () => 1 });
+  const agent = createAgent({ id: 'a', tools: [tool], modelRetry: { maxRetries: 1, backoffMs: 1e300 } });
+  const result = await agent.run({ input: 'go', client: oneCall() });
+  assert.equal(result.run.status, 'completed');
+  assert.equal(result.output, 'done');
+});

@@ -278,6 +278,19 @@ final class HostileValuesTest extends TestCase
     }
 
     /**
+     * What the fuzzer (tests/FuzzTest.php, property `options`) found: a duration too long for
+     * a clock is the longest wait, so the tool runs and its timeout never fires.
+     */
+    public function testADurationTooLongForAClockIsNoLimit(): void
+    {
+        $tool = new Tool(id: 't', execute: fn () => 'ok', timeoutMs: 1e300);
+        $agent = AgentSdk::createAgent(new AgentDefinition(id: 'a', tools: [$tool], modelRetry: ['maxRetries' => 1, 'backoffMs' => 1e300]));
+        $result = $agent->run('go', new ScriptedClient([['toolCalls' => [self::call('c1', 't')]], ['text' => 'done']]));
+        $this->assertSame('completed', $result->status());
+        $this->assertSame('done', $result->output());
+    }
+
+    /**
      * What the hostile probe (tests/FuzzTest.php, property `callbacks`) found: each run ends
      * on time with a documented error, or completes.
      */

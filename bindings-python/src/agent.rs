@@ -113,9 +113,7 @@ fn model_retry(d: &Bound<'_, PyAny>) -> PyResult<ModelRetry> {
         .filter(|v| !v.is_none())
         .map(|v| v.extract::<f64>())
         .transpose()?
-        .map_or(default.backoff, |ms| {
-            Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-        });
+        .map_or(default.backoff, phaseo_agent::duration::from_ms);
     Ok(ModelRetry::new(max_retries, backoff))
 }
 
@@ -611,15 +609,19 @@ impl PyAgent {
             def = def.store(s.get().store.clone());
         }
         if let Some((duration, renew_every)) = lease_ms {
-            if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration) {
+            if !(duration > 0.0
+                && renew_every > 0.0
+                && renew_every < duration
+                && duration.is_finite())
+            {
                 return Err(definition_error(
                     py,
                     format!("Invalid agent definition: lease needs 0 < renew_every_ms < duration_ms (got duration_ms={duration}, renew_every_ms={renew_every})"),
                 ));
             }
             def = def.lease(LeaseConfig::new(
-                Duration::from_secs_f64(duration / 1000.0),
-                Duration::from_secs_f64(renew_every / 1000.0),
+                phaseo_agent::duration::from_ms(duration),
+                phaseo_agent::duration::from_ms(renew_every),
             ));
         }
         for server in mcp_servers.unwrap_or_default() {

@@ -26,9 +26,7 @@ impl PyCancelledFlag {
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> bool {
         let token = self.runtime.cancellation_token().clone();
         crate::lifecycle::detach(py, move || {
-            let deadline = timeout.map(|t| {
-                std::time::Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0))
-            });
+            let deadline = phaseo_agent::duration::deadline_in_secs(timeout);
             while !token.is_cancelled() {
                 if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                     return false;

@@ -46,8 +46,7 @@ impl PyMcpToolServer {
     /// Ctrl-C interrupts the wait.
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
-        let deadline = timeout
-            .map(|t| std::time::Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0)));
+        let deadline = phaseo_agent::duration::deadline_in_secs(timeout);
         loop {
             let server = self.server.clone();
             let done = crate::lifecycle::detach(py, move || {

@@ -10,18 +10,22 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Any, Dict, Iterator, List
 
 import pytest
 from conftest import call, calls
 
 from phaseo_agent import (
+    AgentDefinition,
+    AgentDefinitionError,
     AgentError,
     AgentModelError,
     AgentSchemaValidationError,
     AgentStateError,
     AgentTool,
     AgentToolError,
+    AgentToolTimeoutError,
     RunResult,
     ScriptedClient,
     ToolRuntime,
@@ -530,3 +534,39 @@ def test_dataclasses_and_pydantic_models_are_read_but_not_objects_answering_any_
     with pytest.raises(AgentSchemaValidationError) as raised:
         agent_with(lambda i, rt: {"m": MagicMock()}).run(input="go", client=one_call())
     assert str(raised.value) == "Invalid tool output: value of type MagicMock is not JSON-compatible"
+
+
+@pytest.mark.parametrize("huge", [1e300, float("inf")])
+def test_durations_too_long_for_a_clock_are_no_limit_not_a_panic(huge: float) -> None:
+    def quick(tool_input: Dict[str, Any], runtime: ToolRuntime) -> int:
+        return 1
+
+    observed: List[bool] = []
+
+    def waits(tool_input: Dict[str, Any], runtime: ToolRuntime) -> str:
+        observed.append(runtime.cancelled.wait(huge))
+        return "late"
+
+    # A finite timeout too long for a clock never fires (an infinite one is refused).
+    if huge != float("inf"):
+        never = define_tool(AgentTool(id="t", description="", execute=quick, timeout_ms=huge))
+        result = create_agent(AgentDefinition(id="a", tools=[never])).run(
+            input="go", client=ScriptedClient([calls(call("c1", "t")), {"text": "done"}]))
+        assert result.status == "completed"
+    # A wait of `huge` seconds inside a tool ends with the call's cancellation (its timeout).
+    timed = define_tool(AgentTool(id="t", description="", execute=waits, timeout_ms=300))
+    with pytest.raises(AgentToolTimeoutError):
+        create_agent(AgentDefinition(id="a", tools=[timed])).run(
+            input="go", client=ScriptedClient([calls(call("c1", "t"))]))
+    deadline = time.monotonic() + 10
+    while not observed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert observed == [True]
+    # Backoffs and leases that long are accepted as they are, or refused as a definition error.
+    create_agent(AgentDefinition(id="a", model_retry={"max_retries": 1, "backoff_ms": huge}))
+    lease = {"duration_ms": huge, "renew_every_ms": 10_000}
+    if huge == float("inf"):
+        with pytest.raises(AgentDefinitionError, match="lease needs"):
+            create_agent(AgentDefinition(id="a", lease=lease))
+    else:
+        create_agent(AgentDefinition(id="a", lease=lease))

@@ -83,7 +83,7 @@ impl NativeMcpServer {
     /// (nil: no limit) pass; returns whether it stopped. An interrupt of this thread stops
     /// the server and is raised.
     fn serve(ruby: &Ruby, rb_self: &Self, timeout: Option<f64>) -> Result<bool, Error> {
-        let deadline = timeout.map(|t| Instant::now() + Duration::from_secs_f64(t.max(0.0)));
+        let deadline = phaseo_agent::duration::deadline_in_secs(timeout);
         let server = &rb_self.0;
         serve_until(
             ruby,

@@ -455,7 +455,7 @@ module Fuzz
       when 0, 1
         parent[key] = [hostile(rng), storable(rng), "c1", "", -1, 2**64 - 1, 2**64, 1e300, [], {}, nil].sample(random: rng)
       when 2 then parent.is_a?(Hash) ? parent.delete(key) : parent.delete_at(key)
-      when 3 then parent[key][plain(rng)] = storable(rng) if parent[key].is_a?(Hash)
+      when 3 then parent[key][plain(rng)] = storable(rng) if parent[key].is_a?(Hash) && !parent[key].frozen?
       when 4 then parent[key] = nest(parent[key], [10, 70, 2000].sample(random: rng), rng)
       else parent[key] = [parent[key], state] if parent[key].is_a?(Hash) || parent[key].is_a?(Array)
       end

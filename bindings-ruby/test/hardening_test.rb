@@ -318,4 +318,16 @@ class HardeningTest < Minitest::Test
     agent.run(input: "go", client: script({ tool_calls: calls }, { text: "done" }))
     assert_empty Sdk::Internal::THREADS
   end
+
+  # A duration too long for a clock is the longest wait: the tool runs, its timeout never
+  # fires; an infinite one has no JSON form and is refused as an argument.
+  def test_a_duration_too_long_for_a_clock_is_no_limit
+    quick = tool("t", timeout_ms: 1e300, execute: ->(_i, _rt) { 1 })
+    agent = Sdk.create_agent(id: "a", tools: [quick], model_retry: { max_retries: 1, backoff_ms: 1e300 })
+    result = agent.run(input: "go", client: script({ tool_calls: [call("c1", "t", env: "x")] }, { text: "done" }))
+    assert_equal "completed", result.status
+    endless = tool("t", timeout_ms: Float::INFINITY, execute: ->(_i, _rt) { 1 })
+    error = assert_raises(ArgumentError) { Sdk.create_agent(id: "a", tools: [endless]) }
+    assert_equal "agent definition: Infinity is not a JSON number", error.message
+  end
 end

@@ -2,7 +2,6 @@
 //! clients and their checks.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use phaseo_agent as pa;
 use phaseo_agent::Value;
@@ -170,11 +169,7 @@ fn stop_conditions(items: Vec<StopWhen>) -> Vec<Arc<dyn pa::StopCondition>> {
 
 impl From<ModelRetry> for pa::ModelRetry {
     fn from(r: ModelRetry) -> Self {
-        let backoff = if r.backoff_ms.is_finite() && r.backoff_ms > 0.0 {
-            Duration::from_secs_f64(r.backoff_ms / 1000.0)
-        } else {
-            Duration::ZERO
-        };
+        let backoff = phaseo_agent::duration::from_ms(r.backoff_ms);
         pa::ModelRetry::new(
             u32::try_from(r.max_retries.max(0)).unwrap_or(u32::MAX),
             backoff,

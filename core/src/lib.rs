@@ -54,6 +54,7 @@ pub mod clients;
 pub mod controls;
 mod definition;
 pub mod driven;
+pub mod duration;
 mod engine;
 pub mod error;
 pub mod events;

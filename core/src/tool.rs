@@ -526,7 +526,7 @@ impl Tool {
             self.problems
                 .push(format!("timeoutMs must be a non-negative number, got {ms}"));
         } else {
-            self.timeout = Some(Duration::from_secs_f64(ms / 1000.0));
+            self.timeout = Some(crate::duration::from_ms(ms));
         }
         self
     }

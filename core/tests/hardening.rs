@@ -519,3 +519,51 @@ fn call_ids_a_model_repeats_or_leaves_empty_are_made_unique_in_the_run() {
         .collect();
     assert_eq!(results, called);
 }
+
+#[test]
+fn durations_too_long_for_a_clock_are_the_longest_wait_not_a_panic() {
+    // A tool timeout of 1e300 ms never fires: the call runs and the run completes.
+    let tool = returning("t", json!(1)).timeout_ms(1e300);
+    let client = scripted([call("c1", "t", "{}"), text("done")]);
+    let done = block_on(agent_with(tool).run(RunOptions::new("go", client))).unwrap();
+    assert_eq!(done.status(), RunStatus::Completed);
+    // The same numbers in a definition's text, as every binding but Rust's passes them.
+    let def = phaseo_agent::spec::agent_definition(
+        &NoHost,
+        json!({
+            "id": "a",
+            "modelRetry": {"maxRetries": 1, "backoffMs": 1e300},
+            "lease": {"durationMs": 1e300, "renewEveryMs": 1e299},
+        }),
+    );
+    assert!(def.is_ok(), "{:?}", def.err());
+    let options = phaseo_agent::spec::run_options(
+        &NoHost,
+        json!({"modelRetry": {"maxRetries": 2, "backoffMs": 1e308}}),
+    );
+    assert!(options.is_ok(), "{:?}", options.err());
+}
+
+/// A client whose request timeout is 1e300 ms sends its request (to a port nobody listens
+/// on) and fails as a model failure, not a panic.
+#[cfg(feature = "http")]
+#[test]
+fn an_http_client_timeout_too_long_for_a_clock_is_no_limit() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = std::sync::Arc::new(phaseo_agent::clients::OpenAICompatibleClient::from_options(
+        &phaseo_agent::clients::HttpClientOptions {
+            api_key: Some("k".into()),
+            base_url: Some(format!("http://127.0.0.1:{port}/v1")),
+            model: Some("m".into()),
+            timeout_ms: Some(1e300),
+            ..Default::default()
+        },
+    ));
+    let err =
+        block_on(agent(AgentDefinition::new("a")).run(RunOptions::new("go", client))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ModelFailed);
+}

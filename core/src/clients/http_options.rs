@@ -1,8 +1,6 @@
 //! Options of the HTTP clients as every binding receives them, so each binding only maps
 //! its own option names onto this struct.
 
-use std::time::Duration;
-
 use super::{GatewayClient, OpenAICompatibleClient};
 
 /// Settings of an HTTP model client. Unset fields keep what the environment gives
@@ -53,7 +51,7 @@ macro_rules! apply_options {
             client = client.model(model.clone());
         }
         if let Some(ms) = $o.timeout_ms.filter(|ms| ms.is_finite() && *ms > 0.0) {
-            client = client.timeout(Duration::from_secs_f64(ms / 1000.0));
+            client = client.timeout($crate::duration::from_ms(ms));
         }
         for (name, value) in &$o.headers {
             client = client.header(name.clone(), value.clone());

@@ -679,7 +679,11 @@ async fn execute_known(
                 error: message.clone(),
             },
         );
-        let backoff = tool.retry.map_or(std::time::Duration::ZERO, |r| r.backoff) * (attempt - 1);
+        // Saturating: a backoff of u64::MAX ms times many attempts is a very long wait, not a panic.
+        let backoff = tool
+            .retry
+            .map_or(std::time::Duration::ZERO, |r| r.backoff)
+            .saturating_mul(attempt - 1);
         tokio::select! {
             biased;
             _ = scope.token().cancelled() => {

@@ -1,7 +1,5 @@
 //! `toolExecution`, `modelRetry` and `lease`.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 
 use super::forms::count;
@@ -82,9 +80,8 @@ impl ModelRetrySpec {
         ModelRetry::new(
             self.max_retries
                 .map_or(default.max_retries, |n| n.max(0.0) as u32),
-            self.backoff_ms.map_or(default.backoff, |ms| {
-                Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-            }),
+            self.backoff_ms
+                .map_or(default.backoff, crate::duration::from_ms),
         )
     }
 }
@@ -109,8 +106,8 @@ impl LeaseSpec {
             )));
         }
         Ok(LeaseConfig::new(
-            Duration::from_secs_f64(duration / 1000.0),
-            Duration::from_secs_f64(renew_every / 1000.0),
+            crate::duration::from_ms(duration),
+            crate::duration::from_ms(renew_every),
         ))
     }
 }

@@ -191,6 +191,18 @@ class ToolsTest {
     }
 
     @Test
+    fun `durations too long for a clock are the longest wait, not a crash`() = runBlocking {
+        // 1e300 ms of model backoff and Long.MAX_VALUE ms of tool timeout: accepted, and the
+        // call runs (its timeout never fires).
+        val quick = defineTool("t", timeoutMs = Long.MAX_VALUE) { _, _ -> JsonPrimitive(1) }
+        for (backoff in listOf(1e300, Double.POSITIVE_INFINITY)) {
+            val agent = createAgent("a", tools = listOf(quick), modelRetry = ModelRetry(maxRetries = 1, backoffMs = backoff))
+            val result = agent.run("go", scriptedClient(callsResponse(call("c1", "t")), textResponse("done")))
+            assertEquals(RunStatus.COMPLETED, result.status())
+        }
+    }
+
+    @Test
     fun `interactive hooks, next-turn params and stop conditions are Kotlin functions`() = runBlocking {
         val lookup = defineTool(
             "lookup",
