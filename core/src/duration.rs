@@ -1,7 +1,7 @@
 //! Durations from the numbers hosts pass (milliseconds or seconds, as floats). A number
 //! too large for a `Duration` is the longest duration a deadline can hold rather than a
 //! panic: a timeout of `1e300` ms means "never", and neither its conversion nor a deadline
-//! made from it (`Instant::now() + d`) may bring the process down.
+//! made from it (`Instant::now() + d`) may bring the process down (docs/behaviour.md §2.2).
 
 use std::time::{Duration, Instant};
 
