@@ -78,7 +78,7 @@ fn write_wake_byte() {
     let _ = file.write(&[1]);
 }
 
-fn pop_job() -> Option<Job> {
+pub(crate) fn pop_job() -> Option<Job> {
     lock().pop_front()
 }
 
@@ -146,6 +146,11 @@ pub fn serve_run(
                     None => break,
                 }
             }
+            if !target.ready() {
+                // Interrupted before the outcome: what the ending run lets go of later is
+                // stopped by the SDK's drainer thread (crate::drain).
+                crate::drain::after_interrupt(ruby);
+            }
             return match pending.or_else(take_deferred_interrupt) {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -189,7 +194,7 @@ pub fn defer_if_interrupt(ruby: &Ruby, error: &Error) -> bool {
     is_interrupt
 }
 
-fn take_deferred_interrupt() -> Option<Error> {
+pub(crate) fn take_deferred_interrupt() -> Option<Error> {
     DEFERRED.with(|d| d.borrow_mut().take())
 }
 

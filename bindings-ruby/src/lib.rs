@@ -6,6 +6,7 @@
 mod adapters;
 mod agent;
 mod convert;
+mod drain;
 mod host;
 mod model;
 mod runtime;
@@ -17,12 +18,14 @@ mod tracing;
 
 use magnus::{Error, Ruby};
 
-/// `PhaseoAgentSdk::Native.set_wake_fd(fd)`: the Ruby layer's wake pipe (see [`host`]).
+/// `PhaseoAgentSdk::Native.set_wake_fd(fd)`: the Ruby layer's wake pipe (see [`host`]);
+/// `stop_drain`: see [`drain`].
 fn native_wake(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     use magnus::{function, Module, Object};
     let _ = ruby;
     let native = module.define_module("Native")?;
     native.define_singleton_method("set_wake_fd", function!(host::set_wake_fd, 1))?;
+    native.define_singleton_method("stop_drain", function!(drain::stop, 0))?;
     Ok(())
 }
 

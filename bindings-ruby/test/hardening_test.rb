@@ -330,4 +330,27 @@ class HardeningTest < Minitest::Test
     error = assert_raises(ArgumentError) { Sdk.create_agent(id: "a", tools: [endless]) }
     assert_equal "agent definition: Infinity is not a JSON number", error.message
   end
+
+  # A run interrupted in a tool returns after its grace (2 s) while the cancelled run still
+  # waits for the save of its final state (up to 5 s); when the run lets go of that save,
+  # a blocked save's thread is stopped without any further call into the SDK.
+  def test_a_callable_abandoned_after_an_interrupt_is_stopped_without_another_call
+    blocked = Queue.new
+    accessor = Object.new
+    accessor.define_singleton_method(:load) { |_run_id| nil }
+    accessor.define_singleton_method(:save) do |result|
+      next unless result.status == "cancelled"
+
+      blocked << Thread.current
+      sleep
+    end
+    slow = tool("slow", execute: ->(_i, _rt) { sleep 30 })
+    agent = Sdk.create_agent(id: "a", tools: [slow], store: accessor)
+    client = script({ tool_calls: [call("c1", "slow", env: "x")] }, { text: "done" })
+    assert_raises(Timeout::Error) { Timeout.timeout(0.5) { agent.run(input: "go", client: client) } }
+    saving = blocked.pop
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 20
+    sleep 0.05 while saving.alive? && Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    refute saving.alive?, "the abandoned save's thread is still blocked"
+  end
 end

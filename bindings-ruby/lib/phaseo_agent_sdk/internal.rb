@@ -20,6 +20,9 @@ module PhaseoAgentSdk
     WAKE_W.nonblock = true
     WAKE_R.nonblock = true
     Native.set_wake_fd(WAKE_W.fileno)
+    # The thread that serves the queue for a while after an interrupted wait
+    # (bindings-ruby/src/drain.rs) stops when the program exits rather than holding the exit.
+    at_exit { Native.stop_drain }
     # How long a cancelled call may take to notice `runtime.cancelled?` (or end) by itself.
     CANCEL_GRACE = 0.05
     # How deep `stringify` walks: a value's own 64 levels plus the SDK's structure around it
