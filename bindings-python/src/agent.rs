@@ -99,22 +99,19 @@ pub(crate) fn tool_execution(
 
 /// `AgentModelRetry`: a field left `None` takes the core's default ([`ModelRetry::default`]).
 fn model_retry(d: &Bound<'_, PyAny>) -> PyResult<ModelRetry> {
-    let default = ModelRetry::default();
-    let max_retries = d
-        .get_item("max_retries")
-        .ok()
-        .filter(|v| !v.is_none())
+    let field = |key: &str| d.get_item(key).ok().filter(|v| !v.is_none());
+    // A count is a non-negative int (a negative one or a float is refused here, as Python's
+    // type says); the core reads the numbers.
+    let max_retries = field("max_retries")
         .map(|v| v.extract::<u32>())
-        .transpose()?
-        .unwrap_or(default.max_retries);
-    let backoff = d
-        .get_item("backoff_ms")
-        .ok()
-        .filter(|v| !v.is_none())
+        .transpose()?;
+    let backoff_ms = field("backoff_ms")
         .map(|v| v.extract::<f64>())
-        .transpose()?
-        .map_or(default.backoff, phaseo_agent::duration::from_ms);
-    Ok(ModelRetry::new(max_retries, backoff))
+        .transpose()?;
+    Ok(ModelRetry::from_numbers(
+        max_retries.map(f64::from),
+        backoff_ms,
+    ))
 }
 
 fn stop_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<dyn phaseo_agent::StopCondition>>> {
@@ -609,20 +606,10 @@ impl PyAgent {
             def = def.store(s.get().store.clone());
         }
         if let Some((duration, renew_every)) = lease_ms {
-            if !(duration > 0.0
-                && renew_every > 0.0
-                && renew_every < duration
-                && duration.is_finite())
-            {
-                return Err(definition_error(
-                    py,
-                    format!("Invalid agent definition: lease needs 0 < renew_every_ms < duration_ms (got duration_ms={duration}, renew_every_ms={renew_every})"),
-                ));
-            }
-            def = def.lease(LeaseConfig::new(
-                phaseo_agent::duration::from_ms(duration),
-                phaseo_agent::duration::from_ms(renew_every),
-            ));
+            let lease =
+                LeaseConfig::from_ms(duration, renew_every, ["duration_ms", "renew_every_ms"])
+                    .map_err(|e| to_pyerr(py, e))?;
+            def = def.lease(lease);
         }
         for server in mcp_servers.unwrap_or_default() {
             def = def.mcp_server(server.get().server.clone());

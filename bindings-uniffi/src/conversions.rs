@@ -169,11 +169,7 @@ fn stop_conditions(items: Vec<StopWhen>) -> Vec<Arc<dyn pa::StopCondition>> {
 
 impl From<ModelRetry> for pa::ModelRetry {
     fn from(r: ModelRetry) -> Self {
-        let backoff = phaseo_agent::duration::from_ms(r.backoff_ms);
-        pa::ModelRetry::new(
-            u32::try_from(r.max_retries.max(0)).unwrap_or(u32::MAX),
-            backoff,
-        )
+        pa::ModelRetry::from_numbers(Some(r.max_retries as f64), Some(r.backoff_ms))
     }
 }
 
@@ -270,16 +266,11 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
         out = out.mcp_server(crate::mcp::core_server(server));
     }
     if let Some(l) = def.lease {
-        if !(l.duration_ms > 0 && l.renew_every_ms > 0 && l.renew_every_ms < l.duration_ms) {
-            return Err(PhaseoError::definition(format!(
-                "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs={}, renewEveryMs={})",
-                l.duration_ms, l.renew_every_ms
-            )));
-        }
-        out = out.lease(pa::store::LeaseConfig::new(
-            std::time::Duration::from_millis(l.duration_ms as u64),
-            std::time::Duration::from_millis(l.renew_every_ms as u64),
-        ));
+        out = out.lease(pa::store::LeaseConfig::from_ms(
+            l.duration_ms as f64,
+            l.renew_every_ms as f64,
+            ["durationMs", "renewEveryMs"],
+        )?);
     }
     Ok(out)
 }

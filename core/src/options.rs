@@ -94,6 +94,19 @@ impl ModelRetry {
             backoff,
         }
     }
+
+    /// A policy from a host's numbers: a field left out takes its default; `max_retries` is
+    /// cut to a whole number in `0..=u32::MAX`, `backoff_ms` read by
+    /// [`crate::duration::from_ms`] (negative or NaN is none, too long for a clock the
+    /// longest).
+    pub fn from_numbers(max_retries: Option<f64>, backoff_ms: Option<f64>) -> Self {
+        let default = Self::default();
+        Self {
+            // `as` saturates: NaN and negatives are 0, past u32::MAX is u32::MAX.
+            max_retries: max_retries.map_or(default.max_retries, |n| n as u32),
+            backoff: backoff_ms.map_or(default.backoff, crate::duration::from_ms),
+        }
+    }
 }
 
 /// Overrides a run or continue may set over the agent definition.

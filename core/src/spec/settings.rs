@@ -76,13 +76,7 @@ pub(crate) struct ModelRetrySpec {
 impl ModelRetrySpec {
     /// The core retry policy.
     pub(crate) fn build(self) -> ModelRetry {
-        let default = ModelRetry::default();
-        ModelRetry::new(
-            self.max_retries
-                .map_or(default.max_retries, |n| n.max(0.0) as u32),
-            self.backoff_ms
-                .map_or(default.backoff, crate::duration::from_ms),
-        )
+        ModelRetry::from_numbers(self.max_retries, self.backoff_ms)
     }
 }
 
@@ -97,17 +91,10 @@ pub(crate) struct LeaseSpec {
 impl LeaseSpec {
     /// The core lease; it needs `0 < renewEveryMs < durationMs`.
     pub(crate) fn build(self) -> Result<LeaseConfig, AgentError> {
-        let duration = self.duration_ms.unwrap_or(30_000.0);
-        let renew_every = self.renew_every_ms.unwrap_or(10_000.0);
-        if !(duration > 0.0 && renew_every > 0.0 && renew_every < duration && duration.is_finite())
-        {
-            return Err(invalid(format!(
-                "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs={duration}, renewEveryMs={renew_every})"
-            )));
-        }
-        Ok(LeaseConfig::new(
-            crate::duration::from_ms(duration),
-            crate::duration::from_ms(renew_every),
-        ))
+        LeaseConfig::from_ms(
+            self.duration_ms.unwrap_or(30_000.0),
+            self.renew_every_ms.unwrap_or(10_000.0),
+            ["durationMs", "renewEveryMs"],
+        )
     }
 }

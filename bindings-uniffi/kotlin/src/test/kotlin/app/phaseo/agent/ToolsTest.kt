@@ -188,6 +188,15 @@ class ToolsTest {
         assertEquals("definition_invalid", dup.code)
         assertEquals("definition_invalid", assertThrows<AgentException> { defineTool("t", timeoutMs = -1) }.code)
         assertEquals("definition_invalid", assertThrows<AgentException> { jsonSchemaValidator(json("""{"type":5}""")) }.code)
+        for ((duration, renew) in listOf(100L to 200L, 100L to 100L, 100L to 0L, -5L to -10L)) {
+            val lease = assertThrows<AgentException> { createAgent("a", lease = lease(durationMs = duration, renewEveryMs = renew)) }
+            assertEquals("definition_invalid", lease.code)
+            assertEquals(
+                "Invalid agent definition: lease needs 0 < renewEveryMs < durationMs (got durationMs=$duration, renewEveryMs=$renew)",
+                lease.message,
+            )
+        }
+        createAgent("a", lease = lease(durationMs = Long.MAX_VALUE, renewEveryMs = 1_000)).close()
     }
 
     @Test
