@@ -9,10 +9,11 @@ use phaseo_agent::{Agent, CancellationToken, ContinueOptions, ErrorCode, RunOpti
 use crate::adapters::HostListener;
 use crate::client::{client_arg, PhaseoClient};
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
+use crate::host::callbacks;
 use crate::host::{Host, PhaseoHost};
 use crate::run::{PhaseoRun, Start};
-use crate::spec;
 use crate::store::{store_arg, PhaseoStore};
+use phaseo_agent::spec as core_spec;
 
 /// An agent. Thread-safe: any number of runs may use it at once, from any thread.
 pub struct PhaseoAgent {
@@ -34,7 +35,7 @@ pub unsafe extern "C" fn phaseo_agent_new(
     let host = Host::new(host);
     guard(out_error, || {
         let text = read_str(definition_json, "definition_json")?;
-        let mut def = spec::agent(&host, text)?;
+        let mut def = core_spec::agent_definition_text(&callbacks(&host), text)?;
         if let Some(store) = store_arg(store) {
             def = def.store(store);
         }
@@ -78,7 +79,10 @@ pub(crate) unsafe fn run_options(
     host: &Arc<Host>,
     cancel: &CancellationToken,
 ) -> Result<RunOptions, CError> {
-    let spec = spec::run_options(host, read_opt_str(options_json, "options_json")?)?;
+    let spec = core_spec::run_options_text(
+        &callbacks(host),
+        read_opt_str(options_json, "options_json")?,
+    )?;
     let mut options = spec
         .into_run_options(client_arg(client)?)
         .cancel(cancel.clone());
@@ -100,7 +104,10 @@ pub(crate) unsafe fn continue_options(
     host: &Arc<Host>,
     cancel: &CancellationToken,
 ) -> Result<ContinueOptions, CError> {
-    let spec = spec::continue_options(host, read_opt_str(options_json, "options_json")?)?;
+    let spec = core_spec::continue_options_text(
+        &callbacks(host),
+        read_opt_str(options_json, "options_json")?,
+    )?;
     let mut options = spec
         .into_continue_options(client_arg(client)?)
         .cancel(cancel.clone());

@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use phaseo_agent::json_host::{call_cancelled, CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::json_host::{call_cancelled, CallKind, JsonArgs, JsonCallbacks, JsonHostFn};
 use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 use serde::Serialize;
 use tokio::sync::oneshot;
@@ -679,4 +679,13 @@ fn finish(call: &PhaseoCall, answer: Answer) {
     if let Some(tx) = state.answer.take() {
         let _ = tx.send(answer);
     }
+}
+
+/// The callbacks of one host, for the core's reader of definitions and options
+/// ([`phaseo_agent::spec`]): every `{"$callback": id}` is served by its `invoke`.
+pub fn callbacks(host: &Arc<Host>) -> JsonCallbacks<impl Fn(u64) -> HostFn + '_> {
+    JsonCallbacks::new(move |id| HostFn {
+        host: host.clone(),
+        id,
+    })
 }

@@ -25,7 +25,6 @@ pub mod queue_drive;
 pub mod run;
 pub mod schema;
 pub mod serve;
-pub mod spec;
 pub mod store;
 pub mod store_accessor;
 pub mod stream;

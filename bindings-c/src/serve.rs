@@ -10,8 +10,8 @@ use phaseo_agent::mcp_server::{serve_mcp, McpToolServer};
 use crate::adapters::HostListener;
 use crate::client::PhaseoClient;
 use crate::error::{guard, read_str, write_out, CError, PhaseoStatus};
+use crate::host::callbacks;
 use crate::host::{Host, PhaseoHost};
-use crate::spec;
 
 /// A running MCP server. Thread-safe. Freeing it stops the server.
 pub struct PhaseoMcpServer {
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn phaseo_serve_mcp(
             return Err(CError::argument("out_server is NULL"));
         }
         let text = read_str(options_json, "options_json")?;
-        let (tools, mut options) = spec::serve_options(&host, text)?;
+        let (tools, mut options) = phaseo_agent::spec::serve_options_text(&callbacks(&host), text)?;
         if let Some(c) = client.as_ref() {
             options = options.client(c.client.clone());
         }

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use phaseo_agent::json_host::{call_cancelled, CallKind, JsonArgs, JsonHostFn};
+use phaseo_agent::json_host::{call_cancelled, CallKind, JsonArgs, JsonCallbacks, JsonHostFn};
 use phaseo_agent::{async_trait, HostStreamSender, ToolError, ToolRuntime, Value};
 use tokio::sync::oneshot;
 
@@ -360,4 +360,13 @@ pub fn mark_big_integers(value: &mut Value) {
         Value::Object(map) => map.values_mut().for_each(mark_big_integers),
         _ => {}
     }
+}
+
+/// The callbacks of the PHP layer, for the core's reader of definitions and options
+/// ([`phaseo_agent::spec`]): every `{"$callback": id}` names a PHP callable of its registry.
+pub fn callbacks(host: &Arc<Host>) -> JsonCallbacks<impl Fn(u64) -> HostFn + '_> {
+    JsonCallbacks::new(move |id| HostFn {
+        host: host.clone(),
+        id,
+    })
 }

@@ -21,7 +21,6 @@ mod error;
 mod handles;
 mod host;
 mod run;
-mod spec;
 mod store;
 mod tracing;
 
@@ -40,7 +39,8 @@ static GLOBAL: phaseo_agent::allocator::MiMalloc = phaseo_agent::allocator::MiMa
 #[php_function]
 pub fn phaseo_agent_new(definition: String, store: i64) -> PhpResult<i64> {
     let host = std::sync::Arc::new(host::Host);
-    let mut def = spec::agent(&host, &definition)?;
+    let mut def = phaseo_agent::spec::agent_definition_text(&host::callbacks(&host), &definition)
+        .map_err(NativeError::from)?;
     if store != 0 {
         def = def.store(STORES.get(store)?);
     }
@@ -222,7 +222,9 @@ pub fn phaseo_call_stream(call: i64, event: String) -> PhpResult<()> {
 #[php_function]
 pub fn phaseo_mcp_serve(options: String, client: i64) -> PhpResult<i64> {
     let host = std::sync::Arc::new(host::Host);
-    let (tools, mut opts) = spec::serve_options(&host, &options)?;
+    let (tools, mut opts) =
+        phaseo_agent::spec::serve_options_text(&host::callbacks(&host), &options)
+            .map_err(NativeError::from)?;
     if client != 0 {
         opts = opts.client(CLIENTS.get(client)?.client);
     }

@@ -10,8 +10,9 @@ use phaseo_agent::{AgentError, AgentStream, CancellationToken, RunResult, Stream
 use crate::adapters::HostListener;
 use crate::error::NativeError;
 use crate::handles::{Run, AGENTS, CLIENTS, RUNS, STORES};
+use crate::host::callbacks;
 use crate::host::{push, Host};
-use crate::spec;
+use phaseo_agent::spec as core_spec;
 
 /// How a run starts.
 pub struct Start<'a> {
@@ -111,7 +112,8 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
     };
     match s.mode {
         "run" | "stream" => {
-            let spec = spec::run_options(&host, s.options).map_err(fail)?;
+            let spec = core_spec::run_options_text(&callbacks(&host), s.options)
+                .map_err(|e| fail(e.into()))?;
             let mut options = spec.into_run_options(client).cancel(cancel.clone());
             if let Some(store) = store {
                 options = options.store(store);
@@ -127,7 +129,8 @@ pub fn start(s: Start<'_>) -> Result<i64, NativeError> {
             }
         }
         "continue" | "recover" | "continueStream" => {
-            let spec = spec::continue_options(&host, s.options).map_err(fail)?;
+            let spec = core_spec::continue_options_text(&callbacks(&host), s.options)
+                .map_err(|e| fail(e.into()))?;
             let mut options = spec.into_continue_options(client).cancel(cancel.clone());
             if let Some(store) = store {
                 options = options.store(store);
