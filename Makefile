@@ -341,8 +341,9 @@ bench-tracing:
 bench-mcp: mcp-servers
 	$(CARGO) run -q --release -p phaseo-agent --example mcp_latency
 
-# Longer fuzzing than `make test`: the core's property tests with many more cases (stable),
-# then the libFuzzer targets of core/fuzz for FUZZ_SECONDS each (nightly rustc).
+# Longer fuzzing than `make test`: the core's property tests with many more cases (stable:
+# mutated states, and hostile clients of a served MCP tool set), then the libFuzzer targets
+# of core/fuzz for FUZZ_SECONDS each (nightly rustc).
 fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go fuzz-java
 
 # Go's native fuzzing: each target for FUZZ_SECONDS (its corpus grows in the Go cache); then the
@@ -354,6 +355,7 @@ fuzz-go: go-lib
 
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
+	PROPTEST_CASES=2000 $(CARGO) test -q -p phaseo-agent --test mcp_serve_hostile
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} core/fuzz/run.sh
 
 # The run-store tests (SQLite and a real PostgreSQL): scripts/with-test-postgres.sh

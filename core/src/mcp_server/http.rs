@@ -123,7 +123,10 @@ impl HttpServer {
                         Ok::<_, Infallible>(answer(&service, &path, auth.as_deref(), request).await)
                     }
                 });
+                // A client may shut down its sending side once its request is written
+                // (`nc -N`, a socket's `shutdown(SHUT_WR)`): it still gets its answer.
                 let connection = hyper::server::conn::http1::Builder::new()
+                    .half_close(true)
                     .serve_connection(TokioIo::new(stream), serve);
                 tokio::select! {
                     _ = cancel.cancelled() => {}
