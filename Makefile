@@ -342,7 +342,8 @@ bench-mcp: mcp-servers
 	$(CARGO) run -q --release -p phaseo-agent --example mcp_latency
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable:
-# mutated states, and hostile clients of a served MCP tool set), then the libFuzzer targets
+# mutated states, hostile clients of a served MCP tool set, hostile MCP servers of an
+# agent), then the libFuzzer targets
 # of core/fuzz for FUZZ_SECONDS each (nightly rustc).
 fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go fuzz-java
 
@@ -356,6 +357,7 @@ fuzz-go: go-lib
 fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
 	PROPTEST_CASES=2000 $(CARGO) test -q -p phaseo-agent --test mcp_serve_hostile
+	PROPTEST_CASES=1000 $(CARGO) test -q -p phaseo-agent --test mcp_hostile_server
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} core/fuzz/run.sh
 
 # The run-store tests (SQLite and a real PostgreSQL): scripts/with-test-postgres.sh

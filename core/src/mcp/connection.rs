@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientConfig, ClientNotification, ClientRequest,
-    ElicitRequestParams, ElicitResult, ErrorData, ProtocolVersion, RequestId, ServerResult,
+    ElicitRequestParams, ElicitResult, ErrorData, PaginatedRequestParams, ProtocolVersion,
+    RequestId, ServerResult,
 };
 use rmcp::service::{
     NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
@@ -29,6 +30,10 @@ use crate::tool_runtime::ToolRuntime;
 
 /// How long starting a server (spawn + `initialize`) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long listing a server's tools may take when the server has no `timeoutMs`.
+const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most pages of one listing: a server whose pages do not end broke the protocol.
+const MAX_LIST_PAGES: usize = 1_000;
 /// Our side of the protocol: what the server may send us.
 struct Handler {
     server: String,
@@ -257,21 +262,30 @@ impl Connection {
     }
 
     /// The server's tools as MCP JSON objects (`name`, `description`, `inputSchema`, …).
+    /// A listing ends within the server's `timeoutMs` (else 30 s) and within 1,000 pages, each
+    /// with a cursor of its own (docs/behaviour.md §11).
     pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, String> {
         let live = self.live().await.map_err(|f| f.message(self.name()))?;
-        match live.peer().list_all_tools().await {
-            Ok(tools) => Ok(tools
-                .iter()
-                .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
-                .collect()),
-            Err(e) => {
-                let failure = self.failure_of(&live, e).await;
-                Err(format!(
-                    "{} while listing its tools",
-                    failure.message(self.name())
-                ))
+        let limit = self.server.timeout.unwrap_or(LIST_TIMEOUT);
+        let pages = tokio::time::timeout(limit, list_pages(live.peer())).await;
+        let failure = match pages {
+            Ok(Ok(tools)) => {
+                return Ok(tools
+                    .iter()
+                    .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
+                    .collect())
             }
-        }
+            Ok(Err(ListFailure::Request(e))) => self.failure_of(&live, e).await,
+            Ok(Err(ListFailure::Endless(detail))) => McpFailure::Protocol(detail),
+            Err(_) => McpFailure::Protocol(format!(
+                "no complete answer to tools/list within {} ms",
+                limit.as_millis()
+            )),
+        };
+        Err(format!(
+            "{} while listing its tools",
+            failure.message(self.name())
+        ))
     }
 
     /// Calls a tool; the raw MCP result object. Dropping the future (timeout, run
@@ -396,4 +410,38 @@ impl Drop for CancelOnDrop {
             });
         }
     }
+}
+
+/// Why the pages of a listing did not come to an end.
+enum ListFailure {
+    Request(ServiceError),
+    Endless(String),
+}
+
+/// Every page of `tools/list`, following `nextCursor`; a cursor seen before or more than
+/// [`MAX_LIST_PAGES`] pages end it (a hostile or broken server would page for ever).
+async fn list_pages(peer: Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, ListFailure> {
+    let mut tools = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let page = peer
+            .list_tools(Some(params))
+            .await
+            .map_err(ListFailure::Request)?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ListFailure::Endless(format!(
+                    "tools/list gave the cursor {next:?} twice"
+                )))
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(ListFailure::Endless(format!(
+        "tools/list did not end within {MAX_LIST_PAGES} pages"
+    )))
 }

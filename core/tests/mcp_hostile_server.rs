@@ -1,0 +1,277 @@
+//! Property test: an agent's MCP server that misbehaves (docs/behaviour.md §11). Whatever the
+//! server answers to `initialize`, `tools/list` and `tools/call` (odd results and errors,
+//! lines that are not JSON, answers for other ids, no answer, an exit mid-call, listings of
+//! odd tools or pages without end) and whatever it sends in between (notifications and
+//! requests of its own), a run that uses it ends by itself, with a result or an error of a
+//! documented kind, never a panic or a hang, and its state round-trips. The server is
+//! `tests/mcp/hostile_server.py`, told what to do by a generated plan. `PROPTEST_CASES`
+//! raises the count (`make fuzz-core`).
+
+mod mcp_support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
+use std::time::Duration;
+
+use mcp_support::{python, repo_root};
+use phaseo_agent::mcp::McpServer;
+use phaseo_agent::{
+    create_agent, json, AgentDefinition, ErrorCode, ModelResponse, OnError, RunOptions, RunResult,
+    ScriptedClient, Value,
+};
+use proptest::prelude::*;
+
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.fetch_add(1, Ordering::SeqCst);
+            previous(info);
+        }));
+    });
+}
+
+/// Any JSON value of a few levels.
+fn value() -> impl Strategy<Value = Value> + Clone {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        Just(json!(u64::MAX)),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::from)),
+        ".{0,10}".prop_map(Value::from),
+        Just(json!("")),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map("[a-zA-Z]{0,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn initialize_result() -> Value {
+    json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": true}},
+           "serverInfo": {"name": "hostile", "version": "1"}})
+}
+
+/// What the server writes before an answer.
+fn noise() -> impl Strategy<Value = Vec<String>> {
+    let line = prop_oneof![
+        Just("not json".to_owned()),
+        Just("{".to_owned()),
+        Just(String::new()),
+        value().prop_map(|v| v.to_string()),
+        (value(), value()).prop_map(|(token, progress)| json!({"jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": progress}})
+        .to_string()),
+        Just(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).to_string()),
+        value().prop_map(
+            |params| json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": params})
+            .to_string()
+        ),
+        (
+            value(),
+            prop::sample::select(
+                &[
+                    "sampling/createMessage",
+                    "roots/list",
+                    "elicitation/create",
+                    "ping",
+                    "nope/unknown"
+                ][..]
+            ),
+            value()
+        )
+            .prop_map(|(id, method, params)| json!({"jsonrpc": "2.0", "id": id,
+                "method": method, "params": params})
+            .to_string()),
+        (value(), value()).prop_map(|(id, result)| json!({"jsonrpc": "2.0", "id": id,
+            "result": result})
+        .to_string()),
+    ];
+    prop::collection::vec(line, 0..3)
+}
+
+/// One step of an answer to `initialize`: mostly a usable one.
+fn initialize_step() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        6 => Just(json!({"result": initialize_result()})),
+        1 => Just(json!({"result": {"protocolVersion": "1999-01-01", "capabilities": {},
+                                    "serverInfo": {"name": "old", "version": "0"}}})),
+        1 => value().prop_map(|v| json!({"result": {"protocolVersion": "2025-06-18",
+            "capabilities": v, "serverInfo": {"name": "odd", "version": "1"}}})),
+        1 => value().prop_map(|v| json!({"result": v})),
+        // A malformed error is no answer at all: the start waits for its 30 s, so only
+        // well-formed errors here.
+        1 => ".{0,10}".prop_map(|m| json!({"error": {"code": -32603, "message": m}})),
+        1 => Just(json!({"exit": 3})),
+    ]
+}
+
+/// A tool of a listing: the tool the model calls, or an odd one.
+fn tool() -> impl Strategy<Value = Value> + Clone {
+    prop_oneof![
+        4 => Just(json!({"name": "t", "inputSchema": {"type": "object"}})),
+        1 => Just(json!({"name": "t", "inputSchema": {"type": "object"},
+                         "outputSchema": {"type": "object", "required": ["n"]}})),
+        1 => Just(json!({"name": "t", "inputSchema": {"type": 5}})),
+        1 => Just(json!({"name": "", "inputSchema": {"type": "object"}})),
+        1 => Just(json!({"name": "x".repeat(300), "inputSchema": {"type": "object"}})),
+        1 => (value(), value()).prop_map(|(schema, annotations)| json!({"name": "u",
+            "inputSchema": schema, "annotations": annotations})),
+        1 => value(),
+    ]
+}
+
+/// One step of an answer to `tools/list`.
+fn list_step() -> impl Strategy<Value = Value> {
+    let tools = prop::collection::vec(tool(), 0..4);
+    prop_oneof![
+        5 => tools.clone().prop_map(|tools| json!({"result": {"tools": tools}})),
+        1 => (tools.clone(), 1u64..3).prop_map(|(tools, n)| json!({"pages": n, "cursor": "new",
+            "tools": tools})),
+        1 => tools.clone().prop_map(|tools| json!({"pages": 1_000_000_000u64, "cursor": "same",
+            "tools": tools})),
+        1 => tools.prop_map(|tools| json!({"pages": 1_000_000_000u64, "cursor": "new",
+            "tools": tools})),
+        1 => value().prop_map(|v| json!({"result": v})),
+        1 => value().prop_map(|v| json!({"error": v})),
+        1 => Just(json!({"raw": "{\"jsonrpc\":\"2.0\",\"id\":"})),
+        1 => Just(json!({"never": true})),
+        1 => Just(json!({"wrong_id": {"tools": []}})),
+        1 => Just(json!({"exit": 0})),
+    ]
+}
+
+/// One step of an answer to `tools/call`.
+fn call_step() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        3 => Just(json!({"result": {"content": [{"type": "text", "text": "ok"}]}})),
+        1 => value().prop_map(|v| json!({"result": {"content": [{"type": "text", "text": "no"}],
+            "isError": true, "structuredContent": v}})),
+        1 => value().prop_map(|v| json!({"result": {"content": v}})),
+        1 => value().prop_map(|v| json!({"result": {"content": [], "structuredContent": v}})),
+        1 => Just(json!({"result": {"content": [{"type": "image", "data": "%%%",
+            "mimeType": "x"}, {"type": "nope"}]}})),
+        1 => Just(json!({"result": {"content": [{"type": "text",
+            "text": "y".repeat(1 << 20)}]}})),
+        1 => value().prop_map(|v| json!({"result": v})),
+        1 => value().prop_map(|v| json!({"error": v})),
+        1 => Just(json!({"error": {"code": -32602, "message": "bad arguments"}})),
+        1 => Just(json!({"raw": "\u{1}\u{2}"})),
+        1 => Just(json!({"never": true})),
+        1 => Just(json!({"wrong_id": {"content": []}})),
+        1 => Just(json!({"exit": 9})),
+    ]
+}
+
+fn with_noise(step: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+    (step, noise()).prop_map(|(mut step, noise)| {
+        step["noise"] = json!(noise);
+        step
+    })
+}
+
+/// A whole plan: the steps of each method.
+fn plan() -> impl Strategy<Value = Value> {
+    (
+        prop::collection::vec(with_noise(initialize_step()), 1..3),
+        prop::collection::vec(with_noise(list_step()), 1..3),
+        prop::collection::vec(with_noise(call_step()), 1..4),
+    )
+        .prop_map(|(init, list, call)| {
+            json!({"initialize": init, "tools/list": list, "tools/call": call})
+        })
+}
+
+/// Runs an agent whose model calls `t` (twice in one turn, or once), then answers; the
+/// outcome, or a defect.
+async fn run_against(
+    plan: &Value,
+    optional: bool,
+    return_to_model: bool,
+    two: bool,
+) -> Result<(), String> {
+    let python = python().ok_or("no Python")?;
+    let server = McpServer::stdio("hostile", python.to_string_lossy())
+        .args([repo_root()
+            .join("tests/mcp/hostile_server.py")
+            .to_string_lossy()
+            .into_owned()])
+        .env("PHASEO_HOSTILE_PLAN", plan.to_string())
+        .timeout_ms(200)
+        .optional(optional)
+        .on_error(if return_to_model {
+            OnError::ReturnToModel
+        } else {
+            OnError::FailRun
+        });
+    let agent = create_agent(AgentDefinition::new("uses-hostile").mcp_server(server))
+        .map_err(|e| format!("create_agent: {e}"))?;
+    let calls: Vec<(&str, &str, &str)> = if two {
+        vec![("c1", "t", r#"{"x":1}"#), ("c2", "t", "{}")]
+    } else {
+        vec![("c1", "t", r#"{"x":1}"#)]
+    };
+    let client = ScriptedClient::new(vec![
+        Ok(ModelResponse::tool_calls(calls)),
+        Ok(ModelResponse::text("done")),
+    ]);
+    let run = agent.run(RunOptions::new("go", std::sync::Arc::new(client)));
+    let outcome = match tokio::time::timeout(Duration::from_secs(60), run).await {
+        Err(_) => return Err("the run did not end within 60 s".to_owned()),
+        Ok(outcome) => outcome,
+    };
+    let checked = match outcome {
+        Ok(result) => {
+            let text = result.to_json();
+            RunResult::from_json(&text)
+                .map_err(|e| format!("the state does not read back: {e}"))?;
+            Ok(())
+        }
+        Err(e) => match e.code() {
+            ErrorCode::McpFailed
+            | ErrorCode::ToolFailed
+            | ErrorCode::ToolTimeout
+            | ErrorCode::ToolInputInvalid
+            | ErrorCode::ToolOutputInvalid
+            | ErrorCode::UnknownTool
+            | ErrorCode::DefinitionInvalid => Ok(()),
+            other => Err(format!(
+                "an error of another kind: {other:?}: {}",
+                e.message()
+            )),
+        },
+    };
+    agent.close().await;
+    checked
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(32),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn a_hostile_mcp_server_cannot_hang_or_break_a_run(
+        plan in plan(),
+        optional in any::<bool>(),
+        return_to_model in any::<bool>(),
+        two in any::<bool>(),
+    ) {
+        count_panics();
+        let before = PANICS.load(Ordering::SeqCst);
+        let outcome = phaseo_agent::exec::block_on(run_against(&plan, optional, return_to_model, two));
+        prop_assert_eq!(PANICS.load(Ordering::SeqCst), before, "a panic in the process");
+        prop_assert!(outcome.is_ok(), "{}\nplan: {}", outcome.unwrap_err(), plan);
+    }
+}
