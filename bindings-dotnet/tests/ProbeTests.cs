@@ -24,12 +24,12 @@ namespace PhaseoAgentSdk.Tests
     /// <summary>The hostile probe: what a hostile user can do through the public API, each
     /// input drawn from a seeded generator and run in a child process (the test worker,
     /// <c>probe SEED FROM INPUTS</c>), which the fixture restarts after an input that killed
-    /// it. It counts deaths (the child ended during an input), hangs (a run that did not end
+    /// it, and replaces when the callbacks it ran hold half the thread pool for ever. It counts deaths (the child ended during an input), hangs (a run that did not end
     /// within its deadline plus a grace period, or a child silent for minutes), wrong kinds
     /// (an exception that is not an <see cref="AgentException"/> with a documented code, nor
     /// one the API documents for the argument), lost states (a refused continue after which
     /// the original state no longer continues) and leaks (threads and RSS after thousands of
-    /// runs). <c>PHASEO_FUZZ_SEED</c> sets the seed, <c>PHASEO_PROBE_INPUTS</c> the inputs
+    /// runs; a callback still waiting on its own CancellationToken after its run ended). <c>PHASEO_FUZZ_SEED</c> sets the seed, <c>PHASEO_PROBE_INPUTS</c> the inputs
     /// (default 800; <c>make fuzz-csharp</c> runs 20,000).</summary>
     public static class Probe
     {
@@ -45,6 +45,20 @@ namespace PhaseoAgentSdk.Tests
         static readonly ManualResetEventSlim Release = new ManualResetEventSlim(false);
 
         static readonly object Out = new object();
+
+        /// <summary>Thread-pool threads the probe's own callbacks hold for ever (blocked until
+        /// the child ends).</summary>
+        static int poolHeld;
+
+        /// <summary>How many pool threads the callbacks may hold for ever before the worker
+        /// hands over to a new one: half the pool's maximum (Mono's is 100 a core). With
+        /// every pool thread held by the application nothing queued to the pool runs (the
+        /// probe's own runs start there), which bindings-dotnet/README.md documents; past
+        /// this bound a worker would only measure that.</summary>
+        static int PoolLimit
+        {
+            get { ThreadPool.GetMaxThreads(out var workers, out _); return Math.Max(8, workers / 2); }
+        }
 
         static void Report(string line)
         {
@@ -63,6 +77,12 @@ namespace PhaseoAgentSdk.Tests
                 var r = One(seed, i, false);
                 foreach (var f in r.Findings) Report("finding " + i + " " + f + " | " + r.Desc);
                 Report("end " + i);
+                if (Volatile.Read(ref poolHeld) >= PoolLimit && i + 1 < inputs)
+                {
+                    Report("recycle " + (i + 1) + " (" + Volatile.Read(ref poolHeld) + " pool threads held for ever)");
+                    Release.Set();
+                    return 0;
+                }
             }
             Release.Set();
             Report("done");
@@ -129,6 +149,8 @@ namespace PhaseoAgentSdk.Tests
             internal readonly List<string> Desc = new List<string>();
             internal Result Res = new Result();
             internal bool Cancels, NoForever;
+            /// <summary>Callbacks of this input waiting on a token that can be cancelled.</summary>
+            internal int TokenWaiters;
             internal void Note(string s) => Desc.Add(s);
             internal void Find(string s) { lock (Res) Res.Findings.Add(s); }
             internal int Next(int n) { lock (R) return R.Next(n); }
@@ -164,6 +186,14 @@ namespace PhaseoAgentSdk.Tests
             internal Exception Error;
             internal string What;
             internal int Delay;
+            internal Input X;
+
+            /// <summary>Blocks until the child ends, counting a pool thread held so.</summary>
+            static void HoldForever()
+            {
+                if (Thread.CurrentThread.IsThreadPoolThread) Interlocked.Increment(ref poolHeld);
+                Release.Wait();
+            }
 
             internal object Do(CancellationToken token)
             {
@@ -173,9 +203,12 @@ namespace PhaseoAgentSdk.Tests
                     case B.Throw: throw Error;
                     case B.ThrowMessage: throw new MessageThrows();
                     case B.BlockToken:
-                        WaitHandle.WaitAny(new[] { token.WaitHandle, Release.WaitHandle });
+                        if (!token.CanBeCanceled) { HoldForever(); return "late"; }
+                        Interlocked.Increment(ref X.TokenWaiters);
+                        try { WaitHandle.WaitAny(new[] { token.WaitHandle, Release.WaitHandle }); }
+                        finally { Interlocked.Decrement(ref X.TokenWaiters); }
                         return "late";
-                    case B.BlockForever: Release.Wait(); return "released";
+                    case B.BlockForever: HoldForever(); return "released";
                     case B.Slow: Thread.Sleep(Delay); return "slow";
                     case B.Nested:
                         using (var agent = AgentSdk.CreateAgent(new AgentDefinition { Id = "inner", Tools = new[] { new Tool("t", (i, rt) => Task.FromResult<object>("fine")) } }))
@@ -216,7 +249,7 @@ namespace PhaseoAgentSdk.Tests
 
         static Behaviour NewBehaviour(Input x)
         {
-            var b = new Behaviour { Kind = (B)x.Next((int)B.Count), Value = Hostile.Value(x.R, 0), Error = Error(x), Delay = 1 + x.Next(20) };
+            var b = new Behaviour { X = x, Kind = (B)x.Next((int)B.Count), Value = Hostile.Value(x.R, 0), Error = Error(x), Delay = 1 + x.Next(20) };
             // The leak check leaves out what holds a thread or task for ever by the application's
             // own doing (a callback without a token blocks for ever when told to block until it).
             if (x.NoForever && (b.Kind == B.BlockForever || b.Kind == B.NeverTask || b.Kind == B.BlockToken)) b.Kind = B.Slow;
@@ -451,7 +484,20 @@ namespace PhaseoAgentSdk.Tests
                     }));
                 }
                 if (!Task.WaitAll(tasks.ToArray(), TimeSpan.FromMinutes(3))) x.Find("hang the runs of the input did not end within 3 minutes");
+                else TokensReleased(x);
             }
+        }
+
+        /// <summary>Once an input's runs ended, every callback that waits on its own token (a
+        /// tool's, a model request's, a state accessor's) must be released: the SDK cancels
+        /// the token of a call it no longer waits for (a timeout, a cancellation, the end of
+        /// the run; a cancelled run's final save within 5 s).</summary>
+        static void TokensReleased(Input x)
+        {
+            var waited = Stopwatch.StartNew();
+            while (Volatile.Read(ref x.TokenWaiters) > 0 && waited.Elapsed < Grace) Thread.Sleep(20);
+            int left = Volatile.Read(ref x.TokenWaiters);
+            if (left > 0) x.Find("leak " + left + " callback(s) still waiting on their CancellationToken " + Grace.TotalSeconds + " s after the input's runs ended: the token was never cancelled");
         }
 
         /// <summary>A cancellation at a random moment (always, when a callback blocks).</summary>
@@ -750,7 +796,7 @@ namespace PhaseoAgentSdk.Tests
             int seed = Env("PHASEO_FUZZ_SEED", Probe.DefaultSeed), inputs = Env("PHASEO_PROBE_INPUTS", 800);
             var counts = new Dictionary<string, int> { { "death", 0 }, { "hang", 0 }, { "wrong", 0 }, { "lost", 0 }, { "leak", 0 } };
             var findings = new List<string>();
-            int next = 0;
+            int next = 0, recycled = 0;
             var silence = TimeSpan.FromMinutes(3);
             while (next < inputs)
             {
@@ -788,6 +834,13 @@ namespace PhaseoAgentSdk.Tests
                             findings.Add(f);
                         }
                         else if (line == "done") exit = "done";
+                        else if (line.StartsWith("recycle ", StringComparison.Ordinal))
+                        {
+                            // The worker's callbacks hold half the pool for ever: a new worker
+                            // goes on from the next input.
+                            exit = "recycle";
+                            last = int.Parse(line.Substring(8).Split(' ')[0], CultureInfo.InvariantCulture) - 1;
+                        }
                     }
                     if (exit == "silent") { try { p.Kill(); } catch (InvalidOperationException) { } }
                     if (exit != "done" && !p.WaitForExit(10000)) { try { p.Kill(); } catch (InvalidOperationException) { } }
@@ -795,6 +848,7 @@ namespace PhaseoAgentSdk.Tests
                     if (exit == "silent" && p.HasExited && p.ExitCode != 137 && p.ExitCode != 0 && !tail.Any()) exit = "death";
                 }
                 if (exit == "done") break;
+                if (exit == "recycle") { recycled++; next = last + 1; continue; }
                 string what = exit == "death" ? "death" : "hang";
                 counts[what]++;
                 findings.Add(last + " " + what + " (the worker " + (exit == "death" ? "died" : "stopped answering and was killed") + "): " + string.Join(" / ", tail.Skip(Math.Max(0, tail.Count - 8))));
@@ -815,7 +869,7 @@ namespace PhaseoAgentSdk.Tests
                     if (!lines.Contains("PROBE done")) { counts["leak"]++; findings.Add("leak the leak worker did not finish: " + string.Join(" / ", lines.Skip(Math.Max(0, lines.Count - 10)))); }
                 }
             }
-            Console.WriteLine("hostile probe, seed " + seed + ": " + inputs + " inputs, " + counts["death"] + " deaths, " + counts["hang"] + " hangs, " + counts["wrong"] + " wrong kinds, " + counts["lost"] + " lost states, " + counts["leak"] + " leaks");
+            Console.WriteLine("hostile probe, seed " + seed + ": " + inputs + " inputs in " + (recycled + 1) + " workers, " + counts["death"] + " deaths, " + counts["hang"] + " hangs, " + counts["wrong"] + " wrong kinds, " + counts["lost"] + " lost states, " + counts["leak"] + " leaks");
             if (findings.Count > 0)
                 Assert.Fail("the probe found (seed " + seed + "; replay with the worker: mono Phaseo.AgentSdk.TestWorker.exe probe SEED N N+1):\n" + string.Join("\n", findings.OrderBy(s => s, StringComparer.Ordinal).Take(60)));
         }
