@@ -221,6 +221,86 @@ fn reason_phrase(status: u16) -> &'static str {
 }
 
 /// A port with nothing listening.
+/// A server that answers every request with `head` and then a body that never ends,
+/// `piece` after `piece` (chunked), as fast as the client reads.
+async fn endless(head: &'static str, piece: &'static [u8]) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+                let chunks = chunk.repeat(64);
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                while socket.write_all(&chunks).await.is_ok() {}
+            });
+        }
+    });
+    base
+}
+
+/// An event-stream comment line of 64 KiB.
+const COMMENT_LINE: &[u8] = &{
+    let mut line = [b'x'; 65536];
+    line[0] = b':';
+    line[65535] = b'\n';
+    line
+};
+
+#[tokio::test]
+async fn a_body_or_stream_without_end_is_refused_at_128_mib() {
+    // JSON whitespace for ever: a body the client would otherwise read until its timeout.
+    let base = endless(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+        &[b' '; 65536],
+    )
+    .await;
+    let started = Instant::now();
+    let client = Arc::new(
+        GatewayClient::new()
+            .base_url(base)
+            .api_key(KEY)
+            .timeout(Duration::from_secs(600)),
+    );
+    let err = plain_agent(ModelRetry::default())
+        .run(RunOptions::new("hi", client))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ModelFailed);
+    assert_eq!(
+        err.message(),
+        "malformed response body: the response body is longer than 128 MiB"
+    );
+    // Comments for ever: an event stream that never goes idle.
+    let base = endless(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        COMMENT_LINE,
+    )
+    .await;
+    let client = Arc::new(
+        OpenAICompatibleClient::new()
+            .base_url(base)
+            .timeout(Duration::from_secs(600)),
+    );
+    let stream = plain_agent(ModelRetry::default()).stream(RunOptions::new("hi", client));
+    let err = stream.result().await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "malformed response body: the event stream is longer than 128 MiB"
+    );
+    assert!(started.elapsed() < Duration::from_secs(300));
+}
+
 async fn dead_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();

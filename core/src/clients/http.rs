@@ -28,6 +28,11 @@ const MAX_REASON_CHARS: usize = 500;
 /// Longest SSE line accepted (a line longer than this is a malformed stream).
 const MAX_SSE_LINE: usize = 16 * 1024 * 1024;
 
+/// Most bytes read of one response (a whole body, or an event stream from its first byte to
+/// its last): more is a broken or hostile endpoint, which would otherwise fill the memory
+/// (a body must only end within the timeout, a stream only keep sending).
+const MAX_BODY: usize = 128 * 1024 * 1024;
+
 /// What replaces an API key wherever it might otherwise be shown.
 const REDACTED: &str = "[redacted]";
 
@@ -229,6 +234,11 @@ fn timeout_failure(timeout: Duration) -> ModelFailure {
     )
 }
 
+/// A response longer than [`MAX_BODY`] (not retried).
+fn too_long(what: &str) -> ModelFailure {
+    malformed(format!("the {what} is longer than {} MiB", MAX_BODY >> 20))
+}
+
 /// A body that could not be understood. Not retried: the endpoint would likely answer the
 /// same way again.
 pub(crate) fn malformed(detail: impl fmt::Display) -> ModelFailure {
@@ -427,7 +437,7 @@ pub(crate) enum Reply {
     /// A JSON body (also when a streaming request got a plain JSON answer).
     Json(Value, HeaderMap),
     /// An event stream.
-    Events(SseReader),
+    Events(Box<SseReader>),
 }
 
 /// POSTs `body` as JSON to `{base}/{path}`. Non-streaming: the whole exchange must finish
@@ -517,20 +527,29 @@ async fn post_inner(
                 headers,
                 buf: Vec::new(),
                 scanned: 0,
+                read: 0,
                 parser: SseParser::default(),
                 ended: false,
             })));
         }
-        let bytes = response
-            .bytes()
+        let mut response = response;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| transport_failure(&shown_url, e))?;
-        Ok(Raw::Full(status, headers, bytes.to_vec()))
+            .map_err(|e| transport_failure(&shown_url, e))?
+        {
+            if bytes.len() + chunk.len() > MAX_BODY {
+                return Err(too_long("response body"));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(Raw::Full(status, headers, bytes))
     };
     let (status, headers, bytes) = match tokio::time::timeout(timeout, exchange).await {
         Err(_) => return Err(timeout_failure(timeout)),
         Ok(Err(f)) => return Err(f),
-        Ok(Ok(Raw::Events(reader))) => return Ok(Reply::Events(*reader)),
+        Ok(Ok(Raw::Events(reader))) => return Ok(Reply::Events(reader)),
         Ok(Ok(Raw::Full(status, headers, bytes))) => (status, headers, bytes),
     };
     if status.as_u16() >= 400 {
@@ -632,6 +651,8 @@ pub(crate) struct SseReader {
     url: String,
     buf: Vec<u8>,
     scanned: usize,
+    /// Bytes read so far (at most [`MAX_BODY`]).
+    read: usize,
     parser: SseParser,
     ended: bool,
 }
@@ -676,7 +697,13 @@ impl SseReader {
                 Err(_) => return Err(timeout_failure(self.timeout)),
                 Ok(Err(e)) => return Err(transport_failure(&self.url, e)),
                 Ok(Ok(None)) => self.ended = true,
-                Ok(Ok(Some(bytes))) => self.buf.extend_from_slice(&bytes),
+                Ok(Ok(Some(bytes))) => {
+                    self.read += bytes.len();
+                    if self.read > MAX_BODY {
+                        return Err(too_long("event stream"));
+                    }
+                    self.buf.extend_from_slice(&bytes);
+                }
             }
         }
     }

@@ -95,7 +95,7 @@ pub(crate) async fn call<W: WireFormat>(
             Reply::Json(value, headers) => {
                 http::json_response(&value, &headers, deltas, W::parse).map_err(http::malformed)
             }
-            Reply::Events(reader) => W::read_stream(reader, http::sink_or_none(deltas)).await,
+            Reply::Events(reader) => W::read_stream(*reader, http::sink_or_none(deltas)).await,
         }
     })
     .await
