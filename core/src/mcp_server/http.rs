@@ -20,6 +20,9 @@ use crate::error::{AgentError, ErrorCode};
 
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
+/// The largest request body read (the MCP SDK's own limit).
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
 /// A bound listener and what it serves.
 pub(crate) struct HttpServer {
     listener: TcpListener,
@@ -156,7 +159,23 @@ async fn answer(
             return r;
         }
     }
-    service.handle(request).await
+    // The body is read here, so that one the client cannot deliver (a broken chunked
+    // encoding, a connection that ends early) is its error, 400, not the server's.
+    let (parts, body) = request.into_parts();
+    match http_body_util::Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => {
+            service
+                .handle(Request::from_parts(parts, Full::new(body.to_bytes())))
+                .await
+        }
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload too large")
+        }
+        Err(_) => plain(
+            StatusCode::BAD_REQUEST,
+            "Bad request: the body could not be read",
+        ),
+    }
 }
 
 /// `Authorization: Bearer <token>`, compared in constant time.
