@@ -343,7 +343,7 @@ bench-mcp: mcp-servers
 
 # Longer fuzzing than `make test`: the core's property tests with many more cases (stable:
 # mutated states, hostile clients of a served MCP tool set, hostile MCP servers of an
-# agent), then the libFuzzer targets
+# agent, hostile model endpoints of the HTTP clients), then the libFuzzer targets
 # of core/fuzz for FUZZ_SECONDS each (nightly rustc).
 fuzz: fuzz-core fuzz-python fuzz-node fuzz-csharp fuzz-php fuzz-ruby fuzz-go fuzz-java
 
@@ -358,6 +358,7 @@ fuzz-core:
 	PROPTEST_CASES=20000 $(CARGO) test -q -p phaseo-agent --test state_fuzz
 	PROPTEST_CASES=2000 $(CARGO) test -q -p phaseo-agent --test mcp_serve_hostile
 	PROPTEST_CASES=1000 $(CARGO) test -q -p phaseo-agent --test mcp_hostile_server
+	PROPTEST_CASES=3000 $(CARGO) test -q -p phaseo-agent --test http_model_hostile
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} core/fuzz/run.sh
 
 # The run-store tests (SQLite and a real PostgreSQL): scripts/with-test-postgres.sh
