@@ -6,10 +6,13 @@
 //! itself with a result or a documented error, never a panic or a hang, and its state reads
 //! back. `PROPTEST_CASES` raises the count (`make fuzz-core`).
 
+mod hostile_support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
+use hostile_support::{config, json_value, panics};
 use phaseo_agent::{
     create_agent, json, AgentDefinition, ErrorCode, GatewayClient, ModelClient, ModelRetry,
     OpenAICompatibleClient, RunOptions, RunResult, Tool, Value,
@@ -18,38 +21,11 @@ use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-static PANICS: AtomicUsize = AtomicUsize::new(0);
-
-fn count_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.fetch_add(1, Ordering::SeqCst);
-            previous(info);
-        }));
-    });
-}
-
 fn value() -> impl Strategy<Value = Value> + Clone {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        Just(json!(u64::MAX)),
-        Just(json!(1e300)),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::from)),
-        ".{0,8}".prop_map(Value::from),
-        Just(json!("add")),
-        Just(json!("{\"a\":1,\"b\":2}")),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            prop::collection::btree_map("[a-z_]{0,9}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    json_value(
+        3,
+        vec![json!(1e300), json!("add"), json!("{\"a\":1,\"b\":2}")],
+    )
 }
 
 /// A value, or one of the fields a real answer has, filled oddly.
@@ -307,11 +283,7 @@ async fn run_against(answers: Vec<Answer>, chat: bool, streamed: bool) -> Result
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config(64))]
 
     #[test]
     fn a_hostile_model_endpoint_cannot_hang_or_break_a_run(
@@ -319,10 +291,9 @@ proptest! {
         chat in any::<bool>(),
         streamed in any::<bool>(),
     ) {
-        count_panics();
-        let before = PANICS.load(Ordering::SeqCst);
+        let before = panics();
         let outcome = phaseo_agent::exec::block_on(run_against(answers.clone(), chat, streamed));
-        prop_assert_eq!(PANICS.load(Ordering::SeqCst), before, "a panic in the process");
+        prop_assert_eq!(panics(), before, "a panic in the process");
         prop_assert!(outcome.is_ok(), "{}\nanswers: {:?}", outcome.unwrap_err(), answers);
     }
 }

@@ -7,12 +7,12 @@
 //! `tests/mcp/hostile_server.py`, told what to do by a generated plan. `PROPTEST_CASES`
 //! raises the count (`make fuzz-core`).
 
+mod hostile_support;
 mod mcp_support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Once;
 use std::time::Duration;
 
+use hostile_support::{config, json_value, panics};
 use mcp_support::{python, repo_root};
 use phaseo_agent::mcp::McpServer;
 use phaseo_agent::{
@@ -21,37 +21,9 @@ use phaseo_agent::{
 };
 use proptest::prelude::*;
 
-static PANICS: AtomicUsize = AtomicUsize::new(0);
-
-fn count_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.fetch_add(1, Ordering::SeqCst);
-            previous(info);
-        }));
-    });
-}
-
 /// Any JSON value of a few levels.
 fn value() -> impl Strategy<Value = Value> + Clone {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        Just(json!(u64::MAX)),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::from)),
-        ".{0,10}".prop_map(Value::from),
-        Just(json!("")),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            prop::collection::btree_map("[a-zA-Z]{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    json_value(3, vec![json!("")])
 }
 
 fn initialize_result() -> Value {
@@ -255,11 +227,7 @@ async fn run_against(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(32),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config(32))]
 
     #[test]
     fn a_hostile_mcp_server_cannot_hang_or_break_a_run(
@@ -268,10 +236,9 @@ proptest! {
         return_to_model in any::<bool>(),
         two in any::<bool>(),
     ) {
-        count_panics();
-        let before = PANICS.load(Ordering::SeqCst);
+        let before = panics();
         let outcome = phaseo_agent::exec::block_on(run_against(&plan, optional, return_to_model, two));
-        prop_assert_eq!(PANICS.load(Ordering::SeqCst), before, "a panic in the process");
+        prop_assert_eq!(panics(), before, "a panic in the process");
         prop_assert!(outcome.is_ok(), "{}\nplan: {}", outcome.unwrap_err(), plan);
     }
 }

@@ -10,31 +10,18 @@
 //! bodies) each get an HTTP answer that is not a server error, and the listener goes on
 //! serving a well-behaved client. `PROPTEST_CASES` raises the count (`make fuzz-core`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Once, OnceLock};
+mod hostile_support;
+
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use hostile_support::{config, json_value, panics};
 use phaseo_agent::mcp_server::{
     serve_mcp, serve_mcp_on, McpHttpServeOptions, McpServeOptions, McpServeTransport, McpToolServer,
 };
 use phaseo_agent::{json, Tool, ToolError, ToolExecutionConfig, Value};
 use proptest::prelude::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-
-/// Panics anywhere in the process (the server's tasks included, which tokio would
-/// otherwise only print).
-static PANICS: AtomicUsize = AtomicUsize::new(0);
-
-fn count_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.fetch_add(1, Ordering::SeqCst);
-            previous(info);
-        }));
-    });
-}
 
 fn tools() -> Vec<Tool> {
     let add = Tool::new(
@@ -76,24 +63,8 @@ fn tools() -> Vec<Tool> {
 }
 
 /// Any JSON value of a few levels, odd numbers and strings included.
-fn value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        Just(json!(u64::MAX)),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::from)),
-        ".{0,12}".prop_map(Value::from),
-        Just(json!("\u{0}")),
-        Just(Value::from("x".repeat(70_000))),
-    ];
-    leaf.prop_recursive(4, 24, 5, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
-            prop::collection::btree_map(".{0,6}", inner, 0..5)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+fn value() -> impl Strategy<Value = Value> + Clone {
+    json_value(4, vec![json!("\u{0}"), Value::from("x".repeat(70_000))])
 }
 
 /// An id of any JSON kind.
@@ -318,11 +289,7 @@ async fn hostile_session(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config(64))]
 
     #[test]
     fn a_hostile_client_cannot_break_a_served_tool_set(
@@ -331,10 +298,9 @@ proptest! {
         lines in prop::collection::vec(line(), 0..12),
         answers in prop::collection::vec(answer(), 1..4),
     ) {
-        count_panics();
-        let before = PANICS.load(Ordering::SeqCst);
+        let before = panics();
         let outcome = phaseo_agent::exec::block_on(hostile_session(handshake, elicitation, lines, answers));
-        prop_assert_eq!(PANICS.load(Ordering::SeqCst), before, "a panic in the process");
+        prop_assert_eq!(panics(), before, "a panic in the process");
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
@@ -343,7 +309,7 @@ proptest! {
 /// the property above would pass if every hostile line ended the connection.
 #[test]
 fn garbage_lines_do_not_end_an_initialized_session() {
-    count_panics();
+    let before = panics();
     let garbage = vec![
         b"not json".to_vec(),
         br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"missing","arguments":{}}}"#.to_vec(),
@@ -353,7 +319,7 @@ fn garbage_lines_do_not_end_an_initialized_session() {
     ];
     let outcome = phaseo_agent::exec::block_on(hostile_session(true, false, garbage, vec![None]));
     assert_eq!(outcome, Ok(true));
-    assert_eq!(PANICS.load(Ordering::SeqCst), 0);
+    assert_eq!(panics(), before);
 }
 
 /// The listener every HTTP case talks to: one server for the whole run, as an application
@@ -596,16 +562,11 @@ async fn call_answered(address: &str, session: &str) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config(64))]
 
     #[test]
     fn hostile_http_requests_cannot_break_the_listener(requests in prop::collection::vec(raw_request(), 1..6)) {
-        count_panics();
-        let before = PANICS.load(Ordering::SeqCst);
+        let before = panics();
         let (_, url) = http_server();
         let address = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
         let outcome = phaseo_agent::exec::block_on(async {
@@ -618,7 +579,7 @@ proptest! {
             call_answered(&address, &session).await?;
             call_answered(&address, &open_session(&address).await?).await
         });
-        prop_assert_eq!(PANICS.load(Ordering::SeqCst), before, "a panic in the process");
+        prop_assert_eq!(panics(), before, "a panic in the process");
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
