@@ -4,16 +4,15 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
+use phaseo_agent::spec as core_spec;
 use phaseo_agent::{Agent, CancellationToken, ContinueOptions, ErrorCode, RunOptions, RunResult};
 
 use crate::adapters::HostListener;
 use crate::client::{client_arg, PhaseoClient};
 use crate::error::{guard, read_opt_str, read_str, CError, PhaseoStatus};
-use crate::host::callbacks;
-use crate::host::{Host, PhaseoHost};
+use crate::host::{callbacks, Host, PhaseoHost};
 use crate::run::{PhaseoRun, Start};
 use crate::store::{store_arg, PhaseoStore};
-use phaseo_agent::spec as core_spec;
 
 /// An agent. Thread-safe: any number of runs may use it at once, from any thread.
 pub struct PhaseoAgent {

@@ -10,8 +10,7 @@ use phaseo_agent::mcp_server::{serve_mcp, McpToolServer};
 use crate::adapters::HostListener;
 use crate::client::PhaseoClient;
 use crate::error::{guard, read_str, write_out, CError, PhaseoStatus};
-use crate::host::callbacks;
-use crate::host::{Host, PhaseoHost};
+use crate::host::{callbacks, Host, PhaseoHost};
 
 /// A running MCP server. Thread-safe. Freeing it stops the server.
 pub struct PhaseoMcpServer {

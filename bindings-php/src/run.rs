@@ -5,14 +5,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use phaseo_agent::spec as core_spec;
 use phaseo_agent::{AgentError, AgentStream, CancellationToken, RunResult, StreamItem};
 
 use crate::adapters::HostListener;
 use crate::error::NativeError;
 use crate::handles::{Run, AGENTS, CLIENTS, RUNS, STORES};
-use crate::host::callbacks;
-use crate::host::{push, Host};
-use phaseo_agent::spec as core_spec;
+use crate::host::{callbacks, push, Host};
 
 /// How a run starts.
 pub struct Start<'a> {
