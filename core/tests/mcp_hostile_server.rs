@@ -114,10 +114,9 @@ fn list_step() -> impl Strategy<Value = Value> {
         1 => tools.prop_map(|tools| json!({"pages": 1_000_000_000u64, "cursor": "new",
             "tools": tools})),
         1 => value().prop_map(|v| json!({"result": v})),
-        1 => value().prop_map(|v| json!({"error": v})),
-        1 => Just(json!({"raw": "{\"jsonrpc\":\"2.0\",\"id\":"})),
-        1 => Just(json!({"never": true})),
-        1 => Just(json!({"wrong_id": {"tools": []}})),
+        1 => ".{0,10}".prop_map(|m| json!({"error": {"code": -32603, "message": m}})),
+        // No answer to a listing (none at all, or one that is not JSON-RPC: a malformed
+        // error, a cut line) holds the run for 30 s: that is the test below.
         1 => Just(json!({"exit": 0})),
     ]
 }
@@ -241,4 +240,40 @@ proptest! {
         prop_assert_eq!(panics(), before, "a panic in the process");
         prop_assert!(outcome.is_ok(), "{}\nplan: {}", outcome.unwrap_err(), plan);
     }
+}
+
+/// A server that never answers `tools/list` fails the run after 30 s (a server's short
+/// `timeoutMs` is its calls' limit, not its listing's), as a broken protocol.
+#[test]
+fn a_listing_without_answer_fails_the_run_after_30_s() {
+    let plan = json!({"initialize": [{"result": initialize_result()}],
+                      "tools/list": [{"never": true}]});
+    let outcome = phaseo_agent::exec::block_on(async {
+        let python = python().expect("Python");
+        let server = McpServer::stdio("silent", python.to_string_lossy())
+            .args([repo_root()
+                .join("tests/mcp/hostile_server.py")
+                .to_string_lossy()
+                .into_owned()])
+            .env("PHASEO_HOSTILE_PLAN", plan.to_string())
+            .timeout_ms(200);
+        let agent = create_agent(AgentDefinition::new("uses-silent").mcp_server(server)).unwrap();
+        let client = ScriptedClient::new(vec![Ok(ModelResponse::text("done"))]);
+        let started = std::time::Instant::now();
+        let run = agent.run(RunOptions::new("go", std::sync::Arc::new(client)));
+        let outcome = tokio::time::timeout(Duration::from_secs(90), run).await;
+        agent.close().await;
+        (outcome, started.elapsed())
+    });
+    let (outcome, took) = outcome;
+    let error = outcome.expect("the run ended").unwrap_err();
+    assert_eq!(error.code(), ErrorCode::McpFailed);
+    assert_eq!(
+        error.message(),
+        "MCP server 'silent' broke the protocol: no complete answer to tools/list within 30000 ms while listing its tools"
+    );
+    assert!(
+        took >= Duration::from_secs(30) && took < Duration::from_secs(60),
+        "{took:?}"
+    );
 }

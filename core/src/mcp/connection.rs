@@ -30,7 +30,8 @@ use crate::tool_runtime::ToolRuntime;
 
 /// How long starting a server (spawn + `initialize`) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long listing a server's tools may take when the server has no `timeoutMs`.
+/// How long listing a server's tools may take at least (longer when the server's
+/// `timeoutMs`, a limit meant for its calls, is longer).
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most pages of one listing: a server whose pages do not end broke the protocol.
 const MAX_LIST_PAGES: usize = 1_000;
@@ -262,11 +263,14 @@ impl Connection {
     }
 
     /// The server's tools as MCP JSON objects (`name`, `description`, `inputSchema`, …).
-    /// A listing ends within the server's `timeoutMs` (else 30 s) and within 1,000 pages, each
-    /// with a cursor of its own (docs/behaviour.md §11).
+    /// A listing ends within 30 s (or the server's `timeoutMs`, when longer) and within 1,000
+    /// pages, each with a cursor of its own (docs/behaviour.md §11).
     pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, String> {
         let live = self.live().await.map_err(|f| f.message(self.name()))?;
-        let limit = self.server.timeout.unwrap_or(LIST_TIMEOUT);
+        let limit = self
+            .server
+            .timeout
+            .map_or(LIST_TIMEOUT, |t| t.max(LIST_TIMEOUT));
         let pages = tokio::time::timeout(limit, list_pages(live.peer())).await;
         let failure = match pages {
             Ok(Ok(tools)) => {
