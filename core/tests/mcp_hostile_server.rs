@@ -162,6 +162,17 @@ fn plan() -> impl Strategy<Value = Value> {
         })
 }
 
+/// `tests/mcp/hostile_server.py` over stdio, told `plan` (`None` without the Python of the
+/// MCP tests).
+fn hostile_server(name: &str, plan: &Value) -> Option<McpServer> {
+    let script = repo_root().join("tests/mcp/hostile_server.py");
+    Some(
+        McpServer::stdio(name, python()?.to_string_lossy())
+            .args([script.to_string_lossy().into_owned()])
+            .env("PHASEO_HOSTILE_PLAN", plan.to_string()),
+    )
+}
+
 /// Runs an agent whose model calls `t` (twice in one turn, or once), then answers; the
 /// outcome, or a defect.
 async fn run_against(
@@ -170,13 +181,8 @@ async fn run_against(
     return_to_model: bool,
     two: bool,
 ) -> Result<(), String> {
-    let python = python().ok_or("no Python")?;
-    let server = McpServer::stdio("hostile", python.to_string_lossy())
-        .args([repo_root()
-            .join("tests/mcp/hostile_server.py")
-            .to_string_lossy()
-            .into_owned()])
-        .env("PHASEO_HOSTILE_PLAN", plan.to_string())
+    let server = hostile_server("hostile", plan)
+        .ok_or("no Python")?
         .timeout_ms(200)
         .optional(optional)
         .on_error(if return_to_model {
@@ -249,13 +255,8 @@ fn a_listing_without_answer_fails_the_run_after_30_s() {
     let plan = json!({"initialize": [{"result": initialize_result()}],
                       "tools/list": [{"never": true}]});
     let outcome = phaseo_agent::exec::block_on(async {
-        let python = python().expect("Python");
-        let server = McpServer::stdio("silent", python.to_string_lossy())
-            .args([repo_root()
-                .join("tests/mcp/hostile_server.py")
-                .to_string_lossy()
-                .into_owned()])
-            .env("PHASEO_HOSTILE_PLAN", plan.to_string())
+        let server = hostile_server("silent", &plan)
+            .expect("Python")
             .timeout_ms(200);
         let agent = create_agent(AgentDefinition::new("uses-silent").mcp_server(server)).unwrap();
         let client = ScriptedClient::new(vec![Ok(ModelResponse::text("done"))]);
