@@ -55,7 +55,8 @@ type AgentDefinition struct {
 	Instructions string
 	// Tools are the tools the model may call.
 	Tools []Tool
-	// MaxSteps limits the model responses of a run (default 12).
+	// MaxSteps limits the model responses of a run (0: the default, 12; a negative number
+	// is refused with CodeDefinitionInvalid).
 	MaxSteps int
 	// HumanReview may pause the run after any step that did not pause.
 	HumanReview func(HumanReviewContext) *HumanReviewRequest
@@ -178,7 +179,7 @@ func agentJSON(def *AgentDefinition, cbs *callbacks) map[string]any {
 	if f := def.MaxOutputTokens; f != nil {
 		m["maxOutputTokens"] = turnCallback(cbs, func(t TurnContext) any { return deref(f(t)) })
 	}
-	if def.MaxSteps > 0 {
+	if def.MaxSteps != 0 {
 		m["maxSteps"] = def.MaxSteps
 	}
 	if def.StopWhen != nil {

@@ -107,7 +107,7 @@ type RunOptions struct {
 // RunOverrides are the per-run (and per-continue) overrides of docs/behaviour.md §3.
 type RunOverrides struct {
 	Model             string            // the model
-	MaxSteps          int               // the step limit (0 = the agent's)
+	MaxSteps          int               // the step limit (0 = the agent's; negative is refused)
 	StopWhen          []StopCondition   // stop conditions (replace the agent's)
 	ModelRetry        *ModelRetryConfig // model retries
 	Temperature       *float64          // sampling temperature
@@ -194,7 +194,7 @@ func (o *RunOverrides) apply(m map[string]any, cbs *callbacks) {
 	if o.Model != "" {
 		m["model"] = o.Model
 	}
-	if o.MaxSteps > 0 {
+	if o.MaxSteps != 0 {
 		m["maxSteps"] = o.MaxSteps
 	}
 	if o.StopWhen != nil {

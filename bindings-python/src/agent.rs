@@ -85,8 +85,11 @@ pub(crate) fn tool_execution(
             None => None,
         },
         max_output_chars: get("max_output_chars")?
-            .map(|v| v.extract::<usize>())
-            .transpose()?,
+            .map(|v| v.extract::<f64>())
+            .transpose()?
+            .map(|n| spec::whole_count(n, "tool_execution.max_output_chars", "characters"))
+            .transpose()
+            .map_err(|e| to_pyerr(py, e))?,
         max_tool_calls: get("max_tool_calls")?
             .map(|v| v.extract::<f64>())
             .transpose()?
@@ -130,7 +133,12 @@ fn overrides(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<RunOverr
         Ok(d.get_item(k)?.filter(|v| !v.is_none()))
     };
     o.model = get("model")?.map(|v| v.extract()).transpose()?;
-    o.max_steps = get("max_steps")?.map(|v| v.extract()).transpose()?;
+    o.max_steps = get("max_steps")?
+        .map(|v| v.extract::<f64>())
+        .transpose()?
+        .map(|n| spec::whole_count(n, "Invalid run options: max_steps", "steps"))
+        .transpose()
+        .map_err(|e| to_pyerr(py, e))?;
     o.stop_when = get("stop_when")?.map(|v| stop_list(&v)).transpose()?;
     o.model_retry = get("model_retry")?.map(|v| model_retry(&v)).transpose()?;
     o.tool_execution = get("tool_execution")?
@@ -526,7 +534,7 @@ impl PyAgent {
         tools: Vec<Bound<'_, PyTool>>,
         model: Option<&Bound<'_, PyAny>>,
         instructions: Option<&Bound<'_, PyAny>>,
-        max_steps: Option<usize>,
+        max_steps: Option<f64>,
         stop_when: Option<&Bound<'_, PyAny>>,
         model_retry: Option<&Bound<'_, PyAny>>,
         tool_execution: Option<&Bound<'_, PyAny>>,
@@ -562,6 +570,8 @@ impl PyAgent {
             def = def.top_p(v);
         }
         if let Some(n) = max_steps {
+            let n = spec::whole_count(n, "Invalid agent definition: max_steps", "steps")
+                .map_err(|e| to_pyerr(py, e))?;
             def = def.max_steps(n);
         }
         if let Some(s) = stop_when.filter(|v| !v.is_none()) {

@@ -570,3 +570,18 @@ def test_durations_too_long_for_a_clock_are_no_limit_not_a_panic(huge: float) ->
             create_agent(AgentDefinition(id="a", lease=lease))
     else:
         create_agent(AgentDefinition(id="a", lease=lease))
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, float("inf")])
+def test_step_and_character_limits_that_are_not_whole_numbers_are_definition_errors(bad: Any) -> None:
+    # As every language's reader says it: the field named, the value given, not an OverflowError.
+    with pytest.raises(AgentDefinitionError, match=r"max_steps: must be a whole number of steps, 0 or more, got "):
+        create_agent(AgentDefinition(id="a", max_steps=bad))
+    with pytest.raises(AgentDefinitionError, match=r"max_output_chars: must be a whole number of characters"):
+        create_agent(AgentDefinition(id="a", tool_execution={"max_output_chars": bad}))
+    agent = create_agent(AgentDefinition(id="a"))
+    client = ScriptedClient([{"text": "done"}])
+    with pytest.raises(AgentDefinitionError, match=r"Invalid run options: max_steps: must be a whole number"):
+        agent.run(input="go", client=client, max_steps=bad)
+    # Nothing was asked of the model: the refused run ran nothing.
+    assert agent.run(input="go", client=client, max_steps=3).output == "done"

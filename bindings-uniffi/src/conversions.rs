@@ -185,7 +185,12 @@ impl TryFrom<ToolExecution> for pa::ToolExecutionConfig {
         Ok(pa::ToolExecutionConfig {
             tool_concurrency: t.tool_concurrency.map(count),
             on_error: t.on_error.map(Into::into),
-            max_output_chars: t.max_output_chars.map(count),
+            max_output_chars: t
+                .max_output_chars
+                .map(|n| {
+                    pa::spec::whole_count(n as f64, "toolExecution.maxOutputChars", "characters")
+                })
+                .transpose()?,
             max_tool_calls,
         })
     }
@@ -226,7 +231,11 @@ pub(crate) fn core_agent(def: AgentDefinition) -> Result<pa::AgentDefinition, Ph
         out = out.top_p(v);
     }
     if let Some(n) = def.max_steps {
-        out = out.max_steps(count(n));
+        out = out.max_steps(pa::spec::whole_count(
+            n as f64,
+            "Invalid agent definition: maxSteps",
+            "steps",
+        )?);
     }
     for c in stop_conditions(def.stop_when) {
         out = out.stop_when(c);
@@ -281,7 +290,10 @@ fn core_overrides(o: Option<RunOverrides>) -> Result<pa::RunOverrides, PhaseoErr
     };
     Ok(pa::RunOverrides {
         model: o.model,
-        max_steps: o.max_steps.map(count),
+        max_steps: o
+            .max_steps
+            .map(|n| pa::spec::whole_count(n as f64, "Invalid run options: maxSteps", "steps"))
+            .transpose()?,
         stop_when: o.stop_when.map(stop_conditions),
         model_retry: o.model_retry.map(Into::into),
         tool_execution: o.tool_execution.map(TryInto::try_into).transpose()?,

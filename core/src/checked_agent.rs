@@ -108,6 +108,7 @@ impl AgentInner {
                 "Invalid agent definition: id must not be empty",
             ));
         }
+        def.tool_execution.check("Invalid agent definition")?;
         let mut tool_index = HashMap::with_capacity(def.tools.len());
         for (i, tool) in def.tools.iter().enumerate() {
             tool.check()?;

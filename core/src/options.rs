@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::controls::ToolChoice;
+use crate::error::AgentError;
 use crate::events::EventListener;
 use crate::model::ModelClient;
 use crate::state::Message;
@@ -60,6 +61,18 @@ impl ToolExecutionConfig {
             on_error: self.on_error.or(fallback.on_error),
             max_output_chars: self.max_output_chars.or(fallback.max_output_chars),
             max_tool_calls: self.max_tool_calls.or(fallback.max_tool_calls),
+        }
+    }
+
+    /// The rule the definition format's reader applies (docs/behaviour.md §15): a run's call
+    /// budget admits at least one call. `where_` names the settings (`Invalid agent
+    /// definition`, `Invalid run options`).
+    pub(crate) fn check(&self, where_: &str) -> Result<(), AgentError> {
+        match self.max_tool_calls {
+            Some(0) => Err(AgentError::definition_invalid(format!(
+                "{where_}: toolExecution.maxToolCalls must be a whole number of at least 1, got 0"
+            ))),
+            _ => Ok(()),
         }
     }
 

@@ -545,6 +545,11 @@ pub struct ToolResult {
     /// The model's arguments, when a person edited them on approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_input: Option<Value>,
+    /// The next-turn overrides the call contributed, kept while its step waits for
+    /// decisions: the overrides of the calls decided on continue then merge with them in
+    /// call order (docs/behaviour.md §2.6). Cleared once the step is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_turn_params: Option<NextTurnParams>,
 }
 
 /// A key that is present is `Some`, even when its value is `null`.

@@ -151,9 +151,10 @@ pub(crate) fn search_tool(catalog: Catalog) -> Tool {
         }),
         move |input, _| {
             let query = input.get("query").and_then(Value::as_str).unwrap_or("");
+            // The schema admitted an integer 1..20, which JSON may write `2.0`: read it by value.
             let limit = input
                 .get("limit")
-                .and_then(Value::as_u64)
+                .and_then(Value::as_f64)
                 .map_or(DEFAULT_LIMIT, |n| n as usize);
             let found: Vec<Value> = catalog
                 .search(query, limit)

@@ -166,6 +166,28 @@ fn budgets_are_checked_when_the_agent_is_created() {
         err.message(),
         "Invalid definition of tool 't': maxCalls must be a whole number of at least 1, got 0"
     );
+    // A run's budget of no call at all is refused as the definition reader refuses it, on
+    // the agent and as a run's override, before anything runs.
+    let none = ToolExecutionConfig::default().max_tool_calls(0);
+    let err = phaseo_agent::create_agent(AgentDefinition::new("a").tool_execution(none))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), ErrorCode::DefinitionInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid agent definition: toolExecution.maxToolCalls must be a whole number of at least 1, got 0"
+    );
+    let agent = agent(AgentDefinition::new("a").tool(echo("t")));
+    let client = scripted([calls(&[("c1", "t")]), text("done")]);
+    let mut options = RunOptions::new("go", client.clone());
+    options.overrides.tool_execution = Some(none);
+    let err = block_on(agent.run(options)).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::DefinitionInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid run options: toolExecution.maxToolCalls must be a whole number of at least 1, got 0"
+    );
+    assert_eq!(client.cursor(), 0, "nothing ran");
 }
 
 /// A tool that fails until attempt `succeed_at`, recording each attempt's number and key.

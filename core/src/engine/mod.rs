@@ -78,6 +78,9 @@ impl Settings {
 /// before anything runs.
 fn check_overrides(agent: &AgentInner, o: &RunOverrides) -> Result<(), AgentError> {
     let invalid = |m: String| AgentError::definition_invalid(format!("Invalid run options: {m}"));
+    if let Some(exec) = &o.tool_execution {
+        exec.check("Invalid run options")?;
+    }
     if let Some(ids) = &o.active_tools {
         let ids = Value::from(
             ids.iter()

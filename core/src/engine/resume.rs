@@ -21,7 +21,9 @@ pub(crate) enum Decision {
     Reject(String),
     /// Run the executor; with a person's edited input (docs/behaviour.md §14).
     Execute(Option<Value>),
-    Supply(Value),
+    /// Take a supplied output (a manual or hitl call); for a manual tool's approval, with
+    /// the person's edited input (docs/behaviour.md §14).
+    Supply(Value, Option<Value>),
     /// A person's answer in the tool's place: the tool never runs.
     Respond(Value),
     /// Continue the paused nested run of an agent tool's call (docs/behaviour.md §18)
@@ -71,6 +73,12 @@ fn nested_parts(
     };
     let inner = RunResult::from_value(value.clone())
         .map_err(|e| nested_state_invalid(outer, e.message()))?;
+    // A nested agent that signs its states checks this one before anything runs: the
+    // outer continue is refused (not the call failed once running).
+    if !nested.agent.def.state_secrets.is_empty() {
+        crate::signing::verify(&nested.agent.def.state_secrets, &inner)
+            .map_err(|e| nested_state_invalid(outer, e.message()))?;
+    }
     if inner.run.agent_id != nested.agent.def.id {
         return Err(nested_state_invalid(
             outer,
@@ -200,43 +208,22 @@ fn check(
             )));
         }
     }
-    let approved: HashSet<&str> = options
-        .approvals
-        .iter()
-        .map(|d| d.tool_call_id.as_str())
-        .collect();
-    let rejected: HashMap<&str, Option<&String>> = options
-        .rejections
-        .iter()
-        .map(|d| (d.tool_call_id.as_str(), d.reason.as_ref()))
-        .collect();
-    for d in &options.approvals {
-        if rejected.contains_key(d.tool_call_id.as_str()) {
-            return Err(AgentError::continue_invalid(format!(
-                "Tool call {} is both approved and rejected",
-                d.tool_call_id
-            )));
-        }
-    }
+    // docs/behaviour.md §14: an edit or an answer is for a call waiting for approval, and a
+    // call has one decision (these checks come right after "every id given is pending").
     let edited: HashMap<&str, &Value> = options
         .approvals
         .iter()
         .filter_map(|d| Some((d.tool_call_id.as_str(), d.edited_input.as_ref()?)))
         .collect();
-    let mut responses: HashMap<&str, &Value> = HashMap::new();
-    for r in &options.responses {
-        let id = r.tool_call_id.as_str();
-        let taken = responses.insert(id, &r.output).is_some();
-        if taken || approved.contains(id) || rejected.contains_key(id) {
-            return Err(AgentError::continue_invalid(format!(
-                "Tool call {id} has more than one decision"
-            )));
-        }
-    }
-    // docs/behaviour.md §14: an edit or an answer is for a call waiting for approval.
-    for id in edited.keys().chain(responses.keys()) {
+    for id in options
+        .approvals
+        .iter()
+        .filter(|d| d.edited_input.is_some())
+        .map(|d| &d.tool_call_id)
+        .chain(options.responses.iter().map(|o| &o.tool_call_id))
+    {
         if pending
-            .get(id)
+            .get(id.as_str())
             .is_some_and(|p| p.kind != PendingKind::Approval)
         {
             return Err(AgentError::continue_invalid(format!(
@@ -244,11 +231,39 @@ fn check(
             )));
         }
     }
-    let outputs: HashMap<&str, &Value> = options
-        .tool_outputs
-        .iter()
-        .map(|o| (o.tool_call_id.as_str(), &o.output))
-        .collect();
+    let approvals = once_each(options.approvals.iter().map(|d| d.tool_call_id.as_str()))?;
+    let approved: HashSet<&str> = approvals.iter().copied().collect();
+    let rejected: HashMap<&str, Option<&String>> =
+        once_each(options.rejections.iter().map(|d| d.tool_call_id.as_str()))?
+            .into_iter()
+            .zip(options.rejections.iter().map(|d| d.reason.as_ref()))
+            .collect();
+    let responses: HashMap<&str, &Value> =
+        once_each(options.responses.iter().map(|r| r.tool_call_id.as_str()))?
+            .into_iter()
+            .zip(options.responses.iter().map(|r| &r.output))
+            .collect();
+    for id in options.responses.iter().map(|r| r.tool_call_id.as_str()) {
+        if approved.contains(id) || rejected.contains_key(id) {
+            return Err(more_than_one_decision(id));
+        }
+    }
+    for id in approvals {
+        if rejected.contains_key(id) {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool call {id} is both approved and rejected"
+            )));
+        }
+    }
+    let mut outputs: HashMap<&str, &Value> = HashMap::new();
+    for o in &options.tool_outputs {
+        if outputs.insert(&o.tool_call_id, &o.output).is_some() {
+            return Err(AgentError::continue_invalid(format!(
+                "Tool call {} has more than one output",
+                o.tool_call_id
+            )));
+        }
+    }
     let mut tools = Vec::with_capacity(pause.pending_tool_calls.len());
     for p in &pause.pending_tool_calls {
         let Some(tool) = pending_tool(agent, state, &p.call.id, &p.call.name)? else {
@@ -305,7 +320,7 @@ fn check(
                     Decision::Execute(edited.get(id).map(|v| (*v).clone()))
                 }
                 _ => match outputs.get(id) {
-                    Some(v) => Decision::Supply((*v).clone()),
+                    Some(v) => Decision::Supply((*v).clone(), edited.get(id).map(|v| (*v).clone())),
                     None => {
                         return Err(AgentError::continue_invalid(format!(
                             "Missing output for tool call {id}"
@@ -317,7 +332,8 @@ fn check(
         match nested_run_of(state, id) {
             None => decisions.push((p.clone(), decision)),
             Some((outer, _, value)) => {
-                if let Decision::Execute(Some(input)) = decision {
+                if let Decision::Execute(Some(input)) | Decision::Supply(_, Some(input)) = decision
+                {
                     nested_edits.push((id.to_owned(), tool, input));
                 }
                 // One decision per nested run, at its first call: continue that run.
@@ -346,6 +362,21 @@ fn check(
     })
 }
 
+/// The ids of one kind of decision, in order, each given once (docs/behaviour.md §14: a
+/// call has one decision).
+fn once_each<'a>(ids: impl Iterator<Item = &'a str>) -> Result<Vec<&'a str>, AgentError> {
+    let mut seen = HashSet::new();
+    ids.map(|id| match seen.insert(id) {
+        true => Ok(id),
+        false => Err(more_than_one_decision(id)),
+    })
+    .collect()
+}
+
+fn more_than_one_decision(id: &str) -> AgentError {
+    AgentError::continue_invalid(format!("Tool call {id} has more than one decision"))
+}
+
 /// Every check of a continue, the edited inputs' validation last: nothing has run or
 /// changed when it refuses.
 pub(crate) async fn plan(
@@ -364,7 +395,7 @@ pub(crate) async fn plan(
 /// (docs/behaviour.md §14).
 async fn check_edits(agent: &AgentInner, plan: &mut ResumePlan) -> Result<(), AgentError> {
     let own = plan.decisions.iter_mut().filter_map(|(pending, decision)| {
-        let Decision::Execute(Some(input)) = decision else {
+        let (Decision::Execute(Some(input)) | Decision::Supply(_, Some(input))) = decision else {
             return None;
         };
         let tool = agent.tool(&pending.call.name).expect("checked before");
@@ -410,19 +441,14 @@ async fn respond(
     if let Err(e) = crate::limits::check_value(&output) {
         return Err(tools::output_invalid(ctx, scope, call, e.to_string()));
     }
-    let output = match &tool.output_schema {
-        None => output,
-        Some(v) => {
-            let outcome = std::panic::AssertUnwindSafe(v.validate(output));
-            match futures::FutureExt::catch_unwind(outcome).await {
-                Ok(Ok(v)) => v,
-                Ok(Err(e)) => return Err(tools::output_invalid(ctx, scope, call, e.message)),
-                Err(p) => {
-                    let m = crate::panic_message(p.as_ref()).to_owned();
-                    return Err(tools::output_invalid(ctx, scope, call, m));
-                }
-            }
-        }
+    // As a tool's result would be: `outputSchema`, then the next-turn overrides (docs/behaviour.md
+    // §2.6: a call given an output on continue contributes them).
+    let runtime = scope.runtime(ctx, tool, call, None, false);
+    let mut no_progress = Vec::new();
+    let settled = tools::settled_checks(ctx, scope, tool, &runtime, output, &mut no_progress);
+    let (output, next_turn) = match settled.await {
+        Ok(checked) => checked,
+        Err(ended) => return ended,
     };
     ctx.emitter.emit(
         EventType::ToolCompleted,
@@ -440,6 +466,7 @@ async fn respond(
     }
     Ok(Resolved {
         outcome: Ok(output),
+        next_turn,
         ..Resolved::error(call, String::new())
     })
 }
@@ -602,7 +629,9 @@ pub(crate) async fn resolve(
         .decisions
         .iter()
         .filter_map(|(p, d)| match d {
-            Decision::Execute(Some(input)) => Some((p.call.id.clone(), input.clone())),
+            Decision::Execute(Some(input)) | Decision::Supply(_, Some(input)) => {
+                Some((p.call.id.clone(), input.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -636,7 +665,18 @@ pub(crate) async fn resolve(
                         };
                         tools::execute_call(ctx, scope_ref, call, true).await
                     }
-                    Decision::Supply(output) => supply(ctx, scope_ref, &pending, output).await,
+                    Decision::Supply(output, None) => {
+                        supply(ctx, scope_ref, &pending, output).await
+                    }
+                    Decision::Supply(output, Some(input)) => {
+                        // The hook and the next-turn overrides see the input that stands.
+                        let call = ToolCall {
+                            input: Arc::new(input),
+                            ..pending.call
+                        };
+                        let pending = PendingToolCall { call, ..pending };
+                        supply(ctx, scope_ref, &pending, output).await
+                    }
                     Decision::Respond(output) => respond(ctx, scope_ref, &pending, output).await,
                     Decision::Nested(state) => {
                         let sub = sub.expect("made for every nested decision");
@@ -668,6 +708,10 @@ pub(crate) async fn resolve(
             .expect("a paused tool step has a result")
             .tool_results,
     );
+    // A state paused before the calls' overrides were recorded holds only their merge: the
+    // overrides decided now go on top of it.
+    let recorded = state.run.next_turn_params.is_none()
+        || earlier_results.iter().any(|r| r.next_turn_params.is_some());
     tools::apply(ctx, state, resolved);
     let step = state.step_results.last_mut().expect("present");
     let mut results = earlier_results;
@@ -681,7 +725,8 @@ pub(crate) async fn resolve(
     state.run.messages.extend(messages);
     let (pending, nested_runs) = waiting.into_parts();
     if !pending.is_empty() {
-        // A nested run paused again: the outer call still waits, and so does the run.
+        // A nested run paused again: the outer call still waits, and so does the run (the
+        // overrides' records are kept for the next continue).
         // `humanInput` follows the turn's tool messages, so it waits for the last of them.
         super::step::pause(
             ctx,
@@ -692,6 +737,7 @@ pub(crate) async fn resolve(
         .await?;
         return Ok(Start::Paused);
     }
+    tools::settle_next_turn(state, recorded);
     if let Some(text) = options.human_input {
         state.run.messages.push(Message::user(text));
     }

@@ -493,6 +493,7 @@ async fn run_step(ctx: &RunCtx, state: &mut RunResult) -> Result<bool, Failure> 
         pause(ctx, state, index, tool_pause(pending, nested_runs)).await?;
         return Ok(true);
     }
+    tools::settle_next_turn(state, false);
     after_step(ctx, state, index, false, false).await
 }
 

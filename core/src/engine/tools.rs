@@ -289,7 +289,7 @@ pub(crate) async fn accept_result(
     tool: &Tool,
     runtime: ToolRuntime,
     value: Value,
-    preliminary: Vec<Value>,
+    mut preliminary: Vec<Value>,
 ) -> Result<Resolved, AgentError> {
     let call = runtime.tool_call();
     check_value(&value).map_err(|e| output_invalid(ctx, scope, call, e.to_string()))?;
@@ -297,20 +297,18 @@ pub(crate) async fn accept_result(
         // Nothing to await: no future of the checks in every call's future.
         (value, None)
     } else {
-        match Box::pin(awaited_checks(tool, call, &runtime, value)).await {
+        match Box::pin(settled_checks(
+            ctx,
+            scope,
+            tool,
+            &runtime,
+            value,
+            &mut preliminary,
+        ))
+        .await
+        {
             Ok(checked) => checked,
-            Err(Refused::Invalid(m)) => return Err(output_invalid(ctx, scope, call, m)),
-            Err(Refused::Failed(m)) => {
-                return call_failed(
-                    ctx,
-                    scope,
-                    Some(tool),
-                    call,
-                    ErrorCode::ToolFailed,
-                    m,
-                    preliminary,
-                )
-            }
+            Err(ended) => return ended,
         }
     };
     if let Some(t) = &ctx.trace {
@@ -328,6 +326,34 @@ pub(crate) async fn accept_result(
         next_turn,
         nested_pause: None,
     })
+}
+
+/// [`awaited_checks`] with its refusals settled: `Err` is how the call ends (the run fails
+/// for an output `outputSchema` refused; the call failed, with its `preliminary` values,
+/// when its next-turn overrides could not be resolved).
+pub(crate) async fn settled_checks(
+    ctx: &RunCtx,
+    scope: &PhaseScope,
+    tool: &Tool,
+    runtime: &ToolRuntime,
+    value: Value,
+    preliminary: &mut Vec<Value>,
+) -> Result<(Value, Option<Box<NextTurnParams>>), Result<Resolved, AgentError>> {
+    let call = runtime.tool_call();
+    awaited_checks(tool, call, runtime, value)
+        .await
+        .map_err(|refused| match refused {
+            Refused::Invalid(m) => Err(output_invalid(ctx, scope, call, m)),
+            Refused::Failed(m) => call_failed(
+                ctx,
+                scope,
+                Some(tool),
+                call,
+                ErrorCode::ToolFailed,
+                m,
+                std::mem::take(preliminary),
+            ),
+        })
 }
 
 /// Why [`awaited_checks`] refused a result.
@@ -785,22 +811,31 @@ impl Cancel for ToolRuntime {
 /// `work` is pinned by the caller, so that this future holds a reference and not a second
 /// copy of it: a turn's calls are moved into the set that runs them, and a smaller future
 /// is a cheaper move.
+///
+/// A result first seen past the deadline is late, and discarded as the timer would have
+/// it (docs/behaviour.md §2.2): a synchronous executor that blocked the thread which also
+/// drives the run (Node's one JavaScript thread) hands its result over in the same turn
+/// of that thread as the timer's wake-up, and which of the two is seen first must not
+/// decide the outcome.
 pub(crate) async fn within<F: std::future::Future>(
     limit: Option<std::time::Duration>,
     token: &impl Cancel,
     mut work: std::pin::Pin<&mut F>,
 ) -> Option<F::Output> {
-    let Some(limit) = limit else {
+    // A limit too far for the clock (docs/behaviour.md §2.2: up to 2^64 − 1 ms) is none.
+    let Some(deadline) = limit.and_then(|limit| tokio::time::Instant::now().checked_add(limit))
+    else {
         return Some(work.await);
     };
-    tokio::select! {
+    let on_time = tokio::select! {
         biased;
-        r = work.as_mut() => Some(r),
-        _ = tokio::time::sleep(limit) => {
-            token.cancel();
-            None
-        }
+        r = work.as_mut() => (tokio::time::Instant::now() < deadline).then_some(r),
+        _ = tokio::time::sleep_until(deadline) => None,
+    };
+    if on_time.is_none() {
+        token.cancel();
     }
+    on_time
 }
 
 /// `Tool <id> timed out after <ms>ms`.
@@ -941,6 +976,7 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Resolutio
             error,
             input: None,
             original_input: None,
+            next_turn_params: r.next_turn.as_deref().cloned(),
         };
         if ctx.emitter.is_streaming() {
             let item = crate::state::Item::of_tool_result(&tool_result);
@@ -965,6 +1001,29 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Resolutio
                 .get_or_insert_with(NextTurnParams::default)
                 .merge(*next);
         }
+    }
+}
+
+/// Ends the records of the last step's next-turn overrides (the step is done): with
+/// `merged`, the run's overrides become those of the step's calls merged in call order
+/// (docs/behaviour.md §2.6), whichever were resolved before a pause and whichever on
+/// continue.
+pub(crate) fn settle_next_turn(state: &mut RunResult, merged: bool) {
+    let Some(step) = state.step_results.last_mut() else {
+        return;
+    };
+    let records = step
+        .tool_results
+        .iter_mut()
+        .filter_map(|r| r.next_turn_params.take());
+    if merged {
+        state.run.next_turn_params = records.fold(None, |all, next| {
+            let mut all = all.unwrap_or_default();
+            all.merge(next);
+            Some(all)
+        });
+    } else {
+        records.for_each(drop);
     }
 }
 

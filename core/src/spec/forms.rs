@@ -97,12 +97,34 @@ pub(crate) struct StepCount(pub(crate) usize);
 impl<'de> Deserialize<'de> for StepCount {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let n = f64::deserialize(deserializer)?;
-        if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 {
-            Ok(StepCount(n as usize))
-        } else {
-            Err(serde::de::Error::custom(format!(
-                "must be a whole number of steps, 0 or more, got {n}"
-            )))
-        }
+        whole_number(n, "steps")
+            .map(StepCount)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A number of characters (`toolExecution.maxOutputChars`): a whole number, 0 or more,
+/// refused otherwise as [`StepCount`] is (a negative limit would cut every tool message to
+/// the notice alone).
+pub(crate) struct CharCount(pub(crate) usize);
+
+impl<'de> Deserialize<'de> for CharCount {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let n = f64::deserialize(deserializer)?;
+        whole_number(n, "characters")
+            .map(CharCount)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A limit written as a whole number of `unit`, 0 or more (at most 2³² − 1), or the
+/// message saying what it is not.
+pub(crate) fn whole_number(n: f64, unit: &str) -> Result<usize, String> {
+    if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) {
+        Ok(n as usize)
+    } else {
+        Err(format!(
+            "must be a whole number of {unit}, 0 or more, got {n}"
+        ))
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::forms::count;
+use super::forms::{count, whole_number, CharCount};
 use super::invalid;
 use crate::store::LeaseConfig;
 use crate::{AgentError, ModelRetry, OnError, ToolExecutionConfig, ToolRetry};
@@ -13,7 +13,7 @@ use crate::{AgentError, ModelRetry, OnError, ToolExecutionConfig, ToolRetry};
 pub(crate) struct ToolExecutionSpec {
     tool_concurrency: Option<f64>,
     on_error: Option<String>,
-    max_output_chars: Option<f64>,
+    max_output_chars: Option<CharCount>,
     max_tool_calls: Option<f64>,
 }
 
@@ -27,7 +27,7 @@ impl ToolExecutionSpec {
                 .map(|p| OnError::parse(&p))
                 .transpose()
                 .map_err(invalid)?,
-            max_output_chars: self.max_output_chars.map(count),
+            max_output_chars: self.max_output_chars.map(|n| n.0),
             max_tool_calls: self
                 .max_tool_calls
                 .map(|n| at_least_one(n, "toolExecution.maxToolCalls"))
@@ -35,6 +35,14 @@ impl ToolExecutionSpec {
                 .map(|n| n as usize),
         })
     }
+}
+
+/// A limit that is a whole number of `unit`, 0 or more (`maxSteps`: steps,
+/// `toolExecution.maxOutputChars`: characters), else `definition_invalid` naming `what`
+/// (`maxSteps: must be a whole number of steps, 0 or more, got -1`), as the definition
+/// reader says it.
+pub fn whole_count(n: f64, what: &str, unit: &str) -> Result<usize, AgentError> {
+    whole_number(n, unit).map_err(|m| invalid(format!("{what}: {m}")))
 }
 
 /// A whole number ≥ 1 (a call budget), else `definition_invalid` naming `what`.

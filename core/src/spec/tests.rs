@@ -348,6 +348,27 @@ fn bad_values_are_refused_naming_the_field() {
         m,
         "Invalid run options: maxSteps: must be a whole number of steps, 0 or more, got 2.5"
     );
+    let m = def(json!({"id": "a", "toolExecution": {"maxOutputChars": -1}}));
+    assert_eq!(
+        m,
+        "Invalid agent definition: toolExecution.maxOutputChars: must be a whole number of characters, 0 or more, got -1"
+    );
+    let m = definition_error(run_options(
+        &host,
+        json!({"toolExecution": {"maxOutputChars": 0.5}}),
+    ));
+    assert_eq!(
+        m,
+        "Invalid run options: toolExecution.maxOutputChars: must be a whole number of characters, 0 or more, got 0.5"
+    );
+    // A host's own reader of these numbers says it the same way.
+    let e = super::whole_count(-1.0, "Invalid agent definition: max_steps", "steps").unwrap_err();
+    assert_eq!(e.code(), crate::ErrorCode::DefinitionInvalid);
+    assert_eq!(
+        e.message(),
+        "Invalid agent definition: max_steps: must be a whole number of steps, 0 or more, got -1"
+    );
+    assert_eq!(super::whole_count(3.0, "maxSteps", "steps").unwrap(), 3);
     let m = definition_error(continue_options(&host, json!({"maxSteps": -3})));
     assert!(
         m.ends_with("maxSteps: must be a whole number of steps, 0 or more, got -3"),

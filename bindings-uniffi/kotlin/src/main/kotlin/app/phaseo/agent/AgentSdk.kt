@@ -716,7 +716,7 @@ class AgentSdk private constructor() {
     }
 
     /**
-     * An agent (docs/behaviour.md §3). [maxSteps] ≤ 0 keeps the core's default; [preset] names the model
+     * An agent (docs/behaviour.md §3). [maxSteps] 0 keeps the core's default (a negative one is refused); [preset] names the model
      * `@<preset>` when [model] is unset; [parseOutput] turns the final text into the output
      * (then [outputSchema] checks it); [requireApproval] decides for every call. Beyond the
      * product: [stateSecrets] sign and verify states (the first signs), [store] keeps every
@@ -887,7 +887,7 @@ class AgentSdk private constructor() {
                 instructions = instructions,
                 model = model,
                 preset = preset,
-                maxSteps = maxSteps.takeIf { it > 0 },
+                maxSteps = maxSteps.takeIf { it != 0 },
                 stopWhen = stopWhen.orEmpty().map(::nativeStop),
                 modelRetry = modelRetry?.native(),
                 toolExecution = toolExecution?.native(),
