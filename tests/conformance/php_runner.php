@@ -492,7 +492,13 @@ function tool_retry(mixed $value): ?ToolRetry
     }
     $value = $value instanceof \stdClass ? [] : $value;
     check_keys($value, ['maxAttempts', 'backoffMs'], 'retry');
-    return new ToolRetry(maxAttempts: $value['maxAttempts'] ?? 1, backoffMs: $value['backoffMs'] ?? 0);
+    return new ToolRetry(maxAttempts: integral($value['maxAttempts'] ?? 1), backoffMs: $value['backoffMs'] ?? 0);
+}
+
+/** A number a case wrote, compared by value (`2.0` is 2): an integral float as the `int` a PHP parameter takes. */
+function integral(mixed $value): mixed
+{
+    return is_float($value) && is_finite($value) && floor($value) === $value && abs($value) < 2 ** 53 ? (int) $value : $value;
 }
 
 /** A JSON Schema as the PHP API takes it (an array; `{}` as []). */

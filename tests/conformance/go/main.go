@@ -758,6 +758,7 @@ func buildAgent(c obj, o *observations) (agent *pa.Agent, refused *pa.Error) {
 		def.ParallelToolCalls = pa.Ptr(p)
 	}
 	if ids, ok := a["activeTools"].([]any); ok {
+		def.ActiveTools = []string{} // an empty list offers no tool; nil would offer all
 		for _, id := range ids {
 			def.ActiveTools = append(def.ActiveTools, text(id))
 		}

@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use phaseo_agent::spec;
 use phaseo_agent::{
     async_trait, create_agent, finish_reason_is, has_tool_call, human_review_fn, json, max_cost,
     max_duration, max_tokens_used, step_count_is, validator_fn, Agent, AgentDefinition, AgentError,
     ApprovalPredicate, AsToolOptions, JsonSchema, ModelRetry, NextTurnParams, OnError,
-    ReviewRequest, Role, StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRetry,
-    ToolRuntime, Validator, Value,
+    ReviewRequest, Role, StopCondition, Tool, ToolError, ToolExecutionConfig, ToolRuntime,
+    Validator, Value,
 };
 
 /// What executors record during one case step.
@@ -112,7 +113,7 @@ async fn perform_async(
             "returnIdempotencyKey" => return idempotency_key(&rt),
             "sleepMs" => {
                 guard.sleeping = true;
-                let ms = arg.as_u64().unwrap_or(0);
+                let ms = millis(arg);
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
                     _ = rt.cancelled() => {
@@ -124,7 +125,7 @@ async fn perform_async(
                 guard.sleeping = false;
             }
             "blockingSleepMs" => {
-                let ms = arg.as_u64().unwrap_or(0);
+                let ms = millis(arg);
                 let _ = tokio::task::spawn_blocking(move || {
                     std::thread::sleep(Duration::from_millis(ms))
                 })
@@ -157,8 +158,7 @@ fn perform_sync(
             "returnAttempt" => return Ok(json!(rt.attempt())),
             "returnIdempotencyKey" => return idempotency_key(&rt),
             "sleepMs" => {
-                let until =
-                    std::time::Instant::now() + Duration::from_millis(arg.as_u64().unwrap_or(0));
+                let until = std::time::Instant::now() + Duration::from_millis(millis(arg));
                 while std::time::Instant::now() < until {
                     if rt.is_cancelled() {
                         guard.record_cancelled();
@@ -167,9 +167,7 @@ fn perform_sync(
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
-            "blockingSleepMs" => {
-                std::thread::sleep(Duration::from_millis(arg.as_u64().unwrap_or(0)))
-            }
+            "blockingSleepMs" => std::thread::sleep(Duration::from_millis(millis(arg))),
             other => return Err(ToolError::new(format!("unsupported behavior {other}"))),
         }
     }
@@ -194,9 +192,9 @@ const ACTIONS: &[&str] = &[
 /// Fails with the action's `message` while the runtime's attempt is below `n`.
 fn throw_until_attempt(action: &Value, n: &Value, rt: &ToolRuntime) -> Result<(), ToolError> {
     let n = n
-        .as_u64()
+        .as_f64()
         .ok_or_else(|| ToolError::new("throwUntilAttempt: a number is required"))?;
-    if u64::from(rt.attempt()) < n {
+    if f64::from(rt.attempt()) < n {
         return Err(ToolError::new(text(
             action.get("message").unwrap_or(&Value::Null),
         )));
@@ -293,10 +291,10 @@ pub fn stop_conditions(list: &Value) -> Result<Vec<Arc<dyn StopCondition>>, Stri
         .map(|c| {
             let (k, v) = single_entry(c).map_err(|e| e.message)?;
             Ok(match k {
-                "stepCountIs" => step_count_is(v.as_u64().ok_or("stepCountIs")? as usize),
-                "maxTokensUsed" => max_tokens_used(v.as_u64().ok_or("maxTokensUsed")?),
+                "stepCountIs" => step_count_is(whole(v, "stepCountIs")? as usize),
+                "maxTokensUsed" => max_tokens_used(whole(v, "maxTokensUsed")?),
                 "maxCost" => max_cost(v.as_f64().ok_or("maxCost")?),
-                "maxDuration" => max_duration(v.as_u64().ok_or("maxDuration")?),
+                "maxDuration" => max_duration(whole(v, "maxDuration")?),
                 "hasToolCall" => has_tool_call(text(v)),
                 "finishReasonIs" => finish_reason_is(text(v)),
                 other => return Err(format!("stopWhen: unsupported condition {other}")),
@@ -305,7 +303,7 @@ pub fn stop_conditions(list: &Value) -> Result<Vec<Arc<dyn StopCondition>>, Stri
         .collect()
 }
 
-pub fn tool_execution(v: &Value) -> Result<ToolExecutionConfig, String> {
+pub fn tool_execution(v: &Value) -> Result<Result<ToolExecutionConfig, AgentError>, String> {
     check_keys(
         v,
         &[
@@ -316,35 +314,79 @@ pub fn tool_execution(v: &Value) -> Result<ToolExecutionConfig, String> {
         ],
         "toolExecution",
     )?;
-    Ok(ToolExecutionConfig {
-        tool_concurrency: v
-            .get("toolConcurrency")
-            .and_then(Value::as_i64)
-            .map(|n| n.max(0) as usize),
-        on_error: match v.get("onError").and_then(Value::as_str) {
-            Some(s) => Some(OnError::parse(s)?),
-            None => None,
-        },
-        max_output_chars: v
-            .get("maxOutputChars")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize),
-        max_tool_calls: v
-            .get("maxToolCalls")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize),
-    })
+    let read = || -> Result<Result<ToolExecutionConfig, AgentError>, String> {
+        let mut config = ToolExecutionConfig {
+            // Values below 1 are raised to 1 (docs/behaviour.md §2.9).
+            tool_concurrency: number(v, "toolConcurrency")?.map(|n| n.max(0.0) as usize),
+            ..ToolExecutionConfig::default()
+        };
+        if let Some(p) = v.get("onError").filter(|p| !p.is_null()) {
+            let p = p
+                .as_str()
+                .ok_or("toolExecution.onError: a string is required")?;
+            match OnError::parse(p) {
+                Ok(policy) => config.on_error = Some(policy),
+                Err(m) => return Ok(Err(AgentError::definition_invalid(m))),
+            }
+        }
+        if let Some(n) = number(v, "maxOutputChars")? {
+            match spec::whole_count(n, "toolExecution.maxOutputChars", "characters") {
+                Ok(n) => config.max_output_chars = Some(n),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        if let Some(n) = number(v, "maxToolCalls")? {
+            match spec::at_least_one(n, "toolExecution.maxToolCalls") {
+                Ok(n) => config.max_tool_calls = Some(n as usize),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(Ok(config))
+    };
+    read()
+}
+
+/// The number a case wrote under `key` of `v`, compared by value (`2.0` is 2); `Err` for
+/// a value that is not a number (the case cannot be expressed as the Rust API takes it).
+pub fn number(v: &Value, key: &str) -> Result<Option<f64>, String> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(n) => n
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| format!("{key}: {n} is not a number")),
+    }
+}
+
+/// A whole number of 0 or more as a case writes it (`3.0` is 3); `Err` names another value,
+/// which the Rust API cannot take.
+fn whole(v: &Value, what: &str) -> Result<u64, String> {
+    v.as_f64()
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .map(|n| n as u64)
+        .ok_or_else(|| format!("{what}: {v} is not a whole number of 0 or more"))
+}
+
+/// A tool definition the SDK refuses, named as the definition reader names it.
+fn refused(id: &str, message: String) -> AgentError {
+    AgentError::definition_invalid(format!("Invalid definition of tool '{id}': {message}"))
+}
+
+/// A wait in milliseconds as a case writes it (a negative one is no wait).
+fn millis(n: &Value) -> u64 {
+    n.as_f64().map_or(0, |n| n.max(0.0) as u64)
 }
 
 pub fn model_retry(v: &Value) -> Result<ModelRetry, String> {
     check_keys(v, &["maxRetries", "backoffMs"], "modelRetry")?;
-    Ok(ModelRetry::new(
-        v.get("maxRetries").and_then(Value::as_u64).unwrap_or(0) as u32,
-        Duration::from_millis(v.get("backoffMs").and_then(Value::as_u64).unwrap_or(250)),
+    // As every binding reads a host's numbers.
+    Ok(ModelRetry::from_numbers(
+        number(v, "maxRetries")?,
+        number(v, "backoffMs")?,
     ))
 }
 
-fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
+fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Result<Tool, AgentError>, String> {
     check_keys(
         t,
         &[
@@ -403,16 +445,16 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     let manual = t.get("manual").and_then(Value::as_bool).unwrap_or(false);
     let sync = t.get("async").and_then(Value::as_bool) == Some(false);
     let mut tool = if manual {
-        Tool::external(id, description, parameters)
+        Tool::external(id.clone(), description, parameters)
     } else if sync {
         let obs = obs.clone();
         let behavior = behavior.clone();
-        Tool::new(id, description, parameters, move |input, rt| {
+        Tool::new(id.clone(), description, parameters, move |input, rt| {
             perform_sync(&behavior, input, rt, &obs)
         })
     } else {
         let obs = obs.clone();
-        Tool::new_async(id, description, parameters, move |input, rt| {
+        Tool::new_async(id.clone(), description, parameters, move |input, rt| {
             perform_async(behavior.clone(), input, rt, obs.clone())
         })
     };
@@ -428,8 +470,12 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     if let Some(ms) = t.get("timeoutMs").and_then(Value::as_f64) {
         tool = tool.timeout_ms(ms);
     }
-    if let Some(p) = t.get("onError").and_then(Value::as_str) {
-        tool = tool.on_error(OnError::parse(p)?);
+    if let Some(p) = t.get("onError").filter(|p| !p.is_null()) {
+        let p = p.as_str().ok_or("onError: a string is required")?;
+        match OnError::parse(p) {
+            Ok(policy) => tool = tool.on_error(policy),
+            Err(m) => return Ok(Err(refused(&id, m))),
+        }
     }
     match t.get("requireApproval") {
         None | Some(Value::Null) | Some(Value::Bool(false)) => {}
@@ -448,15 +494,25 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
     if let Some(deferred) = t.get("deferLoading").and_then(Value::as_bool) {
         tool = tool.defer_loading(deferred);
     }
-    if let Some(n) = t.get("maxCalls").filter(|v| !v.is_null()) {
-        tool = tool.max_calls(n.as_u64().ok_or("maxCalls: a whole number is required")? as u32);
+    if let Some(n) = number(t, "maxCalls")? {
+        match spec::at_least_one(n, "maxCalls") {
+            Ok(n) => tool = tool.max_calls(n),
+            Err(e) => return Ok(Err(refused(&id, e.message().to_owned()))),
+        }
     }
     if let Some(r) = t.get("retry").filter(|v| !v.is_null()) {
         check_keys(r, &["maxAttempts", "backoffMs"], "retry")?;
-        tool = tool.retry(ToolRetry::new(
-            r.get("maxAttempts").and_then(Value::as_u64).unwrap_or(1) as u32,
-            r.get("backoffMs").and_then(Value::as_u64).unwrap_or(0),
-        ));
+        // As the definition format reads it: `maxAttempts` is required.
+        let Some(attempts) = number(r, "maxAttempts")? else {
+            return Ok(Err(refused(
+                &id,
+                "retry.maxAttempts is required".to_owned(),
+            )));
+        };
+        match spec::tool_retry(attempts, number(r, "backoffMs")?) {
+            Ok(retry) => tool = tool.retry(retry),
+            Err(e) => return Ok(Err(refused(&id, e.message().to_owned()))),
+        }
     }
     if let Some(strict) = t.get("strict").and_then(Value::as_bool) {
         tool = tool.strict(strict);
@@ -489,7 +545,7 @@ fn build_tool(t: &Value, obs: &Arc<Observations>) -> Result<Tool, String> {
             tool = tool.on_response_received(move |output, _| Ok(json!({ key.clone(): output })));
         }
     }
-    Ok(tool)
+    Ok(Ok(tool))
 }
 
 /// The case's agent: `Err` when the case cannot be expressed, `Ok(Err)` when the SDK
@@ -533,8 +589,11 @@ pub fn build_agent(
     if let Some(i) = a.get("instructions").and_then(Value::as_str) {
         def = def.instructions(i);
     }
-    if let Some(n) = a.get("maxSteps").and_then(Value::as_u64) {
-        def = def.max_steps(n as usize);
+    if let Some(n) = number(a, "maxSteps")? {
+        match spec::whole_count(n, "Invalid agent definition: maxSteps", "steps") {
+            Ok(n) => def = def.max_steps(n),
+            Err(e) => return Ok(Err(e)),
+        }
     }
     for c in stop_conditions(a.get("stopWhen").unwrap_or(&Value::Null))? {
         def = def.stop_when(c);
@@ -543,12 +602,15 @@ pub fn build_agent(
         def = def.model_retry(model_retry(r)?);
     }
     if let Some(t) = a.get("toolExecution") {
-        def = def.tool_execution(tool_execution(t)?);
+        match tool_execution(t)? {
+            Ok(config) => def = def.tool_execution(config),
+            Err(e) => return Ok(Err(e)),
+        }
     }
     if let Some(v) = a.get("temperature").and_then(Value::as_f64) {
         def = def.temperature(v);
     }
-    if let Some(v) = a.get("maxOutputTokens").and_then(Value::as_u64) {
+    if let Some(v) = number(a, "maxOutputTokens")?.map(|n| n.max(0.0) as u64) {
         def = def.max_output_tokens(v);
     }
     if let Some(v) = a.get("topP").and_then(Value::as_f64) {
@@ -606,7 +668,10 @@ pub fn build_agent(
         .flatten()
     {
         let tool = match t.get("asAgent") {
-            None => build_tool(t, obs)?,
+            None => match build_tool(t, obs)? {
+                Ok(tool) => tool,
+                Err(refused) => return Ok(Err(refused)),
+            },
             Some(nested) => match agent_tool(t, nested, obs)? {
                 Ok(tool) => tool,
                 Err(refused) => return Ok(Err(refused)),

@@ -402,7 +402,7 @@ pub fn check(expect: &Value, o: &StepOutcome) -> Result<(), String> {
                 }
             }
             "minWallMs" => {
-                let floor = want.as_u64().ok_or("minWallMs: expected a number")? as u128;
+                let floor = want.as_f64().ok_or("minWallMs: expected a number")? as u128;
                 if o.wall_ms < floor {
                     return Err(format!(
                         "minWallMs: took {} ms, at least {floor} ms expected",
@@ -411,7 +411,7 @@ pub fn check(expect: &Value, o: &StepOutcome) -> Result<(), String> {
                 }
             }
             "maxWallMs" => {
-                let limit = want.as_u64().unwrap_or(0) as u128;
+                let limit = want.as_f64().ok_or("maxWallMs: expected a number")? as u128;
                 if o.wall_ms > limit {
                     return Err(format!(
                         "maxWallMs: took {} ms, limit {limit} ms",

@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use phaseo_agent::spec;
 use phaseo_agent::{
     json, AgentError, AgentEvent, CancellationToken, ContinueOptions, Message, RunOptions,
     RunOverrides, RunResult, ToolDecision, ToolOutput, Value,
@@ -75,13 +76,18 @@ fn decisions(v: Option<&Value>) -> Result<Vec<ToolDecision>, String> {
     Ok(out)
 }
 
-fn overrides(o: &Value) -> Result<RunOverrides, String> {
+/// A step's overrides: `Err` when the case cannot be expressed, `Ok(Err)` when the SDK
+/// refuses them (as every binding's reader of run options does).
+fn overrides(o: &Value) -> Result<Result<RunOverrides, AgentError>, String> {
     let mut r = RunOverrides::default();
     if let Some(m) = o.get("model").and_then(Value::as_str) {
         r.model = Some(m.to_owned());
     }
-    if let Some(n) = o.get("maxSteps").and_then(Value::as_u64) {
-        r.max_steps = Some(n as usize);
+    if let Some(n) = case::number(o, "maxSteps")? {
+        match spec::whole_count(n, "Invalid run options: maxSteps", "steps") {
+            Ok(n) => r.max_steps = Some(n),
+            Err(e) => return Ok(Err(e)),
+        }
     }
     if let Some(s) = o.get("stopWhen") {
         r.stop_when = Some(case::stop_conditions(s)?);
@@ -90,10 +96,13 @@ fn overrides(o: &Value) -> Result<RunOverrides, String> {
         r.model_retry = Some(case::model_retry(m)?);
     }
     if let Some(t) = o.get("toolExecution") {
-        r.tool_execution = Some(case::tool_execution(t)?);
+        match case::tool_execution(t)? {
+            Ok(config) => r.tool_execution = Some(config),
+            Err(e) => return Ok(Err(e)),
+        }
     }
     r.temperature = o.get("temperature").and_then(Value::as_f64);
-    r.max_output_tokens = o.get("maxOutputTokens").and_then(Value::as_u64);
+    r.max_output_tokens = case::number(o, "maxOutputTokens")?.map(|n| n.max(0.0) as u64);
     r.top_p = o.get("topP").and_then(Value::as_f64);
     if let Some(c) = o.get("toolChoice") {
         r.set_tool_choice(c).map_err(|e| e.to_string())?;
@@ -103,7 +112,7 @@ fn overrides(o: &Value) -> Result<RunOverrides, String> {
         r.active_tools =
             Some(serde_json::from_value(ids.clone()).map_err(|e| format!("activeTools: {e}"))?);
     }
-    Ok(r)
+    Ok(Ok(r))
 }
 
 const RUN_KEYS: &[&str] = &[
@@ -267,12 +276,16 @@ impl CaseRun {
         let started = Instant::now();
         let (cancel_after, outcome) = if let Some(run) = step.get("run") {
             check_keys(run, RUN_KEYS, "run")?;
+            let (run_overrides, refused) = match overrides(run)? {
+                Ok(o) => (o, None),
+                Err(e) => (RunOverrides::default(), Some(e)),
+            };
             let mut options = RunOptions::new(
                 run.get("input").cloned().unwrap_or(Value::Null),
                 self.client.clone(),
             )
             .context(run.get("context").cloned().unwrap_or(Value::Null))
-            .overrides(overrides(run)?)
+            .overrides(run_overrides)
             .on_event(listener)
             .cancel(token.clone());
             if let Some(m) = run.get("messages") {
@@ -280,11 +293,16 @@ impl CaseRun {
                     serde_json::from_value(m.clone()).map_err(|e| format!("messages: {e}"))?;
                 options = options.messages(messages);
             }
-            let cancel_after = run.get("cancelAfterMs").and_then(Value::as_u64);
+            let cancel_after = case::number(run, "cancelAfterMs")?.map(|n| n.max(0.0) as u64);
+            let agent = self.agent.clone();
             (
                 cancel_after,
-                Box::pin(self.agent.run(options))
-                    as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>,
+                Box::pin(async move {
+                    match refused {
+                        Some(e) => Err(e),
+                        None => agent.run(options).await,
+                    }
+                }) as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>,
             )
         } else if let Some(c) = step.get("continue") {
             check_keys(c, CONTINUE_KEYS, "continue")?;
@@ -295,8 +313,12 @@ impl CaseRun {
                 Some(Ok(s)) => s,
                 Some(Err(_)) | None => self.state.as_ref().ok_or("continue without a state")?,
             };
+            let (continue_overrides, refused_overrides) = match overrides(c)? {
+                Ok(o) => (o, None),
+                Err(e) => (RunOverrides::default(), Some(e)),
+            };
             let mut options = ContinueOptions::new(self.client.clone())
-                .overrides(overrides(c)?)
+                .overrides(continue_overrides)
                 .on_event(listener)
                 .cancel(token.clone());
             options.approvals = decisions(c.get("approvals"))?;
@@ -332,10 +354,10 @@ impl CaseRun {
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             options.context = c.get("context").cloned();
-            let cancel_after = c.get("cancelAfterMs").and_then(Value::as_u64);
+            let cancel_after = case::number(c, "cancelAfterMs")?.map(|n| n.max(0.0) as u64);
             let agent = self.agent.clone();
             let state = state.clone();
-            let refused = stored.and_then(Result::err);
+            let refused = refused_overrides.or_else(|| stored.and_then(Result::err));
             (
                 cancel_after,
                 Box::pin(async move {
