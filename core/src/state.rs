@@ -547,9 +547,10 @@ pub struct ToolResult {
     pub original_input: Option<Value>,
     /// The next-turn overrides the call contributed, kept while its step waits for
     /// decisions: the overrides of the calls decided on continue then merge with them in
-    /// call order (docs/behaviour.md §2.6). Cleared once the step is done.
+    /// call order (docs/behaviour.md §2.6). Cleared once the step is done. Boxed: rarely
+    /// set, and every tool result would be larger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_turn_params: Option<NextTurnParams>,
+    pub next_turn_params: Option<Box<NextTurnParams>>,
 }
 
 /// A key that is present is `Some`, even when its value is `null`.

@@ -976,7 +976,7 @@ pub(crate) fn apply(ctx: &RunCtx, state: &mut RunResult, mut resolved: Resolutio
             error,
             input: None,
             original_input: None,
-            next_turn_params: r.next_turn.as_deref().cloned(),
+            next_turn_params: r.next_turn.clone(),
         };
         if ctx.emitter.is_streaming() {
             let item = crate::state::Item::of_tool_result(&tool_result);
@@ -1019,7 +1019,7 @@ pub(crate) fn settle_next_turn(state: &mut RunResult, merged: bool) {
     if merged {
         state.run.next_turn_params = records.fold(None, |all, next| {
             let mut all = all.unwrap_or_default();
-            all.merge(next);
+            all.merge(*next);
             Some(all)
         });
     } else {
