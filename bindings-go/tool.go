@@ -214,7 +214,8 @@ type ToolExecutionConfig struct {
 	Concurrency int
 	// OnError is the default error policy: "fail-run" or "return-to-model".
 	OnError string
-	// MaxOutputChars truncates longer tool messages (0 = no limit).
+	// MaxOutputChars truncates longer tool messages (0 = no limit; a negative number is
+	// refused with CodeDefinitionInvalid).
 	MaxOutputChars int
 	// MaxToolCalls bounds all the tool calls of a run (nil = no limit; the core refuses a
 	// value below 1). Calls beyond it are not run (docs/behaviour.md §15).
@@ -229,7 +230,7 @@ func (c *ToolExecutionConfig) toJSON() map[string]any {
 	if c.OnError != "" {
 		m["onError"] = c.OnError
 	}
-	if c.MaxOutputChars > 0 {
+	if c.MaxOutputChars != 0 {
 		m["maxOutputChars"] = c.MaxOutputChars
 	}
 	if c.MaxToolCalls != nil {

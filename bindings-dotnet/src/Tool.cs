@@ -262,7 +262,8 @@ namespace PhaseoAgentSdk
         public int Concurrency { get; set; }
         /// <summary>The default error policy: <c>"fail-run"</c> or <c>"return-to-model"</c>.</summary>
         public string OnError { get; set; }
-        /// <summary>Truncates longer tool messages (0 = no limit).</summary>
+        /// <summary>Truncates longer tool messages (0 = no limit; a negative number is
+        /// refused with <c>definition_invalid</c>).</summary>
         public int MaxOutputChars { get; set; }
         /// <summary>How many tool calls a run admits in all (null = no limit; below 1 is
         /// refused). Calls beyond it are not run (docs/behaviour.md §15).</summary>
@@ -280,7 +281,7 @@ namespace PhaseoAgentSdk
             var m = new Dictionary<string, object>();
             if (Concurrency > 0) m["toolConcurrency"] = (long)Concurrency;
             if (OnError != null) m["onError"] = OnError;
-            if (MaxOutputChars > 0) m["maxOutputChars"] = (long)MaxOutputChars;
+            if (MaxOutputChars != 0) m["maxOutputChars"] = (long)MaxOutputChars;
             if (MaxToolCalls != null) m["maxToolCalls"] = (long)MaxToolCalls.Value;
             return m;
         }
