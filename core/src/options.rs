@@ -68,11 +68,12 @@ impl ToolExecutionConfig {
     /// budget admits at least one call. `where_` names the settings (`Invalid agent
     /// definition`, `Invalid run options`).
     pub(crate) fn check(&self, where_: &str) -> Result<(), AgentError> {
+        // The definition reader's rule and message, with where the settings stand.
         match self.max_tool_calls {
-            Some(0) => Err(AgentError::definition_invalid(format!(
-                "{where_}: toolExecution.maxToolCalls must be a whole number of at least 1, got 0"
-            ))),
-            _ => Ok(()),
+            Some(n) => crate::spec::at_least_one(n as f64, "toolExecution.maxToolCalls")
+                .map(drop)
+                .map_err(|e| AgentError::definition_invalid(format!("{where_}: {}", e.message()))),
+            None => Ok(()),
         }
     }
 
