@@ -8,10 +8,13 @@
 /** How deep a value may be nested (a scalar is depth 0, `{"a": 1}` depth 1). */
 const MAX_DEPTH = 64;
 /** How deep a whole state may be nested: the state's own structure holds user values
- * (a paused call's input is 6 levels down), so its reader allows 8 levels more, as the
- * core's does (`docs/behaviour.md` §7). */
-const MAX_STATE_DEPTH = MAX_DEPTH + 8;
-const depthMessage = (limit) => `value is nested more than ${limit} levels deep`;
+ * (a paused call's input is 6 levels down), so its reader allows 8 levels more, and a
+ * paused agent tool's state stands 4 levels down in the state that holds it, agents
+ * nesting at most 8 deep (the core's `MAX_STATE_DEPTH`, `docs/behaviour.md` §7). The
+ * core then checks each state from its own root. */
+const MAX_STATE_DEPTH = MAX_DEPTH + 8 + 4 * 8;
+/** The core's words for a value or state nested too deep, as every language says them. */
+const DEPTH_MESSAGE = `value is nested more than ${MAX_DEPTH} levels deep`;
 const CYCLE_MESSAGE = 'value contains a cycle';
 // Each item takes at least two characters of JSON text, and V8's strings end at 2^29.
 const MAX_ARRAY_LENGTH = 2 ** 28;
@@ -84,7 +87,7 @@ function writeExact(root, maxDepth = MAX_DEPTH) {
     if (value instanceof String) return JSON.stringify(String(value));
     if (value instanceof Boolean) return value.valueOf() ? 'true' : 'false';
     if (value instanceof BigInt) return bigintText(value.valueOf());
-    if (depth >= maxDepth) throw new ValueError(depthMessage(maxDepth), 'depth');
+    if (depth >= maxDepth) throw new ValueError(DEPTH_MESSAGE, 'depth');
     if (ancestors.includes(value)) throw new ValueError(CYCLE_MESSAGE, 'cycle');
     ancestors.push(value);
     let text;

@@ -29,8 +29,10 @@ namespace PhaseoAgentSdk
 
         /// <summary>Nesting beyond this is refused while writing: a value's 64 levels under
         /// the few levels of the document that holds it (a state holds its values at most 8
-        /// levels down, as the core's state reader allows).</summary>
-        const int MaxWriteDepth = MaxValueDepth + 8;
+        /// levels down, and a paused agent tool's state 4 levels down in the state that
+        /// holds it, agents nesting at most 8 deep, as the core's state reader allows; it
+        /// then checks each state from its own root).</summary>
+        internal const int MaxWriteDepth = MaxValueDepth + 8 + 4 * 8;
 
         /// <summary>Text beyond this many characters is refused while writing (an endless
         /// enumeration would otherwise grow until the process runs out of memory).</summary>
@@ -119,7 +121,7 @@ namespace PhaseoAgentSdk
         /// Throws <see cref="ArgumentException"/> naming the problem and where it is (<c>$</c>
         /// is the value itself) for a value without JSON form, NaN or an infinity, a
         /// dictionary key that is not a string, a cycle (an object inside itself), nesting
-        /// far past the SDK's 64 levels (docs/behaviour.md §7; values nested 65 to 72 levels
+        /// far past the SDK's 64 levels (docs/behaviour.md §7; values nested 65 to 104 levels
         /// deep are written, and refused by the SDK where they enter), and a getter or
         /// enumeration that throws ("value cannot be read: …").</summary>
         public static string Write(object value)

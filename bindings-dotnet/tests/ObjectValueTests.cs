@@ -108,8 +108,8 @@ namespace PhaseoAgentSdk.Tests
 
             // The writer leaves room for a document around a value (a state holds its values a
             // few levels down); the SDK checks a value's own 64 levels where it enters.
-            Assert.DoesNotThrow(() => Json.Write(Chain(72)));
-            StringAssert.Contains("nested more than 64 levels", Assert.Throws<ArgumentException>(() => Json.Write(Chain(73))).Message);
+            Assert.DoesNotThrow(() => Json.Write(Chain(104)));
+            StringAssert.Contains("nested more than 64 levels", Assert.Throws<ArgumentException>(() => Json.Write(Chain(105))).Message);
             StringAssert.Contains("nested more than 64 levels", Assert.Throws<ArgumentException>(() => Json.Write(Chain(100000))).Message);
             Assert.Throws<ArgumentException>(() => Json.Write(new Func<int>(() => 1)));
             Assert.Throws<ArgumentException>(() => Json.Write(typeof(string)));

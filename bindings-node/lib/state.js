@@ -5,7 +5,7 @@
 // layer that hands a state to the caller (an error's `result`, a stream, a stored run)
 // shapes it here.
 
-const { holdsBigInt, mayHoldBigInt, parseExact, writeExact } = require('../values.js');
+const { MAX_STATE_DEPTH, holdsBigInt, mayHoldBigInt, parseExact, writeExact } = require('../values.js');
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 const BIG = Symbol('phaseo.stateHoldsBigInt');
@@ -66,7 +66,7 @@ function stateToJSON() {
     return this;
   }
   if (typeof JSON.rawJSON === 'function') return withRawIntegers(this);
-  return writeExact({ ...this });
+  return writeExact({ ...this }, MAX_STATE_DEPTH);
 }
 
 /** A state object parsed at once (stream and error results), with `stateToJSON`. */

@@ -374,7 +374,7 @@ test('finding 6: a deep, cyclic or unreadable state object is state_invalid', as
   const cyclic = { version: 1 };
   cyclic.run = cyclic;
   const cases = [
-    [deep, 'Invalid state: value is nested more than 72 levels deep'],
+    [deep, 'Invalid state: value is nested more than 64 levels deep'],
     [cyclic, 'Invalid state: value contains a cycle'],
     [new Proxy({}, { ownKeys() { throw new Error('no keys'); } }), 'Invalid state: value cannot be read: no keys'],
     [{ version: 1, n: 2n ** 80n }, 'Invalid state: integer 1208925819614629174706176 does not fit in 64 bits'],

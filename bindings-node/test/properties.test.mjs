@@ -59,8 +59,9 @@ const nest = (inner, levels, asArray) => {
 
 /** Values that cannot be stored, each with the message it must be refused with. Nesting
  * starts at `minLevels`: a value's limit is 64 levels, a state's 64 + 8 counted from its
- * root, so a value placed in a state needs more than 72 levels of its own to be refused
- * wherever it is placed. */
+ * root (and 4 more for each paused agent tool's state around it, at most 8), so a value
+ * placed in a state needs more than 104 levels of its own to be refused wherever it is
+ * placed. */
 const unstorableFrom = (minLevels) => fc.oneof(
   fc.tuple(storable, fc.integer({ min: minLevels, max: 3000 }), fc.boolean())
     .map(([inner, levels, asArray]) => [nest(inner, levels, asArray), VALUE_MESSAGES[0]]),
@@ -78,7 +79,7 @@ const unstorableFrom = (minLevels) => fc.oneof(
   }),
 );
 const unstorable = unstorableFrom(65);
-const unstorableInState = unstorableFrom(73);
+const unstorableInState = unstorableFrom(105);
 
 /** What a storable value reads back as: an integral number beyond 2^53 as the BigInt of
  * the digits JavaScript writes for it (`String(2 ** 60)` is `1152921504606847000`) when

@@ -7,10 +7,10 @@ use phaseo_agent::{ToolError, ToolRuntime, ValueLimitError};
 
 pub use phaseo_agent::MAX_DEPTH;
 
-/// Deepest nesting of a state dict: the values' limit plus the state's own nesting, as the
-/// core's state reader accepts (`run.pause.pendingToolCalls[i].call.input` is 6 levels
-/// down).
-pub const STATE_DEPTH: usize = MAX_DEPTH + 8;
+/// Deepest nesting of a state dict: the values' limit plus the state's own nesting, and
+/// the paused agent tools' states it holds, as the core's state reader accepts (it then
+/// checks each state from its own root).
+pub const STATE_DEPTH: usize = phaseo_agent::MAX_STATE_DEPTH;
 
 /// Deepest nesting of a model response from host code: a tool call's `arguments` sit 4
 /// levels down (`{"message": {"tool_calls": [{"arguments": …}]}}`), and the core checks

@@ -500,6 +500,7 @@ pub fn init(ruby: &Ruby, module: magnus::RModule) -> Result<(), Error> {
     native.define_singleton_method("parse_json", function!(parse_json, 1))?;
     native.define_singleton_method("check_value", function!(check_value, 3))?;
     native.const_set("MAX_DEPTH", MAX_DEPTH)?;
+    native.const_set("STATE_DEPTH", STATE_DEPTH)?;
     native.const_set(
         "TOO_DEEP",
         phaseo_agent::ValueLimitError::TooDeep.to_string(),

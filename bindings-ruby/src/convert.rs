@@ -22,9 +22,9 @@ use phaseo_agent::{Value, ValueLimitError};
 pub const MAX_DEPTH: usize = phaseo_agent::MAX_DEPTH;
 
 /// The deepest nesting of a state given as a Hash: the values' limit plus the state's own
-/// nesting, as the core's state reader accepts (`run.pause.pendingToolCalls[i].call.input`
-/// is 6 levels down).
-pub const STATE_DEPTH: usize = MAX_DEPTH + 8;
+/// nesting, and the paused agent tools' states it holds, as the core's state reader
+/// accepts (it then checks each state from its own root).
+pub const STATE_DEPTH: usize = phaseo_agent::MAX_STATE_DEPTH;
 
 /// The deepest nesting of what wraps values in the SDK's own structure (a host model
 /// client's response: a tool call's `arguments` sit 4 levels down; an agent definition: a

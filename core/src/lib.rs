@@ -107,7 +107,7 @@ pub use events::{AgentEvent, EventData, EventListener, EventType};
 pub use host_model::{HostModel, HostModelFunctions};
 pub use host_stream::{host_stream, HostStreamEvent, HostStreamReceiver, HostStreamSender};
 pub use input_path::{input_problem, json_pointer, json_pointer_of_values, PathStep};
-pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH};
+pub use limits::{check_value, parse_json_text, ValueLimitError, MAX_DEPTH, MAX_STATE_DEPTH};
 pub use model::{
     is_retryable_status, DeltaSink, ModelClient, ModelError, ModelFailure, ModelMessage,
     ModelRequest, ModelResponse, ModelToolCall, NoDeltas, RetryHint, ToolSpec,

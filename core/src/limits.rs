@@ -9,8 +9,19 @@ pub const MAX_DEPTH: usize = 64;
 
 /// How deep the state's own structure nests user values (`run.pause.pendingToolCalls[i]
 /// .call.input` is 6 levels down), with a margin: the state reader accepts
-/// `MAX_DEPTH + STATE_NESTING` levels.
+/// `MAX_DEPTH + STATE_NESTING` levels in each state, counted from that state's root.
 pub(crate) const STATE_NESTING: usize = 8;
+
+/// How deep a paused agent tool's state stands in the state that holds it
+/// (`run.pause.nestedRuns.<callId>`).
+const NESTED_STATE_LEVELS: usize = 4;
+
+/// The deepest nesting a whole state's text may have: each state's own allowance
+/// (`MAX_DEPTH` + 8) below the levels of the paused agent tools' states that hold it, at
+/// most [`MAX_AGENT_NESTING`](crate::MAX_AGENT_NESTING) of them. Hosts that walk a state
+/// object bound their walk by this; the state reader then checks each state on its own.
+pub const MAX_STATE_DEPTH: usize =
+    MAX_DEPTH + STATE_NESTING + NESTED_STATE_LEVELS * crate::agent_tool::MAX_AGENT_NESTING;
 
 /// Why a value was refused at the boundary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +45,16 @@ pub fn check_value(value: &Value) -> Result<(), ValueLimitError> {
 
 /// [`check_value`] with another limit.
 pub(crate) fn check_depth(value: &Value, max: usize) -> Result<(), ValueLimitError> {
+    check_depth_apart_from(value, max, None)
+}
+
+/// [`check_depth`], leaving out one part of the value (`apart`, compared by address): a
+/// part checked on its own.
+fn check_depth_apart_from(
+    value: &Value,
+    max: usize,
+    apart: Option<&Value>,
+) -> Result<(), ValueLimitError> {
     if !matches!(value, Value::Array(_) | Value::Object(_)) {
         return Ok(()); // a scalar (most tool results): nothing to walk
     }
@@ -41,6 +62,7 @@ pub(crate) fn check_depth(value: &Value, max: usize) -> Result<(), ValueLimitErr
     while let Some((v, depth)) = stack.pop() {
         let depth = depth + 1;
         match v {
+            _ if apart.is_some_and(|apart| std::ptr::eq(apart, v)) => {}
             Value::Array(_) | Value::Object(_) if depth > max => {
                 return Err(ValueLimitError::TooDeep)
             }
@@ -113,16 +135,39 @@ fn entries(value: &Value) -> usize {
     }
 }
 
-/// Scans state text: its nesting within `MAX_DEPTH + STATE_NESTING`. Text that is not JSON
-/// is left for the parser to report. Long integer literals are not refused here: canonical
-/// JSON writes an integral float below 1e21 with all its digits (`1.5e20` →
+/// Scans state text: its nesting within [`MAX_STATE_DEPTH`]. Text that is not JSON is left
+/// for the parser to report. Long integer literals are not refused here: canonical JSON
+/// writes an integral float below 1e21 with all its digits (`1.5e20` →
 /// `150000000000000000000`), so a stored float may read as one; typed counters still
-/// refuse it.
-pub(crate) fn check_state_text(text: &str) -> Result<(), ValueLimitError> {
-    match scan_text(text, MAX_DEPTH + STATE_NESTING, false) {
-        Ok(_) | Err(Scan::NotJson) => Ok(()),
+/// refuse it. Returns whether the text is nested within one state's own allowance: when it
+/// is not, the parsed value must still pass [`check_state_depth`].
+pub(crate) fn check_state_text(text: &str) -> Result<bool, ValueLimitError> {
+    match scan_text(text, MAX_STATE_DEPTH, false) {
+        Ok(scan) => Ok(scan.deepest <= MAX_DEPTH + STATE_NESTING),
+        Err(Scan::NotJson) => Ok(false),
         Err(Scan::Limit(e)) => Err(e),
     }
+}
+
+/// Checks a state's nesting: the state's own structure and values within
+/// `MAX_DEPTH + STATE_NESTING` levels of its root, and each paused agent tool's state in
+/// `run.pause.nestedRuns` the same from its own root, at most
+/// [`MAX_AGENT_NESTING`](crate::MAX_AGENT_NESTING) states deep.
+pub(crate) fn check_state_depth(state: &Value) -> Result<(), ValueLimitError> {
+    let mut states = vec![(state, 0usize)];
+    while let Some((state, level)) = states.pop() {
+        if level > crate::agent_tool::MAX_AGENT_NESTING {
+            return Err(ValueLimitError::TooDeep);
+        }
+        let nested = state
+            .pointer("/run/pause/nestedRuns")
+            .filter(|n| n.is_object());
+        check_depth_apart_from(state, MAX_DEPTH + STATE_NESTING, nested)?;
+        if let Some(Value::Object(runs)) = nested {
+            states.extend(runs.values().map(|run| (run, level + 1)));
+        }
+    }
+    Ok(())
 }
 
 enum Scan {
@@ -138,6 +183,8 @@ struct TextScan {
     canonical: bool,
     /// The `:` outside strings: the members of all its objects.
     members: usize,
+    /// The deepest nesting of its arrays and objects.
+    deepest: usize,
 }
 
 /// One pass over the text outside strings: bracket depth and (when `integers`) integer
@@ -147,6 +194,7 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<TextScan, S
     let mut depth = 0usize;
     let mut canonical = true;
     let mut members = 0usize;
+    let mut deepest = 0usize;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -173,6 +221,7 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<TextScan, S
                 if depth > max_depth {
                     return Err(Scan::Limit(ValueLimitError::TooDeep));
                 }
+                deepest = deepest.max(depth);
                 i += 1;
             }
             b']' | b'}' => {
@@ -223,7 +272,11 @@ fn scan_text(text: &str, max_depth: usize, integers: bool) -> Result<TextScan, S
             _ => i += 1,
         }
     }
-    Ok(TextScan { canonical, members })
+    Ok(TextScan {
+        canonical,
+        members,
+        deepest,
+    })
 }
 
 /// Whether an integral literal beyond 64 bits is exactly how canonical JSON writes a float

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::error::{AgentError, ErrorCode, GatewayErrorInfo};
 use crate::json::to_canonical_string;
-use crate::limits::{check_depth, check_state_text, MAX_DEPTH, STATE_NESTING};
+use crate::limits::{check_state_depth, check_state_text};
 use crate::next_turn::NextTurnParams;
 
 /// The length of the last state text written (`RunResult::to_json`): the capacity the next
@@ -996,11 +996,16 @@ impl RunResult {
     /// Parses state JSON text. Malformed state, or state of an unsupported version, is
     /// refused with a `state_invalid` error naming the problem.
     pub fn from_json(text: &str) -> Result<Self, AgentError> {
-        check_state_text(text)
+        let shallow = check_state_text(text)
             .map_err(|e| AgentError::state_invalid(format!("Invalid state: {e}")))?;
-        // Fast path: straight into the typed state. Any failure takes the slower path
-        // through a JSON value, whose errors name the problem precisely.
-        if let Ok(parsed) = serde_json::from_str::<StateIn>(text) {
+        // Fast path: straight into the typed state, when the text is nested within one
+        // state's allowance (a deeper one holds paused agent tools' states, each checked
+        // from its own root on the path through a JSON value). Any failure takes that
+        // slower path, whose errors name the problem precisely.
+        if let Some(parsed) = shallow
+            .then(|| serde_json::from_str::<StateIn>(text).ok())
+            .flatten()
+        {
             if matches!(parsed.version.as_ref().and_then(Value::as_u64), Some(n) if (1..=STATE_VERSION).contains(&n))
             {
                 let result = RunResult {
@@ -1020,7 +1025,7 @@ impl RunResult {
 
     /// Parses a state JSON value (see [`RunResult::from_json`]).
     pub fn from_value(value: Value) -> Result<Self, AgentError> {
-        check_depth(&value, MAX_DEPTH + STATE_NESTING)
+        check_state_depth(&value)
             .map_err(|e| AgentError::state_invalid(format!("Invalid state: {e}")))?;
         let Some(obj) = value.as_object() else {
             return Err(AgentError::state_invalid(

@@ -510,3 +510,76 @@ fn the_runs_host_tag_reaches_its_tool_calls_and_nested_runs() {
     block(boss.run(RunOptions::new("go", script()))).unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![None, None]);
 }
+
+/// `{"a": … 1}` nested `levels` deep.
+fn nested_value(levels: usize) -> serde_json::Value {
+    (0..levels).fold(json!(1), |inner, _| json!({ "a": inner }))
+}
+
+#[test]
+fn a_nested_pause_on_arguments_at_the_depth_limit_reads_back_and_continues() {
+    // Arguments 64 levels deep (the limit) stand 4 levels further down in the outer state
+    // than in the nested run's own: each state is counted from its own root.
+    let inner = agent(AgentDefinition::new("inner").tool(echo("deploy").require_approval()));
+    let middle =
+        agent(AgentDefinition::new("middle").tool(inner.as_tool(AsToolOptions::new()).unwrap()));
+    let boss = outer_with(middle.as_tool(AsToolOptions::new()).unwrap());
+    let deep = nested_value(64);
+    let client = scripted([
+        call("c1", "middle", r#"{"input":"a"}"#),
+        call("m1", "inner", r#"{"input":"b"}"#),
+        call("d1", "deploy", &deep.to_string()),
+    ]);
+    let state = block(boss.run(RunOptions::new("go", client))).unwrap();
+    let text_form = state.to_json();
+    let restored = RunResult::from_json(&text_form).unwrap();
+    assert_eq!(restored.to_json(), text_form);
+    let from_value = RunResult::from_value(state.to_value()).unwrap();
+    assert_eq!(from_value.to_json(), text_form);
+    let done = block(boss.continue_run(
+        &restored,
+        cont([text("inner ok"), text("middle ok"), text("boss ok")]).approve("c1/m1/d1"),
+    ))
+    .unwrap();
+    assert_eq!(done.output(), &json!("boss ok"));
+
+    // Outside the paused agent tools' states, a value still gets one state's allowance:
+    // 64 + 8 levels from the root (`run.context` is 2 of them), even though the text's
+    // bound is deeper.
+    let mut value = state.to_value();
+    value["run"]["context"] = nested_value(70);
+    RunResult::from_value(value.clone()).unwrap();
+    value["run"]["context"] = nested_value(71);
+    for err in [
+        RunResult::from_json(&value.to_string()).unwrap_err(),
+        RunResult::from_value(value).unwrap_err(),
+    ] {
+        assert_eq!(err.code(), ErrorCode::StateInvalid);
+        assert_eq!(
+            err.message(),
+            "Invalid state: value is nested more than 64 levels deep"
+        );
+    }
+    // A nested state is held to the same allowance from its own root.
+    let mut value = state.to_value();
+    value["run"]["pause"]["nestedRuns"]["c1"]["run"]["context"] = nested_value(71);
+    let err = RunResult::from_json(&value.to_string()).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+}
+
+#[test]
+fn states_nested_deeper_than_agents_can_nest_are_refused() {
+    let leaf = json!({"version": 1, "run": {"id": "r"}});
+    let mut state = leaf.clone();
+    for _ in 0..=phaseo_agent::MAX_AGENT_NESTING {
+        let mut outer = leaf.clone();
+        outer["run"]["pause"] = json!({ "nestedRuns": { "c1": state } });
+        state = outer;
+    }
+    let err = RunResult::from_value(state).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid state: value is nested more than 64 levels deep"
+    );
+}

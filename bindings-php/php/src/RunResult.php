@@ -107,7 +107,8 @@ final class RunResult implements \JsonSerializable, \Stringable
 
     /**
      * The JSON text of a decoded state, or the StateError of one JSON cannot hold: a state
-     * nests at most 64 + 8 levels from its root (its own structure and the values in it).
+     * nests at most 64 + 8 levels from its root (its own structure and the values in it),
+     * each paused agent tool's state in it the same from its own root.
      * @internal
      */
     public static function text(array $state): string

@@ -25,9 +25,10 @@ module PhaseoAgentSdk
     at_exit { Native.stop_drain }
     # How long a cancelled call may take to notice `runtime.cancelled?` (or end) by itself.
     CANCEL_GRACE = 0.05
-    # How deep `stringify` walks: a value's own 64 levels plus the SDK's structure around it
-    # (the native conversion then checks each value's limit exactly).
-    WALK_DEPTH = Native::MAX_DEPTH + 8
+    # How deep `stringify` walks: a value's own 64 levels plus the SDK's structure around it,
+    # as deep as a state may be (the native conversion then checks each value's limit
+    # exactly).
+    WALK_DEPTH = Native::STATE_DEPTH
 
     class << self
       # Waits (GVL released, interruptible) until woken or `timeout` seconds pass.

@@ -9,7 +9,8 @@ namespace Phaseo\AgentSdk\Internal;
  * arrives as `[]`); PHP writes `[]` as `[]` and `new \stdClass` / `(object) []` as `{}`.
  *
  * Every value is checked before PHP's `json_encode` sees it (docs/behaviour.md §7): nested
- * at most 64 levels (a state 64 + 8 from its root), no cycle. `json_encode` recurses on the
+ * at most 64 levels (a state 64 + 8 from its root, plus 4 for each paused agent tool's
+ * state it holds, agents nesting at most 8 deep), no cycle. `json_encode` recurses on the
  * C stack for each level and checks its own depth limit only on the way back up, so a value
  * nested thousands of levels deep overflows a Fiber's small stack (every PHP function of a
  * run runs in one) however small the limit it is given; and a cycle through references
@@ -26,8 +27,12 @@ final class Json
     /** The deepest nesting of a value: a scalar is depth 0, `['a' => 1]` depth 1. */
     public const MAX_DEPTH = 64;
 
-    /** The deepest nesting of a state from its root: the value limit plus the state's own. */
-    public const STATE_DEPTH = self::MAX_DEPTH + 8;
+    /**
+     * The deepest nesting of a state from its root: the value limit plus the state's own,
+     * and the paused agent tools' states it holds (4 levels each, at most 8); the core then
+     * checks each state from its own root.
+     */
+    public const STATE_DEPTH = self::MAX_DEPTH + 8 + 4 * 8;
 
     /** The core's words for a value nested too deep (a state's limit is reported alike). */
     public const TOO_DEEP = 'value is nested more than 64 levels deep';
