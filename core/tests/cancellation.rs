@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use phaseo_agent::{
-    async_trait, json, AgentDefinition, CancellationToken, ErrorCode, ModelClient, ModelError,
-    ModelRequest, ModelResponse, RunOptions, RunResult, RunStatus, ScriptedClient, Tool, ToolError,
-    Value,
+    async_trait, json, AgentDefinition, CancellationToken, ErrorCode, EventData, ModelClient,
+    ModelError, ModelRequest, ModelResponse, RunOptions, RunResult, RunStatus, ScriptedClient,
+    Tool, ToolError, Value,
 };
 
 fn cancel_after(token: &CancellationToken, ms: u64) {
@@ -93,7 +93,21 @@ async fn cancelling_during_an_async_tool_ends_cancelled_and_signals_the_tool() {
         observed.load(Ordering::SeqCst),
         "the tool's token was cancelled"
     );
-    assert_eq!(rec.types().last(), Some(&"run.cancelled"));
+    // The call that was running ends too, before the run (docs/behaviour.md §5).
+    let types = rec.types();
+    assert_eq!(
+        types[types.len() - 3..],
+        ["tool.started", "tool.failed", "run.cancelled"]
+    );
+    let events = rec.events();
+    match &events[events.len() - 2].data {
+        EventData::ToolFailed {
+            tool_call_id,
+            error,
+            ..
+        } => assert_eq!((&**tool_call_id, &**error), ("c1", "Tool call cancelled")),
+        other => panic!("expected tool.failed, got {other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use phaseo_agent::{
-    json, AgentDefinition, ModelResponse, Role, RunOptions, RunResult, RunStatus, Tool,
+    json, AgentDefinition, EventData, ModelResponse, Role, RunOptions, RunResult, RunStatus, Tool,
     ToolExecutionConfig, Value,
 };
 
@@ -149,4 +149,65 @@ async fn sync_tools_run_in_parallel_on_blocking_threads() {
         "the sync tools did not all run at once"
     );
     assert_eq!(tool_ids(&result), expected_ids(16));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_running_when_another_fails_the_run_end_with_tool_failed() {
+    let slow = Tool::new_async("slow", "", Value::Null, |_, _| async {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(json!("late"))
+    });
+    let boom = Tool::new_async("boom", "", Value::Null, |_, _| async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Err(phaseo_agent::ToolError::new("boom"))
+    });
+    let agent = agent(
+        AgentDefinition::new("a")
+            .tool(slow)
+            .tool(boom)
+            .tool_execution(ToolExecutionConfig::default().tool_concurrency(2)),
+    );
+    let rec = Recorder::default();
+    let turn = ModelResponse::tool_calls([("c1", "slow", "{}"), ("c2", "boom", "{}")]);
+    let started = Instant::now();
+    let err = agent
+        .run(RunOptions::new("go", scripted([turn])).on_event(rec.listener()))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(2_500));
+    assert_eq!(err.message(), "boom");
+    // Each started call ends, the one cancelled by the failure after the one that failed,
+    // and both before the step and the run (docs/behaviour.md §5).
+    let ends: Vec<(String, String, String)> = rec
+        .events()
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::ToolFailed {
+                tool_call_id,
+                error,
+                ..
+            } => Some((
+                e.type_name().to_owned(),
+                tool_call_id.clone(),
+                error.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("tool.failed".into(), "c2".into(), "boom".into()),
+            (
+                "tool.failed".into(),
+                "c1".into(),
+                "Tool call cancelled".into()
+            ),
+        ]
+    );
+    let types = rec.types();
+    assert_eq!(
+        types[types.len() - 4..],
+        ["tool.failed", "tool.failed", "step.failed", "run.failed"]
+    );
 }

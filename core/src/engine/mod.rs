@@ -651,6 +651,7 @@ fn conclude(
                 message: message.clone(),
                 gateway: None,
             });
+            ctx.emitter.end_open_calls(RunStatus::Cancelled);
             ctx.emitter.emit(
                 EventType::RunCancelled,
                 Some(RunStatus::Cancelled),
@@ -670,6 +671,7 @@ fn conclude(
                 message: error.message().to_owned(),
                 gateway: error.gateway_info().cloned(),
             });
+            ctx.emitter.end_open_calls(RunStatus::Failed);
             if let Some(index) = step {
                 if let Some(record) = state.steps.iter_mut().find(|s| s.index == index) {
                     record.status = crate::state::StepStatus::Failed;

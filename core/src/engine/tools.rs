@@ -188,6 +188,7 @@ fn policy(ctx: &RunCtx, tool: Option<&Tool>) -> OnError {
 }
 
 fn emit_failed(ctx: &RunCtx, scope: &PhaseScope, call: &ToolCall, message: &str) {
+    ctx.emitter.call_ended(&call.id);
     ctx.emitter.emit(
         EventType::ToolFailed,
         Some(RunStatus::Running),
@@ -207,6 +208,7 @@ fn emit_completed(
     tool_name: &str,
     output: &Value,
 ) {
+    ctx.emitter.call_ended(call_id);
     ctx.emitter.emit(
         EventType::ToolCompleted,
         Some(RunStatus::Running),
@@ -654,6 +656,8 @@ async fn execute_known(
             input_edited,
         },
     );
+    ctx.emitter
+        .call_started(&call.id, &call.name, scope.step_index);
     if let Some(t) = &ctx.trace {
         t.tool_started(&call, Some(tool));
     }
