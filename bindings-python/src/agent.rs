@@ -75,9 +75,9 @@ pub(crate) fn tool_execution(
     };
     Ok(ToolExecutionConfig {
         tool_concurrency: get("tool_concurrency")?
-            .map(|v| v.extract::<i64>())
+            .map(|v| v.extract::<f64>())
             .transpose()?
-            .map(|n| n.max(0) as usize),
+            .map(spec::tool_concurrency),
         on_error: match get("on_error")? {
             Some(v) => {
                 Some(OnError::parse(&v.extract::<String>()?).map_err(|e| definition_error(py, e))?)
@@ -103,18 +103,15 @@ pub(crate) fn tool_execution(
 /// `AgentModelRetry`: a field left `None` takes the core's default ([`ModelRetry::default`]).
 fn model_retry(d: &Bound<'_, PyAny>) -> PyResult<ModelRetry> {
     let field = |key: &str| d.get_item(key).ok().filter(|v| !v.is_none());
-    // A count is a non-negative int (a negative one or a float is refused here, as Python's
-    // type says); the core reads the numbers.
+    // The core reads the numbers, as it reads them in the definition format (an integral
+    // float such as `2.0` is the count it writes).
     let max_retries = field("max_retries")
-        .map(|v| v.extract::<u32>())
+        .map(|v| v.extract::<f64>())
         .transpose()?;
     let backoff_ms = field("backoff_ms")
         .map(|v| v.extract::<f64>())
         .transpose()?;
-    Ok(ModelRetry::from_numbers(
-        max_retries.map(f64::from),
-        backoff_ms,
-    ))
+    Ok(ModelRetry::from_numbers(max_retries, backoff_ms))
 }
 
 fn stop_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<dyn phaseo_agent::StopCondition>>> {

@@ -28,6 +28,11 @@ pub(crate) fn verify(secrets: &[String], state: &RunResult) -> Result<(), AgentE
     let Some(signature) = state.signature() else {
         return Err(AgentError::state_invalid("State signature is missing"));
     };
+    // Signed over the state as given, which held more than this state writes: whatever
+    // the signature is, it is not this state's.
+    if state.signed_content_altered {
+        return Err(AgentError::state_invalid("State signature does not match"));
+    }
     let matches = decode_hex(signature).is_some_and(|expected| {
         secrets
             .iter()

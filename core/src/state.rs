@@ -696,6 +696,11 @@ pub struct RunResult {
     pub step_results: Vec<StepResult>,
     /// HMAC-SHA256 of the unsigned canonical JSON, set by an agent with a `state_secret`.
     pub(crate) signature: Option<String>,
+    /// The signed state as it was read held more than, or other than, what it reads as:
+    /// edited derived parts (`usage`, `output`, `items`) or fields the reader does not know.
+    /// Its signature, made over the state as given, is then not this state's
+    /// (docs/behaviour.md §7).
+    pub(crate) signed_content_altered: bool,
 }
 
 #[derive(Serialize)]
@@ -1008,13 +1013,20 @@ impl RunResult {
         {
             if matches!(parsed.version.as_ref().and_then(Value::as_u64), Some(n) if (1..=STATE_VERSION).contains(&n))
             {
-                let result = RunResult {
+                let mut result = RunResult {
                     run: parsed.run,
                     steps: parsed.steps,
                     step_results: parsed.step_results,
                     signature: parsed.signature,
+                    signed_content_altered: false,
                 };
                 result.check_consistency()?;
+                if result.signature.is_some() {
+                    let given: Value = serde_json::from_str(text).map_err(|e| {
+                        AgentError::state_invalid(format!("Invalid state: not JSON ({e})"))
+                    })?;
+                    result.signed_content_altered = given_differs(given, &result);
+                }
                 return Ok(result);
             }
         }
@@ -1043,15 +1055,18 @@ impl RunResult {
                 }
             },
         }
+        let given = obj.contains_key("signature").then(|| value.clone());
         let parsed: StateIn = serde_json::from_value(value)
             .map_err(|e| AgentError::state_invalid(format!("Invalid state: {e}")))?;
-        let result = RunResult {
+        let mut result = RunResult {
             run: parsed.run,
             steps: parsed.steps,
             step_results: parsed.step_results,
             signature: parsed.signature,
+            signed_content_altered: false,
         };
         result.check_consistency()?;
+        result.signed_content_altered = given.is_some_and(|given| given_differs(given, &result));
         Ok(result)
     }
 
@@ -1125,6 +1140,23 @@ impl RunResult {
                         p.call.id
                     )));
                 }
+                let mut ids = std::collections::HashSet::new();
+                if let Some(p) = pause
+                    .pending_tool_calls
+                    .iter()
+                    .find(|p| !ids.insert(&*p.call.id))
+                {
+                    return Err(AgentError::state_invalid(format!(
+                        "Invalid state: tool call {} is pending more than once",
+                        p.call.id
+                    )));
+                }
+                // Each paused agent tool's state is a state of its own (docs/behaviour.md
+                // §18), read as one before anything else is checked.
+                for (outer, nested) in &pause.nested_runs {
+                    RunResult::from_value(nested.clone())
+                        .map_err(|e| nested_state_invalid(outer, e.message()))?;
+                }
             }
         }
         if humantime::parse_rfc3339_weak(&run.created_at).is_err() {
@@ -1135,4 +1167,24 @@ impl RunResult {
         }
         Ok(())
     }
+}
+
+/// Whether a signed state as given (`given`, its signature included) holds more than, or
+/// other than, the state read from it writes. Both are compared as values read from their
+/// canonical JSON text, so spacing, the order of the state's own fields and the form of a
+/// number (`0.0`, `0`) do not count.
+fn given_differs(mut given: Value, read: &RunResult) -> bool {
+    if let Some(fields) = given.as_object_mut() {
+        fields.remove("signature");
+    }
+    let as_written = |text: &str| serde_json::from_str::<Value>(text).ok();
+    as_written(&to_canonical_string(&given)) != as_written(&read.unsigned_json())
+}
+
+/// A paused agent tool's state (of the outer call `outer`) is not one to continue: `m` says
+/// why (a reader's message without its own `Invalid state: `).
+pub(crate) fn nested_state_invalid(outer: &str, m: impl std::fmt::Display) -> AgentError {
+    let m = m.to_string();
+    let m = m.strip_prefix("Invalid state: ").unwrap_or(&m);
+    AgentError::state_invalid(format!("Invalid state: nested run of call {outer}: {m}"))
 }

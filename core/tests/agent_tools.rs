@@ -583,3 +583,38 @@ fn states_nested_deeper_than_agents_can_nest_are_refused() {
         "Invalid state: value is nested more than 64 levels deep"
     );
 }
+
+#[test]
+fn a_nested_state_that_is_no_state_is_refused_as_the_outer_state_is_read() {
+    let boss = outer_with(researcher().as_tool(AsToolOptions::new()).unwrap());
+    let mut value = paused_nested(&boss).to_value();
+    value["run"]["pause"]["nestedRuns"]["c1"]["version"] = json!(99);
+    // The state is checked before whose it is or whether it waits (docs/behaviour.md §4).
+    value["run"]["agentId"] = json!("intruder");
+    for err in [
+        RunResult::from_json(&value.to_string()).unwrap_err(),
+        RunResult::from_value(value).unwrap_err(),
+    ] {
+        assert_eq!(err.code(), ErrorCode::StateInvalid);
+        assert_eq!(
+            err.message(),
+            "Invalid state: nested run of call c1: unsupported version 99 \
+             (this core reads versions 1 to 1)"
+        );
+    }
+}
+
+#[test]
+fn a_nested_call_pending_twice_is_refused() {
+    let boss = outer_with(researcher().as_tool(AsToolOptions::new()).unwrap());
+    let mut value = paused_nested(&boss).to_value();
+    let nested = &mut value["run"]["pause"]["nestedRuns"]["c1"]["run"]["pause"]["pendingToolCalls"];
+    let first = nested[0].clone();
+    nested.as_array_mut().unwrap().push(first);
+    let err = RunResult::from_value(value).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StateInvalid);
+    assert_eq!(
+        err.message(),
+        "Invalid state: nested run of call c1: tool call n1 is pending more than once"
+    );
+}

@@ -317,6 +317,66 @@ fn signed_state_continues_and_edits_are_refused() {
 }
 
 #[test]
+fn a_signed_state_edited_where_the_reader_does_not_look_is_refused() {
+    // The signature covers the state as given (docs/behaviour.md §7): edits to the parts
+    // the reader derives again (`usage`, `output`, `items`) or does not know are edits too,
+    // from its text and from its value.
+    let agent = signed_agent(vec!["s3cret"]);
+    let state = block_on(paused(&agent, "t"));
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 5] = [
+        ("usage", |v| v["usage"]["totalTokens"] = json!(999)),
+        ("output", |v| v["output"] = json!("forged")),
+        ("items", |v| v["items"][0]["content"] = json!("forged")),
+        ("added field", |v| v["note"] = json!("added")),
+        ("added call field", |v| {
+            v["run"]["pause"]["pendingToolCalls"][0]["extra"] = json!(true)
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut value = state.to_value();
+        edit(&mut value);
+        for read in [
+            RunResult::from_json(&value.to_string()).unwrap(),
+            RunResult::from_value(value.clone()).unwrap(),
+        ] {
+            let err = block_on(agent.continue_run(&read, cont([]).approve("c1"))).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::StateInvalid, "{what}");
+            assert_eq!(err.message(), "State signature does not match", "{what}");
+        }
+    }
+    // Untouched, with other spacing and number forms (`0.0` for `0`), it continues.
+    let pretty = serde_json::to_string_pretty(&state.to_value()).unwrap();
+    let read = RunResult::from_json(&pretty).unwrap();
+    let done = block_on(agent.continue_run(&read, cont([text("done")]).approve("c1"))).unwrap();
+    assert_eq!(done.status(), RunStatus::Completed);
+    // The state it makes is signed anew and reads back as it was written.
+    let again = RunResult::from_json(&done.to_json()).unwrap();
+    assert_eq!(again.to_json(), done.to_json());
+}
+
+#[test]
+fn a_call_pending_twice_is_refused_and_nothing_runs() {
+    let agent = approval_agent();
+    let state = block_on(paused(&agent, "t"));
+    let mut value = state.to_value();
+    let pending = value["run"]["pause"]["pendingToolCalls"]
+        .as_array_mut()
+        .unwrap();
+    pending.push(pending[0].clone());
+    for err in [
+        RunResult::from_json(&value.to_string()).unwrap_err(),
+        RunResult::from_value(value).unwrap_err(),
+    ] {
+        assert_eq!(err.code(), ErrorCode::StateInvalid);
+        assert_eq!(
+            err.message(),
+            "Invalid state: tool call c1 is pending more than once"
+        );
+    }
+}
+
+#[test]
 fn rotation_verifies_with_any_secret_and_signs_with_the_first() {
     let old = signed_agent(vec!["old"]);
     let state = block_on(paused(&old, "t"));

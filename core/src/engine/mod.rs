@@ -260,6 +260,7 @@ pub(crate) async fn run(
         steps: Vec::new(),
         step_results: Vec::new(),
         signature: None,
+        signed_content_altered: false,
     };
     let durable = options
         .store
@@ -700,6 +701,7 @@ fn conclude(
 /// Signs the state an agent with a `state_secret` produces (docs/behaviour.md §7).
 fn sign(ctx: &RunCtx, mut state: RunResult) -> RunResult {
     state.signature = None;
+    state.signed_content_altered = false;
     if let Some(secret) = ctx.agent.def.state_secrets.first() {
         state.signature = Some(signing::sign(secret, &state));
     }

@@ -12,7 +12,8 @@ use crate::error::{AgentError, ErrorCode};
 use crate::events::{EventData, EventType};
 use crate::options::ContinueOptions;
 use crate::state::{
-    Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus, ToolCall, STATE_VERSION,
+    nested_state_invalid, Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus,
+    ToolCall, STATE_VERSION,
 };
 use crate::tool::Tool;
 
@@ -46,10 +47,6 @@ fn nested_run_of<'a>(state: &'a RunResult, id: &'a str) -> Option<(&'a str, &'a 
         let rest = id.strip_prefix(outer.as_str())?.strip_prefix('/')?;
         Some((outer.as_str(), rest, value))
     })
-}
-
-fn nested_state_invalid(outer: &str, m: impl std::fmt::Display) -> AgentError {
-    AgentError::state_invalid(format!("Invalid state: nested run of call {outer}: {m}"))
 }
 
 /// The agent tool of the paused step's call `outer` and its nested run's state.

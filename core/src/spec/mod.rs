@@ -54,7 +54,7 @@ pub use options::{
 };
 #[cfg(feature = "mcp-server")]
 pub use serve::{serve_options, serve_transport};
-pub use settings::{at_least_one, tool_retry, whole_count};
+pub use settings::{at_least_one, tool_concurrency, tool_retry, whole_count};
 pub use stop::stop_conditions;
 #[cfg(feature = "mcp-server")]
 pub use text::serve_options_text;

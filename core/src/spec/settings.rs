@@ -21,7 +21,7 @@ impl ToolExecutionSpec {
     /// The core settings (an unknown `onError` policy is refused).
     pub(crate) fn build(self) -> Result<ToolExecutionConfig, AgentError> {
         Ok(ToolExecutionConfig {
-            tool_concurrency: self.tool_concurrency.map(count),
+            tool_concurrency: self.tool_concurrency.map(tool_concurrency),
             on_error: self
                 .on_error
                 .map(|p| OnError::parse(&p))
@@ -43,6 +43,12 @@ impl ToolExecutionSpec {
 /// reader says it.
 pub fn whole_count(n: f64, what: &str, unit: &str) -> Result<usize, AgentError> {
     whole_number(n, unit).map_err(|m| invalid(format!("{what}: {m}")))
+}
+
+/// `toolConcurrency` from a number, as the definition reader reads it: a negative one is 0
+/// and a fraction is cut off (0, like 1, runs a turn's calls one at a time).
+pub fn tool_concurrency(n: f64) -> usize {
+    count(n)
 }
 
 /// A whole number ≥ 1 (a call budget), else `definition_invalid` naming `what`.

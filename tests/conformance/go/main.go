@@ -1408,11 +1408,101 @@ func checkCase(c obj) {
 	}
 }
 
+// orderedObject is a JSON object that keeps the order of its keys and the digits of its
+// numbers (encoding/json's maps would sort the keys, and a signed state is signed over its
+// text as written: a patch must change what it says and nothing else).
+type orderedObject struct {
+	keys   []string
+	values map[string]any
+}
+
+func (o *orderedObject) set(key string, v any) {
+	if _, ok := o.values[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.values[key] = v
+}
+
+func (o *orderedObject) remove(key string) {
+	delete(o.values, key)
+	for i, k := range o.keys {
+		if k == key {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			return
+		}
+	}
+}
+
+func (o *orderedObject) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(k)
+		value, err := json.Marshal(o.values[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(value)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+// decodeOrdered reads one JSON value: objects as *orderedObject, numbers as json.Number.
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &orderedObject{values: map[string]any{}}
+			for dec.More() {
+				keyTok, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := keyTok.(string)
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.set(key, v)
+			}
+			_, err := dec.Token() // '}'
+			return o, err
+		case '[':
+			list := []any{}
+			for dec.More() {
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, v)
+			}
+			_, err := dec.Token() // ']'
+			return list, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return tok, nil
+	}
+}
+
 // jsonPatch applies RFC 6902 add/remove/replace to the state's JSON text, as an attacker
-// editing a stored state would.
+// editing a stored state would: the rest of the text keeps its key order and numbers.
 func jsonPatch(textIn string, ops any) string {
-	var doc any
-	if err := json.Unmarshal([]byte(textIn), &doc); err != nil {
+	dec := json.NewDecoder(strings.NewReader(textIn))
+	dec.UseNumber()
+	doc, err := decodeOrdered(dec)
+	if err != nil {
 		fail("editState: the state is not JSON: %v", err)
 	}
 	list, ok := ops.([]any)
@@ -1441,11 +1531,14 @@ func jsonPatch(textIn string, ops any) string {
 		var setParent = func(v any) { doc = v }
 		for _, p := range parts[:len(parts)-1] {
 			switch x := parent.(type) {
-			case obj:
-				child := x[p]
+			case *orderedObject:
+				child, ok := x.values[p]
+				if !ok {
+					fail("editState: no such path %q", at)
+				}
 				key := p
 				m := x
-				setParent = func(v any) { m[key] = v }
+				setParent = func(v any) { m.values[key] = v }
 				parent = child
 			case []any:
 				idx, err := strconv.Atoi(p)
@@ -1460,19 +1553,19 @@ func jsonPatch(textIn string, ops any) string {
 			}
 		}
 		switch x := parent.(type) {
-		case obj:
-			_, present := x[last]
+		case *orderedObject:
+			_, present := x.values[last]
 			switch kind {
 			case "add":
-				x[last] = op["value"]
+				x.set(last, op["value"])
 			case "replace", "remove":
 				if !present {
 					fail("editState: no such path %q", at)
 				}
 				if kind == "replace" {
-					x[last] = op["value"]
+					x.set(last, op["value"])
 				} else {
-					delete(x, last)
+					x.remove(last)
 				}
 			default:
 				fail("editState: unsupported op %q", kind)
