@@ -85,6 +85,41 @@ pub fn max_duration(ms: u64) -> Arc<dyn StopCondition> {
     builtin(move |s| (s.elapsed_ms >= ms).then(|| format!("max_duration:{ms}")))
 }
 
+/// [`step_count_is`], [`max_tokens_used`] and [`max_duration`] with a threshold read from a
+/// JSON number (the definition format, which the bindings of untyped numbers use): `kind`
+/// names the condition. The count or time fires when it reaches the threshold as written,
+/// a fraction included (`stepCountIs(1.5)` fires after 2 steps), and the reason writes the
+/// threshold as a canonical JSON number (`max_tokens:20.5`).
+pub(crate) fn at_least(kind: Threshold, n: f64) -> Arc<dyn StopCondition> {
+    let reason = move || format!("{}:{}", kind.reason(), number_text(n));
+    match kind {
+        Threshold::Steps => builtin(move |s| (s.step_count as f64 >= n).then(reason)),
+        Threshold::Tokens => builtin(move |s| (s.usage.total_tokens as f64 >= n).then(reason)),
+        Threshold::Milliseconds => builtin(move |s| (s.elapsed_ms as f64 >= n).then(reason)),
+    }
+}
+
+/// What a numeric threshold of [`at_least`] counts.
+#[derive(Clone, Copy)]
+pub(crate) enum Threshold {
+    /// Completed steps (`stepCountIs`).
+    Steps,
+    /// Total tokens (`maxTokensUsed`).
+    Tokens,
+    /// Milliseconds since the run was created (`maxDuration`).
+    Milliseconds,
+}
+
+impl Threshold {
+    fn reason(self) -> &'static str {
+        match self {
+            Threshold::Steps => "step_count",
+            Threshold::Tokens => "max_tokens",
+            Threshold::Milliseconds => "max_duration",
+        }
+    }
+}
+
 /// Fires when any step called `name`: reason `tool_call:<name>`.
 pub fn has_tool_call(name: impl Into<String>) -> Arc<dyn StopCondition> {
     let name = name.into();

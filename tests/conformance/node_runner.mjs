@@ -84,7 +84,7 @@ class CaseError extends Error {}
 // JSON helpers (numbers by value, absent == null)
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-const clone = (v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+const clone = (v) => (v === undefined ? undefined : structuredClone(v));
 
 /** Deep equality where `2` equals `2.0` and an absent object key equals `null`. */
 function jsonEq(a, b) {
@@ -99,6 +99,9 @@ function jsonEq(a, b) {
     for (const k of keys) if (!jsonEq(a[k], b[k])) return false;
     return true;
   }
+  // An integer beyond 2^53 is a BigInt on either side (numbers by value).
+  const numeric = (x) => typeof x === 'number' || typeof x === 'bigint';
+  if (numeric(a) && numeric(b) && (typeof a === 'bigint' || typeof b === 'bigint')) return a == b; // eslint-disable-line eqeqeq
   return a === b;
 }
 
@@ -106,7 +109,7 @@ function jsonEq(a, b) {
 function show(value) {
   let s;
   try {
-    s = JSON.stringify(value === undefined ? null : value);
+    s = exactJson.toJson(value === undefined ? null : value);
   } catch {
     s = String(value);
   }
@@ -115,7 +118,7 @@ function show(value) {
 }
 
 /** A string verbatim, anything else as compact JSON. */
-const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+const text = (v) => (typeof v === 'string' ? v : exactJson.toJson(v));
 
 function diff(key, expected, actual) {
   if (!jsonEq(expected, actual)) throw new CaseError(`${key}: expected ${show(expected)}, got ${show(actual)}`);
@@ -357,6 +360,9 @@ function executor(spec, obs) {
 // Validators, predicates and hooks as host callables
 
 let sdk; // the binding's public API, loaded in main()
+// The binding's JSON reader and writer that keep integers beyond 2^53 exact (as BigInt):
+// case files, saved states and edited states hold such integers, which JSON.parse rounds.
+let exactJson;
 
 /** A host-native validator (an object with `safeParse`) backed by the binding's public JSON
  * Schema helper. */
@@ -973,7 +979,7 @@ function checkCase(caseDoc) {
  * attacker editing a stored state would.
  */
 function jsonPatch(text, ops) {
-  let doc = JSON.parse(text);
+  let doc = exactJson.parseJson(text);
   if (!Array.isArray(ops)) throw new CaseError('editState must be a list of operations');
   for (const op of ops) {
     checkKeys(op, new Set(['op', 'path', 'value']), 'editState');
@@ -1000,14 +1006,14 @@ function jsonPatch(text, ops) {
       throw new CaseError(`editState: unsupported op ${JSON.stringify(kind)}`);
     }
   }
-  return JSON.stringify(doc);
+  return exactJson.toJson(doc);
 }
 
 function loadSaved(file) {
-  const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const doc = exactJson.parseJson(fs.readFileSync(file, 'utf8'));
   let state;
   try {
-    state = sdk.parseState(JSON.stringify(doc.state ?? null));
+    state = sdk.parseState(exactJson.toJson(doc.state ?? null));
   } catch (e) {
     if (e instanceof sdk.AgentError) throw new CaseError(`saved state refused: ${e.code}: ${e.message}`);
     throw e;
@@ -1017,7 +1023,11 @@ function loadSaved(file) {
 
 function saveState(file, state, cursor) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify({ state, modelCursor: cursor }));
+  // A state's JSON, or that text as a JSON string when it holds BigInts on a Node without
+  // JSON.rawJSON: the state is written as the object its text is, digits kept.
+  let text = JSON.stringify(state);
+  if (text.startsWith('"')) text = JSON.parse(text);
+  fs.writeFileSync(file, `{"state":${text},"modelCursor":${JSON.stringify(cursor)}}`);
 }
 
 /** Runs the case (or its handoff half); false when it is not one this mode runs. */
@@ -1115,6 +1125,7 @@ async function main(argv) {
     return;
   }
   sdk = (await import(pathToFileURL(path.join(BINDING_DIR, 'index.js')).href)).default;
+  exactJson = (await import(pathToFileURL(path.join(BINDING_DIR, 'values.js')).href)).default;
   const args = parseArgs(argv);
   if (args === null) return;
   const { mode, paths } = args;
@@ -1134,7 +1145,7 @@ async function main(argv) {
     let ran;
     let error = null;
     try {
-      const caseDoc = JSON.parse(fs.readFileSync(file, 'utf8'));
+      const caseDoc = exactJson.parseJson(fs.readFileSync(file, 'utf8'));
       name = caseDoc?.name ?? file;
       ran = await runCase(file, caseDoc, mode);
     } catch (e) {

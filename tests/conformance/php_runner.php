@@ -421,10 +421,10 @@ function stop_conditions(mixed $value): ?array
     return array_map(static function ($item) {
         [$key, $arg] = single_entry($item, 'stopWhen condition');
         return match ($key) {
-            'stepCountIs' => AgentSdk::stepCountIs((int) $arg),
-            'maxTokensUsed' => AgentSdk::maxTokensUsed((int) $arg),
+            'stepCountIs' => AgentSdk::stepCountIs(integral($arg)),
+            'maxTokensUsed' => AgentSdk::maxTokensUsed(integral($arg)),
             'maxCost' => AgentSdk::maxCost((float) $arg),
-            'maxDuration' => AgentSdk::maxDuration((int) $arg),
+            'maxDuration' => AgentSdk::maxDuration(integral($arg)),
             'hasToolCall' => AgentSdk::hasToolCall(text($arg)),
             'finishReasonIs' => AgentSdk::finishReasonIs(text($arg)),
             default => throw new CaseError('stopWhen: unsupported condition ' . encode_json($key)),
@@ -537,7 +537,7 @@ function build_agent(array $c, Observations $obs): Agent|AgentError
             model: $a['model'] ?? null,
             instructions: $a['instructions'] ?? null,
             tools: $tools,
-            maxSteps: $a['maxSteps'] ?? null,
+            maxSteps: integral($a['maxSteps'] ?? null),
             humanReview: isset($a['humanReview']) ? human_review($a['humanReview']) : null,
             modelRetry: model_retry($a['modelRetry'] ?? null),
             toolExecution: tool_execution($a['toolExecution'] ?? null),
@@ -629,7 +629,7 @@ function overrides(array $spec): array
 {
     return array_filter([
         'model' => $spec['model'] ?? null,
-        'maxSteps' => $spec['maxSteps'] ?? null,
+        'maxSteps' => integral($spec['maxSteps'] ?? null),
         'stopWhen' => stop_conditions($spec['stopWhen'] ?? null),
         'modelRetry' => model_retry($spec['modelRetry'] ?? null),
         'toolExecution' => tool_execution($spec['toolExecution'] ?? null),

@@ -102,11 +102,20 @@ TERMINAL_ACTIONS = {
 }
 ACTIONS = TERMINAL_ACTIONS | {"progress", "setContext", "sleepMs", "blockingSleepMs", "throwUntilAttempt"}
 TOOL_EVENT_TYPES = {"tool.started", "tool.preliminary_result", "tool.completed", "tool.failed", "tool.retrying"}
+def whole(v: Any) -> Any:
+    """A threshold the Python API takes as an `int`: an integral number is that int; any
+    other value is given as it is, and the API's own refusal is the case's outcome (a
+    fraction is never cut off here)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
 STOP_CONDITIONS: Dict[str, Callable[[Any], Any]] = {
-    "stepCountIs": lambda v: step_count_is(int(v)),
-    "maxTokensUsed": lambda v: max_tokens_used(int(v)),
+    "stepCountIs": lambda v: step_count_is(whole(v)),
+    "maxTokensUsed": lambda v: max_tokens_used(whole(v)),
     "maxCost": lambda v: max_cost(float(v)),
-    "maxDuration": lambda v: max_duration(int(v)),
+    "maxDuration": lambda v: max_duration(whole(v)),
     "hasToolCall": lambda v: has_tool_call(text(v)),
     "finishReasonIs": lambda v: finish_reason_is(text(v)),
 }

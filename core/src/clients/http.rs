@@ -771,12 +771,23 @@ pub(crate) fn cost(body: &Value) -> Option<f64> {
         .or_else(|| number(body.get("cost_nanos")).map(|n| n / 1e9))
 }
 
-/// A tool call's arguments as JSON text: a string as is, any other value serialized.
+/// A tool call's arguments as JSON text: a string as is, any other value serialized. A
+/// provider writes a call without arguments as no text at all (absent, `null`, `""`):
+/// that is the empty object (docs/behaviour.md §8), where text a model wrote that is not
+/// JSON is invalid input.
 pub(crate) fn arguments_text(v: Option<&Value>) -> String {
     match v {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => "{}".to_owned(),
+        Some(Value::String(s)) => no_arguments_as_empty_object(s.clone()),
         Some(other) => crate::json::to_canonical_string(other),
+    }
+}
+
+/// Arguments text that is empty or only whitespace (a call without arguments) as `{}`.
+pub(crate) fn no_arguments_as_empty_object(arguments: String) -> String {
+    match arguments.trim().is_empty() {
+        true => "{}".to_owned(),
+        false => arguments,
     }
 }
 

@@ -386,7 +386,7 @@ async fn read_stream(
             } else {
                 c.name
             },
-            arguments: c.arguments,
+            arguments: http::no_arguments_as_empty_object(c.arguments),
         })
         .collect();
     Ok(ModelResponse {

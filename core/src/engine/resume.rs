@@ -12,8 +12,8 @@ use crate::error::{AgentError, ErrorCode};
 use crate::events::{EventData, EventType};
 use crate::options::ContinueOptions;
 use crate::state::{
-    nested_state_invalid, Message, PauseKind, PendingKind, PendingToolCall, RunResult, RunStatus,
-    ToolCall, STATE_VERSION,
+    nested_state_invalid, Message, Pause, PauseKind, PendingKind, PendingToolCall, RunResult,
+    RunStatus, ToolCall, STATE_VERSION,
 };
 use crate::tool::Tool;
 
@@ -35,8 +35,16 @@ pub(crate) enum Decision {
 pub(crate) struct ResumePlan {
     review_pause: bool,
     decisions: Vec<(PendingToolCall, Decision)>,
-    /// Edited inputs of nested calls, with the nested tool that checks them.
-    nested_edits: Vec<(String, Tool, Value)>,
+}
+
+/// What the first checks of a continue found (docs/behaviour.md §4 items 1 to 5 and the
+/// checks of §14), for the checks after them.
+struct Given<'a> {
+    pause: &'a Pause,
+    pending: HashMap<&'a str, &'a PendingToolCall>,
+    approvals: Vec<&'a str>,
+    rejected: HashMap<&'a str, Option<&'a String>>,
+    responses: HashMap<&'a str, &'a Value>,
 }
 
 /// The paused nested run that a pending call id belongs to: the outer call id, the rest
@@ -132,12 +140,14 @@ fn check_nested_runs(agent: &AgentInner, state: &RunResult) -> Result<(), AgentE
     Ok(())
 }
 
-/// All refusal checks, in the order of docs/behaviour.md §4; nothing runs unless every check passes.
-fn check(
+/// The checks of a continue up to "every id given is pending" (docs/behaviour.md §4), then
+/// those of §14 but the edited inputs' validity: `None` for a review pause, which needs no
+/// more.
+fn check_given<'a>(
     agent: &AgentInner,
-    state: &RunResult,
-    options: &ContinueOptions,
-) -> Result<ResumePlan, AgentError> {
+    state: &'a RunResult,
+    options: &'a ContinueOptions,
+) -> Result<Option<Given<'a>>, AgentError> {
     let _ = STATE_VERSION;
     state.check_consistency()?;
     if !agent.def.state_secrets.is_empty() {
@@ -179,11 +189,7 @@ fn check(
                 "Unknown tool call {id}"
             )));
         }
-        return Ok(ResumePlan {
-            review_pause: true,
-            decisions: Vec::new(),
-            nested_edits: Vec::new(),
-        });
+        return Ok(None);
     }
     check_nested_runs(agent, state)?;
     let pending: HashMap<&str, &PendingToolCall> = pause
@@ -207,11 +213,6 @@ fn check(
     }
     // docs/behaviour.md §14: an edit or an answer is for a call waiting for approval, and a
     // call has one decision (these checks come right after "every id given is pending").
-    let edited: HashMap<&str, &Value> = options
-        .approvals
-        .iter()
-        .filter_map(|d| Some((d.tool_call_id.as_str(), d.edited_input.as_ref()?)))
-        .collect();
     for id in options
         .approvals
         .iter()
@@ -229,7 +230,6 @@ fn check(
         }
     }
     let approvals = once_each(options.approvals.iter().map(|d| d.tool_call_id.as_str()))?;
-    let approved: HashSet<&str> = approvals.iter().copied().collect();
     let rejected: HashMap<&str, Option<&String>> =
         once_each(options.rejections.iter().map(|d| d.tool_call_id.as_str()))?
             .into_iter()
@@ -241,10 +241,36 @@ fn check(
             .zip(options.responses.iter().map(|r| &r.output))
             .collect();
     for id in options.responses.iter().map(|r| r.tool_call_id.as_str()) {
-        if approved.contains(id) || rejected.contains_key(id) {
+        if approvals.contains(&id) || rejected.contains_key(id) {
             return Err(more_than_one_decision(id));
         }
     }
+    Ok(Some(Given {
+        pause,
+        pending,
+        approvals,
+        rejected,
+        responses,
+    }))
+}
+
+/// The checks of a continue after the edited inputs' (docs/behaviour.md §4 items 6 to 8),
+/// and what to do with each pending call; `edits` are the validated edited inputs.
+fn check_decisions(
+    agent: &AgentInner,
+    state: &RunResult,
+    options: &ContinueOptions,
+    given: Given<'_>,
+    mut edits: HashMap<String, Value>,
+) -> Result<ResumePlan, AgentError> {
+    let Given {
+        pause,
+        approvals,
+        rejected,
+        responses,
+        ..
+    } = given;
+    let approved: HashSet<&str> = approvals.iter().copied().collect();
     for id in approvals {
         if rejected.contains_key(id) {
             return Err(AgentError::continue_invalid(format!(
@@ -294,7 +320,6 @@ fn check(
         tools.push(tool);
     }
     let mut decisions = Vec::with_capacity(pause.pending_tool_calls.len());
-    let mut nested_edits = Vec::new();
     for (p, tool) in pause.pending_tool_calls.iter().zip(tools) {
         let id = &*p.call.id;
         let decision = if let Some(reason) = rejected.get(id) {
@@ -313,11 +338,9 @@ fn check(
                         "Missing approval decision for tool call {id}"
                     )))
                 }
-                PendingKind::Approval if !manual => {
-                    Decision::Execute(edited.get(id).map(|v| (*v).clone()))
-                }
+                PendingKind::Approval if !manual => Decision::Execute(edits.remove(id)),
                 _ => match outputs.get(id) {
-                    Some(v) => Decision::Supply((*v).clone(), edited.get(id).map(|v| (*v).clone())),
+                    Some(v) => Decision::Supply((*v).clone(), edits.remove(id)),
                     None => {
                         return Err(AgentError::continue_invalid(format!(
                             "Missing output for tool call {id}"
@@ -329,10 +352,6 @@ fn check(
         match nested_run_of(state, id) {
             None => decisions.push((p.clone(), decision)),
             Some((outer, _, value)) => {
-                if let Decision::Execute(Some(input)) | Decision::Supply(_, Some(input)) = decision
-                {
-                    nested_edits.push((id.to_owned(), tool, input));
-                }
                 // One decision per nested run, at its first call: continue that run.
                 if !decisions.iter().any(|(d, _)| *d.call.id == *outer) {
                     let (_, inner) = nested_parts(agent, state, outer, value)?;
@@ -355,7 +374,6 @@ fn check(
     Ok(ResumePlan {
         review_pause: false,
         decisions,
-        nested_edits,
     })
 }
 
@@ -374,52 +392,67 @@ fn more_than_one_decision(id: &str) -> AgentError {
     AgentError::continue_invalid(format!("Tool call {id} has more than one decision"))
 }
 
-/// Every check of a continue, the edited inputs' validation last: nothing has run or
-/// changed when it refuses.
+/// Every check of a continue, in the order of docs/behaviour.md §4 and §14: nothing has run
+/// or changed when one refuses.
 pub(crate) async fn plan(
     agent: &AgentInner,
     state: &RunResult,
     options: &ContinueOptions,
 ) -> Result<ResumePlan, AgentError> {
-    let mut plan = check(agent, state, options)?;
-    check_edits(agent, &mut plan).await?;
-    Ok(plan)
+    let Some(given) = check_given(agent, state, options)? else {
+        return Ok(ResumePlan {
+            review_pause: true,
+            decisions: Vec::new(),
+        });
+    };
+    let edits = check_edits(agent, state, options, &given).await?;
+    check_decisions(agent, state, options, given, edits)
 }
 
-/// Validates the edited inputs of a plan as the model's arguments would be (value limits,
+/// Validates the edited inputs as the model's arguments would be (value limits,
 /// `parameters`, then `inputSchema`, whose returned value is what runs) BEFORE anything
-/// runs: an invalid one refuses the continue and leaves the state as it was
-/// (docs/behaviour.md §14).
-async fn check_edits(agent: &AgentInner, plan: &mut ResumePlan) -> Result<(), AgentError> {
-    let own = plan.decisions.iter_mut().filter_map(|(pending, decision)| {
-        let (Decision::Execute(Some(input)) | Decision::Supply(_, Some(input))) = decision else {
-            return None;
+/// runs, right after the checks of [`check_given`]: an invalid one refuses the continue
+/// and leaves the state as it was (docs/behaviour.md §14). An edit of a call whose tool is
+/// no longer defined is left for the check that says so. A nested call's edit is checked
+/// here too, so that nothing runs when it is invalid; the nested run checks it again when
+/// it continues. Returns the inputs to run with, by call id.
+async fn check_edits(
+    agent: &AgentInner,
+    state: &RunResult,
+    options: &ContinueOptions,
+    given: &Given<'_>,
+) -> Result<HashMap<String, Value>, AgentError> {
+    let mut edits = HashMap::new();
+    for approval in &options.approvals {
+        let Some(edited) = &approval.edited_input else {
+            continue;
         };
-        let tool = agent.tool(&pending.call.name).expect("checked before");
-        Some((&*pending.call.id, tool, input))
-    });
-    // A nested call's edit is checked here too, so nothing runs when it is invalid; the
-    // nested run checks it again when it continues.
-    let nested = plan
-        .nested_edits
-        .iter_mut()
-        .map(|(id, tool, input)| (id.as_str(), &*tool, input));
-    for (id, tool, input) in own.chain(nested) {
+        let id = approval.tool_call_id.as_str();
+        let Some(pending) = given.pending.get(id) else {
+            continue;
+        };
+        let Some(tool) = pending_tool(agent, state, id, &pending.call.name)? else {
+            continue;
+        };
         let refuse = |m: String| {
             AgentError::continue_invalid(format!("Edited input for tool call {id} is invalid: {m}"))
         };
-        crate::limits::check_value(input).map_err(|e| refuse(e.to_string()))?;
-        tool.check_input(input).map_err(refuse)?;
-        if let Some(validator) = &tool.input_schema {
-            let outcome = std::panic::AssertUnwindSafe(validator.validate(input.clone()));
-            *input = match futures::FutureExt::catch_unwind(outcome).await {
-                Ok(Ok(v)) => v,
-                Ok(Err(e)) => return Err(refuse(e.message)),
-                Err(p) => return Err(refuse(crate::panic_message(p.as_ref()))),
-            };
-        }
+        crate::limits::check_value(edited).map_err(|e| refuse(e.to_string()))?;
+        tool.check_input(edited).map_err(refuse)?;
+        let input = match &tool.input_schema {
+            Some(validator) => {
+                let outcome = std::panic::AssertUnwindSafe(validator.validate(edited.clone()));
+                match futures::FutureExt::catch_unwind(outcome).await {
+                    Ok(Ok(v)) => v,
+                    Ok(Err(e)) => return Err(refuse(e.message)),
+                    Err(p) => return Err(refuse(crate::panic_message(p.as_ref()))),
+                }
+            }
+            None => edited.clone(),
+        };
+        edits.insert(id.to_owned(), input);
     }
-    Ok(())
+    Ok(edits)
 }
 
 /// A person's answer in the place of an approval-gated call: checked like a result

@@ -359,9 +359,8 @@ fn parse_call(
     call: crate::model::ModelToolCall,
     keep_text: bool,
 ) -> (ToolCall, Result<(), String>) {
-    if call.arguments.trim().is_empty() {
-        return (ToolCall::new(call.id, call.name, json!({})), Ok(()));
-    }
+    // Text that is not JSON, the empty text included, is invalid input (docs/behaviour.md
+    // §2.7); the HTTP clients read a provider's call without arguments as `{}`.
     let parsed = match keep_text {
         true => crate::limits::parse_json_text_canonical(&call.arguments),
         false => crate::limits::parse_json_text(&call.arguments).map(|v| (v, false)),
@@ -790,14 +789,14 @@ async fn validate_output(
         Ok(Err(e)) => e.message,
         Err(p) => format!("validator panicked: {}", crate::panic_message(p.as_ref())),
     };
-    if let Ok(parsed) = serde_json::from_str::<Value>(&text) {
-        if !parsed.is_string() {
-            if let Ok(Ok(v)) = std::panic::AssertUnwindSafe(validator.validate(parsed))
-                .catch_unwind()
-                .await
-            {
-                return Ok(v);
-            }
+    // Any JSON value within the value limits, a JSON string (`"yes"`, quotes included)
+    // among them (docs/behaviour.md §3.3).
+    if let Ok(parsed) = crate::limits::parse_json_text(&text) {
+        if let Ok(Ok(v)) = std::panic::AssertUnwindSafe(validator.validate(parsed))
+            .catch_unwind()
+            .await
+        {
+            return Ok(v);
         }
     }
     Err(AgentError::new(

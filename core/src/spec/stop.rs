@@ -6,10 +6,8 @@ use serde::Deserialize;
 
 use super::forms::{Callback, OneOrMany};
 use super::{invalid, read, HostCallbacks};
-use crate::{
-    finish_reason_is, has_tool_call, max_cost, max_duration, max_tokens_used, step_count_is,
-    AgentError, StopCondition, Value,
-};
+use crate::stop::{at_least, Threshold};
+use crate::{finish_reason_is, has_tool_call, max_cost, AgentError, StopCondition, Value};
 
 /// A stop condition: `{"stepCountIs": n}`, `{"maxTokensUsed": n}`, `{"maxCost": x}`,
 /// `{"maxDuration": ms}`, `{"hasToolCall": "name"}`, `{"finishReasonIs": "r"}` or a
@@ -70,10 +68,10 @@ fn builtin(fields: serde_json::Map<String, Value>) -> Result<Arc<dyn StopConditi
             .ok_or_else(|| invalid(format!("stopWhen {kind}: a string is required")))
     };
     Ok(match kind.as_str() {
-        "stepCountIs" => step_count_is(num()? as usize),
-        "maxTokensUsed" => max_tokens_used(num()? as u64),
+        "stepCountIs" => at_least(Threshold::Steps, num()?),
+        "maxTokensUsed" => at_least(Threshold::Tokens, num()?),
         "maxCost" => max_cost(num()?),
-        "maxDuration" => max_duration(num()? as u64),
+        "maxDuration" => at_least(Threshold::Milliseconds, num()?),
         "hasToolCall" => has_tool_call(text()?),
         "finishReasonIs" => finish_reason_is(text()?),
         other => return Err(invalid(format!("stopWhen: unknown condition {other:?}"))),

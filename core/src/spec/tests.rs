@@ -786,3 +786,54 @@ fn tool_annotations_are_read_and_checked() {
         "Invalid definition of tool 't': annotations: unknown key 'hint' (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title)"
     );
 }
+
+#[test]
+fn numeric_stop_thresholds_fire_when_reached_as_written() {
+    use crate::state::{StepResult, Usage};
+    use crate::StopState;
+    let host = Recorder::default();
+    let conditions = stop_conditions(
+        &host,
+        json!([{"stepCountIs": 1.5}, {"maxTokensUsed": 20.5}, {"maxDuration": 2.5}]),
+    )
+    .unwrap();
+    let fired = |steps: usize, tokens: u64, ms: u64| -> Vec<Option<String>> {
+        let usage = Usage {
+            total_tokens: tokens,
+            ..Usage::default()
+        };
+        let state = StopState {
+            steps: &[] as &[StepResult],
+            usage: &usage,
+            elapsed_ms: ms,
+            step_count: steps,
+        };
+        conditions
+            .iter()
+            .map(|c| crate::exec::block_on(c.check(&state)).unwrap())
+            .collect()
+    };
+    // Below each threshold (a cut-off 1.5 → 1 or 20.5 → 20 would fire here).
+    assert_eq!(fired(1, 20, 2), [None, None, None]);
+    assert_eq!(
+        fired(2, 21, 3),
+        [
+            Some("step_count:1.5".to_owned()),
+            Some("max_tokens:20.5".to_owned()),
+            Some("max_duration:2.5".to_owned())
+        ]
+    );
+    // Whole thresholds keep their reasons' form.
+    let whole = stop_conditions(&host, json!({"stepCountIs": 2})).unwrap();
+    let usage = Usage::default();
+    let state = StopState {
+        steps: &[],
+        usage: &usage,
+        elapsed_ms: 0,
+        step_count: 2,
+    };
+    assert_eq!(
+        crate::exec::block_on(whole[0].check(&state)).unwrap(),
+        Some("step_count:2".to_owned())
+    );
+}
