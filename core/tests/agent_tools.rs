@@ -221,12 +221,17 @@ fn a_rejected_nested_call_is_answered_inside_the_nested_run() {
     assert_eq!(nested_last["isError"], true);
 }
 
-#[test]
-fn two_levels_deep_pause_and_continue() {
+/// `boss` → agent tool `middle` → agent tool `inner`, whose `deploy` needs approval.
+fn two_levels() -> Agent {
     let inner = agent(AgentDefinition::new("inner").tool(echo("deploy").require_approval()));
     let middle =
         agent(AgentDefinition::new("middle").tool(inner.as_tool(AsToolOptions::new()).unwrap()));
-    let boss = outer_with(middle.as_tool(AsToolOptions::new()).unwrap());
+    outer_with(middle.as_tool(AsToolOptions::new()).unwrap())
+}
+
+#[test]
+fn two_levels_deep_pause_and_continue() {
+    let boss = two_levels();
     let client = scripted([
         call("c1", "middle", r#"{"input":"a"}"#),
         call("m1", "inner", r#"{"input":"b"}"#),
@@ -520,10 +525,7 @@ fn nested_value(levels: usize) -> serde_json::Value {
 fn a_nested_pause_on_arguments_at_the_depth_limit_reads_back_and_continues() {
     // Arguments 64 levels deep (the limit) stand 4 levels further down in the outer state
     // than in the nested run's own: each state is counted from its own root.
-    let inner = agent(AgentDefinition::new("inner").tool(echo("deploy").require_approval()));
-    let middle =
-        agent(AgentDefinition::new("middle").tool(inner.as_tool(AsToolOptions::new()).unwrap()));
-    let boss = outer_with(middle.as_tool(AsToolOptions::new()).unwrap());
+    let boss = two_levels();
     let deep = nested_value(64);
     let client = scripted([
         call("c1", "middle", r#"{"input":"a"}"#),
@@ -550,16 +552,10 @@ fn a_nested_pause_on_arguments_at_the_depth_limit_reads_back_and_continues() {
     value["run"]["context"] = nested_value(70);
     RunResult::from_value(value.clone()).unwrap();
     value["run"]["context"] = nested_value(71);
-    for err in [
-        RunResult::from_json(&value.to_string()).unwrap_err(),
-        RunResult::from_value(value).unwrap_err(),
-    ] {
-        assert_eq!(err.code(), ErrorCode::StateInvalid);
-        assert_eq!(
-            err.message(),
-            "Invalid state: value is nested more than 64 levels deep"
-        );
-    }
+    assert_state_refused(
+        value,
+        "Invalid state: value is nested more than 64 levels deep",
+    );
     // A nested state is held to the same allowance from its own root.
     let mut value = state.to_value();
     value["run"]["pause"]["nestedRuns"]["c1"]["run"]["context"] = nested_value(71);
@@ -591,17 +587,11 @@ fn a_nested_state_that_is_no_state_is_refused_as_the_outer_state_is_read() {
     value["run"]["pause"]["nestedRuns"]["c1"]["version"] = json!(99);
     // The state is checked before whose it is or whether it waits (docs/behaviour.md §4).
     value["run"]["agentId"] = json!("intruder");
-    for err in [
-        RunResult::from_json(&value.to_string()).unwrap_err(),
-        RunResult::from_value(value).unwrap_err(),
-    ] {
-        assert_eq!(err.code(), ErrorCode::StateInvalid);
-        assert_eq!(
-            err.message(),
-            "Invalid state: nested run of call c1: unsupported version 99 \
-             (this core reads versions 1 to 1)"
-        );
-    }
+    assert_state_refused(
+        value,
+        "Invalid state: nested run of call c1: unsupported version 99 \
+             (this core reads versions 1 to 1)",
+    );
 }
 
 #[test]

@@ -364,16 +364,10 @@ fn a_call_pending_twice_is_refused_and_nothing_runs() {
         .as_array_mut()
         .unwrap();
     pending.push(pending[0].clone());
-    for err in [
-        RunResult::from_json(&value.to_string()).unwrap_err(),
-        RunResult::from_value(value).unwrap_err(),
-    ] {
-        assert_eq!(err.code(), ErrorCode::StateInvalid);
-        assert_eq!(
-            err.message(),
-            "Invalid state: tool call c1 is pending more than once"
-        );
-    }
+    assert_state_refused(
+        value,
+        "Invalid state: tool call c1 is pending more than once",
+    );
 }
 
 #[test]

@@ -162,3 +162,15 @@ impl phaseo_agent::spec::HostCallbacks for NoHost {
         unreachable!()
     }
 }
+
+/// Reads a state both ways, from its JSON text and as a value: each refuses it with
+/// `state_invalid` and `message`.
+pub fn assert_state_refused(state: Value, message: &str) {
+    for err in [
+        RunResult::from_json(&state.to_string()).unwrap_err(),
+        RunResult::from_value(state).unwrap_err(),
+    ] {
+        assert_eq!(err.code(), phaseo_agent::ErrorCode::StateInvalid);
+        assert_eq!(err.message(), message);
+    }
+}
