@@ -265,6 +265,13 @@ function holdsBigInt(value, depth = 0) {
   return false;
 }
 
+/** A definition or options object for the native layer: the object itself, or, when it
+ * holds a `BigInt` (which the native object conversion cannot carry), `{$phaseoJsonText:
+ * <its JSON text, digits kept>}`, which the native layer reads as that object. */
+function nativeSpec(spec) {
+  return holdsBigInt(spec) ? { $phaseoJsonText: writeExact(spec) } : spec;
+}
+
 module.exports = {
   MAX_DEPTH,
   MAX_STATE_DEPTH,
@@ -273,6 +280,7 @@ module.exports = {
   errorMessage,
   holdsBigInt,
   mayHoldBigInt,
+  nativeSpec,
   parseExact,
   parseJson,
   toJson,

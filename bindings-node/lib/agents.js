@@ -6,6 +6,7 @@
 
 const native = require('../native.js');
 const tracing = require('../tracing.js');
+const { nativeSpec, parseJson } = require('../values.js');
 const { AgentDefinitionError, decodeError, nativeCall } = require('./errors.js');
 const { argumentJson, checkedBoolean, checkedList, definitionError, storable } = require('./arguments.js');
 const { callables, callback, newDriver, noop, pollRun, register } = require('./bridge.js');
@@ -124,7 +125,7 @@ class Agent {
       parameters: options.parameters === undefined || options.parameters === null ? undefined : storable(options.parameters, 'parameters'),
       agent: this._spec,
     };
-    const parameters = nativeCall(() => native.checkTool(spec));
+    const parameters = nativeCall(() => parseJson(native.checkTool(nativeSpec(spec))));
     return Object.freeze({ id, description: spec.description ?? '', parameters, agent: this, [SPEC]: spec });
   }
 
@@ -291,7 +292,7 @@ function createAgent(definition) {
     mcpServers: mcpServerSpecs(definition.mcpServers),
   };
   const store = definition.store === undefined || definition.store === null ? undefined : nativeStore(definition.store, 'store', null);
-  const nativeAgent = nativeCall(() => new native.NativeAgent(spec, store));
+  const nativeAgent = nativeCall(() => new native.NativeAgent(nativeSpec(spec), store));
   return new Agent({ ...definition, tools }, nativeAgent, spec);
 }
 

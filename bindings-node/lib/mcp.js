@@ -4,6 +4,7 @@
 // declarations made here (kept under a symbol).
 
 const native = require('../native.js');
+const { nativeSpec } = require('../values.js');
 const { AgentDefinitionError, nativeCall } = require('./errors.js');
 const { definitionError } = require('./arguments.js');
 const { callback, register } = require('./bridge.js');
@@ -27,7 +28,7 @@ function createMcpServer(transport, options = {}) {
   spec.filter = typeof filter === 'function' ? callback(register(async (tool) => Boolean(await filter(tool)))) : filter;
   spec.requireApproval = fn(options.requireApproval, true);
   spec.onElicitation = fn(options.onElicitation);
-  nativeCall(() => native.checkMcpServer(spec));
+  nativeCall(() => native.checkMcpServer(nativeSpec(spec)));
   const server = { name: transport.name, transport: transport.command !== undefined ? 'stdio' : 'http' };
   Object.defineProperty(server, MCP, { value: spec });
   return Object.freeze(server);

@@ -4,6 +4,7 @@
 // through elicitation), timeout, retries, budgets and `toolConcurrency`.
 
 const native = require('../native.js');
+const { nativeSpec } = require('../values.js');
 const { AgentDefinitionError, decodeError } = require('./errors.js');
 const { defineTool, SPEC } = require('./tools.js');
 const { Agent } = require('./agents.js');
@@ -81,7 +82,7 @@ async function serveMcp(options) {
     : clientSpec(options.client, registered);
   let server;
   try {
-    server = await native.serveMcp(spec, client.spec, client.scripted ?? undefined);
+    server = await native.serveMcp(nativeSpec(spec), client.spec, client.scripted ?? undefined);
   } catch (error) {
     release();
     throw decodeError(error);

@@ -4,6 +4,7 @@
 // whole checked by the core. The core's form is kept under a symbol for `createAgent`.
 
 const native = require('../native.js');
+const { nativeSpec, parseJson } = require('../values.js');
 const { AgentDefinitionError, nativeCall } = require('./errors.js');
 const { checkedBoolean, checkedList, storable } = require('./arguments.js');
 const { callback, register, thenOf } = require('./bridge.js');
@@ -66,7 +67,7 @@ function defineTool(definition) {
   if (d.execute !== undefined && d.execute !== false && d.execute !== null && typeof d.execute !== 'function') {
     throw new AgentDefinitionError(`Invalid definition of tool '${d.id}': execute must be a function or false`, { code: 'definition_invalid' });
   }
-  const parameters = nativeCall(() => native.checkTool(spec));
+  const parameters = nativeCall(() => parseJson(native.checkTool(nativeSpec(spec))));
   return Object.freeze({ ...d, parameters, [SPEC]: spec });
 }
 

@@ -4,7 +4,7 @@
 // the core's definition format, a host one registered on the bridge.
 
 const native = require('../native.js');
-const { errorMessage, toJson } = require('../values.js');
+const { errorMessage, nativeSpec, toJson } = require('../values.js');
 const { nativeCall } = require('./errors.js');
 const { storable } = require('./arguments.js');
 const { callback, register } = require('./bridge.js');
@@ -24,7 +24,7 @@ function formatIssues(error) {
 
 /** A validator backed by the core's JSON Schema engine (draft 2020-12). */
 function jsonSchemaValidator(schema) {
-  const compiled = nativeCall(() => new native.NativeJsonSchema(schema));
+  const compiled = nativeCall(() => new native.NativeJsonSchema(nativeSpec(schema)));
   return {
     [SCHEMA]: schema,
     schema,

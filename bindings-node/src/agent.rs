@@ -15,15 +15,17 @@ use tokio::sync::Mutex;
 use crate::adapters::JsListener;
 use crate::errors::{no_panic, to_napi};
 use crate::host::HostFn;
-use crate::spec::JS_CALLBACKS;
+use crate::spec::{spec_value, JS_CALLBACKS};
 use crate::store::NativeRunStore;
 
 /// Checks a tool definition (throws `AgentDefinitionError` data when invalid).
 #[napi(js_name = "checkTool")]
-pub fn check_tool(spec: Value) -> napi::Result<Value> {
+pub fn check_tool(spec: Value) -> napi::Result<String> {
     no_panic(|| {
-        let tool = phaseo_agent::spec::tool(&JS_CALLBACKS, spec).map_err(to_napi)?;
-        Ok(tool.parameters_schema().clone())
+        let tool = phaseo_agent::spec::tool(&JS_CALLBACKS, spec_value(spec)?).map_err(to_napi)?;
+        // As text: a schema holding an integer beyond 2^53 keeps its digits (the JS layer
+        // reads it exactly).
+        Ok(to_canonical_string(tool.parameters_schema()))
     })
 }
 
@@ -41,7 +43,7 @@ pub fn input_problem(path: Value, reason: String) -> napi::Result<String> {
 #[napi(js_name = "checkMcpServer")]
 pub fn check_mcp_server(spec: Value) -> napi::Result<()> {
     no_panic(|| {
-        phaseo_agent::spec::mcp_server(&JS_CALLBACKS, spec).map_err(to_napi)?;
+        phaseo_agent::spec::mcp_server(&JS_CALLBACKS, spec_value(spec)?).map_err(to_napi)?;
         Ok(())
     })
 }
@@ -58,7 +60,7 @@ impl NativeJsonSchema {
     #[napi(constructor)]
     pub fn new(schema: Value) -> napi::Result<Self> {
         no_panic(|| {
-            JsonSchema::compile(&schema)
+            JsonSchema::compile(&spec_value(schema)?)
                 .map(|schema| Self { schema })
                 .map_err(|e| {
                     to_napi(AgentError::definition_invalid(format!(
@@ -431,8 +433,8 @@ impl NativeAgent {
     #[napi(constructor)]
     pub fn new(spec: Value, store: Option<&NativeRunStore>) -> napi::Result<Self> {
         no_panic(|| {
-            let mut def =
-                phaseo_agent::spec::agent_definition(&JS_CALLBACKS, spec).map_err(to_napi)?;
+            let mut def = phaseo_agent::spec::agent_definition(&JS_CALLBACKS, spec_value(spec)?)
+                .map_err(to_napi)?;
             if let Some(s) = store {
                 def = def.store(s.store.clone());
             }

@@ -11,7 +11,7 @@ use phaseo_agent::Value;
 
 use crate::agent::{client, ClientSpec, NativeModelClient};
 use crate::errors::{no_panic, to_napi};
-use crate::spec::JS_CALLBACKS;
+use crate::spec::{spec_value, JS_CALLBACKS};
 
 /// A running MCP server (see `serveMcp`).
 #[napi]
@@ -61,7 +61,7 @@ pub fn serve_mcp<'env>(
 ) -> napi::Result<PromiseRaw<'env, NativeMcpToolServer>> {
     no_panic(|| {
         let (tools, mut options) =
-            phaseo_agent::spec::serve_options(&JS_CALLBACKS, spec).map_err(to_napi)?;
+            phaseo_agent::spec::serve_options(&JS_CALLBACKS, spec_value(spec)?).map_err(to_napi)?;
         if let Some(c) = client_spec {
             options = options.client(client(&c, native_client)?);
         }

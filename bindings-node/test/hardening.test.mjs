@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
-  AgentModelError, AgentStateError, AgentToolError, createAgent, createScriptedClient, defineTool, parseState,
+  AgentModelError, AgentStateError, AgentToolError, createAgent, createScriptedClient, defineTool, jsonSchemaValidator,
+  parseState,
 } from '../index.mjs';
 import { call, calls } from './helpers.mjs';
 
@@ -428,3 +429,28 @@ test('a duration too long for a clock is no limit: the tool runs and the run com
   assert.equal(result.run.status, 'completed');
   assert.equal(result.output, 'done');
 });
+
+test('integers beyond 2^53 in definitions are read exactly (BigInt in a schema)', async () => {
+  const big = 2n ** 53n + 1n;
+  const tool = defineTool({
+    id: 'exact',
+    parameters: { type: 'object', properties: { n: { const: big } }, required: ['n'] },
+    execute: ({ n }) => n,
+  });
+  // The schema comes back with its digits.
+  assert.equal(tool.parameters.properties.n.const, big);
+  const agent = createAgent({ id: 'a', tools: [tool], toolExecution: { onError: 'return-to-model' } });
+  const client = createScriptedClient([
+    calls({ id: 'c1', name: 'exact', arguments: `{"n":${big}}` }, { id: 'c2', name: 'exact', arguments: `{"n":${big - 1n}}` }),
+    { text: 'done' },
+  ]);
+  const result = await agent.run({ input: 'go', client });
+  const [ok, refused] = result.stepResults[0].toolResults;
+  assert.equal(ok.result, big);
+  assert.match(refused.error, /^Invalid tool input: /);
+  // A validator's schema too.
+  const validator = jsonSchemaValidator({ type: 'integer', maximum: 2n ** 53n });
+  assert.equal(validator.safeParse(2n ** 53n).success, true);
+  assert.equal(validator.safeParse(big).success, false);
+});
+

@@ -769,7 +769,7 @@ class CaseRun {
     while (this.obs.active > 0 && performance.now() < deadline) await sleep(5);
     if (this.model.ranOut) throw new CaseError(this.model.ranOut);
     // Between steps the state always round-trips through its canonical JSON text.
-    if (result !== null && result !== undefined) this.state = sdk.parseState(JSON.stringify(result));
+    if (result !== null && result !== undefined) this.state = sdk.parseState(stateJson(result));
     return {
       state: typeof this.state === 'string' ? null : this.state,
       error,
@@ -1021,13 +1021,23 @@ function loadSaved(file) {
   return { state, cursor: Number(doc.modelCursor ?? 0) };
 }
 
+/** The JSON text of a state (a result, a parsed state object, or its text), digits kept:
+ * a result holding BigInts writes itself as a JSON string on a Node without
+ * JSON.rawJSON, and a plain object holding them needs the exact writer. */
+function stateJson(state) {
+  if (typeof state === 'string') return state;
+  let text;
+  try {
+    text = JSON.stringify(state);
+  } catch {
+    text = exactJson.writeExact(state, exactJson.MAX_STATE_DEPTH);
+  }
+  return text.startsWith('"') ? JSON.parse(text) : text;
+}
+
 function saveState(file, state, cursor) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  // A state's JSON, or that text as a JSON string when it holds BigInts on a Node without
-  // JSON.rawJSON: the state is written as the object its text is, digits kept.
-  let text = JSON.stringify(state);
-  if (text.startsWith('"')) text = JSON.parse(text);
-  fs.writeFileSync(file, `{"state":${text},"modelCursor":${JSON.stringify(cursor)}}`);
+  fs.writeFileSync(file, `{"state":${stateJson(state)},"modelCursor":${JSON.stringify(cursor)}}`);
 }
 
 /** Runs the case (or its handoff half); false when it is not one this mode runs. */
@@ -1063,7 +1073,7 @@ async function runCase(file, caseDoc, mode) {
     if (steps[i]?.editState !== undefined) {
       if (run.state === null) throw new CaseError(`step ${i}: editState without a state`);
       // The edited text is what the next continue reads, as an application reads a stored state.
-      run.state = jsonPatch(typeof run.state === 'string' ? run.state : JSON.stringify(run.state), steps[i].editState);
+      run.state = jsonPatch(stateJson(run.state), steps[i].editState);
       continue;
     }
     try {
@@ -1076,7 +1086,7 @@ async function runCase(file, caseDoc, mode) {
   }
   if (mode.saveDir !== null) {
     if (run.state === null) throw new CaseError('no state to save');
-    saveState(path.join(mode.saveDir, fileName), typeof run.state === 'string' ? JSON.parse(run.state) : run.state, model.cursor);
+    saveState(path.join(mode.saveDir, fileName), run.state, model.cursor);
   }
   return true;
 }
