@@ -135,13 +135,15 @@ impl From<RawToolCall> for ModelToolCall {
 }
 
 /// A call's argument text from `arguments` (text kept as is, another value as JSON text)
-/// or, when there is none, from a parsed `input` (always as JSON text).
+/// or, when there is none, from a parsed `input` (always as JSON text). A call with
+/// neither (both absent or `null`) has no arguments: `{}`; text, even empty, is what the
+/// model wrote, and text that is not JSON is invalid input (docs/behaviour.md §2.7).
 fn call_arguments(arguments: Option<&Value>, input: Option<&Value>) -> String {
     match (arguments, input) {
         (Some(Value::String(s)), _) => s.clone(),
         (Some(v), _) if !v.is_null() => value_text(v),
         (_, Some(v)) if !v.is_null() => value_text(v),
-        _ => String::new(),
+        _ => "{}".to_owned(),
     }
 }
 
@@ -506,5 +508,35 @@ pub trait ModelClient: Send + Sync {
             None => self.generate(request, cancel).await,
         }
         .map_err(ModelFailure::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_host_call_reads_its_arguments_text_input_or_none() {
+        let call = |v: Value| {
+            serde_json::from_value::<ModelToolCall>(v)
+                .unwrap()
+                .arguments
+        };
+        assert_eq!(
+            call(json!({"id": "c", "name": "t", "arguments": "{\"a\":1}"})),
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            call(json!({"id": "c", "name": "t", "input": {"a": 1}})),
+            "{\"a\":1}"
+        );
+        // No arguments at all: the empty object; text the model wrote stays as written.
+        assert_eq!(call(json!({"id": "c", "name": "t"})), "{}");
+        assert_eq!(
+            call(json!({"id": "c", "name": "t", "arguments": null})),
+            "{}"
+        );
+        assert_eq!(call(json!({"id": "c", "name": "t", "arguments": ""})), "");
     }
 }
